@@ -1,0 +1,95 @@
+"""Sessions: one per package (installed alone), `tests` (everything), `demo` (the main job).
+
+torch is large, so it is installed once into `.nox/_shared_torch` (pinned by constraints.txt,
+which on our machines resolves to the CPU wheel on disk) and every session's virtualenv sees
+it through a `.pth` file. pip then treats `torch>=2.11` as already satisfied, while our own
+packages and their other dependencies are still installed per session, so a package's
+session holds only what that package declares.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import nox
+
+ROOT = pathlib.Path(__file__).parent
+CONSTRAINTS = ROOT / "constraints.txt"
+SHARED_TORCH = ROOT / ".nox" / "_shared_torch"
+
+# Our packages and the ones of ours each depends on (mirrors the pyproject files; the
+# boundary test in tests/ checks that imports agree with them).
+PACKAGES: dict[str, list[str]] = {
+    "fake_tensor": [],
+    "guards": [],
+    "capture": ["fake_tensor", "guards"],
+    "aot_autograd": ["fake_tensor"],
+    "inductor": ["fake_tensor", "aot_autograd"],
+    "compiler": ["fake_tensor", "guards", "capture", "aot_autograd", "inductor"],
+}
+
+nox.options.sessions = [*PACKAGES, "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def _pinned(requirement: str) -> str:
+    for line in CONSTRAINTS.read_text().splitlines():
+        if line.split("==")[0].strip() == requirement:
+            return line.strip()
+    raise KeyError(requirement)
+
+
+def _share_torch(session: nox.Session) -> None:
+    """Install torch once for all sessions and make this session's venv see it."""
+    marker = SHARED_TORCH / ".complete"
+    if not marker.exists():
+        session.run(
+            sys.executable, "-m", "pip", "install", "--quiet", "--target", str(SHARED_TORCH),
+            _pinned("torch"), "numpy", external=True,
+        )
+        marker.touch()
+    site = session.run(
+        "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        silent=True,
+    ).strip()
+    pathlib.Path(site, "_shared_torch.pth").write_text(str(SHARED_TORCH) + "\n")
+
+
+def _install(session: nox.Session, *packages: str) -> None:
+    closure: list[str] = []
+    for name in packages:
+        for dep in [*PACKAGES[name], name]:
+            if dep not in closure:
+                closure.append(dep)
+    _share_torch(session)
+    session.install("-c", str(CONSTRAINTS), *(f"./packages/{name}[test]" for name in closure))
+
+
+def _package_session(name: str):
+    def run(session: nox.Session) -> None:
+        _install(session, name)
+        session.run("pytest", f"packages/{name}/tests", *session.posargs)
+
+    run.__doc__ = f"Install only ptc-{name} and its dependencies; run its tests."
+    return run
+
+
+for _name in PACKAGES:
+    nox.session(name=_name)(_package_session(_name))
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Install every package; run all package tests and the cross-package tests in tests/."""
+    _install(session, *PACKAGES)
+    session.install("-c", str(CONSTRAINTS), "transformers")
+    session.run("pytest", *(f"packages/{n}/tests" for n in PACKAGES), "tests", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: compile a real model and report what happened and how fast."""
+    _install(session, *PACKAGES)
+    session.install("-c", str(CONSTRAINTS), "transformers")
+    session.run("python", "-m", "fake_tensor.demo", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
