@@ -1,6 +1,18 @@
 """Fake tensors: run PyTorch ops on metadata only (shapes, dtypes, strides, devices), with sympy-backed symbolic sizes.
 
-Not built yet: see the open issues.
+`FakeTensorMode` (context manager; `from_real`, `from_module`), `FakeTensor`, `is_fake`,
+and the errors (`FakeTensorError`, `DataDependentError`, `UnsupportedFakeOpError`...).
 """
 
 __version__ = "0.0.1"
+
+from .errors import (
+    DataDependentError,
+    DeviceMismatchError,
+    FakeModeMismatchError,
+    FakeTensorError,
+    RealTensorInputError,
+    UnsupportedFakeOpError,
+)
+from .mode import FakeTensorMode
+from .tensor import FakeTensor, is_fake

@@ -1,0 +1,111 @@
+"""Real tensor -> fake tensor, keeping everything but the data.
+
+Per mode, one `RealToFake` remembers every tensor it converted (keeping it alive, since a
+freed tensor's id can be reused by a new one) and every real storage it has seen, so that
+two real tensors sharing a storage become two fakes sharing one fake storage. A real view
+(`t._base` set) is rebuilt as a view of its converted base, so autograd's view tracking,
+version counter and gradient flow match the real tensor's.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .errors import FakeModeMismatchError, FakeTensorError
+from .tensor import FakeTensor
+
+
+class RealToFake:
+    def __init__(self, mode):
+        self.mode = mode
+        self._fakes: dict[int, tuple[torch.Tensor, FakeTensor]] = {}
+        # real storage key -> (the real storage, kept alive; the fake owning its fake storage)
+        self._storages: dict[int, tuple[torch.UntypedStorage, FakeTensor]] = {}
+
+    def convert(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None) -> FakeTensor:
+        if isinstance(tensor, FakeTensor):
+            if tensor.fake_mode is not self.mode:
+                raise FakeModeMismatchError("from_real")
+            return tensor
+        known = self._fakes.get(id(tensor))
+        if known is not None:
+            return known[1]
+        if tensor.layout != torch.strided:
+            raise FakeTensorError(
+                f"from_real supports strided tensors only; got a {tensor.layout} tensor of "
+                f"shape {tuple(tensor.shape)}. Convert it to dense first (t.to_dense())."
+            )
+        fake = self._convert(tensor, dynamic_dims, source)
+        self._fakes[id(tensor)] = (tensor, fake)
+        return fake
+
+    def _convert(self, real: torch.Tensor, dynamic_dims, source) -> FakeTensor:
+        if dynamic_dims is None and real._is_view() and real._base.dtype == real.dtype:
+            fake = self._view_of_converted_base(real)
+        else:
+            fake = self._on_fake_storage(real, dynamic_dims, source)
+            if real.requires_grad:
+                fake = self._with_autograd_state(real, fake)
+        if isinstance(real, torch.nn.Parameter):
+            # For a tensor subclass, Parameter(...) returns a detached alias marked
+            # `_is_param`, which isinstance(x, nn.Parameter) accepts.
+            fake = torch.nn.Parameter(fake, requires_grad=real.requires_grad)
+        if real.is_leaf and real.grad is not None:
+            fake.grad = self.convert(real.grad)
+        return fake
+
+    def _view_of_converted_base(self, real: torch.Tensor) -> FakeTensor:
+        base = self.convert(real._base)
+        # A view made under no_grad of a base requiring grad does not require grad itself.
+        with torch.set_grad_enabled(real.requires_grad), self.mode:
+            view = base.as_strided(real.size(), real.stride(), real.storage_offset())
+        if real.requires_grad and not view.requires_grad:
+            view.requires_grad_(True)  # a leaf view of a base not requiring grad
+        return view
+
+    def _on_fake_storage(self, real: torch.Tensor, dynamic_dims, source) -> FakeTensor:
+        real_storage = real.untyped_storage()
+        if dynamic_dims is not None:
+            meta = self._symbolic_meta(real, dynamic_dims, source)
+            return FakeTensor(self.mode, meta, real.device)
+        known = self._storages.get(real_storage._cdata)
+        owner = known[1] if known is not None else None
+        with torch._C._DisableTorchDispatch():
+            if owner is not None:
+                meta_storage = owner._meta.untyped_storage()
+            else:
+                meta_storage = torch.UntypedStorage(real_storage.nbytes(), device="meta")
+            meta = torch.empty(0, dtype=real.dtype, device="meta").set_(
+                meta_storage, real.storage_offset(), real.size(), real.stride()
+            )
+        fake = FakeTensor(self.mode, meta, real.device, shares_storage_with=owner)
+        if owner is None:
+            self._storages[real_storage._cdata] = (real_storage, fake)
+        return fake
+
+    def _symbolic_meta(self, real: torch.Tensor, dynamic_dims, source) -> torch.Tensor:
+        if self.mode.shape_env is None:
+            raise FakeTensorError(
+                "from_real(..., dynamic_dims=...) needs a FakeTensorMode(shape_env=ShapeEnv())"
+            )
+        sizes, strides, offset = self.mode.shape_env.symbolic_sizes_strides(real, dynamic_dims, source)
+        # A fresh storage just large enough for the (symbolic) geometry. Symbolic fakes do
+        # not alias other converted tensors.
+        if real.numel() == 0:
+            needed = offset
+        else:
+            needed = offset + 1 + sum((size - 1) * stride for size, stride in zip(sizes, strides))
+        with torch._C._DisableTorchDispatch():
+            return torch.empty(needed, dtype=real.dtype, device="meta").as_strided(sizes, strides, offset)
+
+    def _with_autograd_state(self, real: torch.Tensor, fake: FakeTensor) -> FakeTensor:
+        fake.requires_grad_(True)
+        if real.is_leaf:
+            return fake
+        # A non-leaf gets a grad_fn of its own; it keeps the geometry and storage of `fake`.
+        with torch.enable_grad(), self.mode:
+            non_leaf = fake.clone()
+        with torch._C._DisableTorchDispatch():
+            non_leaf._meta = torch.empty(0, dtype=real.dtype, device="meta").set_(fake._meta)
+        non_leaf._point_at_storage_of(fake)
+        return non_leaf

@@ -1,0 +1,78 @@
+"""The exceptions fake_tensor raises: one hierarchy, rooted at `FakeTensorError`.
+
+They derive from `RuntimeError` because eager PyTorch raises `RuntimeError` for the same
+situations (a device mismatch, `.item()` on a meta tensor), so code that already handles
+eager failures keeps working, while callers such as capture can catch exactly ours.
+"""
+
+from __future__ import annotations
+
+
+class FakeTensorError(RuntimeError):
+    """Base class of every error fake_tensor raises on purpose."""
+
+
+class DataDependentError(FakeTensorError):
+    """The op's result (a Python value, or an output shape) depends on tensor data, which fakes lack.
+
+    `op` names the op (e.g. `aten.nonzero.default`); capture turns this into a graph break.
+    """
+
+    def __init__(self, op: object, why: str):
+        self.op = op
+        super().__init__(
+            f"{op} depends on the values inside a tensor ({why}); fake tensors carry only "
+            f"metadata. Run this part eagerly, or rewrite it without the data-dependent op."
+        )
+
+
+class UnsupportedFakeOpError(FakeTensorError):
+    """The op has no meta kernel and no decomposition, so its output metadata is unknown."""
+
+    def __init__(self, op: object, cause: BaseException | None = None):
+        self.op = op
+        detail = f": {cause}" if cause is not None else ""
+        super().__init__(
+            f"{op} cannot run on fake tensors: it has no meta kernel and no decomposition"
+            f"{detail}. Register a meta kernel (torch.library.register_fake) or avoid the op."
+        )
+
+
+class RealTensorInputError(FakeTensorError):
+    """A real (non-fake) tensor reached an op together with, or inside the mode of, fake tensors."""
+
+    def __init__(self, op: object, tensor: object):
+        self.op = op
+        super().__init__(
+            f"{op} received a real tensor ({_describe(tensor)}) under fake tensor mode. Only "
+            f"0-dim CPU tensors may mix with fakes (as in eager PyTorch). Convert the tensor "
+            f"with mode.from_real(t) (or the module with mode.from_module(m)) first."
+        )
+
+
+class DeviceMismatchError(FakeTensorError):
+    """Tensors on different devices met in one op, which eager PyTorch would also reject."""
+
+    def __init__(self, op: object, devices: list):
+        self.op = op
+        names = ", ".join(str(d) for d in devices)
+        super().__init__(
+            f"{op}: expected all tensors to be on the same device, but found {names} "
+            f"(only 0-dim CPU tensors may mix with tensors on another device)."
+        )
+
+
+class FakeModeMismatchError(FakeTensorError):
+    """Fakes created by two different FakeTensorModes met in one op."""
+
+    def __init__(self, op: object):
+        self.op = op
+        super().__init__(
+            f"{op} received fake tensors from two different FakeTensorModes; convert every "
+            f"input with the same mode."
+        )
+
+
+def _describe(tensor: object) -> str:
+    shape = tuple(getattr(tensor, "shape", ()))
+    return f"shape {shape}, dtype {getattr(tensor, 'dtype', '?')}, device {getattr(tensor, 'device', '?')}"

@@ -1,0 +1,65 @@
+"""`FakeTensorMode`: while active, factories and ops produce fakes instead of real tensors.
+
+    mode = FakeTensorMode()
+    x = mode.from_real(torch.randn(8, 16))      # metadata of a real tensor, no data
+    with mode:
+        y = torch.nn.functional.linear(x, torch.empty(32, 16))   # y is a FakeTensor (8, 32)
+
+Every ATen op that reaches the mode goes through `execution.run_op`. With a `shape_env`
+(dynamic shapes), sizes can be `torch.SymInt`s backed by the shape environment's nodes;
+those only work with the Python dispatcher on, so the mode turns it on while active.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .conversion import RealToFake
+from .execution import run_op
+from .modules import fake_module_copy
+
+
+class FakeTensorMode(TorchDispatchMode):
+    def __init__(self, shape_env=None):
+        super().__init__()
+        self.shape_env = shape_env
+        self._real_to_fake = RealToFake(self)
+        # One entry per (re-)entry of the mode: the Python dispatcher guard, or None.
+        self._dispatcher_guards: list[object] = []
+
+    def __enter__(self):
+        guard = torch._C._EnablePythonDispatcher() if self.shape_env is not None else None
+        self._dispatcher_guards.append(guard)
+        try:
+            return super().__enter__()
+        except BaseException:
+            self._dispatcher_guards.pop()
+            raise
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        try:
+            return super().__exit__(exc_type, exc_value, traceback)
+        finally:
+            # Dropping the guard restores the dispatcher state from before this entry.
+            self._dispatcher_guards.pop()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return run_op(self, func, args, kwargs or {})
+
+    def from_real(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None):
+        """The fake standing for `tensor`: same sizes, strides, storage offset, dtype, device,
+        requires_grad, leaf-ness and `.grad`; views of one real storage become fakes sharing
+        one fake storage. Memoized per tensor (the first call decides `dynamic_dims`), and
+        the real tensor is kept alive so that its id is not reused.
+
+        `dynamic_dims` (dims, or a dict dim -> Dim) makes those sizes symbolic through
+        `self.shape_env.symbolic_sizes_strides`; `source` names the tensor for its guards.
+        """
+        return self._real_to_fake.convert(tensor, dynamic_dims=dynamic_dims, source=source)
+
+    def from_module(self, module: torch.nn.Module) -> torch.nn.Module:
+        """A copy of `module` whose parameters, buffers and tensor attributes are fakes.
+
+        Nothing is allocated; tied parameters stay tied; other attributes are copied."""
+        return fake_module_copy(self, module)

@@ -1,0 +1,148 @@
+"""`FakeTensor`: a tensor that has metadata (sizes, strides, dtype, device) but no data.
+
+A FakeTensor is a `_make_wrapper_subclass` wrapper around a tensor on the meta device. Ops
+on it dispatch (via `__torch_dispatch__`) to its `FakeTensorMode`, which runs the op's meta
+kernel on the inner meta tensors and wraps the results. The wrapper reports the device the
+tensor stands for (`cpu`, `cuda:0`...), while the inner tensor always lives on `meta`.
+
+Aliasing is kept at two levels that always agree: fakes that alias share one meta storage
+(their inner tensors are meta views of each other) and one wrapper storage (so
+`a.untyped_storage()` identity, `torch._C._is_alias_of`, and storage-based alias analysis
+work on fakes exactly as on real tensors). Wrapper storages never own memory.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from .errors import DataDependentError, FakeModeMismatchError
+
+if TYPE_CHECKING:
+    from .mode import FakeTensorMode
+
+# Redispatching `set_` straight to the Meta kernel changes a wrapper's storage, offset, sizes
+# and strides without touching data, autograd, or the version counter, whatever device the
+# wrapper reports (a CUDA-reporting fake needs no CUDA runtime for it).
+_META_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+_set_storage = torch.ops.aten.set_.source_Storage_storage_offset
+
+
+class FakeTensor(torch.Tensor):
+    """A tensor without data. `.device` is the device it stands for; `fake_mode` made it."""
+
+    _meta: torch.Tensor
+    fake_mode: "FakeTensorMode"
+
+    @staticmethod
+    def __new__(
+        cls,
+        fake_mode: "FakeTensorMode",
+        meta: torch.Tensor,
+        device: torch.device,
+        *,
+        shares_storage_with: "FakeTensor | None" = None,
+        requires_grad: bool = False,
+    ) -> "FakeTensor":
+        assert meta.device.type == "meta", meta.device
+        fake = torch.Tensor._make_wrapper_subclass(
+            cls,
+            meta.size(),
+            meta.stride(),
+            storage_offset=meta.storage_offset(),
+            dtype=meta.dtype,
+            layout=meta.layout,
+            device=device,
+            requires_grad=requires_grad,
+            storage_size=meta.untyped_storage().nbytes(),
+        )
+        if meta.is_conj():
+            torch._C._set_conj(fake, True)
+        if meta.is_neg():
+            torch._C._set_neg(fake, True)
+        fake._meta = meta
+        fake.fake_mode = fake_mode
+        if shares_storage_with is not None:
+            fake._point_at_storage_of(shares_storage_with)
+        return fake
+
+    # Torch functions reach `__torch_dispatch__` as ATen ops; nothing to do at that level.
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        # Reached only when no FakeTensorMode is active (an active mode is called first):
+        # re-enter the fakes' own mode so that factories inside composite ops are faked too.
+        mode = _mode_of_fakes(func, args, kwargs)
+        with mode:
+            return func(*args, **(kwargs or {}))
+
+    def _point_at_storage_of(self, owner: "FakeTensor") -> None:
+        """Make this wrapper use `owner`'s wrapper storage, with its inner tensor's geometry."""
+        meta = self._meta
+        _set_storage.redispatch(
+            _META_KEYS, self, owner.untyped_storage(), meta.storage_offset(), meta.size(), meta.stride()
+        )
+
+    def _sync_geometry_from_meta(self, storage_owner: "FakeTensor") -> None:
+        """After an in-place op changed the inner tensor's geometry (`resize_`, `t_`, `set_`,
+        an `out=` tensor resized), give the wrapper the same geometry and storage."""
+        meta = self._meta
+        if (
+            self.size() != meta.size()
+            or self.stride() != meta.stride()
+            or self.storage_offset() != meta.storage_offset()
+            or self.untyped_storage()._cdata != storage_owner.untyped_storage()._cdata
+        ):
+            self._point_at_storage_of(storage_owner)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        extras = ""
+        if self.grad_fn is not None:
+            extras = f", grad_fn=<{type(self.grad_fn).__name__}>"
+        elif self.requires_grad:
+            extras = ", requires_grad=True"
+        return (
+            f"FakeTensor(size={tuple(self.shape)}, dtype={self.dtype}, "
+            f"device='{self.device}'{extras})"
+        )
+
+    # Reading values into Python: refuse with the same error ops like `.item()` raise.
+    def tolist(self):
+        raise DataDependentError("Tensor.tolist", "it returns the tensor's values as Python numbers")
+
+    def numpy(self, *, force: bool = False):
+        raise DataDependentError("Tensor.numpy", "it returns the tensor's values as a NumPy array")
+
+    def __array__(self, dtype=None, copy=None):
+        raise DataDependentError("Tensor.__array__", "it returns the tensor's values as a NumPy array")
+
+    def __deepcopy__(self, memo):
+        # The default copies the storage's bytes, which a fake does not have.
+        if id(self) in memo:
+            return memo[id(self)]
+        with torch.no_grad():
+            copy = self.clone()
+        copy.requires_grad_(self.requires_grad)
+        if getattr(self, "_is_param", False):
+            copy = torch.nn.Parameter(copy, requires_grad=self.requires_grad)
+        memo[id(self)] = copy
+        return copy
+
+
+def is_fake(x: object) -> bool:
+    """True for a FakeTensor (including fake parameters)."""
+    return isinstance(x, FakeTensor)
+
+
+def _mode_of_fakes(func, args, kwargs) -> "FakeTensorMode":
+    mode = None
+    for leaf in torch.utils._pytree.tree_leaves((args, kwargs)):
+        if isinstance(leaf, FakeTensor):
+            if mode is None:
+                mode = leaf.fake_mode
+            elif leaf.fake_mode is not mode:
+                raise FakeModeMismatchError(func)
+    assert mode is not None, f"{func} dispatched to FakeTensor without a fake argument"
+    return mode
