@@ -16,3 +16,4 @@ from .errors import (
 )
 from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
+from .symbolic import ConstraintViolationError, Dim, ShapeEnv, SymNode

@@ -1,0 +1,213 @@
+"""Simplifying shape expressions with what the ShapeEnv knows: replacements and ranges.
+
+Three jobs:
+- `simplify(expr, replacements, ranges)`: substitute known equalities (`s1 -> s0`,
+  `s0 -> 8`), drop `Max`/`Min`/`%`/`//` that the ranges decide, and decide relations that
+  the ranges imply (`Ne(s0, 1)` is `True` when `s0 >= 2`).
+- `static_truth(condition, ranges)`: True/False when the ranges decide a condition, else None.
+- `canonical_relation(rel)`: one spelling per integer relation, so that guards deduplicate
+  and read the way a person writes them (`s1 <= 1024`, `s0 >= 2`, `Eq(s1, s0)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import sympy
+
+from fake_tensor.symbolic.functions import FloorDiv, PythonMod
+from fake_tensor.symbolic.value_ranges import ValueRange, bound
+
+Ranges = Mapping[sympy.Symbol, ValueRange]
+
+
+# --- deciding conditions --------------------------------------------------------------------
+
+def _decide_by_difference(rel: sympy.Rel, ranges: Ranges) -> bool | None:
+    test = _DIFFERENCE_TESTS[type(rel)]
+    difference = rel.lhs - rel.rhs
+    answer = test(bound(difference, ranges))
+    if answer is None and isinstance(difference, sympy.Add):
+        # Interval arithmetic forgets that terms share symbols: s0*s1 - s0 has range
+        # (-oo, oo) term by term, but s0*(s1 - 1) >= 2 once the common factor is pulled out.
+        factored = sympy.factor_terms(difference)
+        if factored != difference:
+            answer = test(bound(factored, ranges))
+    return answer
+
+
+def _eq_test(r: ValueRange) -> bool | None:
+    if r.lower == r.upper == 0:
+        return True
+    if r.lower > 0 or r.upper < 0:
+        return False
+    return None
+
+
+def _negated(test: Callable[[ValueRange], bool | None]) -> Callable[[ValueRange], bool | None]:
+    def negated(r: ValueRange) -> bool | None:
+        answer = test(r)
+        return None if answer is None else not answer
+
+    return negated
+
+
+def _le_test(r: ValueRange) -> bool | None:
+    if r.upper <= 0:
+        return True
+    if r.lower > 0:
+        return False
+    return None
+
+
+def _lt_test(r: ValueRange) -> bool | None:
+    if r.upper < 0:
+        return True
+    if r.lower >= 0:
+        return False
+    return None
+
+
+# The test applied to the range of `lhs - rhs`.
+_DIFFERENCE_TESTS: dict[type, Callable[[ValueRange], bool | None]] = {
+    sympy.Eq: _eq_test,
+    sympy.Ne: _negated(_eq_test),
+    sympy.Le: _le_test,
+    sympy.Lt: _lt_test,
+    sympy.Ge: _negated(_lt_test),
+    sympy.Gt: _negated(_le_test),
+}
+
+
+def static_truth(condition: sympy.Basic, ranges: Ranges) -> bool | None:
+    """True/False if `condition` holds/fails for every value in the ranges; None if unknown."""
+    if condition is sympy.true:
+        return True
+    if condition is sympy.false:
+        return False
+    if isinstance(condition, sympy.Rel):
+        return _decide_by_difference(condition, ranges)
+    if isinstance(condition, sympy.Not):
+        answer = static_truth(condition.args[0], ranges)
+        return None if answer is None else not answer
+    if isinstance(condition, (sympy.And, sympy.Or)):
+        answers = [static_truth(arg, ranges) for arg in condition.args]
+        deciding = isinstance(condition, sympy.Or)  # one True decides Or; one False decides And
+        if deciding in answers:
+            return deciding
+        if all(a is not None for a in answers):
+            return not deciding
+    return None
+
+
+# --- range-aware rewrites of integer functions ----------------------------------------------
+
+def _rewrite_max_min(expr: sympy.Expr, ranges: Ranges) -> sympy.Expr:
+    # Max(a, b) is a when a's range lies entirely above b's (and symmetrically for Min).
+    keep_larger = isinstance(expr, sympy.Max)
+    args = list(expr.args)
+    for a in args:
+        ra = bound(a, ranges)
+        dominates = all(
+            (ra.lower >= bound(b, ranges).upper) if keep_larger else (ra.upper <= bound(b, ranges).lower)
+            for b in args
+            if b is not a
+        )
+        if dominates:
+            return a
+    return expr
+
+
+def _smaller_than_divisor(a: sympy.Expr, b: sympy.Expr, ranges: Ranges) -> bool:
+    """0 <= a < b for all values in the ranges."""
+    return bound(a, ranges).lower >= 0 and static_truth(sympy.Lt(a, b), ranges) is True
+
+
+def _rewrite_mod(expr: sympy.Expr, ranges: Ranges) -> sympy.Expr:
+    a, b = expr.args
+    return a if _smaller_than_divisor(a, b, ranges) else expr
+
+
+def _rewrite_floordiv(expr: sympy.Expr, ranges: Ranges) -> sympy.Expr:
+    a, b = expr.args
+    return sympy.Integer(0) if _smaller_than_divisor(a, b, ranges) else expr
+
+
+_RANGE_REWRITES: dict[type, Callable[[sympy.Expr, Ranges], sympy.Expr]] = {
+    sympy.Max: _rewrite_max_min,
+    sympy.Min: _rewrite_max_min,
+    PythonMod: _rewrite_mod,
+    FloorDiv: _rewrite_floordiv,
+}
+
+
+def _rewrite_with_ranges(expr: sympy.Basic, ranges: Ranges) -> sympy.Basic:
+    if not expr.args or expr.is_Atom:
+        return expr
+    args = tuple(_rewrite_with_ranges(arg, ranges) for arg in expr.args)
+    if args != expr.args:
+        expr = expr.func(*args)
+    rewrite = _RANGE_REWRITES.get(type(expr))
+    return rewrite(expr, ranges) if rewrite else expr
+
+
+def simplify(expr: sympy.Basic, replacements: Mapping[sympy.Symbol, sympy.Expr], ranges: Ranges) -> sympy.Basic:
+    if replacements:
+        expr = expr.xreplace(replacements)
+    expr = _rewrite_with_ranges(expr, ranges)
+    # (sympy.Symbol is a Boolean too, so test for the condition classes themselves.)
+    if isinstance(expr, (sympy.Rel, sympy.logic.boolalg.BooleanFunction)):
+        answer = static_truth(expr, ranges)
+        if answer is not None:
+            return sympy.true if answer else sympy.false
+    return expr
+
+
+# --- one spelling per relation --------------------------------------------------------------
+
+def _split_terms(difference: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """`difference` as `left - right` with only positive coefficients on each side."""
+    left, right = [], []
+    for term in sympy.Add.make_args(difference):
+        (right if term.could_extract_minus_sign() else left).append(term)
+    return sympy.Add(*left), -sympy.Add(*right)
+
+
+def canonical_relation(rel: sympy.Basic) -> sympy.Basic:
+    """An equivalent relation in one standard form (integer relations only; others unchanged).
+
+    `a < b` becomes `a + 1 <= b`; `>`/`>=` flip into `<=` unless only one side has symbols;
+    a relation with one non-constant term is solved for it (`2*s0 <= 2048` -> `s0 <= 1024`,
+    `(s0 - 1)//2 + 1 >= 0` -> `(s0 - 1)//2 >= -1`).
+    """
+    if not isinstance(rel, sympy.Rel):
+        return rel
+    difference = rel.lhs - rel.rhs
+    if not difference.is_integer:
+        return rel
+    kind = type(rel)
+    # Normal forms: Eq(d, 0), Ne(d, 0), d <= 0.
+    if kind is sympy.Lt:
+        difference, kind = difference + 1, sympy.Le
+    elif kind is sympy.Gt:
+        difference, kind = 1 - difference, sympy.Le
+    elif kind is sympy.Ge:
+        difference, kind = -difference, sympy.Le
+    if kind in (sympy.Eq, sympy.Ne) and difference.could_extract_minus_sign():
+        difference = -difference
+
+    constant, rest = difference.as_coeff_Add()
+    if not isinstance(rest, sympy.Add):
+        # One non-constant term k*E: solve for E, so bounds on the same E deduplicate.
+        k, term = rest.as_coeff_Mul()
+        value = -constant / k
+        if kind is sympy.Le:
+            return sympy.Le(term, sympy.floor(value)) if k > 0 else sympy.Ge(term, sympy.ceiling(value))
+        if not value.is_Integer:
+            return sympy.false if kind is sympy.Eq else sympy.true
+        return kind(term, value)
+
+    left, right = _split_terms(difference)
+    if kind is sympy.Le and left.is_number:
+        return sympy.Ge(right, left)
+    return kind(left, right)

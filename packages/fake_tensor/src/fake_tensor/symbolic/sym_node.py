@@ -1,0 +1,282 @@
+"""`SymNode`: our node behind `torch.SymInt` / `torch.SymFloat` / `torch.SymBool`.
+
+torch's Python-level `SymInt.__add__` etc. unwrap to `node.add(other_node)`; C++ kernels (under
+the Python dispatcher) call the same methods by name plus the queries (`is_constant`,
+`maybe_as_int`, `guard_bool`, ...). A node holds a sympy expression, the Python type it stands
+for, and its hint: the value the expression has at the example sizes. Every method that
+builds a new node computes the hint from the operands' hints with the Python operator, so a
+hint never needs sympy substitution.
+
+Questions whose answer decides control flow (`guard_bool`, `guard_int`, `expect_true`,
+`guard_or_false`, ...) go to the ShapeEnv, which answers from the hint and records the answer
+as a guard. `statically_known_true` answers only what the ranges already prove.
+
+The method tables below are the whole protocol; which of them torch calls is listed in
+../shared/DESIGN.md ("Facts already checked").
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import sympy
+
+from fake_tensor.symbolic.functions import FloorDiv, PythonMod
+
+if TYPE_CHECKING:
+    from fake_tensor.symbolic.shape_env import ShapeEnv
+
+
+class SymNode:
+    __slots__ = ("expr", "shape_env", "pytype", "hint", "constant")
+
+    def __init__(self, expr: sympy.Basic, shape_env: ShapeEnv, pytype: type, hint, constant=None):
+        self.expr = expr
+        self.shape_env = shape_env
+        self.pytype = pytype
+        self.hint = hint
+        # The Python value when the expression has no symbols (the hot `is_constant` /
+        # `maybe_as_int` queries read this attribute and nothing else).
+        self.constant = constant
+
+    @property
+    def _hint(self):
+        # torch's symbolic_shapes helpers read the hint under this name.
+        return self.hint
+
+    # --- type and constant queries (hot: keep them attribute reads) ------------------------
+    def is_int(self) -> bool:
+        return self.pytype is int
+
+    def is_float(self) -> bool:
+        return self.pytype is float
+
+    def is_bool(self) -> bool:
+        return self.pytype is bool
+
+    def is_nested_int(self) -> bool:
+        return False
+
+    def nested_int(self):
+        return None
+
+    def is_constant(self) -> bool:
+        return self.constant is not None
+
+    def is_symbolic(self) -> bool:
+        return self.constant is None
+
+    def has_hint(self) -> bool:
+        return True
+
+    def maybe_as_int(self) -> int | None:
+        return self.constant if self.pytype is int else None
+
+    def maybe_as_float(self) -> float | None:
+        return self.constant if self.pytype is float else None
+
+    def maybe_as_bool(self) -> bool | None:
+        return self.constant if self.pytype is bool else None
+
+    # --- wrapping Python constants ---------------------------------------------------------
+    def wrap_int(self, value: int) -> SymNode:
+        return SymNode(sympy.Integer(value), self.shape_env, int, value, value)
+
+    def wrap_float(self, value: float) -> SymNode:
+        return SymNode(sympy.Float(value), self.shape_env, float, value, value)
+
+    def wrap_bool(self, value: bool) -> SymNode:
+        return SymNode(sympy.true if value else sympy.false, self.shape_env, bool, value, value)
+
+    def clone(self) -> SymNode:
+        return self
+
+    # --- printing --------------------------------------------------------------------------
+    def str(self) -> builtins.str:
+        return builtins.str(self.expr)
+
+    def __str__(self) -> builtins.str:
+        return builtins.str(self.expr)
+
+    def __repr__(self) -> builtins.str:
+        return f"SymNode({self.expr}, hint={self.hint!r})"
+
+    def _graph_repr(self) -> builtins.str:
+        return builtins.str(self.expr)
+
+    # --- questions that become guards ------------------------------------------------------
+    def guard_bool(self, file: builtins.str = "", line: int = 0) -> bool:
+        return self.shape_env.evaluate(self.expr, self.hint) if self.constant is None else self.constant
+
+    def guard_int(self, file: builtins.str = "", line: int = 0) -> int:
+        return self.shape_env.evaluate(self.expr, self.hint) if self.constant is None else self.constant
+
+    def guard_float(self, file: builtins.str = "", line: int = 0) -> float:
+        return self.shape_env.evaluate(self.expr, self.hint) if self.constant is None else self.constant
+
+    # Without unbacked symbols every symbol has a hint, so these all answer from it and guard
+    # (as torch does for backed symbols).
+    expect_true = guard_bool
+    guard_or_false = guard_bool
+    guard_or_true = guard_bool
+    guard_size_oblivious = guard_bool
+
+    def statically_known_true(self, file: builtins.str = "", line: int = 0) -> bool:
+        if self.constant is not None:
+            return bool(self.constant)
+        return self.shape_env.statically_known(self.expr) is True
+
+    def bool_(self) -> bool:
+        return self.guard_bool()
+
+    def int_(self) -> int:
+        return self.guard_int()
+
+    def float_(self) -> float:
+        return self.guard_float()
+
+    # --- n-ary -------------------------------------------------------------------------------
+    def sym_sum(self, args: list[SymNode]) -> SymNode:
+        expr = sympy.Add(*(a.expr for a in args))
+        pytype = float if any(a.pytype is float for a in args) else int
+        return self.shape_env.make_node(expr, pytype, sum(a.hint for a in args))
+
+    def sym_ite(self, then_node: SymNode, else_node: SymNode) -> SymNode:
+        expr = sympy.Piecewise((then_node.expr, self.expr), (else_node.expr, True))
+        hint = then_node.hint if self.hint else else_node.hint
+        return self.shape_env.make_node(expr, then_node.pytype, hint)
+
+
+# --- binary operations: name -> (sympy builder, Python operator, result type) ----------------
+
+def _arithmetic_type(a: SymNode, b: SymNode) -> type:
+    return float if float in (a.pytype, b.pytype) else int
+
+
+def _float_type(a: SymNode, b: SymNode) -> type:
+    return float
+
+
+def _bool_type(a: SymNode, b: SymNode) -> type:
+    return bool
+
+
+def _pow_type(a: SymNode, b: SymNode) -> type:
+    # Python: int ** negative int is a float.
+    return int if a.pytype is int and b.pytype is int and b.hint >= 0 else float
+
+
+def _floordiv_expr(a: SymNode, b: SymNode) -> sympy.Expr:
+    if a.pytype is int and b.pytype is int:
+        return FloorDiv(a.expr, b.expr)
+    return sympy.floor(a.expr / b.expr)
+
+
+def _mod_expr(a: SymNode, b: SymNode) -> sympy.Expr:
+    if a.pytype is int and b.pytype is int:
+        return PythonMod(a.expr, b.expr)
+    return a.expr - b.expr * sympy.floor(a.expr / b.expr)
+
+
+def _eq_expr(a: SymNode, b: SymNode) -> sympy.Basic:
+    if a.pytype is bool:
+        return sympy.Equivalent(a.expr, b.expr)
+    return sympy.Eq(a.expr, b.expr)
+
+
+def _ne_expr(a: SymNode, b: SymNode) -> sympy.Basic:
+    if a.pytype is bool:
+        return sympy.Xor(a.expr, b.expr)
+    return sympy.Ne(a.expr, b.expr)
+
+
+def _exprs(build: Callable) -> Callable[[SymNode, SymNode], sympy.Basic]:
+    return lambda a, b: build(a.expr, b.expr)
+
+
+BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
+    "add": (_exprs(operator.add), operator.add, _arithmetic_type),
+    "sub": (_exprs(operator.sub), operator.sub, _arithmetic_type),
+    "mul": (_exprs(operator.mul), operator.mul, _arithmetic_type),
+    "mod": (_mod_expr, operator.mod, _arithmetic_type),
+    "floordiv": (_floordiv_expr, operator.floordiv, _arithmetic_type),
+    "int_floordiv": (_floordiv_expr, operator.floordiv, _arithmetic_type),
+    "truediv": (_exprs(operator.truediv), operator.truediv, _float_type),
+    "int_truediv": (_exprs(operator.truediv), operator.truediv, _float_type),
+    "float_truediv": (_exprs(operator.truediv), operator.truediv, _float_type),
+    "pow": (_exprs(operator.pow), operator.pow, _pow_type),
+    "pow_by_natural": (_exprs(operator.pow), operator.pow, _pow_type),
+    "float_pow": (_exprs(operator.pow), operator.pow, _float_type),
+    "sym_min": (_exprs(sympy.Min), builtins.min, _arithmetic_type),
+    "sym_max": (_exprs(sympy.Max), builtins.max, _arithmetic_type),
+    "eq": (_eq_expr, operator.eq, _bool_type),
+    "ne": (_ne_expr, operator.ne, _bool_type),
+    "lt": (_exprs(sympy.Lt), operator.lt, _bool_type),
+    "le": (_exprs(sympy.Le), operator.le, _bool_type),
+    "gt": (_exprs(sympy.Gt), operator.gt, _bool_type),
+    "ge": (_exprs(sympy.Ge), operator.ge, _bool_type),
+    "and_": (_exprs(sympy.And), operator.and_, _bool_type),
+    "sym_and": (_exprs(sympy.And), operator.and_, _bool_type),
+    "or_": (_exprs(sympy.Or), operator.or_, _bool_type),
+    "sym_or": (_exprs(sympy.Or), operator.or_, _bool_type),
+}
+
+# Results that may need range-aware simplification (`Max(s0, 2)` is `s0` when s0 >= 2).
+_RANGE_SIMPLIFIED = {"mod", "floordiv", "int_floordiv", "sym_min", "sym_max"}
+
+
+def _binary_method(name: str, build_expr, python_op, result_type):
+    simplify = name in _RANGE_SIMPLIFIED
+
+    def method(self: SymNode, other: SymNode) -> SymNode:
+        env = self.shape_env
+        expr = build_expr(self, other)
+        if simplify:
+            expr = env.simplify(expr)
+        pytype = result_type(self, other)
+        hint = python_op(self.hint, other.hint)
+        return env.make_node(expr, pytype, pytype(hint))
+
+    method.__name__ = name
+    return method
+
+
+for _name, _spec in BINARY_OPS.items():
+    setattr(SymNode, _name, _binary_method(_name, *_spec))
+
+
+# --- unary operations: name -> (sympy builder, Python function, result type or None=same) ------
+
+def _trunc_expr(e: sympy.Expr) -> sympy.Expr:
+    return sympy.sign(e) * sympy.floor(sympy.Abs(e))
+
+
+UNARY_OPS: dict[str, tuple[Callable, Callable, type | None]] = {
+    "neg": (operator.neg, operator.neg, None),
+    "abs": (sympy.Abs, builtins.abs, None),
+    "sym_float": (lambda e: e, float, float),
+    "sym_not": (sympy.Not, operator.not_, bool),
+    "floor": (sympy.floor, math.floor, int),
+    "ceil": (sympy.ceiling, math.ceil, int),
+    "trunc": (_trunc_expr, math.trunc, int),
+    "sym_int": (_trunc_expr, int, int),
+}
+
+
+def _unary_method(name: str, build_expr, python_fn, result_type):
+    def method(self: SymNode) -> SymNode:
+        pytype = result_type or self.pytype
+        # floor/ceil/trunc of an integer is the integer itself.
+        expr = self.expr if result_type is int and self.pytype is int else build_expr(self.expr)
+        return self.shape_env.make_node(expr, pytype, pytype(python_fn(self.hint)))
+
+    method.__name__ = name
+    return method
+
+
+for _name, _spec in UNARY_OPS.items():
+    setattr(SymNode, _name, _unary_method(_name, *_spec))

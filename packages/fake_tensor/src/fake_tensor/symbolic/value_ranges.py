@@ -1,0 +1,201 @@
+"""Closed integer/real intervals and interval arithmetic over sympy shape expressions.
+
+A `ValueRange` is `[lower, upper]` with sympy numbers as bounds (`-oo`/`oo` allowed). The
+ShapeEnv keeps one per symbol (dynamic sizes start at `[2, oo)`), and `bound(expr, ranges)`
+computes a sound (possibly loose) range for any expression built from the operations
+shapes use. Bounds rules live in a table keyed by sympy class, so teaching the simplifier a
+new function is adding an entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+
+import sympy
+
+from fake_tensor.symbolic.functions import FloorDiv, PythonMod
+
+oo = sympy.oo
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueRange:
+    lower: sympy.Expr
+    upper: sympy.Expr
+
+    @staticmethod
+    def of(lower, upper) -> ValueRange:
+        return ValueRange(sympy.sympify(lower), sympy.sympify(upper))
+
+    @staticmethod
+    def point(value) -> ValueRange:
+        value = sympy.sympify(value)
+        return ValueRange(value, value)
+
+    @property
+    def is_empty(self) -> bool:
+        return bool(self.lower > self.upper)
+
+    def __contains__(self, value) -> bool:
+        return bool(self.lower <= value <= self.upper)
+
+    def is_singleton(self) -> bool:
+        return bool(self.lower == self.upper)
+
+    def intersect(self, other: ValueRange) -> ValueRange:
+        return ValueRange(sympy.Max(self.lower, other.lower), sympy.Min(self.upper, other.upper))
+
+    def union(self, other: ValueRange) -> ValueRange:
+        return ValueRange(sympy.Min(self.lower, other.lower), sympy.Max(self.upper, other.upper))
+
+    def issubset(self, other: ValueRange) -> bool:
+        return bool(other.lower <= self.lower) and bool(self.upper <= other.upper)
+
+    def __str__(self) -> str:
+        upper = "inf" if self.upper == oo else str(self.upper)
+        lower = "-inf" if self.lower == -oo else str(self.lower)
+        return f"[{lower}, {upper}]"
+
+
+UNKNOWN = ValueRange(-oo, oo)
+
+
+def _mul_bound(a, b):
+    # Interval endpoints may be infinite; 0 * oo means "0 times something finite" here.
+    if a == 0 or b == 0:
+        return sympy.Integer(0)
+    return a * b
+
+
+def _mul_ranges(x: ValueRange, y: ValueRange) -> ValueRange:
+    products = [_mul_bound(p, q) for p in (x.lower, x.upper) for q in (y.lower, y.upper)]
+    return ValueRange(sympy.Min(*products), sympy.Max(*products))
+
+
+def _pow_range(base: ValueRange, exponent: sympy.Expr) -> ValueRange:
+    if not exponent.is_Integer:
+        return UNKNOWN
+    if exponent >= 0 and base.lower >= 0:
+        return ValueRange(base.lower**exponent, base.upper**exponent)
+    if exponent < 0 and base.lower > 0:
+        upper = base.lower**exponent
+        lower = sympy.Integer(0) if base.upper == oo else base.upper**exponent
+        return ValueRange(lower, upper)
+    return UNKNOWN
+
+
+BoundRule = Callable[[sympy.Expr, Callable[[sympy.Expr], ValueRange]], ValueRange]
+BOUND_RULES: dict[type, BoundRule] = {}
+
+
+def bound_rule(*classes: type):
+    def register(rule: BoundRule) -> BoundRule:
+        for cls in classes:
+            BOUND_RULES[cls] = rule
+        return rule
+
+    return register
+
+
+@bound_rule(sympy.Add)
+def _add(expr, sub):
+    lower, upper = sympy.Integer(0), sympy.Integer(0)
+    for arg in expr.args:
+        r = sub(arg)
+        lower, upper = lower + r.lower, upper + r.upper
+    return ValueRange(lower, upper)
+
+
+@bound_rule(sympy.Mul)
+def _mul(expr, sub):
+    return functools.reduce(_mul_ranges, (sub(arg) for arg in expr.args))
+
+
+@bound_rule(sympy.Pow)
+def _pow(expr, sub):
+    return _pow_range(sub(expr.base), expr.exp)
+
+
+@bound_rule(FloorDiv)
+def _floordiv(expr, sub):
+    a, b = sub(expr.args[0]), sub(expr.args[1])
+    if a.lower >= 0 and b.lower > 0:
+        upper = oo if a.upper == oo else sympy.floor(a.upper / b.lower)
+        lower = sympy.Integer(0) if b.upper == oo else sympy.floor(a.lower / b.upper)
+        return ValueRange(lower, upper)
+    return UNKNOWN
+
+
+@bound_rule(PythonMod)
+def _mod(expr, sub):
+    a, b = sub(expr.args[0]), sub(expr.args[1])
+    if b.lower <= 0:
+        return UNKNOWN
+    result = ValueRange(sympy.Integer(0), b.upper - 1)
+    if a.lower >= 0:
+        result = result.intersect(ValueRange(sympy.Integer(0), a.upper))
+        if a.upper < b.lower:
+            # a is already smaller than every possible divisor: a % b == a.
+            result = a
+    return result
+
+
+@bound_rule(sympy.Max)
+def _max(expr, sub):
+    ranges = [sub(arg) for arg in expr.args]
+    return ValueRange(sympy.Max(*(r.lower for r in ranges)), sympy.Max(*(r.upper for r in ranges)))
+
+
+@bound_rule(sympy.Min)
+def _min(expr, sub):
+    ranges = [sub(arg) for arg in expr.args]
+    return ValueRange(sympy.Min(*(r.lower for r in ranges)), sympy.Min(*(r.upper for r in ranges)))
+
+
+@bound_rule(sympy.floor)
+def _floor(expr, sub):
+    r = sub(expr.args[0])
+    return ValueRange(sympy.floor(r.lower), sympy.floor(r.upper))
+
+
+@bound_rule(sympy.ceiling)
+def _ceiling(expr, sub):
+    r = sub(expr.args[0])
+    return ValueRange(sympy.ceiling(r.lower), sympy.ceiling(r.upper))
+
+
+@bound_rule(sympy.Abs)
+def _abs(expr, sub):
+    r = sub(expr.args[0])
+    if r.lower >= 0:
+        return r
+    if r.upper <= 0:
+        return ValueRange(-r.upper, -r.lower)
+    return ValueRange(sympy.Integer(0), sympy.Max(-r.lower, r.upper))
+
+
+@bound_rule(sympy.Piecewise)
+def _piecewise(expr, sub):
+    return functools.reduce(ValueRange.union, (sub(value) for value, _ in expr.args))
+
+
+def bound(expr: sympy.Expr, ranges: Mapping[sympy.Expr, ValueRange]) -> ValueRange:
+    """A range containing every value of `expr` when each symbol (or subexpression) in
+    `ranges` lies in its range."""
+
+    def sub(e: sympy.Expr) -> ValueRange:
+        if e.is_Number:
+            return ValueRange(e, e)
+        if e.is_Symbol:
+            return ranges.get(e, UNKNOWN)
+        rule = BOUND_RULES.get(type(e))
+        if rule is None:
+            rule = next((r for cls, r in BOUND_RULES.items() if isinstance(e, cls)), None)
+        computed = rule(e, sub) if rule is not None else UNKNOWN
+        # `ranges` may also bound compound expressions (a guard `(s0 - 1)//2 >= 2`).
+        known = ranges.get(e)
+        return computed if known is None else computed.intersect(known)
+
+    return sub(expr)

@@ -1,0 +1,179 @@
+"""ShapeEnv: symbols for dynamic sizes, ranges, replacements, and the guards a trace records.
+
+Each test builds symbolic meta tensors from real ones, runs eager ops on both, and compares
+the symbolic result (evaluated at the example sizes) with the real result.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+import torch
+
+from fake_tensor.symbolic import ConstraintViolationError, Dim, ShapeEnv
+
+
+@pytest.fixture(autouse=True)
+def python_dispatcher():
+    # C++ kernels need the Python dispatcher to accept SymInts backed by our SymNode.
+    guard = torch._C._EnablePythonDispatcher()
+    yield
+    del guard
+
+
+def symbolic(env: ShapeEnv, t: torch.Tensor, dims, source: str) -> torch.Tensor:
+    sizes, strides, offset = env.symbolic_sizes_strides(t, dims, source)
+    return torch.empty_strided(sizes, strides, device="meta", dtype=t.dtype)
+
+
+def hinted(env: ShapeEnv, values) -> tuple:
+    return tuple(env.size_hint(v) for v in values)
+
+
+def test_dynamic_dims_become_symbols_and_others_stay_ints():
+    env = ShapeEnv()
+    x = torch.randn(4, 6, 8)
+    sizes, strides, offset = env.symbolic_sizes_strides(x, [0, 1], "x")
+    assert isinstance(sizes[0], torch.SymInt) and isinstance(sizes[1], torch.SymInt)
+    assert sizes[2] == 8 and type(sizes[2]) is int
+    assert hinted(env, sizes) == tuple(x.shape)
+    assert hinted(env, strides) == x.stride()
+    assert offset == x.storage_offset()
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_sizes_zero_and_one_are_specialized(size):
+    env = ShapeEnv()
+    sizes, _, _ = env.symbolic_sizes_strides(torch.randn(size, 3), [0], "x")
+    assert type(sizes[0]) is int and sizes[0] == size
+    assert env.symbols == []
+
+
+def test_equal_sizes_share_a_symbol_when_duck_sizing():
+    env = ShapeEnv()
+    a, _, _ = env.symbolic_sizes_strides(torch.randn(5, 3), [0], "a")
+    b, _, _ = env.symbolic_sizes_strides(torch.randn(5, 7), [0], "b")
+    assert a[0].node.expr == b[0].node.expr
+    assert env.symbol_sources[a[0].node.expr] == [("a", "size", 0), ("b", "size", 0)]
+
+
+def test_equal_sizes_get_distinct_symbols_without_duck_sizing():
+    env = ShapeEnv(duck_shape=False)
+    a, _, _ = env.symbolic_sizes_strides(torch.randn(5, 3), [0], "a")
+    b, _, _ = env.symbolic_sizes_strides(torch.randn(5, 7), [0], "b")
+    assert a[0].node.expr != b[0].node.expr
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.randn(4, 6, 8),
+        lambda: torch.randn(4, 6, 8).transpose(0, 2),
+        lambda: torch.randn(4, 6, 8).permute(1, 2, 0),
+        lambda: torch.randn(4, 10, 8)[:, 2:8],
+        lambda: torch.randn(4, 1, 8).expand(4, 5, 8),
+        lambda: torch.randn(4, 6, 8, 5).to(memory_format=torch.channels_last),
+    ],
+    ids=["contiguous", "transposed", "permuted", "sliced", "expanded", "channels_last"],
+)
+def test_symbolic_strides_agree_with_real_strides(make):
+    env = ShapeEnv(duck_shape=False)
+    t = make()
+    sizes, strides, offset = env.symbolic_sizes_strides(t, range(t.dim()), "t")
+    assert hinted(env, sizes) == tuple(t.shape)
+    assert hinted(env, strides) == t.stride()
+    assert offset == t.storage_offset()
+
+
+def test_dim_declares_range_and_names_share_a_symbol():
+    env = ShapeEnv()
+    seq = Dim("seq", max=1024)
+    a, _, _ = env.symbolic_sizes_strides(torch.randn(3, 7), {1: seq}, "a")
+    b, _, _ = env.symbolic_sizes_strides(torch.randn(7, 2), {0: seq}, "b")
+    symbol = a[1].node.expr
+    assert b[0].node.expr == symbol
+    assert env.ranges[symbol].lower == 2 and env.ranges[symbol].upper == 1024
+
+
+def test_dim_rejects_example_outside_its_range():
+    env = ShapeEnv()
+    with pytest.raises(ConstraintViolationError, match="outside the range"):
+        env.symbolic_sizes_strides(torch.randn(3, 9), {1: Dim("seq", max=8)}, "a")
+
+
+def test_dim_rejects_two_different_example_sizes():
+    env = ShapeEnv()
+    env.symbolic_sizes_strides(torch.randn(3, 7), {1: Dim("seq")}, "a")
+    with pytest.raises(ConstraintViolationError, match="differ in the examples"):
+        env.symbolic_sizes_strides(torch.randn(3, 9), {1: Dim("seq")}, "b")
+
+
+def test_questions_implied_by_ranges_record_no_guard():
+    env = ShapeEnv()
+    x = symbolic(env, torch.randn(5, 3), [0], "x")
+    n = x.shape[0]
+    assert n != 1 and n != 0 and n >= 2 and n > 1
+    assert env.guards == []
+
+
+def test_repeated_question_records_one_guard():
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(5, 3), [0], "x").shape[0]
+    for _ in range(10):
+        assert n > 3
+    assert len(env.guards) == 1
+
+
+def test_comparison_guard_narrows_the_range():
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(5, 3), [0], "x").shape[0]
+    assert n <= 1024
+    symbol = n.node.expr
+    assert env.ranges[symbol].upper == 1024
+    assert n <= 2048  # implied now
+    assert [g.expr for g in env.guards] == [sympy.Le(symbol, 1024)]
+
+
+def test_equality_guard_makes_a_replacement():
+    env = ShapeEnv(duck_shape=False)
+    a = symbolic(env, torch.randn(5, 3), [0], "a").shape[0]
+    b = symbolic(env, torch.randn(5, 3), [0], "b").shape[0]
+    assert a == b
+    assert env.replacements == {b.node.expr: a.node.expr}
+    assert str(b + 1) == str(a + 1)  # new expressions use the older symbol
+
+
+def test_int_guard_specializes_the_symbol():
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(5, 3), [0], "x").shape[0]
+    assert int(n) == 5
+    assert env.replacements == {n.node.expr: 5}
+    assert n * 2 == 10
+
+
+def test_statically_known_true_records_no_guard():
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(5, 3), [0], "x").shape[0]
+    assert (n >= 2).node.statically_known_true()
+    assert not (n >= 5).node.statically_known_true()
+    assert env.statically_known((n >= 2).node.expr) is True
+    assert env.guards == []
+
+
+def test_guards_hold_at_hints_and_fail_when_broken():
+    env = ShapeEnv()
+    x = symbolic(env, torch.randn(6, 4), [0, 1], "x")
+    y = symbolic(env, torch.randn(4, 3), [0], "y")
+    out = (x @ y) + x[:, :3]  # x.size(1) == y.size(0) (duck sized), and x.size(1) >= 3
+    assert hinted(env, out.shape) == (6, 3)
+    assert env.evaluate_guards({"x": torch.randn(6, 4), "y": torch.randn(4, 3)})
+    assert env.evaluate_guards({"x": torch.randn(9, 5), "y": torch.randn(5, 3)})
+    assert not env.evaluate_guards({"x": torch.randn(6, 5), "y": torch.randn(4, 3)})  # duck equality
+    assert not env.evaluate_guards({"x": torch.randn(6, 2), "y": torch.randn(2, 3)})  # x.size(1) >= 3
+    assert not env.evaluate_guards({"x": torch.randn(6, 4).t().contiguous().t(), "y": torch.randn(4, 3)})  # strides
+
+
+def test_produce_guards_includes_ranges_of_every_symbol():
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(5, 3), {0: Dim("batch", max=64)}, "x").shape[0]
+    assert set(env.produce_guards()) == {sympy.Ge(n.node.expr, 2), sympy.Le(n.node.expr, 64)}
