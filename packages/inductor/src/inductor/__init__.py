@@ -1,6 +1,16 @@
-"""Inductor: lowers ATen graphs to a loop-level IR, fuses, and writes Triton (GPU) and C++ (CPU) kernels.
+"""Inductor: lowers ATen graphs to a loop-level IR, fuses, and writes C++ (CPU) kernels plus a
+Python wrapper; the Triton (GPU) printer is to join `codegen/` beside the C++ one.
 
-Not built yet: see the open issues.
+    compile_fx(gm, example_inputs)          the "inductor" backend (aot_autograd first)
+    compile_aten_graph(gm, example_inputs)  compile one functional ATen graph
 """
 
+from .compile_fx import CompiledGraph, compile_aten_graph, compile_fx
+from .errors import CppCompileError, InductorError, LoweringError, UnsupportedDevice
+
 __version__ = "0.0.1"
+
+__all__ = [
+    "CompiledGraph", "compile_aten_graph", "compile_fx",
+    "InductorError", "LoweringError", "CppCompileError", "UnsupportedDevice",
+]

@@ -1,0 +1,331 @@
+"""The C++/OpenMP printer: one `extern "C"` function per FusedKernel.
+
+Layout of a kernel (see ir.FusedKernel):
+
+    #pragma omp parallel for collapse(n)      outer loops, split across threads
+    for x0 ... for x{n-1}:
+        OuterStep code                          once per outer iteration
+        T acc = init;                           InnerLoop: accumulators...
+        #pragma omp simd reduction(+:acc)       ...per-lane partials folded by OpenMP
+        for r0 ...: body; acc += value;
+        buf[x] = acc;                           reductions complete after their loop
+
+A kernel without inner loops vectorizes its innermost outer loop instead; one without outer
+loops parallelizes its inner loops (`parallel for simd reduction(...)`: per-thread partials).
+Math goes through cpp_prelude.h, whose float functions vectorize without -ffast-math.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import sympy
+import torch
+
+from ..cache import cache_dir, digest, write_atomic
+from ..ir import FusedKernel, InnerLoop, OuterStep
+from ..ops import COMPARISONS, use_handler
+from . import cpp_expr
+from .cpp_expr import ctype
+
+PRELUDE = pathlib.Path(__file__).with_name("cpp_prelude.h")
+
+
+def prelude_path() -> pathlib.Path:
+    """The prelude copied into the cache under its content hash, so kernel hashes cover it."""
+    text = PRELUDE.read_text()
+    path = cache_dir() / "cpp" / f"prelude_{digest(text)}.h"
+    if not path.exists():
+        write_atomic(path, text)
+    return path
+PARALLEL_THRESHOLD = 32768  # elements below which threads cost more than they save
+
+_FLOAT_MATH = {  # float32 versions from the prelude; other dtypes use <cmath>
+    "exp": "ptc_exp", "expm1": "ptc_expm1", "log": "ptc_log", "log1p": "ptc_log1p", "tanh": "ptc_tanh",
+    "sigmoid": "ptc_sigmoid", "erf": "ptc_erf",
+}
+_CMATH = {
+    "exp": "std::exp", "exp2": "std::exp2", "expm1": "std::expm1", "log": "std::log", "log2": "std::log2",
+    "log10": "std::log10", "log1p": "std::log1p", "sqrt": "std::sqrt", "sin": "std::sin", "cos": "std::cos",
+    "tan": "std::tan", "tanh": "std::tanh", "sinh": "std::sinh", "cosh": "std::cosh", "asin": "std::asin",
+    "acos": "std::acos", "atan": "std::atan", "asinh": "std::asinh", "acosh": "std::acosh", "atanh": "std::atanh",
+    "erf": "std::erf", "erfc": "std::erfc", "floor": "std::floor", "ceil": "std::ceil", "trunc": "std::trunc",
+    "round": "std::nearbyint", "lgamma": "std::lgamma", "abs": "std::abs",
+}
+_INFIX = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "truncdiv": "/", "eq": "==", "ne": "!=", "lt": "<",
+    "le": "<=", "gt": ">", "ge": ">=", "logical_and": "&&", "logical_or": "||", "bitwise_and": "&",
+    "bitwise_or": "|", "bitwise_xor": "^", "lshift": "<<", "rshift": ">>",
+}
+_CALLS = {
+    "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod",
+    "fmod": "std::fmod", "pow": "ptc_pow", "atan2": "std::atan2", "hypot": "std::hypot", "copysign": "std::copysign",
+}
+_REDUCTION_INIT = {"sum": "0", "prod": "1", "any": "false", "all": "true"}
+_REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "any": "||", "all": "&&", "max": "max", "min": "min"}
+
+
+class CppValue:
+    """A C++ expression (usually a variable) and the torch dtype it holds."""
+
+    def __init__(self, text: str, dtype: torch.dtype):
+        self.text, self.dtype = text, dtype
+
+    def __str__(self):
+        return self.text
+
+
+class CppKernel:
+    """Prints one FusedKernel; `source` and `signature` (buffer names, then size symbols) result."""
+
+    def __init__(self, kernel: FusedKernel, buffers: dict, size_symbols: set):
+        self.kernel = kernel
+        self.buffers = buffers          # name -> ir.Buffer (for dtypes)
+        self.size_symbols = size_symbols
+        self.args: dict[str, bool] = {}  # buffer name -> written
+        self.symbols: set[str] = set()
+        self.counter = 0
+        self.lines: list[str] = []
+        self.pre: list[str] = []
+        self.post: list[str] = []
+        self.cse: list[dict] = [{}]
+        self.local_values: dict[str, CppValue] = {}
+        self.clauses: list[str] = []
+        self.scalar_stage = False
+        self.inner_flat = "0"
+        self.source, self.signature = self._generate()
+
+    # -- ops handler -------------------------------------------------------------------
+
+    def _new(self, text: str, dtype: torch.dtype) -> CppValue:
+        for scope in reversed(self.cse):
+            if text in scope:
+                return scope[text]
+        name = f"tmp{self.counter}"
+        self.counter += 1
+        self.lines.append(f"const {ctype(dtype)} {name} = {text};")
+        value = CppValue(name, dtype)
+        self.cse[-1][text] = value
+        return value
+
+    def _index(self, expr) -> str:
+        expr = sympy.sympify(expr)
+        self.symbols |= {s.name for s in expr.free_symbols if s in self.size_symbols}
+        return cpp_expr.index(expr)
+
+    def load(self, name, index):
+        if name in self.local_values:
+            return self.local_values[name]
+        self.args.setdefault(name, False)
+        return self._new(f"{name}[{self._index(index)}]", self.buffers[name].dtype)
+
+    def store(self, name, index, value):
+        if name in self.kernel.locals:
+            self.local_values[name] = value
+            return
+        self.args[name] = True
+        self.lines.append(f"{name}[{self._index(index)}] = {value};")
+
+    def constant(self, value, dtype):
+        return CppValue(cpp_expr.constant(value, dtype), dtype)
+
+    def index_expr(self, expr, dtype):
+        return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype)
+
+    def indirect_indexing(self, value, size):
+        var = self._new(f"ptc_index_in_bounds(static_cast<int64_t>({value}), {self._index(size)})", torch.int64)
+        return sympy.Symbol(var.text, integer=True, nonnegative=True)
+
+    def to_dtype(self, x, dtype):
+        if x.dtype == dtype:
+            return x
+        if dtype == torch.bool:
+            return self._new(f"({x} != 0)", dtype)
+        if x.dtype == torch.bfloat16:
+            x = self._new(f"bf16_to_float({x})", torch.float32)
+            if dtype == torch.float32:
+                return x
+        if dtype == torch.bfloat16:
+            return self._new(f"float_to_bf16(static_cast<float>({x}))", dtype)
+        return self._new(f"static_cast<{ctype(dtype)}>({x})", dtype)
+
+    def where(self, cond, a, b):
+        return self._new(f"{cond} ? {a} : {b}", a.dtype)
+
+    def rand(self, seed, offset):
+        return self._new(f"ptc_rand({seed}, {offset})", torch.float32)
+
+    def randn(self, seed, offset):
+        return self._new(f"ptc_randn({seed}, {offset})", torch.float32)
+
+    def __getattr__(self, name):
+        if name in _INFIX:
+            return lambda a, b: self._binary(name, a, b)
+        if name in _CALLS:
+            return lambda a, b: self._new(f"{_CALLS[name]}({a}, {b})", a.dtype)
+        return lambda x: self._unary(name, x)
+
+    def _binary(self, name, a, b):
+        dtype = torch.bool if name in COMPARISONS else a.dtype
+        if a.dtype == torch.bool and name in ("add", "mul"):
+            return self._new(f"{a} {'||' if name == 'add' else '&&'} {b}", torch.bool)
+        return self._new(f"{a} {_INFIX[name]} {b}", dtype)
+
+    def _unary(self, name, x):
+        dtype = torch.bool if name in COMPARISONS else x.dtype
+        if x.dtype == torch.float32 and name in _FLOAT_MATH:
+            return self._new(f"{_FLOAT_MATH[name]}({x})", dtype)
+        special = {
+            "neg": f"-{x}", "reciprocal": f"1 / {x}", "rsqrt": f"1 / std::sqrt({x})",
+            "logical_not": f"!{x}", "bitwise_not": f"!{x}" if x.dtype == torch.bool else f"~{x}",
+            "sign": f"ptc_sign({x})", "isnan": f"ptc_isnan({x})", "isinf": f"ptc_isinf({x})",
+            "isfinite": f"!(ptc_isnan({x}) || ptc_isinf({x}))", "signbit": f"std::signbit({x})",
+            "sigmoid": f"1 / (1 + std::exp(-{x}))",
+        }
+        if name in special:
+            text = special[name]
+            if name in ("neg", "bitwise_not") and x.dtype not in (torch.bool,) and not x.dtype.is_floating_point:
+                text = f"static_cast<{ctype(x.dtype)}>({text})"
+            return self._new(text, dtype)
+        if name == "abs" and not x.dtype.is_floating_point:
+            return self._new(f"({x} < 0 ? -{x} : {x})", dtype)
+        if name in ("floor", "ceil", "trunc", "round") and not x.dtype.is_floating_point:
+            return x
+        return self._new(f"{_CMATH[name]}({x})", dtype)
+
+    def reduction(self, dtype, reduction_type, value):
+        acc = f"acc{self.counter}"
+        self.counter += 1
+        t = ctype(dtype)
+        if reduction_type in ("argmax", "argmin"):
+            self.scalar_stage = True
+            better = ">" if reduction_type == "argmax" else "<"
+            start = "lowest()" if reduction_type == "argmax" else "max()"
+            if dtype.is_floating_point:
+                start = "infinity()" if reduction_type == "argmin" else "infinity()"
+                start_value = f"{'-' if reduction_type == 'argmax' else ''}std::numeric_limits<{t}>::{start}"
+            else:
+                start_value = f"std::numeric_limits<{t}>::{start}"
+            self.pre += [f"{t} {acc} = {start_value};", f"int64_t {acc}_index = 0;", f"bool {acc}_nan = false;"]
+            nan_check = f"if ({value} != {value}) {{ {acc}_nan = true; {acc}_index = {self.inner_flat}; }} else " if dtype.is_floating_point else ""
+            self.lines.append(
+                f"if (!{acc}_nan) {{ {nan_check}if ({value} {better} {acc}) {{ {acc} = {value}; {acc}_index = {self.inner_flat}; }} }}"
+            )
+            return CppValue(f"{acc}_index", torch.int64)
+        if reduction_type in ("max", "min"):
+            limit = "infinity()" if dtype.is_floating_point else ("lowest()" if reduction_type == "max" else "max()")
+            sign = "-" if reduction_type == "max" and dtype.is_floating_point else ""
+            self.pre.append(f"{t} {acc} = {sign}std::numeric_limits<{t}>::{limit};")
+            op = "<" if reduction_type == "max" else ">"
+            self.lines.append(f"{acc} = {acc} {op} {value} ? {value} : {acc};")
+            self.clauses.append(f"{_REDUCTION_CLAUSE[reduction_type]}:{acc}")
+            if dtype.is_floating_point:
+                # NaN never enters the comparison chain above; a flag carries it past the loop.
+                self.pre.append(f"bool {acc}_nan = false;")
+                self.lines.append(f"{acc}_nan = {acc}_nan || ({value} != {value});")
+                self.clauses.append(f"||:{acc}_nan")
+                return CppValue(f"({acc}_nan ? std::numeric_limits<{t}>::quiet_NaN() : {acc})", dtype)
+            return CppValue(acc, dtype)
+        self.pre.append(f"{t} {acc} = {_REDUCTION_INIT[reduction_type]};")
+        update = {
+            "sum": f"{acc} + {value}", "prod": f"{acc} * {value}", "any": f"{acc} || {value}", "all": f"{acc} && {value}",
+        }[reduction_type]
+        self.lines.append(f"{acc} = {update};")
+        self.clauses.append(f"{_REDUCTION_CLAUSE[reduction_type]}:{acc}")
+        return CppValue(acc, dtype)
+
+    def store_reduction(self, name, index, value):
+        buffer_dtype = self.buffers[name].dtype
+        saved, self.lines = self.lines, self.post
+        value = self.to_dtype(self._new(str(value), value.dtype) if value.text.startswith("(") else value, buffer_dtype)
+        self.lines = saved
+        if name in self.kernel.locals:
+            self.local_values[name] = value
+            return
+        self.args[name] = True
+        self.post.append(f"{name}[{self._index(index)}] = {value};")
+
+    # -- structure ---------------------------------------------------------------------
+
+    def _generate(self):
+        k = self.kernel
+        body: list[str] = []
+        for stage in k.stages:
+            if isinstance(stage, OuterStep):
+                self.lines = []
+                with use_handler(self):
+                    stage.node.body()
+                body += self.lines
+            else:
+                body += self._inner_loop(stage)
+        loops = [(v.name, self._index(n)) for v, n in k.outer]
+        vectorize_outer = not k.is_reduction
+        code = _nest(loops, body, parallel=True, simd=vectorize_outer, clauses=[], work=self._work())
+        params = []
+        for name, written in self.args.items():
+            const = "" if written else "const "
+            params.append(f"{const}{ctype(self.buffers[name].dtype)}* __restrict__ {name}")
+        symbols = sorted(self.symbols)
+        params += [f"const int64_t {s}" for s in symbols]
+        source = "\n".join(
+            [f'#include "{prelude_path()}"', "", f'extern "C" void {k.name}({", ".join(params)})', "{", *_indent(code), "}", ""]
+        )
+        return source, [*self.args, *symbols]
+
+    def _inner_loop(self, stage: InnerLoop) -> list[str]:
+        self.pre, self.post, self.lines, self.clauses = [], [], [], []
+        self.scalar_stage = False
+        inner = [(v.name, self._index(n)) for v, n in self.kernel.inner]
+        flat = "0"
+        for var, size in inner:
+            flat = f"({flat} * {size} + {var})" if flat != "0" else var
+        self.inner_flat = flat
+        self.cse.append({})
+        with use_handler(self):
+            for node in stage.nodes:
+                node.body()
+        self.cse.pop()
+        loop_body = self.lines
+        parallel = not self.kernel.outer and not self.scalar_stage
+        loop = _nest(inner, loop_body, parallel=parallel, simd=not self.scalar_stage, clauses=self.clauses,
+                     work=self._work())
+        return [*self.pre, *loop, *self.post]
+
+    def _work(self) -> str:
+        sizes = [n for _, n in (*self.kernel.outer, *self.kernel.inner)]
+        total = sympy.Integer(1)
+        for n in sizes:
+            total = total * n
+        if isinstance(total, sympy.Integer):
+            return "" if int(total) < PARALLEL_THRESHOLD else "always"
+        return f"{self._index(total)} >= {PARALLEL_THRESHOLD}"
+
+
+def _nest(loops, body, *, parallel, simd, clauses, work) -> list[str]:
+    """`for` loops around `body`: threads over the outer ones (collapsed), SIMD on the innermost."""
+    if not loops:
+        return ["{", *_indent(body), "}"]
+    reduction = f" reduction({', '.join(clauses)})" if clauses else ""
+    code = body
+    for depth in reversed(range(len(loops))):
+        var, size = loops[depth]
+        head = [f"for (int64_t {var} = 0; {var} < {size}; ++{var})"]
+        pragma = None
+        if depth == len(loops) - 1 and simd and not (parallel and len(loops) == 1):
+            pragma = f"#pragma omp simd{reduction}"
+        if depth == 0 and parallel and work:
+            condition = "" if work == "always" else f" if({work})"
+            if len(loops) == 1 and simd:
+                pragma = f"#pragma omp parallel for simd{reduction}{condition}"
+            else:
+                collapse = f" collapse({len(loops) - 1})" if simd and len(loops) > 2 else (
+                    f" collapse({len(loops)})" if not simd and len(loops) > 1 else "")
+                pragma = f"#pragma omp parallel for{collapse}{reduction}{condition}"
+        elif depth == 0 and parallel and not work and len(loops) == 1 and simd:
+            pragma = f"#pragma omp simd{reduction}"
+        code = ([pragma] if pragma else []) + head + ["{", *_indent(code), "}"]
+    return code
+
+
+def _indent(lines):
+    return ["    " + line for line in lines]

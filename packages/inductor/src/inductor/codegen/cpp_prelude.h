@@ -1,0 +1,201 @@
+// Included by every generated C++ kernel. Math written branch-free on plain floats so that
+// GCC's `#pragma omp simd` loops vectorize it without -ffast-math: special cases (NaN, inf,
+// overflow, subnormal results) are handled by selects, keeping eager's IEEE results.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <algorithm>
+
+#define PTC_INLINE static inline __attribute__((always_inline))
+
+PTC_INLINE float ptc_bits_to_float(uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
+PTC_INLINE uint32_t ptc_float_to_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+
+// bfloat16 is stored as its raw bits; conversions round to nearest even and keep NaN quiet.
+PTC_INLINE float bf16_to_float(uint16_t v) { return ptc_bits_to_float(static_cast<uint32_t>(v) << 16); }
+PTC_INLINE uint16_t float_to_bf16(float f) {
+  uint32_t b = ptc_float_to_bits(f);
+  uint32_t rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>(f != f ? ((b >> 16) | 0x40u) : rounded);
+}
+
+// 2^n for integer-valued n in [-126, 127].
+PTC_INLINE float ptc_pow2i(int32_t n) { return ptc_bits_to_float(static_cast<uint32_t>(n + 127) << 23); }
+
+PTC_INLINE float ptc_exp(float x) {
+  const float inf = std::numeric_limits<float>::infinity();
+  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // Round-to-nearest by the 1.5*2^23 trick: exact in IEEE arithmetic, no fast-math needed.
+  float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - k * 0.693145751953125f;
+  r = r - k * 1.428606765330187045e-06f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  int32_t ki = static_cast<int32_t>(k);
+  int32_t k1 = ki / 2;
+  float result = p * ptc_pow2i(k1) * ptc_pow2i(ki - k1);
+  result = x > 88.72283935546875f ? inf : result;
+  result = x < -103.972084f ? 0.0f : result;
+  return x != x ? x : result;
+}
+
+PTC_INLINE float ptc_expm1(float x) {
+  float x2 = x * x;
+  float p = 1.0f / 3628800.0f;
+  p = p * x + 1.0f / 362880.0f;
+  p = p * x + 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  float small = x + x2 * p;
+  float large = ptc_exp(x) - 1.0f;
+  return std::abs(x) < 0.5f ? small : large;
+}
+
+PTC_INLINE float ptc_log(float x) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  bool subnormal = x < 1.17549435e-38f;
+  float xs = subnormal ? x * 8388608.0f : x;  // scale subnormals into the normal range
+  uint32_t b = ptc_float_to_bits(xs);
+  int32_t e = static_cast<int32_t>((b >> 23) & 0xFF) - 127;
+  float m = ptc_bits_to_float((b & 0x007FFFFFu) | 0x3F800000u);  // in [1, 2)
+  bool big = m > 1.41421356f;
+  m = big ? m * 0.5f : m;
+  float ef = static_cast<float>(big ? e + 1 : e) - (subnormal ? 23.0f : 0.0f);
+  float s = (m - 1.0f) / (m + 1.0f);
+  float s2 = s * s;
+  float p = 1.0f / 11.0f;
+  p = p * s2 + 1.0f / 9.0f;
+  p = p * s2 + 1.0f / 7.0f;
+  p = p * s2 + 1.0f / 5.0f;
+  p = p * s2 + 1.0f / 3.0f;
+  p = p * s2 + 1.0f;
+  float result = ef * 0.693147180559945309f + 2.0f * s * p;
+  result = x == inf ? inf : result;
+  result = x == 0.0f ? -inf : result;
+  result = x < 0.0f ? nan : result;
+  return x != x ? x : result;
+}
+
+PTC_INLINE float ptc_log1p(float x) {
+  // log(u) * x / (u - 1) with u = 1 + x cancels the rounding of 1 + x (Goldberg's trick).
+  float u = 1.0f + x;
+  float d = u - 1.0f;
+  float l = ptc_log(u);
+  float result = d == 0.0f ? x : l * (x / d);
+  result = u == std::numeric_limits<float>::infinity() ? u : result;
+  return x != x ? x : result;
+}
+
+PTC_INLINE float ptc_tanh(float x) {
+  float ax = std::abs(x);
+  float x2 = x * x;
+  float p = 929569.0f / 638512875.0f;
+  p = p * -x2 + 21844.0f / 6081075.0f;
+  p = p * -x2 + 1382.0f / 155925.0f;
+  p = p * -x2 + 62.0f / 2835.0f;
+  p = p * -x2 + 17.0f / 315.0f;
+  p = p * -x2 + 2.0f / 15.0f;
+  p = p * -x2 + 1.0f / 3.0f;
+  float small = x - x * x2 * p;
+  float e = ptc_exp(2.0f * (ax > 20.0f ? 20.0f : ax));
+  float large = 1.0f - 2.0f / (e + 1.0f);
+  large = x < 0.0f ? -large : large;
+  float result = ax < 0.5f ? small : large;
+  return x != x ? x : result;
+}
+
+PTC_INLINE float ptc_sigmoid(float x) { return 1.0f / (1.0f + ptc_exp(-x)); }
+
+PTC_INLINE float ptc_erf(float x) {
+  float ax = std::abs(x);
+  float x2 = x * x;
+  float p = 1.0f / 9360.0f;
+  p = p * -x2 + 1.0f / 1320.0f;
+  p = p * -x2 + 1.0f / 216.0f;
+  p = p * -x2 + 1.0f / 42.0f;
+  p = p * -x2 + 1.0f / 10.0f;
+  p = p * -x2 + 1.0f / 3.0f;
+  float small = 1.1283791670955126f * (x - x * x2 * p);
+  // Abramowitz & Stegun 7.1.26 (absolute error 1.5e-7) where erf(x) >= 0.52.
+  float t = 1.0f / (1.0f + 0.3275911f * ax);
+  float q = 1.061405429f;
+  q = q * t - 1.453152027f;
+  q = q * t + 1.421413741f;
+  q = q * t - 0.284496736f;
+  q = q * t + 0.254829592f;
+  float large = 1.0f - q * t * ptc_exp(-ax * ax);
+  large = x < 0.0f ? -large : large;
+  float result = ax < 0.5f ? small : large;
+  return x != x ? x : result;
+}
+
+template <typename T> PTC_INLINE T ptc_maximum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a != a ? a : (b != b ? b : (a > b ? a : b));
+  else return a > b ? a : b;
+}
+template <typename T> PTC_INLINE T ptc_minimum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a != a ? a : (b != b ? b : (a < b ? a : b));
+  else return a < b ? a : b;
+}
+template <typename T> PTC_INLINE T ptc_floordiv(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return std::floor(a / b);
+  else { T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
+}
+template <typename T> PTC_INLINE T ptc_mod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+template <typename T> PTC_INLINE T ptc_sign(T a) {
+  if constexpr (std::is_floating_point_v<T>) return a != a ? a : static_cast<T>((T(0) < a) - (a < T(0)));
+  else return static_cast<T>((T(0) < a) - (a < T(0)));
+}
+template <typename T> PTC_INLINE bool ptc_isnan(T a) { if constexpr (std::is_floating_point_v<T>) return a != a; else return false; }
+template <typename T> PTC_INLINE bool ptc_isinf(T a) {
+  if constexpr (std::is_floating_point_v<T>) return std::abs(a) == std::numeric_limits<T>::infinity(); else return false;
+}
+template <typename T> PTC_INLINE T ptc_pow(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return std::pow(a, b);
+  else { T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
+}
+
+// Philox-4x32-10: the counter-based generator of Salmon et al. (SC'11), as curand and Triton use.
+PTC_INLINE uint32_t ptc_philox(uint64_t seed, uint64_t offset) {
+  uint32_t c0 = static_cast<uint32_t>(offset), c1 = static_cast<uint32_t>(offset >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int i = 0; i < 10; ++i) {
+    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0, p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0, n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1); c3 = static_cast<uint32_t>(p0); c0 = n0; c2 = n2;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  return c0;
+}
+PTC_INLINE float ptc_rand(int64_t seed, int64_t offset) {
+  return static_cast<float>(ptc_philox(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)) >> 8) * (1.0f / 16777216.0f);
+}
+PTC_INLINE float ptc_randn(int64_t seed, int64_t offset) {
+  float u1 = ptc_rand(seed, 2 * offset) + (0.5f / 16777216.0f);
+  float u2 = ptc_rand(seed, 2 * offset + 1);
+  return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.28318530717958648f * u2);
+}
+PTC_INLINE int64_t ptc_index_in_bounds(int64_t i, int64_t size) {
+  i = i < 0 ? i + size : i;
+  return i < 0 ? 0 : (i >= size ? size - 1 : i);
+}

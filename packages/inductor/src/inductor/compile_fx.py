@@ -1,0 +1,179 @@
+"""Entry points: `compile_fx` (the "inductor" backend: aot_autograd, then one ATen graph at a
+time) and `compile_aten_graph` (lower, schedule, generate, compile, load).
+
+A compiled graph is cached on disk by the hash of its code, its inputs' sizes/strides/dtypes
+and inductor's own sources: a warm start imports the stored wrapper and skips lowering and
+code generation entirely.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+import types
+
+import torch
+import torch.fx
+
+from . import cache
+from .codegen.cpp import CppKernel
+from .codegen.wrapper import WrapperCodegen
+from .errors import UnsupportedDevice
+from .graph import GraphLowering
+from .ir import FusedKernel
+from .runtime import cpp_build
+from .scheduler import Scheduler
+
+output_code_log = logging.getLogger("compiler.output_code")
+log = logging.getLogger("compiler.inductor")
+
+
+def _logs_requested(name: str) -> bool:
+    return name in {part.strip() for part in os.environ.get("COMPILER_LOGS", "").split(",")}
+
+
+if _logs_requested("output_code") and not output_code_log.handlers:
+    # Standalone use (no `compiler` package configuring logging): honour COMPILER_LOGS here.
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("%(message)s"))
+    output_code_log.addHandler(_handler)
+    output_code_log.setLevel(logging.INFO)
+
+
+class CompiledGraph:
+    """A callable running the wrapper; `source` is its Python, `kernel_sources` the C++ it calls."""
+
+    def __init__(self, source: str, kernel_sources: dict[str, str], constants: dict, cache_hit: bool):
+        self.source, self.kernel_sources, self.cache_hit = source, kernel_sources, cache_hit
+        module = types.ModuleType("inductor_compiled_graph")
+        module.constants = constants
+        exec(compile(source, "<inductor wrapper>", "exec"), module.__dict__)
+        self._call = module.call
+
+    @property
+    def kernel_count(self) -> int:
+        return len(self.kernel_sources)
+
+    def __call__(self, *args):
+        return self._call(list(args))
+
+
+def _input_key(example_inputs) -> str:
+    parts = []
+    for x in example_inputs:
+        if isinstance(x, torch.Tensor):
+            parts.append(f"T{tuple(x.shape)}{x.stride()}{x.dtype}{x.device}")
+        else:
+            parts.append(f"{type(x).__name__}")
+    return ";".join(parts)
+
+
+def _meta_key(gm) -> str:
+    """Symbolic input sizes change the generated code: they belong in the key."""
+    parts = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            val = node.meta.get("val", node.meta.get("example_value"))
+            parts.append(str(tuple(val.shape)) if isinstance(val, torch.Tensor) else str(type(val).__name__))
+    return ";".join(parts)
+
+
+def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs) -> CompiledGraph:
+    """Compile a functional ATen graph (placeholders in call order, returns a tuple/list)."""
+    devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
+    if devices - {"cpu"}:
+        raise UnsupportedDevice(
+            f"inductor generates C++ for CPU tensors; this graph has {sorted(devices)} inputs and the Triton "
+            "backend for CUDA is not written yet. Use backend='aot_eager' meanwhile."
+        )
+    key = cache.digest(gm.code, _input_key(example_inputs), _meta_key(gm), cache.inductor_source_hash(),
+                       " ".join(cpp_build.FLAGS))
+    constants = _constants(gm)
+    path = cache.cache_dir() / "graphs" / f"{key}.py"
+    if path.exists():
+        source = path.read_text()
+        compiled = CompiledGraph(source, _kernel_sources(source), constants, cache_hit=True)
+        output_code_log.info("inductor: graph cache hit %s\n%s", path, source)
+        return compiled
+    start = time.perf_counter()
+    ensure_meta_vals(gm, example_inputs)
+    graph = GraphLowering(gm, example_inputs)
+    graph.run()
+    steps = Scheduler(graph).run()
+    buffers = {b.name: b for b in graph.buffers}
+    buffers.update({b.name: b for b in graph.graph_inputs if hasattr(b, "layout")})
+    kernels = [s for s in steps if isinstance(s, FusedKernel)]
+    printed = [CppKernel(k, buffers, set(graph.symbol_sources)) for k in kernels]
+    libraries = cpp_build.build_all([p.source for p in printed])
+    signatures = {k.name: (lib, p.signature) for k, p, lib in zip(kernels, printed, libraries)}
+    source = WrapperCodegen(graph, steps, signatures).generate()
+    cache.write_atomic(path, source)
+    log.info("inductor: compiled %d kernels in %.2fs", len(kernels), time.perf_counter() - start)
+    if output_code_log.isEnabledFor(logging.INFO):
+        text = "\n\n".join([source, *[f"// {k.name}\n{p.source}" for k, p in zip(kernels, printed)]])
+        output_code_log.info("inductor: output code %s\n%s", path, text)
+    return CompiledGraph(source, {k.name: p.source for k, p in zip(kernels, printed)}, constants, cache_hit=False)
+
+
+def _kernel_sources(wrapper_source: str) -> dict[str, str]:
+    """The C++ behind a cached wrapper, read back from the kernel cache (rebuilt if its .so was removed)."""
+    import pathlib
+    import re
+
+    found = {}
+    for name, so in re.findall(r"^(\w+) = load_kernel\('([^']+)'", wrapper_source, re.M):
+        cpp = pathlib.Path(so).with_name("kernel.cpp")
+        found[name] = cpp.read_text() if cpp.exists() else ""
+        if not pathlib.Path(so).exists() and found[name]:
+            cpp_build.build(found[name])
+    return found
+
+
+def _constants(gm) -> dict:
+    found = {}
+    for node in gm.graph.nodes:
+        if node.op == "get_attr":
+            value = gm
+            for part in node.target.split("."):
+                value = getattr(value, part)
+            if isinstance(value, torch.Tensor):
+                found[f"const_{node.target.replace('.', '_')}"] = value
+    return found
+
+
+def ensure_meta_vals(gm: torch.fx.GraphModule, example_inputs) -> None:
+    """Fill node.meta['val'] by running the graph on meta tensors when no tracer did."""
+    if all("val" in n.meta for n in gm.graph.nodes if n.op in ("placeholder", "call_function")):
+        return
+
+    def to_meta(x):
+        if isinstance(x, torch.Tensor):
+            return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+        return x
+
+    class MetaPropagation(torch.fx.Interpreter):
+        def run_node(self, node):
+            result = super().run_node(node)
+            node.meta.setdefault("val", result)
+            return result
+
+    MetaPropagation(gm).run(*[to_meta(x) for x in example_inputs])
+
+
+def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
+    """The "inductor" backend: aot_autograd with inductor's decompositions and the min-cut
+    partitioner; every forward/backward/inference ATen graph goes to `compile_aten_graph`."""
+    import aot_autograd
+
+    from .decompositions import decompositions
+
+    def compile_graph(graph_module, inputs):
+        return compile_aten_graph(graph_module, inputs)
+
+    partition = getattr(aot_autograd, "min_cut_rematerialization_partition", None)
+    return aot_autograd.aot_module_simplified(
+        gm, example_inputs, compile_graph, compile_graph,
+        decompositions=decompositions(), partition_fn=partition, inference_compiler=compile_graph,
+    )

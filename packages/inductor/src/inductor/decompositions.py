@@ -1,0 +1,50 @@
+"""The ATen decompositions inductor asks aot_autograd to apply before lowering.
+
+Core ATen decompositions, minus the ops with a direct lowering that beats their decomposition
+(softmax, layer norm, gelu, var_mean... are reductions/pointwise we lower as a whole).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch._decomp import core_aten_decompositions, get_decompositions
+
+aten = torch.ops.aten
+
+# Lowered directly (lowering/), so their decompositions would only make the graph longer.
+LOWERED_DIRECTLY = {
+    aten._softmax.default, aten._log_softmax.default, aten.native_layer_norm.default, aten.gelu.default,
+    aten.var_mean.correction, aten.var.correction, aten.std.correction, aten.native_dropout.default,
+    aten._softmax_backward_data.default, aten._log_softmax_backward_data.default, aten.gelu_backward.default,
+    aten.silu.default, aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default, aten.hardtanh.default,
+    aten.leaky_relu.default, aten.sigmoid_backward.default, aten.tanh_backward.default, aten.embedding.default,
+    aten.index_select.default, aten.gather.default, aten.full_like.default, aten.zeros_like.default,
+    aten.ones_like.default, aten.arange.default, aten.arange.start, aten.arange.start_step, aten.rsub.Scalar,
+    aten.rsub.Tensor, aten.nan_to_num.default, aten.masked_fill.Scalar, aten.masked_fill.Tensor,
+    aten.threshold_backward.default, aten.mean.dim, aten.logical_not.default,
+    aten.mm.default, aten.addmm.default, aten.bmm.default,
+}
+
+# Composite ops that core ATen keeps but that we would rather see as simpler pieces.
+EXTRA = [
+    aten.native_layer_norm_backward.default, aten.native_group_norm.default, aten.native_group_norm_backward.default,
+    aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit_no_training.default,
+    aten.native_batch_norm_backward.default, aten.embedding_dense_backward.default, aten.logsumexp.default,
+    aten.addcmul.default, aten.addcdiv.default, aten.linalg_vector_norm.default, aten.upsample_nearest2d.vec,
+    aten.hardswish.default, aten.hardsigmoid.default, aten.elu.default, aten.softplus.default, aten.mish.default,
+]
+
+
+@functools.lru_cache(maxsize=None)
+def _table():
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions(EXTRA))
+    for op in LOWERED_DIRECTLY:
+        table.pop(op, None)
+    return table
+
+
+def decompositions() -> dict:
+    return dict(_table())

@@ -1,0 +1,240 @@
+"""GraphLowering: walks an ATen FX graph and builds IR through the lowering table.
+
+Inputs become InputBuffers (symbolic sizes keep their symbols, bound in the wrapper from
+the argument that carries them). Each node's result stays lazy (Pointwise, views) until a
+consumer needs memory; a lazy result read by several nodes is realized so it is computed
+once. Ops without a lowering run as aten calls (see lowering/extern.py).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import sympy
+import torch
+import torch.fx
+
+from .context import lowering_graph
+from .errors import LoweringError
+from .ir import (
+    Buffer, ComputedBuffer, ExternKernel, GenericView, InputBuffer, IRNode, Layout, MultiOutput, Pointwise,
+    Reduction, ReinterpretView, storage_of,
+)
+from .lowering import LOWERINGS
+from .lowering.extern import fallback
+from .ops import DependencyCollector, use_handler
+from .sizes import as_expr, loop_vars
+
+# A lazy value with more users than this, or this many ops, is realized rather than recomputed.
+REALIZE_USERS = 1
+REALIZE_OPS = 1
+
+
+class GraphLowering(torch.fx.Interpreter):
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs):
+        super().__init__(gm, garbage_collect_values=False)
+        self.example_inputs = list(example_inputs)
+        self.buffers: list[Buffer] = []
+        self.input_names: list[str] = []
+        self.graph_inputs: list = []                  # InputBuffer or sympy expr, per placeholder
+        self.symbol_sources: dict[sympy.Symbol, str] = {}
+        self.hints: dict[sympy.Symbol, int] = {}
+        self.symbol_map: dict = {}                    # foreign symbols -> ours
+        self.constants: dict[str, torch.Tensor] = {}
+        self.outputs: list = []
+        self.output_names: set[str] = set()
+        self.consumers: dict[str, set[str]] = {}
+        self.current_node: torch.fx.Node | None = None
+        self._counter = 0
+        self._placeholder_index = 0
+        self._lazy: list[torch.fx.Node] = []
+        self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+
+    # -- services for lowerings --------------------------------------------------------
+
+    def new_name(self) -> str:
+        name = f"buf{self._counter}"
+        self._counter += 1
+        return name
+
+    def sympify(self, value):
+        expr = as_expr(value)
+        if expr.free_symbols:
+            expr = expr.xreplace({s: self.symbol_map.get(s, s) for s in expr.free_symbols})
+        return expr
+
+    def hint(self, expr) -> int:
+        return int(sympy.sympify(expr).xreplace(self.hints))
+
+    def current_val(self):
+        val = self.current_node.meta.get("val")
+        if val is None:
+            raise LoweringError(f"node {self.current_node.format_node()} has no meta['val'] to size its output")
+        return val
+
+    def register_reduction(self, node: Reduction) -> ComputedBuffer:
+        buffer = ComputedBuffer(self.new_name(), Layout.contiguous(node.device, node.dtype, node.ranges), node)
+        self._add(buffer)
+        return buffer
+
+    def register_extern(self, buffer: Buffer) -> Buffer:
+        self._add(buffer)
+        return buffer
+
+    def realize(self, value):
+        """A value backed by memory: the buffer itself, a strided view of one, or a new ComputedBuffer."""
+        if isinstance(value, (Buffer, ReinterpretView)):
+            return value
+        if isinstance(value, Reduction):
+            return self.register_reduction(value)
+        if isinstance(value, GenericView):
+            value = Pointwise(value.device, value.dtype, value.size, value.make_loader())
+        buffer = ComputedBuffer(self.new_name(), Layout.contiguous(value.device, value.dtype, value.size), value)
+        self._add(buffer)
+        return buffer
+
+    def realize_tree(self, value):
+        if isinstance(value, IRNode):
+            return self.realize(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.realize_tree(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.realize_tree(v) for k, v in value.items()}
+        return value
+
+    def _add(self, buffer: Buffer):
+        self.buffers.append(buffer)
+        for name in _reads_of(buffer):
+            self.consumers.setdefault(name, set()).add(buffer.name)
+
+    # -- interpreter -------------------------------------------------------------------
+
+    def run(self):
+        with lowering_graph(self):
+            return super().run(*self.example_inputs)
+
+    def run_node(self, node):
+        self.current_node = node
+        result = super().run_node(node)
+        if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
+            if len(node.users) > REALIZE_USERS and _op_count(result) >= REALIZE_OPS:
+                result = self.realize(result)
+            else:
+                self._lazy.append(node)
+        return result
+
+    def placeholder(self, target, args, kwargs):
+        position = self._placeholder_index
+        self._placeholder_index += 1
+        example = self.example_inputs[position]
+        name = f"arg{position}"
+        val = self.current_node.meta.get("val", self.current_node.meta.get("example_value", example))
+        if isinstance(example, torch.Tensor):
+            size = [self._bind(s, f"{name}.size({k})", int(example.shape[k])) for k, s in enumerate(val.shape)]
+            stride = [self._bind(s, f"{name}.stride({k})", int(example.stride()[k])) for k, s in enumerate(val.stride())]
+            buffer = InputBuffer(name, Layout(example.device, example.dtype, tuple(size), tuple(stride)))
+            self.input_names.append(name)
+            self.graph_inputs.append(buffer)
+            return buffer
+        if isinstance(val, (torch.SymInt, sympy.Basic)):
+            expr = self._bind(val, name, int(example))
+            self.graph_inputs.append(expr)
+            return expr
+        self.graph_inputs.append(example)
+        return example
+
+    def _bind(self, value, source: str, hint: int):
+        """Our symbol for a (possibly foreign) size; the first source that carries it binds it."""
+        expr = as_expr(value)
+        if isinstance(expr, sympy.Integer):
+            return expr
+        if isinstance(expr, sympy.Symbol):
+            ours = self.symbol_map.get(expr)
+            if ours is None:
+                ours = sympy.Symbol(expr.name, integer=True, positive=True)
+                self.symbol_map[expr] = ours
+                self.symbol_sources[ours] = source
+                self.hints[ours] = hint
+            return ours
+        return self.sympify(expr)
+
+    def get_attr(self, target, args, kwargs):
+        value = getattr(self.module, target) if "." not in target else operator.attrgetter(target)(self.module)
+        if not isinstance(value, torch.Tensor):
+            return value
+        name = f"const_{target.replace('.', '_')}"
+        self.constants[name] = value
+        self.input_names.append(name)
+        return InputBuffer(name, Layout(value.device, value.dtype, tuple(map(as_expr, value.shape)), tuple(map(as_expr, value.stride()))))
+
+    def call_function(self, target, args, kwargs):
+        if target is operator.getitem:
+            return args[0][args[1]]
+        args, kwargs = _sympify_tree(self, args), _sympify_tree(self, kwargs)
+        if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
+            self._realize_pending()
+        lowering = LOWERINGS.get(target)
+        if lowering is not None:
+            try:
+                return lowering(*args, **kwargs)
+            except NotImplementedError:
+                pass
+        if not isinstance(target, torch._ops.OpOverload):
+            raise LoweringError(
+                f"inductor lowers ATen graphs; {self.current_node.format_node()} calls {target}, which is not an "
+                "ATen overload. Run the graph through aot_autograd first (inductor.compile_fx does)."
+            )
+        return fallback(target, args, kwargs)
+
+    def _realize_pending(self):
+        """Before an op writes to memory, compute every lazy value that may read that memory."""
+        for node in self._lazy:
+            value = self.env.get(node)
+            if isinstance(value, (Pointwise, GenericView)):
+                self.env[node] = self.realize(value)
+        self._lazy = []
+
+    def output(self, target, args, kwargs):
+        results = args[0]
+        flat = results if isinstance(results, (list, tuple)) else [results]
+        for value in flat:
+            if isinstance(value, IRNode):
+                value = self.realize(value)
+                base = storage_of(value)
+                self.output_names.add(base.name)
+            self.outputs.append(value)
+        return results
+
+
+def _sympify_tree(graph, value):
+    if isinstance(value, torch.SymInt):
+        return graph.sympify(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_sympify_tree(graph, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _sympify_tree(graph, v) for k, v in value.items()}
+    return value
+
+
+def _op_count(value) -> int:
+    collector = DependencyCollector()
+    with use_handler(collector):
+        value.make_loader()(loop_vars("i", len(value.size)))
+    return collector.op_count
+
+
+def _reads_of(buffer: Buffer) -> set[str]:
+    if isinstance(buffer, ComputedBuffer):
+        collector = DependencyCollector()
+        data = buffer.data
+        with use_handler(collector):
+            if isinstance(data, Reduction):
+                buffer.store_body()(loop_vars("i", len(data.ranges)), loop_vars("r", len(data.reduction_ranges)))
+            else:
+                buffer.store_body()(loop_vars("i", len(data.ranges)))
+        return {name for name, _ in collector.reads}
+    if isinstance(buffer, MultiOutput):
+        return {buffer.parent.name}
+    if isinstance(buffer, ExternKernel):
+        return {storage_of(v).name for v in buffer.inputs() if storage_of(v) is not None}
+    return set()

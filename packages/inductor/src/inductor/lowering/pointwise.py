@@ -1,0 +1,362 @@
+"""Elementwise ATen ops: broadcasting, torch's type promotion, and the math itself.
+
+Type promotion follows `torch._prims_common.elementwise_dtypes`: the computation dtype (float32
+for float16/bfloat16 inputs) and the result dtype; the body computes in the former and casts
+to the latter once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+import torch
+from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
+from torch._prims_common import elementwise_dtypes
+
+from ..ir import IRNode, Pointwise
+from ..ops import ops
+from . import register_lowering
+
+aten = torch.ops.aten
+
+
+def _meta_like(value):
+    if isinstance(value, IRNode):
+        return torch.empty((1,) * min(len(value.size), 1), dtype=value.dtype, device="meta")
+    if isinstance(value, sympy.Basic):
+        return 1 if value.is_integer else 1.0
+    return value
+
+
+def promote(args, kind: Kind) -> tuple[torch.dtype, torch.dtype]:
+    """(computation dtype, result dtype) for these operands, as eager would choose."""
+    return elementwise_dtypes(*[_meta_like(a) for a in args], type_promotion_kind=kind)
+
+
+def broadcast_sizes(*sizes) -> tuple:
+    ndim = max((len(s) for s in sizes), default=0)
+    out = []
+    for dim in range(ndim):
+        chosen = sympy.Integer(1)
+        for size in sizes:
+            k = dim - (ndim - len(size))
+            if k >= 0 and size[k] != 1:
+                chosen = size[k]
+        out.append(chosen)
+    return tuple(out)
+
+
+def broadcast_loader(value: IRNode, size) -> callable:
+    """A loader over `size` reading `value` with broadcast semantics (missing and size-1 dims pinned)."""
+    loader = value.make_loader()
+    offset = len(size) - len(value.size)
+    own = value.size
+
+    def load(index):
+        return loader([sympy.Integer(0) if own[k] == 1 else index[k + offset] for k in range(len(own))])
+
+    return load
+
+
+def cast(value, from_dtype: torch.dtype, to_dtype: torch.dtype):
+    return value if from_dtype == to_dtype else ops.to_dtype(value, to_dtype)
+
+
+def operand_loaders(args, size, compute_dtype):
+    """For each operand: index -> ops value in `compute_dtype` (scalars become constants)."""
+    loaders = []
+    for arg in args:
+        if isinstance(arg, IRNode):
+            load = broadcast_loader(arg, size)
+            loaders.append(lambda index, load=load, dt=arg.dtype: cast(load(index), dt, compute_dtype))
+        elif isinstance(arg, sympy.Basic):
+            loaders.append(lambda index, e=arg: cast(ops.index_expr(e, torch.int64), torch.int64, compute_dtype))
+        else:
+            loaders.append(lambda index, c=arg: ops.constant(c, compute_dtype))
+    return loaders
+
+
+def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dtype=None) -> Pointwise:
+    """Pointwise(fn(*operands)) over the broadcast of `args`, promoted by `kind`."""
+    tensors = [a for a in args if isinstance(a, IRNode)]
+    computation, result = promote(args, kind)
+    computation = compute_dtype or computation
+    result = out_dtype or result
+    size = broadcast_sizes(*[t.size for t in tensors])
+    loaders = operand_loaders(args, size, computation)
+    fn_dtype = torch.bool if kind == Kind.ALWAYS_BOOL else computation
+
+    def inner(index):
+        return cast(fn(*[load(index) for load in loaders]), fn_dtype, result)
+
+    return Pointwise(tensors[0].device, result, size, inner)
+
+
+def register_pointwise(aten_ops, fn, kind: Kind = Kind.DEFAULT):
+    aten_ops = aten_ops if isinstance(aten_ops, (list, tuple)) else [aten_ops]
+
+    def lower(*args, **kwargs):
+        return pointwise(fn, args, kind)
+
+    register_lowering(*aten_ops)(lower)
+
+
+def _by_name(name):
+    return lambda *operands: getattr(ops, name)(*operands)
+
+
+def _overloads(packet):
+    """The tensor/scalar overloads of an elementwise packet (`Tensor`, `Scalar`, `default`)."""
+    return [getattr(packet, n) for n in ("default", "Tensor", "Scalar") if n in packet.overloads()]
+
+
+_UNARY = {
+    Kind.INT_TO_FLOAT: "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sinh cosh asin acos "
+    "atan asinh acosh atanh erf erfc sigmoid reciprocal lgamma",
+    Kind.DEFAULT: "neg floor ceil trunc round sign bitwise_not",
+    Kind.COMPLEX_TO_FLOAT: "abs",
+    Kind.ALWAYS_BOOL: "isnan isinf logical_not signbit",
+}
+_BINARY = {
+    Kind.DEFAULT: "mul maximum minimum bitwise_and bitwise_or bitwise_xor fmod",
+    Kind.INT_TO_FLOAT: "atan2 hypot copysign",
+    Kind.ALWAYS_BOOL: "eq ne lt le gt ge logical_and logical_or logical_xor",
+}
+for _kind, _names in _UNARY.items():
+    for _name in _names.split():
+        register_pointwise(_overloads(getattr(aten, _name)), _by_name(_name), _kind)
+for _kind, _names in _BINARY.items():
+    for _name in _names.split():
+        register_pointwise(_overloads(getattr(aten, _name)), _by_name(_name), _kind)
+# ATen names that differ from the vocabulary's (Python's % and // semantics).
+register_pointwise(_overloads(aten.remainder), _by_name("mod"))
+register_pointwise(_overloads(aten.floor_divide), _by_name("floordiv"))
+
+
+@register_lowering(aten.isfinite.default)
+def _isfinite(x):
+    if not x.dtype.is_floating_point:
+        return pointwise(lambda a: ops.constant(True, torch.bool), [x], Kind.ALWAYS_BOOL)
+    return pointwise(_by_name("isfinite"), [x], Kind.ALWAYS_BOOL)
+
+
+@register_lowering(aten.add.Tensor, aten.add.Scalar)
+def _add(a, b, alpha=1):
+    if alpha != 1:
+        b = pointwise(_by_name("mul"), [b, alpha]) if isinstance(b, IRNode) else b * alpha
+    return pointwise(_by_name("add"), [a, b])
+
+
+@register_lowering(aten.sub.Tensor, aten.sub.Scalar)
+def _sub(a, b, alpha=1):
+    if alpha != 1:
+        b = pointwise(_by_name("mul"), [b, alpha]) if isinstance(b, IRNode) else b * alpha
+    return pointwise(_by_name("sub"), [a, b])
+
+
+@register_lowering(aten.rsub.Tensor, aten.rsub.Scalar)
+def _rsub(a, b, alpha=1):
+    scaled = a if alpha == 1 else pointwise(_by_name("mul"), [a, alpha])
+    return pointwise(lambda x, y: ops.sub(y, x), [scaled, b])
+
+
+@register_lowering(aten.div.Tensor, aten.div.Scalar)
+def _div(a, b):
+    return pointwise(_by_name("truediv"), [a, b], Kind.INT_TO_FLOAT)
+
+
+@register_lowering(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def _div_mode(a, b, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _div(a, b)
+    computation, _ = promote([a, b], Kind.DEFAULT)
+    if computation.is_floating_point:
+        rounding = "floor" if rounding_mode == "floor" else "trunc"
+        return pointwise(lambda x, y: getattr(ops, rounding)(ops.truediv(x, y)), [a, b])
+    return pointwise(_by_name("floordiv" if rounding_mode == "floor" else "truncdiv"), [a, b])
+
+
+@register_lowering(aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar, aten.pow.Scalar)
+def _pow(a, b):
+    if isinstance(a, IRNode) and not isinstance(b, IRNode):
+        if b == 2:
+            return pointwise(lambda x, _: ops.mul(x, x), [a, b])
+        if b == 1:
+            return pointwise(lambda x, _: x, [a, b])
+        if b == 0.5:
+            return pointwise(lambda x, _: ops.sqrt(x), [a, b])
+    return pointwise(_by_name("pow"), [a, b])
+
+
+@register_lowering(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+def where(cond, a, b):
+    computation, result = promote([a, b], Kind.DEFAULT)
+    size = broadcast_sizes(*[t.size for t in (cond, a, b) if isinstance(t, IRNode)])
+    load_cond = operand_loaders([cond], size, torch.bool)[0]
+    load_a, load_b = operand_loaders([a, b], size, result)
+    device = next(t.device for t in (cond, a, b) if isinstance(t, IRNode))
+    return Pointwise(device, result, size, lambda index: ops.where(load_cond(index), load_a(index), load_b(index)))
+
+
+@register_lowering(aten.clamp.default, aten.clamp.Tensor)
+def clamp(x, min=None, max=None):
+    result = x
+    if min is not None:
+        result = pointwise(_by_name("maximum"), [result, min])
+    if max is not None:
+        result = pointwise(_by_name("minimum"), [result, max])
+    return result
+
+
+@register_lowering(aten.clamp_min.default, aten.clamp_min.Tensor)
+def _clamp_min(x, min):
+    return clamp(x, min=min)
+
+
+@register_lowering(aten.clamp_max.default, aten.clamp_max.Tensor)
+def _clamp_max(x, max):
+    return clamp(x, max=max)
+
+
+@register_lowering(aten.relu.default)
+def _relu(x):
+    return pointwise(lambda a: ops.maximum(a, ops.constant(0, x.dtype)), [x], out_dtype=x.dtype, compute_dtype=x.dtype)
+
+
+@register_lowering(aten.hardtanh.default)
+def _hardtanh(x, min_val=-1.0, max_val=1.0):
+    return clamp(x, min_val, max_val)
+
+
+@register_lowering(aten.gelu.default)
+def _gelu(x, *, approximate="none"):
+    def exact(a):
+        half = ops.constant(0.5, compute)
+        cdf = ops.add(ops.constant(1.0, compute), ops.erf(ops.mul(a, ops.constant(math.sqrt(0.5), compute))))
+        return ops.mul(ops.mul(a, half), cdf)
+
+    def tanh(a):
+        inner = ops.mul(
+            ops.constant(math.sqrt(2 / math.pi), compute),
+            ops.add(a, ops.mul(ops.constant(0.044715, compute), ops.mul(a, ops.mul(a, a)))),
+        )
+        return ops.mul(ops.mul(a, ops.constant(0.5, compute)), ops.add(ops.constant(1.0, compute), ops.tanh(inner)))
+
+    compute, _ = promote([x], Kind.DEFAULT)
+    return pointwise(tanh if approximate == "tanh" else exact, [x])
+
+
+@register_lowering(aten.silu.default)
+def _silu(x):
+    return pointwise(lambda a: ops.mul(a, ops.sigmoid(a)), [x])
+
+
+@register_lowering(aten.leaky_relu.default)
+def _leaky_relu(x, negative_slope=0.01):
+    compute, _ = promote([x], Kind.DEFAULT)
+    return pointwise(
+        lambda a: ops.where(ops.gt(a, ops.constant(0, compute)), a, ops.mul(a, ops.constant(negative_slope, compute))), [x]
+    )
+
+
+@register_lowering(aten.sigmoid_backward.default)
+def _sigmoid_backward(grad, out):
+    compute, _ = promote([grad, out], Kind.DEFAULT)
+    return pointwise(lambda g, y: ops.mul(ops.mul(g, y), ops.sub(ops.constant(1, compute), y)), [grad, out])
+
+
+@register_lowering(aten.tanh_backward.default)
+def _tanh_backward(grad, out):
+    compute, _ = promote([grad, out], Kind.DEFAULT)
+    return pointwise(lambda g, y: ops.mul(g, ops.sub(ops.constant(1, compute), ops.mul(y, y))), [grad, out])
+
+
+@register_lowering(aten.threshold_backward.default)
+def _threshold_backward(grad, x, threshold):
+    compute, _ = promote([grad, x], Kind.DEFAULT)
+    return pointwise(
+        lambda g, a: ops.where(ops.le(a, ops.constant(threshold, compute)), ops.constant(0, compute), g), [grad, x]
+    )
+
+
+@register_lowering(aten.gelu_backward.default)
+def _gelu_backward(grad, x, *, approximate="none"):
+    compute, _ = promote([grad, x], Kind.DEFAULT)
+
+    def exact(g, a):
+        c = lambda v: ops.constant(v, compute)  # noqa: E731
+        cdf = ops.mul(c(0.5), ops.add(c(1.0), ops.erf(ops.mul(a, c(math.sqrt(0.5))))))
+        pdf = ops.mul(c(1 / math.sqrt(2 * math.pi)), ops.exp(ops.mul(c(-0.5), ops.mul(a, a))))
+        return ops.mul(g, ops.add(cdf, ops.mul(a, pdf)))
+
+    def tanh(g, a):
+        c = lambda v: ops.constant(v, compute)  # noqa: E731
+        k, k1 = math.sqrt(2 / math.pi), 0.044715
+        inner = ops.mul(c(k), ops.add(a, ops.mul(c(k1), ops.mul(a, ops.mul(a, a)))))
+        t = ops.tanh(inner)
+        left = ops.mul(c(0.5), ops.add(c(1.0), t))
+        d_inner = ops.mul(c(k), ops.add(c(1.0), ops.mul(c(3 * k1), ops.mul(a, a))))
+        right = ops.mul(ops.mul(c(0.5), a), ops.mul(ops.sub(c(1.0), ops.mul(t, t)), d_inner))
+        return ops.mul(g, ops.add(left, right))
+
+    return pointwise(tanh if approximate == "tanh" else exact, [grad, x])
+
+
+@register_lowering(aten.masked_fill.Scalar, aten.masked_fill.Tensor)
+def _masked_fill(x, mask, value):
+    if isinstance(value, IRNode):
+        return where(mask, value, x)
+    return pointwise(lambda a, m: ops.where(m, ops.constant(value, x.dtype), a), [x, mask], out_dtype=x.dtype, compute_dtype=x.dtype)
+
+
+def to_dtype(x: IRNode, dtype: torch.dtype) -> IRNode:
+    if x.dtype == dtype:
+        return x
+    load = x.make_loader()
+    return Pointwise(x.device, dtype, x.size, lambda index: ops.to_dtype(load(index), dtype))
+
+
+@register_lowering(aten._to_copy.default)
+def _to_copy(x, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    if device is not None and torch.device(device) != x.device:
+        from .extern import fallback
+
+        return fallback(aten._to_copy.default, [x], dict(dtype=dtype, device=device))
+    return to_dtype(_copy(x), dtype or x.dtype)
+
+
+def _copy(x: IRNode) -> IRNode:
+    load = x.make_loader()
+    return Pointwise(x.device, x.dtype, x.size, load)
+
+
+@register_lowering(aten.clone.default, aten.lift_fresh_copy.default)
+def _clone(x, *, memory_format=None):
+    return _copy(x)
+
+
+@register_lowering(aten.copy.default)
+def _copy_into(dst, src, non_blocking=False):
+    size = dst.size
+    load = broadcast_loader(src, size)
+    return Pointwise(dst.device, dst.dtype, size, lambda index: cast(load(index), src.dtype, dst.dtype))
+
+
+@register_lowering(aten.nan_to_num.default)
+def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    if not x.dtype.is_floating_point:
+        return _copy(x)
+    info = torch.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    dt = x.dtype
+
+    def fn(a):
+        a = ops.where(ops.isnan(a), ops.constant(nan, dt), a)
+        inf = ops.isinf(a)
+        return ops.where(
+            inf, ops.where(ops.gt(a, ops.constant(0, dt)), ops.constant(posinf, dt), ops.constant(neginf, dt)), a
+        )
+
+    return pointwise(fn, [x], out_dtype=dt, compute_dtype=dt)

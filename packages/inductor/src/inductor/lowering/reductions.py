@@ -1,0 +1,276 @@
+"""Reductions: sum, mean, amax/amin, max/min.dim, argmax/argmin, var/std, prod, any/all,
+softmax/log_softmax and layer norm.
+
+A reduction is always realized into a buffer; its input stays lazy, so the producing
+pointwise ops run inside the reduction loop (prologue fusion). var/std take two passes
+(mean, then the sum of squared deviations) rather than Welford's running update: the same
+accuracy, and both passes vectorize; the scheduler puts them in one kernel.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from ..context import current_graph
+from ..ir import IRNode, Pointwise, Reduction
+from ..ops import ops
+from ..sizes import product
+from . import register_lowering
+from .pointwise import broadcast_loader, cast, pointwise
+from .views import unsqueeze
+
+aten = torch.ops.aten
+
+
+def _dims(x: IRNode, dim) -> list[int]:
+    ndim = len(x.size)
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted({(d + ndim) % ndim if ndim else 0 for d in dims})
+
+
+def _acc_dtype(dtype: torch.dtype, reduction_type: str) -> torch.dtype:
+    if reduction_type in ("any", "all"):
+        return torch.bool
+    if dtype in (torch.float16, torch.bfloat16):
+        return torch.float32
+    if reduction_type in ("sum", "prod") and not dtype.is_floating_point:
+        return torch.int64
+    return dtype
+
+
+def reduce(x: IRNode, dim, keepdim: bool, reduction_type: str, *, out_dtype=None, value_fn=None) -> IRNode:
+    """Realize `reduction_type` of `value_fn(x)` over `dim`; keepdim restores size-1 dims as views."""
+    dims = _dims(x, dim)
+    ndim = len(x.size)
+    kept = [k for k in range(ndim) if k not in dims]
+    acc = _acc_dtype(x.dtype, reduction_type)
+    if out_dtype is None:
+        out_dtype = {"argmax": torch.int64, "argmin": torch.int64}.get(reduction_type)
+        out_dtype = out_dtype or (acc if acc in (torch.bool, torch.int64) else x.dtype)
+    load = x.make_loader()
+
+    def inner(index, rindex):
+        full = [None] * ndim
+        for k, i in zip(kept, index):
+            full[k] = i
+        for k, r in zip(dims, rindex):
+            full[k] = r
+        value = cast(load(full), x.dtype, acc)
+        return value_fn(value, index) if value_fn else value
+
+    node = Reduction(
+        x.device, out_dtype, tuple(x.size[k] for k in kept), tuple(x.size[k] for k in dims), reduction_type, inner, acc
+    )
+    result = current_graph().register_reduction(node)
+    if keepdim:
+        for k in dims:
+            result = unsqueeze(result, k)
+    return result
+
+
+def _numel(x: IRNode, dims) -> sympy.Expr:
+    return product(x.size[d] for d in dims)
+
+
+@register_lowering(aten.sum.dim_IntList, aten.sum.default)
+def _sum(x, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        from .pointwise import to_dtype
+
+        x = to_dtype(x, dtype)
+    return reduce(x, dim, keepdim, "sum")
+
+
+@register_lowering(aten.prod.dim_int, aten.prod.default)
+def _prod(x, dim=None, keepdim=False, *, dtype=None):
+    return reduce(x, dim, keepdim, "prod")
+
+
+def mean(x, dim=None, keepdim=False, *, dtype=None) -> IRNode:
+    total = _sum(x, dim, keepdim, dtype=dtype)
+    count = _numel(x, _dims(x, dim))
+    return divide_by_count(total, count)
+
+
+register_lowering(aten.mean.dim, aten.mean.default)(mean)
+
+
+def divide_by_count(total: IRNode, count) -> IRNode:
+    load = total.make_loader()
+    dtype = total.dtype
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+    def inner(index):
+        return cast(ops.truediv(cast(load(index), dtype, compute), _count(count, compute)), compute, dtype)
+
+    return Pointwise(total.device, dtype, total.size, inner)
+
+
+def _count(count, dtype):
+    if isinstance(count, sympy.Integer):
+        return ops.constant(int(count), dtype)
+    return ops.to_dtype(ops.index_expr(count, torch.int64), dtype)
+
+
+for _name in ("amax", "amin"):
+    register_lowering(getattr(aten, _name).default)(
+        lambda x, dim=(), keepdim=False, _t=_name[1:]: reduce(x, dim, keepdim, _t)
+    )
+register_lowering(aten.max.default)(lambda x: reduce(x, None, False, "max"))
+register_lowering(aten.min.default)(lambda x: reduce(x, None, False, "min"))
+register_lowering(aten.argmax.default)(lambda x, dim=None, keepdim=False: reduce(x, dim, keepdim, "argmax"))
+register_lowering(aten.argmin.default)(lambda x, dim=None, keepdim=False: reduce(x, dim, keepdim, "argmin"))
+
+
+@register_lowering(aten.max.dim)
+def _max_dim(x, dim, keepdim=False):
+    return reduce(x, dim, keepdim, "max"), reduce(x, dim, keepdim, "argmax")
+
+
+@register_lowering(aten.min.dim)
+def _min_dim(x, dim, keepdim=False):
+    return reduce(x, dim, keepdim, "min"), reduce(x, dim, keepdim, "argmin")
+
+
+def _logical_reduction(kind):
+    def lower(x, dim=None, keepdim=False):
+        if x.dtype != torch.bool:
+            load = x.make_loader()
+            zero_dtype = x.dtype
+            x = Pointwise(x.device, torch.bool, x.size, lambda index: ops.ne(load(index), ops.constant(0, zero_dtype)))
+        return reduce(x, dim, keepdim, kind, out_dtype=torch.bool)
+
+    return lower
+
+
+register_lowering(aten.any.dim, aten.any.dims, aten.any.default)(_logical_reduction("any"))
+register_lowering(aten.all.dim, aten.all.default)(_logical_reduction("all"))
+
+
+def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]:
+    """(variance, mean) in two passes; both reductions land in one kernel."""
+    dims = _dims(x, dim)
+    count = _numel(x, dims)
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    mean_kept = mean(x, dims, True)
+    load_mean = broadcast_loader(mean_kept, x.size)
+    load_x = x.make_loader()
+
+    def squared_deviation(index):
+        d = ops.sub(cast(load_x(index), x.dtype, compute), cast(load_mean(index), mean_kept.dtype, compute))
+        return ops.mul(d, d)
+
+    deviations = Pointwise(x.device, compute, x.size, squared_deviation)
+    m2 = reduce(deviations, dims, keepdim, "sum", out_dtype=compute)
+    denominator = count - (1 if correction is None else correction)
+    load_m2 = m2.make_loader()
+
+    def variance(index):
+        value = ops.truediv(load_m2(index), _count(denominator, compute))
+        return cast(value, compute, x.dtype)
+
+    var = Pointwise(x.device, x.dtype, m2.size, variance)
+    mean_out = mean_kept if keepdim else mean(x, dims, False)
+    return var, mean_out
+
+
+def _correction(unbiased=None, correction=None):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+@register_lowering(aten.var_mean.correction)
+def _var_mean(x, dim=None, *, correction=None, keepdim=False):
+    return var_mean(x, dim, _correction(correction=correction), keepdim)
+
+
+@register_lowering(aten.var.correction)
+def _var(x, dim=None, *, correction=None, keepdim=False):
+    return var_mean(x, dim, _correction(correction=correction), keepdim)[0]
+
+
+@register_lowering(aten.std.correction)
+def _std(x, dim=None, *, correction=None, keepdim=False):
+    var = var_mean(x, dim, _correction(correction=correction), keepdim)[0]
+    return pointwise(lambda v: ops.sqrt(v), [var])
+
+
+def _softmax_parts(x: IRNode, dim: int, half_to_float: bool):
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    out_dtype = torch.float32 if half_to_float else x.dtype
+    load_x = x.make_loader()
+    upcast = Pointwise(x.device, compute, x.size, lambda index: cast(load_x(index), x.dtype, compute))
+    row_max = reduce(upcast, dim, True, "max")
+    load_max = broadcast_loader(row_max, x.size)
+    load_up = upcast.make_loader()
+
+    def shifted(index):
+        return ops.sub(load_up(index), load_max(index))
+
+    return compute, out_dtype, shifted
+
+
+@register_lowering(aten._softmax.default)
+def softmax(x, dim, half_to_float=False):
+    compute, out_dtype, shifted = _softmax_parts(x, dim, half_to_float)
+    exps = Pointwise(x.device, compute, x.size, lambda index: ops.exp(shifted(index)))
+    total = reduce(exps, dim, True, "sum")
+    load_total = broadcast_loader(total, x.size)
+    return Pointwise(
+        x.device, out_dtype, x.size,
+        lambda index: cast(ops.truediv(ops.exp(shifted(index)), load_total(index)), compute, out_dtype),
+    )
+
+
+@register_lowering(aten._log_softmax.default)
+def log_softmax(x, dim, half_to_float=False):
+    compute, out_dtype, shifted = _softmax_parts(x, dim, half_to_float)
+    exps = Pointwise(x.device, compute, x.size, lambda index: ops.exp(shifted(index)))
+    total = reduce(exps, dim, True, "sum")
+    load_total = broadcast_loader(total, x.size)
+    return Pointwise(
+        x.device, out_dtype, x.size,
+        lambda index: cast(ops.sub(shifted(index), ops.log(load_total(index))), compute, out_dtype),
+    )
+
+
+@register_lowering(aten._softmax_backward_data.default)
+def _softmax_backward(grad, out, dim, input_dtype):
+    product_ = pointwise(lambda g, y: ops.mul(g, y), [grad, out])
+    total = reduce(product_, dim, True, "sum")
+    return pointwise(lambda g, y, s: ops.mul(y, ops.sub(g, s)), [grad, out, total])
+
+
+@register_lowering(aten._log_softmax_backward_data.default)
+def _log_softmax_backward(grad, out, dim, input_dtype):
+    total = reduce(grad, dim, True, "sum")
+    return pointwise(lambda g, y, s: ops.sub(g, ops.mul(ops.exp(y), s)), [grad, out, total])
+
+
+@register_lowering(aten.native_layer_norm.default)
+def native_layer_norm(x, normalized_shape, weight, bias, eps):
+    ndim = len(x.size)
+    dims = list(range(ndim - len(normalized_shape), ndim))
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    load_x = x.make_loader()
+    upcast = Pointwise(x.device, compute, x.size, lambda index: cast(load_x(index), x.dtype, compute))
+    var, mean_ = var_mean(upcast, dims, 0, True)
+    rstd = pointwise(lambda v: ops.rsqrt(ops.add(v, ops.constant(eps, compute))), [var])
+    loaders = [broadcast_loader(t, x.size) for t in (mean_, rstd)]
+    affine = [(broadcast_loader(t, x.size), t.dtype) if t is not None else None for t in (weight, bias)]
+    load_up = upcast.make_loader()
+
+    def normalized(index):
+        value = ops.mul(ops.sub(load_up(index), loaders[0](index)), loaders[1](index))
+        if affine[0] is not None:
+            value = ops.mul(value, cast(affine[0][0](index), affine[0][1], compute))
+        if affine[1] is not None:
+            value = ops.add(value, cast(affine[1][0](index), affine[1][1], compute))
+        return cast(value, compute, x.dtype)
+
+    out = Pointwise(x.device, x.dtype, x.size, normalized)
+    return out, mean_, rstd

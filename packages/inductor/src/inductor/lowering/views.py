@@ -1,0 +1,230 @@
+"""Views as index remaps: view/reshape, permute, expand, slice, select, (un)squeeze, as_strided.
+
+Each builds a `GenericView` (new index -> old index); over a buffer, a remap that stays affine
+becomes a `ReinterpretView` (plain strides), which extern kernels can take without a copy.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from ..context import current_graph
+from ..ir import GenericView, IRNode, Layout, ReinterpretView, storage_of
+from ..sizes import FloorDiv, Mod, affine_coefficient, as_expr, loop_vars, product, simplify_index
+from . import register_lowering
+
+aten = torch.ops.aten
+
+
+def make_view(data: IRNode, size, reindex) -> IRNode:
+    """A view of `data`; strided when `data` is storage and the remap is affine."""
+    size = tuple(as_expr(s) for s in size)
+    view = GenericView(data, size, reindex)
+    base = storage_of(data)
+    if base is None:
+        return view
+    index = loop_vars("v", len(size))
+    flat = simplify_index(data.layout.index(reindex(index)))
+    strides = []
+    for var in index:
+        coeff = affine_coefficient(flat, var)
+        if coeff is None:
+            return view
+        strides.append(coeff)
+    offset = flat.subs({v: 0 for v in index})
+    if offset.free_symbols & set(index) or any(s.free_symbols & set(index) for s in strides):
+        return view
+    return ReinterpretView(base, Layout(data.device, data.dtype, size, tuple(strides), offset))
+
+
+def _dim(dim, ndim):
+    return dim + ndim if dim < 0 else dim
+
+
+def reshape_reindex(old_size, new_size):
+    """new index -> old index for a row-major reshape, mapping groups of dims with equal products."""
+    graph = current_graph()
+    old_keep = [k for k, n in enumerate(old_size) if n != 1]
+    new_keep = [k for k, n in enumerate(new_size) if n != 1]
+    groups = []
+    oi = ni = 0
+    while oi < len(old_keep) and ni < len(new_keep):
+        og, ng = [old_keep[oi]], [new_keep[ni]]
+        po, pn = old_size[old_keep[oi]], new_size[new_keep[ni]]
+        oi, ni = oi + 1, ni + 1
+        while sympy.simplify(po - pn) != 0:
+            if graph.hint(po) < graph.hint(pn):
+                og.append(old_keep[oi])
+                po = po * old_size[old_keep[oi]]
+                oi += 1
+            else:
+                ng.append(new_keep[ni])
+                pn = pn * new_size[new_keep[ni]]
+                ni += 1
+        groups.append((og, ng))
+
+    def reindex(index):
+        old = [sympy.Integer(0)] * len(old_size)
+        for og, ng in groups:
+            flat = sympy.Integer(0)
+            for k in ng:
+                flat = flat * new_size[k] + index[k]
+            divisor = sympy.Integer(1)
+            for k in reversed(og):
+                part = FloorDiv(flat, divisor)
+                old[k] = part if k == og[0] else Mod(part, old_size[k])
+                divisor = divisor * old_size[k]
+        return old
+
+    return reindex
+
+
+def view(x: IRNode, size) -> IRNode:
+    size = [as_expr(s) for s in size]
+    if -1 in size:
+        known = product(s for s in size if s != -1)
+        size[size.index(-1)] = sympy.cancel(x.get_numel() / known)
+    if tuple(size) == tuple(x.size):
+        return x
+    return make_view(x, size, reshape_reindex(tuple(x.size), tuple(size)))
+
+
+@register_lowering(aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.view_copy.default)
+def _view(x, size):
+    return view(x, size)
+
+
+@register_lowering(aten.permute.default)
+def permute(x, dims):
+    dims = [_dim(d, len(x.size)) for d in dims]
+    inverse = [dims.index(k) for k in range(len(dims))]
+    return make_view(x, [x.size[d] for d in dims], lambda index: [index[inverse[k]] for k in range(len(dims))])
+
+
+@register_lowering(aten.t.default)
+def _t(x):
+    return permute(x, [1, 0]) if len(x.size) == 2 else x
+
+
+@register_lowering(aten.transpose.int)
+def _transpose(x, dim0, dim1):
+    dims = list(range(len(x.size)))
+    a, b = _dim(dim0, len(dims)), _dim(dim1, len(dims))
+    dims[a], dims[b] = dims[b], dims[a]
+    return permute(x, dims)
+
+
+@register_lowering(aten.expand.default)
+def expand(x, size):
+    size = [as_expr(s) for s in size]
+    offset = len(size) - len(x.size)
+    size = [x.size[k - offset] if s == -1 else s for k, s in enumerate(size)]
+    if tuple(size) == tuple(x.size):
+        return x
+    own = x.size
+    return make_view(
+        x, size, lambda index: [sympy.Integer(0) if own[k] == 1 else index[k + offset] for k in range(len(own))]
+    )
+
+
+@register_lowering(aten.slice.Tensor)
+def slice_(x, dim=0, start=None, end=None, step=1):
+    dim = _dim(dim, len(x.size))
+    graph = current_graph()
+    n = x.size[dim]
+    start = 0 if start is None else as_expr(start)
+    end = n if end is None else as_expr(end)
+    hint_n = graph.hint(n)
+    if graph.hint(start) < 0:
+        start = start + n
+    if graph.hint(end) < 0:
+        end = end + n
+    start = sympy.Integer(0) if graph.hint(start) < 0 else (n if graph.hint(start) > hint_n else start)
+    end = n if graph.hint(end) >= hint_n else (sympy.Integer(0) if graph.hint(end) < 0 else end)
+    span = end - start
+    if isinstance(span, sympy.Integer):
+        length = sympy.Integer(max(0, -(-int(span) // step)))
+    else:
+        length = span if step == 1 else FloorDiv(span + step - 1, step)
+    if start == 0 and step == 1 and end == n:
+        return x
+    size = list(x.size)
+    size[dim] = length
+
+    def reindex(index):
+        old = list(index)
+        old[dim] = start + step * index[dim]
+        return old
+
+    return make_view(x, size, reindex)
+
+
+@register_lowering(aten.select.int)
+def select(x, dim, index):
+    dim = _dim(dim, len(x.size))
+    index = as_expr(index)
+    if current_graph().hint(index) < 0:
+        index = index + x.size[dim]
+    size = [s for k, s in enumerate(x.size) if k != dim]
+    return make_view(x, size, lambda idx: [*idx[:dim], index, *idx[dim:]])
+
+
+@register_lowering(aten.unsqueeze.default)
+def unsqueeze(x, dim):
+    dim = _dim(dim, len(x.size) + 1)
+    size = [*x.size[:dim], sympy.Integer(1), *x.size[dim:]]
+    return make_view(x, size, lambda idx: [*idx[:dim], *idx[dim + 1 :]])
+
+
+@register_lowering(aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default)
+def squeeze(x, dim=None):
+    ndim = len(x.size)
+    dims = range(ndim) if dim is None else [_dim(d, ndim) for d in ([dim] if isinstance(dim, int) else dim)]
+    drop = [d for d in dims if x.size[d] == 1]
+    if not drop:
+        return x
+    keep = [k for k in range(ndim) if k not in drop]
+
+    def reindex(idx):
+        old = [sympy.Integer(0)] * ndim
+        for pos, k in enumerate(keep):
+            old[k] = idx[pos]
+        return old
+
+    return make_view(x, [x.size[k] for k in keep], reindex)
+
+
+@register_lowering(aten.alias.default, aten.detach.default, aten.lift_fresh.default)
+def _identity(x):
+    return x
+
+
+@register_lowering(aten.as_strided.default)
+def as_strided(x, size, stride, storage_offset=None):
+    base = current_graph().realize(x)
+    buffer = storage_of(base)
+    offset = as_expr(storage_offset) if storage_offset is not None else (
+        base.layout.offset if isinstance(base, ReinterpretView) else sympy.Integer(0)
+    )
+    layout = Layout(x.device, x.dtype, tuple(map(as_expr, size)), tuple(map(as_expr, stride)), offset)
+    return ReinterpretView(buffer, layout)
+
+
+@register_lowering(aten.split.Tensor, aten.split_with_sizes.default)
+def split(x, split_size, dim=0):
+    dim = _dim(dim, len(x.size))
+    n = current_graph().hint(x.size[dim])
+    sizes = split_size if isinstance(split_size, (list, tuple)) else [split_size] * (-(-n // split_size))
+    pieces, start = [], 0
+    for piece in sizes:
+        piece = min(int(as_expr(piece)), n - start)
+        pieces.append(slice_(x, dim, start, start + piece))
+        start += piece
+    return pieces
+
+
+@register_lowering(aten.unbind.int)
+def unbind(x, dim=0):
+    dim = _dim(dim, len(x.size))
+    return [select(x, dim, k) for k in range(current_graph().hint(x.size[dim]))]

@@ -1,0 +1,74 @@
+"""Compile C++ kernels with the system g++ and load them with ctypes, cached by source hash.
+
+Flags: -O3 -march=native for the host's vector units, -fopenmp for threads and `omp simd`,
+-fno-math-errno (lets sqrt/floor vectorize; results are unchanged). Never -ffast-math:
+NaN and inf must behave as in eager.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+from ..cache import cache_dir, digest, write_atomic
+from ..errors import CppCompileError
+
+FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-std=gnu++17", "-shared", "-fPIC", "-w"]
+
+
+@functools.lru_cache(maxsize=None)
+def compiler() -> str:
+    found = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if not found:
+        raise CppCompileError("no C++ compiler found: install g++ (e.g. `apt-get install g++`) or set CXX")
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_version() -> str:
+    return subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout
+
+
+def library_path(source: str):
+    key = digest(source, " ".join(FLAGS), _compiler_version())
+    folder = cache_dir() / "cpp" / key
+    return folder / "kernel.so"
+
+
+def build(source: str) -> str:
+    """Path of the shared library for `source`, compiling it unless the cache has it."""
+    so = library_path(source)
+    if so.exists():
+        return str(so)
+    cpp = so.with_name("kernel.cpp")
+    write_atomic(cpp, source)
+    tmp = so.with_name(f".kernel.{os.getpid()}.{id(source)}.so")
+    result = subprocess.run([compiler(), *FLAGS, str(cpp), "-o", str(tmp)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CppCompileError(
+            f"g++ failed on generated kernel {cpp}:\n{result.stderr[-4000:]}\n"
+            "This is an inductor bug: please report it with the kernel source."
+        )
+    os.replace(tmp, so)
+    return str(so)
+
+
+def build_all(sources: list[str]) -> list[str]:
+    """Compile a graph's kernels concurrently (g++ runs in subprocesses, so threads suffice)."""
+    if len(sources) <= 1:
+        return [build(s) for s in sources]
+    with ThreadPoolExecutor(max_workers=min(len(sources), os.cpu_count() or 1)) as pool:
+        return list(pool.map(build, sources))
+
+
+@functools.lru_cache(maxsize=None)
+def load_kernel(path: str, name: str, n_pointers: int, n_sizes: int):
+    """The kernel as a ctypes function taking data pointers then int64 sizes."""
+    fn = getattr(ctypes.CDLL(path), name)
+    fn.argtypes = [ctypes.c_void_p] * n_pointers + [ctypes.c_int64] * n_sizes
+    fn.restype = None
+    return fn

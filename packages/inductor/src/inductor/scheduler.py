@@ -1,0 +1,306 @@
+"""Scheduler: groups realized buffers into fused kernels, in an order that respects dependencies.
+
+Walks the graph's buffers in creation (topological) order. A ComputedBuffer joins an open
+group when their iteration spaces agree (same pointwise size; a reduction's outer+inner
+dims; or the reduction's outer dims for epilogues such as `mean = sum / n`) and every
+element it reads from the group is the one the group writes at the same loop position (so
+no thread reads another's unfinished output). Extern calls close the groups they read.
+Every open group only reads buffers of emitted steps, so it may be emitted at any time.
+
+Then each group becomes a `FusedKernel` (ir.py): nodes split into OuterSteps and InnerLoops,
+buffers consumed only inside their stage kept in registers, and adjacent loops merged when
+every index is affine across them (a contiguous pointwise op becomes one flat loop).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from .ir import (
+    Buffer, ComputedBuffer, ExternKernel, FusedKernel, InnerLoop, KernelNode, MultiOutput, OuterStep, Pointwise,
+    Reduction,
+)
+from .ops import DependencyCollector, IndexSubstitution, current_handler, use_handler
+from .sizes import affine_coefficient, loop_var
+
+MAX_OPEN_GROUPS = 8
+
+
+def _squeezed(sizes) -> tuple:
+    return tuple(s for s in sizes if s != 1)
+
+
+@dataclass
+class _Member:
+    buffer: ComputedBuffer
+    is_inner: bool          # iterates the inner (reduction) loops
+    reads: list             # [(name, index)] in group vars
+    writes: list
+
+
+@dataclass
+class _Group:
+    outer: tuple            # squeezed sizes
+    inner: tuple | None     # None: no reduction yet
+    members: list = field(default_factory=list)
+
+    @property
+    def names(self):
+        return {m.buffer.name for m in self.members}
+
+
+def _node_index(sizes, variables):
+    """Variables for the non-1 dims, zero for the size-1 ones."""
+    it = iter(variables)
+    return [sympy.Integer(0) if s == 1 else next(it) for s in sizes]
+
+
+def _outer_vars(n):
+    return [loop_var("x", k) for k in range(n)]
+
+
+def _inner_vars(n):
+    return [loop_var("r", k) for k in range(n)]
+
+
+def _body(buffer: ComputedBuffer, is_inner: bool, outer_vars, inner_vars):
+    """A zero-argument body for `buffer` in the group's variables."""
+    data = buffer.data
+    store = buffer.store_body()
+    if isinstance(data, Reduction):
+        index = _node_index(data.ranges, outer_vars)
+        rindex = _node_index(data.reduction_ranges, inner_vars)
+        return lambda: store(index, rindex)
+    index = _node_index(data.ranges, [*outer_vars, *inner_vars] if is_inner else outer_vars)
+    return lambda: store(index)
+
+
+def _collect(body):
+    collector = DependencyCollector()
+    with use_handler(collector):
+        body()
+    return collector
+
+
+class Scheduler:
+    def __init__(self, graph):
+        self.graph = graph
+        self.steps: list = []           # FusedKernel | ExternKernel | MultiOutput, in run order
+        self.open: list[_Group] = []
+        self.emitted: set[str] = set(graph.input_names)
+        self.kernel_count = 0
+
+    def run(self):
+        for buffer in self.graph.buffers:
+            if isinstance(buffer, ComputedBuffer):
+                self._place(buffer)
+            else:
+                deps = {b.name for b in _extern_inputs(buffer)}
+                self._emit_groups_reading(deps)
+                self.steps.append(buffer)
+                self.emitted.add(buffer.name)
+        while self.open:
+            self._emit(self.open[0])
+        return self.steps
+
+    # -- placement -------------------------------------------------------------------------
+
+    def _fit(self, group: _Group, buffer: ComputedBuffer):
+        """(new outer, new inner, is_inner, reshaped) if `buffer` fits `group`'s loops, else None."""
+        data = buffer.data
+        if isinstance(data, Reduction):
+            out, red = _squeezed(data.ranges), _squeezed(data.reduction_ranges)
+            if group.inner is None:
+                if group.outer == out + red:
+                    return out, red, True, True
+                if group.outer == out:
+                    return out, red, True, False
+                return None
+            return (group.outer, group.inner, True, False) if (out, red) == (group.outer, group.inner) else None
+        size = _squeezed(data.ranges)
+        if group.inner is None:
+            return (group.outer, None, False, False) if size == group.outer else None
+        if size == group.outer + group.inner:
+            return group.outer, group.inner, True, False
+        if size == group.outer:
+            return group.outer, group.inner, False, False
+        return None
+
+    def _member(self, buffer, outer, inner, is_inner) -> _Member:
+        ov, iv = _outer_vars(len(outer)), _inner_vars(len(inner or ()))
+        collected = _collect(_body(buffer, is_inner, ov, iv))
+        return _Member(buffer, is_inner, collected.reads, collected.writes)
+
+    def _legal(self, group: _Group, member: _Member) -> bool:
+        written = {}
+        for m in group.members:
+            for name, index in m.writes:
+                written[name] = index
+        return all(written[name] == index for name, index in member.reads if name in written)
+
+    def _try_join(self, group: _Group, buffer: ComputedBuffer) -> bool:
+        fit = self._fit(group, buffer)
+        if fit is None:
+            return False
+        outer, inner, is_inner, reshaped = fit
+        members = group.members
+        if reshaped or (group.inner is None and inner is not None):
+            # The group gains its inner loops: earlier full-size members become inner ones.
+            members = [self._member(m.buffer, outer, inner, reshaped) for m in members]
+        candidate = self._member(buffer, outer, inner, is_inner)
+        trial = _Group(outer, inner, members)
+        if not self._legal(trial, candidate):
+            return False
+        group.outer, group.inner, group.members = outer, inner, [*members, candidate]
+        return True
+
+    def _place(self, buffer: ComputedBuffer):
+        deps = {name for name, _ in _collect_reads(buffer)}
+        owners = [g for g in self.open if g.names & deps]
+        for group in reversed(owners):
+            others = [g for g in owners if g is not group]
+            if self._try_join(group, buffer):
+                for other in others:
+                    self._emit(other)
+                return
+        for group in owners:
+            self._emit(group)
+        for group in reversed(self.open):
+            if self._try_join(group, buffer):
+                return
+        data = buffer.data
+        if isinstance(data, Reduction):
+            group = _Group(_squeezed(data.ranges), _squeezed(data.reduction_ranges))
+            group.members.append(self._member(buffer, group.outer, group.inner, True))
+        else:
+            group = _Group(_squeezed(data.ranges), None)
+            group.members.append(self._member(buffer, group.outer, None, False))
+        self.open.append(group)
+        if len(self.open) > MAX_OPEN_GROUPS:
+            self._emit(self.open[0])
+
+    def _emit_groups_reading(self, deps):
+        for group in [g for g in self.open if g.names & deps]:
+            self._emit(group)
+
+    def _emit(self, group: _Group):
+        self.open.remove(group)
+        self.steps.append(self._kernel(group))
+        self.emitted |= group.names
+
+    # -- kernel construction ---------------------------------------------------------------
+
+    def _kernel(self, group: _Group) -> FusedKernel:
+        outer_vars = _outer_vars(len(group.outer))
+        inner_vars = _inner_vars(len(group.inner or ()))
+        stage_of: dict[str, int] = {}
+        stages: list[list] = []  # [("outer", member)] or [("inner", [members])]
+        for m in group.members:
+            reads = {name for name, _ in m.reads}
+            if not m.is_inner:
+                stages.append(["outer", m])
+            else:
+                last = stages[-1] if stages and stages[-1][0] == "inner" else None
+                blocked = last is not None and any(
+                    isinstance(x.buffer.data, Reduction) and x.buffer.name in reads for x in last[1]
+                )
+                if last is None or blocked:
+                    stages.append(["inner", [m]])
+                else:
+                    last[1].append(m)
+            stage_of[m.buffer.name] = len(stages) - 1
+        local = self._locals(group, stage_of)
+        all_exprs = [index for m in group.members for _, index in (*m.reads, *m.writes)]
+        for m in group.members:
+            all_exprs.extend(_collect(_body(m.buffer, m.is_inner, outer_vars, inner_vars)).index_exprs)
+        outer, subs_o = _merge_loops(list(zip(outer_vars, group.outer)), all_exprs)
+        inner, subs_i = _merge_loops(list(zip(inner_vars, group.inner or ())), all_exprs)
+        subs = {**subs_o, **subs_i}
+
+        def node(m):
+            body = _body(m.buffer, m.is_inner, outer_vars, inner_vars)
+            return KernelNode(m.buffer, _substituted(body, subs), isinstance(m.buffer.data, Reduction))
+
+        built = [
+            OuterStep(node(item)) if kind == "outer" else InnerLoop(tuple(node(x) for x in item))
+            for kind, item in stages
+        ]
+        name = f"kernel{self.kernel_count}"
+        self.kernel_count += 1
+        device = group.members[0].buffer.device
+        return FusedKernel(name, device, tuple(outer), tuple(inner), tuple(built), frozenset(local))
+
+    def _locals(self, group: _Group, stage_of) -> set[str]:
+        consumers = self.graph.consumers
+        keep = set()
+        for m in group.members:
+            name = m.buffer.name
+            if name in self.graph.output_names:
+                continue
+            users = consumers.get(name, set())
+            if not users or not users <= group.names:
+                continue
+            if m.is_inner and not isinstance(m.buffer.data, Reduction):
+                if any(stage_of[u] != stage_of[name] for u in users):
+                    continue
+            keep.add(name)
+        return keep
+
+
+def _substituted(body, subs):
+    if not subs:
+        return body
+
+    def run():
+        with use_handler(IndexSubstitution(current_handler(), subs)):
+            body()
+
+    return run
+
+
+def _merge_loops(dims, exprs):
+    """Merge adjacent loops (outer, inner) into one when every index is affine with
+    coeff(outer) == coeff(inner) * size(inner). Returns the loops and the substitution
+    (merged-away variables -> 0) that rewrites indices onto the surviving variable."""
+    merged = [[var, size] for var, size in dims]
+    subs = {}
+    exprs = [sympy.expand(e) for e in exprs]
+    k = len(merged) - 2
+    while k >= 0:
+        (va, sa), (vb, sb) = merged[k], merged[k + 1]
+        ok = True
+        for e in exprs:
+            ca, cb = affine_coefficient(e, va), affine_coefficient(e, vb)
+            if ca is None or cb is None or sympy.expand(ca - cb * sb) != 0:
+                ok = False
+                break
+        if ok:
+            subs[va] = sympy.Integer(0)
+            exprs = [e.xreplace({va: 0}) for e in exprs]
+            merged[k : k + 2] = [[vb, sa * sb]]
+        k -= 1
+    return [(v, s) for v, s in merged], subs
+
+
+def _collect_reads(buffer: ComputedBuffer):
+    data = buffer.data
+    body = buffer.store_body()
+    from .sizes import loop_vars
+
+    if isinstance(data, Pointwise):
+        collected = _collect(lambda: body(loop_vars("i", len(data.ranges))))
+    else:
+        collected = _collect(lambda: body(loop_vars("i", len(data.ranges)), loop_vars("r", len(data.reduction_ranges))))
+    return collected.reads
+
+
+def _extern_inputs(buffer) -> list[Buffer]:
+    from .ir import storage_of
+
+    if isinstance(buffer, MultiOutput):
+        return [buffer.parent]
+    if isinstance(buffer, ExternKernel):
+        return [storage_of(v) for v in buffer.inputs() if storage_of(v) is not None]
+    return []

@@ -1,0 +1,192 @@
+"""Index arithmetic: sympy expressions over loop variables and size symbols.
+
+Loop variables are `i0, i1, ...` (pointwise and outer dimensions) and `r0, r1, ...`
+(reduction dimensions); size symbols (`s0`, ...) come from dynamic shapes. Every symbol is a
+non-negative integer, which lets `FloorDiv` and `Mod` print as C/Triton `/` and `%`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import sympy
+
+Expr = sympy.Expr
+
+
+class FloorDiv(sympy.Function):
+    """`a // b` for non-negative integer operands (all index arithmetic is non-negative)."""
+
+    nargs = (2,)
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, base, divisor):
+        if divisor == 1:
+            return base
+        if base == 0:
+            return sympy.Integer(0)
+        if isinstance(base, sympy.Integer) and isinstance(divisor, sympy.Integer):
+            return sympy.Integer(int(base) // int(divisor))
+        if isinstance(base, FloorDiv):
+            return FloorDiv(base.args[0], base.args[1] * divisor)
+        # (a*d + b) // d == a + b // d when every term of the sum is divisible except b.
+        if isinstance(base, sympy.Add):
+            whole, rest = [], []
+            for term in base.args:
+                (whole if _divisible(term, divisor) else rest).append(term)
+            if whole and rest:
+                return sympy.Add(*[sympy.cancel(t / divisor) for t in whole]) + FloorDiv(sympy.Add(*rest), divisor)
+            if whole and not rest:
+                return sympy.cancel(base / divisor)
+        if _divisible(base, divisor):
+            return sympy.cancel(base / divisor)
+        return None
+
+
+class Mod(sympy.Function):
+    """`a % b` for non-negative integer operands."""
+
+    nargs = (2,)
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, base, divisor):
+        if divisor == 1 or base == 0:
+            return sympy.Integer(0)
+        if isinstance(base, sympy.Integer) and isinstance(divisor, sympy.Integer):
+            return sympy.Integer(int(base) % int(divisor))
+        if isinstance(base, sympy.Add):
+            rest = [t for t in base.args if not _divisible(t, divisor)]
+            if len(rest) != len(base.args):
+                return Mod(sympy.Add(*rest), divisor)
+        if _divisible(base, divisor):
+            return sympy.Integer(0)
+        return None
+
+
+def _divisible(term: Expr, divisor: Expr) -> bool:
+    if divisor == 0:
+        return False
+    return sympy.cancel(term / divisor).is_integer is True
+
+
+@functools.lru_cache(maxsize=None)
+def loop_var(prefix: str, n: int) -> sympy.Symbol:
+    return sympy.Symbol(f"{prefix}{n}", integer=True, nonnegative=True)
+
+
+def loop_vars(prefix: str, count: int) -> list[sympy.Symbol]:
+    return [loop_var(prefix, n) for n in range(count)]
+
+
+def as_expr(value) -> Expr:
+    """An int, a sympy expression or a SymInt (through its node's expression) as sympy."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool):
+        return sympy.Integer(int(value))
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    node = getattr(value, "node", None)
+    if node is not None:
+        for attr in ("expr", "_expr"):
+            expr = getattr(node, attr, None)
+            if isinstance(expr, sympy.Basic):
+                return expr
+        hint = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
+        if hint is not None:
+            return sympy.Integer(hint)
+    return sympy.Integer(int(value))
+
+
+def product(values) -> Expr:
+    result = sympy.Integer(1)
+    for v in values:
+        result = result * v
+    return result
+
+
+def contiguous_strides(size) -> tuple[Expr, ...]:
+    strides = []
+    running = sympy.Integer(1)
+    for dim in reversed(size):
+        strides.append(running)
+        running = running * dim
+    return tuple(reversed(strides))
+
+
+def simplify_index(expr: Expr) -> Expr:
+    """Expand and fold `b*FloorDiv(x, b) + Mod(x, b)` back into `x`: what a view of a view leaves."""
+    expr = sympy.expand(expr)
+    for _ in range(4):
+        folded = _fold_div_mod(expr)
+        if folded == expr:
+            return expr
+        expr = sympy.expand(folded)
+    return expr
+
+
+def _fold_div_mod(expr: Expr) -> Expr:
+    if not isinstance(expr, sympy.Add):
+        return expr
+    terms = list(expr.args)
+    for m_index, term in enumerate(terms):
+        coeff, mod = _split_coeff(term, Mod)
+        if mod is None:
+            continue
+        base, divisor = mod.args
+        for d_index, other in enumerate(terms):
+            if d_index == m_index:
+                continue
+            other_coeff, div = _split_coeff(other, FloorDiv)
+            if div is not None and div.args == (base, divisor) and sympy.expand(other_coeff - coeff * divisor) == 0:
+                rest = [t for k, t in enumerate(terms) if k not in (m_index, d_index)]
+                return sympy.Add(*rest) + coeff * base
+    return expr
+
+
+def _split_coeff(term: Expr, kind) -> tuple[Expr, Expr | None]:
+    if isinstance(term, kind):
+        return sympy.Integer(1), term
+    if isinstance(term, sympy.Mul):
+        found = [a for a in term.args if isinstance(a, kind)]
+        if len(found) == 1:
+            return sympy.Mul(*[a for a in term.args if a is not found[0]]), found[0]
+    return sympy.Integer(0), None
+
+
+def affine_coefficient(expr: Expr, var: sympy.Symbol) -> Expr | None:
+    """The coefficient of `var` if `expr` is affine in it (and `var` appears nowhere else), else None."""
+    expr = sympy.expand(expr)
+    if var not in expr.free_symbols:
+        return sympy.Integer(0)
+    coeff = expr.coeff(var, 1)
+    rest = sympy.expand(expr - coeff * var)
+    if var in rest.free_symbols or var in coeff.free_symbols:
+        return None
+    return coeff
+
+
+def static_int(expr) -> int | None:
+    expr = as_expr(expr)
+    return int(expr) if isinstance(expr, sympy.Integer) else None
+
+
+def size_hint(expr, bindings: dict | None = None) -> int:
+    """A concrete value for a size, substituting example values for its symbols."""
+    expr = as_expr(expr)
+    if bindings:
+        expr = expr.subs(bindings)
+    return int(expr)
+
+
+def is_one(expr) -> bool:
+    return as_expr(expr) == 1
+
+
+def prod_int(values) -> int:
+    return math.prod(int(v) for v in values)
