@@ -1,0 +1,172 @@
+"""`aot_module_simplified`: an FX graph in, a callable running compiled ATen graphs out.
+
+For each way the graph is called (grad mode on and which inputs require grad) a plan is
+made, on first need:
+
+1. trace the forward on fakes and functionalize it, to learn which inputs it writes, which
+   outputs alias inputs or each other, and which outputs carry gradients;
+2. training (grad mode on and some output carries a gradient): trace the joint
+   forward+backward graph, functionalize it, partition it into forward and backward
+   graphs, compile the forward now and the backward on first use (runtime.training);
+3. inference otherwise: the functional forward graph alone (runtime.inference).
+
+The plan for the grad mode current at compile time is made at once, so that errors surface
+when the backend is called rather than on the first run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+import torch.fx as fx
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from .errors import UnsupportedProgramError
+from .functionalization import functionalize
+from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
+from .partitioners import default_partition
+from .runtime import GraphEffects, InferencePlan, TrainingPlan
+from .tracing.trace import trace_forward, trace_joint
+
+Compiler = Callable[[fx.GraphModule, list], Callable]
+
+
+def aot_module_simplified(
+    gm: fx.GraphModule,
+    example_inputs: Sequence[Any],
+    fw_compiler: Compiler,
+    bw_compiler: Compiler | None = None,
+    *,
+    decompositions: Mapping[Any, Callable] | None = None,
+    partition_fn: Callable | None = None,
+    inference_compiler: Compiler | None = None,
+) -> Callable:
+    compiled = AotCompiledGraph(
+        gm,
+        example_inputs,
+        fw_compiler=fw_compiler,
+        bw_compiler=bw_compiler or fw_compiler,
+        inference_compiler=inference_compiler or fw_compiler,
+        decompositions=decompositions or {},
+        partition_fn=partition_fn or default_partition,
+    )
+    compiled.plan_for([*compiled.state.tensors, *example_inputs])
+    return compiled
+
+
+class AotCompiledGraph:
+    def __init__(self, gm, example_inputs, *, fw_compiler, bw_compiler, inference_compiler, decompositions, partition_fn):
+        self.gm = gm
+        self.state = ModuleState(gm)
+        self.fw_compiler = fw_compiler
+        self.bw_compiler = bw_compiler
+        self.inference_compiler = inference_compiler
+        self.decompositions = decompositions
+        self.partition_fn = partition_fn
+        self.fake_mode = fake_mode_of(gm)
+        self.fakes = fake_inputs(gm, self.state, example_inputs, self.fake_mode)
+        self._plans: dict[tuple[bool, ...] | None, TrainingPlan | InferencePlan] = {}
+        self._output_spec = None
+
+    def __call__(self, *args):
+        inputs = [*self.state.tensors, *args]
+        outputs = self.plan_for(inputs)(inputs)
+        return tree_unflatten(outputs, self._output_spec)
+
+    # -- plans ------------------------------------------------------------------------------
+
+    def plan_for(self, inputs: Sequence[Any]) -> TrainingPlan | InferencePlan:
+        key = None
+        if torch.is_grad_enabled():
+            key = tuple(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs)
+            if not any(key):
+                key = None
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._make_plan(key)
+        return plan
+
+    def _make_plan(self, requires_grad: tuple[bool, ...] | None) -> TrainingPlan | InferencePlan:
+        if requires_grad is None:
+            return self._inference_plan()
+        fakes = [_with_requires_grad(f, r, self.fake_mode) for f, r in zip(self.fakes, requires_grad)]
+        # Decompositions change no metadata; this trace only informs the plan.
+        graph, outputs, traced_inputs = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode)
+        analysed = functionalize(graph)
+        effects = GraphEffects(analysed.mutated_inputs, analysed.output_aliases)
+        _check_aliased_outputs(effects)
+
+        def graph_outputs(inputs, outputs):
+            """The values the functional graph returns: new values of mutated inputs first."""
+            return [*(inputs[m] for m in effects.mutated_inputs), *outputs]
+
+        values = graph_outputs(traced_inputs, outputs)
+        differentiable = [
+            i for i, value in enumerate(values) if i not in effects.regenerated and _carries_gradient(value)
+        ]
+        if not differentiable:
+            return self._inference_plan()
+        with self.fake_mode:
+            tangents = [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device) for i in differentiable]
+        joint = trace_joint(
+            self._run_module,
+            fakes,
+            tangents,
+            lambda inputs, outputs: [graph_outputs(inputs, outputs)[i] for i in differentiable],
+            fake_mode=self.fake_mode,
+            decompositions=self.decompositions,
+        )
+        functional = functionalize(joint, alias_checked_outputs=len(outputs))
+        if functional.mutated_inputs != effects.mutated_inputs:
+            raise UnsupportedProgramError(
+                "writes into its inputs differently when gradients are computed",
+                "Avoid in-place ops on inputs in code that runs only in the backward.",
+            )
+        num_outputs = len(values)
+        forward_graph, backward_graph = self.partition_fn(
+            functional.graph_module, [*fakes, *tangents], num_fwd_outputs=num_outputs
+        )
+        forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
+        return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable)
+
+    def _inference_plan(self) -> InferencePlan:
+        fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]
+        with torch.no_grad():
+            graph, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
+        functional = functionalize(graph)
+        effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
+        _check_aliased_outputs(effects)
+        forward = self.inference_compiler(functional.graph_module, _placeholder_values(functional.graph_module))
+        return InferencePlan(forward, effects)
+
+    def _run_module(self, *inputs) -> list:
+        count = len(self.state.tensors)
+        with self.state.swapped(inputs[:count]):
+            result = self.gm(*inputs[count:])
+        outputs, self._output_spec = tree_flatten(result)
+        return outputs
+
+
+def _with_requires_grad(value: Any, requires_grad: bool, fake_mode) -> Any:
+    if not isinstance(value, torch.Tensor) or value.requires_grad == requires_grad:
+        return value
+    with fake_mode:
+        return value.detach().requires_grad_(requires_grad)
+
+
+def _carries_gradient(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.requires_grad and (value.is_floating_point() or value.is_complex())
+
+
+def _placeholder_values(gm: fx.GraphModule) -> list:
+    return [node.meta["val"] for node in gm.graph.find_nodes(op="placeholder")]
+
+
+def _check_aliased_outputs(effects: GraphEffects) -> None:
+    for alias in effects.output_aliases:
+        if alias is not None and alias.geometry is None and alias.of == "input" and alias.index in effects.mutated_inputs:
+            raise UnsupportedProgramError(
+                "returns a view of an input it also writes in place, with a symbolic shape",
+                "Return a clone of the view, or mark the dimensions static.",
+            )

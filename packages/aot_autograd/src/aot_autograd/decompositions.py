@@ -1,0 +1,36 @@
+"""Decomposition tables: which ATen ops the tracer replaces by smaller ATen programs.
+
+`default_decompositions()` is what `aot_eager_decomp_partition` (and a code generator like
+inductor) wants: torch's core-ATen table plus ops that table keeps whole because they are
+core ATen ops, though a compiler fuses their parts better than it calls them.
+`required_decompositions()` are always applied: ops whose in-place effects their schema
+hides and that have no functional twin (cuDNN's batch norm), rewritten into ops that do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch._decomp import core_aten_decompositions, get_decompositions
+
+aten = torch.ops.aten
+
+_BEYOND_CORE = [
+    aten.gelu,
+    aten.native_layer_norm,
+    aten._softmax,
+    aten._log_softmax,
+    aten.native_dropout,
+    aten.addmm,
+]
+
+_REQUIRED = [aten.cudnn_batch_norm, aten.cudnn_batch_norm_backward]
+
+
+def default_decompositions() -> dict[Any, Callable]:
+    return {**core_aten_decompositions(), **get_decompositions(_BEYOND_CORE)}
+
+
+def required_decompositions() -> dict[Any, Callable]:
+    return get_decompositions(_REQUIRED)

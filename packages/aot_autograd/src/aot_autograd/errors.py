@@ -1,0 +1,43 @@
+"""The exceptions aot_autograd raises: one hierarchy, rooted at `AotAutogradError`.
+
+They derive from `RuntimeError` because eager PyTorch raises `RuntimeError` for the same
+kinds of failure (an op that cannot run, a second backward it cannot take), so code that
+already handles eager failures keeps working, while callers can catch exactly ours.
+"""
+
+from __future__ import annotations
+
+
+class AotAutogradError(RuntimeError):
+    """Base class of every error aot_autograd raises on purpose."""
+
+
+class UnsupportedProgramError(AotAutogradError):
+    """The graph does something this compiler does not turn into functional ATen graphs."""
+
+    def __init__(self, what: str, hint: str):
+        self.what = what
+        super().__init__(f"aot_autograd cannot compile a graph that {what}. {hint}")
+
+
+class TracingError(AotAutogradError):
+    """An ATen op failed while the graph was being traced on fake tensors."""
+
+    def __init__(self, op: object, cause: BaseException):
+        self.op = op
+        super().__init__(
+            f"tracing {op} on fake tensors failed: {type(cause).__name__}: {cause}. The same "
+            f"graph runs eagerly; run it with backend='eager' to see whether the op itself fails."
+        )
+
+
+class DoubleBackwardError(AotAutogradError):
+    """A gradient computed by a compiled backward was itself differentiated."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "double backward through a graph compiled by aot_autograd is not supported: its "
+            "backward graph is compiled without a backward of its own. Compute the "
+            "higher-order gradient (torch.autograd.grad(..., create_graph=True)) outside the "
+            "compiled region, or compile with backend='eager'."
+        )

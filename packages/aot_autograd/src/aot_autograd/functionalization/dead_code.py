@@ -1,0 +1,22 @@
+"""Dead-code removal that keeps the random stream as eager consumes it.
+
+A random op whose result is unused still advanced the generator in eager; dropping it
+would shift every later random draw (dropout masks would differ from eager's).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.fx as fx
+
+
+def consumes_randomness(node: fx.Node) -> bool:
+    target = node.target
+    return isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags
+
+
+def remove_dead_code(graph: fx.Graph) -> None:
+    for node in reversed(list(graph.nodes)):
+        if node.op in ("placeholder", "output") or node.users or consumes_randomness(node):
+            continue
+        graph.erase_node(node)

@@ -1,0 +1,166 @@
+"""What an ATen op does to storage: makes a view, writes an argument, or neither.
+
+Almost all of it is read off the op's schema: `Tensor(a) self -> Tensor(a)` is a view,
+`Tensor(a!) self` is written in place. The functional op that computes the same values
+without writing is found by name and matching arguments (`add_.Tensor` -> `add.Tensor`,
+`bernoulli_.float` -> `bernoulli.p`, `add.out` -> `add.Tensor`, `_native_batch_norm_legit`
+-> `_native_batch_norm_legit_functional`). The exceptions are tables below.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.fx as fx
+
+from ..errors import UnsupportedProgramError
+
+aten = torch.ops.aten
+OpOverload = torch._ops.OpOverload
+
+# Ops that return their argument under a new tensor object and nothing else: the value is the
+# argument's, with no storage of its own. `detach` and `lift_fresh` are what autograd and
+# `torch.tensor(...)` leave in a trace.
+ALIAS_ONLY = frozenset({aten.detach.default, aten.alias.default, aten.lift_fresh.default, aten.detach_.default})
+
+# In-place ops that change a tensor's size, strides or storage rather than its values.
+_METADATA_MUTATIONS = frozenset(
+    {
+        aten.resize_.default,
+        aten.resize_as_.default,
+        aten.set_.source_Tensor,
+        aten.set_.source_Storage,
+        aten.set_.source_Storage_storage_offset,
+        aten.set_.default,
+        aten.t_.default,
+        aten.transpose_.default,
+        aten.squeeze_.default,
+        aten.squeeze_.dim,
+        aten.squeeze_.dims,
+        aten.unsqueeze_.default,
+        aten.as_strided_.default,
+        aten.swapdims_.default,
+        aten.swapaxes_.default,
+    }
+)
+
+
+@dataclass(frozen=True)
+class FunctionalVariant:
+    """How to compute a mutating op's effects with a functional op.
+
+    `op` is called with the mutating op's arguments minus `dropped_args`; `new_values` maps
+    each written argument to the index of `op`'s output holding its new value; `returns`
+    says, for each return of the mutating op, either ("arg", name): it is that written
+    argument, or ("output", index): it is that output of `op`.
+    """
+
+    op: OpOverload
+    dropped_args: frozenset[str]
+    new_values: dict[str, int]
+    returns: tuple[tuple[str, str | int], ...]
+
+
+def is_view(op: object) -> bool:
+    if not isinstance(op, OpOverload) or op in ALIAS_ONLY:
+        return False
+    schema = op._schema
+    if schema.is_mutable or not schema.arguments or not schema.returns:
+        return False
+    first = schema.arguments[0].alias_info
+    returns = schema.returns[0].alias_info
+    return first is not None and not first.is_write and returns is not None
+
+
+def written_args(op: object) -> list[str]:
+    if not isinstance(op, OpOverload):
+        return []
+    return [a.name for a in op._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+
+
+def functional_variant(node: fx.Node) -> FunctionalVariant | None:
+    """The functional form of `node`'s op, or None when the op writes nothing."""
+    op = node.target
+    hidden = _HIDDEN_MUTATIONS.get(op)
+    if hidden is not None:
+        return hidden(node)
+    if not written_args(op):
+        return None
+    if op in _METADATA_MUTATIONS:
+        raise UnsupportedProgramError(
+            f"changes a tensor's shape or storage in place ({op})",
+            "Use the out-of-place form (e.g. `x = x.t()` rather than `x.t_()`).",
+        )
+    return _derived_variant(op)
+
+
+@functools.cache
+def _derived_variant(op: OpOverload) -> FunctionalVariant:
+    schema = op._schema
+    written = written_args(op)
+    name = schema.name.split("::")[1]
+    out_args = [a.name for a in schema.arguments if a.kwarg_only and a.name in written]
+    if out_args and len(out_args) == len(written):
+        # `foo.out(..., *, out)`: the functional overload of `foo` returns the new outs.
+        functional = _matching_overload(name, schema, dropped=set(out_args))
+        new_values = {arg: index for index, arg in enumerate(out_args)}
+        returns = tuple(("arg", out_args[i]) for i in range(len(schema.returns)))
+        return FunctionalVariant(functional, frozenset(out_args), new_values, returns)
+    if name.endswith("_") and written == [schema.arguments[0].name]:
+        # `foo_(self, ...)`: `foo(self, ...)` returns the new self.
+        functional = _matching_overload(name[:-1], schema, dropped=set())
+        return FunctionalVariant(functional, frozenset(), {written[0]: 0}, (("arg", written[0]),))
+    # Written arguments that are not returned (`_native_batch_norm_legit`'s running stats):
+    # torch generates `foo_functional`, returning the op's outputs then the new values.
+    functional = _matching_overload(name + "_functional", schema, dropped=set())
+    fresh = len(schema.returns)
+    new_values = {arg: fresh + i for i, arg in enumerate(written)}
+    returns = tuple(("output", i) for i in range(fresh))
+    return FunctionalVariant(functional, frozenset(), new_values, returns)
+
+
+def _matching_overload(name: str, schema, dropped: set[str]) -> OpOverload:
+    """The non-mutating overload of `aten.<name>` taking the same arguments as `schema`."""
+    wanted = [(a.name, str(a.type)) for a in schema.arguments if a.name not in dropped]
+    packet = getattr(aten, name, None)
+    for overload_name in packet.overloads() if packet is not None else ():
+        candidate = getattr(packet, overload_name)
+        candidate_schema = candidate._schema
+        if candidate_schema.is_mutable:
+            continue
+        if [(a.name, str(a.type)) for a in candidate_schema.arguments] == wanted:
+            return candidate
+    raise UnsupportedProgramError(
+        f"uses {schema.name}.{schema.overload_name}, an op that writes its arguments and has no "
+        f"functional counterpart aot_autograd can find",
+        "Use the out-of-place form of the op.",
+    )
+
+
+def _native_batch_norm(node: fx.Node) -> FunctionalVariant | None:
+    # `native_batch_norm` updates running_mean/running_var in place (training with running
+    # stats) although its schema does not say so. Its functional twin returns the new stats.
+    running_mean, running_var, training = (_arg(node, i, name) for i, name in
+                                           ((3, "running_mean"), (4, "running_var"), (5, "training")))
+    if running_mean is None or running_var is None or not training:
+        return None
+    return FunctionalVariant(
+        aten._native_batch_norm_legit_functional.default,
+        frozenset(),
+        {"running_mean": 3, "running_var": 4},
+        (("output", 0), ("output", 1), ("output", 2)),
+    )
+
+
+def _arg(node: fx.Node, index: int, name: str):
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name)
+
+
+_HIDDEN_MUTATIONS: dict[OpOverload, Callable[[fx.Node], FunctionalVariant | None]] = {
+    aten.native_batch_norm.default: _native_batch_norm,
+}

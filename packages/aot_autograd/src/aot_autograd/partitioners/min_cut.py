@@ -1,0 +1,76 @@
+"""`min_cut_rematerialization_partition`: save the fewest bytes, recompute cheap ops.
+
+Which forward values to hand to the backward is a minimum cut. Every joint node becomes two
+flow-network vertices joined by an edge whose capacity is the bytes of its value (`n.in ->
+n.out`); data edges (`n.out -> user.in`) are unbounded. The source feeds what the forward
+has for free (the primals) and what must be computed in the forward (ops that may not be
+recomputed, see recomputable.py); everything the backward computes from the tangents drains
+into the sink. A cut through `n.in -> n.out` means "save n"; nodes left on the sink side are
+recomputed in the backward from the saved values. With capacities in bytes, the cut is the
+smallest set of saved bytes from which the backward can be computed.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import torch
+import torch.fx as fx
+
+from .joint import JointGraph, is_symbolic_size
+from .recomputable import may_recompute
+
+# A saved size (SymInt) costs a few bytes on the ctx; it must stay cheaper than any tensor.
+_SIZE_BYTES = 1
+
+
+def min_cut_rematerialization_partition(
+    joint_module: fx.GraphModule, _joint_inputs=None, *, num_fwd_outputs: int
+) -> tuple[fx.GraphModule, fx.GraphModule]:
+    joint = JointGraph(joint_module, num_fwd_outputs)
+    return joint.split(min_cut_saved_values(joint))
+
+
+def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
+    network = nx.DiGraph()
+    backward_only = joint.tangent_dependent & joint.backward_required
+    for node in joint.graph.nodes:
+        if node.op == "output":
+            continue
+        inside, outside = (node, "in"), (node, "out")
+        if node in backward_only:
+            network.add_edge(inside, "sink")
+            continue
+        if node in joint.primals or (node in joint.forward_required and not may_recompute(node)):
+            network.add_edge("source", inside)
+        capacity = saved_bytes(node)
+        if capacity is None:
+            network.add_edge(inside, outside)
+        else:
+            network.add_edge(inside, outside, capacity=capacity)
+        for user in node.users:
+            if user.op != "output":
+                network.add_edge(outside, (user, "in"))
+    if "sink" not in network or "source" not in network:
+        return []
+    _, (reachable, _) = nx.minimum_cut(network, "source", "sink")
+    return [
+        node for node in joint.graph.nodes
+        if (node, "in") in reachable and (node, "out") in network and (node, "out") not in reachable
+    ]
+
+
+def saved_bytes(node: fx.Node) -> int | None:
+    """What saving `node`'s value costs; None when it cannot be saved (a tuple of outputs)."""
+    val = node.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return max(_hint(val.numel()) * val.element_size(), 1)
+    if is_symbolic_size(node):
+        return _SIZE_BYTES
+    return None
+
+
+def _hint(value) -> int:
+    """A size's value at the example inputs (symbolic sizes carry it as their hint)."""
+    if isinstance(value, torch.SymInt):
+        return int(value.node.hint)
+    return int(value)

@@ -1,0 +1,107 @@
+"""The training path: compiled forward and backward graphs behind one autograd.Function.
+
+The forward graph returns (*graph outputs, *saved tensors, *saved sizes); the Function saves
+the tensors with `save_for_backward` and the sizes (Python ints at run time, SymInts in the
+traced graphs) on `ctx`, and returns the graph outputs. Outputs that are rebuilt as views by
+the epilogue are returned as None (autograd reaches their bases directly); outputs that do
+not carry gradients are marked non-differentiable. The backward graph is compiled the first
+time a gradient is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx as fx
+
+from ..errors import DoubleBackwardError
+from .epilogue import GraphEffects
+
+Compiler = Callable[[fx.GraphModule, list], Callable]
+
+
+@dataclass
+class TrainingPlan:
+    forward: Callable[..., Sequence[Any]]
+    backward_graph: fx.GraphModule
+    backward_compiler: Compiler
+    effects: GraphEffects
+    num_outputs: int  # graph outputs before the saved values
+    differentiable: list[int]  # graph outputs whose gradients are the tangents, in order
+    num_saved_tensors: int = field(init=False)
+    _backward: Callable | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        placeholders = self.backward_graph.graph.find_nodes(op="placeholder")
+        saved = placeholders[: len(placeholders) - len(self.differentiable)]
+        self.num_saved_tensors = sum(isinstance(p.meta.get("val"), torch.Tensor) for p in saved)
+        regenerated = set(self.effects.regenerated)
+        self.non_differentiable = [
+            i for i in range(self.num_outputs) if i not in regenerated and i not in self.differentiable
+        ]
+
+    def compiled_backward(self) -> Callable:
+        if self._backward is None:
+            placeholders = self.backward_graph.graph.find_nodes(op="placeholder")
+            self._backward = self.backward_compiler(self.backward_graph, [p.meta["val"] for p in placeholders])
+        return self._backward
+
+    def __call__(self, inputs: Sequence[Any]) -> list:
+        call = _Call(self)
+        outputs = _CompiledFunction.apply(call, *inputs)
+        return self.effects.apply(inputs, outputs, call.raw)
+
+
+class _Call:
+    """One call's link between the wrapper and the Function: the plan in, and the graph's own
+    values of the outputs the epilogue rebuilds as views out."""
+
+    def __init__(self, plan: TrainingPlan):
+        self.plan = plan
+        self.raw: dict[int, Any] = {}
+
+
+class _CompiledFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, call: _Call, *inputs):
+        plan = call.plan
+        results = plan.forward(*inputs)
+        outputs = list(results[: plan.num_outputs])
+        saved = results[plan.num_outputs :]
+        ctx.plan = plan
+        ctx.save_for_backward(*saved[: plan.num_saved_tensors])
+        ctx.saved_sizes = saved[plan.num_saved_tensors :]
+        for i in plan.effects.regenerated:
+            call.raw[i] = outputs[i]
+            outputs[i] = None
+        ctx.mark_non_differentiable(*(o for i in plan.non_differentiable if isinstance(o := outputs[i], torch.Tensor)))
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        plan = ctx.plan
+        # Tangents were traced contiguous; autograd may hand over any layout (an expanded
+        # scalar from `.sum().backward()`).
+        tangents = [grads[i].contiguous() for i in plan.differentiable]
+        args = [*ctx.saved_tensors, *ctx.saved_sizes, *tangents]
+        backward = plan.compiled_backward()
+        if torch.is_grad_enabled():
+            input_grads = _GradientsWithoutBackward.apply(backward, *args)
+        else:
+            input_grads = backward(*args)
+        return (None, *input_grads)
+
+
+class _GradientsWithoutBackward(torch.autograd.Function):
+    """Runs the compiled backward under `create_graph=True`: its results carry a node whose
+    own backward raises, since the backward graph has no backward of its own."""
+
+    @staticmethod
+    def forward(ctx, backward, *args):
+        return tuple(backward(*args))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise DoubleBackwardError()

@@ -1,0 +1,53 @@
+"""`Emitter`: appends an op to a graph and gives the new node its `meta["val"]`.
+
+Passes that make new ATen nodes (functionalization's scatters and regenerated views) run
+each op on the `val`s of its arguments, so that the node's fake output carries exactly the
+metadata the op produces; symbolic sizes among the arguments become graph nodes.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch.utils._pytree import tree_map
+
+from .symbolic import SymbolicValues, SymValue
+
+
+class Emitter:
+    def __init__(self, graph: fx.Graph, symbols: SymbolicValues):
+        self.graph = graph
+        self.symbols = symbols
+
+    def __call__(self, op, *args: Any, **kwargs: Any) -> fx.Node:
+        node_args = tree_map(self._as_arg, (args, kwargs))
+        val_args, val_kwargs = tree_map(value_of, (args, kwargs))
+        node = self.graph.call_function(op, *node_args)
+        node.meta["val"] = op(*val_args, **val_kwargs)
+        return node
+
+    def getitem(self, node: fx.Node, index: int) -> fx.Node:
+        item = self.graph.call_function(operator.getitem, (node, index))
+        item.meta["val"] = node.meta["val"][index]
+        return item
+
+    def _as_arg(self, value: Any) -> Any:
+        if isinstance(value, SymValue):
+            return self.symbols.node_for(value)
+        return value
+
+
+def value_of(arg: Any) -> Any:
+    """What a graph argument stands for at trace time: a node's `val`, or the constant."""
+    return arg.meta["val"] if isinstance(arg, fx.Node) else arg
+
+
+def sizes_of(node: fx.Node) -> list:
+    return list(node.meta["val"].shape)
+
+
+def is_tensor_node(arg: Any) -> bool:
+    return isinstance(arg, fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor)

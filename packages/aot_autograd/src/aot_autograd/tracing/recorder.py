@@ -1,0 +1,165 @@
+"""`AtenRecorder`: a dispatch mode that writes every ATen call it sees into an FX graph.
+
+Ops reach a `TorchDispatchMode` below autograd, so while the mode is active both the
+forward ops of a function and the ops its backward formulas run (through
+`torch.autograd.grad`) arrive here, one ATen overload at a time. Each call runs on the values
+it was given (fake tensors when tracing for real) and is recorded with its arguments
+replaced by the graph nodes that produced them. The graph is recorded as it ran: in-place
+ops, views and `detach` included; `functionalization` removes them afterwards.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Mapping
+
+import torch
+import torch.fx as fx
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
+
+from ..decompositions import required_decompositions
+from ..errors import TracingError
+from .symbolic import SymbolicValues
+
+Decompositions = Mapping[Any, Callable]
+
+
+class AtenRecorder(TorchDispatchMode):
+    """Records ATen calls on the tensors it tracks; `placeholder` makes a tensor tracked."""
+
+    def __init__(
+        self,
+        decompositions: Decompositions | None = None,
+        constant_to_trace_value: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ):
+        super().__init__()
+        self.graph = fx.Graph()
+        self.decompositions = {**required_decompositions(), **dict(decompositions or {})}
+        # Turns a real tensor constant into the kind of value the trace runs on (a fake).
+        self._constant_to_trace_value = constant_to_trace_value
+        # id -> (tensor, node). The tensor is held so that its id cannot be reused by another
+        # tensor while the trace lives.
+        self._nodes: dict[int, tuple[torch.Tensor, fx.Node]] = {}
+        self.constants: dict[str, torch.Tensor] = {}
+        self._constant_trace_values: dict[int, torch.Tensor] = {}
+        self.symbols = SymbolicValues(self.graph)
+
+    # -- graph inputs and outputs ---------------------------------------------------------
+
+    def placeholder(self, name: str, value: Any) -> fx.Node:
+        node = self.graph.placeholder(name)
+        node.meta["val"] = value
+        if isinstance(value, torch.Tensor):
+            self._nodes[id(value)] = (value, node)
+        self.symbols.bind_input(node, value)
+        return node
+
+    def output(self, values: list) -> fx.Node:
+        return self.graph.output(tuple(self._as_arg(v) for v in values))
+
+    def node_of(self, tensor: torch.Tensor) -> fx.Node | None:
+        entry = self._nodes.get(id(tensor))
+        return entry[1] if entry is not None else None
+
+    # -- recording ------------------------------------------------------------------------
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        decomposed = self._decompose(func, args, kwargs)
+        if decomposed is not NotImplemented:
+            return decomposed
+        node_args, node_kwargs = self._as_arg(args), self._as_arg(kwargs)
+        run_args, run_kwargs = self._with_constants_as_trace_values((args, kwargs))
+        try:
+            out = func(*run_args, **run_kwargs)
+        except Exception as cause:  # every failure of an op on fakes is reported the same way
+            raise TracingError(func, cause) from cause
+        node = self.graph.call_function(func, node_args, node_kwargs)
+        node.meta["val"] = out
+        self._bind_outputs(node, out)
+        return out
+
+    def _decompose(self, func, args, kwargs):
+        """Run `func` through a decomposition when one applies; NotImplemented otherwise.
+
+        The mode is re-entered so that the ops a decomposition calls are recorded instead.
+        """
+        decomposition = self.decompositions.get(func)
+        with self:
+            if decomposition is not None:
+                out = decomposition(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out
+            # A CompositeImplicitAutograd op reaches a dispatch mode only when it is called
+            # below autograd (from inside another decomposition); its own decomposition is
+            # what eager runs then too.
+            return func.decompose(*args, **kwargs)
+
+    def _bind_outputs(self, node: fx.Node, out: Any) -> None:
+        if isinstance(out, torch.Tensor):
+            self._track(out, node)
+        elif isinstance(out, (tuple, list)):
+            for index, item in enumerate(out):
+                if isinstance(item, torch.Tensor):
+                    item_node = self.graph.call_function(operator.getitem, (node, index))
+                    item_node.meta["val"] = item
+                    self._track(item, item_node)
+
+    def _track(self, tensor: torch.Tensor, node: fx.Node) -> None:
+        # An in-place or out= op returns the tensor it wrote to, which keeps the node that
+        # made it: functionalization reads the mutation off the op's schema instead.
+        if id(tensor) not in self._nodes:
+            self._nodes[id(tensor)] = (tensor, node)
+
+    # -- mapping values to graph arguments ------------------------------------------------
+
+    def _as_arg(self, value: Any) -> Any:
+        def convert(leaf):
+            if isinstance(leaf, torch.Tensor):
+                return self._tensor_arg(leaf)
+            if isinstance(leaf, torch.SymInt | torch.SymFloat | torch.SymBool):
+                return self.symbols.node_for(leaf)
+            return leaf
+
+        return tree_map(convert, value)
+
+    def _tensor_arg(self, tensor: torch.Tensor) -> fx.Node:
+        node = self.node_of(tensor)
+        if node is not None:
+            return node
+        return self._lift_constant(tensor)
+
+    def _lift_constant(self, tensor: torch.Tensor) -> fx.Node:
+        """A tensor the trace did not make (a constant the function closed over) becomes an
+        attribute of the traced module, read with `get_attr`."""
+        name = f"_tensor_constant{len(self.constants)}"
+        self.constants[name] = tensor
+        node = self.graph.get_attr(name)
+        trace_value = tensor
+        if self._constant_to_trace_value is not None:
+            trace_value = self._constant_to_trace_value(tensor)
+            self._constant_trace_values[id(tensor)] = trace_value
+        node.meta["val"] = trace_value
+        self._nodes[id(tensor)] = (tensor, node)
+        return node
+
+    def _with_constants_as_trace_values(self, value: Any) -> Any:
+        if not self._constant_trace_values:
+            return value
+        return tree_map(
+            lambda leaf: self._constant_trace_values.get(id(leaf), leaf)
+            if isinstance(leaf, torch.Tensor)
+            else leaf,
+            value,
+        )
+
+    def graph_module(self, root: torch.nn.Module | None = None) -> fx.GraphModule:
+        root = root if root is not None else torch.nn.Module()
+        for name, tensor in self.constants.items():
+            root.register_buffer(name, tensor)
+        return fx.GraphModule(root, self.graph)
+
+
+def flat_tensors(value: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in tree_flatten(value)[0] if isinstance(leaf, torch.Tensor)]

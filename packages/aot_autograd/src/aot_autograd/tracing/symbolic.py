@@ -1,0 +1,148 @@
+"""Graph nodes for symbolic sizes.
+
+With dynamic shapes an ATen call can take a `SymInt` (`view(x, [s0 * 4, 8])`). Python
+arithmetic on SymInts happens outside the dispatcher, so the recorder never sees how such a
+value was computed; it sees only its sympy expression (`SymInt.node.expr`). This module turns
+an expression back into graph nodes: each symbol is read from the graph input it appears in
+(a SymInt placeholder, or `aten.sym_size.int(x, dim)` of a tensor placeholder) and the
+expression is rebuilt with Python operators on those nodes. Every node made here carries
+`meta["val"]`: the SymInt the same operators give on the example values.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import reduce
+from typing import Any, Callable
+
+import sympy
+import torch
+import torch.fx as fx
+
+from ..errors import UnsupportedProgramError
+
+aten = torch.ops.aten
+
+SymValue = torch.SymInt | torch.SymFloat | torch.SymBool
+
+# How each sympy head is computed in the graph, keyed by the head's class name so that
+# fake_tensor's own integer functions (`FloorDiv`, `PythonMod`) need no import of its internals.
+_OPERATORS: dict[str, Callable[..., Any]] = {
+    "Add": operator.add,
+    "Mul": operator.mul,
+    "FloorDiv": operator.floordiv,
+    "PythonMod": operator.mod,
+    "Mod": operator.mod,
+    "Max": torch.sym_max,
+    "Min": torch.sym_min,
+    "Eq": operator.eq,
+    "Ne": operator.ne,
+    "StrictLessThan": operator.lt,
+    "LessThan": operator.le,
+    "StrictGreaterThan": operator.gt,
+    "GreaterThan": operator.ge,
+}
+
+# Where a symbol can be read from a tensor input, in the order they are tried.
+_TENSOR_SOURCES = (
+    (aten.sym_size.int, lambda t: list(t.shape)),
+    (aten.sym_stride.int, lambda t: list(t.stride())),
+)
+
+
+def is_symbolic(value: Any) -> bool:
+    return isinstance(value, SymValue) and value.node.is_symbolic()
+
+
+class SymbolicValues:
+    """Rebuilds symbolic values from the graph's inputs, sharing one node per expression."""
+
+    def __init__(self, graph: fx.Graph):
+        self.graph = graph
+        # symbol -> a thunk making the node that reads it (made on first use, where it is used)
+        self._sources: dict[sympy.Symbol, Callable[[], fx.Node]] = {}
+        self._nodes: dict[sympy.Basic, fx.Node] = {}
+
+    def bind_input(self, node: fx.Node, value: Any) -> None:
+        if is_symbolic(value):
+            expr = value.node.expr
+            if isinstance(expr, sympy.Symbol):
+                self._nodes.setdefault(expr, node)
+            return
+        if not isinstance(value, torch.Tensor):
+            return
+        for read, sizes in _TENSOR_SOURCES:
+            for dim, size in enumerate(sizes(value)):
+                if is_symbolic(size) and isinstance(size.node.expr, sympy.Symbol):
+                    self._sources.setdefault(size.node.expr, self._reader(read, node, dim, size))
+        offset = value.storage_offset()
+        if is_symbolic(offset) and isinstance(offset.node.expr, sympy.Symbol):
+            self._sources.setdefault(
+                offset.node.expr, self._reader(aten.sym_storage_offset.default, node, None, offset)
+            )
+
+    def _reader(self, read, node: fx.Node, dim: int | None, value: SymValue) -> Callable[[], fx.Node]:
+        def make() -> fx.Node:
+            args = (node,) if dim is None else (node, dim)
+            made = self.graph.call_function(read, args)
+            made.meta["val"] = value
+            return made
+
+        return make
+
+    def node_for(self, value: SymValue) -> Any:
+        """A graph argument standing for `value`: a node, or a plain number when constant."""
+        if not value.node.is_symbolic():
+            return value.node.constant
+        return self._build(value.node.expr, value)
+
+    def _build(self, expr: sympy.Basic, value: Any) -> Any:
+        if expr.is_Integer:
+            return int(expr)
+        if expr.is_Float or expr.is_Rational:
+            return float(expr)
+        if expr in (sympy.true, sympy.false):
+            return bool(expr)
+        node = self._nodes.get(expr)
+        if node is not None:
+            return node
+        if isinstance(expr, sympy.Symbol):
+            node = self._symbol(expr)
+        else:
+            node = self._apply(expr)
+        self._nodes[expr] = node
+        return node
+
+    def _symbol(self, symbol: sympy.Symbol) -> fx.Node:
+        source = self._sources.get(symbol)
+        if source is None:
+            raise UnsupportedProgramError(
+                f"uses the size {symbol}, which no graph input carries",
+                "Every symbolic size must appear in the shape of an input or be an input; "
+                "mark the dimension static, or pass the size in.",
+            )
+        return source()
+
+    def _apply(self, expr: sympy.Basic) -> fx.Node:
+        head = type(expr).__name__
+        if head == "Pow" and expr.exp.is_Integer and int(expr.exp) > 0:
+            fn, operands = operator.pow, [expr.base, expr.exp]
+        elif head in _OPERATORS:
+            fn, operands = _OPERATORS[head], list(expr.args)
+        else:
+            raise UnsupportedProgramError(
+                f"computes a symbolic size as {expr} (a {head}), which aot_autograd cannot rebuild",
+                "Mark the dimensions involved static.",
+            )
+        args = [self._build(operand, None) for operand in operands]
+        # n-ary sympy heads (Add, Mul, Max) fold pairwise into binary Python operators.
+        return reduce(lambda left, right: self._call(fn, left, right), args)
+
+    def _call(self, fn, left: Any, right: Any) -> fx.Node:
+        node = self.graph.call_function(fn, (left, right))
+        node.meta["val"] = fn(_val(left), _val(right))
+        return node
+
+
+def _val(arg: Any) -> Any:
+    return arg.meta["val"] if isinstance(arg, fx.Node) else arg

@@ -1,0 +1,74 @@
+"""Tracing a function to ATen: its forward alone, or forward and backward as one graph.
+
+Both run `fn` on fake tensors under an `AtenRecorder`. The joint trace also calls
+`torch.autograd.grad` inside the recorder, so the backward formulas' ATen ops land in the
+same graph after the forward's, reading the tangents (the gradients of the outputs) from
+placeholders of their own. Placeholders are named `primals_<i>` and `tangents_<i>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx as fx
+
+from .recorder import AtenRecorder, Decompositions
+
+
+def _traced_input(value: Any, fake_mode) -> Any:
+    """What the function sees for a graph input: a non-leaf copy if it requires grad, so that
+    the function may write into it (as it may into a non-leaf real input) while gradients
+    are still taken with respect to the leaf. The copy is made outside the recorder."""
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        with fake_mode, torch.enable_grad():
+            return value.clone()
+    return value
+
+
+def trace_forward(
+    fn: Callable[..., list],
+    inputs: Sequence[Any],
+    *,
+    fake_mode,
+    decompositions: Decompositions | None = None,
+) -> tuple[fx.GraphModule, list, list]:
+    """(graph of `fn`, its fake outputs, the values `fn` was called with)."""
+    recorder = AtenRecorder(decompositions, fake_mode.from_real)
+    traced_inputs = [_traced_input(value, fake_mode) for value in inputs]
+    for index, value in enumerate(traced_inputs):
+        recorder.placeholder(f"primals_{index + 1}", value)
+    with fake_mode, recorder:
+        outputs = fn(*traced_inputs)
+    recorder.output(outputs)
+    return recorder.graph_module(), outputs, traced_inputs
+
+
+def trace_joint(
+    fn: Callable[..., list],
+    primals: Sequence[Any],
+    tangents: Sequence[torch.Tensor],
+    differentiable: Callable[[list, list], list[torch.Tensor]],
+    *,
+    fake_mode,
+    decompositions: Decompositions | None = None,
+) -> fx.GraphModule:
+    """The graph returning (*outputs of `fn`, *gradient of each primal or None).
+
+    `differentiable(inputs, outputs)` picks the tensors the tangents are the gradients of,
+    in the order of `tangents`.
+    """
+    recorder = AtenRecorder(decompositions, fake_mode.from_real)
+    traced_inputs = [_traced_input(value, fake_mode) for value in primals]
+    for index, value in enumerate(traced_inputs):
+        recorder.placeholder(f"primals_{index + 1}", value)
+    for index, value in enumerate(tangents):
+        recorder.placeholder(f"tangents_{index + 1}", value)
+    wrt = [p for p in primals if isinstance(p, torch.Tensor) and p.requires_grad]
+    with fake_mode, recorder, torch.enable_grad():
+        outputs = fn(*traced_inputs)
+        targets = differentiable(traced_inputs, outputs)
+        grads = iter(torch.autograd.grad(targets, wrt, tangents, allow_unused=True) if targets else [None] * len(wrt))
+    input_grads = [next(grads) if isinstance(p, torch.Tensor) and p.requires_grad else None for p in primals]
+    recorder.output([*outputs, *input_grads])
+    return recorder.graph_module()
