@@ -1,6 +1,16 @@
-"""Capture: a symbolic CPython bytecode interpreter that turns Python functions and modules into FX graphs with guards.
+"""Capture: a symbolic CPython bytecode interpreter that turns Python functions and modules
+into FX graphs with guards.
 
-Not built yet: see the open issues.
+`optimize(fn_or_module, backend)` compiles a function or module (per-function cache of
+guarded entries, recompiles); `export(fn, *args)` captures one graph for given inputs;
+`Unsupported` is raised for code capture cannot trace; `config` holds the settings;
+`backends.eager` runs captured graphs as they are.
 """
 
-__version__ = "0.0.1"
+__version__ = "0.1.0"
+
+from . import backends, config
+from .errors import CaptureError, Unsupported
+from .optimize import OptimizedModule, optimize
+
+__all__ = ["CaptureError", "OptimizedModule", "Unsupported", "backends", "config", "optimize"]

@@ -1,0 +1,11 @@
+"""Calling callables capture does not inline: rules registered per callable (builtins,
+container methods, torch state functions, context managers), torch operations recorded in the
+graph, and pure functions evaluated on constants.
+
+Exports `call_builtin(frame, fn, args, kwargs)` and `construct(frame, class_value, args, kwargs)`.
+"""
+
+from . import container_methods, python_builtins, torch_rules  # noqa: F401  (fill the registry)
+from .dispatch import call_builtin, construct
+
+__all__ = ["call_builtin", "construct"]

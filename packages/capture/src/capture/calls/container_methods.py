@@ -1,0 +1,296 @@
+"""Rules for the methods of lists, tuples, dicts and sets on symbolic containers. Each rule
+receives the container as its first argument, as the unbound method would."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..errors import Unsupported
+from ..values.base import NotConstant, Value
+from ..values.constant import ConstantValue
+from ..values.containers import DictValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.exceptions import raise_user_error
+from .python_builtins import dict_entries
+from .registry import rule
+
+
+def _expect(value: Value, kind: type, method: str):
+    if not isinstance(value, kind):
+        raise Unsupported(f"{method} on {value.describe()}")
+    return value
+
+
+def _equal(frame, a: Value, b: Value) -> bool:
+    from ..operators import compare
+
+    return compare(frame, "==", a, b).truth(frame)
+
+
+# --- list -------------------------------------------------------------------------------------
+
+
+@rule(list.append)
+def _append(frame, args, kwargs):
+    lst, item = args
+    _expect(lst, ListValue, "list.append").items.append(item)
+    lst.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(list.extend)
+def _extend(frame, args, kwargs):
+    lst, items = args
+    _expect(lst, ListValue, "list.extend").items.extend(items.unpack(frame))
+    lst.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(list.insert)
+def _insert(frame, args, kwargs):
+    lst, index, item = args
+    _expect(lst, ListValue, "list.insert").items.insert(index.as_python_constant(), item)
+    lst.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(list.pop)
+def _list_pop(frame, args, kwargs):
+    lst, *index = args
+    _expect(lst, ListValue, "list.pop")
+    if not lst.items:
+        raise_user_error(frame, IndexError, "pop from empty list")
+    item = lst.items.pop(index[0].as_python_constant() if index else -1)
+    lst.mutated(frame)
+    return item
+
+
+@rule(list.remove)
+def _remove(frame, args, kwargs):
+    lst, item = args
+    for i, existing in enumerate(_expect(lst, ListValue, "list.remove").items):
+        if existing is item or _equal(frame, existing, item):
+            del lst.items[i]
+            lst.mutated(frame)
+            return ConstantValue(None)
+    raise_user_error(frame, ValueError, "list.remove(x): x not in list")
+
+
+@rule(list.clear)
+def _list_clear(frame, args, kwargs):
+    (lst,) = args
+    _expect(lst, ListValue, "list.clear").items.clear()
+    lst.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(list.reverse)
+def _reverse(frame, args, kwargs):
+    (lst,) = args
+    _expect(lst, ListValue, "list.reverse").items.reverse()
+    lst.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(list.copy)
+def _list_copy(frame, args, kwargs):
+    (lst,) = args
+    return ListValue(list(_expect(lst, ListValue, "list.copy").items))
+
+
+@rule(list.sort)
+def _sort(frame, args, kwargs):
+    from .python_builtins import _sorted
+
+    (lst,) = args
+    _expect(lst, ListValue, "list.sort")
+    lst.items = _sorted(frame, [lst], kwargs).items
+    lst.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(list.index, tuple.index)
+def _index(frame, args, kwargs):
+    seq, item, *_ = args
+    for i, existing in enumerate(_expect(seq, SequenceValue, "index()").items):
+        if existing is item or _equal(frame, existing, item):
+            return ConstantValue(i)
+    raise_user_error(frame, ValueError, "x not in sequence")
+
+
+@rule(list.count, tuple.count)
+def _count(frame, args, kwargs):
+    seq, item = args
+    return ConstantValue(sum(1 for x in _expect(seq, SequenceValue, "count()").items if x is item or _equal(frame, x, item)))
+
+
+@rule(list.__getitem__, tuple.__getitem__)
+def _seq_getitem(frame, args, kwargs):
+    seq, key = args
+    return seq.get_item(frame, key)
+
+
+@rule(list.__setitem__)
+def _list_setitem(frame, args, kwargs):
+    seq, key, value = args
+    seq.set_item(frame, key, value)
+    return ConstantValue(None)
+
+
+@rule(list.__len__, tuple.__len__, dict.__len__, set.__len__)
+def _container_len(frame, args, kwargs):
+    return args[0].length(frame)
+
+
+@rule(list.__contains__, tuple.__contains__, dict.__contains__, set.__contains__, frozenset.__contains__)
+def _container_contains(frame, args, kwargs):
+    from ..operators import contains
+
+    container, item = args
+    return contains(frame, item, container)
+
+
+@rule(list.__iter__, tuple.__iter__, dict.__iter__, set.__iter__)
+def _container_iter(frame, args, kwargs):
+    return IteratorValue(args[0].unpack(frame))
+
+
+# --- dict --------------------------------------------------------------------------------------
+
+
+def _as_dict(value: Value, method: str) -> DictValue:
+    return _expect(value, DictValue, method)
+
+
+@rule(dict.get, OrderedDict.get)
+def _dict_get(frame, args, kwargs):
+    d, key, *default = args
+    entry = _as_dict(d, "dict.get").entries.get(key_of(frame, key))
+    if entry is not None:
+        return entry[1]
+    return default[0] if default else ConstantValue(None)
+
+
+@rule(dict.__getitem__)
+def _dict_getitem(frame, args, kwargs):
+    d, key = args
+    return d.get_item(frame, key)
+
+
+@rule(dict.__setitem__, OrderedDict.__setitem__)
+def _dict_setitem(frame, args, kwargs):
+    d, key, value = args
+    d.set_item(frame, key, value)
+    return ConstantValue(None)
+
+
+@rule(dict.keys, OrderedDict.keys)
+def _keys(frame, args, kwargs):
+    (d,) = args
+    return ListValue([k for k, _ in _as_dict(d, "dict.keys").entries.values()])
+
+
+@rule(dict.values, OrderedDict.values)
+def _values(frame, args, kwargs):
+    (d,) = args
+    return ListValue([v for _, v in _as_dict(d, "dict.values").entries.values()])
+
+
+@rule(dict.items, OrderedDict.items)
+def _items(frame, args, kwargs):
+    (d,) = args
+    return ListValue([TupleValue([k, v]) for k, v in _as_dict(d, "dict.items").entries.values()])
+
+
+@rule(dict.pop, OrderedDict.pop)
+def _dict_pop(frame, args, kwargs):
+    d, key, *default = args
+    entries = _as_dict(d, "dict.pop").entries
+    k = key_of(frame, key)
+    if k in entries:
+        value = entries.pop(k)[1]
+        d.mutated(frame)
+        return value
+    if default:
+        return default[0]
+    raise_user_error(frame, KeyError, repr(k))
+
+
+@rule(dict.setdefault, OrderedDict.setdefault)
+def _setdefault(frame, args, kwargs):
+    d, key, *default = args
+    entries = _as_dict(d, "dict.setdefault").entries
+    k = key_of(frame, key)
+    if k not in entries:
+        entries[k] = (key, default[0] if default else ConstantValue(None))
+        d.mutated(frame)
+    return entries[k][1]
+
+
+@rule(dict.update, OrderedDict.update)
+def _update(frame, args, kwargs):
+    d, *other = args
+    entries = _as_dict(d, "dict.update").entries
+    if other:
+        entries.update(dict_entries(frame, other[0]))
+    for k, v in kwargs.items():
+        entries[k] = (ConstantValue(k), v)
+    d.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(dict.copy, OrderedDict.copy)
+def _dict_copy(frame, args, kwargs):
+    (d,) = args
+    return DictValue(_as_dict(d, "dict.copy").entries, python_cls=d.python_cls)
+
+
+@rule(dict.clear)
+def _dict_clear(frame, args, kwargs):
+    (d,) = args
+    _as_dict(d, "dict.clear").entries.clear()
+    d.mutated(frame)
+    return ConstantValue(None)
+
+
+# --- set ----------------------------------------------------------------------------------------
+
+
+@rule(set.add)
+def _set_add(frame, args, kwargs):
+    s, item = args
+    _expect(s, SetValue, "set.add").add(frame, item)
+    return ConstantValue(None)
+
+
+@rule(set.update)
+def _set_update(frame, args, kwargs):
+    s, *others = args
+    _expect(s, SetValue, "set.update")
+    for other in others:
+        for item in other.unpack(frame):
+            s.add(frame, item)
+    return ConstantValue(None)
+
+
+@rule(set.discard)
+def _discard(frame, args, kwargs):
+    s, item = args
+    _expect(s, SetValue, "set.discard").entries.pop(key_of(frame, item), None)
+    s.mutated(frame)
+    return ConstantValue(None)
+
+
+def _set_algebra(method):
+    def handler(frame, args, kwargs):
+        try:
+            constants = [a.as_python_constant() for a in args]
+        except NotConstant:
+            raise Unsupported(f"set.{method.__name__} on non-constant sets") from None
+        return frame.session.wrap(method(*constants), None)
+
+    return handler
+
+
+for _method in (set.union, set.intersection, set.difference, set.issubset, set.issuperset,
+                frozenset.union, frozenset.intersection, frozenset.difference):  # fmt: skip
+    rule(_method)(_set_algebra(_method))

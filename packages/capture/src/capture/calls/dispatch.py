@@ -1,0 +1,125 @@
+"""How a call of a non-inlined callable is decided: a registered rule first, then a torch
+operation (recorded in the graph), then a pure function on constants (evaluated now); anything
+else is unsupported, named in the error."""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import types
+from typing import Any
+
+from ..errors import Unsupported
+from ..values.base import Value
+from ..values.factory import constant_args, evaluate_constant_operation
+from .registry import CALL_RULES, CONSTRUCT_RULES
+from .torch_ops import is_torch_operation, record_torch_call
+
+_PURE_BUILTINS = frozenset(
+    {
+        abs, all, any, ascii, bin, bool, bytes, callable, chr, complex, divmod, float, format,
+        frozenset, hash, hex, int, len, max, min, oct, ord, pow, repr, round, sorted, str, sum,
+        tuple, isinstance, issubclass,
+    }
+)  # fmt: skip
+_PURE_MODULES = frozenset({"math", "cmath", "operator", "_operator"})
+_IMMUTABLE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range)
+
+
+def _is_pure(fn: Any) -> bool:
+    """Functions whose result depends only on their (constant) arguments."""
+    try:
+        if fn in _PURE_BUILTINS:
+            return True
+    except TypeError:  # unhashable callables
+        return False
+    if getattr(fn, "__module__", None) in _PURE_MODULES:
+        return True
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, _IMMUTABLE_TYPES):
+        return True
+    objclass = getattr(fn, "__objclass__", None)
+    return objclass in _IMMUTABLE_TYPES
+
+
+def _rule_for(fn: Any):
+    try:
+        return CALL_RULES.get(fn)
+    except TypeError:  # unhashable callables have no rule
+        return None
+
+
+def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    handler = _rule_for(fn)
+    if handler is not None:
+        return handler(frame, args, kwargs)
+    if is_torch_operation(fn):
+        return record_torch_call(frame, fn, args, kwargs)
+    if _is_pure(fn):
+        constants = constant_args(args, kwargs)
+        if constants is not None:
+            positional, keywords = constants
+            return evaluate_constant_operation(frame, lambda: fn(*positional, **keywords), ())
+    raise Unsupported(
+        f"call to {_name(fn)}, which capture cannot trace into"
+        + (" with these arguments" if _is_pure(fn) else ""),
+        hint="call it outside the compiled function, or make its arguments Python constants",
+    )
+
+
+def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`cls(*args, **kwargs)`."""
+    from ..values.exceptions import ExceptionValue
+    from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
+    from ..values.objects import python_dunder
+
+    cls = class_value.cls
+    for klass in cls.__mro__:
+        handler, subclasses = CONSTRUCT_RULES.get(klass, (None, False))
+        if handler is not None and (klass is cls or subclasses):
+            return handler(frame, cls, args, kwargs)
+    if issubclass(cls, BaseException):
+        return ExceptionValue(cls, list(args))
+    if is_model_output(cls):
+        return ModelOutputValue.construct(frame, cls, args, kwargs)
+    if is_torch_operation(cls):
+        return record_torch_call(frame, cls, args, kwargs)
+    constants = constant_args(args, kwargs)
+    if cls.__module__ == "builtins" or cls.__module__.startswith("torch"):
+        if constants is not None and _is_constant_class(cls):
+            positional, keywords = constants
+            return evaluate_constant_operation(frame, lambda: cls(*positional, **keywords), ())
+        raise Unsupported(f"constructing {cls.__qualname__} inside the compiled function")
+    if python_dunder(cls, "__new__") is not None or (cls.__new__ is not object.__new__ and not _plain_new(cls)):
+        raise Unsupported(f"constructing {cls.__qualname__}, which has a custom __new__")
+    instance = NewObjectValue(cls)
+    init = python_dunder(cls, "__init__")
+    if init is not None:
+        frame.session.wrap(init, None).call(frame, [instance, *args], kwargs)
+    elif cls.__init__ is not object.__init__:
+        raise Unsupported(f"constructing {cls.__qualname__}, whose __init__ is not Python code")
+    elif args or kwargs:
+        from ..values.exceptions import raise_user_error
+
+        raise_user_error(frame, TypeError, f"{cls.__name__}() takes no arguments")
+    return instance
+
+
+def _plain_new(cls: type) -> bool:
+    # Generic and Protocol classes inherit a __new__ that only does bookkeeping.
+    return all(k.__new__ is object.__new__ or k.__module__ == "typing" for k in cls.__mro__[:-1])
+
+
+_CONSTANT_CLASSES = (int, float, bool, str, bytes, complex, tuple, frozenset, range, slice)
+
+
+def _is_constant_class(cls: type) -> bool:
+    import torch
+
+    return cls in _CONSTANT_CLASSES or cls in (torch.device, torch.Size, torch.finfo, torch.iinfo)
+
+
+def _name(fn: Any) -> str:
+    module = getattr(fn, "__module__", None)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return f"{module}.{name}" if module and module != "builtins" else name

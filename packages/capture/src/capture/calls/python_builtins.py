@@ -1,0 +1,417 @@
+"""Rules for Python's builtins when their arguments are symbolic: `len`, `isinstance`,
+`getattr`, iteration helpers, reductions, constructors of containers, `super()`."""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+from ..errors import Unsupported
+from ..interpreter.frame import UserException
+from ..values.base import NotConstant, Value
+from ..values.constant import ConstantValue
+from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, TupleValue, key_of
+from ..values.exceptions import raise_user_error
+from ..values.objects import PartialValue, SuperValue
+from .registry import construct_rule, rule
+
+
+def _constant(value: Value, what: str):
+    try:
+        return value.as_python_constant()
+    except NotConstant:
+        raise Unsupported(f"{what} must be a Python constant, got {value.describe()}") from None
+
+
+@rule(len)
+def _len(frame, args, kwargs):
+    (obj,) = args
+    return obj.length(frame)
+
+
+def _isinstance_of(value: Value, classes) -> bool:
+    cls = value.python_type()
+    return issubclass(cls, classes)
+
+
+@rule(isinstance)
+def _isinstance(frame, args, kwargs):
+    obj, classes = args
+    return ConstantValue(_isinstance_of(obj, _constant(classes, "isinstance()'s second argument")))
+
+
+@rule(issubclass)
+def _issubclass(frame, args, kwargs):
+    cls, classes = args
+    return ConstantValue(issubclass(_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument")))
+
+
+@construct_rule(type)
+def _type(frame, cls, args, kwargs):
+    if len(args) != 1:
+        raise Unsupported("creating a class with type(name, bases, dict)")
+    return frame.session.wrap(args[0].python_type(), None)
+
+
+@rule(callable)
+def _callable(frame, args, kwargs):
+    from ..values.functions import BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue
+    from ..values.objects import ClassValue, PartialValue
+
+    (obj,) = args
+    if isinstance(obj, (BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue, ClassValue, PartialValue)):
+        return ConstantValue(True)
+    return ConstantValue(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__"))
+
+
+@rule(getattr)
+def _getattr(frame, args, kwargs):
+    obj, name, *default = args
+    name = _constant(name, "getattr()'s attribute name")
+    if not default:
+        return obj.get_attr(frame, name)
+    try:
+        return obj.get_attr(frame, name)
+    except UserException as exc:
+        if issubclass(exc.value.python_type(), AttributeError):
+            return default[0]
+        raise
+
+
+@rule(hasattr)
+def _hasattr(frame, args, kwargs):
+    obj, name = args
+    return ConstantValue(obj.has_attr(frame, _constant(name, "hasattr()'s attribute name")))
+
+
+@rule(setattr)
+def _setattr(frame, args, kwargs):
+    obj, name, value = args
+    obj.set_attr(frame, _constant(name, "setattr()'s attribute name"), value)
+    return ConstantValue(None)
+
+
+@rule(object.__setattr__)
+def _object_setattr(frame, args, kwargs):
+    from ..values.new_objects import NewObjectValue
+
+    obj, name, value = args
+    name = _constant(name, "attribute name")
+    if isinstance(obj, NewObjectValue):
+        obj.store(name, value)
+    else:
+        frame.session.side_effects.store_attr(obj, name, value)
+    return ConstantValue(None)
+
+
+@rule(id)
+def _id(frame, args, kwargs):
+    (obj,) = args
+    identity = getattr(obj, "identity", None)
+    if identity is None:
+        raise Unsupported(f"id() of {obj.describe()}")
+    return ConstantValue(id(identity()))
+
+
+# --- iteration ------------------------------------------------------------------------------
+
+
+@rule(iter)
+def _iter(frame, args, kwargs):
+    (obj,) = args
+    if isinstance(obj, IteratorValue):
+        return obj
+    return IteratorValue(obj.unpack(frame))
+
+
+@rule(next)
+def _next(frame, args, kwargs):
+    iterator, *default = args
+    if not isinstance(iterator, IteratorValue):
+        raise Unsupported(f"next() on {iterator.describe()}")
+    item = iterator.next()
+    if item is None:
+        if default:
+            return default[0]
+        raise_user_error(frame, StopIteration, "")
+    return item
+
+
+@construct_rule(range)
+def _range(frame, cls, args, kwargs):
+    return ConstantValue(range(*(_constant(a, "range() arguments") for a in args)))
+
+
+@construct_rule(enumerate)
+def _enumerate(frame, cls, args, kwargs):
+    iterable, *start = args
+    first = _constant(start[0] if start else kwargs.get("start", ConstantValue(0)), "enumerate()'s start")
+    return IteratorValue([TupleValue([ConstantValue(i), x]) for i, x in enumerate(iterable.unpack(frame), first)])
+
+
+@construct_rule(zip)
+def _zip(frame, cls, args, kwargs):
+    strict = kwargs.get("strict")
+    columns = [a.unpack(frame) for a in args]
+    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
+        raise_user_error(frame, ValueError, "zip() arguments have different lengths")
+    return IteratorValue([TupleValue(list(row)) for row in zip(*columns)])
+
+
+@construct_rule(reversed)
+def _reversed(frame, cls, args, kwargs):
+    (seq,) = args
+    return IteratorValue(seq.unpack(frame)[::-1])
+
+
+@construct_rule(map)
+def _map(frame, cls, args, kwargs):
+    fn, *iterables = args
+    columns = [a.unpack(frame) for a in iterables]
+    return IteratorValue([fn.call(frame, list(row), {}) for row in zip(*columns)])
+
+
+@construct_rule(filter)
+def _filter(frame, cls, args, kwargs):
+    fn, iterable = args
+    items = iterable.unpack(frame)
+    if fn.is_python_constant() and fn.as_python_constant() is None:
+        return IteratorValue([x for x in items if x.truth(frame)])
+    return IteratorValue([x for x in items if fn.call(frame, [x], {}).truth(frame)])
+
+
+@rule(sorted)
+def _sorted(frame, args, kwargs):
+    (iterable,) = args
+    items = iterable.unpack(frame)
+    key = kwargs.get("key")
+    reverse = _constant(kwargs.get("reverse", ConstantValue(False)), "sorted()'s reverse")
+    if key is None or (key.is_python_constant() and key.as_python_constant() is None):
+        keyed = [(_constant(x, "sorted() items"), x) for x in items]
+    else:
+        keyed = [(_constant(key.call(frame, [x], {}), "sorted() keys"), x) for x in items]
+    keyed.sort(key=lambda pair: pair[0], reverse=reverse)
+    return ListValue([x for _, x in keyed])
+
+
+# --- reductions -------------------------------------------------------------------------------
+
+
+@rule(all)
+def _all(frame, args, kwargs):
+    (iterable,) = args
+    return ConstantValue(all(x.truth(frame) for x in iterable.unpack(frame)))
+
+
+@rule(any)
+def _any(frame, args, kwargs):
+    (iterable,) = args
+    return ConstantValue(any(x.truth(frame) for x in iterable.unpack(frame)))
+
+
+def _min_max(frame, args, kwargs, pick):
+    from ..operators import compare
+
+    items = args[0].unpack(frame) if len(args) == 1 else list(args)
+    if "key" in kwargs or "default" in kwargs:
+        if all(x.is_python_constant() for x in items):
+            constants = {k: v.as_python_constant() for k, v in kwargs.items()}
+            return frame.session.wrap(pick([x.as_python_constant() for x in items], **constants), None)
+        raise Unsupported(f"{pick.__name__}() with key= or default= on non-constant values")
+    if not items:
+        raise_user_error(frame, ValueError, f"{pick.__name__}() arg is an empty sequence")
+    best = items[0]
+    op = ">" if pick is max else "<"
+    for item in items[1:]:
+        if compare(frame, op, item, best).truth(frame):
+            best = item
+    return best
+
+
+@rule(max)
+def _max(frame, args, kwargs):
+    return _min_max(frame, args, kwargs, max)
+
+
+@rule(min)
+def _min(frame, args, kwargs):
+    return _min_max(frame, args, kwargs, min)
+
+
+@rule(sum)
+def _sum(frame, args, kwargs):
+    from ..operators import binary
+
+    iterable, *start = args
+    total = start[0] if start else kwargs.get("start", ConstantValue(0))
+    for item in iterable.unpack(frame):
+        total = binary(frame, "+", total, item)
+    return total
+
+
+@rule(abs)
+def _abs(frame, args, kwargs):
+    from ..operators import unary
+
+    return unary(frame, "abs", args[0])
+
+
+# --- constructors of containers -----------------------------------------------------------
+
+
+@construct_rule(tuple)
+def _tuple(frame, cls, args, kwargs):
+    return TupleValue(args[0].unpack(frame) if args else [])
+
+
+@construct_rule(list)
+def _list(frame, cls, args, kwargs):
+    return ListValue(args[0].unpack(frame) if args else [])
+
+
+@construct_rule(set, frozenset)
+def _set(frame, cls, args, kwargs):
+    result = SetValue({}, python_cls=cls)
+    for item in args[0].unpack(frame) if args else []:
+        result.entries.setdefault(key_of(frame, item), item)
+    return result
+
+
+def dict_entries(frame, source: Value) -> dict:
+    """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
+    if isinstance(source, DictValue):
+        return dict(source.entries)
+    from ..values.new_objects import ModelOutputValue
+
+    if isinstance(source, ModelOutputValue):
+        return {k: (ConstantValue(k), v) for k, v in source.present().items()}
+    entries = {}
+    for pair in source.unpack(frame):
+        key, value = pair.unpack(frame)
+        entries[key_of(frame, key)] = (key, value)
+    return entries
+
+
+@construct_rule(dict)
+def _dict(frame, cls, args, kwargs):
+    entries = dict_entries(frame, args[0]) if args else {}
+    for k, v in kwargs.items():
+        entries[k] = (ConstantValue(k), v)
+    return DictValue(entries, python_cls=cls)
+
+
+@construct_rule(__import__("collections").OrderedDict)
+def _ordered_dict(frame, cls, args, kwargs):
+    entries = dict_entries(frame, args[0]) if args else {}
+    for k, v in kwargs.items():
+        entries[k] = (ConstantValue(k), v)
+    return DictValue(entries, python_cls=cls)
+
+
+@construct_rule(int, float, bool, str)
+def _scalar(frame, cls, args, kwargs):
+    if not args:
+        return ConstantValue(cls())
+    (value,) = args
+    if value.is_python_constant():
+        from ..values.factory import evaluate_constant_operation
+
+        return evaluate_constant_operation(frame, cls, (value.as_python_constant(),))
+    if cls is bool:
+        return ConstantValue(value.truth(frame))
+    from ..values.tensor import TensorValue
+
+    if isinstance(value, TensorValue):
+        raise Unsupported(
+            f"{cls.__name__}() of a tensor reads its data",
+            hint="keep the value as a tensor, or move this outside the compiled function",
+        )
+    method = {int: "__int__", float: "__float__", str: "__str__"}[cls]
+    raise Unsupported(f"{cls.__name__}() of {value.describe()} ({method})")
+
+
+@construct_rule(slice)
+def _slice(frame, cls, args, kwargs):
+    from ..values.containers import SliceValue
+
+    parts = list(args) + [ConstantValue(None)] * (3 - len(args))
+    if len(args) == 1:
+        parts = [ConstantValue(None), args[0], ConstantValue(None)]
+    if all(p.is_python_constant() for p in parts):
+        return ConstantValue(slice(*(p.as_python_constant() for p in parts)))
+    return SliceValue(*parts)
+
+
+@construct_rule(super)
+def _super(frame, cls, args, kwargs):
+    if args:
+        klass, obj = args
+        return SuperValue(_constant(klass, "super()'s class"), obj)
+    # Zero-argument super(): the class comes from the __class__ cell the compiler creates,
+    # the instance from the first argument of the calling function.
+    cell = frame.cells.get("__class__")
+    code = frame.code
+    if cell is None or code.co_argcount == 0:
+        raise Unsupported("super() without arguments outside a method")
+    first = code.co_varnames[0]
+    obj = frame.locals.get(first)
+    if obj is None and first in frame.cells:
+        obj = frame.cells[first].load(frame, first)
+    return SuperValue(_constant(cell.load(frame, "__class__"), "__class__"), obj)
+
+
+@construct_rule(functools.partial)
+def _partial(frame, cls, args, kwargs):
+    func, *bound = args
+    return PartialValue(func, bound, kwargs)
+
+
+@construct_rule(object)
+def _object(frame, cls, args, kwargs):
+    from ..values.new_objects import NewObjectValue
+
+    return NewObjectValue(object)
+
+
+@rule(print)
+def _print(frame, args, kwargs):
+    raise Unsupported(
+        "print() inside a compiled function",
+        hint="remove the print, or move it outside the compiled function (graph breaks will handle it later)",
+    )
+
+
+# operator.* called as functions behave like the instructions they stand for.
+def _operator_rule(symbol):
+    def handler(frame, args, kwargs):
+        from ..operators import binary
+
+        return binary(frame, symbol, *args)
+
+    return handler
+
+
+for _symbol, _fn in {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+    "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+}.items():  # fmt: skip
+    rule(_fn)(_operator_rule(_symbol))
+
+
+@rule(operator.getitem)
+def _getitem(frame, args, kwargs):
+    obj, key = args
+    return obj.get_item(frame, key)
+
+
+@rule(operator.neg)
+def _neg(frame, args, kwargs):
+    from ..operators import unary
+
+    return unary(frame, "-", args[0])
+
+
+@rule(operator.not_)
+def _not(frame, args, kwargs):
+    return ConstantValue(not args[0].truth(frame))

@@ -1,0 +1,56 @@
+"""Which callables are torch operations (recorded as one graph node rather than inlined) and
+how a call of one is recorded.
+
+Torch's own Python functions (`torch.nn.functional.*`, `torch.functional.*`) are recorded as
+single calls, like torch.compile does: backends trace into them at the ATen level. The forward
+methods of `torch.nn` modules are the exception: they are inlined, so the graph holds the
+functional calls they make.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+
+from ..values.base import Value
+
+# Python code under torch that capture interprets instead of recording as one call.
+_INLINED_TORCH_MODULES = ("torch.nn.modules.", "torch.nn.utils.parametrize")
+
+_TENSOR_BASE = torch._C.TensorBase
+
+
+def _torch_module(name: str | None) -> bool:
+    return bool(name) and (name == "torch" or name.startswith("torch."))
+
+
+def is_tensor_method(fn: Any) -> bool:
+    """`torch.Tensor.add` and friends, reached unbound (`torch.Tensor.add(x, y)`) or bound to a
+    tensor through attribute access."""
+    if getattr(fn, "__objclass__", None) is _TENSOR_BASE:
+        return True
+    return isinstance(fn, types.FunctionType) and fn.__module__ == "torch._tensor"
+
+
+def is_torch_operation(fn: Any) -> bool:
+    if isinstance(fn, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return True
+    if isinstance(fn, type):
+        return False
+    if is_tensor_method(fn):
+        return True
+    module = getattr(fn, "__module__", None)
+    if isinstance(fn, types.FunctionType):
+        return _torch_module(module) and not module.startswith(_INLINED_TORCH_MODULES)
+    if isinstance(fn, types.BuiltinFunctionType):
+        return _torch_module(module) or _torch_module(getattr(getattr(fn, "__self__", None), "__name__", None))
+    return False
+
+
+def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    graph = frame.session.graph
+    if is_tensor_method(fn):
+        return graph.call_method(frame, fn.__name__, args, kwargs)
+    return graph.call_function(frame, fn, args, kwargs)

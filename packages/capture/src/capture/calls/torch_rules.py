@@ -1,0 +1,143 @@
+"""Rules for torch functions that are about global state rather than tensors: grad mode,
+autocast and inference-mode context managers, state queries (answered now: the guards on
+global state make the answer hold for every cache hit), and state setters capture refuses
+rather than silently dropping."""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from ..errors import Unsupported
+from ..values.constant import ConstantValue
+from ..values.context import AutocastContext, GradModeContext, InferenceModeContext, NullContext
+from .registry import construct_rule, rule
+
+
+def _constant_kwargs(args, kwargs, names, defaults):
+    values = dict(defaults)
+    for name, arg in zip(names, args):
+        values[name] = arg.as_python_constant()
+    for name, arg in kwargs.items():
+        values[name] = arg.as_python_constant()
+    return values
+
+
+@construct_rule(torch.no_grad)
+def _no_grad(frame, cls, args, kwargs):
+    return GradModeContext(False, cls)
+
+
+@construct_rule(torch.enable_grad)
+def _enable_grad(frame, cls, args, kwargs):
+    return GradModeContext(True, cls)
+
+
+@construct_rule(torch.set_grad_enabled)
+def _set_grad_enabled(frame, cls, args, kwargs):
+    # torch.set_grad_enabled(mode) switches the mode when constructed; used in a `with`, its
+    # exit restores the mode from before the construction.
+    enabled = bool(_constant_kwargs(args, kwargs, ["mode"], {})["mode"])
+    previous = GradModeContext.apply(frame, enabled)
+    return GradModeContext(enabled, cls, applied_now=True, previous=previous)
+
+
+@construct_rule(torch.inference_mode)
+def _inference_mode(frame, cls, args, kwargs):
+    return InferenceModeContext(bool(_constant_kwargs(args, kwargs, ["mode"], {"mode": True})["mode"]))
+
+
+@construct_rule(torch.autocast, subclasses=True)
+def _autocast(frame, cls, args, kwargs):
+    options = _constant_kwargs(
+        args,
+        kwargs,
+        ["device_type", "dtype", "enabled", "cache_enabled"],
+        {"dtype": None, "enabled": True, "cache_enabled": None},
+    )
+    device_type = options.get("device_type")
+    if device_type is None:
+        # torch.cuda.amp.autocast / torch.cpu.amp.autocast fix the device in their __init__.
+        device_type = "cuda" if "cuda" in cls.__module__ else "cpu"
+    dtype = options["dtype"]
+    if dtype is None:
+        dtype = torch.get_autocast_dtype(device_type)
+    return AutocastContext(device_type, dtype, options["enabled"], options["cache_enabled"])
+
+
+@construct_rule(contextlib.nullcontext)
+def _nullcontext(frame, cls, args, kwargs):
+    return NullContext(args[0] if args else ConstantValue(None), cls)
+
+
+# --- state queries ------------------------------------------------------------------------------
+
+
+def _query(fn):
+    def handler(frame, args, kwargs):
+        return frame.session.wrap(fn(*(a.as_python_constant() for a in args)), None)
+
+    return handler
+
+
+for _fn in (
+    torch.is_grad_enabled,
+    torch.is_inference_mode_enabled,
+    torch.is_autocast_enabled,
+    torch.get_autocast_dtype,
+    torch.get_default_dtype,
+    torch.are_deterministic_algorithms_enabled,
+    torch.cuda.is_available,
+    torch.cuda.device_count,
+    torch.backends.mps.is_available,
+):
+    rule(_fn)(_query(_fn))
+
+
+@rule(torch.jit.is_scripting, torch.jit.is_tracing)
+def _not_scripting(frame, args, kwargs):
+    return ConstantValue(False)
+
+
+@rule(torch._C._get_tracing_state)
+def _no_tracing_state(frame, args, kwargs):
+    return ConstantValue(None)
+
+
+@rule(torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._utils.is_compiling)
+def _is_compiling(frame, args, kwargs):
+    return ConstantValue(True)
+
+
+@rule(torch.compiler.is_exporting)
+def _is_exporting(frame, args, kwargs):
+    return ConstantValue(frame.session.exporting)
+
+
+def _refuse(reason):
+    def handler(frame, args, kwargs):
+        raise Unsupported(reason, hint="call it before the compiled function instead of inside it")
+
+    return handler
+
+
+for _fn, _what in {
+    torch.manual_seed: "torch.manual_seed() changes the global random state",
+    torch.seed: "torch.seed() changes the global random state",
+    torch.set_rng_state: "torch.set_rng_state() changes the global random state",
+    torch.set_default_dtype: "torch.set_default_dtype() changes global state",
+    torch.set_default_device: "torch.set_default_device() changes global state",
+    torch.use_deterministic_algorithms: "torch.use_deterministic_algorithms() changes global state",
+    torch.set_num_threads: "torch.set_num_threads() changes global state",
+    torch.set_printoptions: "torch.set_printoptions() changes global state",
+}.items():
+    rule(_fn)(_refuse(_what))
+
+
+@construct_rule(torch.nn.Parameter)
+def _parameter(frame, cls, args, kwargs):
+    raise Unsupported(
+        "creating an nn.Parameter inside a compiled function",
+        hint="create parameters in __init__",
+    )

@@ -1,0 +1,80 @@
+"""The exceptions capture raises: one hierarchy, every message naming the user's code.
+
+`Unsupported` is what a graph break will be made of (issue 6): it carries the reason, where in
+the user's source it happened, and a hint of what to change. Until graph breaks exist it is
+raised to the user as is.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+class CaptureError(Exception):
+    """Base class of every error capture raises."""
+
+
+@dataclass(frozen=True)
+class UserLocation:
+    """A line of the user's code: where an instruction being traced came from."""
+
+    filename: str
+    lineno: int
+    function: str
+
+    @property
+    def source_line(self) -> str:
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    def __str__(self) -> str:
+        line = self.source_line
+        where = f'File "{self.filename}", line {self.lineno}, in {self.function}'
+        return f"{where}\n    {line}" if line else where
+
+
+class Unsupported(CaptureError):
+    """Code capture cannot turn into a graph.
+
+    `reason` says what was met, `location` is the innermost user line being traced (None when
+    the problem is not tied to a line), `stack` the chain of inlined calls that led there
+    (outermost first), and `hint` what the user can do about it.
+    """
+
+    def __init__(self, reason: str, *, hint: str | None = None):
+        self.reason = reason
+        self.hint = hint
+        self.location: UserLocation | None = None
+        self.stack: list[UserLocation] = []
+        super().__init__(reason)
+
+    def add_frame(self, location: UserLocation) -> None:
+        """Record one more (outer) frame as the error travels out of inlined calls."""
+        if self.location is None:
+            self.location = location
+        self.stack.insert(0, location)
+
+    @property
+    def filename(self) -> str | None:
+        return self.location.filename if self.location else None
+
+    @property
+    def lineno(self) -> int | None:
+        return self.location.lineno if self.location else None
+
+    @property
+    def source_line(self) -> str | None:
+        return self.location.source_line if self.location else None
+
+    def __str__(self) -> str:
+        parts = [self.reason]
+        if self.stack:
+            parts.append("while tracing (most recent call last):")
+            parts.extend("  " + str(loc).replace("\n", "\n  ") for loc in self.stack)
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class CaptureInternalError(CaptureError):
+    """A bug in capture itself (an invariant broke), not a limitation of what it supports."""

@@ -1,0 +1,187 @@
+"""`GraphBuilder`: the FX graph being recorded, and its inputs.
+
+Every tensor operation met while tracing runs on fake tensors first (so its output's shape,
+dtype, device and strides are known) and is then recorded as a node. Graph inputs are
+placeholders whose `meta["example_value"]` is the fake tensor; each remembers the source it was
+read from, which is how the compiled entry fetches the real value on later calls. Parameters
+and buffers of modules are inputs like any other (the graph has no `get_attr` nodes), so
+backends such as aot_autograd see them and compute their gradients.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+
+from fake_tensor import DataDependentError, FakeTensorError, FakeTensorMode
+
+from .errors import Unsupported
+from .interpreter.frame import UserException
+from .values.base import Value
+from .values.constant import ConstantValue
+from .values.tensor import TensorValue
+
+
+@dataclass
+class GraphInput:
+    source: Any
+    value: Any  # the real object read at capture time
+    node: torch.fx.Node
+
+
+def _placeholder_name(source) -> str:
+    name = re.sub(r"[^0-9a-zA-Z_]+", "_", str(source)).strip("_")
+    return name or "input"
+
+
+class GraphBuilder:
+    def __init__(self, fake_mode: FakeTensorMode, wrap):
+        # `wrap(obj, source)` turns Python results (sizes, flags, dtypes) into values.
+        self._wrap = wrap
+        self.fx = torch.fx.Graph()
+        self.fake_mode = fake_mode
+        self.inputs: list[GraphInput] = []
+        self._input_by_id: dict[int, TensorValue] = {}
+        self._first_op: torch.fx.Node | None = None
+
+    # --- inputs -----------------------------------------------------------------------------
+    def add_input(self, real: torch.Tensor, source) -> TensorValue:
+        """A graph input for a real tensor read from `source`; the same tensor reached by two
+        paths is one input."""
+        known = self._input_by_id.get(id(real))
+        if known is not None:
+            return known
+        fake = self.fake_mode.from_real(real, source=source)
+        if self._first_op is None:
+            node = self.fx.placeholder(_placeholder_name(source))
+        else:
+            with self.fx.inserting_before(self._first_op):
+                node = self.fx.placeholder(_placeholder_name(source))
+        node.meta["example_value"] = fake
+        node.meta["source"] = source
+        self.inputs.append(GraphInput(source, real, node))
+        value = TensorValue(node, fake, source=source, python_cls=type(real))
+        self._input_by_id[id(real)] = value
+        return value
+
+    # --- operations ---------------------------------------------------------------------------
+    def call_function(self, frame, target, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        return self._record(frame, "call_function", target, args, kwargs)
+
+    def call_method(self, frame, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        return self._record(frame, "call_method", name, args, kwargs)
+
+    def _record(self, frame, kind, target, args, kwargs) -> Value:
+        fake_args = [as_fake(a) for a in args]
+        fake_kwargs = {k: as_fake(v) for k, v in kwargs.items()}
+        result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
+        if not _contains_tensor(result) and not _mutates_state(target):
+            return self.wrap_metadata(result)
+        node = self._create_node(
+            kind,
+            target,
+            tuple(as_node_arg(a) for a in args),
+            {k: as_node_arg(v) for k, v in kwargs.items()},
+        )
+        if frame is not None:
+            node.meta["stack"] = frame.user_stack()
+        return self.wrap_result(node, result)
+
+    def record_effect(self, target, *args) -> torch.fx.Node:
+        """A node kept for what it does, not what it returns (grad mode, autocast)."""
+        return self._create_node("call_function", target, args, {})
+
+    def _create_node(self, kind, target, args, kwargs) -> torch.fx.Node:
+        node = self.fx.create_node(kind, target, args, kwargs)
+        if self._first_op is None:
+            self._first_op = node
+        return node
+
+    def _run_on_fakes(self, kind, target, args, kwargs):
+        name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+        try:
+            with self.fake_mode:
+                if kind == "call_method":
+                    return getattr(args[0], target)(*args[1:], **kwargs)
+                return target(*args, **kwargs)
+        except DataDependentError as err:
+            raise Unsupported(
+                f"{name} depends on the data of a tensor ({err})",
+                hint="keep the computation in tensors, or move it outside the compiled function",
+            ) from err
+        except FakeTensorError as err:
+            raise Unsupported(f"{name} cannot run on fake tensors: {err}") from err
+        except (RuntimeError, TypeError, ValueError, IndexError) as err:
+            # What eager would raise too (a shape mismatch, a bad argument): it is the user's
+            # exception, and it travels through the traced program's own handlers.
+            from .values.exceptions import ExceptionValue
+
+            raise UserException(ExceptionValue.from_real(err)) from err
+
+    # --- results --------------------------------------------------------------------------------
+    def wrap_result(self, node: torch.fx.Node, result) -> Value:
+        from .values.containers import TupleValue, ListValue
+
+        if isinstance(result, torch.Tensor):
+            node.meta["example_value"] = result
+            return TensorValue(node, result)
+        if isinstance(result, (tuple, list)):
+            node.meta["example_value"] = result
+            items = []
+            for i, item in enumerate(result):
+                if _contains_tensor(item):
+                    getitem = self._create_node("call_function", operator.getitem, (node, i), {})
+                    items.append(self.wrap_result(getitem, item))
+                else:
+                    items.append(self.wrap_metadata(item))
+            if isinstance(result, list):
+                return ListValue(items)
+            return TupleValue(items, python_cls=type(result))
+        if result is None:
+            return ConstantValue(None)
+        raise Unsupported(f"an operation returned {type(result).__name__}, which capture cannot track")
+
+    def wrap_metadata(self, value) -> Value:
+        """A Python value computed from fake tensors' metadata (sizes, dtypes, flags)."""
+        return self._wrap(value, None)
+
+    # --- finishing ------------------------------------------------------------------------------
+    def set_output(self, values: list[TensorValue]) -> None:
+        self.fx.output(tuple(v.node for v in values))
+
+    def op_count(self) -> int:
+        return sum(1 for n in self.fx.nodes if n.op in ("call_function", "call_method"))
+
+
+# Calls whose point is their effect on global state: kept in the graph even though they
+# return no tensor.
+_STATEFUL = frozenset({torch._C._set_grad_enabled})
+
+
+def _mutates_state(target) -> bool:
+    return target in _STATEFUL
+
+
+def _contains_tensor(obj) -> bool:
+    if isinstance(obj, torch.Tensor):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(_contains_tensor(x) for x in obj)
+    if isinstance(obj, dict):
+        return any(_contains_tensor(x) for x in obj.values())
+    return False
+
+
+def as_fake(value: Value):
+    """The object an operation on fake tensors receives for `value`."""
+    return value.as_fake()
+
+
+def as_node_arg(value: Value):
+    """What the FX node records for `value`: nodes for tensors, Python data otherwise."""
+    return value.as_node_arg()

@@ -1,0 +1,148 @@
+"""Building and unpacking tuples, lists, dicts, sets, slices and f-strings."""
+
+from __future__ import annotations
+
+from ..errors import Unsupported
+from ..interpreter.registry import handles
+from ..values.constant import ConstantValue
+from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of
+from ..values.exceptions import raise_user_error
+
+
+@handles("BUILD_TUPLE")
+def _build_tuple(frame, inst):
+    frame.push(TupleValue(frame.popn(inst.arg)))
+
+
+@handles("BUILD_LIST")
+def _build_list(frame, inst):
+    frame.push(ListValue(frame.popn(inst.arg)))
+
+
+@handles("BUILD_SET")
+def _build_set(frame, inst):
+    result = SetValue({})
+    for item in frame.popn(inst.arg):
+        result.entries.setdefault(key_of(frame, item), item)
+    frame.push(result)
+
+
+@handles("BUILD_MAP")
+def _build_map(frame, inst):
+    items = frame.popn(2 * inst.arg)
+    entries = {}
+    for key, value in zip(items[::2], items[1::2]):
+        entries[key_of(frame, key)] = (key, value)
+    frame.push(DictValue(entries))
+
+
+@handles("BUILD_CONST_KEY_MAP")
+def _build_const_key_map(frame, inst):
+    keys = frame.pop().as_python_constant()
+    values = frame.popn(inst.arg)
+    frame.push(DictValue({k: (ConstantValue(k), v) for k, v in zip(keys, values)}))
+
+
+@handles("BUILD_SLICE")
+def _build_slice(frame, inst):
+    from ..calls.python_builtins import _slice
+
+    frame.push(_slice(frame, slice, frame.popn(inst.arg), {}))
+
+
+@handles("LIST_APPEND")
+def _list_append(frame, inst):
+    item = frame.pop()
+    frame.peek(inst.arg).items.append(item)
+
+
+@handles("LIST_EXTEND")
+def _list_extend(frame, inst):
+    items = frame.pop()
+    frame.peek(inst.arg).items.extend(items.unpack(frame))
+
+
+@handles("SET_ADD")
+def _set_add(frame, inst):
+    item = frame.pop()
+    target = frame.peek(inst.arg)
+    target.entries.setdefault(key_of(frame, item), item)
+
+
+@handles("SET_UPDATE")
+def _set_update(frame, inst):
+    items = frame.pop()
+    target = frame.peek(inst.arg)
+    for item in items.unpack(frame):
+        target.entries.setdefault(key_of(frame, item), item)
+
+
+@handles("MAP_ADD")
+def _map_add(frame, inst):
+    value = frame.pop()
+    key = frame.pop()
+    frame.peek(inst.arg).entries[key_of(frame, key)] = (key, value)
+
+
+@handles("DICT_UPDATE", "DICT_MERGE")
+def _dict_update(frame, inst):
+    # DICT_MERGE ({**a, **b} in calls) refuses duplicate keys; DICT_UPDATE overwrites.
+    from ..calls.python_builtins import dict_entries
+
+    source = frame.pop()
+    target = frame.peek(inst.arg)
+    entries = dict_entries(frame, source)
+    if inst.opname == "DICT_MERGE":
+        for k in entries:
+            if k in target.entries:
+                raise_user_error(frame, TypeError, f"got multiple values for keyword argument {k!r}")
+    target.entries.update(entries)
+
+
+@handles("LIST_TO_TUPLE")
+def _list_to_tuple(frame, inst):
+    frame.push(TupleValue(frame.pop().unpack(frame)))
+
+
+@handles("UNPACK_SEQUENCE")
+def _unpack_sequence(frame, inst):
+    items = frame.pop().unpack(frame)
+    if len(items) != inst.arg:
+        raise_user_error(frame, ValueError, f"expected {inst.arg} values to unpack, got {len(items)}")
+    frame.stack.extend(reversed(items))
+
+
+@handles("UNPACK_EX")
+def _unpack_ex(frame, inst):
+    before, after = inst.arg & 0xFF, inst.arg >> 8
+    items = frame.pop().unpack(frame)
+    if len(items) < before + after:
+        raise_user_error(frame, ValueError, f"not enough values to unpack (expected at least {before + after})")
+    middle = items[before : len(items) - after]
+    ordered = items[:before] + [ListValue(middle)] + items[len(items) - after :]
+    frame.stack.extend(reversed(ordered))
+
+
+_CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
+
+
+@handles("FORMAT_VALUE")
+def _format_value(frame, inst):
+    # The argument's low two bits pick !s/!r/!a; bit 2 says a format spec is on the stack.
+    spec = frame.pop().as_python_constant() if inst.arg & 4 else ""
+    value = frame.pop()
+    if not value.is_python_constant():
+        raise Unsupported(
+            f"formatting {value.describe()} into a string",
+            hint="only Python constants (sizes, dtypes, numbers) can be formatted while tracing",
+        )
+    obj = value.as_python_constant()
+    conversion = _CONVERSIONS[inst.arg & 3]
+    if conversion is not None:
+        obj = conversion(obj)
+    frame.push(ConstantValue(format(obj, spec)))
+
+
+@handles("BUILD_STRING")
+def _build_string(frame, inst):
+    frame.push(ConstantValue("".join(p.as_python_constant() for p in frame.popn(inst.arg))))

@@ -1,0 +1,110 @@
+"""Jumps, loops, returns and generator yields.
+
+Branches are decided while tracing: their conditions must be known (constants, tensor
+metadata); a condition on tensor data is unsupported (a graph break, issue 6). Loops unroll.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..interpreter.registry import handles
+from ..operators import identical
+from ..values.constant import ConstantValue
+from ..values.containers import IteratorValue
+
+NONE = ConstantValue(None)
+
+
+@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP")
+def _jump(frame, inst):
+    frame.jump_to(inst.argval)
+
+
+def _pop_jump(when: bool):
+    def handler(frame, inst):
+        if frame.pop().truth(frame) is when:
+            frame.jump_to(inst.argval)
+
+    return handler
+
+
+def _pop_jump_none(when: bool):
+    def handler(frame, inst):
+        if bool(identical(frame.pop(), NONE)) is when:
+            frame.jump_to(inst.argval)
+
+    return handler
+
+
+# 3.11 has forward and backward variants of each conditional jump; 3.12 only forward ones,
+# spelled without the direction. `dis` resolves either to an absolute target.
+handles("POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE")(_pop_jump(True))
+handles("POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE")(_pop_jump(False))
+handles("POP_JUMP_IF_NONE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE")(_pop_jump_none(True))
+handles("POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")(
+    _pop_jump_none(False)
+)
+
+
+def _jump_or_pop(when: bool):
+    # 3.11 only: `a and b` / `a or b` keep the deciding value when they jump.
+    def handler(frame, inst):
+        if frame.peek().truth(frame) is when:
+            frame.jump_to(inst.argval)
+        else:
+            frame.pop()
+
+    return handler
+
+
+handles("JUMP_IF_TRUE_OR_POP")(_jump_or_pop(True))
+handles("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
+
+
+@handles("GET_ITER")
+def _get_iter(frame, inst):
+    value = frame.pop()
+    frame.push(value if isinstance(value, IteratorValue) else IteratorValue(value.unpack(frame)))
+
+
+# 3.12's FOR_ITER leaves the exhausted iterator for END_FOR at the target... and skips that
+# END_FOR, popping the iterator itself; 3.11 pops the iterator and jumps past the loop.
+_FOR_ITER_SKIPS_END_FOR = sys.version_info >= (3, 12)
+
+
+@handles("FOR_ITER")
+def _for_iter(frame, inst):
+    iterator = frame.peek()
+    item = iterator.next() if isinstance(iterator, IteratorValue) else None
+    if item is not None:
+        frame.push(item)
+        return
+    frame.pop()
+    frame.jump_to(inst.argval)
+    if _FOR_ITER_SKIPS_END_FOR and frame.listing.instructions[frame.ip].opname == "END_FOR":
+        frame.ip += 1
+
+
+@handles("RETURN_VALUE")
+def _return_value(frame, inst):
+    frame.return_value = frame.pop()
+
+
+@handles("RETURN_CONST")
+def _return_const(frame, inst):
+    # 3.12: LOAD_CONST + RETURN_VALUE in one instruction.
+    frame.return_value = frame.session.wrap(inst.argval, None)
+
+
+@handles("RETURN_GENERATOR")
+def _return_generator(frame, inst):
+    # The generator object this would return to the caller; the POP_TOP that follows drops it.
+    # Capture runs generators eagerly (see InlinableFunction.call).
+    frame.push(NONE)
+
+
+@handles("YIELD_VALUE")
+def _yield_value(frame, inst):
+    frame.yielded.append(frame.pop())
+    frame.push(NONE)  # what `send` would deliver; our consumers only iterate

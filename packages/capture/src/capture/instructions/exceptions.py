@@ -1,0 +1,58 @@
+"""Raising and handling exceptions inside the traced program (3.11+ zero-cost exception
+handling: handlers are found in the exception table by `Frame._unwind`)."""
+
+from __future__ import annotations
+
+from ..errors import Unsupported
+from ..interpreter.frame import UserException
+from ..interpreter.registry import handles
+from ..values.constant import ConstantValue
+from ..values.exceptions import ExceptionValue
+from ..values.objects import ClassValue
+
+
+def _as_exception(frame, value):
+    if isinstance(value, ClassValue) and issubclass(value.cls, BaseException):
+        return value.call(frame, [], {})
+    if isinstance(value, ExceptionValue):
+        return value
+    raise Unsupported(f"raising {value.describe()}")
+
+
+@handles("RAISE_VARARGS")
+def _raise_varargs(frame, inst):
+    if inst.arg == 0:
+        if frame.handled_exception is None:
+            raise Unsupported("bare `raise` with no exception being handled")
+        raise UserException(frame.handled_exception)
+    if inst.arg == 2:
+        frame.pop()  # the cause (`raise X from Y`) does not change which exception travels
+    raise UserException(_as_exception(frame, frame.pop()))
+
+
+@handles("RERAISE")
+def _reraise(frame, inst):
+    # A non-zero argument means the raising offset sits below the exception (to restore
+    # f_lasti); the unwinding that follows truncates the stack anyway.
+    raise UserException(frame.pop())
+
+
+@handles("PUSH_EXC_INFO")
+def _push_exc_info(frame, inst):
+    exc = frame.pop()
+    frame.push(frame.handled_exception or ConstantValue(None))
+    frame.handled_exception = exc
+    frame.push(exc)
+
+
+@handles("POP_EXCEPT")
+def _pop_except(frame, inst):
+    previous = frame.pop()
+    frame.handled_exception = None if isinstance(previous, ConstantValue) else previous
+
+
+@handles("CHECK_EXC_MATCH")
+def _check_exc_match(frame, inst):
+    expected = frame.pop().as_python_constant()
+    exc = frame.peek()
+    frame.push(ConstantValue(issubclass(exc.python_type(), expected)))

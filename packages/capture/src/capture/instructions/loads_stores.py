@@ -1,0 +1,212 @@
+"""Loads and stores: locals, globals, cells, attributes, subscripts, slices, imports."""
+
+from __future__ import annotations
+
+import builtins
+import sys
+
+from ..errors import Unsupported
+from ..interpreter.registry import handles
+from ..values.cells import CellValue
+from ..values.constant import ConstantValue
+from ..values.exceptions import raise_user_error
+from ..values.objects import NULL, NullValue, SuperValue
+
+
+@handles("LOAD_CONST")
+def _load_const(frame, inst):
+    frame.push(frame.session.wrap(inst.argval, None))
+
+
+@handles("LOAD_FAST", "LOAD_FAST_CHECK")
+def _load_fast(frame, inst):
+    # LOAD_FAST_CHECK (3.12) is LOAD_FAST where the compiler could not prove the local bound.
+    value = frame.locals.get(inst.argval)
+    if value is None:
+        raise_user_error(frame, UnboundLocalError, f"local variable {inst.argval!r} referenced before assignment")
+    frame.push(value)
+
+
+@handles("LOAD_FAST_AND_CLEAR")
+def _load_fast_and_clear(frame, inst):
+    # 3.12 inlined comprehensions save the outer binding of their loop variable (or NULL) and
+    # restore it with STORE_FAST afterwards.
+    frame.push(frame.locals.pop(inst.argval, NULL))
+
+
+@handles("STORE_FAST")
+def _store_fast(frame, inst):
+    value = frame.pop()
+    if isinstance(value, NullValue):
+        frame.locals.pop(inst.argval, None)
+    else:
+        frame.locals[inst.argval] = value
+
+
+@handles("DELETE_FAST")
+def _delete_fast(frame, inst):
+    if frame.locals.pop(inst.argval, None) is None:
+        raise_user_error(frame, UnboundLocalError, f"local variable {inst.argval!r} referenced before assignment")
+
+
+@handles("LOAD_GLOBAL")
+def _load_global(frame, inst):
+    # 3.11 and 3.12: the low bit of the argument asks for a NULL below the value (for CALL).
+    name = inst.argval
+    if inst.arg & 1:
+        frame.push(NULL)
+    pending = frame.session.side_effects.pending_global(frame.f_globals, name)
+    if pending is not None:
+        frame.push(pending)
+    elif name in frame.f_globals:
+        frame.push(frame.session.wrap(frame.f_globals[name], frame.session.global_source(frame.f_globals, name)))
+    elif name in frame.f_builtins:
+        frame.push(frame.session.wrap(frame.f_builtins[name], None))
+    else:
+        raise_user_error(frame, NameError, f"name {name!r} is not defined")
+
+
+@handles("STORE_GLOBAL")
+def _store_global(frame, inst):
+    frame.session.side_effects.store_global(frame.f_globals, inst.argval, frame.pop())
+
+
+@handles("MAKE_CELL")
+def _make_cell(frame, inst):
+    # 3.11+: a local captured by an inner function becomes a cell at the top of the function.
+    frame.cells[inst.argval] = CellValue(frame.locals.pop(inst.argval, None))
+
+
+@handles("LOAD_CLOSURE")
+def _load_closure(frame, inst):
+    frame.push(frame.cells[inst.argval])
+
+
+@handles("LOAD_DEREF")
+def _load_deref(frame, inst):
+    frame.push(frame.cells[inst.argval].load(frame, inst.argval))
+
+
+@handles("STORE_DEREF")
+def _store_deref(frame, inst):
+    frame.cells[inst.argval].store(frame, frame.pop())
+
+
+@handles("LOAD_ATTR", "LOAD_METHOD")
+def _load_attr(frame, inst):
+    # 3.11 loads methods with LOAD_METHOD; 3.12 with LOAD_ATTR whose low bit is set. Either
+    # pushes [NULL, bound method], which CALL treats like [method, self].
+    is_method = inst.opname == "LOAD_METHOD" or (inst.opname == "LOAD_ATTR" and _attr_is_method(inst))
+    obj = frame.pop()
+    value = obj.get_attr(frame, inst.argval)
+    if is_method:
+        frame.push(NULL)
+    frame.push(value)
+
+
+# 3.12 folded LOAD_METHOD into LOAD_ATTR: the low bit of its argument marks a method load.
+_LOAD_ATTR_HAS_METHOD_BIT = sys.version_info >= (3, 12)
+
+
+def _attr_is_method(inst) -> bool:
+    return _LOAD_ATTR_HAS_METHOD_BIT and bool(inst.arg & 1)
+
+
+@handles("LOAD_SUPER_ATTR")
+def _load_super_attr(frame, inst):
+    # 3.12: `super().name` / `super(C, self).name` in one instruction; stack holds
+    # [global super, class, self]; bit 0 of the argument asks for a method load.
+    obj = frame.pop()
+    cls = frame.pop()
+    frame.pop()  # the builtin `super` itself
+    value = SuperValue(cls.as_python_constant(), obj).get_attr(frame, inst.argval)
+    if inst.arg & 1:
+        frame.push(NULL)
+    frame.push(value)
+
+
+@handles("STORE_ATTR")
+def _store_attr(frame, inst):
+    obj = frame.pop()
+    value = frame.pop()
+    obj.set_attr(frame, inst.argval, value)
+
+
+@handles("DELETE_ATTR")
+def _delete_attr(frame, inst):
+    frame.pop().del_attr(frame, inst.argval)
+
+
+@handles("BINARY_SUBSCR")
+def _binary_subscr(frame, inst):
+    key = frame.pop()
+    obj = frame.pop()
+    frame.push(obj.get_item(frame, key))
+
+
+@handles("STORE_SUBSCR")
+def _store_subscr(frame, inst):
+    key = frame.pop()
+    obj = frame.pop()
+    value = frame.pop()
+    obj.set_item(frame, key, value)
+
+
+@handles("DELETE_SUBSCR")
+def _delete_subscr(frame, inst):
+    key = frame.pop()
+    frame.pop().del_item(frame, key)
+
+
+def _slice_of(frame, start, stop):
+    from ..calls.python_builtins import _slice
+
+    return _slice(frame, slice, [start, stop, ConstantValue(None)], {})
+
+
+@handles("BINARY_SLICE")
+def _binary_slice(frame, inst):
+    # 3.12: container[start:stop] without building a slice object first.
+    stop = frame.pop()
+    start = frame.pop()
+    obj = frame.pop()
+    frame.push(obj.get_item(frame, _slice_of(frame, start, stop)))
+
+
+@handles("STORE_SLICE")
+def _store_slice(frame, inst):
+    # 3.12: container[start:stop] = value.
+    stop = frame.pop()
+    start = frame.pop()
+    obj = frame.pop()
+    value = frame.pop()
+    obj.set_item(frame, _slice_of(frame, start, stop), value)
+
+
+@handles("LOAD_ASSERTION_ERROR")
+def _load_assertion_error(frame, inst):
+    frame.push(frame.session.wrap(AssertionError, None))
+
+
+@handles("IMPORT_NAME")
+def _import_name(frame, inst):
+    fromlist = frame.pop().as_python_constant()
+    level = frame.pop().as_python_constant()
+    try:
+        module = builtins.__import__(inst.argval, frame.f_globals, None, fromlist, level)
+    except ImportError as err:
+        from ..interpreter.frame import UserException
+        from ..values.exceptions import ExceptionValue
+
+        raise UserException(ExceptionValue.from_real(err)) from None
+    frame.push(frame.session.wrap(module, None))
+
+
+@handles("IMPORT_FROM")
+def _import_from(frame, inst):
+    module = frame.peek().as_python_constant()
+    try:
+        value = getattr(module, inst.argval)
+    except AttributeError:
+        raise Unsupported(f"from {module.__name__} import {inst.argval}: the name is not loaded yet") from None
+    frame.push(frame.session.wrap(value, None))

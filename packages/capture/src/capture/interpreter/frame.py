@@ -1,0 +1,190 @@
+"""`Frame`: one Python frame interpreted symbolically.
+
+A frame holds symbolic locals, cells and a value stack, walks its code's instructions and
+dispatches each to the handler registered for its opname. User functions called from it are
+inlined by a child frame (`parent` links them), so a stack of frames mirrors the Python call
+stack the traced program would have.
+
+Exceptions raised by the traced program (an `IndexError` from a dict lookup, a `raise` the
+program reaches) travel as `UserException` and are routed through the code's exception table
+exactly as CPython 3.11+ does; ones no frame handles leave the capture (the caller then runs
+the function eagerly, so the user sees the real exception). `Unsupported` errors collect the
+user's file:line of every frame they cross.
+
+`snapshot()` describes the frame at the current instruction (stack and live locals): what a
+graph break needs to hand over to a resume function.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..bytecode import decode
+from ..errors import CaptureInternalError, Unsupported, UserLocation
+from .registry import HANDLERS
+
+if TYPE_CHECKING:
+    from ..session import CaptureSession
+    from ..values.base import Value
+
+# Inlining depth at which capture stops: deep recursion in traced code is almost always
+# unbounded recursion on something capture treats as a constant.
+MAX_INLINE_DEPTH = 64
+
+
+class UserException(Exception):
+    """An exception the traced program raises, as a symbolic value, while it is traced."""
+
+    def __init__(self, value: Value):
+        self.value = value
+        super().__init__(value)
+
+
+@dataclass(frozen=True)
+class StackSnapshot:
+    """What a frame holds at one instruction: the instruction, the value stack (bottom
+    first) and the locals that are bound."""
+
+    offset: int
+    opname: str
+    location: UserLocation
+    stack: tuple
+    locals: dict
+
+
+class Frame:
+    def __init__(
+        self,
+        session: CaptureSession,
+        code: types.CodeType,
+        f_globals: dict[str, Any],
+        locals_: dict[str, Value],
+        cells: dict[str, Value],
+        *,
+        parent: Frame | None = None,
+        function: Value | None = None,
+        generator: bool = False,
+    ):
+        self.session = session
+        self.code = code
+        self.listing = decode(code)
+        self.f_globals = f_globals
+        raw_builtins = f_globals.get("__builtins__", builtins)
+        self.f_builtins = raw_builtins if isinstance(raw_builtins, dict) else raw_builtins.__dict__
+        self.locals: dict[str, Value] = dict(locals_)
+        self.cells: dict[str, Value] = dict(cells)
+        self.stack: list[Value] = []
+        self.parent = parent
+        self.function = function
+        self.depth = 0 if parent is None else parent.depth + 1
+        if self.depth > MAX_INLINE_DEPTH:
+            raise Unsupported(
+                f"inlining depth exceeded {MAX_INLINE_DEPTH} at {code.co_name}",
+                hint="the traced code recurses; make the recursion depth depend on Python "
+                "constants or call the function outside the compiled region",
+            )
+        self.ip = 0
+        self.current: dis.Instruction | None = None
+        self.kw_names: tuple[str, ...] | None = None
+        # The exception being handled, as sys.exc_info() would report it (PUSH_EXC_INFO).
+        self.handled_exception: Value | None = None
+        self.return_value: Value | None = None
+        # Generator frames are run to completion when created: their yields, in order.
+        self.generator = generator
+        self.yielded: list[Value] = []
+
+    # --- running ----------------------------------------------------------------------------
+    def run(self) -> Value:
+        instructions = self.listing.instructions
+        while self.return_value is None:
+            inst = instructions[self.ip]
+            self.current = inst
+            self.ip += 1
+            handler = HANDLERS.get(inst.opname)
+            try:
+                if handler is None:
+                    raise Unsupported(
+                        f"the {inst.opname} instruction is not supported",
+                        hint="rewrite the construct, or call it outside the compiled function",
+                    )
+                handler(self, inst)
+            except UserException as exc:
+                self._unwind(inst, exc)
+            except Unsupported as err:
+                err.add_frame(self.location())
+                raise
+        return self.return_value
+
+    def _unwind(self, inst: dis.Instruction, exc: UserException) -> None:
+        """Route a traced exception through the exception table, like CPython's
+        `exception_unwind`: truncate the stack, maybe push the raising offset, push the
+        exception and jump to the handler; with no handler, leave this frame."""
+        entry = self.listing.handler_for(inst.offset)
+        if entry is None:
+            raise exc
+        from ..values.constant import ConstantValue
+
+        del self.stack[entry.depth :]
+        if entry.lasti:
+            self.stack.append(ConstantValue(inst.offset))
+        self.stack.append(exc.value)
+        self.jump_to(entry.target)
+
+    def jump_to(self, offset: int) -> None:
+        self.ip = self.listing.index(offset)
+
+    def instruction_at(self, offset: int) -> dis.Instruction:
+        return self.listing.instructions[self.listing.index(offset)]
+
+    # --- stack helpers ------------------------------------------------------------------------
+    def push(self, value: Value) -> None:
+        self.stack.append(value)
+
+    def pop(self) -> Value:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list[Value]:
+        if n == 0:
+            return []
+        if n > len(self.stack):
+            raise CaptureInternalError(f"stack underflow at {self.current.opname}")
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    def peek(self, depth: int = 1) -> Value:
+        return self.stack[-depth]
+
+    # --- where we are ---------------------------------------------------------------------------
+    def location(self) -> UserLocation:
+        index = max(self.ip - 1, 0)
+        return UserLocation(self.code.co_filename, self.listing.lines[index], self.code.co_name)
+
+    def snapshot(self) -> StackSnapshot:
+        inst = self.current
+        return StackSnapshot(
+            offset=inst.offset if inst else 0,
+            opname=inst.opname if inst else "",
+            location=self.location(),
+            stack=tuple(self.stack),
+            locals=dict(self.locals),
+        )
+
+    def user_stack(self) -> list[UserLocation]:
+        frames = []
+        frame = self
+        while frame is not None:
+            frames.append(frame.location())
+            frame = frame.parent
+        return frames[::-1]
+
+    @property
+    def root(self) -> Frame:
+        frame = self
+        while frame.parent is not None:
+            frame = frame.parent
+        return frame

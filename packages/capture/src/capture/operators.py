@@ -1,0 +1,199 @@
+"""Python's operators on symbolic values: `binary`, `inplace`, `compare`, `unary`, `contains`
+and `identical` (`is`). Tensors make graph nodes (`operator.add(x, y)`), constants fold now,
+sequences concatenate symbolically, and user classes' operator methods are inlined."""
+
+from __future__ import annotations
+
+import operator
+
+from .errors import Unsupported
+from .values.base import Value
+from .values.constant import ConstantValue
+from .values.containers import ListValue, SequenceValue, TupleValue
+from .values.factory import evaluate_constant_operation
+from .values.tensor import TensorValue
+
+BINARY = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+    "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+    ">>": operator.rshift,
+}  # fmt: skip
+INPLACE = {
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "@=": operator.imatmul,
+    "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor, "<<=": operator.ilshift,
+    ">>=": operator.irshift,
+}  # fmt: skip
+COMPARE = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    ">": operator.gt, ">=": operator.ge,
+}  # fmt: skip
+UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "abs": operator.abs}
+
+_DUNDERS = {
+    "+": ("__add__", "__radd__"), "-": ("__sub__", "__rsub__"), "*": ("__mul__", "__rmul__"),
+    "/": ("__truediv__", "__rtruediv__"), "//": ("__floordiv__", "__rfloordiv__"),
+    "%": ("__mod__", "__rmod__"), "**": ("__pow__", "__rpow__"), "@": ("__matmul__", "__rmatmul__"),
+    "&": ("__and__", "__rand__"), "|": ("__or__", "__ror__"), "^": ("__xor__", "__rxor__"),
+    "<": ("__lt__", "__gt__"), "<=": ("__le__", "__ge__"), ">": ("__gt__", "__lt__"),
+    ">=": ("__ge__", "__le__"), "==": ("__eq__", "__eq__"), "!=": ("__ne__", "__ne__"),
+}  # fmt: skip
+
+
+def is_graph_value(value: Value) -> bool:
+    """Values whose operations become graph nodes."""
+    return isinstance(value, TensorValue)
+
+
+def _sequence_items(value: Value) -> list[Value] | None:
+    if isinstance(value, SequenceValue):
+        return value.items
+    if isinstance(value, ConstantValue) and isinstance(value.value, tuple):
+        return [ConstantValue(v) for v in value.value]
+    return None
+
+
+def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
+    from .values.objects import python_dunder
+
+    forward, reflected = _DUNDERS[symbol]
+    for left, right, name in ((a, b, forward), (b, a, reflected)):
+        try:
+            cls = left.python_type()
+        except Unsupported:
+            continue
+        method = python_dunder(cls, name)
+        if method is not None:
+            result = frame.session.wrap(method, None).call(frame, [left, right], {})
+            if not (isinstance(result, ConstantValue) and result.value is NotImplemented):
+                return result
+    return None
+
+
+def binary(frame, symbol: str, a: Value, b: Value) -> Value:
+    if is_graph_value(a) or is_graph_value(b):
+        return frame.session.graph.call_function(frame, BINARY[symbol], [a, b], {})
+    if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):
+        return evaluate_constant_operation(frame, BINARY[symbol], (a.as_python_constant(), b.as_python_constant()))
+    left, right = _sequence_items(a), _sequence_items(b)
+    if symbol == "+" and left is not None and right is not None:
+        if isinstance(a, ListValue) and isinstance(b, ListValue):
+            return ListValue(left + right)
+        return TupleValue(left + right)
+    if symbol == "*" and (left is not None) != (right is not None):
+        items, count = (left, b) if left is not None else (right, a)
+        times = count.as_python_constant()
+        return ListValue(items * times) if isinstance(a if left is not None else b, ListValue) else TupleValue(items * times)
+    result = _try_user_dunder(frame, symbol, a, b)
+    if result is not None:
+        return result
+    raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
+
+
+def _both_plain(a: Value, b: Value) -> bool:
+    """Constant folding is only for values that are data, not for containers we must keep
+    (a list constant still has an identity)."""
+    return not isinstance(a, ListValue) and not isinstance(b, ListValue)
+
+
+def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
+    if is_graph_value(a):
+        return frame.session.graph.call_function(frame, INPLACE[symbol], [a, b], {})
+    if isinstance(a, ListValue) and symbol == "+=":
+        a.items.extend(b.unpack(frame))
+        a.mutated(frame)
+        return a
+    return binary(frame, symbol[:-1], a, b)
+
+
+def compare(frame, symbol: str, a: Value, b: Value) -> Value:
+    if is_graph_value(a) or is_graph_value(b):
+        return frame.session.graph.call_function(frame, COMPARE[symbol], [a, b], {})
+    if a.is_python_constant() and b.is_python_constant():
+        return evaluate_constant_operation(frame, COMPARE[symbol], (a.as_python_constant(), b.as_python_constant()))
+    result = _try_user_dunder(frame, symbol, a, b)
+    if result is not None:
+        return result
+    if symbol in ("==", "!="):
+        left, right = _sequence_items(a), _sequence_items(b)
+        if left is not None and right is not None:
+            equal = len(left) == len(right) and all(
+                compare(frame, "==", x, y).truth(frame) for x, y in zip(left, right)
+            )
+            return ConstantValue(equal == (symbol == "=="))
+        same = identical(a, b)
+        if same is not None:
+            return ConstantValue(same == (symbol == "=="))
+    raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
+
+
+def identical(a: Value, b: Value) -> bool | None:
+    """`a is b` when capture can tell, else None."""
+    if a is b:
+        return True
+    if isinstance(a, TensorValue) or isinstance(b, TensorValue):
+        return isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.fake is b.fake
+    ida, idb = getattr(a, "identity", None), getattr(b, "identity", None)
+    if ida is not None and idb is not None:
+        return ida() is idb()
+    if isinstance(a, ConstantValue) and isinstance(b, ConstantValue):
+        return a.value is b.value
+    if isinstance(a, ConstantValue) or isinstance(b, ConstantValue):
+        # A constant is never the same object as a container or object value.
+        constant, other = (a, b) if isinstance(a, ConstantValue) else (b, a)
+        if not other.is_python_constant():
+            return False
+        return constant.value is other.as_python_constant()
+    return None
+
+
+def is_(frame, a: Value, b: Value) -> Value:
+    same = identical(a, b)
+    if same is None:
+        raise Unsupported(f"`is` between {a.describe()} and {b.describe()}")
+    return ConstantValue(same)
+
+
+def unary(frame, symbol: str, a: Value) -> Value:
+    if is_graph_value(a):
+        return frame.session.graph.call_function(frame, UNARY[symbol], [a], {})
+    if a.is_python_constant():
+        return evaluate_constant_operation(frame, UNARY[symbol], (a.as_python_constant(),))
+    from .values.objects import python_dunder
+
+    name = {"-": "__neg__", "+": "__pos__", "~": "__invert__", "abs": "__abs__"}[symbol]
+    method = python_dunder(a.python_type(), name)
+    if method is not None:
+        return frame.session.wrap(method, None).call(frame, [a], {})
+    raise Unsupported(f"{symbol}{a.describe()}")
+
+
+def contains(frame, item: Value, container: Value) -> Value:
+    """`item in container`."""
+    from .values.containers import DictValue, SetValue, key_of
+    from .values.new_objects import ModelOutputValue
+    from .values.objects import python_dunder
+
+    if is_graph_value(container):
+        return frame.session.graph.call_function(frame, operator.contains, [container, item], {})
+    if isinstance(container, (DictValue, SetValue)):
+        return ConstantValue(key_of(frame, item) in container.entries)
+    if isinstance(container, ModelOutputValue):
+        return ConstantValue(container._key(item.as_python_constant()) in container.present())
+    if item.is_python_constant() and container.is_python_constant() and not isinstance(container, ListValue):
+        return evaluate_constant_operation(frame, operator.contains, (container.as_python_constant(), item.as_python_constant()))
+    items = _sequence_items(container)
+    if items is not None:
+        for candidate in items:
+            if identical(candidate, item) or compare(frame, "==", candidate, item).truth(frame):
+                return ConstantValue(True)
+        return ConstantValue(False)
+    try:
+        cls = container.python_type()
+    except Unsupported:
+        cls = None
+    method = python_dunder(cls, "__contains__") if cls else None
+    if method is not None:
+        return frame.session.wrap(method, None).call(frame, [container, item], {})
+    return ConstantValue(any(identical(x, item) or compare(frame, "==", x, item).truth(frame) for x in container.unpack(frame)))

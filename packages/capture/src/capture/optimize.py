@@ -1,0 +1,97 @@
+"""`optimize(fn_or_module, backend)`: the compiled callable a user gets back.
+
+For a function, a wrapper that runs the function's cache (`runtime.CodeCache`). For an
+nn.Module, an `OptimizedModule`: an nn.Module holding the original as `_orig_mod` (so
+`state_dict` keys read `_orig_mod.…`, as with torch.compile), forwarding attribute reads to it,
+whose `forward` runs the cache of the original's `forward` with the original as `self`.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from .errors import CaptureError
+from .runtime import CodeCache
+from .values.modules import module_hooks
+
+
+def _function_of(fn: Any) -> tuple[types.FunctionType, Any]:
+    """The Python function to capture and the object bound as its first argument, if any."""
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return fn.__func__, fn.__self__
+    if isinstance(fn, types.FunctionType):
+        return fn, None
+    raise CaptureError(
+        f"capture.optimize expects a Python function, method or nn.Module, got {type(fn).__name__}"
+    )
+
+
+class OptimizedModule(nn.Module):
+    """A compiled nn.Module; the original is `_orig_mod`."""
+
+    def __init__(self, mod: nn.Module, cache: CodeCache):
+        super().__init__()
+        self._orig_mod = mod
+        self._cache = cache
+        self._warned_hooks = False
+
+    def __getattr__(self, name: str):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self._modules["_orig_mod"], name)
+
+    def forward(self, *args, **kwargs):
+        mod = self._orig_mod
+        if module_hooks(mod):
+            # Hooks run around forward in Module.__call__; the compiled forward does not run
+            # them, so the module is called as it is.
+            if not self._warned_hooks:
+                self._warned_hooks = True
+                warnings.warn(f"{type(mod).__name__} has hooks; it runs eagerly", stacklevel=2)
+            return mod(*args, **kwargs)
+        return self._cache(mod, *args, **kwargs)
+
+
+def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
+    """Compile `fn_or_module` with `backend(gm, example_inputs) -> callable`.
+
+    Every construct capture cannot trace raises `capture.Unsupported` (graph breaks, which
+    `fullgraph=False` will allow, are not built yet). `dynamic=True` is not supported yet:
+    shapes are specialized, and a new shape recompiles.
+    """
+    if dynamic:
+        raise CaptureError("dynamic=True is not supported yet: capture specializes on every shape")
+    if isinstance(fn_or_module, nn.Module):
+        mod = fn_or_module
+        forward = mod.__dict__.get("forward")
+        if forward is not None:
+            function, bound = _function_of(forward)
+            cache = CodeCache(function, backend)
+            compiled = OptimizedModule(mod, cache)
+            if bound is None:
+                compiled.forward = lambda *a, **k: cache(*a, **k)
+            return compiled
+        return OptimizedModule(mod, CodeCache(type(mod).forward, backend))
+    function, bound = _function_of(fn_or_module)
+    cache = CodeCache(function, backend)
+    if bound is not None:
+
+        @functools.wraps(function)
+        def compiled_method(*args, **kwargs):
+            return cache(bound, *args, **kwargs)
+
+        compiled_method._capture_cache = cache
+        return compiled_method
+
+    @functools.wraps(function)
+    def compiled_function(*args, **kwargs):
+        return cache(*args, **kwargs)
+
+    compiled_function._capture_cache = cache
+    return compiled_function

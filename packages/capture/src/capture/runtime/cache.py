@@ -1,0 +1,83 @@
+"""The cache of one compiled function: a list of (guard function, compiled entry).
+
+A call runs the first entry whose guards accept its arguments. On a miss capture runs again
+(logging, on `compiler.recompiles`, which guard of each entry failed) and the new entry is
+appended. After `config.recompile_limit` entries the function is run eagerly, with one warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import types
+import warnings
+from typing import Callable
+
+import torch
+from guards import GuardSet
+from guards.failure import recompile_reason
+
+from .. import config
+from ..interpreter.frame import UserException
+from ..session import CaptureSession
+from .entry import CompiledEntry, build_entry
+
+recompiles_log = logging.getLogger("compiler.recompiles")
+graph_code_log = logging.getLogger("compiler.graph_code")
+guards_log = logging.getLogger("compiler.guards")
+entry_log = logging.getLogger("compiler.bytecode")
+
+
+class CodeCache:
+    def __init__(self, fn: types.FunctionType, backend: Callable, *, exporting: bool = False):
+        self.fn = fn
+        self.backend = backend
+        self.exporting = exporting
+        self.entries: list[CompiledEntry] = []
+        self._warned_limit = False
+
+    def __call__(self, *args, **kwargs):
+        for entry in self.entries:
+            if entry.guard(*args, **kwargs):
+                return entry.function(*args, **kwargs)
+        return self._miss(args, kwargs)
+
+    def _miss(self, args, kwargs):
+        if len(self.entries) >= config.recompile_limit:
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(
+                    f"{self.fn.__qualname__} hit the recompile limit ({config.recompile_limit} "
+                    f"entries); it now runs eagerly. Last reason:\n"
+                    + recompile_reason([e.guard for e in self.entries], *args, **kwargs),
+                    stacklevel=3,
+                )
+            return self.fn(*args, **kwargs)
+        if self.entries and recompiles_log.isEnabledFor(logging.INFO):
+            recompiles_log.info(
+                "recompiling %s (%s:%d):\n%s",
+                self.fn.__qualname__,
+                self.fn.__code__.co_filename,
+                self.fn.__code__.co_firstlineno,
+                recompile_reason([e.guard for e in self.entries], *args, **kwargs),
+            )
+        try:
+            entry = self.capture(args, kwargs)
+        except UserException:
+            # The traced program raises on these inputs; running it eagerly raises the same
+            # exception from the user's own code.
+            return self.fn(*args, **kwargs)
+        self.entries.append(entry)
+        return entry.function(*args, **kwargs)
+
+    def capture(self, args, kwargs) -> CompiledEntry:
+        result = CaptureSession(self.fn, exporting=self.exporting).run(args, kwargs)
+        graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
+        graph_code_log.debug("captured graph of %s:\n%s", self.fn.__qualname__, graph_module.code)
+        compiled = self.backend(graph_module, [i.value for i in result.inputs])
+        guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{self.fn.__code__.co_name}")
+        guards_log.debug("%s", guard.source)
+        entry = build_entry(self.fn, result, compiled, graph_module, guard)
+        entry.function.__defaults__ = self.fn.__defaults__
+        entry.function.__kwdefaults__ = self.fn.__kwdefaults__
+        entry_log.debug("%s", entry.source)
+        return entry

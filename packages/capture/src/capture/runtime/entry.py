@@ -1,0 +1,126 @@
+"""The compiled entry: one generated Python function per cache entry, with the signature of
+the compiled function, that
+
+1. reads the graph's inputs from its arguments, globals and closure (the sources recorded
+   while tracing: `x`, `self._modules['h']._modules['0']._parameters['weight']`),
+2. calls the backend's compiled graph,
+3. replays the side effects the traced code had on objects outside it,
+4. rebuilds and returns the value the function returns.
+
+Its source is kept on the entry (`entry.source`) so users can read exactly what runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import linecache
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from ..session import CaptureResult
+from .reconstruct import ExpressionWriter
+
+
+class _EntryRoots:
+    """How sources' roots are spelled inside the entry (guards.sources.RootNames)."""
+
+    def __init__(self, writer_ref: list, fn: types.FunctionType):
+        self._writer_ref = writer_ref
+        self._fn = fn
+        self._cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+    def parameter(self, name: str) -> str:
+        return name
+
+    def globals_dict(self) -> str:
+        return self._writer_ref[0].name_for(self._fn.__globals__, "globals")
+
+    def closure_cell(self, name: str) -> str:
+        return self._writer_ref[0].name_for(self._cells[name], f"cell_{name}")
+
+
+@dataclass
+class CompiledEntry:
+    function: Callable  # the generated entry, same signature as the compiled function
+    source: str
+    graph_module: torch.fx.GraphModule
+    compiled_graph: Callable
+    guard: Callable  # the guard function (same signature); .source, .why(...)
+    result: CaptureResult
+
+    @property
+    def op_count(self) -> int:
+        return sum(1 for n in self.graph_module.graph.nodes if n.op in ("call_function", "call_method"))
+
+
+_counter = itertools.count()
+
+
+def entry_signature(fn: types.FunctionType) -> str:
+    """`(a, b, *args, c, **kwargs)`: the compiled function's parameters, without defaults
+    (the dispatcher binds them) or annotations."""
+    params = [
+        p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
+        for p in inspect.signature(fn).parameters.values()
+    ]
+    return str(inspect.Signature(params))
+
+
+def build_entry(fn: types.FunctionType, result: CaptureResult, compiled_graph: Callable, graph_module, guard) -> CompiledEntry:
+    namespace: dict[str, Any] = {}
+    writer_ref: list = []
+    writer = ExpressionWriter(_EntryRoots(writer_ref, fn), "outs", result.outputs, namespace)
+    writer_ref.append(writer)
+    graph_name = writer.name_for(compiled_graph, "compiled_graph")
+
+    body: list[str] = []
+    inputs = ", ".join(writer.source(i.source) for i in result.inputs)
+    body.append(f"outs = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
+    body.extend(_side_effect_lines(writer, result))
+    returned = writer.value(result.return_value)
+    body.extend(writer.lines)
+    writer.lines.clear()
+    body.append(f"return {returned}")
+
+    name = f"compiled_{fn.__code__.co_name}_{next(_counter)}"
+    source = f"def {name}{entry_signature(fn)}:\n" + "".join(f"    {line}\n" for line in body)
+    filename = f"<capture entry {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return CompiledEntry(namespace[name], source, graph_module, compiled_graph, guard, result)
+
+
+def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[str]:
+    effects = result.side_effects
+    lines: list[str] = []
+
+    def emit(statement: str) -> None:
+        lines.extend(writer.lines)
+        writer.lines.clear()
+        lines.append(statement)
+
+    for container in effects.mutated_containers.values():
+        target = writer.source(container.source)
+        from ..values.containers import DictValue, ListValue
+
+        if isinstance(container, ListValue):
+            emit(f"{target}[:] = [{', '.join(writer.value(v) for v in container.items)}]")
+        elif isinstance(container, DictValue):
+            pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in container.entries.values())
+            emit(f"{target}.clear(); {target}.update({{{pairs}}})")
+        else:
+            items = ", ".join(writer.value(v) for v in container.entries.values())
+            emit(f"{target}.clear(); {target}.update([{items}])")
+    for write in effects.attribute_writes.values():
+        target = writer.value(write.target)
+        for attr, value in write.values.items():
+            emit(f"{target}.{attr} = {writer.value(value)}")
+    for f_globals, attr, value in effects.global_writes.values():
+        emit(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {writer.value(value)}")
+    for cell, source, value in effects.cell_writes.values():
+        emit(f"{writer.name_for(cell, 'cell')}.cell_contents = {writer.value(value)}")
+    return lines

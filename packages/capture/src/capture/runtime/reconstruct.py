@@ -1,0 +1,174 @@
+"""Writing Python expressions that rebuild symbolic values after the graph has run.
+
+Tensors come from the graph's outputs (`outs[i]`), or from their source when they are graph
+inputs returned unchanged (so identity is kept); objects that existed before the call are read
+through their source; containers, ModelOutputs and objects created while tracing are built
+anew. Objects that have no literal spelling are bound in the entry's namespace.
+"""
+
+from __future__ import annotations
+
+import types
+from collections import OrderedDict
+from typing import Any, Iterator
+
+from ..errors import Unsupported
+from ..sources import HeldSource
+from ..values.base import Value
+from ..values.constant import ConstantValue, literal_repr
+from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
+from ..values.functions import BuiltinValue, FunctionValue, MethodValue
+from ..values.new_objects import ModelOutputValue, NewObjectValue
+from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+from ..values.tensor import TensorValue
+
+
+def _children(value: Value) -> list[Value]:
+    if isinstance(value, (TupleValue, ListValue)):
+        return list(value.items)
+    if isinstance(value, DictValue):
+        return [v for pair in value.entries.values() for v in pair]
+    if isinstance(value, SetValue):
+        return list(value.entries.values())
+    if isinstance(value, ModelOutputValue):
+        return list(value.fields.values())
+    if isinstance(value, NewObjectValue):
+        return list(value.attrs.values())
+    if isinstance(value, IteratorValue):
+        return value.items[value.position :]
+    if isinstance(value, SliceValue):
+        return list(value.parts)
+    if isinstance(value, PartialValue):
+        return [value.func, *value.args, *value.kwargs.values()]
+    if isinstance(value, MethodValue):
+        return [value.func, value.obj]
+    return []
+
+
+def tensors_in(value: Value) -> Iterator[TensorValue]:
+    """The graph-computed tensors that rebuilding `value` needs."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, TensorValue):
+            if v.node.op != "placeholder":
+                yield v
+        else:
+            stack.extend(_children(v))
+
+
+def _new_object(cls: type, attrs: dict) -> Any:
+    """An instance of `cls` created while tracing, rebuilt without running `__init__` again."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(attrs)
+    return obj
+
+
+class ExpressionWriter:
+    """Spells values as Python expressions of the entry function.
+
+    `lines` collects statements (temporaries) that must run before the expressions are used;
+    `namespace` the objects the expressions refer to by name.
+    """
+
+    def __init__(self, root_names, outputs_name: str, outputs: list[TensorValue], namespace: dict[str, Any]):
+        self.root_names = root_names
+        self.outputs_name = outputs_name
+        self.output_index = {id(t.node): i for i, t in enumerate(outputs)}
+        self.namespace = namespace
+        self.lines: list[str] = []
+        self._temps: dict[int, str] = {}
+        self._names: dict[int, str] = {}
+
+    # --- names ---------------------------------------------------------------------------------
+    def name_for(self, obj: Any, stem: str) -> str:
+        known = self._names.get(id(obj))
+        if known is not None:
+            return known
+        base = "".join(c if c.isalnum() else "_" for c in stem).strip("_") or "obj"
+        name = f"_{base}"
+        i = 1
+        while name in self.namespace:
+            name = f"_{base}_{i}"
+            i += 1
+        self.namespace[name] = obj
+        self._names[id(obj)] = name
+        return name
+
+    def source(self, source) -> str:
+        if isinstance(source, HeldSource):
+            return self.name_for(source.obj, source.name)
+        if source.base is None:
+            return source.root_code(self.root_names)
+        return source.code(self.source(source.base))
+
+    def constant(self, obj: Any) -> str:
+        literal = literal_repr(obj)
+        if literal is not None:
+            return literal
+        if type(obj) is tuple:
+            return "(" + "".join(self.constant(x) + ", " for x in obj) + ")"
+        stem = getattr(obj, "__name__", None) or type(obj).__name__
+        return self.name_for(obj, str(stem))
+
+    def _temp(self, value: Value, expression: str) -> str:
+        name = f"_v{len(self._temps)}"
+        self._temps[id(value)] = name
+        self.lines.append(f"{name} = {expression}")
+        return name
+
+    # --- values ----------------------------------------------------------------------------------
+    def value(self, value: Value) -> str:
+        if id(value) in self._temps:
+            return self._temps[id(value)]
+        if isinstance(value, TensorValue):
+            if value.node.op == "placeholder":
+                return self.source(value.source)
+            return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
+        if isinstance(value, ConstantValue):
+            return self.constant(value.value)
+        if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):
+            if value.source is not None:
+                return self.source(value.source)
+            return self.constant(value.as_python_constant() if not isinstance(value, ObjectValue) else value.obj)
+        if isinstance(value, (ListValue, DictValue, SetValue)) and value.source is not None:
+            return self.source(value.source)
+        if isinstance(value, TupleValue):
+            items = "".join(self.value(v) + ", " for v in value.items)
+            cls = value.python_cls
+            if cls is tuple:
+                return f"({items})"
+            if hasattr(cls, "_fields"):
+                return f"{self.constant(cls)}({items})"
+            return f"{self.constant(cls)}(({items}))"
+        if isinstance(value, ListValue):
+            return self._temp(value, "[" + ", ".join(self.value(v) for v in value.items) + "]")
+        if isinstance(value, DictValue):
+            pairs = ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in value.entries.values())
+            if value.python_cls is dict:
+                return self._temp(value, "{" + pairs + "}")
+            return self._temp(value, f"{self.constant(value.python_cls)}({{{pairs}}})")
+        if isinstance(value, SetValue):
+            items = ", ".join(self.value(v) for v in value.entries.values())
+            return self._temp(value, f"{self.constant(value.python_cls)}([{items}])")
+        if isinstance(value, ModelOutputValue):
+            fields = ", ".join(f"{k}={self.value(v)}" for k, v in value.present().items())
+            return self._temp(value, f"{self.constant(value.cls)}({fields})")
+        if isinstance(value, NewObjectValue):
+            attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
+            builder = self.name_for(_new_object, "new_object")
+            return self._temp(value, f"{builder}({self.constant(value.cls)}, {{{attrs}}})")
+        if isinstance(value, SliceValue):
+            return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, IteratorValue):
+            return self._temp(value, "iter([" + ", ".join(self.value(v) for v in value.items[value.position :]) + "])")
+        if isinstance(value, MethodValue):
+            return f"{self.constant(types.MethodType)}({self.value(value.func)}, {self.value(value.obj)})"
+        raise Unsupported(
+            f"returning or storing {value.describe()} from a compiled function",
+            hint="return tensors, Python constants, containers of them, or existing objects",
+        )

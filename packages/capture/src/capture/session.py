@@ -1,0 +1,185 @@
+"""`CaptureSession`: the state of one capture of one call.
+
+It owns the graph being built (`graph`), the fake tensor mode its operations run in, the
+guards collected so far, the side-effect log, and the memo that makes one Python object one
+value (so `a is b` and mutations agree across the paths that reach it). `run()` interprets
+the function's code on the call's arguments and returns what the compiled entry needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from fake_tensor import FakeTensorMode
+from guards import kinds
+from guards.sources import AttrSource, ClosureSource, GlobalSource, ItemSource, LocalSource
+
+from . import instructions  # noqa: F401  (fills the opcode registry)
+from .graph import GraphBuilder
+from .interpreter.frame import Frame
+from .side_effects import SideEffects
+from .sources import HeldSource
+from .values.base import Value
+from .values.cells import ExistingCellValue
+from .values.containers import DictValue, TupleValue
+from .wrap import wrap
+
+# Modules whose attributes are read without guards: libraries do not rebind their functions
+# and constants between calls of a compiled function.
+_UNGUARDED_MODULE_PREFIXES = (
+    "torch", "math", "cmath", "operator", "builtins", "functools", "itertools", "collections",
+    "typing", "warnings", "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types",
+    "re", "logging", "numpy", "sys", "os",
+)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _capturing():
+    """While tracing: `torch.compiler.is_compiling()` is True for code capture runs for real
+    (properties, constant folding), and the global state the traced code changes (grad mode,
+    autocast) is put back however tracing ends."""
+    flag = torch.compiler._is_compiling_flag
+    grad_enabled = torch.is_grad_enabled()
+    autocast_state = {d: (torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda")}
+    torch.compiler._is_compiling_flag = True
+    try:
+        yield
+    finally:
+        torch.compiler._is_compiling_flag = flag
+        torch._C._set_grad_enabled(grad_enabled)
+        for device, (enabled, dtype) in autocast_state.items():
+            torch.set_autocast_enabled(device, enabled)
+            torch.set_autocast_dtype(device, dtype)
+
+
+@dataclass
+class CaptureResult:
+    graph: torch.fx.Graph
+    inputs: list  # GraphInput
+    outputs: list  # TensorValue, in graph output order
+    return_value: Value
+    guards: list
+    side_effects: SideEffects
+    held: dict[str, Any]
+
+
+class CaptureSession:
+    def __init__(self, fn: types.FunctionType, *, exporting: bool = False):
+        self.fn = fn
+        self.root_globals = fn.__globals__
+        self.exporting = exporting
+        self.fake_mode = FakeTensorMode()
+        self.graph = GraphBuilder(self.fake_mode, self.wrap)
+        self.side_effects = SideEffects()
+        self.guards: list = []
+        self._guard_set: set = set()
+        self.wrapped: dict[int, tuple[Any, Value]] = {}
+        self.held: dict[str, Any] = {}
+        self._keepalive: list[Any] = []
+        self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
+
+    # --- values ---------------------------------------------------------------------------------
+    def wrap(self, obj: Any, source) -> Value:
+        return wrap(self, obj, source)
+
+    def add_guard(self, guard) -> None:
+        if guard not in self._guard_set:
+            self._guard_set.add(guard)
+            self.guards.append(guard)
+
+    def keepalive(self, obj: Any) -> None:
+        self._keepalive.append(obj)
+
+    def hold(self, obj: Any, stem: str) -> HeldSource:
+        """A source for an object no frame input leads to: the entry keeps the object."""
+        name = f"{stem}_{len(self.held)}"
+        self.held[name] = obj
+        return HeldSource(obj, name)
+
+    # --- sources ----------------------------------------------------------------------------------
+    def global_source(self, f_globals: dict, name: str):
+        if f_globals is self.root_globals:
+            return GlobalSource(name)
+        base = self._globals_sources.get(id(f_globals))
+        return ItemSource(base, name) if base is not None else None
+
+    def entered_function(self, function: Value) -> None:
+        """Remember a path to the globals of an inlined function (for guards on them)."""
+        f_globals = function.f_globals
+        if id(f_globals) not in self._globals_sources and function.source is not None:
+            self._globals_sources[id(f_globals)] = AttrSource(function.source, "__globals__")
+            self.keepalive(f_globals)
+
+    def closure_source(self, function: Value, index: int):
+        if function.source is None:
+            return None
+        return AttrSource(ItemSource(AttrSource(function.source, "__closure__"), index), "cell_contents")
+
+    def module_attribute_source(self, module_value: Value, name: str):
+        if module_value.source is None or module_value.module.__name__.startswith(_UNGUARDED_MODULE_PREFIXES):
+            return None
+        return AttrSource(module_value.source, name)
+
+    # --- running ----------------------------------------------------------------------------------
+    def run(self, args: tuple, kwargs: dict) -> CaptureResult:
+        with _capturing():
+            return self._run(args, kwargs)
+
+    def _run(self, args: tuple, kwargs: dict) -> CaptureResult:
+        fn = self.fn
+        code = fn.__code__
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        parameters = inspect.signature(fn).parameters
+        locals_: dict[str, Value] = {}
+        for name, value in bound.arguments.items():
+            kind = parameters[name].kind
+            source = LocalSource(name)
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                locals_[name] = self.wrap(tuple(value), source)
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                locals_[name] = self.wrap(dict(value), source)
+            else:
+                locals_[name] = self.wrap(value, source)
+        cells = {
+            name: ExistingCellValue(cell, ClosureSource(name))
+            for name, cell in zip(code.co_freevars, fn.__closure__ or ())
+        }
+        for guard in kinds.global_state_guards():
+            self.add_guard(guard)
+        frame = Frame(self, code, fn.__globals__, locals_, cells)
+        return_value = frame.run()
+        outputs = self._collect_outputs(return_value)
+        self.graph.set_output(outputs)
+        return CaptureResult(
+            graph=self.graph.fx,
+            inputs=self.graph.inputs,
+            outputs=outputs,
+            return_value=return_value,
+            guards=self.guards,
+            side_effects=self.side_effects,
+            held=self.held,
+        )
+
+    def _collect_outputs(self, return_value: Value) -> list:
+        """Every tensor the entry needs from the graph: in the return value and in the values
+        side effects write back, each once."""
+        from .runtime.reconstruct import tensors_in
+
+        seen: dict[int, Any] = {}
+        roots = [return_value]
+        effects = self.side_effects
+        for write in effects.attribute_writes.values():
+            roots.extend(write.values.values())
+        roots.extend(v for _, _, v in effects.global_writes.values())
+        roots.extend(v for _, _, v in effects.cell_writes.values())
+        roots.extend(effects.mutated_containers.values())
+        for root in roots:
+            for tensor in tensors_in(root):
+                seen.setdefault(id(tensor.node), tensor)
+        return list(seen.values())

@@ -1,0 +1,65 @@
+"""Side effects of the traced program on objects that outlive it.
+
+Nothing is mutated while tracing: attribute writes on existing objects, stores to globals and
+to closure cells, and mutations of input lists/dicts/sets are recorded here (later reads in the
+same trace see the recorded value) and replayed by the compiled entry after the graph runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .values.base import Value
+
+
+@dataclass
+class AttributeWrite:
+    target: Value  # the object written to (has a source, or is held by identity)
+    values: dict[str, Value] = field(default_factory=dict)
+
+
+class SideEffects:
+    def __init__(self):
+        self.attribute_writes: dict[int, AttributeWrite] = {}
+        self.global_writes: dict[tuple[int, str], tuple[dict, str, Value]] = {}
+        self.cell_writes: dict[int, tuple[Any, Any, Value]] = {}
+        self.mutated_containers: dict[int, Value] = {}
+        self._keepalive: list[Any] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.attribute_writes or self.global_writes or self.cell_writes or self.mutated_containers)
+
+    # --- attributes of existing objects -----------------------------------------------------
+    def store_attr(self, target: Value, name: str, value: Value) -> None:
+        obj = target.identity()
+        write = self.attribute_writes.get(id(obj))
+        if write is None:
+            write = self.attribute_writes[id(obj)] = AttributeWrite(target)
+            self._keepalive.append(obj)
+        write.values[name] = value
+
+    def pending_attr(self, obj: Any, name: str) -> Value | None:
+        write = self.attribute_writes.get(id(obj))
+        return write.values.get(name) if write is not None else None
+
+    # --- globals ---------------------------------------------------------------------------------
+    def store_global(self, f_globals: dict, name: str, value: Value) -> None:
+        self.global_writes[(id(f_globals), name)] = (f_globals, name, value)
+
+    def pending_global(self, f_globals: dict, name: str) -> Value | None:
+        entry = self.global_writes.get((id(f_globals), name))
+        return entry[2] if entry is not None else None
+
+    # --- closure cells ---------------------------------------------------------------------------
+    def store_cell(self, cell, source, value: Value) -> None:
+        self.cell_writes[id(cell)] = (cell, source, value)
+
+    def pending_cell(self, cell) -> Value | None:
+        entry = self.cell_writes.get(id(cell))
+        return entry[2] if entry is not None else None
+
+    # --- containers read from the inputs -------------------------------------------------------
+    def mutated_container(self, container: Value) -> None:
+        if container.source is not None:
+            self.mutated_containers[id(container)] = container

@@ -1,0 +1,101 @@
+"""The base of every variable tracker: what capture knows about one Python value.
+
+Each value on the symbolic stack or in a symbolic local is a `Value`. It knows its `source`
+(how to read the same object from the frame's inputs: `L['x'].weight`), which is what guards
+and the compiled entry name it by; values created while tracing have no source. Operations
+the bytecode performs on a value (`get_attr`, `call`, `get_item`, ...) are methods here; the
+default of each is to refuse with `Unsupported`, and subclasses implement what they support.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Unsupported
+
+if TYPE_CHECKING:
+    from ..interpreter.frame import Frame
+
+
+class NotConstant(Exception):
+    """Raised by `as_python_constant` on values that are not known Python constants."""
+
+
+class Value:
+    source: Any = None
+
+    def __init__(self, source=None):
+        self.source = source
+
+    # --- what it is ---------------------------------------------------------------------
+    def python_type(self) -> type:
+        raise Unsupported(f"cannot tell the Python type of {self.describe()}")
+
+    def describe(self) -> str:
+        """A few words for error messages: 'a Tensor', 'list', 'GPT2Attention module'."""
+        return type(self).__name__
+
+    def is_python_constant(self) -> bool:
+        try:
+            self.as_python_constant()
+        except NotConstant:
+            return False
+        return True
+
+    def as_python_constant(self) -> Any:
+        raise NotConstant(self.describe())
+
+    # --- what bytecode does to it ---------------------------------------------------------
+    def get_attr(self, frame: Frame, name: str) -> Value:
+        raise Unsupported(f"attribute {name!r} of {self.describe()}")
+
+    def set_attr(self, frame: Frame, name: str, value: Value) -> None:
+        raise Unsupported(f"setting attribute {name!r} of {self.describe()}")
+
+    def del_attr(self, frame: Frame, name: str) -> None:
+        raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
+
+    def call(self, frame: Frame, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        raise Unsupported(f"calling {self.describe()}")
+
+    def get_item(self, frame: Frame, key: Value) -> Value:
+        raise Unsupported(f"indexing {self.describe()}")
+
+    def set_item(self, frame: Frame, key: Value, value: Value) -> None:
+        raise Unsupported(f"item assignment on {self.describe()}")
+
+    def del_item(self, frame: Frame, key: Value) -> None:
+        raise Unsupported(f"item deletion on {self.describe()}")
+
+    def unpack(self, frame: Frame) -> list[Value]:
+        """The items iterating over this value yields, when capture can know them all."""
+        raise Unsupported(f"iterating over {self.describe()}")
+
+    def truth(self, frame: Frame) -> bool:
+        """bool(value), when it is known at trace time."""
+        raise Unsupported(f"the truth value of {self.describe()} is not known while tracing")
+
+    def length(self, frame: Frame) -> Value:
+        raise Unsupported(f"len() of {self.describe()}")
+
+    def has_attr(self, frame: Frame, name: str) -> bool:
+        raise Unsupported(f"hasattr on {self.describe()}")
+
+    # --- as an argument of a graph operation -------------------------------------------------
+    def as_fake(self) -> Any:
+        """What an operation run on fake tensors receives for this value."""
+        return self._graph_constant()
+
+    def as_node_arg(self) -> Any:
+        """What the FX node records for this value (nodes for tensors)."""
+        return self._graph_constant()
+
+    def _graph_constant(self) -> Any:
+        try:
+            return self.as_python_constant()
+        except NotConstant:
+            raise Unsupported(f"{self.describe()} cannot be passed to a tensor operation") from None
+
+    def __repr__(self) -> str:
+        where = f" from {self.source}" if self.source is not None else ""
+        return f"<{self.describe()}{where}>"

@@ -1,0 +1,58 @@
+"""Closure cells: ones made while tracing (MAKE_CELL) hold a symbolic value; ones of functions
+that existed before tracing are read through their source and written as side effects."""
+
+from __future__ import annotations
+
+from ..errors import Unsupported
+from .base import Value
+
+
+class CellValue(Value):
+    def __init__(self, contents: Value | None = None):
+        super().__init__(None)
+        self.contents = contents
+
+    def describe(self):
+        return "closure cell"
+
+    def load(self, frame, name: str) -> Value:
+        if self.contents is None:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, NameError, f"free variable {name!r} referenced before assignment")
+        return self.contents
+
+    def store(self, frame, value: Value) -> None:
+        self.contents = value
+
+
+class ExistingCellValue(Value):
+    """A cell of a function defined before tracing: its contents are read from the real cell
+    (wrapped with `source`, guarded like any input); writes are recorded and replayed."""
+
+    def __init__(self, cell, source):
+        super().__init__(source)
+        self.cell = cell
+        self._loaded: Value | None = None
+
+    def describe(self):
+        return "closure cell"
+
+    def load(self, frame, name: str) -> Value:
+        pending = frame.session.side_effects.pending_cell(self.cell)
+        if pending is not None:
+            return pending
+        if self._loaded is None:
+            try:
+                contents = self.cell.cell_contents
+            except ValueError:
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, NameError, f"free variable {name!r} referenced before assignment")
+            self._loaded = frame.session.wrap(contents, self.source)
+        return self._loaded
+
+    def store(self, frame, value: Value) -> None:
+        if self.source is None:
+            raise Unsupported("assigning to a nonlocal variable of a function capture cannot name")
+        frame.session.side_effects.store_cell(self.cell, self.source, value)

@@ -1,0 +1,101 @@
+"""Python constants: immutable values whose every operation capture evaluates at trace time.
+
+A constant read from the frame's inputs is guarded on its value (a different value misses the
+cache and recaptures), so baking it into the graph is sound.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from typing import Any
+
+import torch
+
+from ..errors import Unsupported
+from .base import Value
+
+# Types whose instances are immutable and whose operations have no side effects.
+CONSTANT_TYPES: tuple[type, ...] = (
+    type(None),
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    type(Ellipsis),
+    type(NotImplemented),
+    range,
+    torch.dtype,
+    torch.device,
+    torch.layout,
+    torch.memory_format,
+    torch.Size,
+    torch.finfo,
+    torch.iinfo,
+    types.CodeType,
+)
+
+
+def is_constant_type(obj: Any) -> bool:
+    if isinstance(obj, CONSTANT_TYPES):
+        return True
+    if isinstance(obj, (tuple, frozenset)) and type(obj) in (tuple, frozenset):
+        return all(is_constant_type(item) for item in obj)
+    if isinstance(obj, slice):
+        return all(is_constant_type(v) for v in (obj.start, obj.stop, obj.step))
+    return False
+
+
+class ConstantValue(Value):
+    def __init__(self, value: Any, source=None):
+        super().__init__(source)
+        self.value = value
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def describe(self) -> str:
+        text = repr(self.value)
+        return f"constant {text if len(text) < 40 else text[:37] + '...'}"
+
+    def as_python_constant(self) -> Any:
+        return self.value
+
+    def get_attr(self, frame, name):
+        from .factory import evaluate_constant_operation
+
+        return evaluate_constant_operation(frame, getattr, (self.value, name))
+
+    def get_item(self, frame, key):
+        from .factory import evaluate_constant_operation
+
+        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, key.as_python_constant()))
+
+    def unpack(self, frame):
+        try:
+            items = list(self.value)
+        except TypeError:
+            raise Unsupported(f"{self.describe()} is not iterable") from None
+        return [ConstantValue(item) for item in items]
+
+    def truth(self, frame) -> bool:
+        return bool(self.value)
+
+    def length(self, frame):
+        return ConstantValue(len(self.value))
+
+    def has_attr(self, frame, name):
+        return hasattr(self.value, name)
+
+
+def literal_repr(value: Any) -> str | None:
+    """A Python expression that evaluates to `value`, for values whose repr round-trips."""
+    if value is None or isinstance(value, (bool, str, bytes)) or type(value) is int:
+        return repr(value)
+    if type(value) is float:
+        if math.isfinite(value):
+            return repr(value)
+        return None
+    return None

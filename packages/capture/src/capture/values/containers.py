@@ -1,0 +1,329 @@
+"""Tuples, lists, dicts, sets, slices and iterators of symbolic values.
+
+Lists, dicts and sets read from the frame's inputs remember their source; when the traced code
+mutates one, the side-effect log replays its final contents onto the real object after the
+graph runs. Containers created while tracing are plain Python data rebuilt by the compiled
+entry when they escape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import Unsupported
+from .base import NotConstant, Value
+from .constant import ConstantValue
+
+
+def key_of(frame, value: Value) -> Any:
+    """The hashable Python object standing for `value` as a dict key or set member."""
+    if value.is_python_constant():
+        return value.as_python_constant()
+    identity = getattr(value, "identity", None)
+    if identity is not None:
+        return identity()
+    raise Unsupported(f"{value.describe()} used as a dict key or set member")
+
+
+class SequenceValue(Value):
+    python_cls: type
+
+    def __init__(self, items: list[Value], source=None):
+        super().__init__(source)
+        self.items = list(items)
+
+    def python_type(self):
+        return self.python_cls
+
+    def as_python_constant(self):
+        return self.python_cls(item.as_python_constant() for item in self.items)
+
+    def as_fake(self):
+        return self.python_cls(item.as_fake() for item in self.items)
+
+    def as_node_arg(self):
+        return self.python_cls(item.as_node_arg() for item in self.items)
+
+    def unpack(self, frame):
+        return list(self.items)
+
+    def truth(self, frame):
+        return bool(self.items)
+
+    def length(self, frame):
+        return ConstantValue(len(self.items))
+
+    def get_item(self, frame, key):
+        index = _index_of(key)
+        if isinstance(index, slice):
+            return self.with_items(self.items[index])
+        try:
+            return self.items[index]
+        except IndexError:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, IndexError, f"{self.python_cls.__name__} index out of range")
+
+    def with_items(self, items: list[Value]) -> Value:
+        return type(self)(items)
+
+    def get_attr(self, frame, name):
+        from .functions import BuiltinValue, MethodValue
+
+        method = getattr(self.python_cls, name, None)
+        if method is None:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, AttributeError, f"{self.python_cls.__name__!r} object has no attribute {name!r}")
+        return MethodValue(BuiltinValue(method), self)
+
+    def has_attr(self, frame, name):
+        return hasattr(self.python_cls, name)
+
+
+def _index_of(key: Value):
+    try:
+        return key.as_python_constant()
+    except NotConstant:
+        raise Unsupported(f"indexing a sequence with {key.describe()}") from None
+
+
+class TupleValue(SequenceValue):
+    def __init__(self, items, source=None, python_cls: type = tuple):
+        super().__init__(items, source)
+        self.python_cls = python_cls
+
+    def describe(self):
+        return "tuple" if self.python_cls is tuple else self.python_cls.__name__
+
+    def as_python_constant(self):
+        items = [item.as_python_constant() for item in self.items]
+        if self.python_cls is tuple:
+            return tuple(items)
+        if hasattr(self.python_cls, "_fields"):  # namedtuple
+            return self.python_cls(*items)
+        return self.python_cls(items)
+
+    def as_fake(self):
+        return tuple(item.as_fake() for item in self.items)
+
+    def as_node_arg(self):
+        return tuple(item.as_node_arg() for item in self.items)
+
+    def with_items(self, items):
+        # Slicing a namedtuple or a torch.Size gives a plain tuple / torch.Size.
+        return TupleValue(items, python_cls=self.python_cls if self.python_cls is not tuple and not hasattr(self.python_cls, "_fields") else tuple)
+
+    def get_attr(self, frame, name):
+        fields = getattr(self.python_cls, "_fields", None)
+        if fields and name in fields:
+            return self.items[fields.index(name)]
+        return super().get_attr(frame, name)
+
+
+class ListValue(SequenceValue):
+    python_cls = list
+
+    def __init__(self, items, source=None):
+        super().__init__(items, source)
+
+    def describe(self):
+        return "list"
+
+    def mutated(self, frame) -> None:
+        """Record that this list's contents changed (replayed onto the real list)."""
+        frame.session.side_effects.mutated_container(self)
+
+    def identity(self):
+        return id(self)
+
+    def set_item(self, frame, key, value):
+        index = _index_of(key)
+        if isinstance(index, slice):
+            self.items[index] = value.unpack(frame)
+        else:
+            try:
+                self.items[index] = value
+            except IndexError:
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, IndexError, "list assignment index out of range")
+        self.mutated(frame)
+
+    def del_item(self, frame, key):
+        del self.items[_index_of(key)]
+        self.mutated(frame)
+
+
+class DictValue(Value):
+    """A dict (or OrderedDict) whose keys are known: key object -> (key value, value)."""
+
+    def __init__(self, entries: dict[Any, tuple[Value, Value]], source=None, python_cls: type = dict):
+        super().__init__(source)
+        self.entries = dict(entries)
+        self.python_cls = python_cls
+
+    @classmethod
+    def from_str_keys(cls, items: dict[str, Value]) -> DictValue:
+        return cls({k: (ConstantValue(k), v) for k, v in items.items()})
+
+    def describe(self):
+        return self.python_cls.__name__
+
+    def python_type(self):
+        return self.python_cls
+
+    def identity(self):
+        return id(self)
+
+    def as_python_constant(self):
+        return self.python_cls((k, v.as_python_constant()) for k, (_, v) in self.entries.items())
+
+    def as_fake(self):
+        return {k: v.as_fake() for k, (_, v) in self.entries.items()}
+
+    def as_node_arg(self):
+        return {k: v.as_node_arg() for k, (_, v) in self.entries.items()}
+
+    def str_items(self) -> dict[str, Value]:
+        """The entries as keyword arguments (`f(**d)`)."""
+        result = {}
+        for key, (_, value) in self.entries.items():
+            if not isinstance(key, str):
+                raise Unsupported(f"keywords must be strings, got {key!r}")
+            result[key] = value
+        return result
+
+    def mutated(self, frame) -> None:
+        frame.session.side_effects.mutated_container(self)
+
+    def get_item(self, frame, key):
+        k = key_of(frame, key)
+        if k not in self.entries:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, KeyError, repr(k))
+        return self.entries[k][1]
+
+    def set_item(self, frame, key, value):
+        self.entries[key_of(frame, key)] = (key, value)
+        self.mutated(frame)
+
+    def del_item(self, frame, key):
+        k = key_of(frame, key)
+        if k not in self.entries:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, KeyError, repr(k))
+        del self.entries[k]
+        self.mutated(frame)
+
+    def unpack(self, frame):
+        return [key for key, _ in self.entries.values()]
+
+    def truth(self, frame):
+        return bool(self.entries)
+
+    def length(self, frame):
+        return ConstantValue(len(self.entries))
+
+    def get_attr(self, frame, name):
+        from .functions import BuiltinValue, MethodValue
+
+        method = getattr(self.python_cls, name, None)
+        if method is None:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, AttributeError, f"'dict' object has no attribute {name!r}")
+        return MethodValue(BuiltinValue(method), self)
+
+    def has_attr(self, frame, name):
+        return hasattr(self.python_cls, name)
+
+
+class SetValue(Value):
+    def __init__(self, entries: dict[Any, Value], source=None, python_cls: type = set):
+        super().__init__(source)
+        self.entries = dict(entries)
+        self.python_cls = python_cls
+
+    def describe(self):
+        return self.python_cls.__name__
+
+    def python_type(self):
+        return self.python_cls
+
+    def identity(self):
+        return id(self)
+
+    def as_python_constant(self):
+        return self.python_cls(v.as_python_constant() for v in self.entries.values())
+
+    def mutated(self, frame) -> None:
+        frame.session.side_effects.mutated_container(self)
+
+    def add(self, frame, value: Value) -> None:
+        self.entries.setdefault(key_of(frame, value), value)
+        self.mutated(frame)
+
+    def unpack(self, frame):
+        return list(self.entries.values())
+
+    def truth(self, frame):
+        return bool(self.entries)
+
+    def length(self, frame):
+        return ConstantValue(len(self.entries))
+
+    def get_attr(self, frame, name):
+        from .functions import BuiltinValue, MethodValue
+
+        return MethodValue(BuiltinValue(getattr(self.python_cls, name)), self)
+
+
+class SliceValue(Value):
+    """A slice whose bounds are not all constants (symbolic sizes)."""
+
+    def __init__(self, start: Value, stop: Value, step: Value):
+        super().__init__(None)
+        self.parts = (start, stop, step)
+
+    def python_type(self):
+        return slice
+
+    def as_python_constant(self):
+        return slice(*(p.as_python_constant() for p in self.parts))
+
+    def as_fake(self):
+        return slice(*(p.as_fake() for p in self.parts))
+
+    def as_node_arg(self):
+        return slice(*(p.as_node_arg() for p in self.parts))
+
+
+class IteratorValue(Value):
+    """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
+    ranges, enumerate/zip/map results and generators, which capture runs eagerly)."""
+
+    def __init__(self, items: list[Value]):
+        super().__init__(None)
+        self.items = list(items)
+        self.position = 0
+
+    def describe(self):
+        return "iterator"
+
+    def python_type(self):
+        return type(iter(()))
+
+    def next(self) -> Value | None:
+        if self.position >= len(self.items):
+            return None
+        item = self.items[self.position]
+        self.position += 1
+        return item
+
+    def unpack(self, frame):
+        rest = self.items[self.position :]
+        self.position = len(self.items)
+        return rest

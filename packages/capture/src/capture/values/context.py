@@ -1,0 +1,125 @@
+"""Context managers that change PyTorch's global state: grad mode, inference mode, autocast.
+
+Entering one while tracing changes the real state (so fake tensors see the same autograd and
+autocast behaviour as eager) and records a node that does the same when the graph runs, the
+way FX graphs from torch.compile carry `_set_grad_enabled` and `_enter_autocast` nodes.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import Value
+from .constant import ConstantValue
+
+
+class GlobalStateContext(Value):
+    """A context manager over one piece of global state. `enter`/`exit` change it now and
+    record the change in the graph."""
+
+    python_cls: type
+
+    def python_type(self):
+        return self.python_cls
+
+    def enter(self, frame) -> Value:
+        raise NotImplementedError
+
+    def exit(self, frame) -> None:
+        raise NotImplementedError
+
+
+class GradModeContext(GlobalStateContext):
+    """torch.no_grad(), torch.enable_grad(), torch.set_grad_enabled(mode)."""
+
+    def __init__(self, enabled: bool, python_cls: type, applied_now: bool = False, previous: bool | None = None):
+        super().__init__(None)
+        self.enabled = enabled
+        self.python_cls = python_cls
+        # set_grad_enabled changes the mode when constructed, not when entered.
+        self.applied_now = applied_now
+        self.previous = previous
+
+    def describe(self):
+        return f"{self.python_cls.__name__}({self.enabled})"
+
+    @staticmethod
+    def apply(frame, enabled: bool) -> bool:
+        previous = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(enabled)
+        frame.session.graph.record_effect(torch._C._set_grad_enabled, enabled)
+        return previous
+
+    def enter(self, frame):
+        if not self.applied_now:
+            self.previous = self.apply(frame, self.enabled)
+        return ConstantValue(None)
+
+    def exit(self, frame):
+        self.apply(frame, self.previous)
+
+
+class InferenceModeContext(GlobalStateContext):
+    python_cls = torch.inference_mode
+
+    def __init__(self, enabled: bool):
+        super().__init__(None)
+        self.enabled = enabled
+        self._real = None
+        self._node = None
+
+    def describe(self):
+        return f"inference_mode({self.enabled})"
+
+    def enter(self, frame):
+        enter = torch.autograd.grad_mode._enter_inference_mode
+        self._real = enter(self.enabled)
+        self._node = frame.session.graph.record_effect(enter, self.enabled)
+        return ConstantValue(None)
+
+    def exit(self, frame):
+        exit_ = torch.autograd.grad_mode._exit_inference_mode
+        exit_(self._real)
+        frame.session.graph.record_effect(exit_, self._node)
+
+
+class AutocastContext(GlobalStateContext):
+    python_cls = torch.autocast
+
+    def __init__(self, device_type: str, dtype, enabled: bool, cache_enabled):
+        super().__init__(None)
+        self.args = (device_type, dtype, enabled, cache_enabled)
+        self._real = None
+        self._node = None
+
+    def describe(self):
+        return f"autocast{self.args}"
+
+    def enter(self, frame):
+        enter = torch.amp.autocast_mode._enter_autocast
+        self._real = enter(*self.args)
+        self._node = frame.session.graph.record_effect(enter, *self.args)
+        return ConstantValue(None)
+
+    def exit(self, frame):
+        exit_ = torch.amp.autocast_mode._exit_autocast
+        exit_(self._real)
+        frame.session.graph.record_effect(exit_, self._node)
+
+
+class NullContext(GlobalStateContext):
+    """contextlib.nullcontext(value)."""
+
+    def __init__(self, value: Value, python_cls: type):
+        super().__init__(None)
+        self.value = value
+        self.python_cls = python_cls
+
+    def describe(self):
+        return "nullcontext"
+
+    def enter(self, frame):
+        return self.value
+
+    def exit(self, frame):
+        pass

@@ -1,0 +1,28 @@
+"""Constant folding: Python operations on constant values evaluated while tracing."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .base import NotConstant, Value
+
+
+def evaluate_constant_operation(frame, fn: Callable, args: tuple) -> Value:
+    """Run `fn(*args)` on Python constants now; an exception it raises is the traced
+    program's exception."""
+    from ..interpreter.frame import UserException
+    from .exceptions import ExceptionValue
+
+    try:
+        result = fn(*args)
+    except Exception as err:  # the program's own error, e.g. int("x") or a missing key
+        raise UserException(ExceptionValue.from_real(err)) from None
+    return frame.session.wrap(result, None)
+
+
+def constant_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list, dict] | None:
+    """The Python constants behind `args`/`kwargs`, or None if any is not a constant."""
+    try:
+        return [a.as_python_constant() for a in args], {k: v.as_python_constant() for k, v in kwargs.items()}
+    except NotConstant:
+        return None

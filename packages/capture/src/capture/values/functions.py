@@ -1,0 +1,269 @@
+"""Callables: user functions (inlined), closures made while tracing, bound methods, and
+`BuiltinValue`, the callables capture does not inline (handled by a registered rule, recorded
+as a torch operation, or evaluated on constants).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+from ..errors import Unsupported
+from .base import Value
+from .constant import ConstantValue
+
+CO_VARARGS = inspect.CO_VARARGS
+CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
+CO_GENERATOR = inspect.CO_GENERATOR
+CO_UNSUPPORTED_KINDS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
+def bind_arguments(
+    frame,
+    code: types.CodeType,
+    name: str,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    defaults: tuple[Value, ...],
+    kwdefaults: dict[str, Value],
+) -> dict[str, Value]:
+    """The locals a call of `code` starts with, following CPython's argument binding; a
+    binding error is the TypeError the traced program would raise."""
+    from .containers import DictValue, TupleValue
+    from .exceptions import raise_user_error
+
+    nargs, nposonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    positional = names[:nargs]
+    kwonly = names[nargs : nargs + nkwonly]
+    index = nargs + nkwonly
+    varargs = varkw = None
+    if code.co_flags & CO_VARARGS:
+        varargs = names[index]
+        index += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        varkw = names[index]
+
+    bound: dict[str, Value] = dict(zip(positional, args))
+    if len(args) > nargs and varargs is None:
+        raise_user_error(frame, TypeError, f"{name}() takes {nargs} positional arguments but {len(args)} were given")
+    if varargs is not None:
+        bound[varargs] = TupleValue(list(args[nargs:]))
+    extra: dict[str, Value] = {}
+    for key, value in kwargs.items():
+        if key in kwonly or key in positional[nposonly:]:
+            if key in bound:
+                raise_user_error(frame, TypeError, f"{name}() got multiple values for argument {key!r}")
+            bound[key] = value
+        elif varkw is not None:
+            extra[key] = value
+        else:
+            raise_user_error(frame, TypeError, f"{name}() got an unexpected keyword argument {key!r}")
+    if varkw is not None:
+        bound[varkw] = DictValue.from_str_keys(extra)
+    first_default = nargs - len(defaults)
+    for i, param in enumerate(positional):
+        if param not in bound:
+            if i < first_default:
+                raise_user_error(frame, TypeError, f"{name}() missing required argument {param!r}")
+            bound[param] = defaults[i - first_default]
+    for param in kwonly:
+        if param not in bound:
+            if param not in kwdefaults:
+                raise_user_error(frame, TypeError, f"{name}() missing keyword-only argument {param!r}")
+            bound[param] = kwdefaults[param]
+    return bound
+
+
+class InlinableFunction(Value):
+    """A Python function whose bytecode capture interprets in a child frame."""
+
+    code: types.CodeType
+    f_globals: dict
+    name: str
+
+    def defaults(self, frame) -> tuple[Value, ...]:
+        raise NotImplementedError
+
+    def kwdefaults(self, frame) -> dict[str, Value]:
+        raise NotImplementedError
+
+    def closure_cells(self, frame) -> dict[str, Value]:
+        raise NotImplementedError
+
+    def python_type(self):
+        return types.FunctionType
+
+    def call(self, frame, args, kwargs):
+        from ..interpreter.frame import Frame
+        from .containers import IteratorValue
+
+        code = self.code
+        if code.co_flags & CO_UNSUPPORTED_KINDS:
+            raise Unsupported(f"calling the coroutine or async generator {self.name}")
+        locals_ = bind_arguments(frame, code, self.name, args, kwargs, self.defaults(frame), self.kwdefaults(frame))
+        frame.session.entered_function(self)
+        generator = bool(code.co_flags & CO_GENERATOR)
+        child = Frame(
+            frame.session,
+            code,
+            self.f_globals,
+            locals_,
+            self.closure_cells(frame),
+            parent=frame,
+            function=self,
+            generator=generator,
+        )
+        result = child.run()
+        if generator:
+            # Generators run to completion when created; their consumer sees the yields in order.
+            return IteratorValue(child.yielded)
+        return result
+
+    def get_attr(self, frame, name):
+        if name in ("__name__", "__qualname__"):
+            return ConstantValue(self.name)
+        if name == "__code__":
+            return ConstantValue(self.code)
+        raise Unsupported(f"attribute {name!r} of function {self.name}")
+
+
+class FunctionValue(InlinableFunction):
+    """A function that exists before tracing (from the user's modules or libraries)."""
+
+    def __init__(self, fn: types.FunctionType, source=None):
+        super().__init__(source)
+        self.fn = fn
+        self.code = fn.__code__
+        self.f_globals = fn.__globals__
+        self.name = fn.__qualname__
+
+    def describe(self):
+        return f"function {self.name}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def defaults(self, frame):
+        wrap = frame.session.wrap
+        return tuple(wrap(d, None) for d in (self.fn.__defaults__ or ()))
+
+    def kwdefaults(self, frame):
+        wrap = frame.session.wrap
+        return {k: wrap(v, None) for k, v in (self.fn.__kwdefaults__ or {}).items()}
+
+    def closure_cells(self, frame):
+        from .cells import ExistingCellValue
+
+        cells = self.fn.__closure__ or ()
+        return {
+            name: ExistingCellValue(cell, frame.session.closure_source(self, i))
+            for i, (name, cell) in enumerate(zip(self.code.co_freevars, cells))
+        }
+
+    def get_attr(self, frame, name):
+        if name in ("__wrapped__", "__self__", "__func__", "__dict__", "__module__", "__doc__"):
+            return frame.session.wrap(getattr(self.fn, name), None)
+        return super().get_attr(frame, name)
+
+    def has_attr(self, frame, name):
+        return hasattr(self.fn, name)
+
+
+class NestedFunctionValue(InlinableFunction):
+    """A function made by MAKE_FUNCTION while tracing (closures, lambdas, comprehensions on
+    3.11): its defaults and cells are symbolic values."""
+
+    def __init__(self, code, f_globals, name, defaults, kwdefaults, cells):
+        super().__init__(None)
+        self.code = code
+        self.f_globals = f_globals
+        self.name = name
+        self._defaults = tuple(defaults)
+        self._kwdefaults = dict(kwdefaults)
+        self._cells = cells
+
+    def describe(self):
+        return f"function {self.name} (defined in the traced code)"
+
+    def defaults(self, frame):
+        return self._defaults
+
+    def kwdefaults(self, frame):
+        return self._kwdefaults
+
+    def closure_cells(self, frame):
+        return dict(zip(self.code.co_freevars, self._cells))
+
+
+class MethodValue(Value):
+    """A bound method: `func` called with `obj` as its first argument."""
+
+    def __init__(self, func: Value, obj: Value, source=None):
+        super().__init__(source)
+        self.func = func
+        self.obj = obj
+
+    def describe(self):
+        return f"method {self.func.describe()} of {self.obj.describe()}"
+
+    def python_type(self):
+        return types.MethodType
+
+    def call(self, frame, args, kwargs):
+        return self.func.call(frame, [self.obj, *args], kwargs)
+
+    def get_attr(self, frame, name):
+        if name == "__self__":
+            return self.obj
+        if name == "__func__":
+            return self.func
+        return self.func.get_attr(frame, name)
+
+
+class BuiltinValue(Value):
+    """A callable capture does not inline: a registered rule, a torch operation recorded in
+    the graph, or a pure function evaluated on constant arguments (capture.calls)."""
+
+    def __init__(self, fn: Any, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def describe(self):
+        name = getattr(self.fn, "__qualname__", None) or getattr(self.fn, "__name__", None) or repr(self.fn)
+        module = getattr(self.fn, "__module__", None)
+        return f"{module}.{name}" if module and module != "builtins" else name
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, frame, args, kwargs):
+        from ..calls import call_builtin
+
+        return call_builtin(frame, self.fn, args, kwargs)
+
+    def get_attr(self, frame, name):
+        return frame.session.wrap(getattr(self.fn, name), None)
+
+    def has_attr(self, frame, name):
+        return hasattr(self.fn, name)
+
+
+class NativeMethodValue(Value):
+    """A method capture implements itself: `impl(frame, obj, *args, **kwargs)`."""
+
+    def __init__(self, impl, obj: Value, name: str):
+        super().__init__(None)
+        self.impl = impl
+        self.obj = obj
+        self.name = name
+
+    def describe(self):
+        return f"method {self.name}"
+
+    def call(self, frame, args, kwargs):
+        return self.impl(frame, self.obj, *args, **kwargs)

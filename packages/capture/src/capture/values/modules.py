@@ -1,0 +1,106 @@
+"""nn.Module instances: called by inlining `forward`; parameters and buffers read through
+attributes become graph inputs (see `capture.wrap`); containers (`ModuleList`, `Sequential`,
+`ModuleDict`) are indexed and iterated through their real submodules, each named by its source
+(`L['self'].h[3]`).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..errors import Unsupported
+from .constant import ConstantValue
+from .objects import ObjectValue, lookup_static, MISSING
+
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOK_DICTS = (
+    "_global_forward_hooks",
+    "_global_forward_pre_hooks",
+    "_global_backward_hooks",
+    "_global_backward_pre_hooks",
+)
+
+
+def module_hooks(module: nn.Module) -> list[str]:
+    """Names of the hook dicts that would make `module(x)` do more than `forward(x)`."""
+    found = [name for name in _HOOK_DICTS if getattr(module, name, None)]
+    module_globals = torch.nn.modules.module.__dict__
+    found += [name for name in _GLOBAL_HOOK_DICTS if module_globals.get(name)]
+    return found
+
+
+class ModuleValue(ObjectValue):
+    def describe(self):
+        return f"{type(self.obj).__name__} module"
+
+    def call(self, frame, args, kwargs):
+        hooks = module_hooks(self.obj)
+        if hooks:
+            raise Unsupported(
+                f"calling {self.describe()}, which has hooks ({', '.join(hooks)})",
+                hint="remove the hooks, or call the module outside the compiled function",
+            )
+        session = frame.session
+        instance_forward = self.obj.__dict__.get("forward")
+        if instance_forward is not None:
+            return session.wrap(instance_forward, self.attribute_source("forward")).call(frame, args, kwargs)
+        forward, _ = lookup_static(type(self.obj), "forward")
+        if forward is MISSING:
+            raise Unsupported(f"{self.describe()} has no forward")
+        from .functions import MethodValue
+
+        return MethodValue(session.wrap(forward, None), self).call(frame, args, kwargs)
+
+    def attribute_source(self, name: str):
+        # Members registered on the module are read straight from their registry dict,
+        # skipping nn.Module.__getattr__ (guards.ParameterSource and friends).
+        from guards.sources import AttrSource, BufferSource, ParameterSource, SubmoduleSource
+
+        if self.source is None:
+            return None
+        obj = self.obj
+        if name in obj.__dict__:
+            return AttrSource(self.source, name)
+        for registry, source_cls in (("_parameters", ParameterSource), ("_buffers", BufferSource), ("_modules", SubmoduleSource)):
+            if name in obj.__dict__.get(registry, ()):
+                return source_cls(self.source, name)
+        return AttrSource(self.source, name)
+
+    def _item_source(self, key):
+        """`m[key]` of a container module, read from its `_modules` registry."""
+        from guards.sources import ItemSource, SubmoduleSource
+
+        if self.source is None:
+            return None
+        names = list(self.obj._modules)
+        if isinstance(key, int) and names and -len(names) <= key < len(names):
+            return SubmoduleSource(self.source, names[key])
+        if isinstance(key, str) and key in self.obj._modules:
+            return SubmoduleSource(self.source, key)
+        return ItemSource(self.source, key)
+
+    def get_item(self, frame, key):
+        if not isinstance(self.obj, (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)):
+            return super().get_item(frame, key)
+        if not key.is_python_constant():
+            raise Unsupported(f"indexing {self.describe()} with {key.describe()}")
+        k = key.as_python_constant()
+        item = self.obj[k]
+        source = None if isinstance(k, slice) else self._item_source(k)
+        return frame.session.wrap(item, source)
+
+    def unpack(self, frame):
+        obj = self.obj
+        wrap = frame.session.wrap
+        if isinstance(obj, (nn.ModuleList, nn.Sequential, nn.ParameterList)):
+            return [wrap(obj[i], self._item_source(i)) for i in range(len(obj))]
+        if isinstance(obj, (nn.ModuleDict, nn.ParameterDict)):
+            return [ConstantValue(k) for k in obj.keys()]
+        return super().unpack(frame)
+
+    def length(self, frame):
+        return ConstantValue(len(self.obj))
+
+    def truth(self, frame):
+        return bool(len(self.obj)) if hasattr(type(self.obj), "__len__") else True

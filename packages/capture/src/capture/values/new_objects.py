@@ -1,0 +1,260 @@
+"""Objects created while tracing: instances of user classes (their `__init__` inlined) and
+HF-style `ModelOutput`s (dataclasses that are also ordered dicts of their non-None fields).
+
+They live only as symbolic values; if one escapes (returned, stored on an input object) the
+compiled entry rebuilds it after the graph runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+
+from ..errors import Unsupported
+from .base import Value
+from .constant import ConstantValue
+from .objects import MISSING, bind_class_attribute, lookup_static, python_dunder
+
+
+class NewObjectValue(Value):
+    """An instance of a user class constructed in the traced code."""
+
+    def __init__(self, cls: type):
+        super().__init__(None)
+        self.cls = cls
+        self.attrs: dict[str, Value] = {}
+
+    def describe(self):
+        return f"{self.cls.__name__} object (created in the traced code)"
+
+    def python_type(self):
+        return self.cls
+
+    def identity(self):
+        return id(self)
+
+    def get_attr(self, frame, name):
+        if name == "__class__":
+            return frame.session.wrap(self.cls, None)
+        descriptor, _ = lookup_static(self.cls, name)
+        is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
+        if not is_data_descriptor and name in self.attrs:
+            return self.attrs[name]
+        if descriptor is not MISSING:
+            bound = bind_class_attribute(frame, self, self.cls, descriptor, None)
+            if bound is not None:
+                return bound
+            return frame.session.wrap(descriptor, None)
+        hook = python_dunder(self.cls, "__getattr__")
+        if hook is not None:
+            return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
+        from .exceptions import raise_user_error
+
+        raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
+
+    def has_attr(self, frame, name):
+        return name in self.attrs or hasattr(self.cls, name)
+
+    def set_attr(self, frame, name, value):
+        setter = python_dunder(self.cls, "__setattr__")
+        if setter is not None:
+            frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
+            return
+        descriptor, _ = lookup_static(self.cls, name)
+        if isinstance(descriptor, property):
+            if descriptor.fset is None:
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, AttributeError, f"property {name!r} has no setter")
+            frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
+            return
+        self.store(name, value)
+
+    def store(self, name: str, value: Value) -> None:
+        """Set an attribute without running `__setattr__` (object.__setattr__)."""
+        self.attrs[name] = value
+
+    def call(self, frame, args, kwargs):
+        method = python_dunder(self.cls, "__call__")
+        if method is None:
+            raise Unsupported(f"calling {self.describe()}")
+        return frame.session.wrap(method, None).call(frame, [self, *args], kwargs)
+
+    def truth(self, frame):
+        for name in ("__bool__", "__len__"):
+            method = python_dunder(self.cls, name)
+            if method is not None:
+                return frame.session.wrap(method, None).call(frame, [self], {}).truth(frame)
+        return True
+
+    def get_item(self, frame, key):
+        method = python_dunder(self.cls, "__getitem__")
+        if method is None:
+            raise Unsupported(f"indexing {self.describe()}")
+        return frame.session.wrap(method, None).call(frame, [self, key], {})
+
+    def length(self, frame):
+        method = python_dunder(self.cls, "__len__")
+        if method is None:
+            raise Unsupported(f"len() of {self.describe()}")
+        return frame.session.wrap(method, None).call(frame, [self], {})
+
+
+def is_model_output(cls: type) -> bool:
+    """HF `ModelOutput` and look-alikes: dataclasses that are ordered dicts of their fields."""
+    return isinstance(cls, type) and issubclass(cls, OrderedDict) and dataclasses.is_dataclass(cls)
+
+
+class ModelOutputValue(Value):
+    """A ModelOutput: a dataclass whose non-None fields also form an ordered dict, indexable
+    by name or by position among the non-None fields."""
+
+    def __init__(self, cls: type, fields: dict[str, Value]):
+        super().__init__(None)
+        self.cls = cls
+        self.fields = fields
+
+    @classmethod
+    def construct(cls, frame, output_cls: type, args: list[Value], kwargs: dict[str, Value]) -> ModelOutputValue:
+        names = [f.name for f in dataclasses.fields(output_cls)]
+        values: dict[str, Value] = {name: ConstantValue(None) for name in names}
+        if len(args) > len(names):
+            raise Unsupported(f"{output_cls.__name__} called with too many positional arguments")
+        for name, value in zip(names, args):
+            values[name] = value
+        for name, value in kwargs.items():
+            if name not in values:
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, TypeError, f"{output_cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
+            values[name] = value
+        first, *rest = names
+        others_none = all(_is_none(values[n]) for n in rest)
+        if others_none and not _is_none(values[first]) and not _is_tensor(values[first]):
+            raise Unsupported(
+                f"{output_cls.__name__} built from a single non-tensor first field",
+                hint="pass the fields as keyword arguments",
+            )
+        return cls(output_cls, values)
+
+    def describe(self):
+        return f"{self.cls.__name__}"
+
+    def python_type(self):
+        return self.cls
+
+    def identity(self):
+        return id(self)
+
+    def present(self) -> dict[str, Value]:
+        """The dict view: fields that are not None, in field order."""
+        return {k: v for k, v in self.fields.items() if not _is_none(v)}
+
+    def _key(self, name: str) -> str:
+        # ModelOutput._replace_old_cache_name: the old names of the `cache` field.
+        return "cache" if name in ("past_key_values", "cache_params") and "cache" in self.fields else name
+
+    def get_attr(self, frame, name):
+        from .functions import NativeMethodValue
+
+        key = self._key(name)
+        if key in self.fields:
+            return self.fields[key]
+        native = _MODEL_OUTPUT_METHODS.get(name)
+        if native is not None:
+            return NativeMethodValue(native, self, f"{self.cls.__name__}.{name}")
+        descriptor, _ = lookup_static(self.cls, name)
+        if descriptor is not MISSING:
+            bound = bind_class_attribute(frame, self, self.cls, descriptor, None)
+            if bound is not None:
+                return bound
+            return frame.session.wrap(descriptor, None)
+        from .exceptions import raise_user_error
+
+        raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
+
+    def has_attr(self, frame, name):
+        return self._key(name) in self.fields or hasattr(self.cls, name)
+
+    def set_attr(self, frame, name, value):
+        self.fields[self._key(name)] = value
+
+    def get_item(self, frame, key):
+        k = key.as_python_constant()
+        if isinstance(k, str):
+            present = self.present()
+            k = self._key(k)
+            if k not in present:
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, KeyError, repr(k))
+            return present[k]
+        from .containers import TupleValue
+
+        return TupleValue(list(self.present().values())).get_item(frame, key)
+
+    def set_item(self, frame, key, value):
+        self.fields[self._key(key.as_python_constant())] = value
+
+    def unpack(self, frame):
+        return [ConstantValue(k) for k in self.present()]
+
+    def length(self, frame):
+        return ConstantValue(len(self.present()))
+
+    def truth(self, frame):
+        return bool(self.present())
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value, ConstantValue) and value.value is None
+
+
+def _is_tensor(value: Value) -> bool:
+    from .tensor import TensorValue
+
+    return isinstance(value, TensorValue)
+
+
+def _to_tuple(frame, out):
+    from .containers import TupleValue
+
+    return TupleValue(list(out.present().values()))
+
+
+def _keys(frame, out):
+    from .containers import ListValue
+
+    return ListValue([ConstantValue(k) for k in out.present()])
+
+
+def _values(frame, out):
+    from .containers import ListValue
+
+    return ListValue(list(out.present().values()))
+
+
+def _items(frame, out):
+    from .containers import ListValue, TupleValue
+
+    return ListValue([TupleValue([ConstantValue(k), v]) for k, v in out.present().items()])
+
+
+def _get(frame, out, key, default=None):
+    present = out.present()
+    k = out._key(key.as_python_constant())
+    return present.get(k, default if default is not None else ConstantValue(None))
+
+
+def _contains(frame, out, key):
+    return ConstantValue(out._key(key.as_python_constant()) in out.present())
+
+
+_MODEL_OUTPUT_METHODS = {
+    "to_tuple": _to_tuple,
+    "keys": _keys,
+    "values": _values,
+    "items": _items,
+    "get": _get,
+    "__contains__": _contains,
+}

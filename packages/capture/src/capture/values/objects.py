@@ -1,0 +1,329 @@
+"""Python objects that are not tensors, constants or containers: user objects, classes,
+Python modules, `super()`, the NULL of the call protocol.
+
+Attribute lookup follows Python's own order (data descriptors of the type, then the instance
+dict, then other class attributes, then `__getattr__`), looking at types statically so that
+properties and methods written in Python are inlined rather than run.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from ..errors import Unsupported
+from .base import Value
+from .constant import ConstantValue
+
+MISSING = object()
+
+
+def lookup_static(cls: type, name: str) -> tuple[Any, type | None]:
+    """`name` as found in the dicts of `cls`'s MRO, without running descriptors."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name], klass
+    return MISSING, None
+
+
+def has_python_getattribute(cls: type) -> bool:
+    attribute, _ = lookup_static(cls, "__getattribute__")
+    return isinstance(attribute, types.FunctionType)
+
+
+def python_dunder(cls: type, name: str) -> types.FunctionType | None:
+    """A special method of `cls` written in Python (which capture inlines), if any."""
+    attribute, _ = lookup_static(cls, name)
+    return attribute if isinstance(attribute, types.FunctionType) else None
+
+
+def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, source) -> Value | None:
+    """What reading a class attribute through an instance gives, for descriptors capture
+    models; None for plain class data (the caller wraps it)."""
+    from .functions import BuiltinValue, FunctionValue, MethodValue
+
+    session = frame.session
+    if isinstance(descriptor, types.FunctionType):
+        return MethodValue(FunctionValue(descriptor), instance)
+    if isinstance(descriptor, classmethod):
+        return MethodValue(session.wrap(descriptor.__func__, None), session.wrap(cls, None))
+    if isinstance(descriptor, staticmethod):
+        return session.wrap(descriptor.__func__, None)
+    if isinstance(descriptor, property):
+        if descriptor.fget is None:
+            raise Unsupported("reading a property without a getter")
+        return session.wrap(descriptor.fget, None).call(frame, [instance], {})
+    if isinstance(descriptor, (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinMethodType)):
+        return MethodValue(BuiltinValue(descriptor), instance)
+    return None
+
+
+class NullValue(Value):
+    """The NULL that CALL's stack protocol places below a callable (PUSH_NULL and the low bit
+    of LOAD_GLOBAL / LOAD_ATTR)."""
+
+    def describe(self):
+        return "NULL"
+
+
+NULL = NullValue()
+
+
+class ObjectValue(Value):
+    """An object that existed before tracing. Attribute reads go to the real object and are
+    guarded through their source; writes are recorded and replayed after the graph runs."""
+
+    def __init__(self, obj: Any, source=None):
+        super().__init__(source)
+        self.obj = obj
+
+    def describe(self):
+        return f"{type(self.obj).__name__} object"
+
+    def python_type(self):
+        return type(self.obj)
+
+    def identity(self):
+        return self.obj
+
+    def attribute_source(self, name: str):
+        from guards import AttrSource
+
+        return AttrSource(self.source, name) if self.source is not None else None
+
+    def get_attr(self, frame, name):
+        session = frame.session
+        pending = session.side_effects.pending_attr(self.obj, name)
+        if pending is not None:
+            return pending
+        cls = type(self.obj)
+        if name == "__class__":
+            return session.wrap(cls, None)
+        if name == "__dict__":
+            raise Unsupported(f"reading __dict__ of {self.describe()}")
+        if has_python_getattribute(cls):
+            return self._concrete_attr(frame, name)
+        descriptor, _ = lookup_static(cls, name)
+        is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
+        if is_data_descriptor and isinstance(descriptor, property):
+            return bind_class_attribute(frame, self, cls, descriptor, self.source)
+        instance_dict = getattr(self.obj, "__dict__", None)
+        if not is_data_descriptor and instance_dict is not None and name in instance_dict:
+            return session.wrap(instance_dict[name], self.attribute_source(name))
+        if descriptor is not MISSING:
+            bound = bind_class_attribute(frame, self, cls, descriptor, self.source)
+            if bound is not None:
+                return bound
+        return self._concrete_attr(frame, name)
+
+    def _concrete_attr(self, frame, name):
+        from .exceptions import ExceptionValue
+        from ..interpreter.frame import UserException
+
+        try:
+            result = getattr(self.obj, name)
+        except AttributeError as err:
+            getattr_hook = python_dunder(type(self.obj), "__getattr__")
+            if getattr_hook is not None:
+                return frame.session.wrap(getattr_hook, None).call(frame, [self, ConstantValue(name)], {})
+            raise UserException(ExceptionValue.from_real(err)) from None
+        if isinstance(result, types.MethodType) and result.__self__ is self.obj:
+            from .functions import MethodValue
+
+            return MethodValue(frame.session.wrap(result.__func__, None), self)
+        return frame.session.wrap(result, self.attribute_source(name))
+
+    def has_attr(self, frame, name):
+        if frame.session.side_effects.pending_attr(self.obj, name) is not None:
+            return True
+        return hasattr(self.obj, name)
+
+    def set_attr(self, frame, name, value):
+        setter = python_dunder(type(self.obj), "__setattr__")
+        if setter is not None and not _is_module_setattr(setter):
+            frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
+            return
+        frame.session.side_effects.store_attr(self, name, value)
+
+    def call(self, frame, args, kwargs):
+        method = python_dunder(type(self.obj), "__call__")
+        if method is None:
+            raise Unsupported(f"calling {self.describe()}")
+        return frame.session.wrap(method, None).call(frame, [self, *args], kwargs)
+
+    def truth(self, frame):
+        for name in ("__bool__", "__len__"):
+            method = python_dunder(type(self.obj), name)
+            if method is not None:
+                result = frame.session.wrap(method, None).call(frame, [self], {})
+                return result.truth(frame)
+        if hasattr(type(self.obj), "__bool__") or hasattr(type(self.obj), "__len__"):
+            return bool(self.obj)
+        return True
+
+    def get_item(self, frame, key):
+        method = python_dunder(type(self.obj), "__getitem__")
+        if method is not None:
+            return frame.session.wrap(method, None).call(frame, [self, key], {})
+        if key.is_python_constant() and isinstance(self.obj, (dict, list, tuple)):
+            from guards import ItemSource
+
+            k = key.as_python_constant()
+            source = ItemSource(self.source, k) if self.source is not None else None
+            return frame.session.wrap(self.obj[k], source)
+        raise Unsupported(f"indexing {self.describe()}")
+
+    def length(self, frame):
+        method = python_dunder(type(self.obj), "__len__")
+        if method is not None:
+            return frame.session.wrap(method, None).call(frame, [self], {})
+        return ConstantValue(len(self.obj))
+
+
+def _is_module_setattr(setter) -> bool:
+    import torch
+
+    return setter is torch.nn.Module.__setattr__
+
+
+class ClassValue(Value):
+    """A class: calling it constructs (capture.calls), attributes are read statically."""
+
+    def __init__(self, cls: type, source=None):
+        super().__init__(source)
+        self.cls = cls
+
+    def describe(self):
+        return f"class {self.cls.__qualname__}"
+
+    def python_type(self):
+        return type(self.cls)
+
+    def as_python_constant(self):
+        return self.cls
+
+    def identity(self):
+        return self.cls
+
+    def get_attr(self, frame, name):
+        from guards import AttrSource
+
+        session = frame.session
+        descriptor, _ = lookup_static(self.cls, name)
+        if isinstance(descriptor, classmethod):
+            return bind_class_attribute(frame, self, self.cls, descriptor, self.source)
+        if isinstance(descriptor, staticmethod):
+            return session.wrap(descriptor.__func__, None)
+        try:
+            value = getattr(self.cls, name)
+        except AttributeError as err:
+            from .exceptions import ExceptionValue
+            from ..interpreter.frame import UserException
+
+            raise UserException(ExceptionValue.from_real(err)) from None
+        source = AttrSource(self.source, name) if self.source is not None else None
+        return session.wrap(value, source)
+
+    def has_attr(self, frame, name):
+        return hasattr(self.cls, name)
+
+    def call(self, frame, args, kwargs):
+        from ..calls import construct
+
+        return construct(frame, self, args, kwargs)
+
+
+class PyModuleValue(Value):
+    """A Python module (`torch`, `math`, the user's own modules)."""
+
+    def __init__(self, module: types.ModuleType, source=None):
+        super().__init__(source)
+        self.module = module
+
+    def describe(self):
+        return f"module {self.module.__name__}"
+
+    def python_type(self):
+        return types.ModuleType
+
+    def as_python_constant(self):
+        return self.module
+
+    def identity(self):
+        return self.module
+
+    def get_attr(self, frame, name):
+        try:
+            value = getattr(self.module, name)
+        except AttributeError as err:
+            from .exceptions import ExceptionValue
+            from ..interpreter.frame import UserException
+
+            raise UserException(ExceptionValue.from_real(err)) from None
+        return frame.session.wrap(value, frame.session.module_attribute_source(self, name))
+
+    def has_attr(self, frame, name):
+        return hasattr(self.module, name)
+
+
+class SuperValue(Value):
+    """`super(cls, obj)`: attribute lookup starts after `cls` in `obj`'s MRO."""
+
+    def __init__(self, cls: type, obj: Value):
+        super().__init__(None)
+        self.cls = cls
+        self.obj = obj
+
+    def describe(self):
+        return f"super({self.cls.__name__})"
+
+    def get_attr(self, frame, name):
+        from .functions import BuiltinValue, MethodValue
+
+        mro = self.obj.python_type().__mro__ if not isinstance(self.obj, ClassValue) else self.obj.cls.__mro__
+        start = mro.index(self.cls) + 1
+        for klass in mro[start:]:
+            if name in klass.__dict__:
+                descriptor = klass.__dict__[name]
+                break
+        else:
+            raise Unsupported(f"super().{name} not found")
+        if isinstance(self.obj, ClassValue):
+            if isinstance(descriptor, classmethod):
+                return MethodValue(frame.session.wrap(descriptor.__func__, None), self.obj)
+            if isinstance(descriptor, staticmethod):
+                return frame.session.wrap(descriptor.__func__, None)
+            return frame.session.wrap(descriptor, None)
+        bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor, None)
+        if bound is not None:
+            return bound
+        if callable(descriptor):
+            return MethodValue(BuiltinValue(descriptor), self.obj)
+        return frame.session.wrap(descriptor, None)
+
+
+class PartialValue(Value):
+    """functools.partial(func, *args, **kwargs) with symbolic bound arguments."""
+
+    def __init__(self, func: Value, args: list[Value], kwargs: dict[str, Value], source=None):
+        super().__init__(source)
+        self.func = func
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+
+    def describe(self):
+        return f"functools.partial({self.func.describe()})"
+
+    def call(self, frame, args, kwargs):
+        return self.func.call(frame, [*self.args, *args], {**self.kwargs, **kwargs})
+
+    def get_attr(self, frame, name):
+        from .containers import DictValue, TupleValue
+
+        if name == "func":
+            return self.func
+        if name == "args":
+            return TupleValue(self.args)
+        if name == "keywords":
+            return DictValue.from_str_keys(self.kwargs)
+        return super().get_attr(frame, name)

@@ -1,0 +1,123 @@
+"""Tensors: an FX node of the graph being built plus the fake tensor it evaluates to.
+
+Metadata (`shape`, `dtype`, `device`, `dim()`, ...) is read from the fake tensor and becomes a
+Python constant: the tensor guards of the graph inputs make it true for every call that hits
+the cache. Everything else done to a tensor is a node of the graph.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from ..errors import Unsupported
+from .base import Value
+from .constant import ConstantValue
+
+# Attributes answered from the fake tensor's metadata.
+METADATA_ATTRIBUTES = frozenset(
+    {
+        "shape", "dtype", "device", "layout", "ndim", "requires_grad", "is_cuda", "is_cpu",
+        "is_meta", "is_sparse", "is_quantized", "is_mkldnn", "is_nested", "is_leaf",
+        "is_complex", "itemsize", "nbytes", "is_mps", "is_xpu",
+    }
+)  # fmt: skip
+
+# Attributes that compute a new tensor: recorded as `getattr(x, name)` nodes.
+COMPUTED_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+# Methods that would leave the graph (real memory, Python data) or mutate autograd state;
+# named here so the error says why rather than failing inside the fake tensor.
+REFUSED_METHODS = {
+    "data_ptr": "reads a memory address",
+    "numpy": "converts to a numpy array",
+    "tolist": "converts tensor data to Python values",
+    "item": "converts tensor data to a Python number",
+    "__array__": "converts to a numpy array",
+    "backward": "runs autograd",
+    "register_hook": "registers an autograd hook",
+    "untyped_storage": "exposes the storage",
+    "storage": "exposes the storage",
+    "retain_grad": "changes autograd state",
+}
+
+
+class TensorValue(Value):
+    def __init__(self, node: torch.fx.Node, fake: torch.Tensor, source=None, python_cls=torch.Tensor):
+        super().__init__(source)
+        self.node = node
+        self.fake = fake
+        self.python_cls = python_cls
+
+    def python_type(self) -> type:
+        return self.python_cls
+
+    def describe(self) -> str:
+        shape = "x".join(str(s) for s in self.fake.shape)
+        return f"a Tensor ({str(self.fake.dtype).removeprefix('torch.')}[{shape}])"
+
+    def as_fake(self):
+        return self.fake
+
+    def as_node_arg(self):
+        return self.node
+
+    def get_attr(self, frame, name):
+        graph = frame.session.graph
+        if name in METADATA_ATTRIBUTES:
+            return graph.wrap_metadata(getattr(self.fake, name))
+        if name in COMPUTED_ATTRIBUTES:
+            return graph.call_function(frame, getattr, [self, ConstantValue(name)], {})
+        if name == "grad":
+            raise Unsupported(
+                "reading .grad of a tensor inside a compiled function",
+                hint="read gradients outside the compiled function",
+            )
+        if name in REFUSED_METHODS:
+            raise Unsupported(
+                f"Tensor.{name}() {REFUSED_METHODS[name]}, which cannot be part of a graph",
+                hint="move this call outside the compiled function (graph breaks will handle it later)",
+            )
+        attribute = getattr(torch.Tensor, name, None)
+        if attribute is None:
+            raise Unsupported(f"Tensor has no attribute {name!r}")
+        if callable(attribute):
+            from .functions import BuiltinValue, MethodValue
+
+            return MethodValue(BuiltinValue(attribute), self)
+        raise Unsupported(f"attribute Tensor.{name}")
+
+    def set_attr(self, frame, name, value):
+        raise Unsupported(
+            f"setting attribute {name!r} of a tensor",
+            hint="keep the value in a local variable or module attribute instead",
+        )
+
+    def get_item(self, frame, key):
+        return frame.session.graph.call_function(frame, operator.getitem, [self, key], {})
+
+    def set_item(self, frame, key, value):
+        frame.session.graph.call_function(frame, operator.setitem, [self, key, value], {})
+
+    def unpack(self, frame):
+        if self.fake.dim() == 0:
+            raise Unsupported("iterating over a 0-d tensor")
+        count = self.fake.shape[0]
+        if not isinstance(count, int):
+            raise Unsupported("iterating over a tensor whose first dimension is symbolic")
+        return [self.get_item(frame, ConstantValue(i)) for i in range(count)]
+
+    def length(self, frame):
+        if self.fake.dim() == 0:
+            raise Unsupported("len() of a 0-d tensor")
+        return frame.session.graph.wrap_metadata(self.fake.shape[0])
+
+    def truth(self, frame):
+        raise Unsupported(
+            "branching on the value of a tensor (data-dependent control flow)",
+            hint="use torch.where, or move the condition outside the compiled function",
+        )
+
+    def has_attr(self, frame, name):
+        return hasattr(self.fake, name)

@@ -1,0 +1,230 @@
+"""Wrapping Python objects into values, with the guards that make the wrapping valid.
+
+`wrap(session, obj, source)` picks a rule by the object's type (the most specific class in its
+MRO that has a rule). With a source, the rule also adds the guards that make what capture
+assumes about the object true on every cache hit: tensors their metadata, constants their
+value, functions/classes/modules their identity, containers their type and length or keys.
+Without a source (objects computed while tracing) nothing is guarded.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import types
+from collections import OrderedDict
+from typing import Any, Callable
+
+import torch
+from guards import kinds
+from guards.sources import ItemSource
+from torch import nn
+
+from .calls.torch_ops import is_torch_operation
+from .errors import Unsupported
+from .values.base import Value
+from .values.constant import ConstantValue, is_constant_type
+from .values.containers import DictValue, ListValue, SetValue, TupleValue
+from .values.functions import BuiltinValue, FunctionValue, MethodValue
+from .values.modules import ModuleValue
+from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+
+RULES: dict[type, Callable] = {}
+
+
+def wraps(*types_: type):
+    def register(rule):
+        for cls in types_:
+            RULES[cls] = rule
+        return rule
+
+    return register
+
+
+def wrap(session, obj: Any, source) -> Value:
+    if is_constant_type(obj) or isinstance(obj, enum.Enum):
+        return _constant(session, obj, source)
+    known = session.wrapped.get(id(obj))
+    if known is not None and known[0] is obj:
+        return known[1]
+    for cls in type(obj).__mro__:
+        rule = RULES.get(cls)
+        if rule is not None:
+            value = rule(session, obj, source)
+            break
+    else:
+        raise AssertionError("object has a rule")
+    session.wrapped[id(obj)] = (obj, value)
+    return value
+
+
+def _guard(session, guard) -> None:
+    session.add_guard(guard)
+
+
+def _constant(session, obj, source) -> Value:
+    if source is not None:
+        if _guardable_constant(obj):
+            _guard(session, kinds.ConstantMatch(source, obj))
+        else:
+            _guard(session, kinds.IdentityMatch(source, obj))
+    if isinstance(obj, tuple) and type(obj) is tuple:
+        return TupleValue([ConstantValue(item) for item in obj], source=source)
+    return ConstantValue(obj, source)
+
+
+_GUARDABLE_CONSTANTS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device,
+                        torch.layout, torch.memory_format, type(Ellipsis), type(NotImplemented))  # fmt: skip
+
+
+def _guardable_constant(obj) -> bool:
+    if isinstance(obj, enum.Enum) or type(obj) in _GUARDABLE_CONSTANTS:
+        return True
+    return type(obj) in (tuple, torch.Size) and all(_guardable_constant(x) for x in obj)
+
+
+@wraps(torch.Tensor)
+def _tensor(session, obj, source):
+    if source is None:
+        source = session.hold(obj, "constant_tensor")
+    elif obj.layout is torch.strided:
+        _guard(session, kinds.TensorMatch.of(source, obj))
+    else:
+        raise Unsupported(f"{source} is a {obj.layout} tensor; only strided tensors are supported")
+    return session.graph.add_input(obj, source)
+
+
+@wraps(object)
+def _object(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+    return ObjectValue(obj, source)
+
+
+@wraps(nn.Module)
+def _module(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.IdentityMatch(source, obj))
+    return ModuleValue(obj, source)
+
+
+@wraps(type)
+def _class(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.IdentityMatch(source, obj))
+    return ClassValue(obj, source)
+
+
+@wraps(types.ModuleType)
+def _python_module(session, obj, source):
+    # Rebinding a module name is not something programs do between calls: not guarded.
+    return PyModuleValue(obj, source)
+
+
+@wraps(types.FunctionType)
+def _function(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.IdentityMatch(source, obj))
+    if is_torch_operation(obj):
+        return BuiltinValue(obj, source)
+    return FunctionValue(obj, source)
+
+
+@wraps(types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+       types.MethodWrapperType, types.ClassMethodDescriptorType, torch._ops.OpOverload,
+       torch._ops.OpOverloadPacket)  # fmt: skip
+def _builtin(session, obj, source):
+    owner = getattr(obj, "__self__", None)
+    if isinstance(obj, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None:
+        if not isinstance(owner, types.ModuleType) and not is_constant_type(owner) and not is_torch_operation(obj):
+            # A bound method of a container or object: the rule for the unbound method gets
+            # the owner as its first argument, like any method call.
+            unbound = getattr(type(owner), obj.__name__, None)
+            if unbound is not None:
+                return MethodValue(BuiltinValue(unbound), session.wrap(owner, None))
+    if source is not None and getattr(obj, "__module__", None) != "builtins":
+        _guard(session, kinds.IdentityMatch(source, obj))
+    return BuiltinValue(obj, source)
+
+
+@wraps(types.MethodType)
+def _method(session, obj, source):
+    from guards.sources import AttrSource
+
+    func_source = AttrSource(source, "__func__") if source is not None else None
+    self_source = AttrSource(source, "__self__") if source is not None else None
+    return MethodValue(session.wrap(obj.__func__, func_source), session.wrap(obj.__self__, self_source))
+
+
+def _item_source(source, key):
+    if source is None:
+        return None
+    try:
+        return ItemSource(source, key)
+    except TypeError:
+        raise Unsupported(f"{source} has a key ({key!r}) capture cannot name") from None
+
+
+@wraps(tuple)
+def _tuple(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.LengthMatch(source, len(obj)))
+    items = [session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj)]
+    return TupleValue(items, source=source, python_cls=type(obj))
+
+
+@wraps(list)
+def _list(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.LengthMatch(source, len(obj)))
+    session.keepalive(obj)
+    return ListValue([session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj)], source=source)
+
+
+@wraps(dict)
+def _dict(session, obj, source):
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))
+    session.keepalive(obj)
+    entries = {}
+    for key, value in obj.items():
+        entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key)))
+    return DictValue(entries, source=source, python_cls=type(obj))
+
+
+@wraps(set, frozenset)
+def _set(session, obj, source):
+    if not all(is_constant_type(item) for item in obj):
+        raise Unsupported("sets of non-constant objects")
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.IdentityMatch(source, obj))
+    return SetValue({item: ConstantValue(item) for item in obj}, source=source, python_cls=type(obj))
+
+
+@wraps(functools.partial)
+def _partial(session, obj, source):
+    from guards.sources import AttrSource
+
+    def part(name):
+        return AttrSource(source, name) if source is not None else None
+
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+    func = session.wrap(obj.func, part("func"))
+    args = [session.wrap(a, _item_source(part("args"), i)) for i, a in enumerate(obj.args)]
+    keywords = {k: session.wrap(v, _item_source(part("keywords"), k)) for k, v in obj.keywords.items()}
+    return PartialValue(func, args, keywords, source)
+
+
+@wraps(OrderedDict)
+def _ordered_dict(session, obj, source):
+    from .values.new_objects import is_model_output
+
+    if is_model_output(type(obj)):
+        # An HF ModelOutput passed in: its fields are read as attributes of the real object.
+        return _object(session, obj, source)
+    return _dict(session, obj, source)
