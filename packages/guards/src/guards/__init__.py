@@ -1,6 +1,99 @@
 """Guards: sources that name values in a frame, guard kinds, and guard sets compiled to one fast Python function.
 
-Not built yet: see the open issues.
+    guard_set = GuardSet([TensorMatch.of(LocalSource("x"), x), *global_state_guards()])
+    guard_fn = guard_set.compile(fn)        # same parameters as fn
+    guard_fn(*args, **kwargs)               # True / False, on every call
+    guard_fn.source                         # the generated Python
+    guard_fn.why(*args, **kwargs)           # "L['x'].size()[0] == 8 failed: got 9"
+
+Modules: `sources` (where values live), `kinds` (guard kinds and their code emitters),
+`guard_set` (GuardSet and compile), `codegen` (checks to Python), `printer` (sympy to
+Python), `failure` (recompile reasons across cache entries), `errors`.
 """
 
-__version__ = "0.0.1"
+from .errors import GuardCompileError, GuardError, SourceError
+from .failure import failure_reasons, recompile_reason
+from .guard_set import GuardSet
+from .kinds import (
+    AutocastState,
+    ConstantMatch,
+    DefaultDtype,
+    DefaultsMatch,
+    DeterministicAlgorithms,
+    DictKeysMatch,
+    GradMode,
+    Guard,
+    HasAttr,
+    IdentityMatch,
+    InferenceMode,
+    LengthMatch,
+    NotNone,
+    ShapeGuard,
+    TensorMatch,
+    TorchFunctionModes,
+    TypeMatch,
+    global_state_guards,
+    shape_guards,
+)
+from .sources import (
+    AttrSource,
+    BufferSource,
+    ClosureSource,
+    GlobalSource,
+    ItemSource,
+    LocalSource,
+    ParameterSource,
+    ShapeSource,
+    Source,
+    StorageOffsetSource,
+    StrideSource,
+    SubmoduleSource,
+    TypeSource,
+    default_value_source,
+    tensor_property_source,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttrSource",
+    "AutocastState",
+    "BufferSource",
+    "ClosureSource",
+    "ConstantMatch",
+    "DefaultDtype",
+    "DefaultsMatch",
+    "DeterministicAlgorithms",
+    "DictKeysMatch",
+    "GlobalSource",
+    "GradMode",
+    "Guard",
+    "GuardCompileError",
+    "GuardError",
+    "GuardSet",
+    "HasAttr",
+    "IdentityMatch",
+    "InferenceMode",
+    "ItemSource",
+    "LengthMatch",
+    "LocalSource",
+    "NotNone",
+    "ParameterSource",
+    "ShapeGuard",
+    "ShapeSource",
+    "Source",
+    "SourceError",
+    "StorageOffsetSource",
+    "StrideSource",
+    "SubmoduleSource",
+    "TensorMatch",
+    "TorchFunctionModes",
+    "TypeMatch",
+    "TypeSource",
+    "default_value_source",
+    "failure_reasons",
+    "global_state_guards",
+    "recompile_reason",
+    "shape_guards",
+    "tensor_property_source",
+]

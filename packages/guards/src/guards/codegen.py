@@ -1,0 +1,384 @@
+"""Turning guards into one Python function: checks, source reads with hoisting, constants.
+
+Every guard kind's emitter (see `kinds`) turns its guard into `Check`s: a boolean Python
+expression plus the sentence a user reads when it fails. Emitters never spell a source
+themselves; they call `ctx.read(source)`, which returns a placeholder. Once all checks are
+known, each source's placeholder becomes either its inline expression or, when the value
+would be computed twice or more (`L['self'].layers` under many parameters, `x.shape` under a
+tensor check and a shape guard), a local assigned just before its first use. So every value
+is read once, and only if the checks before it passed.
+
+Two functions are generated from the same checks, so they cannot disagree:
+- the guard function: `if not (check): return False` per check, inside one `try` (a value
+  that cannot be read, e.g. a missing attribute, means the frame differs: False);
+- its explainer: the same statements, returning which check failed and the values it saw;
+  `GuardFunction.why` turns that into a sentence.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import inspect
+import itertools
+import keyword
+import linecache
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import GuardCompileError
+from .sources import LocalSource, Source
+
+_PLACEHOLDER = re.compile("\x00(\\d+)\x00")
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One boolean test in a guard function.
+
+    code:    Python expression, true when the check passes (sources as `ctx.read` placeholders).
+    text:    what it asserts, for people: "L['x'].dtype == torch.float32".
+    actual:  (label, expression) pairs whose values a failure message shows; label None for a
+             single unlabelled value ("got torch.float64").
+    details: finer checks tried in order when this one fails, only to explain the failure
+             (a size mismatch names the first differing dim); never run on the fast path.
+    """
+
+    code: str
+    text: str
+    actual: tuple[tuple[str | None, str], ...]
+    details: tuple[Check, ...] = ()
+
+
+def check(code: str, text: str, actual: str, details: Iterable[Check] = ()) -> Check:
+    """A check whose failure shows the single value of `actual`."""
+    return Check(code, text, ((None, actual),), tuple(details))
+
+
+class EmitContext:
+    """What an emitter uses to write checks: source reads, constants and builtins."""
+
+    def __init__(self, reserved: Iterable[str]):
+        self._names = _Namer(reserved)
+        self._reserved = set(reserved)
+        self.sources: list[Source] = []
+        self._source_ids: dict[Source, int] = {}
+        self.constants: dict[str, object] = {}
+        self.spellings: dict[str, str] = {}
+        self._constant_ids: dict[int, str] = {}
+        self._builtins: dict[str, str] = {}
+
+    def read(self, source: Source) -> str:
+        """A placeholder for the value of `source` (replaced by an expression or a local)."""
+        index = self._source_ids.get(source)
+        if index is None:
+            index = self._source_ids[source] = len(self.sources)
+            self.sources.append(source)
+        return f"\x00{index}\x00"
+
+    def constant(self, value: object, name: str, spelling: str | None = None) -> str:
+        """A name bound to `value` in the generated function's namespace (one per object).
+
+        `spelling` is how the header comment of the generated source shows the value.
+        """
+        known = self._constant_ids.get(id(value))
+        if known is not None and self.constants[known] is value:
+            return known
+        bound = self._names.fresh(name)
+        self.constants[bound] = value
+        self.spellings[bound] = spelling if spelling is not None else _spell(value)
+        self._constant_ids[id(value)] = bound
+        return bound
+
+    def builtin(self, name: str) -> str:
+        """`name` for a builtin, unless a parameter of the function shadows it."""
+        if name not in self._reserved:
+            return name
+        if name not in self._builtins:
+            self._builtins[name] = self.constant(getattr(builtins, name), f"{name}_builtin", name)
+        return self._builtins[name]
+
+    def type_name(self, kind: type, spelling: str) -> str:
+        """A name for the type `kind`: the builtin itself (`int`) or a bound constant."""
+        if getattr(builtins, kind.__name__, None) is kind:
+            return self.builtin(kind.__name__)
+        return self.constant(kind, kind.__name__, spelling)
+
+    def local(self, stem: str) -> str:
+        return self._names.fresh(stem)
+
+
+class _Namer:
+    """Fresh identifiers: `stem`, then `stem_1`, `stem_2`... avoiding every name in use."""
+
+    def __init__(self, reserved: Iterable[str]):
+        self._used = set(reserved) | set(keyword.kwlist) | {"True", "False", "None"}
+
+    def fresh(self, stem: str) -> str:
+        stem = re.sub(r"\W", "_", stem) or "v"
+        if stem[0].isdigit():
+            stem = f"v_{stem}"
+        for candidate in itertools.chain([stem], (f"{stem}_{i}" for i in itertools.count(1))):
+            if candidate not in self._used and not hasattr(builtins, candidate):
+                self._used.add(candidate)
+                return candidate
+        raise AssertionError("unreachable: itertools.count is infinite")
+
+
+def _spell(value: object) -> str:
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if isinstance(value, type) and module and qualname:
+        return qualname if module == "builtins" else f"{module}.{qualname}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class Frame:
+    """The guarded function's inputs, as seen by root sources (see sources.RootNames)."""
+
+    def __init__(
+        self,
+        ctx: EmitContext,
+        parameters: Sequence[str],
+        f_globals: Mapping[str, object] | None,
+        closure: Mapping[str, object],
+    ):
+        self._ctx = ctx
+        self._parameters = set(parameters)
+        self._f_globals = f_globals
+        self._closure = closure
+
+    def parameter(self, name: str) -> str:
+        if name not in self._parameters:
+            raise GuardCompileError(
+                f"{LocalSource(name)} is not a parameter of the guarded function "
+                f"(parameters: {', '.join(sorted(self._parameters)) or 'none'}); pass the "
+                "function's full signature to GuardSet.compile"
+            )
+        return name
+
+    def globals_dict(self) -> str:
+        if self._f_globals is None:
+            raise GuardCompileError(
+                "a guard reads a global (G[...]) but GuardSet.compile got no f_globals; pass "
+                "the guarded function (or its __globals__)"
+            )
+        module = self._f_globals.get("__name__", "?")
+        return self._ctx.constant(self._f_globals, "G", f"globals() of module {module!r}")
+
+    def closure_cell(self, name: str) -> str:
+        if name not in self._closure:
+            raise GuardCompileError(
+                f"a guard reads closure variable C[{name!r}] but the guarded function has no "
+                f"such free variable (free variables: {', '.join(self._closure) or 'none'})"
+            )
+        return self._ctx.constant(self._closure[name], f"{name}_cell", f"closure cell {name!r}")
+
+
+@dataclasses.dataclass
+class Block:
+    """The checks of one guard, with the comment that introduces them in the source."""
+
+    comment: str
+    checks: list[Check]
+
+
+class _Writer:
+    """Resolves placeholders to expressions, hoisting values read more than once into locals."""
+
+    def __init__(self, ctx: EmitContext, frame: Frame, blocks: list[Block]):
+        self._ctx = ctx
+        self._frame = frame
+        self._locals: dict[Source, str] = {}
+        self._plan_hoisting(blocks)
+
+    def _plan_hoisting(self, blocks: list[Block]) -> None:
+        # How often each value would be computed if nothing were hoisted: its direct reads,
+        # plus one per computation of a child that is not itself hoisted. Deepest first, so
+        # a child's decision is known before its parent's.
+        direct: dict[Source, int] = {}
+        for block in blocks:
+            for chk in block.checks:
+                for index in _PLACEHOLDER.findall(chk.code):
+                    source = self._ctx.sources[int(index)]
+                    direct[source] = direct.get(source, 0) + 1
+        every: set[Source] = set()
+        for source in direct:
+            node: Source | None = source
+            while node is not None:
+                every.add(node)
+                node = node.base
+        evaluations = dict.fromkeys(every, 0)
+        for source in sorted(every, key=_depth, reverse=True):
+            evaluations[source] += direct.get(source, 0)
+            hoist = evaluations[source] >= 2 and not isinstance(source, LocalSource)
+            if hoist:
+                self._locals[source] = self._ctx.local(source.hint)
+            if source.base is not None:
+                evaluations[source.base] += 1 if hoist else evaluations[source]
+
+    def expression(self, source: Source, assigned: set[Source]) -> str:
+        if source in assigned:
+            return self._locals[source]
+        if source.base is None:
+            return source.root_code(self._frame)
+        return source.code(self.expression(source.base, assigned))
+
+    def assignments(self, code: str, assigned: set[Source]) -> list[str]:
+        """Statements that bind the hoisted values `code` needs and are not bound yet."""
+        lines: list[str] = []
+
+        def bind(source: Source) -> None:
+            if source in assigned:
+                return
+            if source.base is not None:
+                bind(source.base)
+            if source in self._locals:
+                lines.append(f"{self._locals[source]} = {self.expression(source, assigned)}")
+                assigned.add(source)
+
+        for index in _PLACEHOLDER.findall(code):
+            bind(self._ctx.sources[int(index)])
+        return lines
+
+    def resolve(self, code: str, assigned: set[Source]) -> str:
+        return _PLACEHOLDER.sub(
+            lambda m: self.expression(self._ctx.sources[int(m.group(1))], assigned), code
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratedSource:
+    """The Python text of a guard function and its explainer, and the checks behind them."""
+
+    name: str
+    signature: str
+    header: list[str]
+    guard_body: list[str]
+    explain_body: list[str]
+    checks: list[Check]
+
+    @property
+    def guard_source(self) -> str:
+        return "\n".join([*self.header, f"def {self.name}{self.signature}:", *self.guard_body, ""])
+
+    @property
+    def explain_source(self) -> str:
+        lines = [f"def {self.name}_why{self.signature}:", *self.explain_body, ""]
+        return "\n".join(lines)
+
+
+def generate(
+    ctx: EmitContext,
+    frame: Frame,
+    blocks: list[Block],
+    name: str,
+    signature: inspect.Signature,
+    description: str,
+) -> GeneratedSource:
+    writer = _Writer(ctx, frame, blocks)
+    checks = [chk for block in blocks for chk in block.checks]
+    at = ctx.local("at")
+    error = ctx.local("error")
+
+    fast: list[str] = []
+    slow: list[str] = [f"    {at} = 0"]
+    fast_assigned: set[Source] = set()
+    slow_assigned: set[Source] = set()
+    index = 0
+    for block in blocks:
+        fast.append(f"        # {block.comment}")
+        slow.append(f"        # {block.comment}")
+        for chk in block.checks:
+            fast.extend(f"        {line}" for line in writer.assignments(chk.code, fast_assigned))
+            fast.append(f"        if {_negated(writer.resolve(chk.code, fast_assigned))}: return False")
+
+            slow.append(f"        {at} = {index}")
+            slow.extend(f"        {line}" for line in writer.assignments(chk.code, slow_assigned))
+            slow.append(f"        if {_negated(writer.resolve(chk.code, slow_assigned))}:")
+            for position, detail in enumerate(chk.details):
+                # Details run only here, on a failing path, so they read values inline
+                # rather than binding locals the rest of the function would rely on.
+                test = writer.resolve(detail.code, slow_assigned)
+                seen = _values(writer, detail, slow_assigned)
+                slow.append(f"            if {_negated(test)}: return {index}, {position}, {seen}")
+            slow.append(f"            return {index}, None, {_values(writer, chk, slow_assigned)}")
+            index += 1
+
+    if not checks:
+        fast.append("        pass")
+    guard_body = ["    try:", *fast, "    except Exception:", "        return False", "    return True"]
+    explain_body = [
+        slow[0],
+        "    try:",
+        *slow[1:],
+        f"    except Exception as {error}:",
+        f"        return {at}, None, {error}",
+        "    return None",
+    ]
+    header = [f"# {description}"]
+    if ctx.constants:
+        header.append("# where")
+        header.extend(f"#   {bound} = {ctx.spellings[bound]}" for bound in ctx.constants)
+    return GeneratedSource(
+        name, _signature_without_defaults(signature), header, guard_body, explain_body, checks
+    )
+
+
+_INVERSE = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+
+
+def _negated(code: str) -> str:
+    """The failing condition of a check, readable: `x is not T` rather than `not (x is T)`.
+
+    Only inversions that hold for every operand are made (`==`/`!=`, `is`/`is not`, dropping
+    a leading `not`); `not (a < b)` is not `a >= b` for NaN, so it stays as written.
+    """
+    tree = ast.parse(code, mode="eval").body
+    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not):
+        return ast.unparse(tree.operand)
+    if isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) in _INVERSE:
+        tree.ops = [_INVERSE[type(tree.ops[0])]()]
+        return ast.unparse(tree)
+    if isinstance(tree, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return f"not {code}"
+    return f"not ({code})"
+
+
+def _values(writer: _Writer, chk: Check, assigned: set[Source]) -> str:
+    items = ", ".join(writer.resolve(expr, assigned) for _, expr in chk.actual)
+    return f"({items},)"
+
+
+def _depth(source: Source) -> int:
+    depth = 0
+    while source.base is not None:
+        source, depth = source.base, depth + 1
+    return depth
+
+
+def _signature_without_defaults(signature: inspect.Signature) -> str:
+    # Defaults are attached afterwards as the very objects the guarded function holds (see
+    # GuardSet.compile), so the source shows plain parameters.
+    bare = [
+        p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
+        for p in signature.parameters.values()
+    ]
+    return str(inspect.Signature(bare))
+
+
+_counter = itertools.count()
+
+
+def define(generated: GeneratedSource, constants: dict[str, object]) -> tuple[Callable, Callable]:
+    """Execute the generated source; returns (guard function, explainer)."""
+    namespace: dict[str, Any] = {"__builtins__": builtins, **constants}
+    filename = f"<guards {generated.name} #{next(_counter)}>"
+    text = generated.guard_source + "\n" + generated.explain_source
+    # Registered with linecache so tracebacks and inspect.getsource show the generated lines.
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace[generated.name], namespace[f"{generated.name}_why"]

@@ -1,0 +1,178 @@
+"""GuardSet: the guards of one compiled entry, and `compile`, which makes them one function.
+
+The generated guard function takes exactly the guarded function's parameters, so a caller
+checks a call with `guard_fn(*args, **kwargs)`: Python binds the arguments in C, defaults
+included (the guard function shares the guarded function's `__defaults__`/`__kwdefaults__`
+objects). Globals and closure cells are bound when compiling, not passed per call. The
+function returns True when every guard holds and False otherwise (a value that cannot be
+read, such as a missing attribute, counts as a failed guard); it raises TypeError only when
+the arguments do not bind, exactly when calling the guarded function would.
+
+Attributes of the returned function:
+    .source   the generated Python (what `COMPILER_LOGS=guards` shows)
+    .why(*args, **kwargs)  None if the guards pass, else a sentence naming the first failing
+              check: "L['x'].size()[0] == 8 failed: got 9"
+    .guards   the GuardSet it was compiled from
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+import torch
+
+from .codegen import Block, Check, EmitContext, Frame, define, generate
+from .errors import GuardCompileError, GuardError
+from .kinds import EMITTERS, DefaultsMatch, Guard
+
+log = logging.getLogger("guards")
+
+
+class GuardSet:
+    """An ordered set of guards: adding a guard twice keeps one."""
+
+    def __init__(self, guards: Iterable[Guard] = ()):
+        self._guards: dict[Guard, None] = {}
+        self.update(guards)
+
+    def add(self, guard: Guard) -> None:
+        if not isinstance(guard, Guard):
+            raise GuardError(f"GuardSet.add expects a guard kind from guards.kinds, got {guard!r}")
+        self._guards[guard] = None
+
+    def update(self, guards: Iterable[Guard]) -> None:
+        for guard in guards:
+            self.add(guard)
+
+    def merge(self, other: Iterable[Guard]) -> GuardSet:
+        """A new set holding the guards of both."""
+        return GuardSet([*self, *other])
+
+    __or__ = merge
+
+    def __iter__(self) -> Iterator[Guard]:
+        return iter(self._guards)
+
+    def __len__(self) -> int:
+        return len(self._guards)
+
+    def __contains__(self, guard: object) -> bool:
+        return guard in self._guards
+
+    def __str__(self) -> str:
+        return "\n".join(str(guard) for guard in self)
+
+    def __repr__(self) -> str:
+        return f"GuardSet({list(self)!r})"
+
+    def essential(self) -> list[Guard]:
+        """The guards no other guard of the set implies, cheapest-first (by kind priority)."""
+        implied: set[Guard] = set()
+        pending = [weaker for guard in self for weaker in guard.implies()]
+        while pending:
+            guard = pending.pop()
+            if guard not in implied:
+                implied.add(guard)
+                pending.extend(guard.implies())
+        kept = [guard for guard in self if guard not in implied]
+        return sorted(kept, key=lambda guard: guard.priority)
+
+    def compile(
+        self,
+        fn: types.FunctionType | None = None,
+        *,
+        parameters: inspect.Signature | Sequence[str] | None = None,
+        f_globals: Mapping[str, object] | None = None,
+        closure: Mapping[str, object] | None = None,
+        name: str = "guard_fn",
+    ) -> Callable[..., bool]:
+        """One Python function that checks every guard (see the module docstring).
+
+        Either pass the guarded function `fn` (its signature, globals, closure cells and
+        defaults are used), or describe the frame: `parameters` (names, or an
+        inspect.Signature), `f_globals` (the dict `G[...]` reads), `closure` (free variable
+        name -> cell, for `C[...]`).
+        """
+        guards = GuardSet(self)
+        if fn is not None:
+            if not isinstance(fn, types.FunctionType):
+                raise GuardCompileError(
+                    f"GuardSet.compile(fn): expected a Python function, got {type(fn).__name__} "
+                    "(pass a bound method's __func__ and guard `self` as a parameter)"
+                )
+            signature = inspect.signature(fn, follow_wrapped=False)
+            f_globals = fn.__globals__
+            closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+            defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+            if defaults is not None or kwdefaults is not None:
+                guards.add(DefaultsMatch(fn))
+            description = f"guards of {fn.__qualname__} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno})"
+        else:
+            signature = _as_signature(parameters or ())
+            defaults, kwdefaults = _defaults_of(signature)
+            description = f"guards of a frame with parameters {signature}"
+
+        ctx = EmitContext(signature.parameters)
+        frame = Frame(ctx, list(signature.parameters), f_globals, closure or {})
+        blocks = []
+        for guard in guards.essential():
+            emitter = EMITTERS.get(type(guard))
+            if emitter is None:
+                raise GuardCompileError(f"no code emitter registered for {type(guard).__name__} (guard: {guard})")
+            blocks.append(Block(str(guard), emitter(guard, ctx)))
+        generated = generate(ctx, frame, blocks, name, signature, description)
+        guard_fn, explain = define(generated, ctx.constants)
+        for function in (guard_fn, explain):
+            function.__defaults__ = defaults
+            function.__kwdefaults__ = kwdefaults
+        guard_fn.source = generated.guard_source
+        guard_fn.guards = guards
+        guard_fn.why = _explainer(explain, generated.checks)
+        log.debug("%s", guard_fn.source)
+        return guard_fn
+
+
+def _as_signature(parameters: inspect.Signature | Sequence[str]) -> inspect.Signature:
+    if isinstance(parameters, inspect.Signature):
+        return parameters
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(name, kind) for name in parameters])
+
+
+def _defaults_of(signature: inspect.Signature) -> tuple[tuple | None, dict | None]:
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = signature.parameters.values()
+    defaults = tuple(p.default for p in params if p.kind in positional and p.default is not p.empty)
+    kwdefaults = {p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}
+    return defaults or None, kwdefaults or None
+
+
+def _explainer(explain: Callable, checks: list[Check]) -> Callable[..., str | None]:
+    def why(*args, **kwargs) -> str | None:
+        """None if every guard passes; else a sentence naming the first failing check."""
+        result = explain(*args, **kwargs)
+        if result is None:
+            return None
+        index, detail, seen = result
+        failed = checks[index] if detail is None else checks[index].details[detail]
+        if isinstance(seen, BaseException):
+            return f"{failed.text} could not be checked: {type(seen).__name__}: {seen}"
+        return f"{failed.text} failed: got {_got(failed, seen)}"
+
+    return why
+
+
+def _got(failed: Check, values: tuple) -> str:
+    if len(failed.actual) == 1 and failed.actual[0][0] is None:
+        return _show(values[0])
+    return ", ".join(f"{label} = {_show(value)}" for (label, _), value in zip(failed.actual, values))
+
+
+def _show(value: object) -> str:
+    if isinstance(value, torch.Size):
+        value = tuple(value)
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -1,0 +1,47 @@
+"""The guard base class and the registry of emitters keyed by guard kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
+
+from ..codegen import Check, EmitContext
+
+
+class Guard:
+    """A condition a frame must satisfy for a compiled entry to be valid.
+
+    Subclasses are frozen dataclasses (hashable, so a GuardSet deduplicates them) with a
+    readable `__str__`. `priority` orders guards in the generated function: lower first.
+    Checks that are cheap and tell cache entries apart come first; all of them run on a hit,
+    so the order only changes how fast a miss is found.
+    """
+
+    priority: ClassVar[int]
+
+    def implies(self) -> tuple[Guard, ...]:
+        """Weaker guards this one makes redundant (dropped from a set that holds this one)."""
+        return ()
+
+
+# Priorities, one table so the order of a generated function can be read in one place.
+PRIORITY_GRAD_MODE = 0  # one C call; train/eval entries differ here
+PRIORITY_OBJECT = 10  # identity, type, constant, length: a pointer compare or two
+PRIORITY_TENSOR = 20  # several C attribute reads per tensor
+PRIORITY_SHAPE = 30  # arithmetic on sizes already read by tensor checks
+PRIORITY_GLOBAL_STATE = 40  # C calls that rarely differ between entries
+
+G = TypeVar("G", bound=Guard)
+Emitter = Callable[[G, EmitContext], list[Check]]
+
+EMITTERS: dict[type[Guard], Emitter] = {}
+
+
+def emits(kind: type[G]) -> Callable[[Emitter], Emitter]:
+    """Register the function that turns guards of `kind` into checks."""
+
+    def register(emitter: Emitter) -> Emitter:
+        EMITTERS[kind] = emitter
+        return emitter
+
+    return register

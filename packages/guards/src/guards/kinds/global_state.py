@@ -1,0 +1,210 @@
+"""Guards on torch's global (thread-local) state that changes what a traced graph means.
+
+Grad mode decides whether a training graph (with backward) or an inference graph was built;
+autocast changes op dtypes; the default dtype is baked into factory calls; deterministic
+mode changes kernel choices; inference mode changes tensor semantics; an active
+TorchFunctionMode would be bypassed by a compiled graph.
+
+Each reader is the direct `torch._C` function, bound once as a constant of the guard
+function (no `torch.` attribute walk per call). `global_state_guards()` snapshots them all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..codegen import Check, EmitContext, check
+from .base import PRIORITY_GLOBAL_STATE, PRIORITY_GRAD_MODE, Guard, emits
+
+
+def _state_check(ctx: EmitContext, reader, name: str, spelling: str, expected: bool, text: str) -> Check:
+    call = f"{ctx.constant(reader, name, spelling)}()"
+    return check(call if expected else f"not {call}", text, call)
+
+
+@dataclasses.dataclass(frozen=True)
+class GradMode(Guard):
+    """`torch.is_grad_enabled()` is `enabled`."""
+
+    enabled: bool
+    priority = PRIORITY_GRAD_MODE
+
+    def __str__(self) -> str:
+        return f"torch.is_grad_enabled() is {self.enabled}"
+
+    def implies(self) -> tuple[Guard, ...]:
+        # Inference mode turns grad mode off, so grad mode on means inference mode is off.
+        return (InferenceMode(False),) if self.enabled else ()
+
+
+@emits(GradMode)
+def _grad_mode(guard: GradMode, ctx: EmitContext) -> list[Check]:
+    return [_state_check(ctx, torch._C.is_grad_enabled, "is_grad_enabled", "torch.is_grad_enabled", guard.enabled, str(guard))]
+
+
+@dataclasses.dataclass(frozen=True)
+class InferenceMode(Guard):
+    """`torch.is_inference_mode_enabled()` is `enabled`."""
+
+    enabled: bool
+    priority = PRIORITY_GLOBAL_STATE
+
+    def __str__(self) -> str:
+        return f"torch.is_inference_mode_enabled() is {self.enabled}"
+
+
+@emits(InferenceMode)
+def _inference_mode(guard: InferenceMode, ctx: EmitContext) -> list[Check]:
+    reader = torch._C.is_inference_mode_enabled
+    return [_state_check(ctx, reader, "is_inference_mode_enabled", "torch.is_inference_mode_enabled", guard.enabled, str(guard))]
+
+
+@dataclasses.dataclass(frozen=True)
+class DefaultDtype(Guard):
+    """`torch.get_default_dtype() is dtype`."""
+
+    dtype: torch.dtype
+    priority = PRIORITY_GLOBAL_STATE
+
+    def __str__(self) -> str:
+        return f"torch.get_default_dtype() == {self.dtype}"
+
+
+@emits(DefaultDtype)
+def _default_dtype(guard: DefaultDtype, ctx: EmitContext) -> list[Check]:
+    call = f"{ctx.constant(torch._C.get_default_dtype, 'get_default_dtype', 'torch.get_default_dtype')}()"
+    dtype = ctx.constant(guard.dtype, str(guard.dtype).removeprefix("torch."), str(guard.dtype))
+    return [check(f"{call} is {dtype}", str(guard), call)]
+
+
+@dataclasses.dataclass(frozen=True)
+class DeterministicAlgorithms(Guard):
+    """`torch.are_deterministic_algorithms_enabled()` is `enabled` (and, when enabled, the
+    warn-only setting matches: it decides between a warning and an error)."""
+
+    enabled: bool
+    warn_only: bool = False
+    priority = PRIORITY_GLOBAL_STATE
+
+    def __post_init__(self) -> None:
+        # warn_only means nothing while disabled; normalize so equal states compare equal.
+        if not self.enabled:
+            object.__setattr__(self, "warn_only", False)
+
+    def __str__(self) -> str:
+        extra = f" (warn_only={self.warn_only})" if self.enabled else ""
+        return f"torch.are_deterministic_algorithms_enabled() is {self.enabled}{extra}"
+
+
+@emits(DeterministicAlgorithms)
+def _deterministic(guard: DeterministicAlgorithms, ctx: EmitContext) -> list[Check]:
+    checks = [
+        _state_check(
+            ctx,
+            torch._C._get_deterministic_algorithms,
+            "deterministic_algorithms",
+            "torch.are_deterministic_algorithms_enabled",
+            guard.enabled,
+            f"torch.are_deterministic_algorithms_enabled() is {guard.enabled}",
+        )
+    ]
+    if guard.enabled:
+        checks.append(
+            _state_check(
+                ctx,
+                torch._C._get_deterministic_algorithms_warn_only,
+                "deterministic_warn_only",
+                "torch.is_deterministic_algorithms_warn_only_enabled",
+                guard.warn_only,
+                f"torch.is_deterministic_algorithms_warn_only_enabled() is {guard.warn_only}",
+            )
+        )
+    return checks
+
+
+@dataclasses.dataclass(frozen=True)
+class AutocastState(Guard):
+    """Autocast is enabled exactly on the device types of `enabled`, with those dtypes.
+
+    `enabled` is a tuple of (device type, dtype) pairs; empty means autocast is off
+    everywhere, which one call (`torch._C._is_any_autocast_enabled`) checks.
+    """
+
+    enabled: tuple[tuple[str, torch.dtype], ...] = ()
+    priority = PRIORITY_GLOBAL_STATE
+
+    def __str__(self) -> str:
+        if not self.enabled:
+            return "autocast is off on every device"
+        on = ", ".join(f"{device} ({str(dtype).removeprefix('torch.')})" for device, dtype in self.enabled)
+        return f"autocast is on exactly for {on}"
+
+
+@emits(AutocastState)
+def _autocast(guard: AutocastState, ctx: EmitContext) -> list[Check]:
+    if not guard.enabled:
+        return [
+            _state_check(
+                ctx, torch._C._is_any_autocast_enabled, "is_any_autocast_enabled",
+                "torch._C._is_any_autocast_enabled", False, str(guard),
+            )
+        ]
+    is_enabled = ctx.constant(torch.is_autocast_enabled, "is_autocast_enabled", "torch.is_autocast_enabled")
+    get_dtype = ctx.constant(torch.get_autocast_dtype, "get_autocast_dtype", "torch.get_autocast_dtype")
+    on = dict(guard.enabled)
+    checks = []
+    for device in _autocast_device_types():
+        call = f"{is_enabled}({device!r})"
+        expected = device in on
+        text = f"torch.is_autocast_enabled({device!r}) is {expected}"
+        checks.append(check(call if expected else f"not {call}", text, call))
+        if expected:
+            dtype = ctx.constant(on[device], str(on[device]).removeprefix("torch."), str(on[device]))
+            dtype_call = f"{get_dtype}({device!r})"
+            text = f"torch.get_autocast_dtype({device!r}) == {on[device]}"
+            checks.append(check(f"{dtype_call} is {dtype}", text, dtype_call))
+    return checks
+
+
+def _autocast_device_types() -> list[str]:
+    return list(torch._C._autocast_supported_devices())
+
+
+@dataclasses.dataclass(frozen=True)
+class TorchFunctionModes(Guard):
+    """The number of active TorchFunctionModes is `depth` (0: none is active, so a compiled
+    graph that skips `__torch_function__` dispatch behaves the same)."""
+
+    depth: int = 0
+    priority = PRIORITY_GLOBAL_STATE
+
+    def __str__(self) -> str:
+        return f"torch function mode stack depth == {self.depth}"
+
+
+@emits(TorchFunctionModes)
+def _torch_function_modes(guard: TorchFunctionModes, ctx: EmitContext) -> list[Check]:
+    call = f"{ctx.constant(torch._C._len_torch_function_stack, 'torch_function_stack_depth', 'torch._C._len_torch_function_stack')}()"
+    return [check(f"{call} == {guard.depth}", str(guard), call)]
+
+
+def global_state_guards() -> list[Guard]:
+    """Guards that hold for the current global state (call while capturing)."""
+    enabled = tuple(
+        (device, torch.get_autocast_dtype(device))
+        for device in _autocast_device_types()
+        if torch.is_autocast_enabled(device)
+    )
+    return [
+        GradMode(torch.is_grad_enabled()),
+        InferenceMode(torch.is_inference_mode_enabled()),
+        AutocastState(enabled),
+        DefaultDtype(torch.get_default_dtype()),
+        DeterministicAlgorithms(
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+        ),
+        TorchFunctionModes(torch._C._len_torch_function_stack()),
+    ]

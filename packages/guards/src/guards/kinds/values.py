@@ -1,0 +1,316 @@
+"""Guards on ordinary Python values: type, identity, constants, None, lengths, dict keys,
+attribute presence, and a function's defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+
+import torch
+
+from ..codegen import Check, EmitContext, check
+from ..errors import GuardError
+from ..sources import ItemSource, Source, _is_literal
+from .base import PRIORITY_OBJECT, Guard, emits
+
+
+def _describe(value: object) -> str:
+    return f"<{type(value).__qualname__} at {id(value):#x}>"
+
+
+def _type_spelling(kind: type) -> str:
+    module = kind.__module__
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeMatch(Guard):
+    """`type(source) is kind`: exact type, subclasses do not match."""
+
+    source: Source
+    kind: type
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"type({self.source}) is {_type_spelling(self.kind)}"
+
+    def implies(self) -> tuple[Guard, ...]:
+        return () if self.kind is type(None) else (NotNone(self.source),)
+
+
+@emits(TypeMatch)
+def _type_match(guard: TypeMatch, ctx: EmitContext) -> list[Check]:
+    value = ctx.read(guard.source)
+    kind = ctx.type_name(guard.kind, _type_spelling(guard.kind))
+    actual = f"{ctx.builtin('type')}({value})"
+    return [check(f"{actual} is {kind}", str(guard), actual)]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class IdentityMatch(Guard):
+    """`source is value`: the very object seen at capture.
+
+    Holds a strong reference to `value`: an id alone could be reused by a new object once the
+    old one is freed, and the guard would then pass for the wrong object.
+    """
+
+    source: Source
+    value: object
+    priority = PRIORITY_OBJECT
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is IdentityMatch
+            and other.source == self.source
+            and other.value is self.value
+        )
+
+    def __hash__(self) -> int:
+        return hash((IdentityMatch, self.source, id(self.value)))
+
+    def __str__(self) -> str:
+        return f"{self.source} is {_describe(self.value)}"
+
+    def implies(self) -> tuple[Guard, ...]:
+        return (TypeMatch(self.source, type(self.value)),)
+
+
+@emits(IdentityMatch)
+def _identity_match(guard: IdentityMatch, ctx: EmitContext) -> list[Check]:
+    value = ctx.read(guard.source)
+    expected = ctx.constant(guard.value, guard.source.hint, _describe(guard.value))
+    return [check(f"{value} is {expected}", str(guard), value)]
+
+
+# How a constant is compared, by its exact type. Singletons compare by identity (one pointer
+# compare, and `1 == True` cannot confuse them); value types check the type first, because
+# `1 == 1.0 == True` would otherwise let an int entry serve a float call.
+_SINGLETON_TYPES = (
+    type(None),
+    bool,
+    type(Ellipsis),
+    type(NotImplemented),
+    torch.dtype,
+    torch.layout,
+    torch.memory_format,
+)
+_VALUE_TYPES = (int, float, complex, str, bytes, torch.device)
+_SEQUENCE_TYPES = (tuple, list, torch.Size)
+
+
+def _is_constant(value: object) -> bool:
+    kind = type(value)
+    if kind in _SINGLETON_TYPES or kind in _VALUE_TYPES or isinstance(value, enum.Enum):
+        return True
+    return kind in _SEQUENCE_TYPES and all(_is_constant(item) for item in value)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConstantMatch(Guard):
+    """`source == value` with the same type, for None, bools, numbers, strings, bytes, torch
+    dtypes/devices/layouts, enum members, and tuples/lists/torch.Size of those (element-wise,
+    so `(1, 2.0)` never matches `(1, 2)`). Other objects: use IdentityMatch."""
+
+    source: Source
+    value: object
+    priority = PRIORITY_OBJECT
+
+    def __post_init__(self) -> None:
+        if not _is_constant(self.value):
+            raise GuardError(
+                f"ConstantMatch({self.source}, {self.value!r}): {type(self.value).__name__} is "
+                "not a constant type; guard it with IdentityMatch or guard its parts"
+            )
+
+    def __eq__(self, other: object) -> bool:
+        # Dataclass equality would say ConstantMatch(s, 1) == ConstantMatch(s, True).
+        return (
+            type(other) is ConstantMatch
+            and other.source == self.source
+            and _typed_key(other.value) == _typed_key(self.value)
+        )
+
+    def __hash__(self) -> int:
+        return hash((ConstantMatch, self.source, _typed_key(self.value)))
+
+    def __str__(self) -> str:
+        operator = "is" if _compares_by_identity(self.value) else "=="
+        return f"{self.source} {operator} {self.value!r}"
+
+    def implies(self) -> tuple[Guard, ...]:
+        return (TypeMatch(self.source, type(self.value)),)
+
+
+def _typed_key(value: object) -> object:
+    if type(value) in _SEQUENCE_TYPES:
+        return (type(value), tuple(_typed_key(item) for item in value))
+    if type(value) is float and math.isnan(value):
+        return (float, "nan")
+    return (type(value), value)
+
+
+def _compares_by_identity(value: object) -> bool:
+    return type(value) in _SINGLETON_TYPES or isinstance(value, enum.Enum)
+
+
+@emits(ConstantMatch)
+def _constant_match(guard: ConstantMatch, ctx: EmitContext) -> list[Check]:
+    return _constant_checks(guard.source, guard.value, ctx)
+
+
+def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Check]:
+    read = ctx.read(source)
+    if _compares_by_identity(value):
+        expected = _literal_or_constant(value, source, ctx)
+        return [check(f"{read} is {expected}", f"{source} is {value!r}", read)]
+    kind = ctx.type_name(type(value), _type_spelling(type(value)))
+    type_of = f"{ctx.builtin('type')}({read})"
+    type_check = check(f"{type_of} is {kind}", f"type({source}) is {_type_spelling(type(value))}", type_of)
+    if type(value) in _SEQUENCE_TYPES:
+        length = f"{ctx.builtin('len')}({read})"
+        checks = [type_check, check(f"{length} == {len(value)}", f"len({source}) == {len(value)}", length)]
+        for index, item in enumerate(value):
+            checks.extend(_constant_checks(ItemSource(source, index), item, ctx))
+        return checks
+    if type(value) is float and math.isnan(value):
+        return [type_check, check(f"{read} != {read}", f"{source} is nan", read)]
+    expected = _literal_or_constant(value, source, ctx)
+    return [type_check, check(f"{read} == {expected}", f"{source} == {value!r}", read)]
+
+
+def _literal_or_constant(value: object, source: Source, ctx: EmitContext) -> str:
+    if _is_literal(value):
+        return repr(value)
+    return ctx.constant(value, _constant_name(value, source), repr(value))
+
+
+def _constant_name(value: object, source: Source) -> str:
+    if isinstance(value, torch.dtype):
+        return str(value).removeprefix("torch.")
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}_{value.name}"
+    return f"{source.hint}_expected"
+
+
+@dataclasses.dataclass(frozen=True)
+class NotNone(Guard):
+    """`source is not None`."""
+
+    source: Source
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"{self.source} is not None"
+
+
+@emits(NotNone)
+def _not_none(guard: NotNone, ctx: EmitContext) -> list[Check]:
+    value = ctx.read(guard.source)
+    return [check(f"{value} is not None", str(guard), value)]
+
+
+@dataclasses.dataclass(frozen=True)
+class LengthMatch(Guard):
+    """`len(source) == length` (lists, tuples, dicts...)."""
+
+    source: Source
+    length: int
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"len({self.source}) == {self.length}"
+
+
+@emits(LengthMatch)
+def _length_match(guard: LengthMatch, ctx: EmitContext) -> list[Check]:
+    length = f"{ctx.builtin('len')}({ctx.read(guard.source)})"
+    return [check(f"{length} == {guard.length}", str(guard), length)]
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKeysMatch(Guard):
+    """The dict's keys, in iteration order, are exactly `keys` (order matters to code that
+    iterates the dict, so it is part of the guard)."""
+
+    source: Source
+    keys: tuple
+
+    priority = PRIORITY_OBJECT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", tuple(self.keys))
+
+    def __str__(self) -> str:
+        return f"list({self.source}.keys()) == {list(self.keys)!r}"
+
+    def implies(self) -> tuple[Guard, ...]:
+        return (LengthMatch(self.source, len(self.keys)),)
+
+
+@emits(DictKeysMatch)
+def _dict_keys_match(guard: DictKeysMatch, ctx: EmitContext) -> list[Check]:
+    keys = list(guard.keys)
+    expected = repr(keys) if _is_literal(keys) else ctx.constant(keys, f"{guard.source.hint}_keys")
+    actual = f"{ctx.builtin('list')}({ctx.read(guard.source)})"
+    return [check(f"{actual} == {expected}", str(guard), actual)]
+
+
+@dataclasses.dataclass(frozen=True)
+class HasAttr(Guard):
+    """`hasattr(source, attr)` is `present` (code that branched on hasattr, or on an
+    attribute being absent, stays valid)."""
+
+    source: Source
+    attr: str
+    present: bool = True
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"hasattr({self.source}, {self.attr!r}) is {self.present}"
+
+
+@emits(HasAttr)
+def _has_attr(guard: HasAttr, ctx: EmitContext) -> list[Check]:
+    actual = f"{ctx.builtin('hasattr')}({ctx.read(guard.source)}, {guard.attr!r})"
+    return [check(actual if guard.present else f"not {actual}", str(guard), actual)]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DefaultsMatch(Guard):
+    """The guarded function still has the defaults it had at capture.
+
+    GuardSet.compile gives the guard function the function's own `__defaults__` tuple and
+    `__kwdefaults__` dict objects, so in-place changes to the dict are seen by both; this
+    guard catches reassigning either attribute.
+    """
+
+    function: types.FunctionType
+    priority = PRIORITY_OBJECT
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is DefaultsMatch and other.function is self.function
+
+    def __hash__(self) -> int:
+        return hash((DefaultsMatch, id(self.function)))
+
+    def __str__(self) -> str:
+        return f"{self.function.__qualname__} keeps the defaults seen at capture"
+
+
+@emits(DefaultsMatch)
+def _defaults_match(guard: DefaultsMatch, ctx: EmitContext) -> list[Check]:
+    function = guard.function
+    name = ctx.constant(function, function.__name__, f"the function {function.__qualname__}")
+    checks = []
+    code = function.__code__
+    # Positional defaults matter only with positional parameters, keyword ones only with
+    # keyword-only parameters.
+    used = {"__defaults__": code.co_argcount > 0, "__kwdefaults__": code.co_kwonlyargcount > 0}
+    for attr in (attr for attr, matters in used.items() if matters):
+        current = getattr(function, attr)
+        expected = "None" if current is None else ctx.constant(current, attr.strip("_"))
+        text = f"{function.__qualname__}.{attr} is the {attr} seen at capture"
+        checks.append(check(f"{name}.{attr} is {expected}", text, f"{name}.{attr}"))
+    return checks

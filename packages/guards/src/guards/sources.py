@@ -1,0 +1,326 @@
+"""Sources: where a value lives in a frame, as small immutable objects that print as Python.
+
+A source names a value relative to the frame of a compiled function: `L['x']` (an argument),
+`G['W']` (a global of the function's module), `C['scale']` (a closure cell's contents), then
+chains of attribute reads, item reads and tensor metadata from those roots, e.g.
+`L['self'].layers[0].weight` or `L['x'].size()[1]`.
+
+Two spellings per source: `str(source)` is what users read in guard sources and failure
+messages; `source.code(base)` (for chained sources) and `source.root_code(frame)` (for roots)
+are what the generated guard function executes. They differ only where reading the value
+directly is faster and gives the same object: a module's parameter prints as `m.weight` but
+is read as `m._parameters['weight']`, skipping `nn.Module.__getattr__` (a Python function).
+
+Sources are frozen dataclasses: hashable, comparable, usable as dict keys and in guards.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import keyword
+import re
+from typing import Protocol
+
+from .errors import SourceError
+
+
+class RootNames(Protocol):
+    """What a root source needs from the function being generated (see codegen.Frame)."""
+
+    def parameter(self, name: str) -> str: ...
+
+    def globals_dict(self) -> str: ...
+
+    def closure_cell(self, name: str) -> str: ...
+
+
+def _identifier_hint(text: str) -> str:
+    """A readable local-variable stem for generated code: `self.layers[0]` -> `self_layers_0`."""
+    stem = re.sub(r"\W+", "_", text).strip("_")
+    return stem if stem and not stem[0].isdigit() else f"v_{stem}"
+
+
+def _is_literal(value: object) -> bool:
+    """True when `repr(value)` is Python source that evaluates back to an equal, same-typed value."""
+    try:
+        back = ast.literal_eval(repr(value))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return type(back) is type(value) and back == value
+
+
+class Source:
+    """Base class: every source prints as a Python expression over `L`, `G` and `C`.
+
+    `base` is the source this one reads from: a dataclass field of chained sources, None on
+    roots (`RootSource`).
+    """
+
+    base: Source | None
+
+    @property
+    def hint(self) -> str:
+        """Stem for the name of a local that holds this value in generated code."""
+        return _identifier_hint(str(self))
+
+    def root(self) -> Source:
+        source = self
+        while source.base is not None:
+            source = source.base
+        return source
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+# --- roots -------------------------------------------------------------------------------
+
+
+class RootSource(Source):
+    """A value the frame holds directly; `root_code(frame)` spells it in generated code."""
+
+    base = None
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class LocalSource(RootSource):
+    """An argument (or any local the frame is entered with) of the compiled function."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"L[{self.name!r}]"
+
+    @property
+    def hint(self) -> str:
+        return self.name
+
+    def root_code(self, frame: RootNames) -> str:
+        return frame.parameter(self.name)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class GlobalSource(RootSource):
+    """A name in the globals dict of the compiled function's module."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"G[{self.name!r}]"
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"G_{self.name}")
+
+    def root_code(self, frame: RootNames) -> str:
+        return f"{frame.globals_dict()}[{self.name!r}]"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ClosureSource(RootSource):
+    """The current contents of one of the compiled function's closure cells (a free variable).
+
+    Read through the cell object itself, so rebinding the variable in the enclosing scope
+    (`nonlocal scale; scale = 3`) is seen by the guard.
+    """
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"C[{self.name!r}]"
+
+    @property
+    def hint(self) -> str:
+        return self.name
+
+    def root_code(self, frame: RootNames) -> str:
+        return f"{frame.closure_cell(self.name)}.cell_contents"
+
+
+# --- chains ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class AttrSource(Source):
+    """`base.attr`, through ordinary attribute lookup."""
+
+    base: Source
+    attr: str
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_{self.attr}")
+
+    def code(self, base: str) -> str:
+        if self.attr.isidentifier() and not keyword.iskeyword(self.attr):
+            return f"{base}.{self.attr}"
+        return f"getattr({base}, {self.attr!r})"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ItemSource(Source):
+    """`base[key]` for lists, tuples, dicts (string keys included) and other subscriptables."""
+
+    base: Source
+    key: object
+
+    def __post_init__(self) -> None:
+        if not _is_literal(self.key):
+            raise SourceError(
+                f"ItemSource key {self.key!r} has no Python literal spelling; guard the "
+                "container another way (e.g. iterate its items with their positions)"
+            )
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_{self.key}")
+
+    def code(self, base: str) -> str:
+        return f"{base}[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class TypeSource(Source):
+    """`type(base)`."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"type({self.base})"
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_type"
+
+    def code(self, base: str) -> str:
+        return f"type({base})"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ShapeSource(Source):
+    """A tensor's sizes, `base.size()`; read as `base.shape` (same torch.Size, no call)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"{self.base}.size()"
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_size"
+
+    def code(self, base: str) -> str:
+        return f"{base}.shape"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class StrideSource(Source):
+    """A tensor's strides, `base.stride()`."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"{self.base}.stride()"
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_stride"
+
+    def code(self, base: str) -> str:
+        return f"{base}.stride()"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class StorageOffsetSource(Source):
+    """A tensor's storage offset, `base.storage_offset()`."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"{self.base}.storage_offset()"
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_offset"
+
+    def code(self, base: str) -> str:
+        return f"{base}.storage_offset()"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _ModuleMemberSource(Source):
+    """A member of an nn.Module stored in one of its registries (`_parameters`, ...).
+
+    `nn.Module.__getattr__` is Python code that searches three dicts; reading the right dict
+    directly is several times faster. Only valid when the attribute really lives there (the
+    caller knows: it saw where `getattr` found it at capture time).
+    """
+
+    base: Source
+    name: str
+    registry = ""  # the nn.Module dict attribute holding this kind of member
+
+    def __str__(self) -> str:
+        return AttrSource(self.base, self.name).code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_{self.name}")
+
+    def code(self, base: str) -> str:
+        return f"{base}.{self.registry}[{self.name!r}]"
+
+
+class ParameterSource(_ModuleMemberSource):
+    """`module.name` for an nn.Parameter registered on the module."""
+
+    registry = "_parameters"
+
+
+class BufferSource(_ModuleMemberSource):
+    """`module.name` for a buffer registered on the module."""
+
+    registry = "_buffers"
+
+
+class SubmoduleSource(_ModuleMemberSource):
+    """`module.name` for a child module; children of ModuleList/Sequential print as `m[0]`."""
+
+    registry = "_modules"
+
+    def __str__(self) -> str:
+        if self.name.isdigit():
+            return f"{self.base}[{self.name}]"
+        return super().__str__()
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+_TENSOR_PROPERTIES = {"size": ShapeSource, "stride": StrideSource}
+
+
+def tensor_property_source(tensor: Source, prop: str, dim: int | None = None) -> Source:
+    """The source of one size, stride or the storage offset of a tensor.
+
+    Matches fake_tensor's `ShapeEnv.symbol_sources` entries `(source, prop, dim)` with prop in
+    "size", "stride", "storage_offset".
+    """
+    if prop == "storage_offset":
+        return StorageOffsetSource(tensor)
+    if prop not in _TENSOR_PROPERTIES or dim is None:
+        raise SourceError(f"unknown tensor property {prop!r} (dim {dim}) for {tensor}")
+    return ItemSource(_TENSOR_PROPERTIES[prop](tensor), dim)
+
+
+def default_value_source(function: Source, parameter: int | str) -> Source:
+    """The default of a function's parameter: `f.__defaults__[i]` or `f.__kwdefaults__['k']`."""
+    if isinstance(parameter, int):
+        return ItemSource(AttrSource(function, "__defaults__"), parameter)
+    return ItemSource(AttrSource(function, "__kwdefaults__"), parameter)
