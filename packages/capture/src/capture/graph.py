@@ -80,7 +80,9 @@ class GraphBuilder:
         fake_args = [as_fake(a) for a in args]
         fake_kwargs = {k: as_fake(v) for k, v in kwargs.items()}
         result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
-        if not _contains_tensor(result) and not _mutates_state(target):
+        if result is not None and not _contains_tensor(result):
+            # A metadata query (sizes, flags, dtypes): its answer is a constant. Operations
+            # that return None (`x[0] = v`) are kept for what they do.
             return self.wrap_metadata(result)
         node = self._create_node(
             kind,
@@ -156,15 +158,6 @@ class GraphBuilder:
 
     def op_count(self) -> int:
         return sum(1 for n in self.fx.nodes if n.op in ("call_function", "call_method"))
-
-
-# Calls whose point is their effect on global state: kept in the graph even though they
-# return no tensor.
-_STATEFUL = frozenset({torch._C._set_grad_enabled})
-
-
-def _mutates_state(target) -> bool:
-    return target in _STATEFUL
 
 
 def _contains_tensor(obj) -> bool:

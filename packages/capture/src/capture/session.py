@@ -133,9 +133,9 @@ class CaptureSession:
     def _run(self, args: tuple, kwargs: dict) -> CaptureResult:
         fn = self.fn
         code = fn.__code__
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
         bound.apply_defaults()
-        parameters = inspect.signature(fn).parameters
+        parameters = inspect.signature(fn, follow_wrapped=False).parameters
         locals_: dict[str, Value] = {}
         for name, value in bound.arguments.items():
             kind = parameters[name].kind

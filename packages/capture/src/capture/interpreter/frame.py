@@ -41,7 +41,18 @@ class UserException(Exception):
 
     def __init__(self, value: Value):
         self.value = value
+        # The user's lines the exception travelled through, innermost first.
+        self.stack: list[UserLocation] = []
         super().__init__(value)
+
+    def __str__(self) -> str:
+        where = "\n".join(str(loc) for loc in reversed(self.stack))
+        return f"{self.value.describe()}: {_message(self.value)}\n{where}"
+
+
+def _message(value) -> str:
+    args = getattr(value, "args", [])
+    return ", ".join(a.describe() for a in args)
 
 
 @dataclass(frozen=True)
@@ -125,6 +136,7 @@ class Frame:
         exception and jump to the handler; with no handler, leave this frame."""
         entry = self.listing.handler_for(inst.offset)
         if entry is None:
+            exc.stack.append(self.location())
             raise exc
         from ..values.constant import ConstantValue
 

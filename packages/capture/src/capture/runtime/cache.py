@@ -25,6 +25,7 @@ recompiles_log = logging.getLogger("compiler.recompiles")
 graph_code_log = logging.getLogger("compiler.graph_code")
 guards_log = logging.getLogger("compiler.guards")
 entry_log = logging.getLogger("compiler.bytecode")
+capture_log = logging.getLogger("capture")
 
 
 class CodeCache:
@@ -62,9 +63,10 @@ class CodeCache:
             )
         try:
             entry = self.capture(args, kwargs)
-        except UserException:
+        except UserException as exc:
             # The traced program raises on these inputs; running it eagerly raises the same
             # exception from the user's own code.
+            capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
             return self.fn(*args, **kwargs)
         self.entries.append(entry)
         return entry.function(*args, **kwargs)

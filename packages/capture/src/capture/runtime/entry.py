@@ -65,7 +65,7 @@ def entry_signature(fn: types.FunctionType) -> str:
     (the dispatcher binds them) or annotations."""
     params = [
         p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
-        for p in inspect.signature(fn).parameters.values()
+        for p in inspect.signature(fn, follow_wrapped=False).parameters.values()
     ]
     return str(inspect.Signature(params))
 

@@ -68,17 +68,25 @@ class SequenceValue(Value):
         return type(self)(items)
 
     def get_attr(self, frame, name):
-        from .functions import BuiltinValue, MethodValue
-
-        method = getattr(self.python_cls, name, None)
-        if method is None:
-            from .exceptions import raise_user_error
-
-            raise_user_error(frame, AttributeError, f"{self.python_cls.__name__!r} object has no attribute {name!r}")
-        return MethodValue(BuiltinValue(method), self)
+        return class_attribute(frame, self, self.python_cls, name)
 
     def has_attr(self, frame, name):
         return hasattr(self.python_cls, name)
+
+
+def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
+    """`instance.name` for containers, whose instances carry no attributes of their own:
+    methods of the (possibly user-defined sub)class, bound to the container."""
+    from .exceptions import raise_user_error
+    from .objects import MISSING, bind_class_attribute, lookup_static
+
+    descriptor, _ = lookup_static(cls, name)
+    if descriptor is MISSING:
+        raise_user_error(frame, AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
+    bound = bind_class_attribute(frame, instance, cls, descriptor, None)
+    if bound is None:
+        return frame.session.wrap(descriptor, None)
+    return bound
 
 
 def _index_of(key: Value):
@@ -228,14 +236,7 @@ class DictValue(Value):
         return ConstantValue(len(self.entries))
 
     def get_attr(self, frame, name):
-        from .functions import BuiltinValue, MethodValue
-
-        method = getattr(self.python_cls, name, None)
-        if method is None:
-            from .exceptions import raise_user_error
-
-            raise_user_error(frame, AttributeError, f"'dict' object has no attribute {name!r}")
-        return MethodValue(BuiltinValue(method), self)
+        return class_attribute(frame, self, self.python_cls, name)
 
     def has_attr(self, frame, name):
         return hasattr(self.python_cls, name)
@@ -276,9 +277,7 @@ class SetValue(Value):
         return ConstantValue(len(self.entries))
 
     def get_attr(self, frame, name):
-        from .functions import BuiltinValue, MethodValue
-
-        return MethodValue(BuiltinValue(getattr(self.python_cls, name)), self)
+        return class_attribute(frame, self, self.python_cls, name)
 
 
 class SliceValue(Value):
