@@ -17,3 +17,4 @@ from .errors import (
 from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
 from .symbolic import ConstraintViolationError, Dim, ShapeEnv, SymNode
+from .analysis import ShapeReport, TensorSpec, infer_shapes

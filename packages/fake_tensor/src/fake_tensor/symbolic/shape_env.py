@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
 
@@ -101,9 +102,13 @@ class ShapeEnv:
         # Answers to questions already asked, keyed by the expression as asked: the answer
         # depends only on the hints, so it stays valid as knowledge grows.
         self._answers: dict[sympy.Basic, object] = {}
+        # SymNode arithmetic results by (op, operand exprs, types); see sym_node.py.
+        self.op_cache: dict[tuple, sympy.Basic] = {}
         self._duck_symbols: dict[int, sympy.Symbol] = {}
         self._dim_symbols: dict[str, tuple[Dim, sympy.Symbol]] = {}
         self._op_stack: list[str] = []
+        self._names: set[str] = set()
+        self._order: dict[sympy.Symbol, int] = {}
         # Compound expressions that guards bounded (their ranges live in `ranges` too).
         self._bounded_exprs: dict[sympy.Expr, None] = {}
 
@@ -148,14 +153,21 @@ class ShapeEnv:
                 )
         else:
             analysed = ValueRange.of(max(dim.min, 2), dim.max if dim.max != math.inf else sympy.oo)
-            symbol = self._new_symbol(hint, analysed)
+            symbol = self._new_symbol(hint, analysed, dim.name)
             self.declared[symbol] = dim
             self._dim_symbols[dim.name] = (dim, symbol)
         self.symbol_sources[symbol].append(place)
         return symbol
 
-    def _new_symbol(self, hint: int, value_range: ValueRange) -> sympy.Symbol:
-        symbol = sympy.Symbol(f"s{len(self.hints)}", integer=True, positive=True)
+    def _new_symbol(self, hint: int, value_range: ValueRange, name: str | None = None) -> sympy.Symbol:
+        # Symbols of declared Dims carry the Dim's name, so shapes print as (batch, seq, 768).
+        if name is None:
+            name = next(f"s{i}" for i in itertools.count(len(self.hints)) if f"s{i}" not in self._names)
+        elif name in self._names:
+            raise ConstraintViolationError(f"Dim name {name!r} is already the name of another symbol")
+        self._names.add(name)
+        symbol = sympy.Symbol(name, integer=True, positive=True)
+        self._order[symbol] = len(self._order)
         self.hints[symbol] = hint
         self.ranges[symbol] = value_range
         self.symbol_sources[symbol] = []
@@ -300,6 +312,7 @@ class ShapeEnv:
             if part is sympy.false:
                 raise AssertionError(f"guard {condition} is false at the example sizes {self.hints}")
             self._guard_exprs.add(part)
+            self.op_cache.clear()  # results may simplify further with what this guard teaches
             op = self._op_stack[-1] if self._op_stack else None
             self.guards.append(Guard(part, Origin(user_frame(), op)))
             self._learn(part)
@@ -332,7 +345,7 @@ class ShapeEnv:
         if not candidates:
             return
         # Replace the newer symbol by the older one, so names stay those of the first inputs.
-        symbol, value = max(candidates, key=lambda c: self._symbol_index(c[0]))
+        symbol, value = max(candidates, key=lambda c: self._order[c[0]])
         self.replacements = {s: v.xreplace({symbol: value}) for s, v in self.replacements.items()}
         self.replacements[symbol] = value
         narrowed = self.ranges[symbol]
@@ -342,9 +355,6 @@ class ShapeEnv:
         else:
             narrowed = narrowed.intersect(bound(value, self.ranges))
         self.ranges[symbol] = narrowed
-
-    def _symbol_index(self, symbol: sympy.Symbol) -> int:
-        return int(symbol.name[1:])
 
     # --- guards out ------------------------------------------------------------------------------
     def produce_guards(self) -> list[sympy.Basic]:

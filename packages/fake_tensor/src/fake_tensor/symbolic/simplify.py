@@ -28,11 +28,15 @@ def _decide_by_difference(rel: sympy.Rel, ranges: Ranges) -> bool | None:
     difference = rel.lhs - rel.rhs
     answer = test(bound(difference, ranges))
     if answer is None and isinstance(difference, sympy.Add):
-        # Interval arithmetic forgets that terms share symbols: s0*s1 - s0 has range
-        # (-oo, oo) term by term, but s0*(s1 - 1) >= 2 once the common factor is pulled out.
-        factored = sympy.factor_terms(difference)
-        if factored != difference:
-            answer = test(bound(factored, ranges))
+        # Interval arithmetic forgets that terms share symbols: s1*(s0 - 1) + s1 - s0*s1 is 0
+        # once expanded, and s0*s1 - s0 has range (-oo, oo) term by term but is
+        # s0*(s1 - 1) >= 2 once the common factor is pulled out.
+        expanded = sympy.expand(difference)
+        for rewritten in (expanded, sympy.factor_terms(expanded)):
+            if rewritten != difference:
+                answer = test(bound(rewritten, ranges))
+                if answer is not None:
+                    break
     return answer
 
 

@@ -234,9 +234,15 @@ def _binary_method(name: str, build_expr, python_op, result_type):
 
     def method(self: SymNode, other: SymNode) -> SymNode:
         env = self.shape_env
-        expr = build_expr(self, other)
-        if simplify:
-            expr = env.simplify(expr)
+        # Models repeat the same size arithmetic in every layer; building sympy expressions
+        # dominates the cost, so results are memoized per ShapeEnv (cleared when it learns).
+        key = (name, self.expr, other.expr, self.pytype, other.pytype)
+        expr = env.op_cache.get(key)
+        if expr is None:
+            expr = build_expr(self, other)
+            if simplify:
+                expr = env.simplify(expr)
+            env.op_cache[key] = expr
         pytype = result_type(self, other)
         hint = python_op(self.hint, other.hint)
         return env.make_node(expr, pytype, pytype(hint))
@@ -270,8 +276,12 @@ UNARY_OPS: dict[str, tuple[Callable, Callable, type | None]] = {
 def _unary_method(name: str, build_expr, python_fn, result_type):
     def method(self: SymNode) -> SymNode:
         pytype = result_type or self.pytype
-        # floor/ceil/trunc of an integer is the integer itself.
-        expr = self.expr if result_type is int and self.pytype is int else build_expr(self.expr)
+        key = (name, self.expr, self.pytype)
+        expr = self.shape_env.op_cache.get(key)
+        if expr is None:
+            # floor/ceil/trunc of an integer is the integer itself.
+            expr = self.expr if result_type is int and self.pytype is int else build_expr(self.expr)
+            self.shape_env.op_cache[key] = expr
         return self.shape_env.make_node(expr, pytype, pytype(python_fn(self.hint)))
 
     method.__name__ = name

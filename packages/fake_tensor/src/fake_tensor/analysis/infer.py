@@ -1,0 +1,91 @@
+"""`infer_shapes`: run a function or module on fakes with named dynamic sizes, no real memory.
+
+    report = infer_shapes(model, TensorSpec((batch, seq), torch.long), dynamic_shapes=None)
+    report.outputs            # what the function returned, as fakes: logits.shape == (batch, seq, 50257)
+    report.shape(report.outputs.logits)        # "(batch, seq, 50257)"
+    report.constraints        # [seq <= 1024  (aten.embedding..., modeling_gpt2.py:576 in forward: ...)]
+    report.evaluate_shape(report.outputs.logits, batch=4, seq=100)   # (4, 100, 50257)
+
+A module's parameters and buffers become fakes (`FakeTensorMode.from_module`: nothing is
+copied). The call runs under the caller's grad mode (wrap it in `torch.no_grad()` for an
+inference-only analysis: it is faster). Constraints that contradict a declared Dim raise
+`ConstraintViolationError` listing each one (see constraints.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+
+import sympy
+import torch
+import torch.utils._pytree as pytree
+
+from fake_tensor.analysis.arguments import fake_arguments
+from fake_tensor.analysis.constraints import Constraint, constraints_found, violations
+from fake_tensor.analysis.value_bounds import ValueBoundsMode
+from fake_tensor.mode import FakeTensorMode
+from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
+
+
+def _expr_of(size) -> sympy.Expr:
+    return size.node.expr if isinstance(size, torch.SymInt) else sympy.Integer(size)
+
+
+@dataclasses.dataclass
+class ShapeReport:
+    outputs: object
+    constraints: list[Constraint]
+    shape_env: ShapeEnv
+
+    def symbolic_shape(self, t: torch.Tensor) -> tuple[sympy.Expr, ...]:
+        """The shape of a fake as sympy expressions over the Dims' symbols, simplified."""
+        return tuple(self.shape_env.simplify(_expr_of(size)) for size in t.shape)
+
+    def shape(self, t: torch.Tensor) -> str:
+        """`(batch, seq, 768)`."""
+        parts = [print_python(expr) for expr in self.symbolic_shape(t)]
+        return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+    def evaluate_shape(self, t: torch.Tensor, **dim_sizes: int) -> tuple[int, ...]:
+        """The concrete shape `t` would have with the given size for each Dim (by name)."""
+        values = {symbol: dim_sizes[dim.name] for symbol, dim in self.shape_env.declared.items()}
+        missing = {dim.name for dim in self.shape_env.declared.values()} - set(dim_sizes)
+        if missing:
+            raise TypeError(f"evaluate_shape needs a size for each Dim; missing {sorted(missing)}")
+        return tuple(int(expr.xreplace(values)) for expr in self.symbolic_shape(t))
+
+    def __str__(self) -> str:
+        leaves, _ = pytree.tree_flatten_with_path(self.outputs)
+        lines = ["outputs:"]
+        lines += [
+            f"  output{pytree.keystr(path)}: {self.shape(leaf)} {leaf.dtype}"
+            for path, leaf in leaves
+            if isinstance(leaf, torch.Tensor)
+        ]
+        lines.append("constraints:" if self.constraints else "constraints: none")
+        lines += [f"  {c}" for c in self.constraints]
+        return "\n".join(lines)
+
+
+def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeReport:
+    """Output shapes of `fn(*args, **kwargs)` for every size the `dynamic_shapes` Dims allow.
+
+    Arguments may be real tensors, fakes or `TensorSpec`s; `dynamic_shapes` names their
+    dynamic dims with `Dim`s, as torch.export does (see arguments.py).
+    """
+    env = ShapeEnv()
+    mode = FakeTensorMode(shape_env=env)
+    forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    fake_args, fake_kwargs = fake_arguments(mode, inspect.signature(forward), args, kwargs, dynamic_shapes)
+    target = mode.from_module(fn) if isinstance(fn, torch.nn.Module) else fn
+    with mode, ValueBoundsMode(env):
+        outputs = target(*fake_args, **fake_kwargs)
+    constraints = constraints_found(env)
+    problems = violations(env, constraints)
+    if problems:
+        raise ConstraintViolationError(
+            "the code requires more of its dynamic sizes than the Dims declare:\n  - " + "\n  - ".join(problems)
+        )
+    return ShapeReport(outputs, constraints, env)
