@@ -144,6 +144,7 @@ class CaptureSession:
                 locals_[name] = self.wrap(tuple(value), source)
             elif kind is inspect.Parameter.VAR_KEYWORD:
                 locals_[name] = self.wrap(dict(value), source)
+                self.side_effects.private(locals_[name])
             else:
                 locals_[name] = self.wrap(value, source)
         cells = {

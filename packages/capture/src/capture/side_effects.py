@@ -25,6 +25,7 @@ class SideEffects:
         self.global_writes: dict[tuple[int, str], tuple[dict, str, Value]] = {}
         self.cell_writes: dict[int, tuple[Any, Any, Value]] = {}
         self.mutated_containers: dict[int, Value] = {}
+        self._private: set[int] = set()
         self._keepalive: list[Any] = []
 
     def __bool__(self) -> bool:
@@ -61,5 +62,10 @@ class SideEffects:
 
     # --- containers read from the inputs -------------------------------------------------------
     def mutated_container(self, container: Value) -> None:
-        if container.source is not None:
+        if container.source is not None and id(container) not in self._private:
             self.mutated_containers[id(container)] = container
+
+    def private(self, container: Value) -> None:
+        """A container no one else sees (the `**kwargs` dict a call creates): its mutations
+        need no replay."""
+        self._private.add(id(container))

@@ -20,6 +20,7 @@ from guards import kinds
 from guards.sources import ItemSource
 from torch import nn
 
+from .calls.registry import CALL_RULES
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
 from .values.base import Value
@@ -125,7 +126,7 @@ def _python_module(session, obj, source):
 def _function(session, obj, source):
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
-    if is_torch_operation(obj):
+    if is_torch_operation(obj) or obj in CALL_RULES:
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)
 

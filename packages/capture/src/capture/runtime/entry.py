@@ -110,15 +110,23 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
         if isinstance(container, ListValue):
             emit(f"{target}[:] = [{', '.join(writer.value(v) for v in container.items)}]")
         elif isinstance(container, DictValue):
+            # The new contents may be read from the old ones: build them before clearing.
             pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in container.entries.values())
-            emit(f"{target}.clear(); {target}.update({{{pairs}}})")
+            emit(f"_new = {{{pairs}}}")
+            emit(f"{target}.clear()")
+            emit(f"{target}.update(_new)")
         else:
             items = ", ".join(writer.value(v) for v in container.entries.values())
-            emit(f"{target}.clear(); {target}.update([{items}])")
+            emit(f"_new = [{items}]")
+            emit(f"{target}.clear()")
+            emit(f"{target}.update(_new)")
     for write in effects.attribute_writes.values():
         target = writer.value(write.target)
         for attr, value in write.values.items():
-            emit(f"{target}.{attr} = {writer.value(value)}")
+            if attr.isidentifier():
+                emit(f"{target}.{attr} = {writer.value(value)}")
+            else:
+                emit(f"setattr({target}, {attr!r}, {writer.value(value)})")
     for f_globals, attr, value in effects.global_writes.values():
         emit(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {writer.value(value)}")
     for cell, source, value in effects.cell_writes.values():

@@ -145,6 +145,9 @@ class FunctionValue(InlinableFunction):
     def as_python_constant(self):
         return self.fn
 
+    def identity(self):
+        return self.fn
+
     def defaults(self, frame):
         wrap = frame.session.wrap
         return tuple(wrap(d, None) for d in (self.fn.__defaults__ or ()))

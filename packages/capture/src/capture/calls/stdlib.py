@@ -1,0 +1,41 @@
+"""Rules for standard-library helpers that model code calls on Python objects: introspection
+(`inspect.signature`, `dataclasses.fields`) answered from the real objects behind the values."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+from ..errors import Unsupported
+from ..values.functions import FunctionValue, MethodValue
+from .registry import rule
+
+
+@rule(inspect.signature)
+def _signature(frame, args, kwargs):
+    (target,) = args
+    if isinstance(target, MethodValue) and isinstance(target.func, FunctionValue):
+        signature = inspect.signature(target.func.fn, **{k: v.as_python_constant() for k, v in kwargs.items()})
+        # A bound method's signature has no `self`.
+        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+    elif target.is_python_constant():
+        signature = inspect.signature(target.as_python_constant(), **{k: v.as_python_constant() for k, v in kwargs.items()})
+    else:
+        raise Unsupported(f"inspect.signature of {target.describe()}")
+    return frame.session.wrap(signature, None)
+
+
+@rule(dataclasses.fields)
+def _fields(frame, args, kwargs):
+    (target,) = args
+    cls = target.python_type() if not target.is_python_constant() else target.as_python_constant()
+    if not isinstance(cls, type):
+        cls = type(cls)
+    return frame.session.wrap(dataclasses.fields(cls), None)
+
+
+@rule(dataclasses.is_dataclass)
+def _is_dataclass(frame, args, kwargs):
+    (target,) = args
+    obj = target.as_python_constant() if target.is_python_constant() else target.python_type()
+    return frame.session.wrap(dataclasses.is_dataclass(obj), None)
