@@ -24,6 +24,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import UnsupportedProgramError
 from .functionalization import functionalize
+from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan
@@ -127,6 +128,7 @@ class AotCompiledGraph:
         forward_graph, backward_graph = self.partition_fn(
             functional.graph_module, [*fakes, *tangents], num_fwd_outputs=num_outputs
         )
+        clone_saved_views_of_mutated_inputs(forward_graph, num_outputs, effects.mutated_inputs)
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
         return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable)
 

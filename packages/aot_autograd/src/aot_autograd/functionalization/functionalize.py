@@ -92,8 +92,9 @@ class _Functionalizer:
         # (old multi-output node, index) -> (its Alias, or None for a fresh root; new node)
         self.items: dict[tuple[fx.Node, int], tuple[Alias | None, fx.Node]] = {}
         self.placeholders: list[fx.Node] = []
-        # New nodes whose metadata may differ from the recorded op's (values rebuilt after a
-        # write): ops reading them are re-run on fakes instead of copying the recorded `val`.
+        # New nodes whose metadata differs from the recorded value they stand for (a base
+        # rebuilt by a scatter may have other strides): ops reading them are re-run on fakes
+        # instead of copying the recorded `val`.
         self.rebuilt: set[fx.Node] = set()
 
     # -- driver -----------------------------------------------------------------------------
@@ -157,13 +158,16 @@ class _Functionalizer:
             return new
         value = self.current[alias.root]
         for step in alias.chain:
-            value = self._rebuilt(step.replay(self.emit, value))
+            value = step.replay(self.emit, value)
+        self._compare(value, old.meta["val"])
         self.cache[old] = (value, self.version[alias.root])
         return value
 
-    def _rebuilt(self, node: fx.Node) -> fx.Node:
-        self.rebuilt.add(node)
-        return node
+    def _compare(self, new: fx.Node, recorded: Any) -> fx.Node:
+        """Mark `new` as rebuilt unless its metadata is that of the `recorded` value."""
+        if not _same_metadata(new.meta["val"], recorded):
+            self.rebuilt.add(new)
+        return new
 
     def _map(self, value: Any) -> Any:
         def convert(leaf):
@@ -179,7 +183,7 @@ class _Functionalizer:
         """`old`'s op on new arguments; re-run on fakes when an argument was rebuilt."""
         inputs = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, fx.Node)]
         if any(a in self.rebuilt for a in inputs):
-            return self._rebuilt(self.emit(old.target, *args, **kwargs))
+            return self._compare(self.emit(old.target, *args, **kwargs), old.meta.get("val"))
         new = self.graph.call_function(old.target, args, kwargs)
         new.meta.update(old.meta)
         return new
@@ -198,8 +202,7 @@ class _Functionalizer:
             self._define(node, new)
 
     def _item(self, new: fx.Node, index: int) -> fx.Node:
-        item = self.emit.getitem(new, index)
-        return self._rebuilt(item) if new in self.rebuilt else item
+        return self.emit.getitem(new, index)
 
     def _view(self, node: fx.Node) -> None:
         base = node.args[0]
@@ -227,9 +230,13 @@ class _Functionalizer:
                 kwargs[argument.name] = value
             else:
                 args.append(value)
-        new = self._rebuilt(self.emit(variant.op, *args, **kwargs))
+        new = self.emit(variant.op, *args, **kwargs)
         single = isinstance(new.meta["val"], torch.Tensor)
         outputs = [new] if single else [self._item(new, i) for i in range(len(new.meta["val"]))]
+        recorded = node.meta.get("val")
+        for index, kind in enumerate(variant.returns):
+            if kind[0] == "output":
+                self._compare(outputs[kind[1]], recorded if single else recorded[index])
 
         for name, index in variant.new_values.items():
             written = bound[name]
@@ -238,6 +245,7 @@ class _Functionalizer:
                     f"writes in place into a list of tensors ({node.target})",
                     "Write each tensor separately.",
                 )
+            self._compare(outputs[index], written.meta["val"])
             self._write(written, outputs[index])
 
         returned = [self._returned(kind, outputs, bound) for kind in variant.returns]
@@ -268,10 +276,11 @@ class _Functionalizer:
             # The chain's values as of now: bases[i] is what step i views.
             bases = [self.current[alias.root]]
             for step in alias.chain[:-1]:
-                bases.append(self._rebuilt(step.replay(self.emit, bases[-1])))
-            views = [*bases[1:], self._rebuilt(alias.chain[-1].replay(self.emit, bases[-1]))]
+                bases.append(step.replay(self.emit, bases[-1]))
+            views = [*bases[1:], alias.chain[-1].replay(self.emit, bases[-1])]
             for step, base, view in reversed(list(zip(alias.chain, bases, views))):
-                value = self._rebuilt(scatter_into_base(self.emit, step, base, view, value))
+                value = scatter_into_base(self.emit, step, base, view, value)
+            self._compare(value, alias.root.meta["val"])
         self.current[alias.root] = value
         self.version[alias.root] += 1
         self.cache[target] = (new_value, self.version[alias.root])
@@ -313,12 +322,37 @@ def _geometry(view: fx.Node, root: fx.Node):
     return geometry, view_val.dtype
 
 
+def _same_metadata(a: Any, b: Any) -> bool:
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return type(a) is type(b) and not isinstance(a, (tuple, list))
+    return (
+        a.dtype == b.dtype
+        and a.device == b.device
+        and _same_sizes(a.shape, b.shape)
+        and _same_sizes(a.stride(), b.stride())
+        and _same_sizes([a.storage_offset()], [b.storage_offset()])
+    )
+
+
+def _same_sizes(a, b) -> bool:
+    """Structural equality of sizes: comparing SymInts with `==` would record a guard."""
+    return len(a) == len(b) and all(_size_key(x) == _size_key(y) for x, y in zip(a, b))
+
+
+def _size_key(size) -> Any:
+    return size.node.expr if isinstance(size, torch.SymInt) else size
+
+
 def _bind_arguments(node: fx.Node) -> dict[str, Any]:
-    """`node`'s arguments by schema name (defaults left out)."""
+    """`node`'s arguments by schema name, defaults filled in (a functional twin may lack the
+    default: `bernoulli_.float(self, p=0.5)` but `bernoulli.p(self, p)`)."""
     bound = {}
     arguments = node.target._schema.arguments
     positional = [a for a in arguments if not a.kwarg_only]
     for argument, value in zip(positional, node.args):
         bound[argument.name] = value
     bound.update(node.kwargs)
+    for argument in arguments:
+        if argument.name not in bound and argument.has_default_value():
+            bound[argument.name] = argument.default_value
     return bound

@@ -16,14 +16,26 @@ import torch.fx as fx
 from .recorder import AtenRecorder, Decompositions
 
 
-def _traced_input(value: Any, fake_mode) -> Any:
-    """What the function sees for a graph input: a non-leaf copy if it requires grad, so that
-    the function may write into it (as it may into a non-leaf real input) while gradients
-    are still taken with respect to the leaf. The copy is made outside the recorder."""
-    if isinstance(value, torch.Tensor) and value.requires_grad:
-        with fake_mode, torch.enable_grad():
-            return value.clone()
-    return value
+def _traced_inputs(values: Sequence[Any], fake_mode) -> tuple[list, list]:
+    """(leaves, what the function is called with) for the graph inputs.
+
+    Each tensor input is given as a fresh alias (`detach()`), so that tracing never changes
+    the caller's fakes (an in-place op can make a tensor require grad). One that requires
+    grad is a leaf, and the function gets a non-leaf copy of it: the function may write into
+    it (as it may into a non-leaf real input) while gradients are taken with respect to the
+    leaf. Both are made outside the recorder, so they are not part of the graph.
+    """
+    leaves, traced = [], []
+    with fake_mode, torch.enable_grad():
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                leaf = value.detach().requires_grad_(value.requires_grad)
+                leaves.append(leaf)
+                traced.append(leaf.clone() if value.requires_grad else leaf)
+            else:
+                leaves.append(value)
+                traced.append(value)
+    return leaves, traced
 
 
 def trace_forward(
@@ -35,7 +47,7 @@ def trace_forward(
 ) -> tuple[fx.GraphModule, list, list]:
     """(graph of `fn`, its fake outputs, the values `fn` was called with)."""
     recorder = AtenRecorder(decompositions, fake_mode.from_real)
-    traced_inputs = [_traced_input(value, fake_mode) for value in inputs]
+    _, traced_inputs = _traced_inputs(inputs, fake_mode)
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
     with fake_mode, recorder:
@@ -59,16 +71,17 @@ def trace_joint(
     in the order of `tangents`.
     """
     recorder = AtenRecorder(decompositions, fake_mode.from_real)
-    traced_inputs = [_traced_input(value, fake_mode) for value in primals]
+    leaves, traced_inputs = _traced_inputs(primals, fake_mode)
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
     for index, value in enumerate(tangents):
         recorder.placeholder(f"tangents_{index + 1}", value)
-    wrt = [p for p in primals if isinstance(p, torch.Tensor) and p.requires_grad]
+    needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
+    wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
     with fake_mode, recorder, torch.enable_grad():
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
         grads = iter(torch.autograd.grad(targets, wrt, tangents, allow_unused=True) if targets else [None] * len(wrt))
-    input_grads = [next(grads) if isinstance(p, torch.Tensor) and p.requires_grad else None for p in primals]
+    input_grads = [next(grads) if needed else None for needed in needs_grad]
     recorder.output([*outputs, *input_grads])
     return recorder.graph_module()

@@ -1,0 +1,63 @@
+"""Several optimizer steps through each backend match eager: losses, gradients, parameters,
+and buffers (BatchNorm's running statistics are updated as eager updates them)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aot_testing import BACKENDS, graph_of, train_side_by_side
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(
+            torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32), torch.nn.Tanh(), torch.nn.Linear(32, 3)
+        )
+
+    def forward(self, x):
+        return (self.layers(x),)
+
+
+class ConvBatchNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.head = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + torch.nn.functional.avg_pool2d(y, 2))
+        return (self.head(y.mean((2, 3))),)
+
+
+MODELS = {
+    "mlp": (MLP, lambda: (torch.randn(6, 12),)),
+    "conv_batchnorm": (ConvBatchNorm, lambda: (torch.randn(4, 3, 10, 10),)),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("model", MODELS)
+def test_training_steps_match_eager(model, backend):
+    make_model, make_batch = MODELS[model]
+    torch.manual_seed(0)
+    train_side_by_side(make_model(), graph_of, make_batch, BACKENDS[backend])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batchnorm_eval_mode_leaves_running_stats(backend):
+    torch.manual_seed(0)
+    model = ConvBatchNorm().eval()
+    train_side_by_side(model, graph_of, MODELS["conv_batchnorm"][1], BACKENDS[backend], steps=2)
+
+
+def test_frozen_parameters_get_no_gradient():
+    torch.manual_seed(0)
+    model = MLP()
+    model.layers[0].weight.requires_grad_(False)
+    train_side_by_side(model, graph_of, MODELS["mlp"][1], BACKENDS["aot_eager"], steps=2)
