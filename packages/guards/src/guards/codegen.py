@@ -308,17 +308,18 @@ def generate(
             slow.append(f"            return {index}, None, {_values(writer, chk, slow_assigned)}")
             index += 1
 
-    if not checks:
-        fast.append("        pass")
-    guard_body = ["    try:", *fast, "    except Exception:", "        return False", "    return True"]
-    explain_body = [
-        slow[0],
-        "    try:",
-        *slow[1:],
-        f"    except Exception as {error}:",
-        f"        return {at}, None, {error}",
-        "    return None",
-    ]
+    if checks:
+        guard_body = ["    try:", *fast, "    except Exception:", "        return False", "    return True"]
+        explain_body = [
+            slow[0],
+            "    try:",
+            *slow[1:],
+            f"    except Exception as {error}:",
+            f"        return {at}, None, {error}",
+            "    return None",
+        ]
+    else:
+        guard_body, explain_body = ["    return True"], ["    return None"]
     header = [f"# {description}"]
     if ctx.constants:
         header.append("# where")

@@ -18,7 +18,6 @@ Attributes of the returned function:
 from __future__ import annotations
 
 import inspect
-import logging
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -27,8 +26,6 @@ import torch
 from .codegen import Block, Check, EmitContext, Frame, define, generate
 from .errors import GuardCompileError, GuardError
 from .kinds import EMITTERS, DefaultsMatch, Guard
-
-log = logging.getLogger("guards")
 
 
 class GuardSet:
@@ -131,7 +128,6 @@ class GuardSet:
         guard_fn.source = generated.guard_source
         guard_fn.guards = guards
         guard_fn.why = _explainer(explain, generated.checks)
-        log.debug("%s", guard_fn.source)
         return guard_fn
 
 

@@ -1,0 +1,124 @@
+"""Global-state guards: pass in the state they were built in, fail when one setting changes."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+from guards import (
+    AutocastState,
+    DefaultDtype,
+    DeterministicAlgorithms,
+    GradMode,
+    GuardSet,
+    InferenceMode,
+    TorchFunctionModes,
+    global_state_guards,
+)
+
+
+@contextlib.contextmanager
+def default_dtype(dtype):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+@contextlib.contextmanager
+def deterministic(warn_only=False):
+    # The C setter behind torch.use_deterministic_algorithms, which also imports (and
+    # configures) torch._inductor: ten seconds on first use, and not what we test.
+    old, old_warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch._C._set_deterministic_algorithms(True, warn_only=warn_only)
+    try:
+        yield
+    finally:
+        torch._C._set_deterministic_algorithms(old, warn_only=old_warn)
+
+
+class PassThroughMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+# Each entry: a context that changes one global setting, and the start of the sentence `why`
+# gives when the snapshot taken outside it is checked inside it.
+CHANGES = {
+    "grad mode": (torch.no_grad, "torch.is_grad_enabled() is True failed: got False"),
+    "inference mode": (torch.inference_mode, "torch.is_grad_enabled() is True failed: got False"),
+    "autocast cpu": (lambda: torch.autocast("cpu", dtype=torch.bfloat16), "autocast is off on every device failed: got True"),
+    "default dtype": (lambda: default_dtype(torch.float64), "torch.get_default_dtype() == torch.float32 failed: got torch.float64"),
+    "deterministic": (deterministic, "torch.are_deterministic_algorithms_enabled() is False failed: got True"),
+    "torch function mode": (PassThroughMode, "torch function mode stack depth == 0 failed: got 1"),
+}
+
+
+@pytest.mark.parametrize("change, sentence", CHANGES.values(), ids=CHANGES.keys())
+def test_global_state_snapshot_fails_on_single_change(change, sentence):
+    guard = GuardSet(global_state_guards()).compile(parameters=[])
+    assert guard()
+    with change():
+        assert not guard()
+        assert guard.why() == sentence
+    assert guard()
+
+
+@pytest.mark.parametrize("change", [c for c, _ in CHANGES.values()], ids=CHANGES.keys())
+def test_snapshot_taken_inside_a_change_holds_only_there(change):
+    with change():
+        guard = GuardSet(global_state_guards()).compile(parameters=[])
+        assert guard()
+    assert not guard()
+
+
+def test_autocast_dtype_is_part_of_the_state():
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        guard = GuardSet([AutocastState((("cpu", torch.bfloat16),))]).compile(parameters=[])
+        assert guard()
+    with torch.autocast("cpu", dtype=torch.float16):
+        assert not guard()
+        assert guard.why() == "torch.get_autocast_dtype('cpu') == torch.bfloat16 failed: got torch.float16"
+    assert guard.why() == "torch.is_autocast_enabled('cpu') is True failed: got False"
+
+
+def test_deterministic_warn_only_matters_when_enabled():
+    with deterministic(warn_only=True):
+        guard = GuardSet([DeterministicAlgorithms(True, warn_only=True)]).compile(parameters=[])
+        assert guard()
+    with deterministic(warn_only=False):
+        assert not guard()
+    assert DeterministicAlgorithms(False, warn_only=True) == DeterministicAlgorithms(False)
+
+
+def test_grad_mode_on_makes_inference_mode_guard_redundant():
+    guards = GuardSet([GradMode(True), InferenceMode(False)])
+    assert guards.essential() == [GradMode(True)]
+    assert GuardSet([GradMode(False), InferenceMode(False)]).essential() == [GradMode(False), InferenceMode(False)]
+
+
+def test_inference_mode_is_checked_when_grad_is_off():
+    with torch.no_grad():
+        guard = GuardSet(global_state_guards()).compile(parameters=[])
+        assert guard()
+        with torch.inference_mode():
+            assert guard.why() == "torch.is_inference_mode_enabled() is False failed: got True"
+
+
+def test_default_dtype_guard():
+    guard = GuardSet([DefaultDtype(torch.float32)]).compile(parameters=[])
+    with default_dtype(torch.float16):
+        assert not guard()
+    assert guard()
+
+
+def test_torch_function_mode_depth():
+    with PassThroughMode():
+        guard = GuardSet([TorchFunctionModes(1)]).compile(parameters=[])
+        assert guard()
+    assert guard.why() == "torch function mode stack depth == 1 failed: got 0"

@@ -1,0 +1,173 @@
+"""Guards on Python values: each passes on a matching value and fails on each single change."""
+
+from __future__ import annotations
+
+import enum
+import types
+
+import pytest
+import torch
+from torch import nn
+
+from guards import (
+    AttrSource,
+    ConstantMatch,
+    DictKeysMatch,
+    GuardError,
+    GuardSet,
+    HasAttr,
+    IdentityMatch,
+    ItemSource,
+    LengthMatch,
+    LocalSource,
+    NotNone,
+    TypeMatch,
+)
+
+V = LocalSource("v")
+
+
+def compiled(*guards):
+    return GuardSet(guards).compile(parameters=["v"])
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+# (constant, values that must match, values that must not): equal-but-differently-typed
+# values must not match, because capture specializes on the type too.
+CONSTANTS = {
+    "int": (3, [3], [4, 3.0, True, "3", None]),
+    "bool": (True, [True], [False, 1, 1.0]),
+    "float": (0.5, [0.5], [0.25, 1, "0.5"]),
+    "nan": (float("nan"), [float("nan")], [0.0, "nan"]),
+    "inf": (float("inf"), [float("inf")], [1e308, -float("inf")]),
+    "str": ("relu", ["relu"], ["gelu", b"relu"]),
+    "none": (None, [None], [0, False, ""]),
+    "tuple": ((1, 2.0), [(1, 2.0)], [(1, 2), [1, 2.0], (1, 2.0, 3), (True, 2.0)]),
+    "nested": ((1, ("a", None)), [(1, ("a", None))], [(1, ("a", 0)), (1, ["a", None])]),
+    "dtype": (torch.float16, [torch.float16], [torch.bfloat16, "float16"]),
+    "device": (torch.device("cpu"), [torch.device("cpu")], [torch.device("meta"), "cpu"]),
+    "enum": (Color.RED, [Color.RED], [Color.BLUE, 1]),
+    "size": (torch.Size([2, 3]), [torch.Size([2, 3])], [(2, 3), torch.Size([3, 2])]),
+}
+
+
+@pytest.mark.parametrize("constant, same, different", CONSTANTS.values(), ids=CONSTANTS.keys())
+def test_constant_match(constant, same, different):
+    guard = compiled(ConstantMatch(V, constant))
+    for value in same:
+        assert guard(value), value
+        assert guard.why(value) is None
+    for value in different:
+        assert not guard(value), value
+        reason = guard.why(value)
+        assert "L['v']" in reason and " failed: got " in reason, reason
+
+
+def test_constant_match_refuses_mutable_objects():
+    with pytest.raises(GuardError, match="IdentityMatch"):
+        ConstantMatch(V, {"a": 1})
+
+
+def test_constant_guards_with_equal_values_of_different_types_stay_distinct():
+    assert len(GuardSet([ConstantMatch(V, 1), ConstantMatch(V, True), ConstantMatch(V, 1.0)])) == 3
+
+
+@pytest.mark.parametrize(
+    "kind, same, different",
+    [(int, 5, [True, 5.0, "5"]), (list, [1], [(1,), None]), (type(None), None, [0])],
+)
+def test_type_match_is_exact(kind, same, different):
+    guard = compiled(TypeMatch(V, kind))
+    assert guard(same)
+    for value in different:
+        assert not guard(value)
+        assert guard.why(value) == f"type(L['v']) is {kind.__qualname__} failed: got {type(value)!r}"
+
+
+def test_identity_match_wants_the_same_object():
+    obj = types.SimpleNamespace(a=1)
+    guard = compiled(IdentityMatch(V, obj))
+    assert guard(obj)
+    twin = types.SimpleNamespace(a=1)
+    assert not guard(twin)
+    assert guard.why(twin).startswith("L['v'] is <SimpleNamespace at ")
+
+
+def test_not_none():
+    guard = compiled(NotNone(V))
+    assert guard(0)
+    assert not guard(None)
+    assert guard.why(None) == "L['v'] is not None failed: got None"
+
+
+@pytest.mark.parametrize("value, changed", [([1, 2], [1, 2, 3]), ((1,), ()), ({"a": 1}, {})])
+def test_length_match(value, changed):
+    guard = compiled(LengthMatch(V, len(value)))
+    assert guard(type(value)(value))
+    assert not guard(changed)
+    assert guard.why(changed) == f"len(L['v']) == {len(value)} failed: got {len(changed)}"
+
+
+def test_dict_keys_match_checks_order_and_keys():
+    guard = compiled(DictKeysMatch(V, ("a", "b")))
+    assert guard({"a": 0, "b": torch.randn(2)})
+    assert not guard({"b": 0, "a": 1})
+    assert not guard({"a": 0})
+    assert not guard({"a": 0, "b": 1, "c": 2})
+    assert guard.why({"b": 0, "a": 1}) == "list(L['v'].keys()) == ['a', 'b'] failed: got ['b', 'a']"
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_has_attr(present):
+    guard = compiled(HasAttr(V, "scale", present))
+    with_attr, without = types.SimpleNamespace(scale=2), types.SimpleNamespace()
+    assert guard(with_attr if present else without)
+    assert not guard(without if present else with_attr)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_module_training_flag(training):
+    module = nn.Linear(2, 2).train(training)
+    guard = GuardSet([ConstantMatch(AttrSource(LocalSource("self"), "training"), training)]).compile(
+        parameters=["self"]
+    )
+    assert guard(module)
+    module.train(not training)
+    assert not guard(module)
+    assert guard.why(module) == f"L['self'].training is {training} failed: got {not training}"
+
+
+def test_item_of_dict_with_string_key():
+    guard = compiled(ConstantMatch(ItemSource(V, "mode"), "fast"))
+    assert guard({"mode": "fast"})
+    assert not guard({"mode": "slow"})
+    assert not guard({})
+    assert guard.why({}) == "type(L['v']['mode']) is str could not be checked: KeyError: 'mode'"
+
+
+def test_defaults_are_the_guarded_functions_own():
+    def fn(v, scale=2):
+        return v * scale
+
+    guard = GuardSet([ConstantMatch(LocalSource("scale"), 2)]).compile(fn)
+    assert guard(1)
+    assert guard(1, scale=2)
+    assert not guard(1, 3)
+    fn.__defaults__ = (3,)
+    assert not guard(1)
+    assert "fn.__defaults__ is the __defaults__ seen at capture failed" in guard.why(1)
+
+
+def test_kwonly_defaults_mutated_in_place_are_seen():
+    def fn(v, *, scale=2):
+        return v * scale
+
+    guard = GuardSet([ConstantMatch(LocalSource("scale"), 2)]).compile(fn)
+    assert guard(1)
+    fn.__kwdefaults__["scale"] = 5
+    assert not guard(1)
+    assert guard.why(1) == "L['scale'] == 2 failed: got 5"
