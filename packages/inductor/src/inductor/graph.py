@@ -111,7 +111,9 @@ class GraphLowering(torch.fx.Interpreter):
 
     def run(self):
         with lowering_graph(self):
-            return super().run(*self.example_inputs)
+            result = super().run(*self.example_inputs)
+        self.remove_dead_buffers()
+        return result
 
     def run_node(self, node):
         self.current_node = node
@@ -193,6 +195,21 @@ class GraphLowering(torch.fx.Interpreter):
             if isinstance(value, (Pointwise, GenericView)):
                 self.env[node] = self.realize(value)
         self._lazy = []
+
+    def remove_dead_buffers(self):
+        """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)."""
+        live: set[str] = set(self.output_names)
+        kept = []
+        for buffer in reversed(self.buffers):
+            if isinstance(buffer, ComputedBuffer) and buffer.name not in live:
+                continue
+            kept.append(buffer)
+            live |= _reads_of(buffer)
+        self.buffers = kept[::-1]
+        self.consumers = {}
+        for buffer in self.buffers:
+            for name in _reads_of(buffer):
+                self.consumers.setdefault(name, set()).add(buffer.name)
 
     def output(self, target, args, kwargs):
         results = args[0]

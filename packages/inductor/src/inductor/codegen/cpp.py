@@ -24,7 +24,8 @@ import torch
 
 from ..cache import cache_dir, digest, write_atomic
 from ..ir import FusedKernel, InnerLoop, OuterStep
-from ..ops import COMPARISONS, use_handler
+from ..ops import COMPARISONS, UNARY, use_handler
+from ..runtime.cpp_build import precompile_header
 from . import cpp_expr
 from .cpp_expr import ctype
 
@@ -37,6 +38,7 @@ def prelude_path() -> pathlib.Path:
     path = cache_dir() / "cpp" / f"prelude_{digest(text)}.h"
     if not path.exists():
         write_atomic(path, text)
+    precompile_header(path)
     return path
 PARALLEL_THRESHOLD = 32768  # elements below which threads cost more than they save
 
@@ -158,12 +160,17 @@ class CppKernel:
     def randn(self, seed, offset):
         return self._new(f"ptc_randn({seed}, {offset})", torch.float32)
 
+    def logical_xor(self, a, b):
+        return self._new(f"static_cast<bool>({a}) != static_cast<bool>({b})", torch.bool)
+
     def __getattr__(self, name):
         if name in _INFIX:
             return lambda a, b: self._binary(name, a, b)
         if name in _CALLS:
             return lambda a, b: self._new(f"{_CALLS[name]}({a}, {b})", a.dtype)
-        return lambda x: self._unary(name, x)
+        if name in UNARY:
+            return lambda x: self._unary(name, x)
+        raise AttributeError(f"the C++ printer has no rule for ops.{name}")
 
     def _binary(self, name, a, b):
         dtype = torch.bool if name in COMPARISONS else a.dtype
@@ -305,7 +312,7 @@ def _nest(loops, body, *, parallel, simd, clauses, work) -> list[str]:
     """`for` loops around `body`: threads over the outer ones (collapsed), SIMD on the innermost."""
     if not loops:
         return ["{", *_indent(body), "}"]
-    reduction = f" reduction({', '.join(clauses)})" if clauses else ""
+    reduction = "".join(f" reduction({clause})" for clause in clauses)
     code = body
     for depth in reversed(range(len(loops))):
         var, size = loops[depth]

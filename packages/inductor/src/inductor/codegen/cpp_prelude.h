@@ -150,8 +150,16 @@ template <typename T> PTC_INLINE T ptc_minimum(T a, T b) {
   else return a < b ? a : b;
 }
 template <typename T> PTC_INLINE T ptc_floordiv(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return std::floor(a / b);
-  else { T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
+  if constexpr (std::is_floating_point_v<T>) {
+    // ATen's div_floor_floating: exact for large quotients, NaN for inf / finite.
+    if (b == 0) return a / b;
+    T m = std::fmod(a, b);
+    T d = (a - m) / b;
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+    if (d == 0) return std::copysign(T(0), a / b);
+    T f = std::floor(d);
+    return d - f > T(0.5) ? f + 1 : f;
+  } else { T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
 }
 template <typename T> PTC_INLINE T ptc_mod(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -163,8 +171,7 @@ template <typename T> PTC_INLINE T ptc_mod(T a, T b) {
   }
 }
 template <typename T> PTC_INLINE T ptc_sign(T a) {
-  if constexpr (std::is_floating_point_v<T>) return a != a ? a : static_cast<T>((T(0) < a) - (a < T(0)));
-  else return static_cast<T>((T(0) < a) - (a < T(0)));
+  return static_cast<T>((T(0) < a) - (a < T(0)));  // sign(NaN) is 0 in eager too
 }
 template <typename T> PTC_INLINE bool ptc_isnan(T a) { if constexpr (std::is_floating_point_v<T>) return a != a; else return false; }
 template <typename T> PTC_INLINE bool ptc_isinf(T a) {

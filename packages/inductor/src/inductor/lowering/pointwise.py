@@ -172,8 +172,9 @@ def _div_mode(a, b, *, rounding_mode=None):
         return _div(a, b)
     computation, _ = promote([a, b], Kind.DEFAULT)
     if computation.is_floating_point:
-        rounding = "floor" if rounding_mode == "floor" else "trunc"
-        return pointwise(lambda x, y: getattr(ops, rounding)(ops.truediv(x, y)), [a, b])
+        if rounding_mode == "floor":
+            return pointwise(_by_name("floordiv"), [a, b])
+        return pointwise(lambda x, y: ops.trunc(ops.truediv(x, y)), [a, b])
     return pointwise(_by_name("floordiv" if rounding_mode == "floor" else "truncdiv"), [a, b])
 
 
@@ -221,7 +222,8 @@ def _clamp_max(x, max):
 
 @register_lowering(aten.relu.default)
 def _relu(x):
-    return pointwise(lambda a: ops.maximum(a, ops.constant(0, x.dtype)), [x], out_dtype=x.dtype, compute_dtype=x.dtype)
+    compute, _ = promote([x], Kind.DEFAULT)
+    return pointwise(lambda a: ops.maximum(a, ops.constant(0, compute)), [x])
 
 
 @register_lowering(aten.hardtanh.default)
@@ -350,7 +352,7 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     info = torch.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    dt = x.dtype
+    dt, _ = promote([x], Kind.DEFAULT)
 
     def fn(a):
         a = ops.where(ops.isnan(a), ops.constant(nan, dt), a)
@@ -359,4 +361,4 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
             inf, ops.where(ops.gt(a, ops.constant(0, dt)), ops.constant(posinf, dt), ops.constant(neginf, dt)), a
         )
 
-    return pointwise(fn, [x], out_dtype=dt, compute_dtype=dt)
+    return pointwise(fn, [x])

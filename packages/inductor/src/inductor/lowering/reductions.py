@@ -18,7 +18,7 @@ from ..ops import ops
 from ..sizes import product
 from . import register_lowering
 from .pointwise import broadcast_loader, cast, pointwise
-from .views import unsqueeze
+from .views import squeeze, unsqueeze
 
 aten = torch.ops.aten
 
@@ -173,7 +173,7 @@ def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]
         return cast(value, compute, x.dtype)
 
     var = Pointwise(x.device, x.dtype, m2.size, variance)
-    mean_out = mean_kept if keepdim else mean(x, dims, False)
+    mean_out = mean_kept if keepdim else squeeze(mean_kept, dims)
     return var, mean_out
 
 

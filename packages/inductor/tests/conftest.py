@@ -1,0 +1,63 @@
+"""Shared fixtures: every op test runs once per backend, differential against eager."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import torch.fx
+
+import inductor
+
+# A backend and the device its tensors live on. The Triton engineer adds ("triton", "cuda").
+BACKENDS = {"cpp": "cpu"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_dir(tmp_path_factory):
+    os.environ["PTC_INDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("inductor_cache"))
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def device(request):
+    return BACKENDS[request.param]
+
+
+def compile_aten(fn, inputs):
+    """`fn` calls torch.ops.aten overloads; trace it and compile the ATen graph."""
+    return inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), inputs)
+
+
+def assert_same(actual, expected, **tolerances):
+    actual = actual if isinstance(actual, (list, tuple)) else [actual]
+    expected = expected if isinstance(expected, (list, tuple)) else [expected]
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        if isinstance(e, torch.Tensor):
+            assert a.dtype == e.dtype, (a.dtype, e.dtype)
+            assert a.shape == e.shape, (a.shape, e.shape)
+            torch.testing.assert_close(a, e, equal_nan=True, **tolerances)
+        else:
+            assert a == e
+
+
+def check(fn, *inputs, **tolerances):
+    """Compile `fn`, run it and eager on the same fresh inputs, compare; returns the compiled graph."""
+    compiled = compile_aten(fn, list(inputs))
+    expected = fn(*inputs)
+    actual = compiled(*inputs)
+    assert_same(actual, expected, **tolerances)
+    return compiled
+
+
+def with_specials(x: torch.Tensor) -> torch.Tensor:
+    """`x` with NaN, +-inf, +-0 and large values planted at random places (floating dtypes)."""
+    if not x.dtype.is_floating_point:
+        return x
+    flat = x.flatten().clone()
+    specials = torch.tensor([float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e4, -1e4, 1e-30],
+                            dtype=torch.float64).to(x.dtype)
+    where = torch.randperm(flat.numel())[: specials.numel()]
+    flat[where] = specials[: len(where)]
+    return flat.view_as(x)

@@ -1,0 +1,167 @@
+"""Elementwise ops, differential against eager: math (with NaN/inf), type promotion, where, clamp, casts."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import check, with_specials
+
+aten = torch.ops.aten
+
+FLOAT_UNARY = [
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+    "sinh", "cosh", "asin", "acos", "atan", "erf", "erfc", "sigmoid", "reciprocal", "abs", "neg", "floor",
+    "ceil", "round", "trunc", "sign", "relu", "silu", "isnan", "isinf", "isfinite", "logical_not",
+]
+
+
+@pytest.mark.parametrize("name", FLOAT_UNARY)
+def test_float_unary_matches_eager_with_nan_and_inf(name, device):
+    x = with_specials(torch.randn(37, 53, device=device) * 3)
+    check(lambda x: (getattr(aten, name).default(x),), x)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "tanh", "sigmoid", "erf", "sqrt", "abs", "neg", "relu"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.float16])
+def test_unary_in_other_float_dtypes(name, dtype, device):
+    x = with_specials(torch.randn(33, 40, device=device).to(dtype))
+    check(lambda x: (getattr(aten, name).default(x),), x)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf"])
+def test_vectorized_math_is_accurate_over_a_wide_range(name, device):
+    x = torch.cat([torch.linspace(-120, 120, 20001), torch.logspace(-30, 30, 2001), -torch.logspace(-30, 30, 2001)])
+    check(lambda x: (getattr(aten, name).default(x),), x.to(device))
+
+
+@pytest.mark.parametrize("gelu", ["none", "tanh"])
+def test_gelu(gelu, device):
+    x = with_specials(torch.randn(64, 100, device=device) * 4)
+    check(lambda x: (aten.gelu.default(x, approximate=gelu),), x)
+
+
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "atan2", "pow",
+          "remainder", "fmod", "floor_divide", "logical_and", "logical_or", "logical_xor"]
+
+
+def _op(name):
+    packet = getattr(aten, name)
+    overload = next(n for n in ("Tensor", "Tensor_Tensor", "default") if n in packet.overloads())
+    return getattr(packet, overload)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_float_binary_broadcasting(name, device):
+    a = with_specials(torch.randn(16, 1, 24, device=device))
+    b = torch.randn(5, 24, device=device) + 0.5
+    check(lambda a, b: (_op(name)(a, b),), a, b)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "remainder", "floor_divide", "maximum", "bitwise_and",
+                                  "bitwise_or", "bitwise_xor", "eq", "lt", "div"])
+def test_integer_binary(name, device):
+    a = torch.randint(-50, 50, (20, 30), device=device)
+    b = torch.randint(1, 9, (20, 30), device=device) * (torch.randint(0, 2, (20, 30), device=device) * 2 - 1)
+    check(lambda a, b: (_op(name)(a, b),), a, b)
+
+
+@pytest.mark.parametrize(
+    "dtypes",
+    [(torch.int64, torch.float32), (torch.int32, torch.int64), (torch.bool, torch.int64), (torch.bool, torch.bool),
+     (torch.float32, torch.float64), (torch.bfloat16, torch.float32), (torch.uint8, torch.int8),
+     (torch.float16, torch.bfloat16)],
+)
+@pytest.mark.parametrize("name", ["add", "mul", "div", "lt"])
+def test_type_promotion_of_mixed_dtypes(dtypes, name, device):
+    a = (torch.randn(12, 9, device=device) * 10).to(dtypes[0])
+    b = (torch.randn(12, 9, device=device) * 10).to(dtypes[1])
+    if name == "div" and not dtypes[1].is_floating_point and dtypes[1] != torch.bool:
+        b = b.abs() + 1
+    check(lambda a, b: (_op(name)(a, b),), a, b)
+
+
+@pytest.mark.parametrize("scalar", [2, 2.5, True, -3])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.bfloat16, torch.bool])
+def test_tensor_scalar_promotion(scalar, dtype, device):
+    a = (torch.randn(10, 7, device=device) * 5).to(dtype)
+    check(lambda a: (aten.mul.Tensor(a, scalar), aten.add.Tensor(a, scalar)), a)
+
+
+def test_zero_dim_tensor_does_not_widen_result(device):
+    a = torch.randn(8, 8, device=device)
+    b = torch.tensor(3.0, dtype=torch.float64, device=device)
+    check(lambda a, b: (aten.add.Tensor(a, b),), a, b)
+
+
+def test_add_and_sub_with_alpha(device):
+    a, b = torch.randn(6, 5, device=device), torch.randn(6, 5, device=device)
+    check(lambda a, b: (aten.add.Tensor(a, b, alpha=3), aten.sub.Tensor(a, b, alpha=0.5), aten.rsub.Scalar(a, 2)), a, b)
+
+
+def test_div_rounding_modes(device):
+    a = torch.randn(30, device=device) * 10
+    b = torch.randn(30, device=device)
+    ai, bi = torch.randint(-20, 20, (30,), device=device), torch.randint(1, 5, (30,), device=device)
+    check(
+        lambda a, b, ai, bi: (
+            aten.div.Tensor_mode(a, b, rounding_mode="floor"), aten.div.Tensor_mode(a, b, rounding_mode="trunc"),
+            aten.div.Tensor_mode(ai, bi, rounding_mode="floor"), aten.div.Tensor_mode(ai, bi, rounding_mode="trunc"),
+        ),
+        a, b, ai, -bi,
+    )
+
+
+def test_where_with_scalar_and_broadcast(device):
+    cond = torch.randn(4, 1, 6, device=device) > 0
+    a, b = torch.randn(4, 5, 6, device=device), torch.randn(6, device=device)
+    check(lambda c, a, b: (aten.where.self(c, a, b), aten.where.ScalarOther(c, a, 0.5)), cond, a, b)
+
+
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (None, 0.1), (0.0, None)])
+def test_clamp_keeps_nan(bounds, device):
+    x = with_specials(torch.randn(40, 40, device=device))
+    check(lambda x: (aten.clamp.default(x, *bounds),), x)
+
+
+@pytest.mark.parametrize("target", [torch.int64, torch.int32, torch.bool, torch.float64, torch.bfloat16,
+                                    torch.float16, torch.uint8])
+def test_casts(target, device):
+    x = torch.randn(25, 25, device=device) * 100
+    check(lambda x: (aten._to_copy.default(x, dtype=target),), x)
+
+
+def test_bool_to_float_cast_and_logical_ops(device):
+    a = torch.randn(10, 10, device=device) > 0
+    b = torch.randn(10, 10, device=device) > 0.5
+    check(lambda a, b: (aten._to_copy.default(a, dtype=torch.float32), aten.bitwise_not.default(a),
+                        aten.logical_xor.default(a, b), aten.bitwise_and.Tensor(a, b)), a, b)
+
+
+def test_pow_variants(device):
+    x = torch.rand(20, 20, device=device) + 0.1
+    y = torch.randn(20, 20, device=device)
+    i = torch.randint(0, 6, (20, 20), device=device)
+    check(lambda x, y, i: (aten.pow.Tensor_Scalar(x, 2), aten.pow.Tensor_Scalar(x, 0.5), aten.pow.Tensor_Tensor(x, y),
+                           aten.pow.Tensor_Scalar(i, 3), aten.pow.Scalar(2.0, y)), x, y, i)
+
+
+def test_masked_fill_and_nan_to_num(device):
+    x = with_specials(torch.randn(30, 30, device=device))
+    mask = torch.randn(30, 30, device=device) > 0
+    check(lambda x, m: (aten.masked_fill.Scalar(x, m, -1e9), aten.nan_to_num.default(x)), x, mask)
+
+
+def test_backward_pointwise_ops(device):
+    g, y = torch.randn(16, 16, device=device), torch.rand(16, 16, device=device)
+    x = torch.randn(16, 16, device=device)
+    check(lambda g, y, x: (aten.sigmoid_backward.default(g, y), aten.tanh_backward.default(g, y),
+                           aten.threshold_backward.default(g, x, 0.0), aten.gelu_backward.default(g, x),
+                           aten.gelu_backward.default(g, x, approximate="tanh")), g, y, x, rtol=1e-4, atol=1e-5)
+
+
+def test_non_contiguous_inputs(device):
+    base = torch.randn(40, 30, device=device)
+    x = base.t()
+    y = torch.randn(30, 80, device=device)[:, ::2]
+    check(lambda x, y: (aten.mul.Tensor(aten.exp.default(x), y),), x, y)
