@@ -58,15 +58,17 @@ def run_on_meta(mode, func, args, kwargs):
         meta_kwargs["device"] = META
     device = output_device(func, devices, explicit_device)
 
+    # Before the op: `set_` may move an input onto another input's storage.
+    storage_owners: dict[int, FakeTensor] = {}
+    for fake in inputs:
+        storage_owners.setdefault(_storage_key(fake._meta), fake)
+
     try:
         with torch._C._DisableTorchDispatch():
             result = func(*meta_args, **meta_kwargs)
     except NotImplementedError as missing_kernel:
         return _run_decomposed(mode, func, args, kwargs, missing_kernel)
 
-    storage_owners: dict[int, FakeTensor] = {}
-    for fake in inputs:
-        storage_owners.setdefault(_storage_key(fake._meta), fake)
     if func._schema.is_mutable:
         for fake in inputs:
             fake._sync_geometry_from_meta(storage_owners.get(_storage_key(fake._meta), fake))

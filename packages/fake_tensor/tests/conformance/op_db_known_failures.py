@@ -1,0 +1,67 @@
+"""Where fakes and eager CPU disagree on torch's op database, and why: the one list to update.
+
+Keys are OpInfo names (`name` or `name.variant_test_name`). Each entry says what happens
+and why; `op_db_check.py` uses these to tell expected outcomes from regressions.
+"""
+
+# The op's result depends on tensor data, so on fakes it raises DataDependentError by design
+# (capture turns that into a graph break).
+DATA_DEPENDENT = {
+    "__getitem__": "boolean-mask indexing selects a data-dependent number of elements",
+    "allclose": "returns a Python bool computed from the values",
+    "argwhere": "output length = number of nonzero elements",
+    "combinations": "implemented with masked_select",
+    "corrcoef": "checks its input with aten.equal (a value read)",
+    "cov": "checks its weights with aten.equal (a value read)",
+    "equal": "returns a Python bool computed from the values",
+    "item": "returns a Python number read from the tensor",
+    "linalg.lstsq": "tagged dynamic_output_shape: residuals' size depends on the computed rank",
+    "linalg.lstsq.grad_oriented": "tagged dynamic_output_shape: residuals' size depends on the computed rank",
+    "masked_select": "output length = number of True mask elements",
+    "narrow": "samples with a tensor `start` read it with .item()",
+    "nn.functional.ctc_loss": "tagged dynamic_output_shape (target lengths are read from a tensor)",
+    "nn.functional.gaussian_nll_loss": "validates `var >= 0` by reading the result into Python",
+    "nn.functional.one_hot": "without num_classes the class count is the input's max value",
+    "nonzero": "output length = number of nonzero elements",
+    "repeat_interleave": "without output_size the output length is the sum of the repeats",
+    "tensor_split": "samples with a 0-dim tensor of sections read it with .item()",
+    "unique": "output length = number of distinct values",
+    "unique_consecutive": "output length = number of runs of equal values",
+}
+
+# Outputs match in shape, dtype, device and aliasing, but the CPU kernel lays them out
+# differently from the meta kernel (which follows the CUDA kernel or a generic rule), so
+# their strides are not compared.
+NOT_STRIDE_EXACT = {
+    "fft.hfft2": "pocketfft's CPU output layout differs from the meta kernel's (cuFFT-like)",
+    "fft.hfftn": "pocketfft's CPU output layout differs from the meta kernel's (cuFFT-like)",
+    "fft.rfft2": "pocketfft's CPU output layout differs from the meta kernel's (cuFFT-like)",
+    "fft.rfftn": "pocketfft's CPU output layout differs from the meta kernel's (cuFFT-like)",
+    "linalg.eig": "LAPACK returns column-major eigenvectors; the meta kernel row-major",
+    "linalg.svd": "LAPACK's U/Vh layout on CPU differs from the meta kernel's",
+    "svd": "LAPACK's U/V layout on CPU differs from the meta kernel's",
+    "svd_lowrank": "built on svd (see svd)",
+    "pca_lowrank": "built on svd (see svd)",
+    "nn.functional.max_unpool2d": "the CPU kernel keeps a channels-last input's layout; meta returns contiguous",
+    "nn.functional.max_unpool2d.grad": "the CPU kernel keeps a channels-last input's layout; meta returns contiguous",
+    "nonzero_static": "the CPU kernel returns row-major indices; meta returns CUDA's column-major layout",
+}
+
+# Fake metadata differs from eager CPU beyond strides.
+MISMATCHED = {
+    "native_batch_norm": "eval mode: CPU returns empty save_mean/save_invstd, meta returns (C,) (as CUDA)",
+    "_native_batch_norm_legit": "eval mode: CPU returns empty save_mean/save_invstd, meta returns (C,) (as CUDA)",
+    "_batch_norm_with_update": "bfloat16: CPU returns the saved stats in bfloat16, meta in float32 (as CUDA)",
+    "native_layer_norm": "bfloat16: CPU returns mean/rstd in bfloat16, meta in float32 (as CUDA)",
+}
+
+# Fakes cannot run the op (UnsupportedFakeOpError, or a conversion error).
+UNSUPPORTED = {
+    "geqrf": "no meta kernel in torch and no decomposition",
+    "histogram": "no meta kernel in torch and no decomposition",
+    "histogramdd": "no meta kernel in torch for aten._histogramdd_bin_edges",
+    "to_sparse": "no meta kernel for aten._to_sparse; fakes are strided only",
+    "sparse.mm.reduce": "sparse CSR inputs: fakes are strided only",
+    "sparse.sampled_addmm": "sparse CSR inputs: fakes are strided only",
+    "tensor_split": "with a 1-d tensor of indices, the C++ kernel reads the indices' data directly",
+}
