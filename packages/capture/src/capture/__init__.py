@@ -3,7 +3,8 @@ into FX graphs with guards.
 
 `optimize(fn_or_module, backend)` compiles a function or module (per-function cache of
 guarded entries, recompiles); `export(fn, *args)` captures one graph for given inputs;
-`Unsupported` is raised for code capture cannot trace; `config` holds the settings;
+`Unsupported` is raised for code capture cannot trace; `reset()` forgets every compiled
+entry; `config` holds the settings;
 `backends.eager` runs captured graphs as they are.
 """
 
@@ -12,5 +13,6 @@ __version__ = "0.1.0"
 from . import backends, config
 from .errors import CaptureError, Unsupported
 from .optimize import OptimizedModule, optimize
+from .runtime import reset
 
-__all__ = ["CaptureError", "OptimizedModule", "Unsupported", "backends", "config", "optimize"]
+__all__ = ["CaptureError", "OptimizedModule", "Unsupported", "backends", "config", "optimize", "reset"]

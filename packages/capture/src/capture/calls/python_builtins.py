@@ -259,7 +259,6 @@ def _abs(frame, args, kwargs):
 # --- constructors of containers -----------------------------------------------------------
 
 
-@construct_rule(tuple)
 def _tuple(frame, cls, args, kwargs):
     return TupleValue(args[0].unpack(frame) if args else [])
 
@@ -415,3 +414,20 @@ def _neg(frame, args, kwargs):
 @rule(operator.not_)
 def _not(frame, args, kwargs):
     return ConstantValue(not args[0].truth(frame))
+
+
+@construct_rule(tuple, subclasses=True)
+def _tuple_subclass(frame, cls, args, kwargs):
+    """Namedtuples and struct sequences: a tuple of the fields, in order."""
+    from ..values.containers import field_names
+    from ..values.functions import bind_arguments
+
+    if cls is tuple:
+        return _tuple(frame, cls, args, kwargs)
+    if not hasattr(cls, "_fields"):
+        (items,) = args
+        return TupleValue(items.unpack(frame), python_cls=cls)
+    new = cls.__new__
+    defaults = tuple(frame.session.wrap(d, None) for d in (new.__defaults__ or ()))
+    bound = bind_arguments(frame, new.__code__, cls.__name__, [frame.session.wrap(cls, None), *args], kwargs, defaults, {})
+    return TupleValue([bound[name] for name in field_names(cls)], python_cls=cls)

@@ -2,10 +2,10 @@
 inputs, calls the compiled graph, replays side effects and rebuilds the return value), the
 per-function cache of (guard function, entry) pairs with its recompile policy.
 
-Exports `CodeCache`, `CompiledEntry`, `build_entry`.
+Exports `CodeCache`, `CompiledEntry`, `build_entry`, `reset`.
 """
 
-from .cache import CodeCache
+from .cache import CodeCache, reset
 from .entry import CompiledEntry, build_entry
 
-__all__ = ["CodeCache", "CompiledEntry", "build_entry"]
+__all__ = ["CodeCache", "CompiledEntry", "build_entry", "reset"]

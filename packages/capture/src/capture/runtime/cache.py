@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import types
 import warnings
+import weakref
 from typing import Callable
 
 import torch
@@ -19,7 +20,7 @@ from guards.failure import recompile_reason
 from .. import config
 from ..interpreter.frame import UserException
 from ..session import CaptureSession
-from .entry import CompiledEntry, build_entry
+from .entry import CompiledEntry, build_entry, identifier
 
 recompiles_log = logging.getLogger("compiler.recompiles")
 graph_code_log = logging.getLogger("compiler.graph_code")
@@ -28,8 +29,20 @@ entry_log = logging.getLogger("compiler.bytecode")
 capture_log = logging.getLogger("capture")
 
 
+# Every cache alive, so `reset()` can empty them all.
+_ALL_CACHES: weakref.WeakSet = weakref.WeakSet()
+
+
+def reset() -> None:
+    """Drop every compiled entry; the next call of each compiled function captures again."""
+    for cache in list(_ALL_CACHES):
+        cache.entries.clear()
+        cache._warned_limit = False
+
+
 class CodeCache:
     def __init__(self, fn: types.FunctionType, backend: Callable, *, exporting: bool = False):
+        _ALL_CACHES.add(self)
         self.fn = fn
         self.backend = backend
         self.exporting = exporting
@@ -76,7 +89,7 @@ class CodeCache:
         graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
         graph_code_log.debug("captured graph of %s:\n%s", self.fn.__qualname__, graph_module.code)
         compiled = self.backend(graph_module, [i.value for i in result.inputs])
-        guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{self.fn.__code__.co_name}")
+        guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__code__.co_name)}")
         guards_log.debug("%s", guard.source)
         entry = build_entry(self.fn, result, compiled, graph_module, guard)
         entry.function.__defaults__ = self.fn.__defaults__

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import linecache
+import re
 import types
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -60,6 +61,11 @@ class CompiledEntry:
 _counter = itertools.count()
 
 
+def identifier(name: str) -> str:
+    """`name` made usable as a Python identifier (`<lambda>` -> `lambda`)."""
+    return re.sub(r"\W", "_", name).strip("_") or "fn"
+
+
 def entry_signature(fn: types.FunctionType) -> str:
     """`(a, b, *args, c, **kwargs)`: the compiled function's parameters, without defaults
     (the dispatcher binds them) or annotations."""
@@ -86,7 +92,7 @@ def build_entry(fn: types.FunctionType, result: CaptureResult, compiled_graph: C
     writer.lines.clear()
     body.append(f"return {returned}")
 
-    name = f"compiled_{fn.__code__.co_name}_{next(_counter)}"
+    name = f"compiled_{identifier(fn.__code__.co_name)}_{next(_counter)}"
     source = f"def {name}{entry_signature(fn)}:\n" + "".join(f"    {line}\n" for line in body)
     filename = f"<capture entry {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)

@@ -96,6 +96,11 @@ def _index_of(key: Value):
         raise Unsupported(f"indexing a sequence with {key.describe()}") from None
 
 
+def field_names(cls: type) -> tuple[str, ...]:
+    """Names of a namedtuple's or struct sequence's (torch.return_types) fields."""
+    return getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
+
+
 class TupleValue(SequenceValue):
     def __init__(self, items, source=None, python_cls: type = tuple):
         super().__init__(items, source)
@@ -110,7 +115,7 @@ class TupleValue(SequenceValue):
             return tuple(items)
         if hasattr(self.python_cls, "_fields"):  # namedtuple
             return self.python_cls(*items)
-        return self.python_cls(items)
+        return self.python_cls(items)  # torch.Size, struct sequences
 
     def as_fake(self):
         return tuple(item.as_fake() for item in self.items)
@@ -123,8 +128,8 @@ class TupleValue(SequenceValue):
         return TupleValue(items, python_cls=self.python_cls if self.python_cls is not tuple and not hasattr(self.python_cls, "_fields") else tuple)
 
     def get_attr(self, frame, name):
-        fields = getattr(self.python_cls, "_fields", None)
-        if fields and name in fields:
+        fields = field_names(self.python_cls)
+        if name in fields:
             return self.items[fields.index(name)]
         return super().get_attr(frame, name)
 

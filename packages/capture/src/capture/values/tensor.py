@@ -81,7 +81,9 @@ class TensorValue(Value):
             )
         attribute = getattr(torch.Tensor, name, None)
         if attribute is None:
-            raise Unsupported(f"Tensor has no attribute {name!r}")
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, AttributeError, f"'Tensor' object has no attribute {name!r}")
         if callable(attribute):
             from .functions import BuiltinValue, MethodValue
 

@@ -1,0 +1,75 @@
+"""Shared checks of the capture tests: compile with the eager backend, compare with eager on
+fresh inputs, and count cache entries (captures)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import capture
+import torch
+
+
+def compile_eager(fn, **options):
+    return capture.optimize(fn, capture.backends.eager, **options)
+
+
+def cache_of(compiled) -> capture.runtime.CodeCache:
+    return compiled._cache if isinstance(compiled, capture.OptimizedModule) else compiled._capture_cache
+
+
+def captures(compiled) -> int:
+    """How many entries (captures) the compiled function's cache holds."""
+    return len(cache_of(compiled).entries)
+
+
+def graph_of(compiled, index: int = -1) -> torch.fx.GraphModule:
+    return cache_of(compiled).entries[index].graph_module
+
+
+def assert_same(actual, expected, path="result"):
+    """Equal structure, equal constants, tensors close with equal dtype/shape/requires_grad."""
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), f"{path}: expected a tensor, got {type(actual).__name__}"
+        torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{path}: {m}")
+        assert actual.requires_grad == expected.requires_grad, f"{path}: requires_grad differs"
+        return
+    assert type(actual) is type(expected), f"{path}: {type(actual).__name__} != {type(expected).__name__}"
+    if isinstance(expected, dict):
+        assert list(actual.keys()) == list(expected.keys()), f"{path}: keys differ"
+        for key in expected:
+            assert_same(actual[key], expected[key], f"{path}[{key!r}]")
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, f"{path}[{i}]")
+    elif dataclasses.is_dataclass(expected):
+        for field in dataclasses.fields(expected):
+            assert_same(getattr(actual, field.name), getattr(expected, field.name), f"{path}.{field.name}")
+    else:
+        assert actual == expected, f"{path}: {actual!r} != {expected!r}"
+
+
+def check(fn, make_args, *, calls: int = 2, **options):
+    """Compile `fn`; on `calls` fresh argument sets from `make_args()` (a tuple, or (args,
+    kwargs)) compare with eager; every call after the first must hit the cache. Returns the
+    compiled function."""
+    compiled = compile_eager(fn, **options)
+    for _ in range(calls):
+        run_and_compare(compiled, fn, make_args())
+    assert captures(compiled) == 1, f"expected one capture, got {captures(compiled)}"
+    return compiled
+
+
+def run_and_compare(compiled, fn, arguments):
+    args, kwargs = arguments if _is_args_kwargs(arguments) else (arguments, {})
+    eager_args, eager_kwargs = copy.deepcopy((args, kwargs))
+    expected = fn(*eager_args, **eager_kwargs)
+    actual = compiled(*args, **kwargs)
+    assert_same(actual, expected)
+    assert_same(list(args), list(eager_args), "arguments after the call")
+    return actual
+
+
+def _is_args_kwargs(arguments) -> bool:
+    return isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[1], dict) and isinstance(arguments[0], tuple)

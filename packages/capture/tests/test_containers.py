@@ -1,0 +1,140 @@
+"""Tuples, lists, dicts and sets of tensors: building, indexing, methods, unpacking,
+comprehensions, and containers returned to the caller."""
+
+from __future__ import annotations
+
+import collections
+
+import torch
+
+from helpers import check
+
+
+def two():
+    return torch.randn(3, 4), torch.randn(3, 4)
+
+
+Pair = collections.namedtuple("Pair", ["first", "second"])
+
+
+def test_list_methods():
+    def fn(x, y):
+        items = [x]
+        items.append(y)
+        items.extend([x * 2, y * 2])
+        items.insert(0, x + y)
+        last = items.pop()
+        items.remove(items[0])
+        items.reverse()
+        return items, last, items.index(items[2]), len(items)
+
+    check(fn, two)
+
+
+def test_tuple_indexing_slicing_and_concatenation():
+    def fn(x, y):
+        t = (x, y, x + y)
+        return t[0] + t[-1], t[1:] + (x,), t[::-1][0], (x,) * 2
+
+    check(fn, two)
+
+
+def test_dict_methods():
+    def fn(x, y):
+        d = {"x": x, "y": y}
+        d["z"] = d["x"] + d.get("y")
+        d.update(w=x * 2)
+        popped = d.pop("x")
+        d.setdefault("v", y)
+        keys = list(d.keys())
+        return {k: v.sum() for k, v in d.items()}, popped, keys, "w" in d, d.get("missing", 0)
+
+    check(fn, two)
+
+
+def test_ordered_dict_keeps_its_type():
+    def fn(x, y):
+        d = collections.OrderedDict()
+        d["b"] = x
+        d["a"] = y
+        return d
+
+    check(fn, two)
+
+
+def test_sets_of_constants():
+    def fn(x, y):
+        seen = {1, 2}
+        seen.add(3)
+        return x * len(seen) + (2 in seen)
+
+    check(fn, two)
+
+
+def test_unpacking_with_star():
+    def fn(x, y):
+        first, *middle, last = [x, y, x + y, x - y]
+        (a, b), c = (x, y), x
+        return first + last + sum(middle) + a + b + c
+
+    check(fn, two)
+
+
+def test_comprehensions():
+    def fn(x, y):
+        squares = [t * t for t in (x, y) if t is not None]
+        table = {i: t for i, t in enumerate(squares)}
+        sizes = {s for s in x.shape}
+        total = sum(t.sum() for t in squares)
+        return squares, table, sizes, total
+
+    check(fn, two)
+
+
+def test_namedtuple_fields():
+    def fn(x, y):
+        p = Pair(x, y)
+        return p.first + p[1], Pair(first=y, second=x)
+
+    check(fn, two)
+
+
+def test_nested_containers_returned():
+    def fn(x, y):
+        return {"pairs": [(x, y), (y, x)], "meta": {"rows": x.shape[0], "name": "t"}}
+
+    check(fn, two)
+
+
+def test_containers_passed_in():
+    def fn(tensors, options):
+        scale = options["scale"]
+        return [t * scale for t in tensors], tuple(tensors[::-1])
+
+    check(fn, lambda: (([torch.randn(2), torch.randn(2)], {"scale": 3}), {}))
+
+
+def test_zip_and_enumerate_over_containers():
+    def fn(x, y):
+        out = []
+        for i, (a, b) in enumerate(zip([x, y], (y, x))):
+            out.append(a * i + b)
+        return out
+
+    check(fn, two)
+
+
+def test_tensor_unpacking_and_iteration():
+    def fn(x, y):
+        a, b, c = x
+        return a + b + c + sum(row for row in y)
+
+    check(fn, two)
+
+
+def test_string_formatting():
+    def fn(x, y):
+        label = f"{x.shape[0]}x{x.shape[1]:03d}-{x.dtype!s}"
+        return x, label, "%d rows" % x.shape[0], "{}-{}".format(1, "a")
+
+    check(fn, two)
