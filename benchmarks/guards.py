@@ -1,0 +1,154 @@
+"""Cost of one guard-set evaluation, beside the per-call overhead torch.compile adds.
+
+    python benchmarks/guards.py [--repeat 15]
+
+Cases (each guard function is what `GuardSet.compile` generates for the guards capture
+would record; all of them include the global-state guards unless the row says otherwise):
+  (a)  f(x): one tensor
+  (b)  f(x0, ..., x9): ten tensors
+  (c1) a module of 50 Linear layers (100 parameters) reached through L['self'] attribute
+       chains, one TensorMatch per parameter (what torch.compile 2.13 does: parameters of
+       inlined modules get TENSOR_MATCH guards, see TORCH_LOGS=guards)
+  (c2) the same module guarded by the identity and training flag of each submodule (what
+       torch.compile did before inlining nn modules; unsound if a parameter is replaced or
+       changed in place)
+  (c3) identity of the module tree plus the identity and requires_grad of every parameter
+       (catches reassignment and freezing, not in-place .data swaps of a different shape)
+
+"torch.compile overhead" is compiled(args) minus eager(args) for the same function, with
+backend="eager" (the graph runs the same ops eagerly: the difference is dynamo's frame
+evaluation, guard check and graph call). Timings are the minimum over repeats of the mean of
+many calls; the machine's load average is printed because other processes skew them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import timeit
+
+# This file is named like the package it measures; as a script its folder comes first on
+# sys.path and `import guards` would import the file itself.
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+import torch
+from torch import nn
+
+from guards import (
+    ConstantMatch,
+    GuardSet,
+    IdentityMatch,
+    LocalSource,
+    ParameterSource,
+    SubmoduleSource,
+    TensorMatch,
+    global_state_guards,
+)
+from guards.sources import AttrSource
+
+
+def best_of(call, repeat: int, budget_s: float = 0.05) -> float:
+    """Seconds per call: the minimum over `repeat` runs, each about `budget_s` long."""
+    calls = max(1, int(budget_s / max(timeit.timeit(call, number=10) / 10, 1e-9)))
+    return min(timeit.repeat(call, number=calls, repeat=repeat)) / calls
+
+
+def one(x):
+    return x + 1
+
+
+def ten(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9):
+    return x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9
+
+
+class Stack(nn.Module):
+    def __init__(self, depth: int = 50):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(depth)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+SELF = LocalSource("self")
+
+
+def layer_source(i: int) -> SubmoduleSource:
+    return SubmoduleSource(SubmoduleSource(SELF, "layers"), str(i))
+
+
+def module_tensor_guards(module: Stack) -> list:
+    return [
+        TensorMatch.of(ParameterSource(layer_source(i), name), p)
+        for i, layer in enumerate(module.layers)
+        for name, p in layer.named_parameters(recurse=False)
+    ]
+
+
+def module_identity_guards(module: Stack) -> list:
+    sources = [SELF, SubmoduleSource(SELF, "layers"), *(layer_source(i) for i in range(len(module.layers)))]
+    objects = [module, module.layers, *module.layers]
+    guards = []
+    for source, obj in zip(sources, objects):
+        guards += [IdentityMatch(source, obj), ConstantMatch(AttrSource(source, "training"), obj.training)]
+    return guards
+
+
+def parameter_identity_guards(module: Stack) -> list:
+    guards = [g for g in module_identity_guards(module) if isinstance(g, IdentityMatch)]
+    for i, layer in enumerate(module.layers):
+        for name, p in layer.named_parameters(recurse=False):
+            source = ParameterSource(layer_source(i), name)
+            guards += [IdentityMatch(source, p), ConstantMatch(AttrSource(source, "requires_grad"), p.requires_grad)]
+    return guards
+
+
+def compile_overhead(fn, args, repeat: int) -> float:
+    compiled = torch.compile(fn, backend="eager")
+    compiled(*args)
+    return best_of(lambda: compiled(*args), repeat) - best_of(lambda: fn(*args), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    repeat = parser.parse_args().repeat
+
+    x = torch.randn(8, 3)
+    xs = [torch.randn(8, 3) for _ in range(10)]
+    module, mx = Stack(), torch.randn(2, 4)
+    global_state = global_state_guards()
+    input_guard = TensorMatch.of(LocalSource("x"), mx)
+
+    cases = {
+        "(a) 1 tensor, without global state": (one, [TensorMatch.of(LocalSource("x"), x)], (x,)),
+        "(a) 1 tensor": (one, [TensorMatch.of(LocalSource("x"), x), *global_state], (x,)),
+        "(b) 10 tensors": (ten, [TensorMatch.of(LocalSource(f"x{i}"), t) for i, t in enumerate(xs)] + global_state, xs),
+        "(c1) module, TensorMatch per parameter": (Stack.forward, [*module_tensor_guards(module), input_guard, *global_state], (module, mx)),
+        "(c2) module, identity + training flags": (Stack.forward, [*module_identity_guards(module), input_guard, *global_state], (module, mx)),
+        "(c3) module, identity of modules and parameters + requires_grad": (Stack.forward, [*parameter_identity_guards(module), input_guard, *global_state], (module, mx)),
+        "global state alone": (one, list(global_state), (x,)),
+    }
+    overhead = {
+        "(a)": compile_overhead(one, (x,), repeat),
+        "(b)": compile_overhead(ten, xs, repeat),
+        "(c": compile_overhead(module, (mx,), repeat),
+    }
+
+    print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}   torch {torch.__version__}")
+    print(f"{'case':66s} {'checks':>6s} {'ours':>10s} {'torch.compile overhead':>24s}")
+    for name, (fn, guards, args) in cases.items():
+        guard_fn = GuardSet(guards).compile(fn)
+        assert guard_fn(*args), guard_fn.why(*args)
+        checks = sum(line.lstrip().startswith("if ") for line in guard_fn.source.splitlines())
+        ours = best_of(lambda: guard_fn(*args), repeat)
+        reference = next((v for k, v in overhead.items() if name.startswith(k)), None)
+        ref_text = f"{reference * 1e6:10.2f} us" if reference is not None else ""
+        print(f"{name:66s} {checks:6d} {ours * 1e6:7.2f} us {ref_text:>24s}")
+
+
+if __name__ == "__main__":
+    main()
