@@ -164,3 +164,10 @@ def _arg(node: fx.Node, index: int, name: str):
 _HIDDEN_MUTATIONS: dict[OpOverload, Callable[[fx.Node], FunctionalVariant | None]] = {
     aten.native_batch_norm.default: _native_batch_norm,
 }
+
+
+def viewed_placeholder(node: fx.Node) -> fx.Node | None:
+    """The graph input `node` is a chain of views of, or None."""
+    while node.op == "call_function" and is_view(node.target):
+        node = node.args[0]
+    return node if node.op == "placeholder" else None

@@ -12,7 +12,7 @@ import torch
 import torch.fx as fx
 
 from ..tracing.emitter import value_of
-from .op_semantics import is_view
+from .op_semantics import viewed_placeholder
 
 aten = torch.ops.aten
 
@@ -26,7 +26,7 @@ def clone_saved_views_of_mutated_inputs(forward: fx.GraphModule, num_outputs: in
     values = list(output.args[0])
     for position in range(num_outputs, len(values)):
         value = values[position]
-        if isinstance(value, fx.Node) and _viewed_input(value) in written:
+        if isinstance(value, fx.Node) and viewed_placeholder(value) in written:
             with forward.graph.inserting_before(output):
                 clone = forward.graph.call_function(aten.clone.default, (value,))
             clone.meta["val"] = value_of(value).clone()
@@ -34,8 +34,3 @@ def clone_saved_views_of_mutated_inputs(forward: fx.GraphModule, num_outputs: in
     output.args = (tuple(values),)
     forward.recompile()
 
-
-def _viewed_input(node: fx.Node) -> fx.Node | None:
-    while node.op == "call_function" and is_view(node.target):
-        node = node.args[0]
-    return node if node.op == "placeholder" else None

@@ -8,6 +8,8 @@ only by the matmul of the backward), which the backward computes from saved prim
 
 from __future__ import annotations
 
+import operator
+
 import torch.fx as fx
 
 from .joint import JointGraph, ancestors, is_symbolic_size
@@ -22,6 +24,9 @@ def default_partition(
         if is_symbolic_size(n) and n not in joint.tangent_dependent and n.op != "placeholder"
     ]
     forward = joint.forward_required | ancestors(sizes) | set(joint.primals)
+    # Every output of a multi-output forward op is available in the forward: save the
+    # outputs the backward reads, never the tuple.
+    forward |= {user for node in forward for user in node.users if user.target is operator.getitem}
     backward = joint.backward_required - forward
     saved = [
         node for node in joint.graph.nodes

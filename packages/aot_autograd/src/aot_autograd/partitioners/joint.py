@@ -17,6 +17,7 @@ from typing import Iterable
 import torch
 import torch.fx as fx
 
+from ..errors import AotAutogradError
 from ..functionalization.dead_code import consumes_randomness
 
 
@@ -40,6 +41,12 @@ class JointGraph:
     def split(self, saved: Iterable[fx.Node]) -> tuple[fx.GraphModule, fx.GraphModule]:
         """The forward and backward graph modules handing over `saved`."""
         saved = list(dict.fromkeys(saved))
+        unsaveable = [n.name for n in saved if isinstance(n.meta.get("val"), (tuple, list))]
+        if unsaveable:
+            raise AotAutogradError(
+                f"the partition saves {', '.join(unsaveable)}, the tuple of a multi-output op's "
+                f"results; a partitioner must save its getitem outputs instead"
+            )
         tensors = [n for n in saved if isinstance(n.meta.get("val"), torch.Tensor)]
         sizes = [n for n in saved if n not in tensors]
         forward = _extract(self.gm, self.primals, [*self.fwd_outputs, *tensors, *sizes], extra_roots=self.random)

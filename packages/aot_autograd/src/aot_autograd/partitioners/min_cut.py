@@ -21,6 +21,9 @@ from .recomputable import may_recompute
 
 # A saved size (SymInt) costs a few bytes on the ctx; it must stay cheaper than any tensor.
 _SIZE_BYTES = 1
+# Saving a graph input keeps alive what the caller holds anyway (parameters, the batch):
+# nearly free, so the cut prefers it to an activation of the same size.
+_INPUT_BYTES = 1
 
 
 def min_cut_rematerialization_partition(
@@ -42,7 +45,7 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
             continue
         if node in joint.primals or (node in joint.forward_required and not may_recompute(node)):
             network.add_edge("source", inside)
-        capacity = saved_bytes(node)
+        capacity = _INPUT_BYTES if node.op == "placeholder" else saved_bytes(node)
         if capacity is None:
             network.add_edge(inside, outside)
         else:

@@ -1,0 +1,79 @@
+"""Dynamic shapes: a graph traced with a symbolic batch size compiles once and serves every
+batch size, with symbolic sizes reaching both the forward and the backward graph."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aot_autograd import aot_module_simplified, default_partition, min_cut_rematerialization_partition
+from aot_testing import graph_of, recording_compiler
+from fake_tensor import FakeTensorMode, ShapeEnv
+
+PARTITIONERS = {"default": default_partition, "min_cut": min_cut_rematerialization_partition}
+
+
+class FlattenMLP(torch.nn.Module):
+    """Reads its batch size (`x.size(0)`) and uses it in views and arithmetic."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(12)
+        self.fc = torch.nn.Linear(12, 8)
+
+    def forward(self, x):
+        y = torch.nn.functional.gelu(self.fc(self.norm(x.view(x.size(0), -1))))
+        return (y.softmax(-1) * y.size(0), y[:, :3].reshape(-1))
+
+
+def _dynamic_graph(model, example):
+    gm = graph_of(model)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    (placeholder,) = gm.graph.find_nodes(op="placeholder")
+    placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
+    return gm
+
+
+def _is_symbolic(value):
+    return isinstance(value, torch.SymInt) or (
+        isinstance(value, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in value.shape)
+    )
+
+
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_one_compilation_serves_every_batch_size(partitioner):
+    torch.manual_seed(0)
+    model = FlattenMLP()
+    graphs = []
+    example = torch.randn(4, 3, 4, requires_grad=True)
+    compiled = aot_module_simplified(
+        _dynamic_graph(model, example), [example], recording_compiler(graphs), partition_fn=PARTITIONERS[partitioner]
+    )
+    for batch in (4, 7, 2, 13):
+        x = torch.randn(batch, 3, 4, requires_grad=True)
+        actual, expected = compiled(x), model(x)
+        torch.testing.assert_close(actual, expected)
+        params = [x, *model.parameters()]
+        loss = lambda outputs: outputs[0].square().sum() + outputs[1].sum()
+        torch.testing.assert_close(torch.autograd.grad(loss(actual), params), torch.autograd.grad(loss(expected), params))
+    assert len(graphs) == 2  # one forward, one backward
+
+
+def test_symbolic_sizes_reach_both_graphs():
+    graphs = []
+    x = torch.randn(5, 3, 4, requires_grad=True)
+    compiled = aot_module_simplified(_dynamic_graph(FlattenMLP(), x), [x], recording_compiler(graphs))
+    compiled(x)[0].sum().backward()
+    forward, backward = graphs
+    for gm in (forward, backward):
+        assert any(_is_symbolic(p.meta["val"]) for p in gm.graph.find_nodes(op="placeholder")), gm.code
+
+
+def test_inference_with_a_symbolic_batch_size():
+    torch.manual_seed(0)
+    model = FlattenMLP()
+    with torch.no_grad():
+        compiled = aot_module_simplified(_dynamic_graph(model, torch.randn(3, 3, 4)), [torch.randn(3, 3, 4)], recording_compiler([]))
+        for batch in (3, 8):
+            x = torch.randn(batch, 3, 4)
+            torch.testing.assert_close(compiled(x), model(x))

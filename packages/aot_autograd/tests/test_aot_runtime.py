@@ -1,0 +1,107 @@
+"""The runtime around compiled graphs: the inference path under no_grad, the backward
+compiled on first use, outputs that carry no gradient, and double backward refused."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aot_autograd import DoubleBackwardError, aot_module_simplified
+from aot_testing import functions_graph, recording_compiler
+
+
+def affine_and_argmax(x, w, b):
+    y = torch.tanh(x @ w + b)
+    return (y, y.argmax(-1), y.detach() * 2)
+
+
+def _inputs():
+    return [torch.randn(6, 4), torch.randn(4, 3, requires_grad=True), torch.randn(3, requires_grad=True)]
+
+
+class Compilers:
+    """Separate recording compilers for forward, backward and inference graphs."""
+
+    def __init__(self):
+        self.forward, self.backward, self.inference = [], [], []
+
+    def compile(self, fn, example_inputs, **options):
+        return aot_module_simplified(
+            functions_graph(fn),
+            example_inputs,
+            recording_compiler(self.forward),
+            recording_compiler(self.backward),
+            inference_compiler=recording_compiler(self.inference),
+            **options,
+        )
+
+
+def test_no_grad_call_takes_the_inference_path():
+    compilers = Compilers()
+    inputs = _inputs()
+    with torch.no_grad():
+        compiled = compilers.compile(affine_and_argmax, inputs)
+        actual = compiled(*inputs)
+        expected = affine_and_argmax(*inputs)
+    assert (len(compilers.inference), len(compilers.forward), len(compilers.backward)) == (1, 0, 0)
+    torch.testing.assert_close(actual, expected)
+    assert not any(o.requires_grad for o in actual)
+
+
+def test_grad_and_no_grad_calls_each_get_their_own_graphs():
+    compilers = Compilers()
+    inputs = _inputs()
+    compiled = compilers.compile(affine_and_argmax, inputs)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(*inputs), affine_and_argmax(*inputs))
+    torch.testing.assert_close(compiled(*inputs), affine_and_argmax(*inputs))
+    assert (len(compilers.inference), len(compilers.forward)) == (1, 1)
+
+
+def test_backward_is_compiled_on_first_use_only():
+    compilers = Compilers()
+    inputs = _inputs()
+    compiled = compilers.compile(affine_and_argmax, inputs)
+    outputs = compiled(*inputs)
+    assert compilers.backward == []
+    outputs[0].sum().backward()
+    compiled(*inputs)[0].sum().backward()
+    assert len(compilers.backward) == 1
+
+
+def test_outputs_carry_gradients_as_in_eager():
+    inputs = _inputs()
+    compiled = Compilers().compile(affine_and_argmax, inputs)
+    actual, expected = compiled(*inputs), affine_and_argmax(*inputs)
+    assert [o.requires_grad for o in actual] == [o.requires_grad for o in expected]
+    assert actual[1].dtype == expected[1].dtype
+
+
+def test_gradients_of_every_input_match_eager():
+    inputs = _inputs()
+    compiled = Compilers().compile(affine_and_argmax, inputs)
+    grads = [torch.autograd.grad(run(*inputs)[0].pow(2).sum(), inputs[1:]) for run in (affine_and_argmax, compiled)]
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+def test_double_backward_raises_a_clear_error():
+    inputs = _inputs()
+    compiled = Compilers().compile(affine_and_argmax, inputs)
+    (grad_w,) = torch.autograd.grad(compiled(*inputs)[0].sum(), inputs[1], create_graph=True)
+    with pytest.raises(DoubleBackwardError, match="double backward"):
+        grad_w.sum().backward()
+
+
+def test_first_order_gradients_under_create_graph_match_eager():
+    inputs = _inputs()
+    compiled = Compilers().compile(affine_and_argmax, inputs)
+    grads = [torch.autograd.grad(run(*inputs)[0].sum(), inputs[1], create_graph=True) for run in (affine_and_argmax, compiled)]
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+def test_backward_graph_gets_non_contiguous_gradients_right():
+    inputs = _inputs()
+    compiled = Compilers().compile(affine_and_argmax, inputs)
+    upstream = torch.randn(3, 6).t()  # a transposed (non-contiguous) gradient
+    grads = [torch.autograd.grad(run(*inputs)[0], inputs[1:], upstream) for run in (affine_and_argmax, compiled)]
+    torch.testing.assert_close(grads[1], grads[0])
