@@ -34,14 +34,13 @@ def graph_of(module: torch.nn.Module) -> fx.GraphModule:
     return fx.symbolic_trace(module)
 
 
-def graph_calling(model: torch.nn.Module, call: Callable, num_args: int) -> fx.GraphModule:
-    """A graph with `num_args` placeholders that calls `call(model, *args)` as one node."""
-    wrapper = Calling(model, call)
+def graph_calling(module: torch.nn.Module, num_args: int) -> fx.GraphModule:
+    """A graph with `num_args` placeholders that calls `module` as one node."""
     graph = fx.Graph()
     args = [graph.placeholder(f"arg{i}") for i in range(num_args)]
-    graph.output(graph.call_module("model_call", tuple(args)))
+    graph.output(graph.call_module("module", tuple(args)))
     root = torch.nn.Module()
-    root.model_call = wrapper
+    root.module = module
     return fx.GraphModule(root, graph)
 
 
