@@ -1,8 +1,8 @@
 """Device functions that generated Triton kernels call, where Triton's own differ from torch's.
 
     maximum/minimum          propagate NaN (tl.maximum's default does not, nor does tl.max)
-    max/min/prod/any/all     block reductions built on those, keeping the reduced axis
-    argmax/argmin            value+index reductions: NaN counts as largest, ties take the first
+    reduce_max/min/prod/any/all   block reductions built on those, keeping the reduced axis
+    reduce_argmax/argmin     value+index reductions: NaN counts as largest, ties take the first
     floordiv/remainder       Python's rounding toward -inf (Triton's `//` and `%` truncate)
     libdevice                CUDA's math library; under TRITON_INTERPRET=1 (where libdevice
                              calls return None) the same functions computed by numpy
@@ -49,27 +49,27 @@ def _logical_and(a, b):
 
 
 @triton.jit
-def max(x, axis):
+def reduce_max(x, axis):
     return tl.reduce(x, axis, maximum, keep_dims=True)
 
 
 @triton.jit
-def min(x, axis):
+def reduce_min(x, axis):
     return tl.reduce(x, axis, minimum, keep_dims=True)
 
 
 @triton.jit
-def prod(x, axis):
+def reduce_prod(x, axis):
     return tl.reduce(x, axis, _multiply, keep_dims=True)
 
 
 @triton.jit
-def any(x, axis):
+def reduce_any(x, axis):
     return tl.reduce(x, axis, _logical_or, keep_dims=True)
 
 
 @triton.jit
-def all(x, axis):
+def reduce_all(x, axis):
     return tl.reduce(x, axis, _logical_and, keep_dims=True)
 
 
@@ -94,13 +94,13 @@ def argmin_combine(a, a_index, b, b_index):
 
 
 @triton.jit
-def argmax(values, indices, axis):
+def reduce_argmax(values, indices, axis):
     _, index = tl.reduce((values, indices), axis, argmax_combine, keep_dims=True)
     return index
 
 
 @triton.jit
-def argmin(values, indices, axis):
+def reduce_argmin(values, indices, axis):
     _, index = tl.reduce((values, indices), axis, argmin_combine, keep_dims=True)
     return index
 
@@ -180,7 +180,23 @@ class _NumpyLibdevice:
         return apply
 
 
+def _accept_one_element_indices():
+    """Triton 3.6's interpreter holds a kernel's int arguments as one-element arrays and runs
+    `range(0, rnumel, RBLOCK)` through `int(array)`, which NumPy >= 2.4 refuses for arrays
+    that are not 0-d; take the element instead."""
+    from triton.runtime import interpreter
+
+    patch_tensor = interpreter._patch_lang_tensor
+
+    def patched(tensor, scope):
+        patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+
+    interpreter._patch_lang_tensor = patched
+
+
 if INTERPRETED:
     libdevice = _NumpyLibdevice()
+    _accept_one_element_indices()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)

@@ -1,0 +1,117 @@
+"""Block sizes for generated Triton kernels: the candidates a launch chooses among.
+
+A candidate is a `Config` (XBLOCK, RBLOCK, num_warps, num_stages). The heuristics below give
+a few per kernel shape, from the element counts seen at launch; `mode="max-autotune"` widens
+each list, and the autotuner (triton_launch.py) times the candidates once per size and keeps
+the fastest. Under the interpreter there is one candidate, with the largest blocks, since
+each program is a Python loop iteration there.
+
+Sizing rules (Hopper-class GPUs, memory-bound kernels):
+  pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses
+  persistent   the whole row (RBLOCK = next power of two >= rnumel) and enough rows per
+               program to reach ~1-4K elements, ~8-16 elements per thread
+  looped       inner reductions stream a row per program with wide RBLOCK; outer reductions
+               (the reduced axis is strided, rows are contiguous) take many rows and few
+               reduction lanes, so neighbouring lanes read neighbouring addresses
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The three shapes of kernel codegen/triton.py prints.
+KIND_POINTWISE, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "persistent", "looped"
+
+MAX_BLOCK_ELEMENTS = 8192     # elements per program tile before registers spill
+INTERPRETER_BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class Config:
+    XBLOCK: int
+    RBLOCK: int | None = None
+    num_warps: int = 4
+    num_stages: int = 1
+
+    def launch_kwargs(self) -> dict:
+        kwargs = {"XBLOCK": self.XBLOCK, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        if self.RBLOCK is not None:
+            kwargs["RBLOCK"] = self.RBLOCK
+        return kwargs
+
+    def as_dict(self) -> dict:
+        return {"XBLOCK": self.XBLOCK, "RBLOCK": self.RBLOCK, "num_warps": self.num_warps,
+                "num_stages": self.num_stages}
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+def _warps(elements: int, per_thread: int, lo: int = 1, hi: int = 8) -> int:
+    return max(lo, min(hi, next_power_of_2(max(1, elements // (32 * per_thread)))))
+
+
+def candidates(kind: str, xnumel: int, rnumel: int | None, *, outer_reduction: bool, max_autotune: bool,
+               interpreted: bool) -> list[Config]:
+    """The configs to choose among for one launch size, best guess first."""
+    if interpreted:
+        return [_interpreter_config(kind, xnumel, rnumel)]
+    found = {
+        KIND_POINTWISE: _pointwise,
+        KIND_PERSISTENT: _persistent,
+        KIND_LOOPED: _looped,
+    }[kind](xnumel, rnumel, outer_reduction, max_autotune)
+    unique = []
+    for config in found:
+        if config not in unique:
+            unique.append(config)
+    return unique
+
+
+def _interpreter_config(kind, xnumel, rnumel) -> Config:
+    if kind == KIND_POINTWISE:
+        return Config(min(INTERPRETER_BLOCK, next_power_of_2(xnumel)))
+    rblock = next_power_of_2(rnumel) if kind == KIND_PERSISTENT else min(256, next_power_of_2(rnumel))
+    return Config(min(next_power_of_2(xnumel), max(1, INTERPRETER_BLOCK // rblock)), rblock)
+
+
+def _pointwise(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
+    cap = next_power_of_2(xnumel)
+    sizes = [(1024, 4), (2048, 8)] if not max_autotune else [(1024, 4), (2048, 8), (512, 4), (4096, 8), (256, 2)]
+    configs = []
+    for block, warps in sizes:
+        block = min(block, cap)
+        configs.append(Config(block, None, min(warps, _warps(block, 4)), 1))
+    return configs
+
+
+def _persistent(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
+    rblock = next_power_of_2(rnumel)
+    cap = next_power_of_2(xnumel)
+    targets = [1024, 4096] if not max_autotune else [256, 512, 1024, 2048, 4096, 8192]
+    if outer_reduction:
+        targets = [2048, 8192] if not max_autotune else targets
+    configs = []
+    for target in targets:
+        xblock = max(1, min(cap, target // rblock))
+        tile = xblock * rblock
+        if tile > MAX_BLOCK_ELEMENTS and xblock > 1:
+            continue
+        configs.append(Config(xblock, rblock, _warps(tile, 8, lo=2, hi=16 if tile >= 16384 else 8), 1))
+    return configs
+
+
+def _looped(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
+    cap_x = next_power_of_2(xnumel)
+    cap_r = next_power_of_2(rnumel)
+    if outer_reduction:
+        shapes = [(64, 8, 4), (32, 32, 8)] + ([(128, 8, 4), (64, 16, 4), (16, 64, 4), (256, 4, 8)] if max_autotune else [])
+    else:
+        shapes = [(1, 2048, 8), (1, 1024, 4)] + ([(1, 4096, 16), (2, 1024, 8), (4, 512, 8), (8, 256, 4)]
+                                                 if max_autotune else [])
+    configs = []
+    for xblock, rblock, warps in shapes:
+        xblock, rblock = min(xblock, cap_x), min(rblock, cap_r)
+        configs.append(Config(xblock, rblock, min(warps, _warps(xblock * rblock, 4)), 1 if not max_autotune else 2))
+    return configs

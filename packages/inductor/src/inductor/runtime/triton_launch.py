@@ -1,0 +1,135 @@
+"""Load generated Triton kernels from their files and launch them with tuned block sizes.
+
+The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(path, name, mode)`)
+and calls it with the kernel's tensors and sizes followed by the element counts
+(`xnumel[, rnumel]`). The first launch at a given size picks a block-size config: the only
+candidate, or the fastest of a few, timed on the real arguments (generated kernels only
+write their own outputs, so running one several times is harmless). The choice is kept in
+memory and in `<kernel>.autotune.json` beside the kernel file, keyed by GPU and size, so a
+warm start does not time again.
+
+Kernels on CPU tensors run in Triton's interpreter, which must be switched on before triton
+is imported (TRITON_INTERPRET=1): Triton's own library functions are bound at import time.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import pathlib
+import threading
+
+import torch
+
+from ..cache import write_atomic
+from ..errors import UnsupportedDevice
+from . import triton_configs
+from .triton_configs import Config
+
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def interpreter_enabled() -> bool:
+    from triton import knobs
+
+    return bool(knobs.runtime.interpret)
+
+
+@functools.lru_cache(maxsize=None)
+def load_module(path: str):
+    """Import a generated kernel file (Triton's JIT reads the source of what it compiles)."""
+    spec = importlib.util.spec_from_file_location(f"inductor_triton_{pathlib.Path(path).parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class TritonLauncher:
+    def __init__(self, path: str, name: str, mode: str):
+        module = load_module(path)
+        self.path, self.name, self.mode = path, name, mode
+        self.fn = getattr(module, name)
+        self.kind = module.KIND
+        self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
+        self.numel_count = 1 if self.kind == triton_configs.KIND_POINTWISE else 2
+        self.chosen: dict[tuple, Config] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self):
+        return f"TritonLauncher({self.name}, {self.kind}, {self.path})"
+
+    def __call__(self, *args):
+        numels = args[-self.numel_count:]
+        config = self.chosen.get(numels)
+        if config is None:
+            config = self._choose(args, numels)
+        self._launch(config, args, numels)
+
+    def _launch(self, config: Config, args, numels):
+        grid = ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,)
+        self.fn[grid](*args, **config.launch_kwargs())
+
+    # -- choosing a config ---------------------------------------------------------------
+
+    def _choose(self, args, numels) -> Config:
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
+        interpreted = device.type == "cpu"
+        if interpreted and not interpreter_enabled():
+            raise UnsupportedDevice(
+                f"{self.name} ({self.path}) is a Triton kernel called on CPU tensors: set TRITON_INTERPRET=1 before "
+                "triton is first imported to run it in Triton's interpreter, or use the C++ backend for CPU."
+            )
+        with self._lock:
+            if numels in self.chosen:
+                return self.chosen[numels]
+            options = triton_configs.candidates(
+                self.kind, numels[0], numels[1] if len(numels) > 1 else None, outer_reduction=self.outer_reduction,
+                max_autotune=self.mode.startswith("max-autotune"), interpreted=interpreted,
+            )
+            key = _tuning_key(device, numels)
+            stored = self._stored_choices().get(key)
+            config = Config(**stored) if stored else None
+            if config is None:
+                config = options[0] if len(options) == 1 else self._fastest(options, args, numels)
+                if len(options) > 1:
+                    self._store_choice(key, config)
+            self.chosen[numels] = config
+            return config
+
+    def _fastest(self, options: list[Config], args, numels) -> Config:
+        from triton.testing import do_bench
+
+        timings = []
+        for config in options:
+            try:
+                timings.append((do_bench(lambda: self._launch(config, args, numels), warmup=5, rep=20), config))
+            except Exception as error:  # a config the compiler rejects (e.g. out of shared memory) is skipped
+                if "OutOfResources" not in type(error).__name__ and "out of resource" not in str(error):
+                    raise
+        return min(timings, key=lambda pair: pair[0])[1]
+
+    def _choices_path(self) -> pathlib.Path:
+        return pathlib.Path(self.path).with_suffix(".autotune.json")
+
+    def _stored_choices(self) -> dict:
+        path = self._choices_path()
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _store_choice(self, key: str, config: Config) -> None:
+        choices = self._stored_choices()
+        choices[key] = config.as_dict()
+        write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
+
+
+def _tuning_key(device: torch.device, numels) -> str:
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    return f"{name}|{','.join(str(int(n)) for n in numels)}"
+
+
+@functools.lru_cache(maxsize=None)
+def load_triton_kernel(path: str, name: str, mode: str = "default") -> TritonLauncher:
+    return TritonLauncher(path, name, mode)
