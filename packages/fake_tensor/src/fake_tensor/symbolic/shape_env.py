@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -179,7 +180,10 @@ class ShapeEnv:
     def make_node(self, expr: sympy.Basic, pytype: type, hint) -> SymNode:
         if self.replacements:
             expr = expr.xreplace(self.replacements)
-        return SymNode(expr, self, pytype, hint, hint if _is_constant(expr) else None)
+        # torch's SymFloat magic methods cannot unwrap a constant SymFloat (they assert), so
+        # float results stay symbolic-looking even when their expression is a number.
+        constant = hint if pytype is not float and _is_constant(expr) else None
+        return SymNode(expr, self, pytype, hint, constant)
 
     # --- tensors -----------------------------------------------------------------------------
     def symbolic_sizes_strides(self, t: torch.Tensor, dynamic_dims=None, source=None):
@@ -411,14 +415,14 @@ class ShapeEnv:
         """Whether tensors (keyed by the sources they were fakeified with) satisfy every guard."""
         return not self.failed_guards(tensors)
 
+    def bind_symbols(self, tensors: Mapping[object, torch.Tensor]) -> dict[sympy.Symbol, int]:
+        """Each symbol's value for new tensors (keyed by source), read at its first place."""
+        return {symbol: _read_place(tensors, *place) for symbol, place in self._binding_places().items()}
+
     def failed_guards(self, tensors: Mapping[object, torch.Tensor]) -> list[str]:
         """The guards (Python spelling) that `tensors` violate; empty if all hold."""
-
-        def read(source, kind: str, dim: int) -> int:
-            t = tensors[source]
-            return t.storage_offset() if kind == "storage_offset" else getattr(t, kind)(dim)
-
-        values = {symbol: read(*place) for symbol, place in self._binding_places().items()}
+        read = functools.partial(_read_place, tensors)
+        values = self.bind_symbols(tensors)
         names = {symbol: _place_name(*place) for symbol, place in self._binding_places().items()}
         failed = [
             f"{_place_name(*place)} == {print_python(expr, names)}"
@@ -436,6 +440,11 @@ class ShapeEnv:
 
 
 _UNANSWERED = object()
+
+
+def _read_place(tensors: Mapping[object, torch.Tensor], source, kind: str, dim: int) -> int:
+    t = tensors[source]
+    return t.storage_offset() if kind == "storage_offset" else getattr(t, kind)(dim)
 
 
 def _range_conditions(expr: sympy.Expr, known: ValueRange, implied: ValueRange) -> list[sympy.Basic]:

@@ -87,7 +87,8 @@ class SymNode:
         return SymNode(sympy.Integer(value), self.shape_env, int, value, value)
 
     def wrap_float(self, value: float) -> SymNode:
-        return SymNode(sympy.Float(value), self.shape_env, float, value, value)
+        # Not marked constant: see ShapeEnv.make_node.
+        return SymNode(sympy.Float(value), self.shape_env, float, value)
 
     def wrap_bool(self, value: bool) -> SymNode:
         return SymNode(sympy.true if value else sympy.false, self.shape_env, bool, value, value)
