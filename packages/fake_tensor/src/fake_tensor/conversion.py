@@ -12,15 +12,15 @@ from __future__ import annotations
 import torch
 
 from .errors import FakeModeMismatchError, FakeTensorError
-from .tensor import FakeTensor
+from .tensor import FakeTensor, meta_storage_of
 
 
 class RealToFake:
     def __init__(self, mode):
         self.mode = mode
         self._fakes: dict[int, tuple[torch.Tensor, FakeTensor]] = {}
-        # real storage key -> (the real storage, kept alive; the fake owning its fake storage)
-        self._storages: dict[int, tuple[torch.UntypedStorage, FakeTensor]] = {}
+        # real storage key -> (the real storage, kept alive; its fake storage)
+        self._storages: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
 
     def convert(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None) -> FakeTensor:
         if isinstance(tensor, FakeTensor):
@@ -56,8 +56,9 @@ class RealToFake:
 
     def _view_of_converted_base(self, real: torch.Tensor) -> FakeTensor:
         base = self.convert(real._base)
-        # A view made under no_grad of a base requiring grad does not require grad itself.
-        with torch.set_grad_enabled(real.requires_grad), self.mode:
+        # A view made under no_grad has no grad_fn (it is a leaf), yet requires grad when its
+        # base does: making the fake view under the same grad mode reproduces both.
+        with torch.set_grad_enabled(not real.is_leaf), self.mode:
             view = base.as_strided(real.size(), real.stride(), real.storage_offset())
         if real.requires_grad and not view.requires_grad:
             view.requires_grad_(True)  # a leaf view of a base not requiring grad
@@ -69,18 +70,18 @@ class RealToFake:
             meta = self._symbolic_meta(real, dynamic_dims, source)
             return FakeTensor(self.mode, meta, real.device)
         known = self._storages.get(real_storage._cdata)
-        owner = known[1] if known is not None else None
+        fake_storage = known[1] if known is not None else None
         with torch._C._DisableTorchDispatch():
-            if owner is not None:
-                meta_storage = owner._meta.untyped_storage()
+            if fake_storage is not None:
+                meta_storage = meta_storage_of(fake_storage)
             else:
                 meta_storage = torch.UntypedStorage(real_storage.nbytes(), device="meta")
             meta = torch.empty(0, dtype=real.dtype, device="meta").set_(
                 meta_storage, real.storage_offset(), real.size(), real.stride()
             )
-        fake = FakeTensor(self.mode, meta, real.device, shares_storage_with=owner)
-        if owner is None:
-            self._storages[real_storage._cdata] = (real_storage, fake)
+        fake = FakeTensor(self.mode, meta, real.device, storage=fake_storage)
+        if fake_storage is None:
+            self._storages[real_storage._cdata] = (real_storage, fake.untyped_storage())
         return fake
 
     def _symbolic_meta(self, real: torch.Tensor, dynamic_dims, source) -> torch.Tensor:
@@ -107,5 +108,5 @@ class RealToFake:
             non_leaf = fake.clone()
         with torch._C._DisableTorchDispatch():
             non_leaf._meta = torch.empty(0, dtype=real.dtype, device="meta").set_(fake._meta)
-        non_leaf._point_at_storage_of(fake)
+        non_leaf._point_at(fake.untyped_storage())
         return non_leaf

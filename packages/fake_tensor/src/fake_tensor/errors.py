@@ -74,5 +74,7 @@ class FakeModeMismatchError(FakeTensorError):
 
 
 def _describe(tensor: object) -> str:
+    if not hasattr(tensor, "shape"):  # an UntypedStorage
+        return f"a storage of {tensor.nbytes()} bytes on {tensor.device}"
     shape = tuple(getattr(tensor, "shape", ()))
     return f"shape {shape}, dtype {getattr(tensor, 'dtype', '?')}, device {getattr(tensor, 'device', '?')}"

@@ -22,7 +22,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from .devices import normalize_device, output_device
 from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
 from .op_rules import rule_of
-from .tensor import FakeTensor
+from .tensor import FakeTensor, meta_storage_of
 
 META = torch.device("meta")
 
@@ -40,6 +40,7 @@ def run_on_meta(mode, func, args, kwargs):
     flat, spec = tree_flatten((args, kwargs))
     inputs: list[FakeTensor] = []
     devices: list[tuple[torch.device, bool]] = []
+    storage_args: list[torch.UntypedStorage] = []
     explicit_device = None
     meta_flat = []
     for leaf in flat:
@@ -48,6 +49,9 @@ def run_on_meta(mode, func, args, kwargs):
             inputs.append(fake)
             devices.append((fake.device, fake.dim() == 0 and fake.device.type == "cpu"))
             meta_flat.append(fake._meta)
+        elif isinstance(leaf, torch.UntypedStorage):
+            meta_flat.append(_meta_storage(func, leaf))
+            storage_args.append(leaf)
         elif isinstance(leaf, torch.device):
             explicit_device = normalize_device(leaf)
             meta_flat.append(META)
@@ -58,10 +62,13 @@ def run_on_meta(mode, func, args, kwargs):
         meta_kwargs["device"] = META
     device = output_device(func, devices, explicit_device)
 
-    # Before the op: `set_` may move an input onto another input's storage.
-    storage_owners: dict[int, FakeTensor] = {}
+    # meta storage -> fake storage, taken before the op: `set_` may move an input onto
+    # another input's storage.
+    fake_storages: dict[int, torch.UntypedStorage] = {}
     for fake in inputs:
-        storage_owners.setdefault(_storage_key(fake._meta), fake)
+        fake_storages.setdefault(_storage_key(fake._meta), fake.untyped_storage())
+    for storage in storage_args:
+        fake_storages.setdefault(meta_storage_of(storage)._cdata, storage)
 
     try:
         with torch._C._DisableTorchDispatch():
@@ -71,7 +78,7 @@ def run_on_meta(mode, func, args, kwargs):
 
     if func._schema.is_mutable:
         for fake in inputs:
-            fake._sync_geometry_from_meta(storage_owners.get(_storage_key(fake._meta), fake))
+            fake._sync_geometry_from_meta(fake_storages.get(_storage_key(fake._meta), fake.untyped_storage()))
     same_tensor = {id(fake._meta): fake for fake in inputs}
 
     def wrap(out):
@@ -81,8 +88,8 @@ def run_on_meta(mode, func, args, kwargs):
         if fake is not None:
             return fake
         key = _storage_key(out)
-        fake = FakeTensor(mode, out, device, shares_storage_with=storage_owners.get(key))
-        storage_owners.setdefault(key, fake)
+        fake = FakeTensor(mode, out, device, storage=fake_storages.get(key))
+        fake_storages.setdefault(key, fake.untyped_storage())
         return fake
 
     return tree_map(wrap, result)
@@ -96,6 +103,13 @@ def _as_own_fake(mode, func, tensor: torch.Tensor) -> FakeTensor:
     if tensor.dim() == 0 and tensor.device.type == "cpu":
         return mode.from_real(tensor)
     raise RealTensorInputError(func, tensor)
+
+
+def _meta_storage(func, storage: torch.UntypedStorage) -> torch.UntypedStorage:
+    meta = meta_storage_of(storage)
+    if meta is None:
+        raise RealTensorInputError(func, storage)
+    return meta
 
 
 def _storage_key(meta: torch.Tensor) -> int:

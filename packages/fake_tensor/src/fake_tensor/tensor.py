@@ -42,7 +42,7 @@ class FakeTensor(torch.Tensor):
         meta: torch.Tensor,
         device: torch.device,
         *,
-        shares_storage_with: "FakeTensor | None" = None,
+        storage: torch.UntypedStorage | None = None,
         requires_grad: bool = False,
     ) -> "FakeTensor":
         assert meta.device.type == "meta", meta.device
@@ -63,8 +63,12 @@ class FakeTensor(torch.Tensor):
             torch._C._set_neg(fake, True)
         fake._meta = meta
         fake.fake_mode = fake_mode
-        if shares_storage_with is not None:
-            fake._point_at_storage_of(shares_storage_with)
+        if storage is not None:
+            fake._point_at(storage)
+        else:
+            # Storage objects keep their Python object (and its attributes) for as long as
+            # they live, so ops taking a storage argument (`set_`) can find its meta twin.
+            fake.untyped_storage()._meta_storage = meta.untyped_storage()
         return fake
 
     # Torch functions reach `__torch_dispatch__` as ATen ops; nothing to do at that level.
@@ -78,14 +82,12 @@ class FakeTensor(torch.Tensor):
         with mode:
             return func(*args, **(kwargs or {}))
 
-    def _point_at_storage_of(self, owner: "FakeTensor") -> None:
-        """Make this wrapper use `owner`'s wrapper storage, with its inner tensor's geometry."""
+    def _point_at(self, storage: torch.UntypedStorage) -> None:
+        """Make this wrapper use the (fake) `storage`, with its inner tensor's geometry."""
         meta = self._meta
-        _set_storage.redispatch(
-            _META_KEYS, self, owner.untyped_storage(), meta.storage_offset(), meta.size(), meta.stride()
-        )
+        _set_storage.redispatch(_META_KEYS, self, storage, meta.storage_offset(), meta.size(), meta.stride())
 
-    def _sync_geometry_from_meta(self, storage_owner: "FakeTensor") -> None:
+    def _sync_geometry_from_meta(self, storage: torch.UntypedStorage) -> None:
         """After an in-place op changed the inner tensor's geometry (`resize_`, `t_`, `set_`,
         an `out=` tensor resized), give the wrapper the same geometry and storage."""
         meta = self._meta
@@ -93,9 +95,9 @@ class FakeTensor(torch.Tensor):
             self.size() != meta.size()
             or self.stride() != meta.stride()
             or self.storage_offset() != meta.storage_offset()
-            or self.untyped_storage()._cdata != storage_owner.untyped_storage()._cdata
+            or self.untyped_storage()._cdata != storage._cdata
         ):
-            self._point_at_storage_of(storage_owner)
+            self._point_at(storage)
 
     def __repr__(self, *, tensor_contents=None) -> str:
         extras = ""
@@ -129,6 +131,11 @@ class FakeTensor(torch.Tensor):
             copy = torch.nn.Parameter(copy, requires_grad=self.requires_grad)
         memo[id(self)] = copy
         return copy
+
+
+def meta_storage_of(storage: torch.UntypedStorage) -> torch.UntypedStorage | None:
+    """The meta storage behind a fake's storage; None for a storage that is not a fake's."""
+    return getattr(storage, "_meta_storage", None)
 
 
 def is_fake(x: object) -> bool:
