@@ -8,10 +8,20 @@ import pytest
 import torch
 import torch.fx
 
-import inductor
+# Without a GPU the Triton backend runs in Triton's interpreter, on CPU tensors; the switch is
+# read when triton is imported (it binds its library functions then), so it is set first.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
-# A backend and the device its tensors live on. The Triton engineer adds ("triton", "cuda").
-BACKENDS = {"cpp": "cpu"}
+import inductor  # noqa: E402
+
+# A backend: the device its tensors live on, and the compile options that select it.
+BACKENDS = {"cpp": ("cpu", {})}
+if torch.cuda.is_available():
+    BACKENDS["triton"] = ("cuda", {})
+elif os.environ["TRITON_INTERPRET"] == "1":
+    BACKENDS["triton-interpret"] = ("cpu", {"cpu_backend": "triton"})
+_selected_options: dict = {}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -21,12 +31,15 @@ def _private_cache_dir(tmp_path_factory):
 
 @pytest.fixture(params=sorted(BACKENDS))
 def device(request):
-    return BACKENDS[request.param]
+    device, options = BACKENDS[request.param]
+    _selected_options.update(options)
+    yield device
+    _selected_options.clear()
 
 
 def compile_aten(fn, inputs):
     """`fn` calls torch.ops.aten overloads; trace it and compile the ATen graph."""
-    return inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), inputs)
+    return inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), inputs, options=dict(_selected_options))
 
 
 def assert_same(actual, expected, **tolerances):

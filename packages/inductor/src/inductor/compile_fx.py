@@ -19,11 +19,13 @@ import torch.fx
 
 from . import cache
 from .codegen.cpp import CppKernel
-from .codegen.wrapper import WrapperCodegen
+from .codegen.triton_calls import triton_kernel_calls
+from .codegen.wrapper import KernelCall, WrapperCodegen
 from .errors import UnsupportedDevice
 from .graph import GraphLowering
 from .ir import FusedKernel
 from .runtime import cpp_build
+from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
 
 output_code_log = logging.getLogger("compiler.output_code")
@@ -43,7 +45,7 @@ if _logs_requested("output_code") and not output_code_log.handlers:
 
 
 class CompiledGraph:
-    """A callable running the wrapper; `source` is its Python, `kernel_sources` the C++ it calls."""
+    """A callable running the wrapper; `source` is its Python, `kernel_sources` the kernels it calls."""
 
     def __init__(self, source: str, kernel_sources: dict[str, str], constants: dict, cache_hit: bool):
         self.source, self.kernel_sources, self.cache_hit = source, kernel_sources, cache_hit
@@ -80,16 +82,54 @@ def _meta_key(gm) -> str:
     return ";".join(parts)
 
 
-def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs) -> CompiledGraph:
-    """Compile a functional ATen graph (placeholders in call order, returns a tuple/list)."""
-    devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
-    if devices - {"cpu"}:
-        raise UnsupportedDevice(
-            f"inductor generates C++ for CPU tensors; this graph has {sorted(devices)} inputs and the Triton "
-            "backend for CUDA is not written yet. Use backend='aot_eager' meanwhile."
+def _cpp_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> tuple[dict, dict]:
+    printed = [CppKernel(k, buffers, size_symbols) for k in kernels]
+    libraries = cpp_build.build_all([p.source for p in printed])
+    calls = {}
+    for k, p, lib in zip(kernels, printed, libraries):
+        pointers = sum(1 for a in p.signature if a in buffers)
+        calls[k.name] = KernelCall(
+            load=f"load_kernel({lib!r}, {k.name!r}, {pointers}, {len(p.signature) - pointers})",
+            imports="from inductor.runtime.cpp_build import load_kernel", args=p.signature, takes_pointers=True,
         )
+    return calls, {k.name: p.source for k, p in zip(kernels, printed)}
+
+
+# Kernel backends: (kernels, buffers, size symbols, mode) -> ({name: KernelCall}, {name: source}).
+KERNEL_BACKENDS = {"cpp": _cpp_kernel_calls, "triton": triton_kernel_calls}
+
+
+def kernel_backend_for(example_inputs, options) -> str:
+    """Triton for CUDA tensors; C++ for CPU ones unless options ask for Triton (its interpreter)."""
+    devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
+    if devices - {"cpu", "cuda"}:
+        raise UnsupportedDevice(
+            f"inductor generates Triton for CUDA tensors and C++ for CPU ones; this graph has {sorted(devices)} "
+            "inputs. Use backend='aot_eager' for them."
+        )
+    if "cuda" in devices:
+        return "triton"
+    return (options or {}).get("cpu_backend", "cpp")
+
+
+def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
+    """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
+
+    `mode`: None/"default", "reduce-overhead" (CUDA graphs) or "max-autotune" (wider block-size
+    search); `options`: {"cpu_backend": "cpp" | "triton"}."""
+    mode = mode or "default"
+    backend = kernel_backend_for(example_inputs, options)
+    compiled = _compile_graph(gm, example_inputs, backend, mode)
+    if mode == "reduce-overhead" and backend == "triton" and any(
+        isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs
+    ):
+        return CudaGraphRunner(compiled)
+    return compiled
+
+
+def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph:
     key = cache.digest(gm.code, _input_key(example_inputs), _meta_key(gm), cache.inductor_source_hash(),
-                       " ".join(cpp_build.FLAGS))
+                       " ".join(cpp_build.FLAGS), backend, mode)
     constants = _constants(gm)
     path = cache.cache_dir() / "graphs" / f"{key}.py"
     if path.exists():
@@ -105,16 +145,14 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs) -> CompiledGrap
     buffers = {b.name: b for b in graph.buffers}
     buffers.update({b.name: b for b in graph.graph_inputs if hasattr(b, "layout")})
     kernels = [s for s in steps if isinstance(s, FusedKernel)]
-    printed = [CppKernel(k, buffers, set(graph.symbol_sources)) for k in kernels]
-    libraries = cpp_build.build_all([p.source for p in printed])
-    signatures = {k.name: (lib, p.signature) for k, p, lib in zip(kernels, printed, libraries)}
-    source = WrapperCodegen(graph, steps, signatures).generate()
+    calls, kernel_sources = KERNEL_BACKENDS[backend](kernels, buffers, set(graph.symbol_sources), mode)
+    source = WrapperCodegen(graph, steps, calls).generate()
     cache.write_atomic(path, source)
     log.info("inductor: compiled %d kernels in %.2fs", len(kernels), time.perf_counter() - start)
     if output_code_log.isEnabledFor(logging.INFO):
-        text = "\n\n".join([source, *[f"// {k.name}\n{p.source}" for k, p in zip(kernels, printed)]])
+        text = "\n\n".join([source, *kernel_sources.values()])
         output_code_log.info("inductor: output code %s\n%s", path, text)
-    return CompiledGraph(source, {k.name: p.source for k, p in zip(kernels, printed)}, constants, cache_hit=False)
+    return CompiledGraph(source, kernel_sources, constants, cache_hit=False)
 
 
 def _kernel_sources(wrapper_source: str) -> dict[str, str]:
@@ -128,6 +166,8 @@ def _kernel_sources(wrapper_source: str) -> dict[str, str]:
         found[name] = cpp.read_text() if cpp.exists() else ""
         if not pathlib.Path(so).exists() and found[name]:
             cpp_build.build(found[name])
+    for name, module in re.findall(r"^(\w+) = load_triton_kernel\('([^']+)'", wrapper_source, re.M):
+        found[name] = pathlib.Path(module).read_text()
     return found
 
 
@@ -159,7 +199,16 @@ def ensure_meta_vals(gm: torch.fx.GraphModule, example_inputs) -> None:
             node.meta.setdefault("val", result)
             return result
 
-    MetaPropagation(gm).run(*[to_meta(x) for x in example_inputs])
+    try:
+        MetaPropagation(gm).run(*[to_meta(x) for x in example_inputs])
+    except (NotImplementedError, RuntimeError) as error:
+        # A data-dependent op (nonzero, boolean masks) has no meta kernel: take sizes from a real
+        # run on the example inputs. Such sizes are only right for these inputs: callers that
+        # need more trace with fake tensors (aot_autograd does) to get symbolic sizes instead.
+        log.warning("inductor: meta shape propagation failed (%s); running the graph on the example inputs", error)
+        for node in gm.graph.nodes:
+            node.meta.pop("val", None)
+        MetaPropagation(gm).run(*example_inputs)
 
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
@@ -170,7 +219,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
     from .decompositions import decompositions
 
     def compile_graph(graph_module, inputs):
-        return compile_aten_graph(graph_module, inputs)
+        return compile_aten_graph(graph_module, inputs, mode=mode, options=options)
 
     partition = getattr(aot_autograd, "min_cut_rematerialization_partition", None)
     return aot_autograd.aot_module_simplified(

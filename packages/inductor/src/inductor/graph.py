@@ -22,6 +22,7 @@ from .ir import (
 )
 from .lowering import LOWERINGS
 from .lowering.extern import fallback
+from .lowering.views import make_view
 from .ops import DependencyCollector, use_handler
 from .sizes import as_expr, loop_vars
 
@@ -92,6 +93,15 @@ class GraphLowering(torch.fx.Interpreter):
         buffer = ComputedBuffer(self.new_name(), Layout.contiguous(value.device, value.dtype, value.size), value)
         self._add(buffer)
         return buffer
+
+    def realize_keeping_views(self, value):
+        """Realize the base of a chain of views and view it again, so that an output which eager
+        returns as a view (a transpose, an expand) has eager's strides rather than a dense copy."""
+        if isinstance(value, GenericView):
+            base = self.realize_keeping_views(value.data)
+            viewed = make_view(base, value.size, value.reindex)
+            return self.realize(viewed)
+        return self.realize(value)
 
     def realize_tree(self, value):
         if isinstance(value, IRNode):
@@ -216,7 +226,7 @@ class GraphLowering(torch.fx.Interpreter):
         flat = results if isinstance(results, (list, tuple)) else [results]
         for value in flat:
             if isinstance(value, IRNode):
-                value = self.realize(value)
+                value = self.realize_keeping_views(value)
                 base = storage_of(value)
                 self.output_names.add(base.name)
             self.outputs.append(value)

@@ -353,8 +353,9 @@ class TritonKernel:
             return self._new(f"tl.abs({x})", x.dtype, x.dims)
         if name in _ROUNDING and not floating:
             return x
-        if name == "sqrt":
-            return self._new(f"tl.sqrt_rn({x})", x.dtype, x.dims)
+        if name == "sqrt":  # correctly rounded, as eager's; tl.sqrt_rn takes float32 only
+            fn = "tl.sqrt_rn" if x.dtype == torch.float32 else "libdevice.sqrt"
+            return self._new(f"{fn}({x})", x.dtype, x.dims)
         if name == "reciprocal":
             return self._new(f"1.0 / {x}", x.dtype, x.dims)
         if name == "sigmoid":

@@ -17,7 +17,7 @@ from ..ir import IRNode, Pointwise, Reduction
 from ..ops import ops
 from ..sizes import product
 from . import register_lowering
-from .pointwise import broadcast_loader, cast, pointwise
+from .pointwise import broadcast_loader, cast, pointwise, to_dtype
 from .views import squeeze, unsqueeze
 
 aten = torch.ops.aten
@@ -78,8 +78,6 @@ def _numel(x: IRNode, dims) -> sympy.Expr:
 @register_lowering(aten.sum.dim_IntList, aten.sum.default)
 def _sum(x, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
-        from .pointwise import to_dtype
-
         x = to_dtype(x, dtype)
     return reduce(x, dim, keepdim, "sum")
 
@@ -273,4 +271,6 @@ def native_layer_norm(x, normalized_shape, weight, bias, eps):
         return cast(value, compute, x.dtype)
 
     out = Pointwise(x.device, x.dtype, x.size, normalized)
-    return out, mean_, rstd
+    # Eager returns mean/rstd in the input dtype on CPU, in float32 on CUDA (meta says float32).
+    stats_dtype = x.dtype if x.device.type == "cpu" else compute
+    return out, to_dtype(mean_, stats_dtype), to_dtype(rstd, stats_dtype)

@@ -1,0 +1,36 @@
+"""How a graph's Triton kernels reach the wrapper: print each one, write it to the cache as a
+real module (Triton's JIT reads the source of what it compiles), and describe its call.
+
+    triton/<hash>/<kernel>.py               one kernel module, named by the hash of its source
+    triton/<hash>/<kernel>.autotune.json    the block sizes chosen for it, per GPU and size
+"""
+
+from __future__ import annotations
+
+from ..cache import cache_dir, digest, write_atomic
+from .triton import TritonKernel
+from .wrapper import KernelCall, pyexpr
+
+IMPORT = "from inductor.runtime.triton_launch import load_triton_kernel"
+
+
+def kernel_path(printed: TritonKernel):
+    return cache_dir() / "triton" / digest(printed.source) / f"{printed.name}.py"
+
+
+def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> tuple[dict, dict]:
+    """({kernel name: KernelCall}, {kernel name: source}) for the wrapper and the logs."""
+    calls, sources = {}, {}
+    for kernel in kernels:
+        printed = TritonKernel(kernel, buffers, size_symbols)
+        path = kernel_path(printed)
+        if not path.exists():
+            write_atomic(path, printed.source)
+        calls[kernel.name] = KernelCall(
+            load=f"load_triton_kernel({str(path)!r}, {kernel.name!r}, {mode!r})",
+            imports=IMPORT,
+            args=[*printed.wrapper_args, *(pyexpr(n) for n in printed.numels)],
+            takes_pointers=False,
+        )
+        sources[kernel.name] = printed.source
+    return calls, sources

@@ -1,0 +1,70 @@
+"""cat, constant_pad_nd, gather, index, index_select, embedding; index_put/scatter via fallback."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import check
+
+aten = torch.ops.aten
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat(dim, device):
+    a, b, c = (torch.randn(4, 3, 5, device=device), torch.randn(4, 3, 5, device=device) * 2,
+               torch.randn(4, 3, 5, device=device) + 1)
+    check(lambda a, b, c: (aten.cat.default([a, aten.exp.default(b), c], dim),), a, b, c)
+
+
+def test_cat_of_mixed_sizes_and_dtypes(device):
+    a, b = torch.randn(2, 3, device=device), torch.randint(0, 9, (5, 3), device=device)
+    check(lambda a, b: (aten.cat.default([a, b]),), a, b)
+
+
+@pytest.mark.parametrize("pad", [[1, 2], [0, 3, 2, 0], [-1, 2]])
+def test_constant_pad_nd(pad, device):
+    x = torch.randn(3, 6, 7, device=device)
+    check(lambda x: (aten.constant_pad_nd.default(x, pad, 1.5),), x)
+
+
+def test_gather(device):
+    x = torch.randn(10, 20, device=device)
+    idx = torch.randint(0, 20, (10, 7), device=device)
+    check(lambda x, i: (aten.gather.default(x, 1, i),), x, idx)
+
+
+def test_index_select_and_negative_indices(device):
+    x = torch.randn(10, 20, device=device)
+    idx = torch.randint(-10, 10, (6,), device=device)
+    check(lambda x, i: (aten.index.Tensor(x, [i]), aten.index_select.default(x, 0, aten.abs.default(i))), x, idx)
+
+
+def test_advanced_index_on_inner_dims(device):
+    x = torch.randn(4, 10, 12, device=device)
+    i, j = torch.randint(0, 10, (3, 1), device=device), torch.randint(0, 12, (5,), device=device)
+    k = torch.randint(0, 4, (5,), device=device)
+    check(lambda x, i, j, k: (aten.index.Tensor(x, [None, i, j]), aten.index.Tensor(x, [k, None, j])), x, i, j, k)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_embedding(dtype, device):
+    w = torch.randn(50, 16, device=device).to(dtype)
+    ids = torch.randint(0, 50, (3, 9), device=device)
+    check(lambda w, i: (aten.embedding.default(w, i),), w, ids)
+
+
+def test_boolean_mask_index_falls_back_to_aten(device):
+    x = torch.randn(8, 5, device=device)
+    mask = torch.randn(8, device=device) > 0
+    check(lambda x, m: (aten.index.Tensor(x, [m]),), x, mask)
+
+
+def test_scatter_and_index_put_fall_back_to_aten(device):
+    x = torch.randn(6, 8, device=device)
+    idx = torch.randint(0, 8, (6, 3), device=device)
+    src = torch.randn(6, 3, device=device)
+    rows = torch.randint(0, 6, (4,), device=device)
+    vals = torch.randn(4, 8, device=device)
+    check(lambda x, i, s, r, v: (aten.scatter.src(aten.exp.default(x), 1, i, s),
+                                 aten.index_put.default(x, [r], v, True)), x, idx, src, rows, vals)

@@ -1,0 +1,126 @@
+"""Reductions, softmax and layer norm, differential against eager (NaN/inf included)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import check, with_specials
+
+aten = torch.ops.aten
+
+DIMS = [[1], [0], [0, 2], [-1], []]
+
+
+@pytest.mark.parametrize("dims", DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_and_mean(dims, keepdim, device):
+    x = torch.randn(6, 33, 17, device=device)
+    check(lambda x: (aten.sum.dim_IntList(x, dims, keepdim), aten.mean.dim(x, dims, keepdim)), x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+@pytest.mark.parametrize("dims", [[1], [0], [0, 1]])
+def test_amax_amin_propagate_nan(name, dims, device):
+    x = with_specials(torch.randn(40, 50, device=device))
+    check(lambda x: (getattr(aten, name).default(x, dims),), x)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_argmax_argmin(name, with_nan, device):
+    x = torch.randn(30, 45, device=device)
+    if with_nan:
+        x = with_specials(x)
+    check(lambda x: (getattr(aten, name).default(x, 1), getattr(aten, name).default(x, 0, True)), x)
+
+
+def test_max_and_min_with_indices(device):
+    x = torch.randn(12, 31, device=device)
+    def fn(x):
+        top, bottom = aten.max.dim(x, 1), aten.min.dim(x, 0, True)
+        return top[0], top[1], bottom[0], bottom[1]
+
+    check(fn, x)
+
+
+def test_full_reductions_to_scalar(device):
+    x = torch.randn(300, 257, device=device)
+    check(lambda x: (aten.sum.default(x), aten.amax.default(x, [0, 1]), aten.max.default(x), aten.mean.default(x)),
+          x, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("correction", [0, 1])
+@pytest.mark.parametrize("dims", [[1], [0, 1]])
+def test_var_std_var_mean(correction, dims, device):
+    x = torch.randn(64, 129, device=device) * 3 + 10
+    def fn(x):
+        var_mean = aten.var_mean.correction(x, dims, correction=correction)
+        return (aten.var.correction(x, dims, correction=correction),
+                aten.std.correction(x, dims, correction=correction, keepdim=True), var_mean[0], var_mean[1])
+
+    check(fn, x, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_prod_any_all(dtype, device):
+    x = (torch.rand(20, 9, device=device) * 2 + 0.5).to(dtype) if dtype != torch.bool else torch.rand(20, 9, device=device) > 0.2
+    check(lambda x: (aten.prod.dim_int(x, 1), aten.any.dim(x, 1), aten.all.dim(x, 0), aten.any.default(x)), x,
+          rtol=1e-5, atol=1e-5)
+
+
+def test_sum_of_ints_and_bools_gives_int64(device):
+    i = torch.randint(-5, 5, (10, 11), dtype=torch.int32, device=device)
+    b = torch.rand(10, 11, device=device) > 0.5
+    check(lambda i, b: (aten.sum.dim_IntList(i, [1]), aten.sum.dim_IntList(b, [0])), i, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_sum_in_float_dtypes(dtype, device):
+    x = torch.randn(50, 70, device=device).to(dtype)
+    check(lambda x: (aten.sum.dim_IntList(x, [1]),), x, rtol=2e-2 if dtype == torch.bfloat16 else 1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("name", ["_softmax", "_log_softmax"])
+def test_softmax_and_log_softmax(dim, name, device):
+    x = torch.randn(7, 100, 9, device=device) * 5
+    check(lambda x: (getattr(aten, name).default(x, dim, False),), x, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_of_rows_with_inf(device):
+    x = torch.randn(6, 40, device=device)
+    x[0, :5] = float("-inf")
+    x[1, :] = float("-inf")
+    x[2, 3] = float("inf")
+    x[3, 7] = float("nan")
+    check(lambda x: (aten._softmax.default(x, -1, False),), x)
+
+
+def test_bfloat16_softmax_computes_in_float(device):
+    x = torch.randn(16, 256, device=device).to(torch.bfloat16)
+    check(lambda x: (aten._softmax.default(x, -1, False),), x)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_native_layer_norm(affine, dtype, device):
+    x = (torch.randn(4, 10, 96, device=device) * 2 + 1).to(dtype)
+    w = torch.randn(96, device=device).to(dtype) if affine else None
+    b = torch.randn(96, device=device).to(dtype) if affine else None
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
+    check(lambda x, w, b: aten.native_layer_norm.default(x, [96], w, b, 1e-5), x, w, b, **tol)
+
+
+def test_softmax_backward(device):
+    g, x = torch.randn(8, 33, device=device), torch.randn(8, 33, device=device)
+    y = torch.softmax(x, -1)
+    ly = torch.log_softmax(x, -1)
+    check(lambda g, y, ly: (aten._softmax_backward_data.default(g, y, -1, torch.float32),
+                            aten._log_softmax_backward_data.default(g, ly, -1, torch.float32)), g, y, ly,
+          rtol=1e-5, atol=1e-6)
+
+
+def test_reduction_of_a_pointwise_prologue_and_strided_input(device):
+    x = torch.randn(64, 48, device=device).t()
+    check(lambda x: (aten.sum.dim_IntList(aten.exp.default(aten.mul.Tensor(x, 0.1)), [1]),), x, rtol=1e-5, atol=1e-5)
