@@ -17,8 +17,9 @@ would record; all of them include the global-state guards unless the row says ot
 
 "torch.compile overhead" is compiled(args) minus eager(args) for the same function, with
 backend="eager" (the graph runs the same ops eagerly: the difference is dynamo's frame
-evaluation, guard check and graph call). Timings are the minimum over repeats of the mean of
-many calls; the machine's load average is printed because other processes skew them.
+evaluation, guard check and graph call). Timings are CPU time of this process (one torch
+thread), the minimum over repeats of the mean of many calls, so other processes on a shared
+machine skew them less; the load average is printed anyway.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import timeit
 
 # This file is named like the package it measures; as a script its folder comes first on
@@ -49,9 +51,9 @@ from guards.sources import AttrSource
 
 
 def best_of(call, repeat: int, budget_s: float = 0.05) -> float:
-    """Seconds per call: the minimum over `repeat` runs, each about `budget_s` long."""
-    calls = max(1, int(budget_s / max(timeit.timeit(call, number=10) / 10, 1e-9)))
-    return min(timeit.repeat(call, number=calls, repeat=repeat)) / calls
+    """CPU seconds per call: the minimum over `repeat` runs, each about `budget_s` long."""
+    calls = max(1, int(budget_s / max(timeit.timeit(call, number=10, timer=time.process_time) / 10, 1e-7)))
+    return min(timeit.repeat(call, number=calls, repeat=repeat, timer=time.process_time)) / calls
 
 
 def one(x):
@@ -116,6 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     repeat = parser.parse_args().repeat
+    torch.set_num_threads(1)
 
     x = torch.randn(8, 3)
     xs = [torch.randn(8, 3) for _ in range(10)]

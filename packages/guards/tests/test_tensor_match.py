@@ -84,6 +84,25 @@ def test_fails_on_single_change(change, sentence):
     assert guard.why(changed).startswith(sentence)
 
 
+@pytest.mark.parametrize(
+    "example, other",
+    [
+        (lambda: torch.randn(4, 3), lambda: torch.randn(3, 4).t()),
+        (lambda: torch.randn(4, 3), lambda: torch.randn(4, 6)[:, ::2]),
+        # A size-1 dim's stride is ignored by is_contiguous() but not by the guard.
+        (lambda: torch.randn(1, 3), lambda: torch.randn(3, 1).t()),
+        (lambda: torch.randn(3, 1).t(), lambda: torch.randn(1, 3)),
+        (lambda: torch.randn(0, 3), lambda: torch.randn(3, 0).t()),
+    ],
+)
+def test_same_sizes_different_strides_fail(example, other):
+    guard = guard_for(example())
+    assert guard(same_metadata(example()))
+    changed = other()
+    assert guard(changed) is False
+    assert guard.why(changed).startswith("L['x'].stride()[")
+
+
 def test_conj_bit_is_checked_for_complex():
     z = torch.randn(3, dtype=torch.complex64)
     guard = guard_for(z)

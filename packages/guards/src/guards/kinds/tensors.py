@@ -109,7 +109,7 @@ def _tensor_match(guard: TensorMatch, ctx: EmitContext) -> list[Check]:
     checks.append(
         check(grad if guard.requires_grad else f"not {grad}", f"{source}.requires_grad == {guard.requires_grad}", grad)
     )
-    checks += _dims_checks(StrideSource(source), guard.strides, ctx, f"len({source}.stride())")
+    checks += _dims_checks(StrideSource(source), guard.strides, ctx, f"len({source}.stride())", x if _contiguous(guard) else "")
     checks.append(_device_check(guard, x, ctx))
     for flag, applies in _FLAGS.items():
         if applies(guard.dtype) or getattr(guard, flag):
@@ -127,8 +127,31 @@ _FLAGS: dict[str, Callable[[torch.dtype], bool]] = {
 }
 
 
-def _dims_checks(whole: Source, values: tuple[int | None, ...], ctx: EmitContext, rank_text: str) -> list[Check]:
-    """`x.shape == (8, 3)` when all dims are static; else the rank and each static dim."""
+def _contiguous(guard: TensorMatch) -> bool:
+    """Whether `x.is_contiguous()` is exactly the stride check, once the sizes matched.
+
+    It is when the expected strides are the contiguous ones and every size is at least 2:
+    `is_contiguous` ignores the stride of a size-1 dim and of an empty tensor, which the
+    exact check does not. One call instead of building and comparing a stride tuple.
+    """
+    sizes = guard.sizes
+    if None in sizes or None in guard.strides or any(size < 2 for size in sizes):
+        return False
+    expected, running = [], 1
+    for size in reversed(sizes):
+        expected.append(running)
+        running *= size
+    return tuple(reversed(expected)) == guard.strides
+
+
+def _dims_checks(
+    whole: Source, values: tuple[int | None, ...], ctx: EmitContext, rank_text: str, contiguous_tensor: str = ""
+) -> list[Check]:
+    """`x.shape == (8, 3)` when all dims are static; else the rank and each static dim.
+
+    `contiguous_tensor` (the tensor's expression) replaces the whole-stride comparison with
+    `is_contiguous()` where `_contiguous` says that is the same test.
+    """
     read = ctx.read(whole)
     length = f"{ctx.builtin('len')}({read})"
     rank = check(f"{length} == {len(values)}", f"{rank_text} == {len(values)}", length)
@@ -140,7 +163,8 @@ def _dims_checks(whole: Source, values: tuple[int | None, ...], ctx: EmitContext
     if None in values:
         return [rank, *per_dim]
     expected = tuple(values)
-    return [check(f"{read} == {expected!r}", f"{whole} == {expected!r}", read, details=[rank, *per_dim])]
+    test = f"{contiguous_tensor}.is_contiguous()" if contiguous_tensor else f"{read} == {expected!r}"
+    return [check(test, f"{whole} == {expected!r}", read, details=[rank, *per_dim])]
 
 
 # How to test a device cheaply, by device type: a bool property beats building a
