@@ -66,7 +66,7 @@ def test_each_value_is_read_once():
     assert source.count("._modules['layers']") == 1
     for i in range(3):
         assert source.count(f"._modules['{i}']") == 1
-        assert source.count(f"._parameters['weight']") == 3
+    assert source.count("._parameters['weight']") == 3
 
 
 def test_guard_passes_on_fresh_inputs_and_reports_module_changes():

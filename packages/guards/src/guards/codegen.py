@@ -100,11 +100,11 @@ class EmitContext:
             self._builtins[name] = self.constant(getattr(builtins, name), f"{name}_builtin", name)
         return self._builtins[name]
 
-    def type_name(self, kind: type, spelling: str) -> str:
+    def type_name(self, kind: type) -> str:
         """A name for the type `kind`: the builtin itself (`int`) or a bound constant."""
         if getattr(builtins, kind.__name__, None) is kind:
             return self.builtin(kind.__name__)
-        return self.constant(kind, kind.__name__, spelling)
+        return self.constant(kind, kind.__name__, type_spelling(kind))
 
     def local(self, stem: str) -> str:
         return self._names.fresh(stem)
@@ -127,11 +127,14 @@ class _Namer:
         raise AssertionError("unreachable: itertools.count is infinite")
 
 
+def type_spelling(kind: type) -> str:
+    """How people write the type: `int`, `torch.Tensor`, `torch.nn.parameter.Parameter`."""
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
 def _spell(value: object) -> str:
-    module = getattr(value, "__module__", None)
-    qualname = getattr(value, "__qualname__", None)
-    if isinstance(value, type) and module and qualname:
-        return qualname if module == "builtins" else f"{module}.{qualname}"
+    if isinstance(value, type):
+        return type_spelling(value)
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 

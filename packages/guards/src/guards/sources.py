@@ -41,7 +41,7 @@ def _identifier_hint(text: str) -> str:
     return stem if stem and not stem[0].isdigit() else f"v_{stem}"
 
 
-def _is_literal(value: object) -> bool:
+def has_literal_spelling(value: object) -> bool:
     """True when `repr(value)` is Python source that evaluates back to an equal, same-typed value."""
     try:
         back = ast.literal_eval(repr(value))
@@ -169,7 +169,7 @@ class ItemSource(Source):
     key: object
 
     def __post_init__(self) -> None:
-        if not _is_literal(self.key):
+        if not has_literal_spelling(self.key):
             raise SourceError(
                 f"ItemSource key {self.key!r} has no Python literal spelling; guard the "
                 "container another way (e.g. iterate its items with their positions)"

@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..codegen import Check, EmitContext, check
+from ..codegen import Check, EmitContext, check, type_spelling
 from ..errors import GuardError
 from ..sources import ItemSource, ShapeSource, Source, StrideSource
 from .base import PRIORITY_TENSOR, Guard, emits
-from .values import TypeMatch, _type_spelling
+from .values import TypeMatch
 
 
 def _static(values: Sequence[object]) -> tuple[int | None, ...]:
@@ -100,9 +100,9 @@ def _tensor_match(guard: TensorMatch, ctx: EmitContext) -> list[Check]:
     source = guard.source
     x = ctx.read(source)
     type_of = f"{ctx.builtin('type')}({x})"
-    kind = ctx.type_name(guard.kind, _type_spelling(guard.kind))
+    kind = ctx.type_name(guard.kind)
     dtype = ctx.constant(guard.dtype, str(guard.dtype).removeprefix("torch."), str(guard.dtype))
-    checks = [check(f"{type_of} is {kind}", f"type({source}) is {_type_spelling(guard.kind)}", type_of)]
+    checks = [check(f"{type_of} is {kind}", f"type({source}) is {type_spelling(guard.kind)}", type_of)]
     checks += _dims_checks(ShapeSource(source), guard.sizes, ctx, f"{source}.dim()")
     checks.append(check(f"{x}.dtype is {dtype}", f"{source}.dtype == {guard.dtype}", f"{x}.dtype"))
     grad = f"{x}.requires_grad"

@@ -10,19 +10,14 @@ import types
 
 import torch
 
-from ..codegen import Check, EmitContext, check
+from ..codegen import Check, EmitContext, check, type_spelling
 from ..errors import GuardError
-from ..sources import ItemSource, Source, _is_literal
+from ..sources import ItemSource, Source, has_literal_spelling
 from .base import PRIORITY_OBJECT, Guard, emits
 
 
 def _describe(value: object) -> str:
     return f"<{type(value).__qualname__} at {id(value):#x}>"
-
-
-def _type_spelling(kind: type) -> str:
-    module = kind.__module__
-    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +29,7 @@ class TypeMatch(Guard):
     priority = PRIORITY_OBJECT
 
     def __str__(self) -> str:
-        return f"type({self.source}) is {_type_spelling(self.kind)}"
+        return f"type({self.source}) is {type_spelling(self.kind)}"
 
     def implies(self) -> tuple[Guard, ...]:
         return () if self.kind is type(None) else (NotNone(self.source),)
@@ -43,7 +38,7 @@ class TypeMatch(Guard):
 @emits(TypeMatch)
 def _type_match(guard: TypeMatch, ctx: EmitContext) -> list[Check]:
     value = ctx.read(guard.source)
-    kind = ctx.type_name(guard.kind, _type_spelling(guard.kind))
+    kind = ctx.type_name(guard.kind)
     actual = f"{ctx.builtin('type')}({value})"
     return [check(f"{actual} is {kind}", str(guard), actual)]
 
@@ -165,9 +160,9 @@ def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Ch
     if _compares_by_identity(value):
         expected = _literal_or_constant(value, source, ctx)
         return [check(f"{read} is {expected}", f"{source} is {value!r}", read)]
-    kind = ctx.type_name(type(value), _type_spelling(type(value)))
+    kind = ctx.type_name(type(value))
     type_of = f"{ctx.builtin('type')}({read})"
-    type_check = check(f"{type_of} is {kind}", f"type({source}) is {_type_spelling(type(value))}", type_of)
+    type_check = check(f"{type_of} is {kind}", f"type({source}) is {type_spelling(type(value))}", type_of)
     if type(value) in _SEQUENCE_TYPES:
         length = f"{ctx.builtin('len')}({read})"
         checks = [type_check, check(f"{length} == {len(value)}", f"len({source}) == {len(value)}", length)]
@@ -181,7 +176,7 @@ def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Ch
 
 
 def _literal_or_constant(value: object, source: Source, ctx: EmitContext) -> str:
-    if _is_literal(value):
+    if has_literal_spelling(value):
         return repr(value)
     return ctx.constant(value, _constant_name(value, source), repr(value))
 
@@ -252,7 +247,7 @@ class DictKeysMatch(Guard):
 @emits(DictKeysMatch)
 def _dict_keys_match(guard: DictKeysMatch, ctx: EmitContext) -> list[Check]:
     keys = list(guard.keys)
-    expected = repr(keys) if _is_literal(keys) else ctx.constant(keys, f"{guard.source.hint}_keys")
+    expected = repr(keys) if has_literal_spelling(keys) else ctx.constant(keys, f"{guard.source.hint}_keys")
     actual = f"{ctx.builtin('list')}({ctx.read(guard.source)})"
     return [check(f"{actual} == {expected}", str(guard), actual)]
 
