@@ -44,8 +44,10 @@ def read(source: sources.Source, frame: FrameValues) -> object:
             return read(base, frame).stride()
         case sources.StorageOffsetSource(base):
             return read(base, frame).storage_offset()
-        case sources.SubmoduleSource(base, name) | sources.ParameterSource(base, name) | sources.BufferSource(base, name):
-            return getattr(read(base, frame), name)
+        case sources.SubmoduleSource(module, name) | sources.ParameterSource(module, name) | sources.BufferSource(module, name):
+            return getattr(read(module, frame), name)
+        case sources.ModuleRegistrySource(base, registry):
+            return getattr(read(base, frame), registry)
     raise NotImplementedError(type(source))
 
 

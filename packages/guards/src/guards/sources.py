@@ -255,27 +255,53 @@ class StorageOffsetSource(Source):
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
+class ModuleRegistrySource(Source):
+    """One of an nn.Module's member dicts, `module._parameters` / `_buffers` / `_modules`.
+
+    Its own node so that siblings share one read: the guard of `m.weight` and `m.bias`
+    reads `m._parameters` once.
+    """
+
+    base: Source
+    registry: str
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}{self.registry}"
+
+    def code(self, base: str) -> str:
+        return f"{base}.{self.registry}"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
 class _ModuleMemberSource(Source):
     """A member of an nn.Module stored in one of its registries (`_parameters`, ...).
 
     `nn.Module.__getattr__` is Python code that searches three dicts; reading the right dict
     directly is several times faster. Only valid when the attribute really lives there (the
-    caller knows: it saw where `getattr` found it at capture time).
+    caller knows: it saw where `getattr` found it at capture time). Prints as the attribute.
     """
 
-    base: Source
+    module: Source
     name: str
     registry = ""  # the nn.Module dict attribute holding this kind of member
 
+    @property
+    def base(self) -> Source:
+        return ModuleRegistrySource(self.module, self.registry)
+
     def __str__(self) -> str:
-        return AttrSource(self.base, self.name).code(str(self.base))
+        return AttrSource(self.module, self.name).code(str(self.module))
 
     @property
     def hint(self) -> str:
-        return _identifier_hint(f"{self.base.hint}_{self.name}")
+        return _identifier_hint(f"{self.module.hint}_{self.name}")
 
     def code(self, base: str) -> str:
-        return f"{base}.{self.registry}[{self.name!r}]"
+        return f"{base}[{self.name!r}]"
 
 
 class ParameterSource(_ModuleMemberSource):
@@ -297,7 +323,7 @@ class SubmoduleSource(_ModuleMemberSource):
 
     def __str__(self) -> str:
         if self.name.isdigit():
-            return f"{self.base}[{self.name}]"
+            return f"{self.module}[{self.name}]"
         return super().__str__()
 
 
