@@ -3,7 +3,6 @@ fresh inputs, and count cache entries (captures)."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import capture
@@ -63,12 +62,23 @@ def check(fn, make_args, *, calls: int = 2, **options):
 
 def run_and_compare(compiled, fn, arguments):
     args, kwargs = arguments if _is_args_kwargs(arguments) else (arguments, {})
-    eager_args, eager_kwargs = copy.deepcopy((args, kwargs))
+    eager_args, eager_kwargs = clone_inputs((args, kwargs))
     expected = fn(*eager_args, **eager_kwargs)
     actual = compiled(*args, **kwargs)
     assert_same(actual, expected)
     assert_same(list(args), list(eager_args), "arguments after the call")
     return actual
+
+
+def clone_inputs(obj):
+    """Copies of the tensors (and of the lists/dicts holding them); other objects are shared."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone().requires_grad_(obj.requires_grad) if obj.is_leaf else obj.clone()
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(clone_inputs(x) for x in obj)
+    if type(obj) is dict:
+        return {k: clone_inputs(v) for k, v in obj.items()}
+    return obj
 
 
 def _is_args_kwargs(arguments) -> bool:

@@ -26,7 +26,7 @@ def test_list_methods():
         last = items.pop()
         items.remove(items[0])
         items.reverse()
-        return items, last, items.index(items[2]), len(items)
+        return items, last, items.index(items[0]), len(items)
 
     check(fn, two)
 

@@ -20,7 +20,7 @@ from guards import kinds
 from guards.sources import ItemSource
 from torch import nn
 
-from .calls.registry import CALL_RULES
+from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
 from .values.base import Value
@@ -126,7 +126,7 @@ def _python_module(session, obj, source):
 def _function(session, obj, source):
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
-    if is_torch_operation(obj) or obj in CALL_RULES:
+    if is_torch_operation(obj) or rule_for(obj) is not None:
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)
 
@@ -229,3 +229,24 @@ def _ordered_dict(session, obj, source):
         # An HF ModelOutput passed in: its fields are read as attributes of the real object.
         return _object(session, obj, source)
     return _dict(session, obj, source)
+
+
+@wraps(torch.no_grad, torch.enable_grad)
+def _grad_mode_manager(session, obj, source):
+    from .values.context import GradModeContext
+
+    return GradModeContext(isinstance(obj, torch.enable_grad), type(obj))
+
+
+@wraps(torch.inference_mode)
+def _inference_mode_manager(session, obj, source):
+    from .values.context import InferenceModeContext
+
+    return InferenceModeContext(obj.mode)
+
+
+@wraps(torch.autocast)
+def _autocast_manager(session, obj, source):
+    from .values.context import AutocastContext
+
+    return AutocastContext(obj.device, obj.fast_dtype, obj._enabled, obj._cache_enabled)

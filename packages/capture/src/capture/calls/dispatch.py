@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import Unsupported
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
-from .registry import CALL_RULES, CONSTRUCT_RULES
+from .registry import CONSTRUCT_RULES, rule_for
 from .torch_ops import is_torch_operation, record_torch_call
 
 _PURE_BUILTINS = frozenset(
@@ -42,15 +42,8 @@ def _is_pure(fn: Any) -> bool:
     return objclass in _IMMUTABLE_TYPES
 
 
-def _rule_for(fn: Any):
-    try:
-        return CALL_RULES.get(fn)
-    except TypeError:  # unhashable callables have no rule
-        return None
-
-
 def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    handler = _rule_for(fn)
+    handler = rule_for(fn)
     if handler is not None:
         return handler(frame, args, kwargs)
     if is_torch_operation(fn):

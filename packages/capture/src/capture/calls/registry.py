@@ -29,3 +29,20 @@ def construct_rule(*classes, subclasses: bool = False):
         return handler
 
     return register
+
+
+def rule_for(fn: Any) -> Callable | None:
+    """The rule for `fn`, also when `fn` wraps a function that has one: torch re-wraps some
+    functions after import (`torch.manual_seed` gets a functools.wraps wrapper once
+    torch._dynamo is loaded), so rules are found through `__wrapped__`."""
+    for _ in range(8):
+        try:
+            handler = CALL_RULES.get(fn)
+        except TypeError:  # unhashable callables have no rule
+            return None
+        if handler is not None:
+            return handler
+        fn = getattr(fn, "__wrapped__", None)
+        if fn is None:
+            return None
+    return None

@@ -41,9 +41,12 @@ def is_torch_operation(fn: Any) -> bool:
         return False
     if is_tensor_method(fn):
         return True
-    module = getattr(fn, "__module__", None)
     if isinstance(fn, types.FunctionType):
+        # The module the code lives in: functools.wraps copies __module__ from the wrapped
+        # function, so a torch decorator around user code would look like user code.
+        module = fn.__globals__.get("__name__")
         return _torch_module(module) and not module.startswith(_INLINED_TORCH_MODULES)
+    module = getattr(fn, "__module__", None)
     if isinstance(fn, types.BuiltinFunctionType):
         return _torch_module(module) or _torch_module(getattr(getattr(fn, "__self__", None), "__name__", None))
     return False

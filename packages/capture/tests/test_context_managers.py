@@ -1,0 +1,117 @@
+"""`with` blocks over PyTorch's global state: grad mode, inference mode and autocast become
+nodes of the graph, and the global state outside the block is unchanged."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+
+from helpers import assert_same, captures, check, compile_eager, graph_of
+
+
+def leaf():
+    return (torch.randn(3, 4, requires_grad=True),)
+
+
+def targets(compiled):
+    return [n.target for n in graph_of(compiled).graph.nodes if n.op == "call_function"]
+
+
+def test_no_grad_block():
+    def fn(x):
+        with torch.no_grad():
+            y = x * 2
+        return y, x * 3
+
+    compiled = check(fn, leaf)
+    assert targets(compiled).count(torch._C._set_grad_enabled) == 2
+    assert torch.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad():
+    def fn(x):
+        with torch.no_grad():
+            with torch.enable_grad():
+                y = x * 2
+            z = x + 1
+        return y, z
+
+    check(fn, leaf)
+
+
+def test_set_grad_enabled_as_context_and_call():
+    def fn(x):
+        with torch.set_grad_enabled(False):
+            y = x * 2
+        torch.set_grad_enabled(False)
+        z = x * 3
+        torch.set_grad_enabled(True)
+        return y, z, x * 4
+
+    check(fn, leaf)
+    assert torch.is_grad_enabled()
+
+
+def test_grad_mode_as_decorator():
+    @torch.no_grad()
+    def helper(t):
+        return t * 2
+
+    check(lambda x: (helper(x), x + 1), leaf)
+
+
+def test_inference_mode_block():
+    def fn(x):
+        with torch.inference_mode():
+            y = x * 2
+        return y.clone()
+
+    compiled = compile_eager(fn)
+    x = leaf()[0]
+    out = compiled(x)
+    torch.testing.assert_close(out, fn(x))
+    assert not out.requires_grad
+
+
+def test_autocast_block():
+    def fn(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = x @ w
+        return y, (x @ w).dtype
+
+    compiled = check(fn, lambda: (torch.randn(4, 4), torch.randn(4, 4)))
+    out, _ = compiled(torch.randn(4, 4), torch.randn(4, 4))
+    assert out.dtype is torch.bfloat16
+    assert not torch.is_autocast_enabled("cpu")
+
+
+def test_grad_mode_at_call_is_guarded():
+    compiled = compile_eager(lambda x: x * 2)
+    x = leaf()[0]
+    assert compiled(x).requires_grad
+    with torch.no_grad():
+        assert not compiled(x).requires_grad
+    assert captures(compiled) == 2
+
+
+def test_nullcontext():
+    def fn(x):
+        with contextlib.nullcontext(5) as value:
+            return x + value
+
+    check(fn, leaf)
+
+
+def test_state_restored_when_tracing_fails():
+    import capture
+
+    def fn(x):
+        with torch.no_grad():
+            print("unsupported inside the block")
+        return x
+
+    with pytest.raises(capture.Unsupported):
+        compile_eager(fn)(leaf()[0])
+    assert torch.is_grad_enabled()

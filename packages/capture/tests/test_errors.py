@@ -1,0 +1,73 @@
+"""What capture cannot trace is refused with `capture.Unsupported`: the reason, the user's
+file:line and source line, the chain of calls that led there, and a hint.
+
+PYTEST_DONT_REWRITE: the functions here are traced.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import capture
+from helpers import compile_eager
+
+
+def helper_that_prints(t):
+    print("hello")  # the unsupported line
+    return t
+
+
+@pytest.mark.parametrize(
+    "fn, reason",
+    [
+        (lambda x: x.item() + 1, "item"),
+        (lambda x: x + 1 if x.sum() > 0 else x - 1, "data-dependent"),
+        (lambda x: helper_that_prints(x), "print"),
+        (lambda x: x.tolist(), "tolist"),
+        (lambda x: torch.manual_seed(0) and x, "random state"),
+        (lambda x: int(x) + 1, "tensor"),
+    ],
+    ids=["item", "branch on data", "print", "tolist", "manual_seed", "int of tensor"],
+)
+def test_unsupported_constructs_are_refused(fn, reason):
+    with pytest.raises(capture.Unsupported, match=reason):
+        compile_eager(fn)(torch.randn(3))
+
+
+def test_error_names_file_line_source_and_stack():
+    def outer(x):
+        return helper_that_prints(x * 2)
+
+    with pytest.raises(capture.Unsupported) as info:
+        compile_eager(outer)(torch.randn(3))
+    error = info.value
+    assert error.filename == __file__
+    assert error.source_line == 'print("hello")  # the unsupported line'
+    assert [loc.function for loc in error.stack] == ["outer", "helper_that_prints"]
+    assert error.hint
+    text = str(error)
+    assert "helper_that_prints" in text and f"line {error.lineno}" in text and "hint:" in text
+
+
+def test_fullgraph_raises_the_same_error():
+    with pytest.raises(capture.Unsupported, match="print"):
+        capture.optimize(helper_that_prints, capture.backends.eager, fullgraph=True)(torch.randn(2))
+
+
+def test_exception_raised_by_the_program_reaches_the_caller():
+    def fn(x):
+        return {"a": x}["b"]
+
+    with pytest.raises(KeyError, match="b"):
+        compile_eager(fn)(torch.randn(2))
+
+
+def test_shape_errors_are_the_programs_own():
+    with pytest.raises(RuntimeError, match="size"):
+        compile_eager(lambda x, y: x + y)(torch.randn(2), torch.randn(3))
+
+
+def test_optimize_refuses_non_functions():
+    with pytest.raises(capture.CaptureError, match="expects a Python function"):
+        capture.optimize(42, capture.backends.eager)

@@ -1,0 +1,178 @@
+"""nn.Module: forward inlined, parameters and buffers as graph inputs (so gradients flow),
+container modules, attributes and the training flag guarded, and the compiled module keeping
+the original's state_dict and attributes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from helpers import assert_same, captures, check, compile_eager, graph_of, run_and_compare
+
+
+class Block(nn.Module):
+    def __init__(self, width=8):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.proj = nn.Linear(width, width)
+        self.register_buffer("scale", torch.full((width,), 0.5))
+        self.drop = nn.Dropout(0.0)
+        self.use_residual = True
+
+    @property
+    def width(self):
+        return self.proj.in_features
+
+    def forward(self, x):
+        y = self.drop(self.proj(self.norm(x))) * self.scale
+        return x + y if self.use_residual else y
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(Block(), Block())
+        self.heads = nn.ModuleDict({"a": nn.Linear(8, 2), "b": nn.Linear(8, 3)})
+        self.extra = nn.ModuleList([nn.ReLU(), nn.GELU()])
+
+    def forward(self, x):
+        x = self.blocks(x)
+        for act in self.extra:
+            x = act(x)
+        return {name: head(x) for name, head in self.heads.items()}, self.blocks[0].width
+
+
+class Child(Block):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+def inputs():
+    return (torch.randn(4, 8),)
+
+
+def test_module_matches_eager():
+    net = Net()
+    compiled = compile_eager(net)
+    for _ in range(2):
+        x = inputs()[0]
+        assert_same(compiled(x), net(x))
+    assert captures(compiled) == 1
+
+
+def test_parameters_and_buffers_are_graph_inputs():
+    net = Net()
+    compiled = compile_eager(net)
+    compiled(*inputs())
+    graph = graph_of(compiled).graph
+    assert not [n for n in graph.nodes if n.op == "get_attr"]
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 1 + len(list(net.parameters())) + len(list(net.buffers()))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_gradients_match_eager(backend):
+    import capture
+
+    if backend == "aot_eager":
+        aot_autograd = pytest.importorskip("aot_autograd")
+        compiler_fn = aot_autograd.aot_eager
+    else:
+        compiler_fn = capture.backends.eager
+    net = Net()
+    reference = Net()
+    reference.load_state_dict(net.state_dict())
+    compiled = capture.optimize(net, compiler_fn)
+    x = torch.randn(4, 8, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    out, _ = compiled(x)
+    ref, _ = reference(x_ref)
+    sum(v.sum() for v in out.values()).backward()
+    sum(v.sum() for v in ref.values()).backward()
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    for (name, p), q in zip(net.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+
+
+def test_super_and_inheritance():
+    check(Child(), inputs)
+
+
+def test_training_flag_is_guarded():
+    block = Block()
+    block.drop.p = 0.5
+    compiled = compile_eager(block)
+    x = inputs()[0]
+    block.eval()
+    assert_same(compiled(x), block(x))
+    block.train()
+    torch.manual_seed(0)
+    out = compiled(x)
+    torch.manual_seed(0)
+    assert_same(out, block(x))
+    assert captures(compiled) == 2
+
+
+def test_module_attribute_change_recaptures():
+    block = Block()
+    compiled = compile_eager(block)
+    x = inputs()[0]
+    assert_same(compiled(x), block(x))
+    block.use_residual = False
+    assert_same(compiled(x), block(x))
+    assert captures(compiled) == 2
+
+
+def test_replaced_submodule_recaptures():
+    block = Block()
+    compiled = compile_eager(block)
+    x = inputs()[0]
+    compiled(x)
+    block.proj = nn.Linear(8, 8)
+    assert_same(compiled(x), block(x))
+    assert captures(compiled) == 2
+
+
+def test_compiled_module_keeps_state_and_attributes():
+    net = Net()
+    compiled = compile_eager(net)
+    assert compiled._orig_mod is net
+    assert compiled.heads is net.heads
+    assert set(compiled.state_dict()) == {f"_orig_mod.{k}" for k in net.state_dict()}
+    compiled.eval()
+    assert not net.training
+
+
+def test_parameter_updates_are_seen_without_recapture():
+    block = Block()
+    compiled = compile_eager(block)
+    x = inputs()[0]
+    compiled(x)
+    with torch.no_grad():
+        block.proj.weight.mul_(2)
+    assert_same(compiled(x), block(x))
+    assert captures(compiled) == 1
+
+
+def test_module_with_hooks_runs_eagerly():
+    block = Block()
+    calls = []
+    block.register_forward_hook(lambda m, i, o: calls.append(1))
+    compiled = compile_eager(block)
+    x = inputs()[0]
+    with pytest.warns(UserWarning, match="hooks"):
+        assert_same(compiled(x), block(x))
+    assert len(calls) == 2, "the hook ran for the compiled call too"
+
+
+def test_functions_taking_modules():
+    proj = nn.Linear(4, 4)
+
+    def fn(module, x):
+        return module(x).relu() + module.bias
+
+    compiled = check(fn, lambda: (proj, torch.randn(2, 4)))
+    other = nn.Linear(4, 4)
+    run_and_compare(compiled, fn, (other, torch.randn(2, 4)))
+    assert captures(compiled) == 2

@@ -1,0 +1,114 @@
+"""Side effects on objects that outlive the call: attribute writes, mutated input containers,
+objects created by the traced code and returned. Capture records them and the compiled entry
+replays them after the graph runs, so the caller sees what eager would leave behind."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from helpers import assert_same, captures, check, compile_eager
+
+
+class State:
+    def __init__(self):
+        self.calls = 0
+        self.last = None
+
+
+@dataclasses.dataclass
+class Output:
+    value: torch.Tensor
+    extra: int = 0
+
+
+def test_attribute_writes_on_objects_are_replayed():
+    def fn(state, x):
+        state.calls += 1
+        state.last = x * 2
+        return x + state.calls
+
+    compiled = compile_eager(fn)
+    state, reference = State(), State()
+    for _ in range(3):
+        x = torch.randn(3)
+        assert_same(compiled(state, x), fn(reference, x))
+        assert state.calls == reference.calls
+        torch.testing.assert_close(state.last, reference.last)
+    assert captures(compiled) == 3, "each call sees a new `calls` value: a new capture"
+
+
+def test_input_list_mutation_is_replayed():
+    def fn(items, x):
+        items.append(x * 2)
+        items[0] = x
+        return len(items)
+
+    compiled = compile_eager(fn)
+    x = torch.randn(3)
+    mine, theirs = [torch.zeros(3)], [torch.zeros(3)]
+    assert compiled(mine, x) == fn(theirs, x)
+    assert_same(mine, theirs)
+
+
+def test_input_dict_mutation_is_replayed():
+    def fn(cache, x):
+        cache["seen"] = x + 1
+        cache.pop("old")
+        return x
+
+    compiled = compile_eager(fn)
+    x = torch.randn(2)
+    mine, theirs = {"old": 1}, {"old": 1}
+    compiled(mine, x)
+    fn(theirs, x)
+    assert_same(mine, theirs)
+
+
+def test_new_objects_are_returned():
+    def fn(x):
+        out = Output(x * 2, extra=x.shape[0])
+        out.extra += 1
+        return out
+
+    check(fn, lambda: (torch.randn(4),))
+
+
+def test_new_user_object_attributes():
+    def fn(x):
+        state = State()
+        state.last = x.sin()
+        return state.last, state.calls
+
+    check(fn, lambda: (torch.randn(4),))
+
+
+def test_writes_visible_to_later_reads_in_the_same_call():
+    def fn(state, x):
+        state.last = x
+        return state.last * 2
+
+    compiled = compile_eager(fn)
+    x = torch.randn(3)
+    state = State()
+    assert_same(compiled(state, x), x * 2)
+    assert state.last is x
+
+
+def test_module_attribute_write():
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0
+
+        def forward(self, x):
+            self.steps = self.steps + 1
+            return x * self.steps
+
+    module, reference = Counter(), Counter()
+    compiled = compile_eager(module)
+    for _ in range(2):
+        x = torch.randn(2)
+        assert_same(compiled(x), reference(x))
+    assert module.steps == reference.steps == 2
