@@ -12,7 +12,19 @@ __version__ = "0.1.0"
 
 from . import backends, config
 from .errors import CaptureError, Unsupported
+from .export import ExportedProgram, ExportGuardError, export
 from .optimize import OptimizedModule, optimize
 from .runtime import reset
 
-__all__ = ["CaptureError", "OptimizedModule", "Unsupported", "backends", "config", "optimize", "reset"]
+__all__ = [
+    "CaptureError",
+    "ExportGuardError",
+    "ExportedProgram",
+    "OptimizedModule",
+    "Unsupported",
+    "backends",
+    "config",
+    "export",
+    "optimize",
+    "reset",
+]

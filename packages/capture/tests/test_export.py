@@ -1,0 +1,76 @@
+"""capture.export: one graph for example inputs, with specs, guards and a readable graph;
+code that would need a graph break is refused naming the user's line."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import capture
+from helpers import assert_same
+
+
+class TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 8)
+        self.b = nn.Linear(8, 2)
+
+    def forward(self, x, *, scale=1.0):
+        hidden = self.a(x).relu()
+        return {"out": self.b(hidden) * scale, "hidden": hidden}
+
+
+def test_exported_module_matches_eager():
+    model = TwoLayers()
+    program = capture.export(model, torch.randn(3, 4), scale=2.0)
+    x = torch.randn(3, 4)
+    assert_same(program(x, scale=2.0), model(x, scale=2.0))
+
+
+def test_graph_is_readable_and_has_lifted_parameters():
+    program = capture.export(TwoLayers(), torch.randn(3, 4))
+    text = program.graph_module.print_readable(print_output=False)
+    assert "relu" in text and "linear" in text
+    placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 5
+    assert not [n for n in program.graph.nodes if n.op == "get_attr"]
+
+
+def test_specs_describe_inputs_and_outputs():
+    program = capture.export(TwoLayers(), torch.randn(3, 4), scale=2.0)
+    assert program.in_spec.num_leaves == 2
+    assert program.out_spec.num_leaves == 2
+
+
+def test_calling_with_other_shapes_is_refused():
+    program = capture.export(lambda x: x * 2, torch.randn(3))
+    with pytest.raises(capture.ExportGuardError, match=r"L\['x'\]"):
+        program(torch.randn(4))
+
+
+def test_guards_are_exposed():
+    program = capture.export(lambda x: x * 2, torch.randn(3))
+    assert program.guards(torch.randn(3))
+    assert "L['x']" in program.guards.source
+
+
+def test_graph_break_is_refused_with_location():
+    def fn(x):
+        y = x * 2
+        print(y)
+        return y
+
+    with pytest.raises(capture.Unsupported) as info:
+        capture.export(fn, torch.randn(3))
+    assert info.value.filename == __file__
+    assert info.value.source_line == "print(y)"
+
+
+def test_program_exception_propagates():
+    def fn(x):
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        capture.export(fn, torch.randn(3))
