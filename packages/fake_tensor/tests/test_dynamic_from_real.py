@@ -1,0 +1,70 @@
+"""from_real with dynamic_dims: fakes with symbolic sizes from the mode's ShapeEnv, which
+evaluate (at the example sizes) to what eager computes."""
+
+import pytest
+import torch
+
+from fake_tensor import FakeTensorError, FakeTensorMode, ShapeEnv, is_fake
+
+PYTHON_DISPATCHER = torch._C.DispatchKey.PythonDispatcher
+
+
+def at_hints(env, values):
+    return tuple(env.size_hint(v) for v in values)
+
+
+@pytest.mark.parametrize(
+    "make,dims",
+    [
+        (lambda: torch.randn(4, 6, 8), [0, 1]),
+        (lambda: torch.randn(6, 4).t(), [1]),
+        (lambda: torch.randn(5, 7)[1:], [0]),
+        (lambda: torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last), [2, 3]),
+    ],
+    ids=["contiguous", "transposed", "with_offset", "channels_last"],
+)
+def test_dynamic_dims_are_symbolic_and_hint_the_real_metadata(make, dims):
+    real = make()
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fake = mode.from_real(real, dynamic_dims=dims, source="L['x']")
+    assert is_fake(fake)
+    assert [isinstance(s, torch.SymInt) for s in fake.shape] == [d in dims for d in range(real.dim())]
+    env = mode.shape_env
+    assert at_hints(env, fake.shape) == tuple(real.shape)
+    assert at_hints(env, fake.stride()) == real.stride()
+    assert env.size_hint(fake.storage_offset()) == real.storage_offset()
+
+
+PROGRAMS = {
+    "linear_softmax": lambda x: torch.softmax(torch.nn.functional.linear(x, torch.ones(5, 8)), -1),
+    "reshape_transpose": lambda x: x.transpose(0, 1).reshape(-1, 8),
+    "cat_and_slice": lambda x: torch.cat([x, x * 2], dim=0)[1:],
+    "reduction": lambda x: x.sum(dim=1, keepdim=True) - x.mean(),
+    "layer_norm": lambda x: torch.nn.functional.layer_norm(x, (8,)),
+}
+
+
+@pytest.mark.parametrize("program", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_ops_on_dynamic_fakes_give_shapes_that_hint_eager(program):
+    real = torch.randn(4, 6, 8)
+    eager = program(real)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fake = mode.from_real(real, dynamic_dims=[0, 1], source="x")
+    with mode:
+        out = program(fake)
+    assert at_hints(mode.shape_env, out.shape) == tuple(eager.shape)
+    assert at_hints(mode.shape_env, out.stride()) == eager.stride()
+
+
+def test_mode_with_a_shape_env_turns_the_python_dispatcher_on_while_active():
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    with mode:
+        with mode:  # re-entry, as decompositions do
+            pass
+        assert torch._C._dispatch_tls_is_dispatch_key_included(PYTHON_DISPATCHER)
+    assert not torch._C._dispatch_tls_is_dispatch_key_included(PYTHON_DISPATCHER)
+
+
+def test_dynamic_dims_without_a_shape_env_is_a_clear_error():
+    with pytest.raises(FakeTensorError, match="shape_env"):
+        FakeTensorMode().from_real(torch.randn(3, 4), dynamic_dims=[0])
