@@ -21,17 +21,17 @@ class SavedBytes:
     inputs: int
 
 
-def saved_tensor_bytes(forward: fx.GraphModule, num_fwd_outputs: int) -> SavedBytes:
-    """Bytes of the tensors `forward` hands to the backward (outputs past its first
-    `num_fwd_outputs`), split into activations and inputs (or their views)."""
-    values = list(forward.graph.find_nodes(op="output")[0].args[0])[num_fwd_outputs:]
+def saved_tensor_bytes(forward: fx.GraphModule, backward: fx.GraphModule) -> SavedBytes:
+    """Bytes of the tensors a partition hands from `forward` to `backward` (the backward's
+    inputs other than tangents), split into activations and inputs (or their views)."""
+    nodes = {node.name: node for node in forward.graph.nodes}
     activations = inputs = 0
-    for node in values:
-        if not isinstance(node.meta.get("val"), torch.Tensor):
-            continue
+    for placeholder in backward.graph.find_nodes(op="placeholder"):
+        node = nodes.get(placeholder.name)
+        if node is None or not isinstance(node.meta.get("val"), torch.Tensor):
+            continue  # a tangent, or a saved size
         if viewed_placeholder(node) is not None:
             inputs += saved_bytes(node)
         else:
             activations += saved_bytes(node)
     return SavedBytes(activations, inputs)
-
