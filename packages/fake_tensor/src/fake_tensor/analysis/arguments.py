@@ -151,9 +151,19 @@ def _fake_leaf(mode, env: ShapeEnv, value, dims: dict[int, Dim], hints: dict[str
     return mode.from_real(value, dynamic_dims=dims or None, source=where)
 
 
-def fake_arguments(mode, signature: inspect.Signature, args: tuple, kwargs: dict, dynamic_shapes):
-    """(args, kwargs) with every tensor/TensorSpec replaced by a fake, Dims made symbolic."""
-    bound = signature.bind(*args, **kwargs)
+def _signature_of(fn, args: tuple, kwargs: dict) -> inspect.Signature:
+    try:
+        return inspect.signature(fn)
+    except (ValueError, TypeError):
+        # Builtins such as torch.add have no Python signature: name positionals arg0, arg1...
+        positional = [inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(len(args))]
+        keyword = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in kwargs]
+        return inspect.Signature(positional + keyword)
+
+
+def fake_arguments(mode, fn, args: tuple, kwargs: dict, dynamic_shapes):
+    """(args, kwargs) of `fn` with every tensor/TensorSpec replaced by a fake, Dims made symbolic."""
+    bound = _signature_of(fn, args, kwargs).bind(*args, **kwargs)
     specs = _per_parameter_specs(bound, dynamic_shapes)
     leaves = [leaf for name, value in bound.arguments.items() for leaf in _walk(value, specs.get(name), name)]
     hints = _choose_hints(leaves)

@@ -1,7 +1,8 @@
 """What the analysed code requires of its dynamic sizes, and which requirements break a Dim.
 
-A constraint is a recorded guard that the declared ranges do not already imply, printed
-with the Dims' names (`seq <= 1024`). Some contradict what a Dim declared, which is an
+A constraint is what the recorded guards require beyond the declared ranges, printed with
+the Dims' names (`seq <= 1024`): per Dim, its narrowed range or fixed value; then the other
+guards (relations between Dims, divisibility...). Some contradict what a Dim declared, which is an
 error (as in torch.export):
 - a bound tighter than the Dim's explicit `max` (or `min`): "seq must be <= 1024 (...), but
   Dim('seq') allows up to 4096";
@@ -39,13 +40,38 @@ def _declared_ranges(env: ShapeEnv) -> dict[sympy.Symbol, ValueRange]:
     return ranges
 
 
+def _origin_of(env: ShapeEnv, symbol: sympy.Symbol, kinds: tuple[type, ...]) -> Origin:
+    """Where the guards on `symbol` alone (of the given relation kinds) came from."""
+    origins = []
+    for guard in env.guards:
+        expr = guard.expr
+        if isinstance(expr, kinds) and expr.free_symbols == {symbol} and guard.origin not in origins:
+            origins.append(guard.origin)
+    if len(origins) == 1:
+        return origins[0]
+    return Origin(frame="; ".join(str(o) for o in origins) or None)
+
+
 def constraints_found(env: ShapeEnv) -> list[Constraint]:
+    """Per symbol, how far the guards narrowed its declared range (or the value it was fixed
+    to); then every other guard that those narrowed ranges do not imply."""
     declared = _declared_ranges(env)
-    return [
-        Constraint(guard.expr, guard.origin)
-        for guard in env.guards
-        if static_truth(guard.expr, declared) is not True
-    ]
+    found = []
+    for symbol in env.hints:
+        if symbol in env.replacements:
+            found.append(Constraint(sympy.Eq(symbol, env.replacements[symbol]), _origin_of(env, symbol, (sympy.Eq,))))
+            continue
+        now, before = env.ranges[symbol], declared[symbol]
+        if bool(now.lower > before.lower):
+            found.append(Constraint(sympy.Ge(symbol, now.lower), _origin_of(env, symbol, (sympy.Ge, sympy.Ne))))
+        if bool(now.upper < before.upper):
+            found.append(Constraint(sympy.Le(symbol, now.upper), _origin_of(env, symbol, (sympy.Le, sympy.Ne))))
+    narrowed = {symbol: env.ranges[symbol] for symbol in env.hints}
+    for guard in env.guards:
+        if guard.expr.free_symbols & set(env.replacements) or static_truth(guard.expr, narrowed) is True:
+            continue
+        found.append(Constraint(guard.expr, guard.origin))
+    return found
 
 
 def _violation(env: ShapeEnv, constraint: Constraint) -> str | None:

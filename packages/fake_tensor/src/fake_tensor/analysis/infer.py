@@ -15,7 +15,6 @@ inference-only analysis: it is faster). Constraints that contradict a declared D
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable
 
 import sympy
@@ -24,7 +23,7 @@ import torch.utils._pytree as pytree
 
 from fake_tensor.analysis.arguments import fake_arguments
 from fake_tensor.analysis.constraints import Constraint, constraints_found, violations
-from fake_tensor.analysis.value_bounds import ValueBoundsMode
+from fake_tensor.analysis.analysis_mode import AnalysisMode
 from fake_tensor.mode import FakeTensorMode
 from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
 
@@ -78,9 +77,9 @@ def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeRep
     env = ShapeEnv()
     mode = FakeTensorMode(shape_env=env)
     forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    fake_args, fake_kwargs = fake_arguments(mode, inspect.signature(forward), args, kwargs, dynamic_shapes)
+    fake_args, fake_kwargs = fake_arguments(mode, forward, args, kwargs, dynamic_shapes)
     target = mode.from_module(fn) if isinstance(fn, torch.nn.Module) else fn
-    with mode, ValueBoundsMode(env):
+    with mode, AnalysisMode(mode):
         outputs = target(*fake_args, **fake_kwargs)
     constraints = constraints_found(env)
     problems = violations(env, constraints)
