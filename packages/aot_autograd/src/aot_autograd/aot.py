@@ -96,7 +96,7 @@ class AotCompiledGraph:
         graph, outputs, traced_inputs = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode)
         analysed = functionalize(graph)
         effects = GraphEffects(analysed.mutated_inputs, analysed.output_aliases)
-        _check_aliased_outputs(effects)
+        _check_effects(effects, fakes)
 
         def graph_outputs(inputs, outputs):
             """The values the functional graph returns: new values of mutated inputs first."""
@@ -138,7 +138,7 @@ class AotCompiledGraph:
             graph, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
         functional = functionalize(graph)
         effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
-        _check_aliased_outputs(effects)
+        _check_effects(effects, fakes)
         forward = self.inference_compiler(functional.graph_module, _placeholder_values(functional.graph_module))
         return InferencePlan(forward, effects)
 
@@ -165,10 +165,20 @@ def _placeholder_values(gm: fx.GraphModule) -> list:
     return [node.meta["val"] for node in gm.graph.find_nodes(op="placeholder")]
 
 
-def _check_aliased_outputs(effects: GraphEffects) -> None:
+def _check_effects(effects: GraphEffects, inputs: Sequence[Any]) -> None:
+    """Refuse the input mutations the epilogue could not replay faithfully."""
     for alias in effects.output_aliases:
         if alias is not None and alias.geometry is None and alias.of == "input" and alias.index in effects.mutated_inputs:
             raise UnsupportedProgramError(
                 "returns a view of an input it also writes in place, with a symbolic shape",
                 "Return a clone of the view, or mark the dimensions static.",
+            )
+    # The functional graph treats inputs as independent values: a write into one input
+    # that shares memory with another would not show through the other.
+    storages = [x.untyped_storage() if isinstance(x, torch.Tensor) else None for x in inputs]
+    for index in effects.mutated_inputs:
+        if any(s is not None and s is storages[index] for i, s in enumerate(storages) if i != index):
+            raise UnsupportedProgramError(
+                f"writes in place into input {index}, which shares memory with another input",
+                "Pass tensors that do not overlap, or clone one of them before the call.",
             )

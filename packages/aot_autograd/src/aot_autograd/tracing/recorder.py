@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_map
 
 from ..decompositions import required_decompositions
 from ..errors import TracingError
@@ -160,6 +160,3 @@ class AtenRecorder(TorchDispatchMode):
             root.register_buffer(name, tensor)
         return fx.GraphModule(root, self.graph)
 
-
-def flat_tensors(value: Any) -> list[torch.Tensor]:
-    return [leaf for leaf in tree_flatten(value)[0] if isinstance(leaf, torch.Tensor)]

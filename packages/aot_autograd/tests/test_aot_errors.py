@@ -1,0 +1,67 @@
+"""Programs aot_autograd cannot compile faithfully are refused with errors that say what
+the graph does and what to change, never run with a silently different result."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aot_autograd import AotAutogradError, UnsupportedProgramError, aot_eager, aot_module_simplified
+from aot_testing import functions_graph, recording_compiler
+
+
+def transpose_in_place(x):
+    return (x.t_() + 1,)
+
+
+def resize_in_place(x):
+    return (x.resize_(2, 2) + 1,)
+
+
+def write_into_expanded(x):
+    y = x[:1].expand(3, 4)
+    y.add_(1)
+    return (y,)
+
+
+def write_first_read_second(x, y):
+    x.add_(1)
+    return (y * 2,)
+
+
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (transpose_in_place, "shape or storage in place"),
+        (resize_in_place, "shape or storage in place"),
+        (write_into_expanded, "expanded tensor"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_unsupported_in_place_ops_raise_clear_errors(fn, message):
+    with pytest.raises(UnsupportedProgramError, match=message) as error:
+        aot_eager(functions_graph(fn), [torch.randn(3, 4)])
+    assert "aot_autograd cannot compile" in str(error.value)
+
+
+def test_write_into_an_input_sharing_memory_with_another_is_refused():
+    x = torch.randn(4, 4)
+    with pytest.raises(UnsupportedProgramError, match="shares memory with another input"):
+        aot_eager(functions_graph(write_first_read_second), [x, x[1]])
+
+
+def test_partitioner_saving_a_tuple_is_reported():
+    def save_everything(joint_module, joint_inputs, *, num_fwd_outputs):
+        from aot_autograd.partitioners.joint import JointGraph
+
+        joint = JointGraph(joint_module, num_fwd_outputs)
+        return joint.split(n for n in joint.forward_required if n.op != "output")
+
+    def layer_norm(x, w):
+        return (torch.nn.functional.layer_norm(x, (4,), w),)
+
+    with pytest.raises(AotAutogradError, match="getitem outputs"):
+        aot_module_simplified(
+            functions_graph(layer_norm), [torch.randn(3, 4), torch.randn(4, requires_grad=True)],
+            recording_compiler([]), partition_fn=save_everything,
+        )
