@@ -1,7 +1,8 @@
 """Turning guards into one Python function: checks, source reads with hoisting, constants.
 
-Every guard kind's emitter (see `kinds`) turns its guard into `Check`s: a boolean Python
-expression plus the sentence a user reads when it fails. Emitters never spell a source
+Every guard kind's emitter (see `kinds`) turns its guard into `Check`s: the Python condition
+under which the check fails (spelled by `must_be`, `must_equal`, ... so it reads naturally:
+`x.dtype is not float32`, not `not (x.dtype is float32)`) plus the sentence a user reads. Emitters never spell a source
 themselves; they call `ctx.read(source)`, which returns a placeholder. Once all checks are
 known, each source's placeholder becomes either its inline expression or, when the value
 would be computed twice or more (`L['self'].layers` under many parameters, `x.shape` under a
@@ -9,7 +10,7 @@ tensor check and a shape guard), a local assigned just before its first use. So 
 is read once, and only if the checks before it passed.
 
 Two functions are generated from the same checks, so they cannot disagree:
-- the guard function: `if not (check): return False` per check, inside one `try` (a value
+- the guard function: `if <fails>: return False` per check, inside one `try` (a value
   that cannot be read, e.g. a missing attribute, means the frame differs: False);
 - its explainer: the same statements, returning which check failed and the values it saw;
   `GuardFunction.why` turns that into a sentence.
@@ -17,7 +18,6 @@ Two functions are generated from the same checks, so they cannot disagree:
 
 from __future__ import annotations
 
-import ast
 import builtins
 import dataclasses
 import inspect
@@ -36,9 +36,9 @@ _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """One boolean test in a guard function.
+    """One test in a guard function.
 
-    code:    Python expression, true when the check passes (sources as `ctx.read` placeholders).
+    fails:   Python expression, true when the check fails (sources as `ctx.read` placeholders).
     text:    what it asserts, for people: "L['x'].dtype == torch.float32".
     actual:  (label, expression) pairs whose values a failure message shows; label None for a
              single unlabelled value ("got torch.float64").
@@ -46,15 +46,42 @@ class Check:
              (a size mismatch names the first differing dim); never run on the fast path.
     """
 
-    code: str
+    fails: str
     text: str
     actual: tuple[tuple[str | None, str], ...]
     details: tuple[Check, ...] = ()
 
 
-def check(code: str, text: str, actual: str, details: Iterable[Check] = ()) -> Check:
+def check(fails: str, text: str, actual: str, details: Iterable[Check] = ()) -> Check:
     """A check whose failure shows the single value of `actual`."""
-    return Check(code, text, ((None, actual),), tuple(details))
+    return Check(fails, text, ((None, actual),), tuple(details))
+
+
+# The failing condition of "a must be b" and friends, spelled directly (`is not`, `!=`) so the
+# generated `if` reads like the guard. `value` operands of must_be_true/false are primaries
+# (names, attributes, calls); anything else goes through must_hold.
+def must_be(value: str, expected: str) -> str:
+    return f"{value} is not {expected}"
+
+
+def must_equal(value: str, expected: str) -> str:
+    return f"{value} != {expected}"
+
+
+def must_be_true(value: str) -> str:
+    return f"not {value}"
+
+
+def must_be_false(value: str) -> str:
+    return value
+
+
+def must_be_truth(value: str, expected: bool) -> str:
+    return must_be_true(value) if expected else must_be_false(value)
+
+
+def must_hold(condition: str) -> str:
+    return f"not ({condition})"
 
 
 class EmitContext:
@@ -205,7 +232,7 @@ class _Writer:
         direct: dict[Source, int] = {}
         for block in blocks:
             for chk in block.checks:
-                for index in _PLACEHOLDER.findall(chk.code):
+                for index in _PLACEHOLDER.findall(chk.fails):
                     source = self._ctx.sources[int(index)]
                     direct[source] = direct.get(source, 0) + 1
         every: set[Source] = set()
@@ -253,103 +280,81 @@ class _Writer:
         )
 
 
-@dataclasses.dataclass(frozen=True)
-class GeneratedSource:
-    """The Python text of a guard function and its explainer, and the checks behind them."""
+class GuardCode:
+    """The generated Python of one guard set: the guard function now, the explainer on demand.
 
-    name: str
-    signature: str
-    header: list[str]
-    guard_body: list[str]
-    explain_body: list[str]
-    checks: list[Check]
+    The explainer is only needed when a call misses (to say why), and compiling it costs
+    more than the guard function (it spells every detail check), so it is written and
+    compiled the first time `explainer()` is asked for.
+    """
 
-    @property
-    def guard_source(self) -> str:
-        return "\n".join([*self.header, f"def {self.name}{self.signature}:", *self.guard_body, ""])
+    def __init__(
+        self,
+        ctx: EmitContext,
+        frame: Frame,
+        blocks: list[Block],
+        name: str,
+        signature: inspect.Signature,
+        description: str,
+    ):
+        self._ctx = ctx
+        self._writer = _Writer(ctx, frame, blocks)
+        self._blocks = blocks
+        self.checks = [chk for block in blocks for chk in block.checks]
+        self._name = name
+        self._signature = _signature_without_defaults(signature)
+        body = self._guard_body()
+        # The header is written after the body: reading roots binds their constants.
+        self.source = "\n".join([*self._header(description), f"def {name}{self._signature}:", *body, ""])
+        self._explainer: Callable | None = None
 
-    @property
-    def explain_source(self) -> str:
-        lines = [f"def {self.name}_why{self.signature}:", *self.explain_body, ""]
-        return "\n".join(lines)
+    def _header(self, description: str) -> list[str]:
+        header = [f"# {description}"]
+        if self._ctx.constants:
+            header.append("# where")
+            header.extend(f"#   {bound} = {self._ctx.spellings[bound]}" for bound in self._ctx.constants)
+        return header
 
+    def _guard_body(self) -> list[str]:
+        if not self.checks:
+            return ["    return True"]
+        lines = ["    try:"]
+        assigned: set[Source] = set()
+        for block in self._blocks:
+            lines.append(f"        # {block.comment}")
+            for chk in block.checks:
+                lines.extend(f"        {line}" for line in self._writer.assignments(chk.fails, assigned))
+                lines.append(f"        if {self._writer.resolve(chk.fails, assigned)}: return False")
+        return [*lines, "    except Exception:", "        return False", "    return True"]
 
-def generate(
-    ctx: EmitContext,
-    frame: Frame,
-    blocks: list[Block],
-    name: str,
-    signature: inspect.Signature,
-    description: str,
-) -> GeneratedSource:
-    writer = _Writer(ctx, frame, blocks)
-    checks = [chk for block in blocks for chk in block.checks]
-    at = ctx.local("at")
-    error = ctx.local("error")
-
-    fast: list[str] = []
-    slow: list[str] = [f"    {at} = 0"]
-    fast_assigned: set[Source] = set()
-    slow_assigned: set[Source] = set()
-    index = 0
-    for block in blocks:
-        fast.append(f"        # {block.comment}")
-        slow.append(f"        # {block.comment}")
-        for chk in block.checks:
-            fast.extend(f"        {line}" for line in writer.assignments(chk.code, fast_assigned))
-            fast.append(f"        if {_negated(writer.resolve(chk.code, fast_assigned))}: return False")
-
-            slow.append(f"        {at} = {index}")
-            slow.extend(f"        {line}" for line in writer.assignments(chk.code, slow_assigned))
-            slow.append(f"        if {_negated(writer.resolve(chk.code, slow_assigned))}:")
+    def _explain_body(self) -> list[str]:
+        """Returns (check index, detail index or None, values seen or the exception raised)."""
+        if not self.checks:
+            return ["    return None"]
+        at, error = self._ctx.local("at"), self._ctx.local("error")
+        writer, assigned = self._writer, set()
+        lines = [f"    {at} = 0", "    try:"]
+        for index, chk in enumerate(self.checks):
+            lines.append(f"        {at} = {index}")
+            lines.extend(f"        {line}" for line in writer.assignments(chk.fails, assigned))
+            lines.append(f"        if {writer.resolve(chk.fails, assigned)}:")
             for position, detail in enumerate(chk.details):
                 # Details run only here, on a failing path, so they read values inline
                 # rather than binding locals the rest of the function would rely on.
-                test = writer.resolve(detail.code, slow_assigned)
-                seen = _values(writer, detail, slow_assigned)
-                slow.append(f"            if {_negated(test)}: return {index}, {position}, {seen}")
-            slow.append(f"            return {index}, None, {_values(writer, chk, slow_assigned)}")
-            index += 1
+                fails = writer.resolve(detail.fails, assigned)
+                lines.append(f"            if {fails}: return {index}, {position}, {_values(writer, detail, assigned)}")
+            lines.append(f"            return {index}, None, {_values(writer, chk, assigned)}")
+        return [*lines, f"    except Exception as {error}:", f"        return {at}, None, {error}", "    return None"]
 
-    if checks:
-        guard_body = ["    try:", *fast, "    except Exception:", "        return False", "    return True"]
-        explain_body = [
-            slow[0],
-            "    try:",
-            *slow[1:],
-            f"    except Exception as {error}:",
-            f"        return {at}, None, {error}",
-            "    return None",
-        ]
-    else:
-        guard_body, explain_body = ["    return True"], ["    return None"]
-    header = [f"# {description}"]
-    if ctx.constants:
-        header.append("# where")
-        header.extend(f"#   {bound} = {ctx.spellings[bound]}" for bound in ctx.constants)
-    return GeneratedSource(
-        name, _signature_without_defaults(signature), header, guard_body, explain_body, checks
-    )
+    def define(self) -> Callable[..., bool]:
+        return _define(self._name, self.source, self._ctx.constants)
 
-
-_INVERSE = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
-
-
-def _negated(code: str) -> str:
-    """The failing condition of a check, readable: `x is not T` rather than `not (x is T)`.
-
-    Only inversions that hold for every operand are made (`==`/`!=`, `is`/`is not`, dropping
-    a leading `not`); `not (a < b)` is not `a >= b` for NaN, so it stays as written.
-    """
-    tree = ast.parse(code, mode="eval").body
-    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not):
-        return ast.unparse(tree.operand)
-    if isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) in _INVERSE:
-        tree.ops = [_INVERSE[type(tree.ops[0])]()]
-        return ast.unparse(tree)
-    if isinstance(tree, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
-        return f"not {code}"
-    return f"not ({code})"
+    def explainer(self) -> Callable:
+        if self._explainer is None:
+            name = f"{self._name}_why"
+            text = "\n".join([f"def {name}{self._signature}:", *self._explain_body(), ""])
+            self._explainer = _define(name, text, self._ctx.constants)
+        return self._explainer
 
 
 def _values(writer: _Writer, chk: Check, assigned: set[Source]) -> str:
@@ -377,12 +382,10 @@ def _signature_without_defaults(signature: inspect.Signature) -> str:
 _counter = itertools.count()
 
 
-def define(generated: GeneratedSource, constants: dict[str, object]) -> tuple[Callable, Callable]:
-    """Execute the generated source; returns (guard function, explainer)."""
+def _define(name: str, text: str, constants: dict[str, object]) -> Callable:
     namespace: dict[str, Any] = {"__builtins__": builtins, **constants}
-    filename = f"<guards {generated.name} #{next(_counter)}>"
-    text = generated.guard_source + "\n" + generated.explain_source
+    filename = f"<guards {name} #{next(_counter)}>"
     # Registered with linecache so tracebacks and inspect.getsource show the generated lines.
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     exec(compile(text, filename, "exec"), namespace)
-    return namespace[generated.name], namespace[f"{generated.name}_why"]
+    return namespace[name]

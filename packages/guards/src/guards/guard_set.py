@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import torch
 
-from .codegen import Block, Check, EmitContext, Frame, define, generate
+from .codegen import Block, Check, EmitContext, Frame, GuardCode
 from .errors import GuardCompileError, GuardError
 from .kinds import EMITTERS, DefaultsMatch, Guard
 
@@ -120,14 +120,12 @@ class GuardSet:
             if emitter is None:
                 raise GuardCompileError(f"no code emitter registered for {type(guard).__name__} (guard: {guard})")
             blocks.append(Block(str(guard), emitter(guard, ctx)))
-        generated = generate(ctx, frame, blocks, name, signature, description)
-        guard_fn, explain = define(generated, ctx.constants)
-        for function in (guard_fn, explain):
-            function.__defaults__ = defaults
-            function.__kwdefaults__ = kwdefaults
-        guard_fn.source = generated.guard_source
+        code = GuardCode(ctx, frame, blocks, name, signature, description)
+        guard_fn = code.define()
+        guard_fn.__defaults__, guard_fn.__kwdefaults__ = defaults, kwdefaults
+        guard_fn.source = code.source
         guard_fn.guards = guards
-        guard_fn.why = _explainer(explain, generated.checks)
+        guard_fn.why = _explainer(code, defaults, kwdefaults)
         return guard_fn
 
 
@@ -146,14 +144,16 @@ def _defaults_of(signature: inspect.Signature) -> tuple[tuple | None, dict | Non
     return defaults or None, kwdefaults or None
 
 
-def _explainer(explain: Callable, checks: list[Check]) -> Callable[..., str | None]:
+def _explainer(code: GuardCode, defaults, kwdefaults) -> Callable[..., str | None]:
     def why(*args, **kwargs) -> str | None:
         """None if every guard passes; else a sentence naming the first failing check."""
+        explain = code.explainer()
+        explain.__defaults__, explain.__kwdefaults__ = defaults, kwdefaults
         result = explain(*args, **kwargs)
         if result is None:
             return None
         index, detail, seen = result
-        failed = checks[index] if detail is None else checks[index].details[detail]
+        failed = code.checks[index] if detail is None else code.checks[index].details[detail]
         if isinstance(seen, BaseException):
             return f"{failed.text} could not be checked: {type(seen).__name__}: {seen}"
         return f"{failed.text} failed: got {_got(failed, seen)}"

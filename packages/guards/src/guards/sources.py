@@ -43,11 +43,37 @@ def _identifier_hint(text: str) -> str:
 
 def has_literal_spelling(value: object) -> bool:
     """True when `repr(value)` is Python source that evaluates back to an equal, same-typed value."""
+    if type(value) in (int, str, bool, bytes, type(None)):
+        return True
     try:
         back = ast.literal_eval(repr(value))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return type(back) is type(value) and back == value
+
+
+def _source_value(cls):
+    """A frozen dataclass whose hash and printed form are computed once.
+
+    Sources are dict keys all through code generation and printed into every check's text;
+    both recurse through the whole chain (`L['self'].layers[3].weight`) each time otherwise.
+    """
+    cls = dataclasses.dataclass(frozen=True, repr=False)(cls)
+    cls.__hash__ = _cached(cls.__hash__, "_hash")
+    cls.__str__ = _cached(cls.__str__, "_str")
+    return cls
+
+
+def _cached(method, slot: str):
+    def cached(self):
+        value = self.__dict__.get(slot)
+        if value is None:
+            value = method(self)
+            object.__setattr__(self, slot, value)  # frozen dataclass: bypass its __setattr__
+        return value
+
+    cached.__name__, cached.__doc__ = method.__name__, method.__doc__
+    return cached
 
 
 class Source:
@@ -74,6 +100,12 @@ class Source:
         return str(self)
 
 
+def _attribute(base: str, attr: str) -> str:
+    if attr.isidentifier() and not keyword.iskeyword(attr):
+        return f"{base}.{attr}"
+    return f"getattr({base}, {attr!r})"
+
+
 # --- roots -------------------------------------------------------------------------------
 
 
@@ -83,7 +115,7 @@ class RootSource(Source):
     base = None
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class LocalSource(RootSource):
     """An argument (or any local the frame is entered with) of the compiled function."""
 
@@ -100,7 +132,7 @@ class LocalSource(RootSource):
         return frame.parameter(self.name)
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class GlobalSource(RootSource):
     """A name in the globals dict of the compiled function's module."""
 
@@ -117,7 +149,7 @@ class GlobalSource(RootSource):
         return f"{frame.globals_dict()}[{self.name!r}]"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class ClosureSource(RootSource):
     """The current contents of one of the compiled function's closure cells (a free variable).
 
@@ -141,7 +173,7 @@ class ClosureSource(RootSource):
 # --- chains ------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class AttrSource(Source):
     """`base.attr`, through ordinary attribute lookup."""
 
@@ -156,12 +188,10 @@ class AttrSource(Source):
         return _identifier_hint(f"{self.base.hint}_{self.attr}")
 
     def code(self, base: str) -> str:
-        if self.attr.isidentifier() and not keyword.iskeyword(self.attr):
-            return f"{base}.{self.attr}"
-        return f"getattr({base}, {self.attr!r})"
+        return _attribute(base, self.attr)
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class ItemSource(Source):
     """`base[key]` for lists, tuples, dicts (string keys included) and other subscriptables."""
 
@@ -186,7 +216,7 @@ class ItemSource(Source):
         return f"{base}[{self.key!r}]"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class TypeSource(Source):
     """`type(base)`."""
 
@@ -203,7 +233,7 @@ class TypeSource(Source):
         return f"type({base})"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class ShapeSource(Source):
     """A tensor's sizes, `base.size()`; read as `base.shape` (same torch.Size, no call)."""
 
@@ -220,7 +250,7 @@ class ShapeSource(Source):
         return f"{base}.shape"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class StrideSource(Source):
     """A tensor's strides, `base.stride()`."""
 
@@ -237,7 +267,7 @@ class StrideSource(Source):
         return f"{base}.stride()"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class StorageOffsetSource(Source):
     """A tensor's storage offset, `base.storage_offset()`."""
 
@@ -254,7 +284,7 @@ class StorageOffsetSource(Source):
         return f"{base}.storage_offset()"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class ModuleRegistrySource(Source):
     """One of an nn.Module's member dicts, `module._parameters` / `_buffers` / `_modules`.
 
@@ -276,7 +306,7 @@ class ModuleRegistrySource(Source):
         return f"{base}.{self.registry}"
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@_source_value
 class _ModuleMemberSource(Source):
     """A member of an nn.Module stored in one of its registries (`_parameters`, ...).
 
@@ -294,7 +324,7 @@ class _ModuleMemberSource(Source):
         return ModuleRegistrySource(self.module, self.registry)
 
     def __str__(self) -> str:
-        return AttrSource(self.module, self.name).code(str(self.module))
+        return _attribute(str(self.module), self.name)
 
     @property
     def hint(self) -> str:

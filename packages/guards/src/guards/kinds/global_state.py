@@ -15,13 +15,13 @@ import dataclasses
 
 import torch
 
-from ..codegen import Check, EmitContext, check
+from ..codegen import Check, EmitContext, check, must_be, must_be_truth, must_equal
 from .base import PRIORITY_GLOBAL_STATE, PRIORITY_GRAD_MODE, Guard, emits
 
 
 def _state_check(ctx: EmitContext, reader, name: str, spelling: str, expected: bool, text: str) -> Check:
     call = f"{ctx.constant(reader, name, spelling)}()"
-    return check(call if expected else f"not {call}", text, call)
+    return check(must_be_truth(call, expected), text, call)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +76,7 @@ class DefaultDtype(Guard):
 def _default_dtype(guard: DefaultDtype, ctx: EmitContext) -> list[Check]:
     call = f"{ctx.constant(torch._C.get_default_dtype, 'get_default_dtype', 'torch.get_default_dtype')}()"
     dtype = ctx.constant(guard.dtype, str(guard.dtype).removeprefix("torch."), str(guard.dtype))
-    return [check(f"{call} is {dtype}", str(guard), call)]
+    return [check(must_be(call, dtype), str(guard), call)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,12 +159,12 @@ def _autocast(guard: AutocastState, ctx: EmitContext) -> list[Check]:
         call = f"{is_enabled}({device!r})"
         expected = device in on
         text = f"torch.is_autocast_enabled({device!r}) is {expected}"
-        checks.append(check(call if expected else f"not {call}", text, call))
+        checks.append(check(must_be_truth(call, expected), text, call))
         if expected:
             dtype = ctx.constant(on[device], str(on[device]).removeprefix("torch."), str(on[device]))
             dtype_call = f"{get_dtype}({device!r})"
             text = f"torch.get_autocast_dtype({device!r}) == {on[device]}"
-            checks.append(check(f"{dtype_call} is {dtype}", text, dtype_call))
+            checks.append(check(must_be(dtype_call, dtype), text, dtype_call))
     return checks
 
 
@@ -187,7 +187,7 @@ class TorchFunctionModes(Guard):
 @emits(TorchFunctionModes)
 def _torch_function_modes(guard: TorchFunctionModes, ctx: EmitContext) -> list[Check]:
     call = f"{ctx.constant(torch._C._len_torch_function_stack, 'torch_function_stack_depth', 'torch._C._len_torch_function_stack')}()"
-    return [check(f"{call} == {guard.depth}", str(guard), call)]
+    return [check(must_equal(call, str(guard.depth)), str(guard), call)]
 
 
 def global_state_guards() -> list[Guard]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import sympy
 
-from ..codegen import Check, EmitContext
+from ..codegen import Check, EmitContext, must_hold
 from ..errors import GuardError
 from ..printer import python_expression
 from ..sources import Source, tensor_property_source
@@ -52,7 +52,7 @@ def _shape_guard(guard: ShapeGuard, ctx: EmitContext) -> list[Check]:
     reads = {symbol: ctx.read(source) for symbol, source in guard.symbols}
     code = python_expression(guard.expr, reads, lambda name: _callable_name(name, ctx))
     actual = tuple((str(source), reads[symbol]) for symbol, source in guard.symbols)
-    return [Check(code, str(guard), actual)]
+    return [Check(must_hold(code), str(guard), actual)]
 
 
 def _callable_name(name: str, ctx: EmitContext) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..codegen import Check, EmitContext, check, type_spelling
+from ..codegen import Check, EmitContext, check, must_be, must_be_true, must_be_truth, must_equal, must_hold, type_spelling
 from ..errors import GuardError
 from ..sources import ItemSource, ShapeSource, Source, StrideSource
 from .base import PRIORITY_TENSOR, Guard, emits
@@ -102,20 +102,18 @@ def _tensor_match(guard: TensorMatch, ctx: EmitContext) -> list[Check]:
     type_of = f"{ctx.builtin('type')}({x})"
     kind = ctx.type_name(guard.kind)
     dtype = ctx.constant(guard.dtype, str(guard.dtype).removeprefix("torch."), str(guard.dtype))
-    checks = [check(f"{type_of} is {kind}", f"type({source}) is {type_spelling(guard.kind)}", type_of)]
+    checks = [check(must_be(type_of, kind), f"type({source}) is {type_spelling(guard.kind)}", type_of)]
     checks += _dims_checks(ShapeSource(source), guard.sizes, ctx, f"{source}.dim()")
-    checks.append(check(f"{x}.dtype is {dtype}", f"{source}.dtype == {guard.dtype}", f"{x}.dtype"))
+    checks.append(check(must_be(f"{x}.dtype", dtype), f"{source}.dtype == {guard.dtype}", f"{x}.dtype"))
     grad = f"{x}.requires_grad"
-    checks.append(
-        check(grad if guard.requires_grad else f"not {grad}", f"{source}.requires_grad == {guard.requires_grad}", grad)
-    )
+    checks.append(check(must_be_truth(grad, guard.requires_grad), f"{source}.requires_grad == {guard.requires_grad}", grad))
     checks += _dims_checks(StrideSource(source), guard.strides, ctx, f"len({source}.stride())", x if _contiguous(guard) else "")
     checks.append(_device_check(guard, x, ctx))
     for flag, applies in _FLAGS.items():
         if applies(guard.dtype) or getattr(guard, flag):
             call = f"{x}.{flag}()"
             expected = getattr(guard, flag)
-            checks.append(check(call if expected else f"not {call}", f"{source}.{flag}() == {expected}", call))
+            checks.append(check(must_be_truth(call, expected), f"{source}.{flag}() == {expected}", call))
     return checks
 
 
@@ -154,25 +152,25 @@ def _dims_checks(
     """
     read = ctx.read(whole)
     length = f"{ctx.builtin('len')}({read})"
-    rank = check(f"{length} == {len(values)}", f"{rank_text} == {len(values)}", length)
+    rank = check(must_equal(length, str(len(values))), f"{rank_text} == {len(values)}", length)
     per_dim = [
-        check(f"{ctx.read(ItemSource(whole, dim))} == {value}", f"{whole}[{dim}] == {value}", ctx.read(ItemSource(whole, dim)))
+        check(must_equal(ctx.read(ItemSource(whole, dim)), str(value)), f"{whole}[{dim}] == {value}", ctx.read(ItemSource(whole, dim)))
         for dim, value in enumerate(values)
         if value is not None
     ]
     if None in values:
         return [rank, *per_dim]
     expected = tuple(values)
-    test = f"{contiguous_tensor}.is_contiguous()" if contiguous_tensor else f"{read} == {expected!r}"
-    return [check(test, f"{whole} == {expected!r}", read, details=[rank, *per_dim])]
+    fails = must_be_true(f"{contiguous_tensor}.is_contiguous()") if contiguous_tensor else must_equal(read, repr(expected))
+    return [check(fails, f"{whole} == {expected!r}", read, details=[rank, *per_dim])]
 
 
 # How to test a device cheaply, by device type: a bool property beats building a
 # torch.device per call (`x.device` allocates one) and comparing it.
 _DEVICE_TESTS: dict[str, Callable[[str, torch.device], str]] = {
-    "cpu": lambda x, device: f"{x}.is_cpu",
-    "meta": lambda x, device: f"{x}.is_meta",
-    "cuda": lambda x, device: f"{x}.is_cuda and {x}.get_device() == {device.index or 0}",
+    "cpu": lambda x, device: must_be_true(f"{x}.is_cpu"),
+    "meta": lambda x, device: must_be_true(f"{x}.is_meta"),
+    "cuda": lambda x, device: must_hold(f"{x}.is_cuda and {x}.get_device() == {device.index or 0}"),
 }
 
 
@@ -180,7 +178,7 @@ def _device_check(guard: TensorMatch, x: str, ctx: EmitContext) -> Check:
     test = _DEVICE_TESTS.get(guard.device.type)
     if test is None:
         expected = ctx.constant(guard.device, f"{guard.device.type}_device", repr(guard.device))
-        code = f"{x}.device == {expected}"
+        fails = must_equal(f"{x}.device", expected)
     else:
-        code = test(x, guard.device)
-    return check(code, f"{guard.source}.device == {str(guard.device)!r}", f"{x}.device")
+        fails = test(x, guard.device)
+    return check(fails, f"{guard.source}.device == {str(guard.device)!r}", f"{x}.device")

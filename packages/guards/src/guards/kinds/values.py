@@ -10,7 +10,7 @@ import types
 
 import torch
 
-from ..codegen import Check, EmitContext, check, type_spelling
+from ..codegen import Check, EmitContext, check, must_be, must_be_truth, must_equal, type_spelling
 from ..errors import GuardError
 from ..sources import ItemSource, Source, has_literal_spelling
 from .base import PRIORITY_OBJECT, Guard, emits
@@ -40,7 +40,7 @@ def _type_match(guard: TypeMatch, ctx: EmitContext) -> list[Check]:
     value = ctx.read(guard.source)
     kind = ctx.type_name(guard.kind)
     actual = f"{ctx.builtin('type')}({value})"
-    return [check(f"{actual} is {kind}", str(guard), actual)]
+    return [check(must_be(actual, kind), str(guard), actual)]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -76,7 +76,7 @@ class IdentityMatch(Guard):
 def _identity_match(guard: IdentityMatch, ctx: EmitContext) -> list[Check]:
     value = ctx.read(guard.source)
     expected = ctx.constant(guard.value, guard.source.hint, _describe(guard.value))
-    return [check(f"{value} is {expected}", str(guard), value)]
+    return [check(must_be(value, expected), str(guard), value)]
 
 
 # How a constant is compared, by its exact type. Singletons compare by identity (one pointer
@@ -159,20 +159,21 @@ def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Ch
     read = ctx.read(source)
     if _compares_by_identity(value):
         expected = _literal_or_constant(value, source, ctx)
-        return [check(f"{read} is {expected}", f"{source} is {value!r}", read)]
+        return [check(must_be(read, expected), f"{source} is {value!r}", read)]
     kind = ctx.type_name(type(value))
     type_of = f"{ctx.builtin('type')}({read})"
-    type_check = check(f"{type_of} is {kind}", f"type({source}) is {type_spelling(type(value))}", type_of)
+    type_check = check(must_be(type_of, kind), f"type({source}) is {type_spelling(type(value))}", type_of)
     if type(value) in _SEQUENCE_TYPES:
         length = f"{ctx.builtin('len')}({read})"
-        checks = [type_check, check(f"{length} == {len(value)}", f"len({source}) == {len(value)}", length)]
+        checks = [type_check, check(must_equal(length, str(len(value))), f"len({source}) == {len(value)}", length)]
         for index, item in enumerate(value):
             checks.extend(_constant_checks(ItemSource(source, index), item, ctx))
         return checks
     if type(value) is float and math.isnan(value):
-        return [type_check, check(f"{read} != {read}", f"{source} is nan", read)]
+        # NaN is the only float unequal to itself.
+        return [type_check, check(f"{read} == {read}", f"{source} is nan", read)]
     expected = _literal_or_constant(value, source, ctx)
-    return [type_check, check(f"{read} == {expected}", f"{source} == {value!r}", read)]
+    return [type_check, check(must_equal(read, expected), f"{source} == {value!r}", read)]
 
 
 def _literal_or_constant(value: object, source: Source, ctx: EmitContext) -> str:
@@ -203,7 +204,7 @@ class NotNone(Guard):
 @emits(NotNone)
 def _not_none(guard: NotNone, ctx: EmitContext) -> list[Check]:
     value = ctx.read(guard.source)
-    return [check(f"{value} is not None", str(guard), value)]
+    return [check(f"{value} is None", str(guard), value)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,7 +222,7 @@ class LengthMatch(Guard):
 @emits(LengthMatch)
 def _length_match(guard: LengthMatch, ctx: EmitContext) -> list[Check]:
     length = f"{ctx.builtin('len')}({ctx.read(guard.source)})"
-    return [check(f"{length} == {guard.length}", str(guard), length)]
+    return [check(must_equal(length, str(guard.length)), str(guard), length)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,7 +250,7 @@ def _dict_keys_match(guard: DictKeysMatch, ctx: EmitContext) -> list[Check]:
     keys = list(guard.keys)
     expected = repr(keys) if has_literal_spelling(keys) else ctx.constant(keys, f"{guard.source.hint}_keys")
     actual = f"{ctx.builtin('list')}({ctx.read(guard.source)})"
-    return [check(f"{actual} == {expected}", str(guard), actual)]
+    return [check(must_equal(actual, expected), str(guard), actual)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,7 +270,7 @@ class HasAttr(Guard):
 @emits(HasAttr)
 def _has_attr(guard: HasAttr, ctx: EmitContext) -> list[Check]:
     actual = f"{ctx.builtin('hasattr')}({ctx.read(guard.source)}, {guard.attr!r})"
-    return [check(actual if guard.present else f"not {actual}", str(guard), actual)]
+    return [check(must_be_truth(actual, guard.present), str(guard), actual)]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -307,5 +308,5 @@ def _defaults_match(guard: DefaultsMatch, ctx: EmitContext) -> list[Check]:
         current = getattr(function, attr)
         expected = "None" if current is None else ctx.constant(current, attr.strip("_"))
         text = f"{function.__qualname__}.{attr} is the {attr} seen at capture"
-        checks.append(check(f"{name}.{attr} is {expected}", text, f"{name}.{attr}"))
+        checks.append(check(must_be(f"{name}.{attr}", expected), text, f"{name}.{attr}"))
     return checks
