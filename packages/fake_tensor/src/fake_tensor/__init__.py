@@ -4,7 +4,7 @@
 and the errors (`FakeTensorError`, `DataDependentError`, `UnsupportedFakeOpError`...).
 """
 
-__version__ = "0.0.1"
+__version__ = "0.1.0"
 
 from .errors import (
     DataDependentError,

@@ -15,9 +15,10 @@ The steps, in order:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch._decomp import decomposition_table
-from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from .devices import normalize_device, output_device
 from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
@@ -25,8 +26,6 @@ from .op_rules import rule_of
 from .tensor import FakeTensor, meta_storage_of
 
 META = torch.device("meta")
-
-_TAKES_DEVICE_KWARG: dict[torch._ops.OpOverload, bool] = {}
 
 
 def run_op(mode, func, args, kwargs):
@@ -37,37 +36,21 @@ def run_op(mode, func, args, kwargs):
 
 
 def run_on_meta(mode, func, args, kwargs):
-    flat, spec = tree_flatten((args, kwargs))
-    inputs: list[FakeTensor] = []
-    devices: list[tuple[torch.device, bool]] = []
-    storage_args: list[torch.UntypedStorage] = []
-    explicit_device = None
-    meta_flat = []
-    for leaf in flat:
-        if isinstance(leaf, torch.Tensor):
-            fake = _as_own_fake(mode, func, leaf)
-            inputs.append(fake)
-            devices.append((fake.device, fake.dim() == 0 and fake.device.type == "cpu"))
-            meta_flat.append(fake._meta)
-        elif isinstance(leaf, torch.UntypedStorage):
-            meta_flat.append(_meta_storage(func, leaf))
-            storage_args.append(leaf)
-        elif isinstance(leaf, torch.device):
-            explicit_device = normalize_device(leaf)
-            meta_flat.append(META)
-        else:
-            meta_flat.append(leaf)
-    meta_args, meta_kwargs = tree_unflatten(meta_flat, spec)
-    if _takes_device_kwarg(func):
+    facts = _facts_of(func)
+    unwrapped = _Unwrapped(mode, func)
+    meta_args = unwrapped.of(args)
+    meta_kwargs = unwrapped.of(kwargs)
+    if facts.takes_device_kwarg:
         meta_kwargs["device"] = META
-    device = output_device(func, devices, explicit_device)
+    device = output_device(func, unwrapped.devices, unwrapped.explicit_device)
 
-    # meta storage -> fake storage, taken before the op: `set_` may move an input onto
-    # another input's storage.
+    # meta storage -> fake storage, taken before the op (`set_` may move an input onto
+    # another input's storage). Not skipped for ops whose schema promises fresh outputs:
+    # some return views anyway (unsafe_split).
     fake_storages: dict[int, torch.UntypedStorage] = {}
-    for fake in inputs:
+    for fake in unwrapped.inputs:
         fake_storages.setdefault(_storage_key(fake._meta), fake.untyped_storage())
-    for storage in storage_args:
+    for storage in unwrapped.storages:
         fake_storages.setdefault(meta_storage_of(storage)._cdata, storage)
 
     try:
@@ -76,23 +59,57 @@ def run_on_meta(mode, func, args, kwargs):
     except NotImplementedError as missing_kernel:
         return _run_decomposed(mode, func, args, kwargs, missing_kernel)
 
-    if func._schema.is_mutable:
-        for fake in inputs:
+    if facts.is_mutable:
+        for fake in unwrapped.inputs:
             fake._sync_geometry_from_meta(fake_storages.get(_storage_key(fake._meta), fake.untyped_storage()))
-    same_tensor = {id(fake._meta): fake for fake in inputs}
+    same_tensor = {id(fake._meta): fake for fake in unwrapped.inputs}
 
     def wrap(out):
-        if not isinstance(out, torch.Tensor):
-            return out
-        fake = same_tensor.get(id(out))
-        if fake is not None:
+        if isinstance(out, torch.Tensor):
+            fake = same_tensor.get(id(out))
+            if fake is not None:
+                return fake
+            key = _storage_key(out)
+            fake = FakeTensor(mode, out, device, storage=fake_storages.get(key))
+            fake_storages.setdefault(key, fake.untyped_storage())
             return fake
-        key = _storage_key(out)
-        fake = FakeTensor(mode, out, device, storage=fake_storages.get(key))
-        fake_storages.setdefault(key, fake.untyped_storage())
-        return fake
+        if isinstance(out, (list, tuple)):
+            return type(out)(wrap(x) for x in out)
+        return out
 
-    return tree_map(wrap, result)
+    return wrap(result)
+
+
+class _Unwrapped:
+    """Replaces fakes by their meta tensors (and fake storages and devices by meta ones) in an
+    op's arguments, collecting what deciding the output device and aliasing needs. ATen
+    arguments nest at most as lists of tensors, so this is faster than a pytree walk."""
+
+    def __init__(self, mode, func):
+        self.mode, self.func = mode, func
+        self.inputs: list[FakeTensor] = []
+        self.devices: list[tuple[torch.device, bool]] = []
+        self.storages: list[torch.UntypedStorage] = []
+        self.explicit_device: torch.device | None = None
+
+    def of(self, value):
+        if isinstance(value, torch.Tensor):
+            fake = _as_own_fake(self.mode, self.func, value)
+            self.inputs.append(fake)
+            device = fake.device
+            self.devices.append((device, device.type == "cpu" and fake.dim() == 0))
+            return fake._meta
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.of(x) for x in value)
+        if isinstance(value, dict):
+            return {k: self.of(v) for k, v in value.items()}
+        if isinstance(value, torch.device):
+            self.explicit_device = normalize_device(value)
+            return META
+        if isinstance(value, torch.UntypedStorage):
+            self.storages.append(value)
+            return _meta_storage(self.func, value)
+        return value
 
 
 def _as_own_fake(mode, func, tensor: torch.Tensor) -> FakeTensor:
@@ -116,15 +133,28 @@ def _storage_key(meta: torch.Tensor) -> int:
     return meta.untyped_storage()._cdata
 
 
-def _takes_device_kwarg(func) -> bool:
-    """Factories (`empty`, `arange`, `full`...) take a keyword-only `device`; when it is
-    omitted eager uses the default device, so the meta call must be told `meta` explicitly."""
+@dataclass(frozen=True)
+class _OpFacts:
+    # Factories (`empty`, `arange`, `full`...) take a keyword-only `device`; when it is
+    # omitted eager uses the default device, so the meta call must be told `meta` explicitly.
+    takes_device_kwarg: bool
+    is_mutable: bool  # in-place and out= ops may change their inputs' geometry
+
+
+_FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
+
+
+def _facts_of(func) -> _OpFacts:
     try:
-        return _TAKES_DEVICE_KWARG[func]
+        return _FACTS[func]
     except KeyError:
-        takes = any(a.name == "device" and a.kwarg_only for a in func._schema.arguments)
-        _TAKES_DEVICE_KWARG[func] = takes
-        return takes
+        schema = func._schema
+        facts = _OpFacts(
+            takes_device_kwarg=any(a.name == "device" and a.kwarg_only for a in schema.arguments),
+            is_mutable=schema.is_mutable,
+        )
+        _FACTS[func] = facts
+        return facts
 
 
 def _run_decomposed(mode, func, args, kwargs, missing_kernel: NotImplementedError):
