@@ -10,6 +10,7 @@ value is an expression (the stride `s1*768` of a contiguous tensor) must equal t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -50,9 +51,14 @@ class ShapeGuard(Guard):
 @emits(ShapeGuard)
 def _shape_guard(guard: ShapeGuard, ctx: EmitContext) -> list[Check]:
     reads = {symbol: ctx.read(source) for symbol, source in guard.symbols}
-    code = python_expression(guard.expr, reads, lambda name: _callable_name(name, ctx))
+    call = functools.partial(_callable_name, ctx=ctx)
+    if isinstance(guard.expr, sympy.core.relational.Relational):
+        # Sizes are integers, never NaN, so `not (a >= 2)` is exactly `a < 2`.
+        fails = python_expression(guard.expr.negated, reads, call)
+    else:
+        fails = must_hold(python_expression(guard.expr, reads, call))
     actual = tuple((str(source), reads[symbol]) for symbol, source in guard.symbols)
-    return [Check(must_hold(code), str(guard), actual)]
+    return [Check(fails, str(guard), actual)]
 
 
 def _callable_name(name: str, ctx: EmitContext) -> str:
