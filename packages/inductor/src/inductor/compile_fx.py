@@ -135,7 +135,9 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph
     if path.exists():
         source = path.read_text()
         compiled = CompiledGraph(source, _kernel_sources(source), constants, cache_hit=True)
-        output_code_log.info("inductor: graph cache hit %s\n%s", path, source)
+        if output_code_log.isEnabledFor(logging.INFO):
+            text = "\n\n".join([source, *compiled.kernel_sources.values()])
+            output_code_log.info("inductor: graph cache hit %s\n%s", path, text)
         return compiled
     start = time.perf_counter()
     ensure_meta_vals(gm, example_inputs)

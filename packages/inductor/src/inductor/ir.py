@@ -215,6 +215,7 @@ class ExternKernel(Buffer):
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     is_fallback: bool = False
+    aliases_inputs: bool = False  # its output may be a view of an input (schema alias info)
 
     def inputs(self) -> list[IRNode]:
         found = []

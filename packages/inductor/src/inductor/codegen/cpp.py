@@ -126,7 +126,9 @@ class CppKernel:
             self.local_values[name] = value
             return
         self.args[name] = True
-        self.lines.append(f"{name}[{self._index(index)}] = {value};")
+        target = f"{name}[{self._index(index)}]"
+        self.lines.append(f"{target} = {value};")
+        self.cse[-1][target] = value  # a later load of this element in this scope reuses the value
 
     def constant(self, value, dtype):
         return CppValue(cpp_expr.constant(value, dtype), dtype)

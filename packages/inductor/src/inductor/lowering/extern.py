@@ -38,9 +38,12 @@ def extern_call(op, args, kwargs, *, is_fallback: bool):
     args = graph.realize_tree(args)
     kwargs = graph.realize_tree(kwargs)
     val = graph.current_val()
+    aliases = any(r.alias_info is not None for r in op._schema.returns)
+    layout = layout_of(val, graph) if isinstance(val, torch.Tensor) else None
+    kernel = ExternKernel(graph.new_name(), layout, str_op(op), tuple(args), kwargs, is_fallback, aliases)
     if isinstance(val, torch.Tensor):
-        return graph.register_extern(ExternKernel(graph.new_name(), layout_of(val, graph), str_op(op), tuple(args), kwargs, is_fallback))
-    parent = graph.register_extern(ExternKernel(graph.new_name(), None, str_op(op), tuple(args), kwargs, is_fallback))
+        return graph.register_extern(kernel)
+    parent = graph.register_extern(kernel)
     return _outputs(graph, parent, val, ())
 
 

@@ -1,8 +1,9 @@
 """Compile C++ kernels with the system g++ and load them with ctypes, cached by source hash.
 
 Flags: -O3 -march=native for the host's vector units, -fopenmp for threads and `omp simd`,
--fno-math-errno (lets sqrt/floor vectorize; results are unchanged). Never -ffast-math:
-NaN and inf must behave as in eager.
+-fno-math-errno and -fno-trapping-math (we never read errno nor unmask FP exceptions; without
+them GCC keeps sqrt calls and the selects of the prelude's math as branches, and the loops do
+not vectorize; results are unchanged). Never -ffast-math: NaN and inf must behave as in eager.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..cache import cache_dir, digest, write_atomic
 from ..errors import CppCompileError
 
-FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-std=gnu++17", "-shared", "-fPIC", "-w"]
+FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-std=gnu++17", "-shared", "-fPIC", "-w"]
 
 
 @functools.lru_cache(maxsize=None)

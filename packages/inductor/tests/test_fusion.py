@@ -1,0 +1,68 @@
+"""What the scheduler fuses, counted in generated kernels (and results still match eager)."""
+
+from __future__ import annotations
+
+import torch
+
+from conftest import check
+
+aten = torch.ops.aten
+
+
+def test_pointwise_chain_is_one_kernel(device):
+    x, y = torch.randn(64, 80, device=device), torch.randn(64, 80, device=device)
+    compiled = check(lambda x, y: (aten.tanh.default(aten.mul.Tensor(
+        aten.gelu.default(aten.add.Tensor(aten.mul.Tensor(x, 2.0), 1.0)), y)),), x, y)
+    assert compiled.kernel_count == 1
+
+
+def test_layernorm_gelu_residual_is_one_kernel(device):
+    x, r = torch.randn(4, 16, 96, device=device), torch.randn(4, 16, 96, device=device)
+    w, b = torch.randn(96, device=device), torch.randn(96, device=device)
+    compiled = check(lambda x, w, b, r: (aten.add.Tensor(aten.gelu.default(
+        aten.native_layer_norm.default(x, [96], w, b, 1e-5)[0]), r),), x, w, b, r, rtol=1e-4, atol=1e-5)
+    assert compiled.kernel_count == 1
+
+
+def test_softmax_is_one_kernel(device):
+    x = torch.randn(32, 200, device=device)
+    compiled = check(lambda x: (aten._softmax.default(aten.mul.Tensor(x, 0.125), -1, False),), x)
+    assert compiled.kernel_count == 1
+
+
+def test_independent_reductions_over_one_input_share_a_kernel(device):
+    x = torch.randn(50, 70, device=device)
+    compiled = check(lambda x: (aten.sum.dim_IntList(x, [1]), aten.amax.default(x, [1]),
+                                aten.sum.dim_IntList(aten.mul.Tensor(x, x), [1])), x, rtol=1e-5, atol=1e-5)
+    assert compiled.kernel_count == 1
+
+
+def test_matmul_epilogue_is_one_kernel_after_the_extern(device):
+    x, w, b = torch.randn(16, 32, device=device), torch.randn(32, 24, device=device), torch.randn(24, device=device)
+    compiled = check(lambda x, w, b: (aten.gelu.default(aten.add.Tensor(aten.mm.default(x, w), b)),), x, w, b,
+                     rtol=1e-4, atol=1e-4)
+    assert compiled.kernel_count == 1
+    assert "torch.ops.aten.mm.default" in compiled.source
+
+
+def test_wrapper_reuses_dead_buffers(device):
+    x, w = torch.randn(32, 32, device=device), torch.randn(32, 32, device=device) / 8
+
+    def fn(x, w):
+        a = aten.mm.default(aten.exp.default(x), w)
+        b = aten.mm.default(aten.sin.default(a), w)
+        return (aten.mm.default(aten.cos.default(b), w),)
+
+    compiled = check(fn, x, w, rtol=1e-4, atol=1e-4)
+    assert "# reuses" in compiled.source
+
+
+def test_transposed_read_of_a_fresh_buffer_is_not_fused(device):
+    x = torch.randn(40, 40, device=device)
+
+    def fn(x):
+        e = aten.exp.default(x)
+        return (aten.add.Tensor(e, aten.permute.default(e, [1, 0])), e)
+
+    compiled = check(fn, x)
+    assert compiled.kernel_count == 2
