@@ -34,6 +34,8 @@ from .op_semantics import ALIAS_ONLY, FunctionalVariant, functional_variant, is_
 from .view_inverses import ViewStep, scatter_into_base
 from .dead_code import remove_dead_code
 
+aten = torch.ops.aten
+
 
 @dataclass(frozen=True)
 class Alias:
@@ -245,6 +247,7 @@ class _Functionalizer:
                     f"writes in place into a list of tensors ({node.target})",
                     "Write each tensor separately.",
                 )
+            outputs[index] = self._as_dtype_of(written, outputs[index])
             self._compare(outputs[index], written.meta["val"])
             self._write(written, outputs[index])
 
@@ -260,6 +263,13 @@ class _Functionalizer:
             self.plain[node] = new
             for index, item in enumerate(returned):
                 self.items[(node, index)] = item
+
+    def _as_dtype_of(self, written: fx.Node, value: fx.Node) -> fx.Node:
+        """A write keeps the written tensor's dtype (`x.eq_(y)` leaves x float; `eq` is bool)."""
+        dtype = written.meta["val"].dtype
+        if value.meta["val"].dtype == dtype:
+            return value
+        return self.emit(aten._to_copy.default, value, dtype=dtype)
 
     def _returned(self, kind, outputs: list[fx.Node], bound: dict) -> tuple[Alias | None, fx.Node]:
         what, which = kind

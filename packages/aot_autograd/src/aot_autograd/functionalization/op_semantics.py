@@ -102,42 +102,68 @@ def _derived_variant(op: OpOverload) -> FunctionalVariant:
     schema = op._schema
     written = written_args(op)
     name = schema.name.split("::")[1]
-    out_args = [a.name for a in schema.arguments if a.kwarg_only and a.name in written]
-    if out_args and len(out_args) == len(written):
-        # `foo.out(..., *, out)`: the functional overload of `foo` returns the new outs.
-        functional = _matching_overload(name, schema, dropped=set(out_args))
-        new_values = {arg: index for index, arg in enumerate(out_args)}
-        returns = tuple(("arg", out_args[i]) for i in range(len(schema.returns)))
-        return FunctionalVariant(functional, frozenset(out_args), new_values, returns)
-    if name.endswith("_") and written == [schema.arguments[0].name]:
-        # `foo_(self, ...)`: `foo(self, ...)` returns the new self.
-        functional = _matching_overload(name[:-1], schema, dropped=set())
-        return FunctionalVariant(functional, frozenset(), {written[0]: 0}, (("arg", written[0]),))
-    # Written arguments that are not returned (`_native_batch_norm_legit`'s running stats):
-    # torch generates `foo_functional`, returning the op's outputs then the new values.
-    functional = _matching_overload(name + "_functional", schema, dropped=set())
-    fresh = len(schema.returns)
-    new_values = {arg: fresh + i for i, arg in enumerate(written)}
-    returns = tuple(("output", i) for i in range(fresh))
-    return FunctionalVariant(functional, frozenset(), new_values, returns)
+    if all(a.kwarg_only for a in schema.arguments if a.name in written):
+        # `foo.out(..., *, out)`: the functional overload of `foo` without the outs.
+        candidates = [(name, frozenset(written))]
+    elif name.endswith("_"):
+        # `foo_(self, ...)`: `foo(self, ...)`, or torch's generated `foo_functional`.
+        candidates = [(name[:-1], frozenset()), (name[:-1] + "_functional", frozenset())]
+    else:
+        # Written arguments that are not returned (`_native_batch_norm_legit`'s running stats).
+        candidates = [(name + "_functional", frozenset())]
+    for candidate, dropped in candidates:
+        functional = _matching_overload(candidate, schema, dropped)
+        if functional is not None:
+            return _output_mapping(functional, schema, written, dropped)
+    raise UnsupportedProgramError(
+        f"uses {op}, an op that writes its arguments and has no functional counterpart "
+        f"aot_autograd can find",
+        "Use the out-of-place form of the op.",
+    )
 
 
-def _matching_overload(name: str, schema, dropped: set[str]) -> OpOverload:
-    """The non-mutating overload of `aten.<name>` taking the same arguments as `schema`."""
-    wanted = [(a.name, str(a.type)) for a in schema.arguments if a.name not in dropped]
+def _output_mapping(functional: OpOverload, schema, written: list[str], dropped: frozenset[str]) -> FunctionalVariant:
+    """The functional op returns one value per return of the mutating op (a return that
+    aliases a written argument becomes that argument's new value), then the new values of
+    written arguments the mutating op does not return."""
+    by_alias_set = {
+        frozenset(a.alias_info.before_set): a.name for a in schema.arguments if a.name in written
+    }
+    new_values: dict[str, int] = {}
+    returns = []
+    for index, ret in enumerate(schema.returns):
+        argument = by_alias_set.get(frozenset(ret.alias_info.before_set)) if ret.alias_info else None
+        if argument is None:
+            returns.append(("output", index))
+        else:
+            new_values[argument] = index
+            returns.append(("arg", argument))
+    next_output = len(schema.returns)
+    for argument in written:
+        if argument not in new_values:
+            new_values[argument] = next_output
+            next_output += 1
+    if len(functional._schema.returns) != next_output:
+        raise UnsupportedProgramError(
+            f"uses {schema.name}.{schema.overload_name}, whose functional form {functional} returns "
+            f"values aot_autograd cannot match to the arguments it writes",
+            "Use the out-of-place form of the op.",
+        )
+    return FunctionalVariant(functional, dropped, new_values, tuple(returns))
+
+
+def _matching_overload(name: str, schema, dropped: frozenset[str]) -> OpOverload | None:
+    """The non-mutating overload of `aten.<name>` taking the arguments of `schema` (minus
+    `dropped`), in any order (`polygamma_(self, n)` but `polygamma(n, self)`)."""
+    wanted = sorted((a.name, str(a.type)) for a in schema.arguments if a.name not in dropped)
     packet = getattr(aten, name, None)
     for overload_name in packet.overloads() if packet is not None else ():
         candidate = getattr(packet, overload_name)
-        candidate_schema = candidate._schema
-        if candidate_schema.is_mutable:
+        if candidate._schema.is_mutable:
             continue
-        if [(a.name, str(a.type)) for a in candidate_schema.arguments] == wanted:
+        if sorted((a.name, str(a.type)) for a in candidate._schema.arguments) == wanted:
             return candidate
-    raise UnsupportedProgramError(
-        f"uses {schema.name}.{schema.overload_name}, an op that writes its arguments and has no "
-        f"functional counterpart aot_autograd can find",
-        "Use the out-of-place form of the op.",
-    )
+    return None
 
 
 def _native_batch_norm(node: fx.Node) -> FunctionalVariant | None:

@@ -1,0 +1,67 @@
+"""Every in-place op of the op database (but one, below), applied to a fresh tensor inside a compiled graph,
+gives eager's result (same seed for random ops); in-place ops that change a tensor's
+shape or strides are refused, and samples eager rejects are rejected too."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+from aot_autograd import UnsupportedProgramError, aot_module_simplified
+from aot_autograd.backends import run_graph_module
+from aot_testing import graph_calling
+
+# The op database's rrelu variant reseeds the generator inside the function (a Python side
+# effect on global state, which an ATen graph cannot hold): compared by test_aot_dropout instead.
+RESEEDING = {"nn.functional.rrelu"}
+INPLACE_OPS = [
+    op for op in op_db
+    if op.inplace_variant is not None and op.supports_dtype(torch.float32, "cpu") and op.name not in RESEEDING
+]
+# Their in-place forms change sizes or strides (`t_`, `unsqueeze_`, `resize_`), or call such
+# an op (dropout3d on an unbatched input unsqueezes in place).
+METADATA_WRITERS = {"as_strided", "squeeze", "unsqueeze", "transpose", "t", "resize_", "resize_as_", "nn.functional.dropout3d"}
+
+
+class InPlaceOnClone(torch.nn.Module):
+    def __init__(self, op, sample):
+        super().__init__()
+        self.op, self.sample = op, sample
+
+    def forward(self, x, *tensors):
+        supplied = iter(tensors)
+        args = [next(supplied) if isinstance(a, torch.Tensor) else a for a in self.sample.args]
+        y = x.clone()
+        self.op.inplace_variant(y, *args, **self.sample.kwargs)
+        return (y,)
+
+
+def _first_sample(op):
+    for sample in op.sample_inputs("cpu", torch.float32):
+        if isinstance(sample.input, torch.Tensor):
+            return sample
+    pytest.skip("no sample with a tensor input")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", INPLACE_OPS, ids=lambda op: f"{op.name}.{op.variant_test_name}".rstrip("."))
+def test_inplace_op_matches_eager(op):
+    sample = _first_sample(op)
+    module = InPlaceOnClone(op, sample)
+    inputs = [sample.input, *(a for a in sample.args if isinstance(a, torch.Tensor))]
+    graph = graph_calling(module, len(inputs))
+    if op.name in METADATA_WRITERS:
+        with pytest.raises(UnsupportedProgramError, match="shape or storage in place"):
+            aot_module_simplified(graph, inputs, run_graph_module)
+        return
+    torch.manual_seed(0)
+    try:
+        expected = module(*inputs)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            aot_module_simplified(graph, inputs, run_graph_module)(*inputs)
+        return
+    compiled = aot_module_simplified(graph, inputs, run_graph_module)
+    torch.manual_seed(0)
+    torch.testing.assert_close(compiled(*inputs), expected, equal_nan=True)
