@@ -235,6 +235,8 @@ class TritonKernel:
         value = self._forwarded(name, index)
         if value is not None:
             return value
+        if name in self.kernel.locals:
+            raise AssertionError(f"{self.name}: register-only buffer {name} read before it was computed")
         if name in self.stored_in_memory:
             self.barrier_needed = True
         self.args.setdefault(name, False)
@@ -496,6 +498,7 @@ class TritonKernel:
             "",
             f"KIND = {self.kind!r}",
             *([f"OUTER_REDUCTION = True  # the reduced axis is strided; rows are contiguous"] if self.outer_reduction else []),
+            f"POINTER_TYPES = {{{', '.join(f'{name!r}: {_pointer_type(self.buffers[name].dtype)!r}' for name in self.args)}}}",
             "",
             "",
             "@triton.jit",
@@ -518,6 +521,17 @@ _PREDICATES = {
         f"{x}.to({'tl.int64' if x.dtype == torch.float64 else 'tl.int32'}, bitcast=True) < 0" if floating else f"{x} < 0"
     ),
 }
+
+
+_SIGNATURE_NAMES = {
+    torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16", torch.bfloat16: "bf16", torch.int64: "i64",
+    torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8", torch.bool: "i1",
+}
+
+
+def _pointer_type(dtype: torch.dtype) -> str:
+    """Triton's name for a pointer to `dtype`, as in `triton.compile` signatures."""
+    return "*" + _SIGNATURE_NAMES[dtype]
 
 
 def _indent(lines):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 KIND_POINTWISE, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "persistent", "looped"
 
 MAX_BLOCK_ELEMENTS = 8192     # elements per program tile before registers spill
-INTERPRETER_BLOCK = 1024
+INTERPRETER_BLOCK = 8192  # elements per interpreted program: fewer, larger numpy steps
 
 
 @dataclass(frozen=True)

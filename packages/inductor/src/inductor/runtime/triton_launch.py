@@ -54,6 +54,7 @@ class TritonLauncher:
         self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
         self.numel_count = 1 if self.kind == triton_configs.KIND_POINTWISE else 2
         self.chosen: dict[tuple, Config] = {}
+        self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
         self._lock = threading.Lock()
 
     def __repr__(self):
@@ -64,6 +65,8 @@ class TritonLauncher:
         config = self.chosen.get(numels)
         if config is None:
             config = self._choose(args, numels)
+        if self.host_scalars:
+            args = _to_device(args, self.host_scalars)
         self._launch(config, args, numels)
 
     def _launch(self, config: Config, args, numels):
@@ -73,8 +76,15 @@ class TritonLauncher:
     # -- choosing a config ---------------------------------------------------------------
 
     def _choose(self, args, numels) -> Config:
-        device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        device = next((t.device for t in tensors if t.is_cuda), torch.device("cpu"))
         interpreted = device.type == "cpu"
+        # Eager lets a CPU 0-d tensor join CUDA ones (a scalar); a kernel can only read device memory.
+        self.host_scalars = tuple(
+            k for k, a in enumerate(args) if isinstance(a, torch.Tensor) and not interpreted and not a.is_cuda
+        )
+        if self.host_scalars:
+            args = _to_device(args, self.host_scalars)
         if interpreted and not interpreter_enabled():
             raise UnsupportedDevice(
                 f"{self.name} ({self.path}) is a Triton kernel called on CPU tensors: set TRITON_INTERPRET=1 before "
@@ -123,6 +133,14 @@ class TritonLauncher:
         choices = self._stored_choices()
         choices[key] = config.as_dict()
         write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
+
+
+def _to_device(args, positions):
+    args = list(args)
+    device = next(a.device for a in args if isinstance(a, torch.Tensor) and a.is_cuda)
+    for k in positions:
+        args[k] = args[k].to(device, non_blocking=True)
+    return args
 
 
 def _tuning_key(device: torch.device, numels) -> str:

@@ -1,0 +1,91 @@
+"""On a CUDA GPU: CUDA graphs for mode="reduce-overhead", block-size autotuning and its cache,
+and graphs mixing CUDA tensors with CPU scalars. Skipped without CUDA (the op test list runs
+on CUDA through the shared `device` fixture)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import torch
+import torch.fx
+
+import inductor
+from conftest import assert_same
+
+aten = torch.ops.aten
+pytestmark = pytest.mark.gpu
+
+
+def compile_cuda(fn, inputs, mode=None):
+    return inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), inputs, mode=mode)
+
+
+def softmax_of_sum(x, w):
+    return (aten._softmax.default(aten.add.Tensor(x, w), -1, False), aten.sum.dim_IntList(x, [0]))
+
+
+def test_reduce_overhead_replays_a_cuda_graph_with_fresh_inputs_each_call():
+    w = torch.randn(300, device="cuda")
+    compiled = compile_cuda(softmax_of_sum, [torch.randn(64, 300, device="cuda"), w], mode="reduce-overhead")
+    assert type(compiled).__name__ == "CudaGraphRunner"
+    for _ in range(4):
+        x = torch.randn(64, 300, device="cuda")
+        assert_same(compiled(x, w), softmax_of_sum(x, w), rtol=1e-5, atol=1e-5)
+    assert compiled.recordings and not compiled.disabled
+
+
+def test_reduce_overhead_outputs_survive_the_next_replay():
+    w = torch.randn(300, device="cuda")
+    compiled = compile_cuda(softmax_of_sum, [torch.randn(64, 300, device="cuda"), w], mode="reduce-overhead")
+    xs = [torch.randn(64, 300, device="cuda") for _ in range(4)]
+    outputs = [compiled(x, w) for x in xs]
+    for x, out in zip(xs, outputs):
+        assert_same(out, softmax_of_sum(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_reduce_overhead_reads_in_place_inputs_that_change_value():
+    w = torch.randn(300, device="cuda")
+    x = torch.randn(64, 300, device="cuda")
+    compiled = compile_cuda(softmax_of_sum, [x, w], mode="reduce-overhead")
+    for step in range(4):
+        w.add_(0.5)  # an optimizer updating a parameter in place
+        assert_same(compiled(x, w), softmax_of_sum(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_reduce_overhead_rerecords_when_an_in_place_input_moves():
+    x = torch.randn(64, 300, device="cuda")
+    compiled = compile_cuda(softmax_of_sum, [x, torch.randn(300, device="cuda")], mode="reduce-overhead")
+    w = torch.randn(300, device="cuda")
+    compiled(x, w)
+    compiled(x, w)
+    moved = torch.randn(300, device="cuda")
+    assert_same(compiled(x, moved), softmax_of_sum(x, moved), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", [None, "max-autotune"])
+def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypatch):
+    x = torch.randn(4096, 2000, device="cuda")
+    fn = lambda x: (aten._softmax.default(x, -1, False),)  # noqa: E731
+    compiled = compile_cuda(fn, [x], mode=mode)
+    assert_same(compiled(x), fn(x), rtol=1e-5, atol=1e-5)
+    [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
+    stored = json.loads(open(path.replace(".py", ".autotune.json")).read())
+    assert any(key.endswith("|4096,2000") for key in stored)
+
+    from inductor.runtime import triton_launch
+
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_fastest", lambda *a: pytest.fail("timed again"))
+    launcher = triton_launch.TritonLauncher(path, "kernel0", mode or "default")
+    out = torch.empty_like(x)
+    launcher(x, out, 4096, 2000)
+    torch.testing.assert_close(out, fn(x)[0])
+
+
+def test_cpu_scalar_tensor_mixed_with_cuda_tensors():
+    x = torch.randn(32, 32, device="cuda")
+    scale = torch.tensor(2.5)
+    fn = lambda x, s: (aten.mul.Tensor(aten.exp.default(x), s),)  # noqa: E731
+    compiled = compile_cuda(fn, [x, scale])
+    assert_same(compiled(x, scale), fn(x, scale))
