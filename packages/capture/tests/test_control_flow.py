@@ -167,3 +167,40 @@ def test_with_statement_of_user_context_manager():
         return x
 
     check(fn, one)
+
+
+def test_generators_are_consumed():
+    def pairs(items):
+        for i, item in enumerate(items):
+            if i % 2 == 0:
+                yield i, item
+
+    def fn(x):
+        return [t * i for i, t in pairs([x, x + 1, x + 2])], sum(t.sum() for _, t in pairs([x, x]))
+
+    check(fn, one)
+
+
+def test_iteration_over_user_sequences():
+    import collections.abc
+
+    class Layers(collections.abc.Sequence):
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            if i >= self.n:
+                raise IndexError(i)
+            return i + 1
+
+    layers = Layers(3)
+
+    def fn(x):
+        for factor in layers:
+            x = x * factor
+        return x, list(reversed(list(layers)))
+
+    check(fn, one)

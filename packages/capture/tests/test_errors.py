@@ -71,3 +71,18 @@ def test_shape_errors_are_the_programs_own():
 def test_optimize_refuses_non_functions():
     with pytest.raises(capture.CaptureError, match="expects a Python function"):
         capture.optimize(42, capture.backends.eager)
+
+
+def test_error_describes_the_frame_at_the_refused_instruction():
+    def fn(x):
+        doubled = x * 2
+        label = "value"
+        print(label, doubled)
+        return doubled
+
+    with pytest.raises(capture.Unsupported) as info:
+        compile_eager(fn)(torch.randn(3))
+    snapshot = info.value.snapshot
+    assert snapshot.opname == "CALL"
+    assert set(snapshot.locals) == {"x", "doubled", "label"}
+    assert [v.describe() for v in snapshot.stack[-2:]] == ["constant 'value'", "a Tensor (float32[3])"]

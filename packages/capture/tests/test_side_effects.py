@@ -112,3 +112,62 @@ def test_module_attribute_write():
         x = torch.randn(2)
         assert_same(compiled(x), reference(x))
     assert module.steps == reference.steps == 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+    shift: float = 0.0
+
+    def apply(self, t):
+        return t * self.scale + self.shift
+
+
+def test_frozen_dataclass_created_in_traced_code():
+    def fn(x):
+        config = Frozen(2.0, shift=x.shape[0])
+        return config.apply(x), config
+
+    check(fn, lambda: (torch.randn(3),))
+
+
+class Box:
+    def __init__(self, value):
+        self._value = value
+        self.log = []
+
+    @property
+    def value(self):
+        return self._value
+
+    @value.setter
+    def value(self, new):
+        self.log.append("set")
+        self._value = new
+
+    def __getattr__(self, name):
+        if name == "doubled":
+            return self._value * 2
+        raise AttributeError(name)
+
+
+def test_properties_setters_and_getattr_on_new_objects():
+    def fn(x):
+        box = Box(x)
+        box.value = box.value + 1
+        return box.doubled, box.log
+
+    check(fn, lambda: (torch.randn(3),))
+
+
+def test_property_setter_on_existing_object_is_replayed():
+    def fn(box, x):
+        box.value = x * 3
+        return box.value + 1
+
+    compiled = compile_eager(fn)
+    box, reference = Box(0), Box(0)
+    x = torch.randn(2)
+    assert_same(compiled(box, x), fn(reference, x))
+    torch.testing.assert_close(box.value, reference.value)
+    assert box.log == reference.log

@@ -46,12 +46,16 @@ class Unsupported(CaptureError):
         self.hint = hint
         self.location: UserLocation | None = None
         self.stack: list[UserLocation] = []
+        # The innermost frame at the refused instruction: its stack and live locals (what a
+        # graph break hands to the code that runs the instruction natively).
+        self.snapshot = None
         super().__init__(reason)
 
-    def add_frame(self, location: UserLocation) -> None:
+    def add_frame(self, location: UserLocation, snapshot=None) -> None:
         """Record one more (outer) frame as the error travels out of inlined calls."""
         if self.location is None:
             self.location = location
+            self.snapshot = snapshot
         self.stack.insert(0, location)
 
     @property

@@ -100,6 +100,7 @@ class Frame:
             )
         self.ip = 0
         self.current: dis.Instruction | None = None
+        self._stack_at_instruction: list[Value] = []
         self.kw_names: tuple[str, ...] | None = None
         # The exception being handled, as sys.exc_info() would report it (PUSH_EXC_INFO).
         self.handled_exception: Value | None = None
@@ -114,6 +115,9 @@ class Frame:
         while self.return_value is None:
             inst = instructions[self.ip]
             self.current = inst
+            # The stack as the instruction found it, for describing the frame if it is refused
+            # (handlers pop their operands before they know whether they can proceed).
+            self._stack_at_instruction = list(self.stack)
             self.ip += 1
             handler = HANDLERS.get(inst.opname)
             try:
@@ -126,7 +130,7 @@ class Frame:
             except UserException as exc:
                 self._unwind(inst, exc)
             except Unsupported as err:
-                err.add_frame(self.location())
+                err.add_frame(self.location(), self.snapshot() if err.location is None else None)
                 raise
         return self.return_value
 
@@ -182,7 +186,7 @@ class Frame:
             offset=inst.offset if inst else 0,
             opname=inst.opname if inst else "",
             location=self.location(),
-            stack=tuple(self.stack),
+            stack=tuple(self._stack_at_instruction),
             locals=dict(self.locals),
         )
 

@@ -99,6 +99,11 @@ class NewObjectValue(Value):
             raise Unsupported(f"len() of {self.describe()}")
         return frame.session.wrap(method, None).call(frame, [self], {})
 
+    def unpack(self, frame):
+        from .objects import iterate_object
+
+        return iterate_object(frame, self, self.cls)
+
 
 def is_model_output(cls: type) -> bool:
     """HF `ModelOutput` and look-alikes: dataclasses that are ordered dicts of their fields."""

@@ -143,6 +143,14 @@ class ObjectValue(Value):
         if setter is not None and not _is_module_setattr(setter):
             frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
             return
+        descriptor, _ = lookup_static(type(self.obj), name)
+        if isinstance(descriptor, property):
+            if descriptor.fset is None:
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, AttributeError, f"property {name!r} of {self.describe()} has no setter")
+            frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
+            return
         frame.session.side_effects.store_attr(self, name, value)
 
     def call(self, frame, args, kwargs):
@@ -178,6 +186,31 @@ class ObjectValue(Value):
         if method is not None:
             return frame.session.wrap(method, None).call(frame, [self], {})
         return ConstantValue(len(self.obj))
+
+    def unpack(self, frame):
+        return iterate_object(frame, self, type(self.obj))
+
+
+def iterate_object(frame, value: Value, cls: type) -> list[Value]:
+    """The items of `iter(value)` for an object whose class defines iteration in Python:
+    `__iter__` (a generator, or returning an iterable), else the old protocol of
+    `__getitem__` with 0, 1, ... until IndexError."""
+    from ..interpreter.frame import UserException
+
+    method = python_dunder(cls, "__iter__")
+    if method is not None:
+        return frame.session.wrap(method, None).call(frame, [value], {}).unpack(frame)
+    getitem = python_dunder(cls, "__getitem__")
+    if getitem is None:
+        raise Unsupported(f"iterating over {value.describe()}")
+    items = []
+    while True:
+        try:
+            items.append(frame.session.wrap(getitem, None).call(frame, [value, ConstantValue(len(items))], {}))
+        except UserException as exc:
+            if issubclass(exc.value.python_type(), IndexError):
+                return items
+            raise
 
 
 def _is_module_setattr(setter) -> bool:
