@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import types
 
+import pytest
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -149,6 +150,7 @@ def _replaced(value, steps, replacement, draw):
     return copy_
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_generated_guard_agrees_with_reference_interpreter(data):

@@ -88,6 +88,7 @@ def test_printed_integer_expression_evaluates_like_sympy(expr, values):
     assert eval(code, {}, dict(zip("abc", values))) == int(expected), code
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(conditions(), st.tuples(*[st.integers(2, 50)] * 3))
 def test_printed_condition_evaluates_like_sympy(expr, values):

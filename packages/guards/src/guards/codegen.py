@@ -1,19 +1,19 @@
 """Turning guards into one Python function: checks, source reads with hoisting, constants.
 
-Every guard kind's emitter (see `kinds`) turns its guard into `Check`s: the Python condition
-under which the check fails (spelled by `must_be`, `must_equal`, ... so it reads naturally:
-`x.dtype is not float32`, not `not (x.dtype is float32)`) plus the sentence a user reads. Emitters never spell a source
-themselves; they call `ctx.read(source)`, which returns a placeholder. Once all checks are
-known, each source's placeholder becomes either its inline expression or, when the value
-would be computed twice or more (`L['self'].layers` under many parameters, `x.shape` under a
-tensor check and a shape guard), a local assigned just before its first use. So every value
-is read once, and only if the checks before it passed.
+Every guard kind's emitter (see `kinds`) turns its guard into `Check`s: the condition under
+which the check fails, spelled by `must_be`, `must_equal`, ... so the generated `if` reads
+like the guard (`x.dtype is not float32`), and the sentence a user reads when it fails.
+Emitters never spell a source themselves; they call `ctx.read(source)`, which returns a
+placeholder. Once all checks are known, each placeholder becomes either the source's inline
+expression or, when the value would be computed twice or more (`L['self'].layers` under
+many parameters, `x.shape` under a tensor check and a shape guard), a local assigned just
+before its first use. So every value is read once, and only if the checks before it passed.
 
 Two functions are generated from the same checks, so they cannot disagree:
 - the guard function: `if <fails>: return False` per check, inside one `try` (a value
   that cannot be read, e.g. a missing attribute, means the frame differs: False);
-- its explainer: the same statements, returning which check failed and the values it saw;
-  `GuardFunction.why` turns that into a sentence.
+- its explainer, written on first use: the same statements, returning which check failed
+  and the values it saw; `guard_fn.why(...)` turns that into a sentence.
 """
 
 from __future__ import annotations

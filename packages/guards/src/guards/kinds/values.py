@@ -249,7 +249,8 @@ class DictKeysMatch(Guard):
 def _dict_keys_match(guard: DictKeysMatch, ctx: EmitContext) -> list[Check]:
     keys = list(guard.keys)
     expected = repr(keys) if has_literal_spelling(keys) else ctx.constant(keys, f"{guard.source.hint}_keys")
-    actual = f"{ctx.builtin('list')}({ctx.read(guard.source)})"
+    # `.keys()`, not `list(d)`: a list or tuple must fail this guard, not pass as its own keys.
+    actual = f"{ctx.builtin('list')}({ctx.read(guard.source)}.keys())"
     return [check(must_equal(actual, expected), str(guard), actual)]
 
 
