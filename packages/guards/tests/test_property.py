@@ -12,6 +12,7 @@ import copy
 import types
 
 import pytest
+import sympy
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from reference_guards import FrameValues, all_hold
 
 from guards import (
     AttrSource,
+    BufferSource,
     ConstantMatch,
     DictKeysMatch,
     GlobalSource,
@@ -29,9 +31,13 @@ from guards import (
     LengthMatch,
     LocalSource,
     NotNone,
+    ParameterSource,
+    ShapeGuard,
+    SubmoduleSource,
     TensorMatch,
     TypeMatch,
 )
+from guards.sources import ShapeSource
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool]
 
@@ -51,7 +57,13 @@ constants = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False),
     st.sampled_from(["a", "b", ""]), st.sampled_from([torch.float32, torch.int64]),
 )
-leaves = st.one_of(constants, tensors())
+@st.composite
+def modules(draw):
+    module = torch.nn.Sequential(torch.nn.Linear(2, draw(st.integers(1, 3))), torch.nn.BatchNorm1d(2))
+    return module.train(draw(st.booleans()))
+
+
+leaves = st.one_of(constants, tensors(), modules())
 
 
 def containers(children):
@@ -67,18 +79,26 @@ def containers(children):
 values = st.recursive(leaves, containers, max_leaves=8)
 
 
-def places(value, source):
+def places(value, source, into_modules=True):
     """Every (source, value) reachable from `source` by item and attribute reads."""
     yield source, value
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            yield from places(item, ItemSource(source, i))
+            yield from places(item, ItemSource(source, i), into_modules)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from places(item, ItemSource(source, key))
+            yield from places(item, ItemSource(source, key), into_modules)
     elif isinstance(value, types.SimpleNamespace):
         for name, item in vars(value).items():
-            yield from places(item, AttrSource(source, name))
+            yield from places(item, AttrSource(source, name), into_modules)
+    elif isinstance(value, torch.nn.Module) and into_modules:
+        yield AttrSource(source, "training"), value.training
+        for name, child in value.named_children():
+            yield from places(child, SubmoduleSource(source, name), into_modules)
+        for name, p in value.named_parameters(recurse=False):
+            yield ParameterSource(source, name), p
+        for name, b in value.named_buffers(recurse=False):
+            yield BufferSource(source, name), b
 
 
 def guards_for(source, value, draw):
@@ -90,6 +110,11 @@ def guards_for(source, value, draw):
         dynamic = draw(st.lists(st.booleans(), min_size=value.dim(), max_size=value.dim()))
         sizes = [None if d else s for d, s in zip(dynamic, value.shape)]
         options.append(TensorMatch.of(source, value, sizes=sizes))
+        if value.dim():
+            dim = draw(st.integers(0, value.dim() - 1))
+            relation = draw(st.sampled_from([sympy.Eq, sympy.Ge, sympy.Le]))
+            symbol = sympy.Symbol("s0", integer=True)
+            options.append(ShapeGuard.of(relation(symbol, value.shape[dim]), {symbol: ItemSource(ShapeSource(source), dim)}))
     elif isinstance(value, (list, tuple, dict, types.SimpleNamespace)):
         options.append(IdentityMatch(source, value))
         if not isinstance(value, types.SimpleNamespace):
@@ -99,6 +124,8 @@ def guards_for(source, value, draw):
         if isinstance(value, types.SimpleNamespace):
             attr = draw(st.sampled_from(["a", "b", "c"]))
             options.append(HasAttr(source, attr, hasattr(value, attr)))
+    elif isinstance(value, torch.nn.Module):
+        options.append(IdentityMatch(source, value))
     else:
         options.append(ConstantMatch(source, value))
     return draw(st.lists(st.sampled_from(options), min_size=1, max_size=2))
@@ -119,7 +146,7 @@ def changed(frame: dict, draw) -> dict:
     """`frame` with up to two random places replaced (or deleted, for attributes)."""
     frame = dict(frame) if draw(st.booleans()) else copy.copy({k: rebuilt(v) for k, v in frame.items()})
     for _ in range(draw(st.integers(0, 2))):
-        spots = [(name, source) for name, root in frame.items() for source, _ in places(root, LocalSource(name))]
+        spots = [(name, s) for name, root in frame.items() for s, _ in places(root, LocalSource(name), into_modules=False)]
         name, source = draw(st.sampled_from(spots))
         replacement = draw(values)
         frame[name] = _replaced(frame[name], _path(source), replacement, draw)
