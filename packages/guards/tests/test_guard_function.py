@@ -190,3 +190,10 @@ def test_why_is_none_exactly_when_the_guard_passes():
     guard = GuardSet([GradMode(True), TensorMatch.of(LocalSource("x"), x)]).compile(parameters=["x"])
     for candidate in (torch.randn(4, 2), torch.randn(2, 4), torch.randn(4, 2, dtype=torch.float64), "x"):
         assert (guard.why(candidate) is None) == guard(candidate)
+
+
+def test_guard_of_a_lambda_gets_a_valid_name():
+    fn = lambda x: x  # noqa: E731
+    guard = GuardSet([NotNone(LocalSource("x"))]).compile(fn, name="guards_<lambda>")
+    assert guard(1) and not guard(None)
+    assert guard.__name__.isidentifier()

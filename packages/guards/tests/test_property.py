@@ -1,7 +1,8 @@
 """Property: a generated guard function agrees with the reference interpreter on any frame.
 
-Hypothesis builds a random frame (nested lists, tuples, dicts, plain objects, constants and
-tensors), guards of every value kind on random places in it, and a second frame that is the
+Hypothesis builds a random frame (nested lists, tuples, dicts, plain objects, constants,
+tensors and nn.Modules), guards of every value kind (shape guards included) on random
+places in it, and a second frame that is the
 first with a few random changes. The guards must hold on the first frame, and on the second
 the generated function, its `why`, and the interpreter must all give the same verdict.
 """

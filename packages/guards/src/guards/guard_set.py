@@ -113,6 +113,8 @@ class GuardSet:
             description = f"guards of a frame with parameters {signature}"
 
         ctx = EmitContext(signature.parameters)
+        # `name` becomes a def's name: `guards_<lambda>` must still be an identifier.
+        name = ctx.local(name)
         frame = Frame(ctx, list(signature.parameters), f_globals, closure or {})
         blocks = []
         for guard in guards.essential():
