@@ -55,7 +55,7 @@ class OptimizedModule(nn.Module):
                 self._warned_hooks = True
                 warnings.warn(f"{type(mod).__name__} has hooks; it runs eagerly", stacklevel=2)
             return mod(*args, **kwargs)
-        return self._cache(mod, *args, **kwargs)
+        return self._cache.dispatch(mod, *args, **kwargs)
 
 
 def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
@@ -81,17 +81,14 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     function, bound = _function_of(fn_or_module)
     cache = CodeCache(function, backend)
     if bound is not None:
+        dispatch = cache.dispatch
 
         @functools.wraps(function)
         def compiled_method(*args, **kwargs):
-            return cache(bound, *args, **kwargs)
+            return dispatch(bound, *args, **kwargs)
 
         compiled_method._capture_cache = cache
         return compiled_method
-
-    @functools.wraps(function)
-    def compiled_function(*args, **kwargs):
-        return cache(*args, **kwargs)
-
+    compiled_function = functools.update_wrapper(cache.dispatch, function)
     compiled_function._capture_cache = cache
     return compiled_function

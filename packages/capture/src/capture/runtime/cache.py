@@ -7,6 +7,7 @@ appended. After `config.recompile_limit` entries the function is run eagerly, wi
 
 from __future__ import annotations
 
+import inspect
 import logging
 import types
 import warnings
@@ -36,8 +37,7 @@ _ALL_CACHES: weakref.WeakSet = weakref.WeakSet()
 def reset() -> None:
     """Drop every compiled entry; the next call of each compiled function captures again."""
     for cache in list(_ALL_CACHES):
-        cache.entries.clear()
-        cache._warned_limit = False
+        cache.clear()
 
 
 class CodeCache:
@@ -49,11 +49,21 @@ class CodeCache:
         self.entries: list[CompiledEntry] = []
         self._warned_limit = False
 
+        # (guard, entry function) pairs read by `dispatch` on every call.
+        self._table: list[tuple[Callable, Callable]] = []
+        self.dispatch = make_dispatcher(fn, self._table, self._miss)
+
     def __call__(self, *args, **kwargs):
-        for entry in self.entries:
-            if entry.guard(*args, **kwargs):
-                return entry.function(*args, **kwargs)
-        return self._miss(args, kwargs)
+        return self.dispatch(*args, **kwargs)
+
+    def add(self, entry: CompiledEntry) -> None:
+        self.entries.append(entry)
+        self._table.append((entry.guard, entry.function))
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self._table.clear()
+        self._warned_limit = False
 
     def _miss(self, args, kwargs):
         if len(self.entries) >= config.recompile_limit:
@@ -81,7 +91,7 @@ class CodeCache:
             # exception from the user's own code.
             capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
             return self.fn(*args, **kwargs)
-        self.entries.append(entry)
+        self.add(entry)
         return entry.function(*args, **kwargs)
 
     def capture(self, args, kwargs) -> CompiledEntry:
@@ -96,3 +106,42 @@ class CodeCache:
         entry.function.__kwdefaults__ = self.fn.__kwdefaults__
         entry_log.debug("%s", entry.source)
         return entry
+
+
+def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
+    """A function with `fn`'s signature that runs the first entry of `table` whose guard
+    accepts the call, else `miss(args, kwargs)`. Generated so that arguments are passed on as
+    they arrived (no *args/**kwargs repacking on the hot path)."""
+    signature = inspect.signature(fn, follow_wrapped=False)
+    params, forward, positional, keywords = [], [], [], []
+    kind = inspect.Parameter
+    for p in signature.parameters.values():
+        bare = p.replace(default=kind.empty, annotation=kind.empty)
+        params.append(bare)
+        if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD):
+            forward.append(p.name)
+            positional.append(p.name)
+        elif p.kind is kind.VAR_POSITIONAL:
+            forward.append(f"*{p.name}")
+            positional.append(f"*{p.name}")
+        elif p.kind is kind.KEYWORD_ONLY:
+            forward.append(f"{p.name}={p.name}")
+            keywords.append(f"{p.name!r}: {p.name}")
+        else:
+            forward.append(f"**{p.name}")
+            keywords.append(f"**{p.name}")
+    call = ", ".join(forward)
+    name = f"dispatch_{identifier(fn.__code__.co_name)}"
+    source = (
+        f"def {name}{inspect.Signature(params)}:\n"
+        f"    for __guard, __entry in __table:\n"
+        f"        if __guard({call}):\n"
+        f"            return __entry({call})\n"
+        f"    return __miss(({''.join(a + ', ' for a in positional)}), {{{', '.join(keywords)}}})\n"
+    )
+    namespace = {"__table": table, "__miss": miss}
+    exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
+    dispatch = namespace[name]
+    dispatch.__defaults__ = fn.__defaults__
+    dispatch.__kwdefaults__ = fn.__kwdefaults__
+    return dispatch

@@ -84,7 +84,10 @@ def build_entry(fn: types.FunctionType, result: CaptureResult, compiled_graph: C
     graph_name = writer.name_for(compiled_graph, "compiled_graph")
 
     body: list[str] = []
+    writer.plan_reads([i.source for i in result.inputs])
     inputs = ", ".join(writer.source(i.source) for i in result.inputs)
+    body.extend(writer.lines)
+    writer.lines.clear()
     body.append(f"outs = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
     body.extend(_side_effect_lines(writer, result))
     returned = writer.value(result.return_value)

@@ -8,6 +8,7 @@ anew. Objects that have no literal spelling are bound in the entry's namespace.
 
 from __future__ import annotations
 
+import re
 import types
 from collections import OrderedDict
 from typing import Any, Iterator
@@ -83,6 +84,28 @@ class ExpressionWriter:
         self.lines: list[str] = []
         self._temps: dict[int, str] = {}
         self._names: dict[int, str] = {}
+        # Sources read through a shared prefix (`self._modules['h']` under every layer's
+        # parameters) bind the prefix to a local once: source -> local name, and which are bound.
+        self._hoisted: dict[Any, str] = {}
+        self._bound: set = set()
+
+    def plan_reads(self, sources) -> None:
+        """Hoist every non-root prefix that two or more of `sources` read through."""
+        uses: dict[Any, int] = {}
+        for source in sources:
+            node = source.base if not isinstance(source, HeldSource) else None
+            while node is not None and node.base is not None:
+                uses[node] = uses.get(node, 0) + 1
+                node = node.base
+        taken = set(self.namespace)
+        for source, count in uses.items():
+            if count >= 2:
+                stem = re.sub(r"\W+", "_", source.hint).strip("_") or "value"
+                name, i = stem, 1
+                while name in taken:
+                    name, i = f"{stem}_{i}", i + 1
+                taken.add(name)
+                self._hoisted[source] = name
 
     # --- names ---------------------------------------------------------------------------------
     def name_for(self, obj: Any, stem: str) -> str:
@@ -104,7 +127,14 @@ class ExpressionWriter:
             return self.name_for(source.obj, source.name)
         if source.base is None:
             return source.root_code(self.root_names)
-        return source.code(self.source(source.base))
+        expression = source.code(self.source(source.base))
+        local = self._hoisted.get(source)
+        if local is None:
+            return expression
+        if source not in self._bound:
+            self._bound.add(source)
+            self.lines.append(f"{local} = {expression}")
+        return local
 
     def constant(self, obj: Any) -> str:
         literal = literal_repr(obj)
