@@ -156,9 +156,6 @@ class GraphBuilder:
     def set_output(self, values: list[TensorValue]) -> None:
         self.fx.output(tuple(v.node for v in values))
 
-    def op_count(self) -> int:
-        return sum(1 for n in self.fx.nodes if n.op in ("call_function", "call_method"))
-
 
 def _contains_tensor(obj) -> bool:
     if isinstance(obj, torch.Tensor):

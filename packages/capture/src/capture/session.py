@@ -65,7 +65,6 @@ class CaptureResult:
     return_value: Value
     guards: list
     side_effects: SideEffects
-    held: dict[str, Any]
 
 
 class CaptureSession:
@@ -79,7 +78,7 @@ class CaptureSession:
         self.guards: list = []
         self._guard_set: set = set()
         self.wrapped: dict[int, tuple[Any, Value]] = {}
-        self.held: dict[str, Any] = {}
+        self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
 
@@ -97,9 +96,8 @@ class CaptureSession:
 
     def hold(self, obj: Any, stem: str) -> HeldSource:
         """A source for an object no frame input leads to: the entry keeps the object."""
-        name = f"{stem}_{len(self.held)}"
-        self.held[name] = obj
-        return HeldSource(obj, name)
+        self._held_count += 1
+        return HeldSource(obj, f"{stem}_{self._held_count}")
 
     # --- sources ----------------------------------------------------------------------------------
     def global_source(self, f_globals: dict, name: str):
@@ -164,7 +162,6 @@ class CaptureSession:
             return_value=return_value,
             guards=self.guards,
             side_effects=self.side_effects,
-            held=self.held,
         )
 
     def _collect_outputs(self, return_value: Value) -> list:

@@ -153,9 +153,6 @@ class Frame:
     def jump_to(self, offset: int) -> None:
         self.ip = self.listing.index(offset)
 
-    def instruction_at(self, offset: int) -> dis.Instruction:
-        return self.listing.instructions[self.listing.index(offset)]
-
     # --- stack helpers ------------------------------------------------------------------------
     def push(self, value: Value) -> None:
         self.stack.append(value)
@@ -197,10 +194,3 @@ class Frame:
             frames.append(frame.location())
             frame = frame.parent
         return frames[::-1]
-
-    @property
-    def root(self) -> Frame:
-        frame = self
-        while frame.parent is not None:
-            frame = frame.parent
-        return frame
