@@ -75,7 +75,7 @@ class IdentityMatch(Guard):
 @emits(IdentityMatch)
 def _identity_match(guard: IdentityMatch, ctx: EmitContext) -> list[Check]:
     value = ctx.read(guard.source)
-    expected = ctx.constant(guard.value, guard.source.hint, _describe(guard.value))
+    expected = ctx.constant(guard.value, f"{guard.source.hint}_expected", _describe(guard.value))
     return [check(must_be(value, expected), str(guard), value)]
 
 
