@@ -9,10 +9,11 @@ hides and that have no functional twin (cuDNN's batch norm), rewritten into ops 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import torch
-from torch._decomp import core_aten_decompositions, get_decompositions
+from torch._decomp import _core_aten_decompositions_post_autograd, get_decompositions
 
 aten = torch.ops.aten
 
@@ -28,8 +29,16 @@ _BEYOND_CORE = [
 _REQUIRED = [aten.cudnn_batch_norm, aten.cudnn_batch_norm_backward]
 
 
+@functools.cache
+def _default_table() -> dict[Any, Callable]:
+    # The post-autograd core table: what `core_aten_decompositions()` holds for ATen ops,
+    # without the entries it adds for CompositeImplicitAutograd ops (which never reach a
+    # dispatch mode below autograd, and which it builds through torch.export's internals).
+    return {**_core_aten_decompositions_post_autograd(), **get_decompositions(_BEYOND_CORE)}
+
+
 def default_decompositions() -> dict[Any, Callable]:
-    return {**core_aten_decompositions(), **get_decompositions(_BEYOND_CORE)}
+    return dict(_default_table())
 
 
 def required_decompositions() -> dict[Any, Callable]:

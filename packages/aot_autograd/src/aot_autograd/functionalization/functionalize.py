@@ -25,9 +25,9 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-from torch.utils._pytree import tree_flatten, tree_map
 
 from ..errors import UnsupportedProgramError
+from ..tracing.arguments import argument_leaves, map_arguments
 from ..tracing.emitter import Emitter, is_tensor_node
 from ..tracing.symbolic import SymbolicValues, is_symbolic
 from .op_semantics import ALIAS_ONLY, FunctionalVariant, functional_variant, is_view
@@ -179,11 +179,11 @@ class _Functionalizer:
                 return self.fresh(leaf)
             return self.plain[leaf]
 
-        return tree_map(convert, value)
+        return map_arguments(value, convert)
 
     def _copy(self, old: fx.Node, args: tuple, kwargs: dict) -> fx.Node:
         """`old`'s op on new arguments; re-run on fakes when an argument was rebuilt."""
-        inputs = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, fx.Node)]
+        inputs = [a for a in argument_leaves((args, kwargs)) if isinstance(a, fx.Node)]
         if any(a in self.rebuilt for a in inputs):
             return self._compare(self.emit(old.target, *args, **kwargs), old.meta.get("val"))
         new = self.graph.call_function(old.target, args, kwargs)

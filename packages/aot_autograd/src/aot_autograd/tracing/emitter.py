@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-from torch.utils._pytree import tree_map
 
+from .arguments import map_arguments
 from .symbolic import SymbolicValues, SymValue
 
 
@@ -23,8 +23,8 @@ class Emitter:
         self.symbols = symbols
 
     def __call__(self, op, *args: Any, **kwargs: Any) -> fx.Node:
-        node_args = tree_map(self._as_arg, (args, kwargs))
-        val_args, val_kwargs = tree_map(value_of, (args, kwargs))
+        node_args = map_arguments((args, kwargs), self._as_arg)
+        val_args, val_kwargs = map_arguments((args, kwargs), value_of)
         node = self.graph.call_function(op, *node_args)
         node.meta["val"] = op(*val_args, **val_kwargs)
         return node

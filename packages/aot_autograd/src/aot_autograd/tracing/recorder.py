@@ -16,10 +16,10 @@ from typing import Any, Callable, Mapping
 import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
 
 from ..decompositions import required_decompositions
 from ..errors import TracingError
+from .arguments import map_arguments
 from .symbolic import SymbolicValues
 
 Decompositions = Mapping[Any, Callable]
@@ -122,7 +122,7 @@ class AtenRecorder(TorchDispatchMode):
                 return self.symbols.node_for(leaf)
             return leaf
 
-        return tree_map(convert, value)
+        return map_arguments(value, convert)
 
     def _tensor_arg(self, tensor: torch.Tensor) -> fx.Node:
         node = self.node_of(tensor)
@@ -147,11 +147,9 @@ class AtenRecorder(TorchDispatchMode):
     def _with_constants_as_trace_values(self, value: Any) -> Any:
         if not self._constant_trace_values:
             return value
-        return tree_map(
-            lambda leaf: self._constant_trace_values.get(id(leaf), leaf)
-            if isinstance(leaf, torch.Tensor)
-            else leaf,
+        return map_arguments(
             value,
+            lambda leaf: self._constant_trace_values.get(id(leaf), leaf) if isinstance(leaf, torch.Tensor) else leaf,
         )
 
     def graph_module(self, root: torch.nn.Module | None = None) -> fx.GraphModule:
