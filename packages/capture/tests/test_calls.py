@@ -162,3 +162,24 @@ def test_calls_are_recorded_in_order():
     compiled = check(lambda x, y: torch.relu(x).sin().cos(), two)
     calls = [n.target for n in graph_of(compiled).graph.nodes if n.op in ("call_function", "call_method")]
     assert calls == [torch.relu, "sin", "cos"]
+
+
+def test_custom_autograd_function():
+    class TimesTwo(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    def fn(x, y):
+        return TimesTwo.apply(x).sum() + y.sum()
+
+    compiled = compile_eager(fn)
+    x = torch.randn(3, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    compiled(x, torch.ones(1)).backward()
+    fn(x_ref, torch.ones(1)).backward()
+    torch.testing.assert_close(x.grad, x_ref.grad)

@@ -52,8 +52,28 @@ def is_torch_operation(fn: Any) -> bool:
     return False
 
 
+class AutogradFunctionApply:
+    """The graph target for `MyFunction.apply(*args)` of a torch.autograd.Function subclass.
+
+    FX prints call targets by qualified name and cannot print a class as an argument; this
+    callable names the function class instead (`MyFunction_apply`) and FX binds it as a
+    global of the generated code."""
+
+    def __init__(self, function_class: type):
+        self.function_class = function_class
+        self.__name__ = f"{function_class.__name__}_apply"
+        self.__qualname__ = self.__name__
+
+    def __call__(self, *args, **kwargs):
+        return self.function_class.apply(*args, **kwargs)
+
+
 def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    from ..values.objects import ClassValue
+
     graph = frame.session.graph
     if is_tensor_method(fn):
         return graph.call_method(frame, fn.__name__, args, kwargs)
+    if fn is torch.autograd.Function.apply.__func__ and args and isinstance(args[0], ClassValue):
+        return graph.call_function(frame, AutogradFunctionApply(args[0].cls), args[1:], kwargs)
     return graph.call_function(frame, fn, args, kwargs)
