@@ -33,6 +33,9 @@ A Pointwise body computes in the dtype of its inputs; lowerings insert `to_dtype
                                         full-size pointwise); reductions complete at its end
         locals                      buffers kept in registers: computed and consumed within
                                     the kernel, never written to memory
+        scratch                     inner-loop buffers read only by later InnerLoops of the same
+                                    outer iteration: a backend may keep just one inner row of
+                                    them (C++: a stack array) or write them out like any buffer
     KernelNode(buffer, body)        body() emits the node's ops (loads, math, store or
                                     reduction+store_reduction) with indices already
                                     expressed in the kernel's loop variables
@@ -319,6 +322,7 @@ class FusedKernel:
     inner: tuple
     stages: tuple
     locals: frozenset = frozenset()
+    scratch: frozenset = frozenset()
 
     @property
     def nodes(self) -> list[KernelNode]:
@@ -336,6 +340,7 @@ class FusedKernel:
         inner = ", ".join(f"{v} < {n}" for v, n in self.inner)
         head = f"{self.name}: for {loops or '()'}" + (f" | inner {inner}" if inner else "")
         local = f"  (registers: {', '.join(sorted(self.locals))})" if self.locals else ""
+        local += f"  (scratch rows: {', '.join(sorted(self.scratch))})" if self.scratch else ""
         return "\n".join([head + local, *map(str, self.stages)])
 
 

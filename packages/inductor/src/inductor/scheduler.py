@@ -23,9 +23,10 @@ from .ir import (
     Reduction,
 )
 from .ops import DependencyCollector, IndexSubstitution, current_handler, use_handler
-from .sizes import affine_coefficient, loop_var
+from .sizes import affine_coefficient, loop_var, product, static_int
 
 MAX_OPEN_GROUPS = 8
+MAX_SCRATCH_ELEMENTS = 16384  # one inner row of a scratch buffer must fit a thread's stack comfortably
 
 
 def _squeezed(sizes) -> tuple:
@@ -211,7 +212,7 @@ class Scheduler:
                 else:
                     last[1].append(m)
             stage_of[m.buffer.name] = len(stages) - 1
-        local = self._locals(group, stage_of)
+        local, scratch = self._locals(group, stage_of)
         all_exprs = [index for m in group.members for _, index in (*m.reads, *m.writes)]
         for m in group.members:
             all_exprs.extend(_collect(_body(m.buffer, m.is_inner, outer_vars, inner_vars)).index_exprs)
@@ -230,11 +231,14 @@ class Scheduler:
         name = f"kernel{self.kernel_count}"
         self.kernel_count += 1
         device = group.members[0].buffer.device
-        return FusedKernel(name, device, tuple(outer), tuple(inner), tuple(built), frozenset(local))
+        return FusedKernel(name, device, tuple(outer), tuple(inner), tuple(built), frozenset(local), frozenset(scratch))
 
-    def _locals(self, group: _Group, stage_of) -> set[str]:
+    def _locals(self, group: _Group, stage_of) -> tuple[set[str], set[str]]:
+        """(register buffers, scratch buffers): consumed only inside this kernel, either in their
+        own stage, or (scratch) in later InnerLoops of the same outer iteration."""
         consumers = self.graph.consumers
-        keep = set()
+        inner_numel = static_int(product(group.inner or ()))
+        keep, scratch = set(), set()
         for m in group.members:
             name = m.buffer.name
             if name in self.graph.output_names:
@@ -244,9 +248,11 @@ class Scheduler:
                 continue
             if m.is_inner and not isinstance(m.buffer.data, Reduction):
                 if any(stage_of[u] != stage_of[name] for u in users):
+                    if inner_numel is not None and inner_numel <= MAX_SCRATCH_ELEMENTS:
+                        scratch.add(name)
                     continue
             keep.add(name)
-        return keep
+        return keep, scratch
 
 
 def _substituted(body, subs):

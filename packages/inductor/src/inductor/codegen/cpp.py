@@ -63,8 +63,8 @@ _CALLS = {
     "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod",
     "fmod": "std::fmod", "pow": "ptc_pow", "atan2": "std::atan2", "hypot": "std::hypot", "copysign": "std::copysign",
 }
-_REDUCTION_INIT = {"sum": "0", "prod": "1", "any": "false", "all": "true"}
-_REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "any": "||", "all": "&&", "max": "max", "min": "min"}
+_REDUCTION_INIT = {"sum": "0", "prod": "1"}
+_REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
 
 
 class CppValue:
@@ -115,18 +115,26 @@ class CppKernel:
         self.symbols |= {s.name for s in expr.free_symbols if s in self.size_symbols}
         return cpp_expr.index(expr)
 
+    def _element(self, name, index) -> str:
+        """`name[index]`; a scratch buffer holds one inner row, indexed by the inner position."""
+        if name in self.kernel.scratch:
+            return f"{name}[{self.inner_flat}]"
+        return f"{name}[{self._index(index)}]"
+
     def load(self, name, index):
         if name in self.local_values:
             return self.local_values[name]
-        self.args.setdefault(name, False)
-        return self._new(f"{name}[{self._index(index)}]", self.buffers[name].dtype)
+        if name not in self.kernel.scratch:
+            self.args.setdefault(name, False)
+        return self._new(self._element(name, index), self.buffers[name].dtype)
 
     def store(self, name, index, value):
         if name in self.kernel.locals:
             self.local_values[name] = value
             return
-        self.args[name] = True
-        target = f"{name}[{self._index(index)}]"
+        if name not in self.kernel.scratch:
+            self.args[name] = True
+        target = self._element(name, index)
         self.lines.append(f"{target} = {value};")
         self.cse[-1][target] = value  # a later load of this element in this scope reuses the value
 
@@ -229,16 +237,22 @@ class CppKernel:
             self.lines.append(f"{acc} = {acc} {op} {value} ? {value} : {acc};")
             self.clauses.append(f"{_REDUCTION_CLAUSE[reduction_type]}:{acc}")
             if dtype.is_floating_point:
-                # NaN never enters the comparison chain above; a flag carries it past the loop.
-                self.pre.append(f"bool {acc}_nan = false;")
-                self.lines.append(f"{acc}_nan = {acc}_nan || ({value} != {value});")
-                self.clauses.append(f"||:{acc}_nan")
+                # NaN never enters the comparison chain above; an int flag (bool accumulators
+                # do not vectorize) carries it past the loop.
+                self.pre.append(f"int {acc}_nan = 0;")
+                self.lines.append(f"{acc}_nan = {acc}_nan | ({value} != {value});")
+                self.clauses.append(f"|:{acc}_nan")
                 return CppValue(f"({acc}_nan ? std::numeric_limits<{t}>::quiet_NaN() : {acc})", dtype)
             return CppValue(acc, dtype)
+        if reduction_type in ("any", "all"):
+            # int accumulators: OpenMP reductions over bool do not vectorize.
+            op = "|" if reduction_type == "any" else "&"
+            self.pre.append(f"int {acc} = {int(reduction_type == 'all')};")
+            self.lines.append(f"{acc} = {acc} {op} static_cast<int>({value} != 0);")
+            self.clauses.append(f"{op}:{acc}")
+            return CppValue(acc, dtype)
         self.pre.append(f"{t} {acc} = {_REDUCTION_INIT[reduction_type]};")
-        update = {
-            "sum": f"{acc} + {value}", "prod": f"{acc} * {value}", "any": f"{acc} || {value}", "all": f"{acc} && {value}",
-        }[reduction_type]
+        update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}"}[reduction_type]
         self.lines.append(f"{acc} = {update};")
         self.clauses.append(f"{_REDUCTION_CLAUSE[reduction_type]}:{acc}")
         return CppValue(acc, dtype)
@@ -267,6 +281,8 @@ class CppKernel:
                 body += self.lines
             else:
                 body += self._inner_loop(stage)
+        rows = [f"alignas(64) {ctype(self.buffers[n].dtype)} {n}[{self._inner_numel()}];" for n in sorted(k.scratch)]
+        body = rows + body
         loops = [(v.name, self._index(n)) for v, n in k.outer]
         vectorize_outer = not k.is_reduction
         code = _nest(loops, body, parallel=True, simd=vectorize_outer, clauses=[], work=self._work())
@@ -299,6 +315,12 @@ class CppKernel:
         loop = _nest(inner, loop_body, parallel=parallel, simd=not self.scalar_stage, clauses=self.clauses,
                      work=self._work())
         return [*self.pre, *loop, *self.post]
+
+    def _inner_numel(self) -> str:
+        total = sympy.Integer(1)
+        for _, n in self.kernel.inner:
+            total = total * n
+        return self._index(total)
 
     def _work(self) -> str:
         sizes = [n for _, n in (*self.kernel.outer, *self.kernel.inner)]

@@ -215,12 +215,14 @@ def _softmax_parts(x: IRNode, dim: int, half_to_float: bool):
 @register_lowering(aten._softmax.default)
 def softmax(x, dim, half_to_float=False):
     compute, out_dtype, shifted = _softmax_parts(x, dim, half_to_float)
-    exps = Pointwise(x.device, compute, x.size, lambda index: ops.exp(shifted(index)))
+    # exp(x - max) is computed once: the kernel keeps a row of it for the normalizing pass.
+    exps = current_graph().realize(Pointwise(x.device, compute, x.size, lambda index: ops.exp(shifted(index))))
     total = reduce(exps, dim, True, "sum")
-    load_total = broadcast_loader(total, x.size)
+    inverse = pointwise(lambda s: ops.reciprocal(s), [total])
+    load_inverse, load_exps = broadcast_loader(inverse, x.size), exps.make_loader()
     return Pointwise(
         x.device, out_dtype, x.size,
-        lambda index: cast(ops.truediv(ops.exp(shifted(index)), load_total(index)), compute, out_dtype),
+        lambda index: cast(ops.mul(load_exps(index), load_inverse(index)), compute, out_dtype),
     )
 
 
