@@ -105,3 +105,17 @@ def test_backward_graph_gets_non_contiguous_gradients_right():
     upstream = torch.randn(3, 6).t()  # a transposed (non-contiguous) gradient
     grads = [torch.autograd.grad(run(*inputs)[0], inputs[1:], upstream) for run in (affine_and_argmax, compiled)]
     torch.testing.assert_close(grads[1], grads[0])
+
+
+def detached_outputs(x, w, b):
+    return ((x @ w).detach() + b.detach(), (x @ w).argmax(-1))
+
+
+def test_graph_without_differentiable_outputs_returns_what_eager_returns():
+    inputs = _inputs()
+    compilers = Compilers()
+    compiled = compilers.compile(detached_outputs, inputs)
+    actual, expected = compiled(*inputs), detached_outputs(*inputs)
+    torch.testing.assert_close(actual, expected)
+    assert [o.requires_grad for o in actual] == [o.requires_grad for o in expected]
+    assert (len(compilers.inference), len(compilers.forward)) == (1, 0)

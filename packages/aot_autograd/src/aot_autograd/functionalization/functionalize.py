@@ -199,7 +199,7 @@ class _Functionalizer:
             self.plain[node] = new
             for index, item in enumerate(val):
                 if isinstance(item, torch.Tensor):
-                    self.items[(node, index)] = (None, self._item(new, index))
+                    self.items[(node, index)] = (None, self._compare(self._item(new, index), item))
         else:
             self._define(node, new)
 
@@ -219,7 +219,8 @@ class _Functionalizer:
         self.plain[node] = new
         for index in range(len(node.meta["val"])):
             step = ViewStep(node.target, args, kwargs, index)
-            self.items[(node, index)] = (Alias(alias.root, (*alias.chain, step)), self._item(new, index))
+            item = self._compare(self._item(new, index), node.meta["val"][index])
+            self.items[(node, index)] = (Alias(alias.root, (*alias.chain, step)), item)
 
     def _mutation(self, node: fx.Node, variant: FunctionalVariant) -> None:
         bound = _bind_arguments(node)

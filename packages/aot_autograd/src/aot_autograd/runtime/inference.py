@@ -1,9 +1,16 @@
-"""The inference path: one compiled forward graph, no autograd.Function around it."""
+"""The inference path: one compiled forward graph, no autograd.Function around it.
+
+The graph runs without grad mode even when the caller has it on (a graph none of whose
+outputs carries a gradient): its functional ops must not make outputs require grad that
+eager leaves detached (`detach` is gone from the graph).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
+
+import torch
 
 from .epilogue import GraphEffects
 
@@ -14,6 +21,7 @@ class InferencePlan:
     effects: GraphEffects
 
     def __call__(self, inputs: Sequence[Any]) -> list:
-        outputs = self.forward(*inputs)
+        with torch.no_grad():
+            outputs = self.forward(*inputs)
         raw = {i: outputs[i] for i in self.effects.regenerated}
         return self.effects.apply(inputs, outputs, raw)
