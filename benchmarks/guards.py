@@ -1,6 +1,6 @@
 """Cost of one guard-set evaluation, beside the per-call overhead torch.compile adds.
 
-    python benchmarks/guards.py [--repeat 15]
+    python benchmarks/guards.py [--repeat 15] [--formulations]
 
 Cases (each guard function is what `GuardSet.compile` generates for the guards capture
 would record; all of them include the global-state guards unless the row says otherwise):
@@ -14,6 +14,9 @@ would record; all of them include the global-state guards unless the row says ot
        changed in place)
   (c3) identity of the module tree plus the identity and requires_grad of every parameter
        (catches reassignment and freezing, not in-place .data swaps of a different shape)
+
+--formulations also times alternative pure-Python spellings of one tensor check (why
+TensorMatch reads `x.shape`, `x.is_cpu`, `x.is_contiguous()` and compares separately).
 
 "torch.compile overhead" is what torch.compile adds to a call beyond running its captured
 graph: compiled(args) minus the FX graph called directly on its inputs (the backend is
@@ -124,12 +127,43 @@ def compile_overhead(fn, args, repeat: int) -> float:
     return best_of(lambda: compiled(*args), repeat) - best_of(lambda: gm(*inputs), repeat)
 
 
+# Ways to spell parts of a tensor check; each pair does the same test.
+FORMULATIONS = [
+    ("whole metadata as one tuple", "(x.dtype, x.device, x.shape, x.stride(), x.requires_grad) == expected"),
+    ("the same, field by field", "x.dtype is f32 and x.is_cpu and x.shape == (8, 3) and x.stride() == (3, 1) and not x.requires_grad"),
+    ("sizes via x.size()", "x.size() == (8, 3)"),
+    ("sizes via x.shape", "x.shape == (8, 3)"),
+    ("device via x.device ==", "x.device == cpu"),
+    ("device via x.is_cpu", "x.is_cpu"),
+    ("dtype via ==", "x.dtype == f32"),
+    ("dtype via is", "x.dtype is f32"),
+    ("strides via x.stride() ==", "x.stride() == (3, 1)"),
+    ("strides via x.is_contiguous()", "x.is_contiguous()"),
+    ("type via isinstance", "isinstance(x, Tensor)"),
+    ("type via type() is", "type(x) is Tensor"),
+]
+
+
+def time_formulations(repeat: int) -> None:
+    x = torch.randn(8, 3)
+    namespace = {
+        "x": x, "f32": torch.float32, "cpu": torch.device("cpu"), "Tensor": torch.Tensor,
+        "expected": (torch.float32, torch.device("cpu"), torch.Size([8, 3]), (3, 1), False),
+    }  # fmt: skip
+    print(f"\n{'formulation':34s} {'expression':100s} {'ns':>7s}")
+    for label, expression in FORMULATIONS:
+        test = eval(f"lambda: {expression}", namespace)
+        assert test()
+        print(f"{label:34s} {expression:100s} {best_of(test, repeat) * 1e9:7.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--formulations", action="store_true", help="also time spellings of a tensor check")
+    options = parser.parse_args()
+    repeat = options.repeat
     torch.set_num_threads(1)
-
     x = torch.randn(8, 3)
     xs = [torch.randn(8, 3) for _ in range(10)]
     module, mx = Stack(), torch.randn(2, 4)
@@ -161,6 +195,8 @@ def main() -> None:
         reference = next((v for k, v in overhead.items() if name.startswith(k)), None)
         ref_text = f"{reference * 1e6:10.2f} us" if reference is not None else ""
         print(f"{name:66s} {checks:6d} {ours * 1e6:7.2f} us {ref_text:>24s}")
+    if options.formulations:
+        time_formulations(repeat)
 
 
 if __name__ == "__main__":
