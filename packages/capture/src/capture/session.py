@@ -177,6 +177,9 @@ class CaptureSession:
         roots.extend(v for _, _, v in effects.global_writes.values())
         roots.extend(v for _, _, v in effects.cell_writes.values())
         roots.extend(effects.mutated_containers.values())
+        for _, args, kwargs in effects.deferred_calls:
+            roots.extend(args)
+            roots.extend(kwargs.values())
         for root in roots:
             for tensor in tensors_in(root):
                 seen.setdefault(id(tensor.node), tensor)

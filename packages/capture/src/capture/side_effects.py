@@ -25,11 +25,15 @@ class SideEffects:
         self.global_writes: dict[tuple[int, str], tuple[dict, str, Value]] = {}
         self.cell_writes: dict[int, tuple[Any, Any, Value]] = {}
         self.mutated_containers: dict[int, Value] = {}
+        # Calls made only for their output (logging), in program order: (callable, args, kwargs).
+        self.deferred_calls: list[tuple[Value, list[Value], dict[str, Value]]] = []
         self._private: set[int] = set()
         self._keepalive: list[Any] = []
 
     def __bool__(self) -> bool:
-        return bool(self.attribute_writes or self.global_writes or self.cell_writes or self.mutated_containers)
+        return bool(
+            self.attribute_writes or self.global_writes or self.cell_writes or self.mutated_containers or self.deferred_calls
+        )
 
     # --- attributes of existing objects -----------------------------------------------------
     def store_attr(self, target: Value, name: str, value: Value) -> None:
@@ -69,3 +73,7 @@ class SideEffects:
         """A container no one else sees (the `**kwargs` dict a call creates): its mutations
         need no replay."""
         self._private.add(id(container))
+
+    # --- calls made for their output ------------------------------------------------------------
+    def defer_call(self, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> None:
+        self.deferred_calls.append((fn, args, kwargs))

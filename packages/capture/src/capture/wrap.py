@@ -158,12 +158,14 @@ def _method(session, obj, source):
 
 
 def _item_source(source, key):
+    """`source[key]`, or None when the key has no Python spelling (a dict keyed by types):
+    such items are then used without guards of their own; the container's keys are guarded."""
     if source is None:
         return None
     try:
         return ItemSource(source, key)
     except TypeError:
-        raise Unsupported(f"{source} has a key ({key!r}) capture cannot name") from None
+        return None
 
 
 @wraps(tuple)

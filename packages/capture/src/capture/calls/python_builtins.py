@@ -104,6 +104,22 @@ def _object_setattr(frame, args, kwargs):
     return ConstantValue(None)
 
 
+@rule(object.__getattribute__)
+def _object_getattribute(frame, args, kwargs):
+    """The attribute as `object` finds it, bypassing a class's own __getattribute__."""
+    from ..values.objects import ObjectValue
+
+    obj, name = args
+    name = _constant(name, "attribute name")
+    if isinstance(obj, ObjectValue):
+        try:
+            value = object.__getattribute__(obj.obj, name)
+        except AttributeError:
+            raise_user_error(frame, AttributeError, f"{obj.describe()} has no attribute {name!r}")
+        return frame.session.wrap(value, obj.attribute_source(name))
+    return obj.get_attr(frame, name)
+
+
 @rule(id)
 def _id(frame, args, kwargs):
     (obj,) = args

@@ -140,4 +140,7 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
         emit(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {writer.value(value)}")
     for cell, source, value in effects.cell_writes.values():
         emit(f"{writer.name_for(cell, 'cell')}.cell_contents = {writer.value(value)}")
+    for fn, args, kwargs in effects.deferred_calls:
+        arguments = [writer.value(a) for a in args] + [f"{k}={writer.value(v)}" for k, v in kwargs.items()]
+        emit(f"{writer.name_for(fn.fn, fn.name)}({', '.join(arguments)})")
     return lines

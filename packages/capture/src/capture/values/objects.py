@@ -103,6 +103,11 @@ class ObjectValue(Value):
             raise Unsupported(f"reading __dict__ of {self.describe()}")
         if has_python_getattribute(cls):
             return self._concrete_attr(frame, name)
+        from ..calls.deferred import logger_method
+
+        deferred = logger_method(frame, self, name)
+        if deferred is not None:
+            return deferred
         descriptor, _ = lookup_static(cls, name)
         is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
         if is_data_descriptor and isinstance(descriptor, property):
@@ -121,11 +126,9 @@ class ObjectValue(Value):
         from ..interpreter.frame import UserException
 
         try:
+            # Runs the class's own __getattr__ too (nn.Module's finds parameters and children).
             result = getattr(self.obj, name)
         except AttributeError as err:
-            getattr_hook = python_dunder(type(self.obj), "__getattr__")
-            if getattr_hook is not None:
-                return frame.session.wrap(getattr_hook, None).call(frame, [self, ConstantValue(name)], {})
             raise UserException(ExceptionValue.from_real(err)) from None
         if isinstance(result, types.MethodType) and result.__self__ is self.obj:
             from .functions import MethodValue
@@ -139,10 +142,8 @@ class ObjectValue(Value):
         return hasattr(self.obj, name)
 
     def set_attr(self, frame, name, value):
-        setter = python_dunder(type(self.obj), "__setattr__")
-        if setter is not None and not _is_module_setattr(setter):
-            frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
-            return
+        # A class's own __setattr__ (validation, attribute aliases, nn.Module's registries)
+        # runs for real when the entry replays the write: the object exists before the call.
         descriptor, _ = lookup_static(type(self.obj), name)
         if isinstance(descriptor, property):
             if descriptor.fset is None:
@@ -211,12 +212,6 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
             if issubclass(exc.value.python_type(), IndexError):
                 return items
             raise
-
-
-def _is_module_setattr(setter) -> bool:
-    import torch
-
-    return setter is torch.nn.Module.__setattr__
 
 
 class ClassValue(Value):
