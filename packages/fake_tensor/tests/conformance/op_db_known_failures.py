@@ -44,22 +44,13 @@ NOT_STRIDE_EXACT = {
     "pca_lowrank": "built on svd (see svd)",
     "nn.functional.max_unpool2d": "the CPU kernel keeps a channels-last input's layout; meta returns contiguous",
     "nn.functional.max_unpool2d.grad": "the CPU kernel keeps a channels-last input's layout; meta returns contiguous",
-    "nonzero_static": "the CPU kernel returns row-major indices; meta returns CUDA's column-major layout",
 }
 
 # Fake metadata differs from eager CPU beyond strides.
-MISMATCHED = {
-    "native_batch_norm": "eval mode: CPU returns empty save_mean/save_invstd, meta returns (C,) (as CUDA)",
-    "_native_batch_norm_legit": "eval mode: CPU returns empty save_mean/save_invstd, meta returns (C,) (as CUDA)",
-    "_batch_norm_with_update": "bfloat16: CPU returns the saved stats in bfloat16, meta in float32 (as CUDA)",
-    "native_layer_norm": "bfloat16: CPU returns mean/rstd in bfloat16, meta in float32 (as CUDA)",
-}
+MISMATCHED: dict[str, str] = {}
 
 # Fakes cannot run the op (UnsupportedFakeOpError, or a conversion error).
 UNSUPPORTED = {
-    "geqrf": "no meta kernel in torch and no decomposition",
-    "histogram": "no meta kernel in torch and no decomposition",
-    "histogramdd": "no meta kernel in torch for aten._histogramdd_bin_edges",
     "to_sparse": "no meta kernel for aten._to_sparse; fakes are strided only",
     "sparse.mm.reduce": "sparse CSR inputs: fakes are strided only",
     "sparse.sampled_addmm": "sparse CSR inputs: fakes are strided only",

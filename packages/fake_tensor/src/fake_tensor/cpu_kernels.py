@@ -1,0 +1,99 @@
+"""Where eager's CPU kernels produce other output metadata than torch's meta kernels.
+
+Meta kernels follow the CUDA kernels. A fake standing for a CPU tensor must describe what
+the CPU kernel returns, so these rules run the meta kernel, then replace the outputs that
+differ when the output device is CPU. Each difference below was observed against eager
+(see tests/conformance).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .op_rules import rule_for
+
+aten = torch.ops.aten
+
+_REDUCED_PRECISION = (torch.bfloat16, torch.float16)
+
+
+def _run(mode, func, args, kwargs):
+    from .execution import run_on_meta
+
+    return run_on_meta(mode, func, args, kwargs)
+
+
+def _arguments(func, args, kwargs) -> dict:
+    bound = {}
+    for i, argument in enumerate(func._schema.arguments):
+        if i < len(args):
+            bound[argument.name] = args[i]
+        elif argument.name in kwargs:
+            bound[argument.name] = kwargs[argument.name]
+        else:
+            bound[argument.name] = argument.default_value if argument.has_default_value() else None
+    return bound
+
+
+def _stats_dtype(input: torch.Tensor, params: list) -> torch.dtype:
+    # CPU norm kernels keep statistics in the input's dtype, except that a reduced-precision
+    # input with float32 parameters ("mixed" mode) gets float32 statistics.
+    if input.dtype in _REDUCED_PRECISION and any(
+        isinstance(p, torch.Tensor) and p.dtype == torch.float32 for p in params
+    ):
+        return torch.float32
+    return input.dtype
+
+
+def _replace_stats(mode, outputs, stats_shape, dtype, count=2):
+    out, *rest = outputs
+    with mode:
+        stats = [torch.empty(stats_shape(s), dtype=dtype, device=out.device) for s in rest[:count]]
+    return (out, *stats, *rest[count:])
+
+
+_BATCH_NORM_TRAINING_ARG = {
+    aten.native_batch_norm.default: "training",
+    aten._native_batch_norm_legit.default: "training",
+    aten._native_batch_norm_legit.no_stats: "training",
+    aten._native_batch_norm_legit_no_training.default: None,  # always eval
+    aten._batch_norm_with_update.default: True,  # always training
+    aten._batch_norm_no_update.default: None,
+}
+
+
+@rule_for(*_BATCH_NORM_TRAINING_ARG)
+def _batch_norm_on_cpu(mode, func, args, kwargs):
+    outputs = _run(mode, func, args, kwargs)
+    if outputs[0].device.type != "cpu":
+        return outputs
+    bound = _arguments(func, args, kwargs)
+    training = _BATCH_NORM_TRAINING_ARG[func]
+    training = bound[training] if isinstance(training, str) else bool(training)
+    params = [bound.get(name) for name in ("weight", "bias", "running_mean", "running_var")]
+    dtype = _stats_dtype(bound["input"], params)
+    # In eval mode the CPU kernel saves no statistics: empty tensors.
+    stats_shape = (lambda s: s.shape) if training else (lambda s: (0,))
+    return _replace_stats(mode, outputs, stats_shape, dtype)
+
+
+@rule_for(aten.native_layer_norm.default)
+def _layer_norm_on_cpu(mode, func, args, kwargs):
+    outputs = _run(mode, func, args, kwargs)
+    if outputs[0].device.type != "cpu":
+        return outputs
+    bound = _arguments(func, args, kwargs)
+    dtype = _stats_dtype(bound["input"], [bound["weight"], bound["bias"]])
+    if outputs[1].dtype == dtype:
+        return outputs
+    return _replace_stats(mode, outputs, lambda s: s.shape, dtype)
+
+
+@rule_for(aten.nonzero_static.default)
+def _nonzero_static_row_major_on_cpu(mode, func, args, kwargs):
+    # The meta kernel returns CUDA's column-major (size, ndim) layout; the CPU kernel row-major.
+    out = _run(mode, func, args, kwargs)
+    if out.device.type != "cpu" or out.is_contiguous():
+        return out
+    with mode:
+        return torch.empty(out.shape, dtype=out.dtype, device=out.device)

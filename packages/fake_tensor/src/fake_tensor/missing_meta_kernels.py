@@ -1,0 +1,74 @@
+"""Output metadata for ops that torch ships without a meta kernel or decomposition.
+
+Each rule builds empty fakes with the shapes, dtypes and strides the eager CPU kernel
+returns (checked by tests/conformance against eager). Without an entry here such an op
+raises UnsupportedFakeOpError.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .op_rules import rule_for
+
+aten = torch.ops.aten
+
+
+def _empty(mode, like: torch.Tensor, shape, strides=None):
+    with mode:
+        if strides is None:
+            return torch.empty(shape, dtype=like.dtype, device=like.device)
+        return torch.empty_strided(shape, strides, dtype=like.dtype, device=like.device)
+
+
+def _argument(func, args, kwargs, name):
+    for i, argument in enumerate(func._schema.arguments):
+        if argument.name == name:
+            if i < len(args):
+                return args[i]
+            return kwargs.get(name, argument.default_value if argument.has_default_value() else None)
+    raise KeyError(name)
+
+
+@rule_for(aten.histogram.bin_ct)
+def _histogram_with_bin_count(mode, func, args, kwargs):
+    x, bins = args[0], _argument(func, args, kwargs, "bins")
+    return _empty(mode, x, (bins,)), _empty(mode, x, (bins + 1,))
+
+
+@rule_for(aten.histogram.bins_tensor)
+def _histogram_with_bin_edges(mode, func, args, kwargs):
+    x, edges = args[0], _argument(func, args, kwargs, "bins")
+    return _empty(mode, x, (edges.numel() - 1,)), _empty(mode, x, tuple(edges.shape))
+
+
+@rule_for(aten._histogramdd_bin_edges.default)
+def _histogramdd_edges(mode, func, args, kwargs):
+    x, bins = args[0], _argument(func, args, kwargs, "bins")
+    return [_empty(mode, x, (count + 1,)) for count in bins]
+
+
+@rule_for(aten._histogramdd_from_bin_cts.default)
+def _histogramdd_with_bin_counts(mode, func, args, kwargs):
+    x, bins = args[0], _argument(func, args, kwargs, "bins")
+    return _empty(mode, x, tuple(bins))
+
+
+@rule_for(aten._histogramdd_from_bin_tensors.default)
+def _histogramdd_with_bin_edges(mode, func, args, kwargs):
+    x, edges = args[0], _argument(func, args, kwargs, "bins")
+    return _empty(mode, x, tuple(e.numel() - 1 for e in edges))
+
+
+@rule_for(aten.geqrf.default)
+def _geqrf(mode, func, args, kwargs):
+    # LAPACK works on column-major matrices: each (m, n) matrix has strides (1, m), and the
+    # batch dims are laid out contiguously around them.
+    (a,) = args
+    *batch, m, n = a.shape
+    strides = [1, max(m, 1)]
+    step = m * n
+    for size in reversed(batch):
+        strides.insert(0, step)
+        step *= size
+    return _empty(mode, a, a.shape, strides), _empty(mode, a, (*batch, min(m, n)))

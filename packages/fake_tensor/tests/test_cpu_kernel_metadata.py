@@ -1,0 +1,48 @@
+"""Fakes standing for CPU tensors describe the CPU kernels' outputs where those differ from
+torch's meta kernels (which follow CUDA): normalization statistics, nonzero_static layout."""
+
+import pytest
+import torch
+
+from fake_tensor import FakeTensorMode
+
+aten = torch.ops.aten
+
+
+def norm_calls(dtype):
+    x = torch.randn(2, 3, 4, dtype=dtype)
+    w, b, rm, rv = torch.ones(3), torch.zeros(3), torch.zeros(3), torch.ones(3)
+    return {
+        "batch_norm_eval": (aten.native_batch_norm.default, (x, w, b, rm, rv, False, 0.1, 1e-5)),
+        "batch_norm_train": (aten.native_batch_norm.default, (x, w, b, rm, rv, True, 0.1, 1e-5)),
+        "legit_eval": (aten._native_batch_norm_legit.default, (x, w, b, rm, rv, False, 0.1, 1e-5)),
+        "legit_no_stats": (aten._native_batch_norm_legit.no_stats, (x, None, None, True, 0.1, 1e-5)),
+        "legit_no_training": (aten._native_batch_norm_legit_no_training.default, (x, w, b, rm, rv, 0.1, 1e-5)),
+        "with_update": (aten._batch_norm_with_update.default, (x, w, b, rm, rv, 0.1, 1e-5)),
+        "no_update": (aten._batch_norm_no_update.default, (x, w, b, rm, rv, 0.1, 1e-5)),
+        "layer_norm": (aten.native_layer_norm.default, (x, [4], None, None, 1e-5)),
+        "layer_norm_float32_weight": (aten.native_layer_norm.default, (x, [4], torch.ones(4), None, 1e-5)),
+    }
+
+
+def described(outputs):
+    return [(t.shape, t.dtype, t.stride()) for t in outputs]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("call", list(norm_calls(torch.float32)))
+def test_normalization_statistics_match_the_cpu_kernel(dtype, call):
+    op, args = norm_calls(dtype)[call]
+    eager = op(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    mode = FakeTensorMode()
+    with mode:
+        fake = op(*[mode.from_real(a) if isinstance(a, torch.Tensor) else a for a in args])
+    assert described(fake) == described(eager)
+
+
+def test_nonzero_static_is_row_major_like_the_cpu_kernel():
+    real = torch.randn(3, 4)
+    eager = torch.nonzero_static(real, size=5)
+    mode = FakeTensorMode()
+    fake = torch.nonzero_static(mode.from_real(real), size=5)
+    assert (fake.shape, fake.stride()) == (eager.shape, eager.stride())
