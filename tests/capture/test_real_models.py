@@ -99,20 +99,35 @@ def test_model_matches_eager(name, mode):
     print(f"{name} ({mode}): {len(graphs)} graph, ops per graph {[op_count(g) for g in graphs]}")
 
 
-@pytest.mark.parametrize("name", ["gpt2", "resnet"])
-def test_training_step_gradients_match_eager(name):
+LABELS = {
+    "gpt2": lambda inputs: inputs["input_ids"],
+    "llama": lambda inputs: inputs["input_ids"],
+    "resnet": lambda inputs: torch.randint(0, 10, (2,)),
+    "vit": lambda inputs: torch.randint(0, 10, (2,)),
+}
+
+
+@pytest.mark.parametrize("name", LABELS)
+def test_loss_and_gradients_match_eager(name):
+    """A training step: the model's own loss (labels given), backward, every gradient."""
     torch.manual_seed(0)
     model, make_inputs = MODELS[name]()
-    model.eval()  # deterministic forward; gradients still flow through every parameter
     reference, _ = MODELS[name]()
     reference.load_state_dict(model.state_dict())
-    reference.eval()
+    model.train()
+    reference.train()
     compiled = compiler.compile(model, fullgraph=True, backend="eager")
     inputs = make_inputs()
-    first = next(iter(compiled(**inputs).values()))
-    expected = next(iter(reference(**inputs).values()))
-    first.float().pow(2).mean().backward()
-    expected.float().pow(2).mean().backward()
-    for (name_, p), q in zip(model.named_parameters(), reference.parameters()):
-        if q.grad is not None:
-            torch.testing.assert_close(p.grad, q.grad, msg=lambda m: f"{name_}: {m}")
+    inputs["labels"] = LABELS[name](inputs)
+    torch.manual_seed(1)
+    loss = compiled(**inputs).loss
+    torch.manual_seed(1)
+    expected = reference(**inputs).loss
+    torch.testing.assert_close(loss, expected)
+    loss.backward()
+    expected.backward()
+    for (param_name, p), q in zip(model.named_parameters(), reference.parameters()):
+        if q.grad is None:
+            assert p.grad is None, param_name
+        else:
+            torch.testing.assert_close(p.grad, q.grad, msg=lambda m: f"{param_name}: {m}")
