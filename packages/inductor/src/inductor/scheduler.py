@@ -99,6 +99,10 @@ class Scheduler:
                 self._place(buffer)
             else:
                 deps = {b.name for b in _extern_inputs(buffer)}
+                if getattr(buffer, "is_fallback", False):
+                    # A fallback may write into its arguments (copy_, index_put_): every kernel
+                    # placed before it in the graph must have run, readers of those inputs included.
+                    deps = {name for group in self.open for name in group.names}
                 self._emit_groups_reading(deps)
                 self.steps.append(buffer)
                 self.emitted.add(buffer.name)
