@@ -5,6 +5,7 @@ on CUDA through the shared `device` fixture)."""
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 
 import pytest
@@ -77,7 +78,7 @@ def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypat
     from inductor.runtime import triton_launch
 
     monkeypatch.setattr(triton_launch.TritonLauncher, "_fastest", lambda *a: pytest.fail("timed again"))
-    launcher = triton_launch.TritonLauncher(path, "kernel0", mode or "default")
+    launcher = triton_launch.TritonLauncher(path, pathlib.Path(path).stem, mode or "default")
     out = torch.empty_like(x)
     launcher(x, out, 4096, 2000)
     torch.testing.assert_close(out, fn(x)[0])

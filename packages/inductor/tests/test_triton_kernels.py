@@ -8,6 +8,7 @@ these cover what only the Triton backend decides.
 
 from __future__ import annotations
 
+import pathlib
 import re
 
 import pytest
@@ -88,7 +89,7 @@ def test_persistent_softmax_reads_its_input_once():
     compiled = check(lambda x: (aten._softmax.default(x, -1, False),), x)
     [source] = compiled.kernel_sources.values()
     assert kinds(compiled) == ["persistent"]
-    assert source.count("tl.load(arg0") == 1
+    assert source.count("tl.load(in_ptr0") == 1
 
 
 def test_layer_norm_weight_is_loaded_once_per_program_not_per_row():
@@ -96,7 +97,7 @@ def test_layer_norm_weight_is_loaded_once_per_program_not_per_row():
     compiled = check(lambda x, w, b: aten.native_layer_norm.default(x, [64], w, b, 1e-5), x, w, b, rtol=1e-4, atol=1e-4)
     [source] = compiled.kernel_sources.values()
     # Indexed by the reduction axis alone: a [1, RBLOCK] load masked by rmask only.
-    assert re.search(r"tl\.load\(arg1 \+ r0, rmask, other=0\.0\)", source)
+    assert re.search(r"tl\.load\(in_ptr\d \+ r0, rmask, other=0\.0\)", source)
 
 
 @pytest.mark.parametrize("shape", [(40, 7), (2000, 9)], ids=["persistent", "looped"])
@@ -170,7 +171,7 @@ def test_symbolic_sizes_are_kernel_arguments():
         x = torch.randn(rows, 40, device=DEVICE)
         assert_same(compiled(x), fn(x))
     # The row count reaches the kernel as its element count, bound from the input at each call.
-    assert re.search(r"kernel0\(arg0, buf\d+, s0, 40\)", compiled.source), compiled.source
+    assert re.search(r"kernel0\(arg0, (buf\d+, )+s0, 40\)", compiled.source), compiled.source
 
 
 def test_rand_is_uniform_reproducible_and_fresh_per_call():
@@ -195,6 +196,18 @@ def test_dropout_keeps_about_one_minus_p_and_scales_the_rest():
     torch.testing.assert_close(out, torch.where(mask, x / 0.75, torch.zeros_like(x)))
 
 
+def test_identical_kernels_share_one_module():
+    x, w = torch.randn(6, 6, device=DEVICE), torch.randn(6, 6, device=DEVICE)
+
+    def two_layers(x, w):
+        hidden = aten.mm.default(aten.tanh.default(aten.mul.Tensor(x, 2.0)), w)
+        return (aten.tanh.default(aten.mul.Tensor(hidden, 2.0)),)
+
+    compiled = check(two_layers, x, w, rtol=1e-5, atol=1e-5)
+    paths = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
+    assert len(paths) == 2 and paths[0] == paths[1]
+
+
 def test_kernel_files_are_readable_modules_in_the_cache():
     x = torch.randn(5, 7, device=DEVICE)
     compiled = check(lambda x: (aten.tanh.default(aten.add.Tensor(x, 1)),), x)
@@ -213,6 +226,6 @@ def test_triton_kernel_on_cpu_tensors_without_the_interpreter_says_how_to_fix_it
     compiled = compile_triton(lambda x: (aten.exp.default(x),), [x])
     [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
     monkeypatch.setattr(triton_launch, "interpreter_enabled", lambda: False)
-    launcher = triton_launch.TritonLauncher(path, "kernel0", "default")
+    launcher = triton_launch.TritonLauncher(path, pathlib.Path(path).stem, "default")
     with pytest.raises(inductor.UnsupportedDevice, match="TRITON_INTERPRET=1"):
         launcher(x, torch.empty_like(x), 16)

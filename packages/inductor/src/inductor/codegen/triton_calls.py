@@ -1,8 +1,11 @@
 """How a graph's Triton kernels reach the wrapper: print each one, write it to the cache as a
 real module (Triton's JIT reads the source of what it compiles), and describe its call.
 
-    triton/<hash>/<kernel>.py               one kernel module, named by the hash of its source
-    triton/<hash>/<kernel>.autotune.json    the block sizes chosen for it, per GPU and size
+    triton/<hash>/<function>.py               one kernel module, named by the hash of its source
+    triton/<hash>/<function>.autotune.json    the block sizes chosen for it, per GPU and size
+
+Identical kernels (the same layer repeated through a model) print identically, so they share
+one file, one compiled binary and one autotuning.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ IMPORT = "from inductor.runtime.triton_launch import load_triton_kernel"
 
 
 def kernel_path(printed: TritonKernel):
-    return cache_dir() / "triton" / digest(printed.source) / f"{printed.name}.py"
+    return cache_dir() / "triton" / digest(printed.source) / f"{printed.function_name}.py"
 
 
 def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> tuple[dict, dict]:
@@ -27,7 +30,7 @@ def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) ->
         if not path.exists():
             write_atomic(path, printed.source)
         calls[kernel.name] = KernelCall(
-            load=f"load_triton_kernel({str(path)!r}, {kernel.name!r}, {mode!r})",
+            load=f"load_triton_kernel({str(path)!r}, {printed.function_name!r}, {mode!r})",
             imports=IMPORT,
             args=[*printed.wrapper_args, *(pyexpr(n) for n in printed.numels)],
             takes_pointers=False,
