@@ -21,7 +21,7 @@ from . import cache
 from .codegen.cpp import CppKernel
 from .codegen.triton_calls import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
-from .errors import UnsupportedDevice
+from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering
 from .ir import FusedKernel
 from .runtime import cpp_build
@@ -99,6 +99,9 @@ def _cpp_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> t
 KERNEL_BACKENDS = {"cpp": _cpp_kernel_calls, "triton": triton_kernel_calls}
 
 
+MODES = ("default", "reduce-overhead", "max-autotune")
+
+
 def kernel_backend_for(example_inputs, options) -> str:
     """Triton for CUDA tensors; C++ for CPU ones unless options ask for Triton (its interpreter)."""
     devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
@@ -118,6 +121,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     `mode`: None/"default", "reduce-overhead" (CUDA graphs) or "max-autotune" (wider block-size
     search); `options`: {"cpu_backend": "cpp" | "triton"}."""
     mode = mode or "default"
+    if mode not in MODES:
+        raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
     backend = kernel_backend_for(example_inputs, options)
     compiled = _compile_graph(gm, example_inputs, backend, mode)
     if mode == "reduce-overhead" and backend == "triton" and any(

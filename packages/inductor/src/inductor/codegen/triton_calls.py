@@ -11,6 +11,7 @@ one file, one compiled binary and one autotuning.
 from __future__ import annotations
 
 from ..cache import cache_dir, digest, write_atomic
+from ..runtime.triton_launch import load_triton_kernel, precompile
 from .triton import TritonKernel
 from .wrapper import KernelCall, pyexpr
 
@@ -22,13 +23,18 @@ def kernel_path(printed: TritonKernel):
 
 
 def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> tuple[dict, dict]:
-    """({kernel name: KernelCall}, {kernel name: source}) for the wrapper and the logs."""
-    calls, sources = {}, {}
+    """({kernel name: KernelCall}, {kernel name: source}) for the wrapper and the logs.
+
+    On a GPU, kernels with static sizes are compiled here, all at once (runtime/triton_launch.py)."""
+    calls, sources, ahead = {}, {}, []
     for kernel in kernels:
         printed = TritonKernel(kernel, buffers, size_symbols)
         path = kernel_path(printed)
         if not path.exists():
             write_atomic(path, printed.source)
+        numels = [int(n) for n in printed.numels if n.is_Integer]
+        if kernel.device.type == "cuda" and len(numels) == len(printed.numels):
+            ahead.append((load_triton_kernel(str(path), printed.function_name, mode), tuple(numels)))
         calls[kernel.name] = KernelCall(
             load=f"load_triton_kernel({str(path)!r}, {printed.function_name!r}, {mode!r})",
             imports=IMPORT,
@@ -36,4 +42,6 @@ def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) ->
             takes_pointers=False,
         )
         sources[kernel.name] = printed.source
+    if ahead:
+        precompile(ahead)
     return calls, sources

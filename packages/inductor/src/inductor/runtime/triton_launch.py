@@ -17,8 +17,11 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import logging
+import os
 import pathlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -27,7 +30,8 @@ from ..errors import UnsupportedDevice
 from . import triton_configs
 from .triton_configs import Config
 
-MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+log = logging.getLogger("compiler.inductor")
+
 
 
 def interpreter_enabled() -> bool:
@@ -51,6 +55,7 @@ class TritonLauncher:
         self.path, self.name, self.mode = path, name, mode
         self.fn = getattr(module, name)
         self.kind = module.KIND
+        self.pointer_types = module.POINTER_TYPES
         self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
         self.numel_count = 1 if self.kind == triton_configs.KIND_POINTWISE else 2
         self.chosen: dict[tuple, Config] = {}
@@ -68,6 +73,22 @@ class TritonLauncher:
         if self.host_scalars:
             args = _to_device(args, self.host_scalars)
         self._launch(config, args, numels)
+
+    def submit_compiles(self, numels) -> bool:
+        """Start compiling every candidate config for these element counts (inside
+        `triton.AsyncCompileMode`, compiles run on its executor). Only kernels whose arguments are
+        all pointers and element counts can be compiled before their first call."""
+        if len(self.fn.arg_names) - len(self.fn.constexprs) != len(self.pointer_types) + len(numels):
+            return False
+        pointers = [_TORCH_DTYPES[t] for t in self.pointer_types.values()]
+        options = triton_configs.candidates(
+            self.kind, numels[0], numels[1] if len(numels) > 1 else None, outer_reduction=self.outer_reduction,
+            max_autotune=self.mode.startswith("max-autotune"), interpreted=False,
+        )
+        for config in options:
+            # A dtype stands for a 16-byte-aligned tensor, as the allocator's are: the JIT's own key.
+            self.fn.warmup(*pointers, *numels, grid=(1,), **config.launch_kwargs())
+        return True
 
     def _launch(self, config: Config, args, numels):
         grid = ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,)
@@ -133,6 +154,28 @@ class TritonLauncher:
         choices = self._stored_choices()
         choices[key] = config.as_dict()
         write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
+
+
+_TORCH_DTYPES = {
+    "*fp32": torch.float32, "*fp64": torch.float64, "*fp16": torch.float16, "*bf16": torch.bfloat16,
+    "*i64": torch.int64, "*i32": torch.int32, "*i16": torch.int16, "*i8": torch.int8, "*u8": torch.uint8,
+    "*i1": torch.bool,
+}
+
+
+def precompile(kernels) -> None:
+    """Compile the candidate configs of (launcher, element counts) pairs concurrently, ahead of
+    their first launches, which then find them in Triton's kernel cache. Kernels that cannot be
+    compiled ahead (symbolic sizes) compile at their first launch as usual."""
+    import triton
+
+    workers = min(32, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool, triton.AsyncCompileMode(pool, ignore_errors=True):
+        for launcher, numels in kernels:
+            try:
+                launcher.submit_compiles(numels)
+            except Exception as error:  # noqa: BLE001  (ahead-of-time compiling only saves time)
+                log.info("inductor: %s compiles at its first launch instead (%s)", launcher, error)
 
 
 def _to_device(args, positions):
