@@ -118,7 +118,7 @@ STEPS = {
 def _eager_shape(steps, inputs):
     try:
         return tuple(run(steps, inputs).shape)
-    except (RuntimeError, IndexError, ValueError):
+    except (RuntimeError, IndexError, ValueError, ZeroDivisionError):
         return None
 
 

@@ -177,3 +177,24 @@ def test_produce_guards_includes_ranges_of_every_symbol():
     env = ShapeEnv()
     n = symbolic(env, torch.randn(5, 3), {0: Dim("batch", max=64)}, "x").shape[0]
     assert set(env.produce_guards()) == {sympy.Ge(n.node.expr, 2), sympy.Le(n.node.expr, 64)}
+
+
+def test_guards_evaluate_on_symbol_values():
+    env = ShapeEnv()
+    x = symbolic(env, torch.randn(6, 4), [0, 1], "x")
+    x[:, :3].sum()  # needs x.size(1) >= 3
+    n, m = (s.node.expr for s in x.shape)
+    assert env.guards_hold_at(env.hints)
+    assert env.guards_hold_at({n: 100, m: 3})
+    assert not env.guards_hold_at({n: 100, m: 2})
+
+
+def test_guards_print_as_python_over_places():
+    env = ShapeEnv()
+    x = symbolic(env, torch.randn(6, 4), [0, 1], "x")
+    symbolic(env, torch.randn(6), [0], "y")
+    x[:, :3].sum()
+    lines = env.guards_as_python()
+    for sizes, expected in (((6, 4, 6), True), ((7, 5, 7), True), ((6, 2, 6), False), ((6, 4, 5), False)):
+        scope = {"x": torch.empty(sizes[:2]), "y": torch.empty(sizes[2])}
+        assert all(eval(line, {}, scope) for line in lines) is expected

@@ -35,10 +35,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 import sympy
 import torch
@@ -411,35 +410,45 @@ class ShapeEnv:
         lines.extend(print_python(guard, names) for guard in self.produce_guards())
         return lines
 
-    def evaluate_guards(self, tensors: Mapping[object, torch.Tensor]) -> bool:
-        """Whether tensors (keyed by the sources they were fakeified with) satisfy every guard."""
-        return not self.failed_guards(tensors)
-
     def bind_symbols(self, tensors: Mapping[object, torch.Tensor]) -> dict[sympy.Symbol, int]:
         """Each symbol's value for new tensors (keyed by source), read at its first place."""
         return {symbol: _read_place(tensors, *place) for symbol, place in self._binding_places().items()}
 
+    def evaluate_guards(self, tensors: Mapping[object, torch.Tensor]) -> bool:
+        """Whether tensors (keyed by the sources they were fakeified with) satisfy every guard."""
+        values = self.bind_symbols(tensors)
+        return all(_read_place(tensors, *place) == _value_at(expr, values) for place, expr in self.place_checks()) and all(
+            _value_at(guard, values) for guard in self.produce_guards()
+        )
+
     def failed_guards(self, tensors: Mapping[object, torch.Tensor]) -> list[str]:
         """The guards (Python spelling) that `tensors` violate; empty if all hold."""
-        read = functools.partial(_read_place, tensors)
         values = self.bind_symbols(tensors)
         names = {symbol: _place_name(*place) for symbol, place in self._binding_places().items()}
         failed = [
             f"{_place_name(*place)} == {print_python(expr, names)}"
             for place, expr in self.place_checks()
-            if read(*place) != expr.xreplace(values)
+            if _read_place(tensors, *place) != _value_at(expr, values)
         ]
-        failed.extend(
-            print_python(guard, names) for guard in self.produce_guards() if not bool(guard.xreplace(values))
-        )
+        failed.extend(print_python(guard, names) for guard in self.produce_guards() if not _value_at(guard, values))
         return failed
 
     def guards_hold_at(self, values: Mapping[sympy.Symbol, int]) -> bool:
         """Whether `produce_guards()` all hold when each symbol has the given value."""
-        return all(bool(guard.xreplace(values)) for guard in self.produce_guards())
+        return all(_value_at(guard, values) for guard in self.produce_guards())
 
 
 _UNANSWERED = object()
+
+
+def _value_at(expr: sympy.Basic, values: Mapping[sympy.Symbol, int]):
+    """`expr` at concrete symbol values; a division by zero there means the guard fails
+    (guards are checked in order, and an earlier one that fails protects this one in the
+    generated code, as `and` would)."""
+    try:
+        return expr.xreplace(values)
+    except ZeroDivisionError:
+        return sympy.false
 
 
 def _read_place(tensors: Mapping[object, torch.Tensor], source, kind: str, dim: int) -> int:
@@ -462,7 +471,3 @@ def _range_conditions(expr: sympy.Expr, known: ValueRange, implied: ValueRange) 
 def _hint_of(value) -> int:
     return value.node.hint if isinstance(value, torch.SymInt) else value
 
-
-def hints_of(values: Iterable) -> list:
-    """Concrete example values of a list of ints/SymInts (e.g. a fake's shape)."""
-    return [_hint_of(v) for v in values]

@@ -29,18 +29,6 @@ class ValueRange:
     def of(lower, upper) -> ValueRange:
         return ValueRange(sympy.sympify(lower), sympy.sympify(upper))
 
-    @staticmethod
-    def point(value) -> ValueRange:
-        value = sympy.sympify(value)
-        return ValueRange(value, value)
-
-    @property
-    def is_empty(self) -> bool:
-        return bool(self.lower > self.upper)
-
-    def __contains__(self, value) -> bool:
-        return bool(self.lower <= value <= self.upper)
-
     def is_singleton(self) -> bool:
         return bool(self.lower == self.upper)
 
@@ -49,9 +37,6 @@ class ValueRange:
 
     def union(self, other: ValueRange) -> ValueRange:
         return ValueRange(sympy.Min(self.lower, other.lower), sympy.Max(self.upper, other.upper))
-
-    def issubset(self, other: ValueRange) -> bool:
-        return bool(other.lower <= self.lower) and bool(self.upper <= other.upper)
 
     def __str__(self) -> str:
         upper = "inf" if self.upper == oo else str(self.upper)
