@@ -131,3 +131,18 @@ def test_loss_and_gradients_match_eager(name):
             assert p.grad is None, param_name
         else:
             torch.testing.assert_close(p.grad, q.grad, msg=lambda m: f"{param_name}: {m}")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "llama"])
+def test_dynamic_batch_and_sequence_use_one_graph(name):
+    torch.manual_seed(0)
+    model, make_inputs = MODELS[name]()
+    model.eval()
+    compiled = compiler.compile(model, fullgraph=True, dynamic=True, backend="eager")
+    for batch, seq in [(2, 16), (3, 9), (4, 12)]:
+        inputs = make_inputs()
+        inputs["input_ids"] = torch.randint(0, 128, (batch, seq))
+        if "attention_mask" in inputs:
+            inputs["attention_mask"] = torch.ones(batch, seq, dtype=torch.long)
+        compare(compiled(**inputs), model(**inputs))
+    assert len(graphs_of(compiled)) == 1

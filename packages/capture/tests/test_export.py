@@ -74,3 +74,22 @@ def test_program_exception_propagates():
 
     with pytest.raises(ValueError, match="bad input"):
         capture.export(fn, torch.randn(3))
+
+
+def test_dynamic_shapes_with_named_dims():
+    from fake_tensor import Dim
+
+    batch = Dim("batch", max=64)
+    program = capture.export(TwoLayers(), torch.randn(3, 4), dynamic_shapes={"x": {0: batch}})
+    for rows in (2, 7, 64):
+        x = torch.randn(rows, 4)
+        assert program(x)["out"].shape == (rows, 2)
+    with pytest.raises(capture.ExportGuardError):
+        program(torch.randn(65, 4))
+
+
+def test_dynamic_shapes_by_position():
+    program = capture.export(lambda x, y: x @ y, torch.randn(3, 4), torch.randn(4, 5), dynamic_shapes=([0], None))
+    torch.testing.assert_close(program(torch.ones(6, 4), torch.ones(4, 5)), torch.full((6, 5), 4.0))
+    with pytest.raises(capture.ExportGuardError):
+        program(torch.ones(6, 4), torch.ones(4, 6))

@@ -132,3 +132,33 @@ def test_unsupported_code_raises_capture_error():
 
     with pytest.raises(capture.Unsupported, match="print"):
         compiler.compile(fn)(torch.randn(2))
+
+
+def test_dynamic_compiles_once_for_many_batch_sizes():
+    calls = []
+
+    def counting_backend(gm, example_inputs):
+        calls.append(1)
+        return gm.forward
+
+    model = nn.Linear(4, 2)
+    compiled = compiler.compile(model, dynamic=True, backend=counting_backend)
+    for batch in (2, 5, 9):
+        x = torch.randn(batch, 4)
+        torch.testing.assert_close(compiled(x), model(x))
+    assert len(calls) == 1
+
+
+def test_mark_dynamic():
+    calls = []
+
+    def counting_backend(gm, example_inputs):
+        calls.append(1)
+        return gm.forward
+
+    compiled = compiler.compile(lambda x: x.sum(0), backend=counting_backend)
+    for rows in (3, 6):
+        x = torch.randn(rows, 2)
+        compiler.mark_dynamic(x, 0)
+        torch.testing.assert_close(compiled(x), x.sum(0))
+    assert len(calls) == 1

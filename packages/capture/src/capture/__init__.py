@@ -3,7 +3,8 @@ into FX graphs with guards.
 
 `optimize(fn_or_module, backend)` compiles a function or module (per-function cache of
 guarded entries, recompiles); `export(fn, *args)` captures one graph for given inputs;
-`Unsupported` is raised for code capture cannot trace; `reset()` forgets every compiled
+`mark_dynamic(t, dim)` makes a size symbolic; `Unsupported` is raised for code capture
+cannot trace; `reset()` forgets every compiled
 entry; `config` holds the settings;
 `backends.eager` runs captured graphs as they are.
 """
@@ -11,6 +12,7 @@ entry; `config` holds the settings;
 __version__ = "0.1.0"
 
 from . import backends, config
+from .dynamic import mark_dynamic
 from .errors import CaptureError, Unsupported
 from .export import ExportedProgram, ExportGuardError, export
 from .optimize import OptimizedModule, optimize
@@ -25,6 +27,7 @@ __all__ = [
     "backends",
     "config",
     "export",
+    "mark_dynamic",
     "optimize",
     "reset",
 ]

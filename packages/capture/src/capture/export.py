@@ -9,6 +9,7 @@ the guards under which it is valid, and `__call__`, which checks them and runs t
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any
 
@@ -18,6 +19,7 @@ from guards import GuardSet
 from torch import nn
 
 from .backends import eager
+from .dynamic import marked_dims
 from .errors import CaptureError
 from .interpreter.frame import UserException
 from .optimize import _function_of
@@ -63,9 +65,32 @@ class ExportedProgram:
         return self.graph_module.print_readable(print_output=False)
 
 
+def _dynamic_specs(function: types.FunctionType, bound: Any, args, kwargs, dynamic_shapes) -> list:
+    """(tensor, dims) pairs from `dynamic_shapes`: per argument (a tuple/list in positional
+    order, or a dict by parameter name), a list of dims or a dict dim -> fake_tensor.Dim."""
+    full = (bound, *args) if bound is not None else args
+    arguments = inspect.signature(function, follow_wrapped=False).bind(*full, **kwargs).arguments
+    names = [n for n in arguments if not (bound is not None and arguments[n] is bound)]
+    if isinstance(dynamic_shapes, dict):
+        pairs = dynamic_shapes.items()
+    else:
+        pairs = zip(names, dynamic_shapes)
+    specs = []
+    for name, dims in pairs:
+        if name not in arguments:
+            raise CaptureError(f"dynamic_shapes names {name!r}, which is not an argument of {function.__qualname__}")
+        if dims is None:
+            continue
+        tensor = arguments[name]
+        if not isinstance(tensor, torch.Tensor):
+            raise CaptureError(f"dynamic_shapes[{name!r}]: the argument is a {type(tensor).__name__}, not a tensor")
+        specs.append((tensor, dims))
+    return specs
+
+
 def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
-    if dynamic_shapes is not None:
-        raise CaptureError("export(dynamic_shapes=...) is not supported yet: shapes are static")
+    """Capture `fn(*args, **kwargs)` as one graph. `dynamic_shapes` (per argument: dims, or a
+    dict dim -> fake_tensor.Dim with a name and range) makes those sizes symbolic."""
     if isinstance(fn, nn.Module):
         function, bound = type(fn).forward, fn
         if "forward" in fn.__dict__:
@@ -73,8 +98,10 @@ def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
     else:
         function, bound = _function_of(fn)
     full = (bound, *args) if bound is not None else args
+    specs = _dynamic_specs(function, bound, args, kwargs, dynamic_shapes) if dynamic_shapes is not None else []
     try:
-        result = CaptureSession(function, exporting=True).run(full, kwargs)
+        with marked_dims(specs):
+            result = CaptureSession(function, exporting=True).run(full, kwargs)
     except UserException as exc:
         raise exc.value.to_real() from None
     graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)

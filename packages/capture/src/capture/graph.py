@@ -24,6 +24,7 @@ from .errors import Unsupported
 from .interpreter.frame import UserException
 from .values.base import Value
 from .values.constant import ConstantValue
+from .values.symbolic import SymValue, contains_symbolic, is_symbolic
 from .values.tensor import TensorValue
 
 
@@ -50,13 +51,13 @@ class GraphBuilder:
         self._first_op: torch.fx.Node | None = None
 
     # --- inputs -----------------------------------------------------------------------------
-    def add_input(self, real: torch.Tensor, source) -> TensorValue:
-        """A graph input for a real tensor read from `source`; the same tensor reached by two
-        paths is one input."""
+    def add_input(self, real: torch.Tensor, source, dynamic_dims=None) -> TensorValue:
+        """A graph input for a real tensor read from `source` (symbolic in `dynamic_dims`);
+        the same tensor reached by two paths is one input."""
         known = self._input_by_id.get(id(real))
         if known is not None:
             return known
-        fake = self.fake_mode.from_real(real, source=source)
+        fake = self.fake_mode.from_real(real, dynamic_dims=dynamic_dims or None, source=source)
         if self._first_op is None:
             node = self.fx.placeholder(_placeholder_name(source))
         else:
@@ -80,9 +81,10 @@ class GraphBuilder:
         fake_args = [as_fake(a) for a in args]
         fake_kwargs = {k: as_fake(v) for k, v in kwargs.items()}
         result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
-        if result is not None and not _contains_tensor(result):
-            # A metadata query (sizes, flags, dtypes): its answer is a constant. Operations
-            # that return None (`x[0] = v`) are kept for what they do.
+        if result is not None and not _contains_tensor(result) and not contains_symbolic(result):
+            # A metadata query (static sizes, flags, dtypes): its answer is a constant.
+            # Operations that return None (`x[0] = v`) are kept for what they do, and
+            # symbolic sizes need the node that computes them.
             return self.wrap_metadata(result)
         node = self._create_node(
             kind,
@@ -132,11 +134,14 @@ class GraphBuilder:
         if isinstance(result, torch.Tensor):
             node.meta["example_value"] = result
             return TensorValue(node, result)
+        if is_symbolic(result):
+            node.meta["example_value"] = result
+            return SymValue(node, result)
         if isinstance(result, (tuple, list)):
             node.meta["example_value"] = result
             items = []
             for i, item in enumerate(result):
-                if _contains_tensor(item):
+                if _contains_tensor(item) or contains_symbolic(item):
                     getitem = self._create_node("call_function", operator.getitem, (node, i), {})
                     items.append(self.wrap_result(getitem, item))
                 else:
@@ -153,8 +158,19 @@ class GraphBuilder:
         return self._wrap(value, None)
 
     # --- finishing ------------------------------------------------------------------------------
-    def set_output(self, values: list[TensorValue]) -> None:
+    def set_output(self, values: list[Value]) -> None:
         self.fx.output(tuple(v.node for v in values))
+        self._drop_unused_reads()
+
+    def _drop_unused_reads(self) -> None:
+        """Remove reads nobody used (`x.shape[1]` of a size that was only unpacked): they are
+        pure, so nothing else could depend on them."""
+        for node in reversed(list(self.fx.nodes)):
+            pure = (node.op == "call_function" and node.target in (operator.getitem, getattr)) or (
+                node.op == "call_method" and node.target in ("size", "stride", "dim")
+            )
+            if pure and not node.users:
+                self.fx.erase_node(node)
 
 
 def _contains_tensor(obj) -> bool:

@@ -11,6 +11,7 @@ from .values.base import Value
 from .values.constant import ConstantValue
 from .values.containers import ListValue, SequenceValue, TupleValue
 from .values.factory import evaluate_constant_operation
+from .values.symbolic import SymValue
 from .values.tensor import TensorValue
 
 BINARY = {
@@ -42,8 +43,8 @@ _DUNDERS = {
 
 
 def is_graph_value(value: Value) -> bool:
-    """Values whose operations become graph nodes."""
-    return isinstance(value, TensorValue)
+    """Values whose operations become graph nodes: tensors and symbolic sizes."""
+    return isinstance(value, (TensorValue, SymValue))
 
 
 def _sequence_items(value: Value) -> list[Value] | None:

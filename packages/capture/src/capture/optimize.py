@@ -62,24 +62,24 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     """Compile `fn_or_module` with `backend(gm, example_inputs) -> callable`.
 
     Every construct capture cannot trace raises `capture.Unsupported` (graph breaks, which
-    `fullgraph=False` will allow, are not built yet). `dynamic=True` is not supported yet:
-    shapes are specialized, and a new shape recompiles.
+    `fullgraph=False` will allow, are not built yet). `dynamic=True` traces the sizes of the
+    inputs (not of parameters) as symbols, so one entry serves many shapes; otherwise shapes
+    are specialized (except dimensions marked with `mark_dynamic`) and a new shape recompiles.
     """
-    if dynamic:
-        raise CaptureError("dynamic=True is not supported yet: capture specializes on every shape")
+    make_cache = functools.partial(CodeCache, backend=backend, dynamic=bool(dynamic))
     if isinstance(fn_or_module, nn.Module):
         mod = fn_or_module
         forward = mod.__dict__.get("forward")
         if forward is not None:
             function, bound = _function_of(forward)
-            cache = CodeCache(function, backend)
+            cache = make_cache(function)
             compiled = OptimizedModule(mod, cache)
             if bound is None:
                 compiled.forward = lambda *a, **k: cache(*a, **k)
             return compiled
-        return OptimizedModule(mod, CodeCache(type(mod).forward, backend))
+        return OptimizedModule(mod, make_cache(type(mod).forward))
     function, bound = _function_of(fn_or_module)
-    cache = CodeCache(function, backend)
+    cache = make_cache(function)
     if bound is not None:
         dispatch = cache.dispatch
 

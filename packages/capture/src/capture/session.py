@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from fake_tensor import FakeTensorMode
+from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
-from guards.sources import AttrSource, ClosureSource, GlobalSource, ItemSource, LocalSource
+from guards.kinds import shape_guards
+from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource
 
 from . import instructions  # noqa: F401  (fills the opcode registry)
 from .graph import GraphBuilder
+from .dynamic import MARK_ATTRIBUTE
 from .interpreter.frame import Frame
 from .side_effects import SideEffects
 from .sources import HeldSource
@@ -68,11 +70,17 @@ class CaptureResult:
 
 
 class CaptureSession:
-    def __init__(self, fn: types.FunctionType, *, exporting: bool = False):
+    """`dynamic=True` makes every dimension (of size >= 2) of the tensors the call receives
+    symbolic, except parameters and buffers; tensors marked with `mark_dynamic` are symbolic
+    in the marked dimensions whatever `dynamic` says."""
+
+    def __init__(self, fn: types.FunctionType, *, exporting: bool = False, dynamic: bool = False):
         self.fn = fn
         self.root_globals = fn.__globals__
         self.exporting = exporting
-        self.fake_mode = FakeTensorMode()
+        self.dynamic = dynamic
+        self.shape_env = ShapeEnv()
+        self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
         self.graph = GraphBuilder(self.fake_mode, self.wrap)
         self.side_effects = SideEffects()
         self.guards: list = []
@@ -98,6 +106,17 @@ class CaptureSession:
         """A source for an object no frame input leads to: the entry keeps the object."""
         self._held_count += 1
         return HeldSource(obj, f"{stem}_{self._held_count}")
+
+    def dynamic_dims_of(self, tensor: torch.Tensor, source) -> dict | list[int]:
+        """The dimensions of an input tensor that are symbolic in this capture (a dict dim ->
+        fake_tensor.Dim when they were marked)."""
+        marked = getattr(tensor, MARK_ATTRIBUTE, None)
+        if marked is not None:
+            return marked
+        if not self.dynamic or isinstance(tensor, torch.nn.Parameter) or isinstance(source, (ParameterSource, BufferSource)):
+            return []
+        # Sizes 0 and 1 specialize (as in torch.compile): broadcasting depends on them.
+        return [dim for dim, size in enumerate(tensor.shape) if size >= 2]
 
     # --- sources ----------------------------------------------------------------------------------
     def global_source(self, f_globals: dict, name: str):
@@ -155,6 +174,9 @@ class CaptureSession:
         return_value = frame.run()
         outputs = self._collect_outputs(return_value)
         self.graph.set_output(outputs)
+        env = self.shape_env
+        for guard in shape_guards(env.produce_guards(), env.symbol_sources, env.place_checks()):
+            self.add_guard(guard)
         return CaptureResult(
             graph=self.graph.fx,
             inputs=self.graph.inputs,
@@ -167,7 +189,7 @@ class CaptureSession:
     def _collect_outputs(self, return_value: Value) -> list:
         """Every tensor the entry needs from the graph: in the return value and in the values
         side effects write back, each once."""
-        from .runtime.reconstruct import tensors_in
+        from .runtime.reconstruct import graph_values_in
 
         seen: dict[int, Any] = {}
         roots = [return_value]
@@ -181,6 +203,6 @@ class CaptureSession:
             roots.extend(args)
             roots.extend(kwargs.values())
         for root in roots:
-            for tensor in tensors_in(root):
-                seen.setdefault(id(tensor.node), tensor)
+            for value in graph_values_in(root):
+                seen.setdefault(id(value.node), value)
         return list(seen.values())

@@ -87,12 +87,13 @@ def _guardable_constant(obj) -> bool:
 @wraps(torch.Tensor)
 def _tensor(session, obj, source):
     if source is None:
-        source = session.hold(obj, "constant_tensor")
-    elif obj.layout is torch.strided:
-        _guard(session, kinds.TensorMatch.of(source, obj))
-    else:
+        return session.graph.add_input(obj, session.hold(obj, "constant_tensor"))
+    if obj.layout is not torch.strided:
         raise Unsupported(f"{source} is a {obj.layout} tensor; only strided tensors are supported")
-    return session.graph.add_input(obj, source)
+    value = session.graph.add_input(obj, source, session.dynamic_dims_of(obj, source))
+    # Symbolic sizes and strides are left to the shape guards.
+    _guard(session, kinds.TensorMatch.of(source, obj, sizes=value.fake.shape, strides=value.fake.stride()))
+    return value
 
 
 @wraps(object)

@@ -17,8 +17,10 @@ from .registry import construct_rule, rule
 
 
 def _constant(value: Value, what: str):
+    from ..values.symbolic import concrete
+
     try:
-        return value.as_python_constant()
+        return concrete(value)
     except NotConstant:
         raise Unsupported(f"{what} must be a Python constant, got {value.describe()}") from None
 

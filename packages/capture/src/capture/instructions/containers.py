@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ..errors import Unsupported
 from ..interpreter.registry import handles
+from ..values.base import NotConstant
 from ..values.constant import ConstantValue
+from ..values.symbolic import concrete
 from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 
@@ -131,12 +133,13 @@ def _format_value(frame, inst):
     # The argument's low two bits pick !s/!r/!a; bit 2 says a format spec is on the stack.
     spec = frame.pop().as_python_constant() if inst.arg & 4 else ""
     value = frame.pop()
-    if not value.is_python_constant():
+    try:
+        obj = concrete(value)
+    except NotConstant:
         raise Unsupported(
             f"formatting {value.describe()} into a string",
             hint="only Python constants (sizes, dtypes, numbers) can be formatted while tracing",
-        )
-    obj = value.as_python_constant()
+        ) from None
     conversion = _CONVERSIONS[inst.arg & 3]
     if conversion is not None:
         obj = conversion(obj)

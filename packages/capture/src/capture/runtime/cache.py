@@ -41,11 +41,11 @@ def reset() -> None:
 
 
 class CodeCache:
-    def __init__(self, fn: types.FunctionType, backend: Callable, *, exporting: bool = False):
+    def __init__(self, fn: types.FunctionType, backend: Callable, *, dynamic: bool = False):
         _ALL_CACHES.add(self)
         self.fn = fn
         self.backend = backend
-        self.exporting = exporting
+        self.dynamic = dynamic
         self.entries: list[CompiledEntry] = []
         self._warned_limit = False
 
@@ -95,7 +95,7 @@ class CodeCache:
         return entry.function(*args, **kwargs)
 
     def capture(self, args, kwargs) -> CompiledEntry:
-        result = CaptureSession(self.fn, exporting=self.exporting).run(args, kwargs)
+        result = CaptureSession(self.fn, dynamic=self.dynamic).run(args, kwargs)
         graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
         graph_code_log.debug("captured graph of %s:\n%s", self.fn.__qualname__, graph_module.code)
         compiled = self.backend(graph_module, [i.value for i in result.inputs])

@@ -21,6 +21,7 @@ from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, S
 from ..values.functions import BuiltinValue, FunctionValue, MethodValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+from ..values.symbolic import SymValue
 from ..values.tensor import TensorValue
 
 
@@ -46,8 +47,8 @@ def _children(value: Value) -> list[Value]:
     return []
 
 
-def tensors_in(value: Value) -> Iterator[TensorValue]:
-    """The graph-computed tensors that rebuilding `value` needs."""
+def graph_values_in(value: Value) -> Iterator[Value]:
+    """The graph-computed tensors and symbolic sizes that rebuilding `value` needs."""
     seen: set[int] = set()
     stack = [value]
     while stack:
@@ -58,6 +59,8 @@ def tensors_in(value: Value) -> Iterator[TensorValue]:
         if isinstance(v, TensorValue):
             if v.node.op != "placeholder":
                 yield v
+        elif isinstance(v, SymValue):
+            yield v
         else:
             stack.extend(_children(v))
 
@@ -76,7 +79,7 @@ class ExpressionWriter:
     `namespace` the objects the expressions refer to by name.
     """
 
-    def __init__(self, root_names, outputs_name: str, outputs: list[TensorValue], namespace: dict[str, Any]):
+    def __init__(self, root_names, outputs_name: str, outputs: list[Value], namespace: dict[str, Any]):
         self.root_names = root_names
         self.outputs_name = outputs_name
         self.output_index = {id(t.node): i for i, t in enumerate(outputs)}
@@ -158,6 +161,8 @@ class ExpressionWriter:
         if isinstance(value, TensorValue):
             if value.node.op == "placeholder":
                 return self.source(value.source)
+            return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
+        if isinstance(value, SymValue):
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, ConstantValue):
             return self.constant(value.value)

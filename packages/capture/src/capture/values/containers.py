@@ -17,6 +17,10 @@ from .constant import ConstantValue
 
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
+    from .symbolic import SymValue
+
+    if isinstance(value, SymValue):
+        return value.specialize()
     if value.is_python_constant():
         return value.as_python_constant()
     identity = getattr(value, "identity", None)
@@ -90,8 +94,10 @@ def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
 
 
 def _index_of(key: Value):
+    from .symbolic import concrete
+
     try:
-        return key.as_python_constant()
+        return concrete(key)
     except NotConstant:
         raise Unsupported(f"indexing a sequence with {key.describe()}") from None
 

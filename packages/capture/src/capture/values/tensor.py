@@ -14,6 +14,7 @@ import torch
 from ..errors import Unsupported
 from .base import Value
 from .constant import ConstantValue
+from .symbolic import contains_symbolic
 
 # Attributes answered from the fake tensor's metadata.
 METADATA_ATTRIBUTES = frozenset(
@@ -66,7 +67,11 @@ class TensorValue(Value):
     def get_attr(self, frame, name):
         graph = frame.session.graph
         if name in METADATA_ATTRIBUTES:
-            return graph.wrap_metadata(getattr(self.fake, name))
+            value = getattr(self.fake, name)
+            if contains_symbolic(value):
+                # A dynamic size: the graph computes it from the tensor (`getattr(x, "shape")`).
+                return graph.call_function(frame, getattr, [self, ConstantValue(name)], {})
+            return graph.wrap_metadata(value)
         if name in COMPUTED_ATTRIBUTES:
             return graph.call_function(frame, getattr, [self, ConstantValue(name)], {})
         if name == "grad":
@@ -113,7 +118,7 @@ class TensorValue(Value):
     def length(self, frame):
         if self.fake.dim() == 0:
             raise Unsupported("len() of a 0-d tensor")
-        return frame.session.graph.wrap_metadata(self.fake.shape[0])
+        return self.get_attr(frame, "shape").get_item(frame, ConstantValue(0))
 
     def truth(self, frame):
         raise Unsupported(

@@ -1,0 +1,62 @@
+"""Symbolic sizes: a `torch.SymInt` (or SymFloat/SymBool) from a dynamic dimension, with the
+FX node that computes it when the graph runs (`x.size(0)`, `s0 * 2`).
+
+Arithmetic on them stays symbolic (graph nodes); asking for a concrete answer (`if n > 1`,
+`range(n)`, using it as a list index) asks the ShapeEnv, which records the guard that keeps
+the answer valid.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import Value
+
+SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+_PYTHON_TYPE = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}
+
+
+class SymValue(Value):
+    def __init__(self, node: torch.fx.Node, value):
+        super().__init__(None)
+        self.node = node
+        self.value = value
+
+    def python_type(self):
+        return _PYTHON_TYPE[type(self.value)]
+
+    def describe(self):
+        return f"a symbolic {self.python_type().__name__} ({self.value})"
+
+    def as_fake(self):
+        return self.value
+
+    def as_node_arg(self):
+        return self.node
+
+    def truth(self, frame):
+        return bool(self.value)
+
+    def specialize(self):
+        """The concrete value at the example inputs, guarded to stay so."""
+        return self.python_type()(self.value)
+
+
+def concrete(value: Value):
+    """The Python constant behind `value`; symbolic sizes are specialized (with a guard)."""
+    if isinstance(value, SymValue):
+        return value.specialize()
+    return value.as_python_constant()
+
+
+def is_symbolic(obj) -> bool:
+    return isinstance(obj, SYMBOLIC_TYPES)
+
+
+def contains_symbolic(obj) -> bool:
+    if is_symbolic(obj):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(contains_symbolic(x) for x in obj)
+    return False
+
