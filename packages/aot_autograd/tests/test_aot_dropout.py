@@ -8,6 +8,7 @@ import torch
 
 from aot_autograd import aot_module_simplified, default_partition, min_cut_rematerialization_partition
 from aot_testing import BACKENDS, functions_graph, recording_compiler
+from fake_tensor import FakeTensorMode, ShapeEnv
 
 PARTITIONERS = {"default": default_partition, "min_cut": min_cut_rematerialization_partition}
 
@@ -55,3 +56,22 @@ def test_random_stream_after_compiled_call_continues_as_in_eager():
     torch.manual_seed(0)
     compiled(x, w)
     torch.testing.assert_close(torch.rand(4), expected_next)
+
+
+def test_masks_match_eager_with_symbolic_shapes_and_decompositions():
+    # With a ShapeEnv the Python dispatcher is on, and dropout reaches the tracer as
+    # `native_dropout`: decomposing it would draw other numbers than eager's kernel.
+    x, w = torch.randn(16, 8), torch.randn(8, requires_grad=True)
+    gm = functions_graph(dropout_twice)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    placeholders = list(gm.graph.find_nodes(op="placeholder"))
+    placeholders[0].meta["example_value"] = mode.from_real(x, dynamic_dims=[0])
+    placeholders[1].meta["example_value"] = mode.from_real(w)
+    compiled = BACKENDS["aot_eager_decomp_partition"](gm, [x, w])
+    for batch in (16, 5):
+        x = torch.randn(batch, 8)
+        torch.manual_seed(1)
+        (expected,) = dropout_twice(x, w)
+        torch.manual_seed(1)
+        (actual,) = compiled(x, w)
+        torch.testing.assert_close(actual, expected)
