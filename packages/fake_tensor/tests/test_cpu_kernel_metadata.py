@@ -46,3 +46,32 @@ def test_nonzero_static_is_row_major_like_the_cpu_kernel():
     mode = FakeTensorMode()
     fake = torch.nonzero_static(mode.from_real(real), size=5)
     assert (fake.shape, fake.stride()) == (eager.shape, eager.stride())
+
+
+LAYOUT_PROGRAMS = {
+    "linalg_svd_reduced": lambda x: torch.linalg.svd(x, full_matrices=False),
+    "linalg_svd_full_batched": lambda x: torch.linalg.svd(x.expand(2, 4, 6).contiguous()),
+    "svd": lambda x: torch.svd(x),
+    "linalg_eig": lambda x: torch.linalg.eig(x[:, :4]),
+    "geqrf": lambda x: torch.geqrf(x),
+    "max_unpool2d_channels_last": lambda x: torch.nn.functional.max_unpool2d(
+        *torch.nn.functional.max_pool2d(
+            x.reshape(1, 2, 3, 4).to(memory_format=torch.channels_last), 2, return_indices=True
+        ),
+        2,
+    ),
+    "histogram": lambda x: torch.histogram(x, bins=5),
+    "histogramdd": lambda x: torch.histogramdd(x[:, :3], bins=[2, 3, 4]),
+}
+
+
+@pytest.mark.parametrize("program", LAYOUT_PROGRAMS.values(), ids=LAYOUT_PROGRAMS.keys())
+def test_lapack_layouts_and_missing_meta_kernels_match_the_cpu_kernel(program):
+    real = torch.randn(4, 6)
+    eager = program(real)
+    mode = FakeTensorMode()
+    fake = mode.from_real(real)
+    with mode:
+        fake_out = program(fake)
+    leaves = torch.utils._pytree.tree_leaves
+    assert described(leaves(fake_out)) == described(leaves(eager))

@@ -9,6 +9,7 @@ differ when the output device is CPU. Each difference below was observed against
 from __future__ import annotations
 
 import torch
+from torch._prims_common import suggest_memory_format
 
 from .op_rules import rule_for
 
@@ -87,6 +88,51 @@ def _layer_norm_on_cpu(mode, func, args, kwargs):
     if outputs[1].dtype == dtype:
         return outputs
     return _replace_stats(mode, outputs, lambda s: s.shape, dtype)
+
+
+def column_major_strides(shape) -> list[int]:
+    """LAPACK's layout: each (m, n) matrix column-major (strides (1, m)), batches contiguous."""
+    *batch, m, n = shape
+    strides = [1, max(m, 1)]
+    step = m * n
+    for size in reversed(batch):
+        strides.insert(0, step)
+        step *= size
+    return strides
+
+
+def _as_column_major(mode, t: torch.Tensor) -> torch.Tensor:
+    with mode:
+        return torch.empty_strided(t.shape, column_major_strides(t.shape), dtype=t.dtype, device=t.device)
+
+
+# LAPACK-backed CPU kernels return these matrices column-major; the meta kernels row-major.
+_COLUMN_MAJOR_OUTPUTS_ON_CPU = {
+    aten._linalg_svd.default: 2,  # Vh
+    aten.linalg_eig.default: 1,  # eigenvectors
+}
+
+
+@rule_for(*_COLUMN_MAJOR_OUTPUTS_ON_CPU)
+def _lapack_layout_on_cpu(mode, func, args, kwargs):
+    outputs = list(_run(mode, func, args, kwargs))
+    index = _COLUMN_MAJOR_OUTPUTS_ON_CPU[func]
+    matrix = outputs[index]
+    if matrix.device.type == "cpu" and matrix.dim() >= 2:
+        outputs[index] = _as_column_major(mode, matrix)
+    return tuple(outputs)
+
+
+@rule_for(aten.max_unpool2d.default)
+def _max_unpool2d_keeps_channels_last_on_cpu(mode, func, args, kwargs):
+    # The CPU kernel allocates its output in the input's suggested memory format; the meta
+    # kernel always contiguous.
+    out = _run(mode, func, args, kwargs)
+    memory_format = suggest_memory_format(args[0])
+    if out.device.type != "cpu" or memory_format != torch.channels_last:
+        return out
+    with mode:
+        return torch.empty(out.shape, dtype=out.dtype, device=out.device, memory_format=memory_format)
 
 
 @rule_for(aten.nonzero_static.default)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from .cpu_kernels import column_major_strides
 from .op_rules import rule_for
 
 aten = torch.ops.aten
@@ -62,13 +63,6 @@ def _histogramdd_with_bin_edges(mode, func, args, kwargs):
 
 @rule_for(aten.geqrf.default)
 def _geqrf(mode, func, args, kwargs):
-    # LAPACK works on column-major matrices: each (m, n) matrix has strides (1, m), and the
-    # batch dims are laid out contiguously around them.
     (a,) = args
     *batch, m, n = a.shape
-    strides = [1, max(m, 1)]
-    step = m * n
-    for size in reversed(batch):
-        strides.insert(0, step)
-        step *= size
-    return _empty(mode, a, a.shape, strides), _empty(mode, a, (*batch, min(m, n)))
+    return _empty(mode, a, a.shape, column_major_strides(a.shape)), _empty(mode, a, (*batch, min(m, n)))
