@@ -8,6 +8,8 @@ cancel exact divisions (`FloorDiv(6*s0, 3) -> 2*s0`, `FloorDiv(s0*s1, s1) -> s0`
 
 from __future__ import annotations
 
+import math
+
 import sympy
 
 
@@ -17,6 +19,25 @@ def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     if quotient.is_integer:
         return quotient
     return None
+
+
+def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """A positive factor common to a and b (1 if none is found).
+
+    Works on the products sympy keeps (`3*s0*s1`, `6*(s0 + 1)`): the gcd of the integer
+    coefficients times the factors both share. Cancelling it keeps `a // b` and `a % b`
+    readable: `(3*s0*s1*s2) // (6*s0)` is `(s1*s2) // 2`.
+    """
+    a_coeff, a_rest = sympy.factor_terms(a).as_coeff_Mul()
+    b_coeff, b_rest = sympy.factor_terms(b).as_coeff_Mul()
+    if not (a_coeff.is_Integer and b_coeff.is_Integer):
+        return sympy.Integer(1)
+    common = sympy.Integer(math.gcd(int(a_coeff), int(b_coeff)))
+    b_factors = sympy.Mul.make_args(b_rest)
+    for factor in sympy.Mul.make_args(a_rest):
+        if factor in b_factors and factor.is_positive:
+            common *= factor
+    return common
 
 
 class FloorDiv(sympy.Function):
@@ -41,6 +62,9 @@ class FloorDiv(sympy.Function):
         if isinstance(a, FloorDiv) and b.is_positive and a.args[1].is_positive:
             # (x // m) // n == x // (m * n) for positive m, n.
             return FloorDiv(a.args[0], a.args[1] * b)
+        common = _common_factor(a, b)
+        if common != 1:
+            return FloorDiv(a / common, b / common)
         return None
 
     def _eval_is_nonnegative(self):
@@ -66,6 +90,9 @@ class PythonMod(sympy.Function):
             return sympy.Integer(0)
         if _exact_quotient(a, b) is not None:
             return sympy.Integer(0)
+        common = _common_factor(a, b)
+        if common != 1:
+            return common * PythonMod(a / common, b / common)
         return None
 
     def _eval_is_nonnegative(self):
