@@ -110,10 +110,10 @@ def run_workload(name, module, inputs, *, training=False):
     }
 
 
-def report(results, filename):
+def report(results, filename, failed=()):
     RESULTS.mkdir(exist_ok=True)
     meta = {"threads": THREADS, "torch": torch.__version__, "python": sys.version.split()[0],
-            "cpu": _cpu_name(), "results": results}
+            "cpu": _cpu_name(), "results": results, "failed": list(failed)}
     (RESULTS / filename).write_text(json.dumps(meta, indent=2) + "\n")
     header = (f"{'workload':<34}{'eager ms':>10}{'t.c ms':>10}{'ours ms':>10}{'vs eager':>10}{'vs t.c':>8}"
               f"{'cold s':>8}{'warm s':>8}{'t.c cold':>10}{'t.c warm':>10}")
@@ -122,6 +122,8 @@ def report(results, filename):
         print(f"{r['workload']:<34}{r['eager_ms']:>10.2f}{r['torch_compile_ms']:>10.2f}{r['ours_ms']:>10.2f}"
               f"{r['speedup_vs_eager']:>9.2f}x{r['ratio_to_torch_compile']:>7.2f}x{r['ours_cold_compile_s']:>8.2f}"
               f"{r['ours_warm_compile_s']:>8.2f}{r['torch_compile_cold_s']:>10.2f}{r['torch_compile_warm_s']:>10.2f}")
+    for r in failed:
+        print(f"{r['workload']:<34}FAILED: {r['error']}")
     print(f"(vs t.c = torch.compile time / ours; >1 means ours is faster; {THREADS} threads; JSON in {RESULTS / filename})")
 
 

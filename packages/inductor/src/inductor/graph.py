@@ -26,7 +26,8 @@ from .lowering.views import make_view
 from .ops import DependencyCollector, use_handler
 from .sizes import as_expr, loop_vars
 
-# A lazy value with more users than this, or this many ops, is realized rather than recomputed.
+# A lazy value read by more nodes than this, whose body does at least this many ops, is
+# realized (computed once) rather than recomputed inside each reader.
 REALIZE_USERS = 1
 REALIZE_OPS = 1
 

@@ -242,7 +242,8 @@ class CppKernel:
                 self.pre.append(f"int {acc}_nan = 0;")
                 self.lines.append(f"{acc}_nan = {acc}_nan | ({value} != {value});")
                 self.clauses.append(f"|:{acc}_nan")
-                return CppValue(f"({acc}_nan ? std::numeric_limits<{t}>::quiet_NaN() : {acc})", dtype)
+                self.post.append(f"const {t} {acc}_result = {acc}_nan ? std::numeric_limits<{t}>::quiet_NaN() : {acc};")
+                return CppValue(f"{acc}_result", dtype)
             return CppValue(acc, dtype)
         if reduction_type in ("any", "all"):
             # int accumulators: OpenMP reductions over bool do not vectorize.
@@ -260,7 +261,7 @@ class CppKernel:
     def store_reduction(self, name, index, value):
         buffer_dtype = self.buffers[name].dtype
         saved, self.lines = self.lines, self.post
-        value = self.to_dtype(self._new(str(value), value.dtype) if value.text.startswith("(") else value, buffer_dtype)
+        value = self.to_dtype(value, buffer_dtype)
         self.lines = saved
         if name in self.kernel.locals:
             self.local_values[name] = value
