@@ -1,5 +1,5 @@
-"""Inductor: lowers ATen graphs to a loop-level IR, fuses, and writes C++ (CPU) kernels plus a
-Python wrapper; the Triton (GPU) printer is to join `codegen/` beside the C++ one.
+"""Inductor: lowers ATen graphs to a loop-level IR, fuses, and writes Triton (CUDA) or C++ (CPU)
+kernels plus a Python wrapper.
 
     compile_fx(gm, example_inputs)          the "inductor" backend (aot_autograd first)
     compile_aten_graph(gm, example_inputs)  compile one functional ATen graph

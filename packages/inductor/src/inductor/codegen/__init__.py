@@ -1,2 +1,3 @@
-"""Code generation: `cpp.py` prints a FusedKernel as C++/OpenMP, `wrapper.py` prints the Python
-module that allocates buffers and calls kernels and extern ops. A Triton printer goes beside cpp.py."""
+"""Code generation: `cpp.py` prints a FusedKernel as C++/OpenMP, `triton.py` as a Triton kernel
+(`triton_calls.py` writes those to the cache), `wrapper.py` prints the Python module that
+allocates buffers and calls kernels and extern ops."""

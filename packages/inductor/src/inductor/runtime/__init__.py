@@ -1,1 +1,3 @@
-"""What generated code calls at run time: C++ kernel building/loading, and the wrapper's helpers."""
+"""What generated code calls at run time: C++ kernel building/loading, Triton kernel loading,
+launching and autotuning (with the device helpers kernels import), CUDA graphs, and the
+wrapper's helpers."""

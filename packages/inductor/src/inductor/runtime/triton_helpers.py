@@ -13,9 +13,6 @@ called from a kernel are inlined into it.
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import triton
 import triton.language as tl
 from triton import knobs
@@ -149,54 +146,10 @@ def pow_int(base, exponent):
     return result
 
 
-class _NumpyLibdevice:
-    """libdevice for the interpreter: kernels there hold numpy arrays, so each libdevice
-    function becomes its numpy counterpart applied to the array inside the tensor."""
-
-    _FUNCTIONS = {
-        "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
-        "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos,
-        "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos,
-        "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor,
-        "ceil": np.ceil, "trunc": np.trunc, "nearbyint": np.rint, "rint": np.rint, "abs": np.abs,
-        "erf": np.vectorize(math.erf, otypes=[np.float64]), "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
-        "lgamma": np.vectorize(lambda v: math.lgamma(v) if v > 0 or v != math.floor(v) else math.inf,
-                               otypes=[np.float64]),
-        "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "fmod": np.fmod, "pow": np.power,
-    }
-
-    def __getattr__(self, name):
-        function = self._FUNCTIONS[name]
-
-        def apply(*args):
-            first = next(a for a in args if isinstance(a, tl.tensor))
-            arrays = [a.handle.data if isinstance(a, tl.tensor) else a for a in args]
-            with np.errstate(all="ignore"):
-                data = np.asarray(function(*arrays)).astype(first.handle.data.dtype)
-            from triton.runtime.interpreter import TensorHandle
-
-            return tl.tensor(TensorHandle(data, first.handle.dtype.scalar), first.type)
-
-        return apply
-
-
-def _accept_one_element_indices():
-    """Triton 3.6's interpreter holds a kernel's int arguments as one-element arrays and runs
-    `range(0, rnumel, RBLOCK)` through `int(array)`, which NumPy >= 2.4 refuses for arrays
-    that are not 0-d; take the element instead."""
-    from triton.runtime import interpreter
-
-    patch_tensor = interpreter._patch_lang_tensor
-
-    def patched(tensor, scope):
-        patch_tensor(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-
-    interpreter._patch_lang_tensor = patched
-
-
 if INTERPRETED:
-    libdevice = _NumpyLibdevice()
-    _accept_one_element_indices()
+    from .triton_interpreter import NumpyLibdevice, accept_one_element_indices
+
+    libdevice = NumpyLibdevice()
+    accept_one_element_indices()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)
