@@ -68,3 +68,14 @@ def test_mode_with_a_shape_env_turns_the_python_dispatcher_on_while_active():
 def test_dynamic_dims_without_a_shape_env_is_a_clear_error():
     with pytest.raises(FakeTensorError, match="shape_env"):
         FakeTensorMode().from_real(torch.randn(3, 4), dynamic_dims=[0])
+
+
+def test_inplace_ops_on_dynamic_fakes_add_no_guards():
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fake = mode.from_real(torch.randn(4, 6), dynamic_dims=[0, 1], source="x")
+    guards_before = list(mode.shape_env.produce_guards())
+    with mode:
+        fake.add_(1).mul_(2).sigmoid_()
+        fake.t_()
+    assert list(mode.shape_env.produce_guards()) == guards_before
+    assert at_hints(mode.shape_env, fake.shape) == (6, 4)

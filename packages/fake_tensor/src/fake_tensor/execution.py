@@ -59,7 +59,7 @@ def run_on_meta(mode, func, args, kwargs):
     except NotImplementedError as missing_kernel:
         return _run_decomposed(mode, func, args, kwargs, missing_kernel)
 
-    if facts.is_mutable:
+    if facts.may_change_geometry:
         for fake in unwrapped.inputs:
             fake._sync_geometry_from_meta(fake_storages.get(_storage_key(fake._meta), fake.untyped_storage()))
     same_tensor = {id(fake._meta): fake for fake in unwrapped.inputs}
@@ -138,10 +138,15 @@ class _OpFacts:
     # Factories (`empty`, `arange`, `full`...) take a keyword-only `device`; when it is
     # omitted eager uses the default device, so the meta call must be told `meta` explicitly.
     takes_device_kwarg: bool
-    is_mutable: bool  # in-place and out= ops may change their inputs' geometry
+    # Ops that can change a tensor argument's sizes, strides, offset or storage: in-place
+    # view ops (`t_`), resizes and `set_`, and `out=` ops (which resize a wrongly sized
+    # `out`). Plain in-place ops (`add_`) cannot.
+    may_change_geometry: bool
 
 
 _FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
+
+_RESIZING_OPS = {"aten::resize_", "aten::resize_as_", "aten::set_", "aten::_resize_output_", "aten::resize"}
 
 
 def _facts_of(func) -> _OpFacts:
@@ -151,7 +156,11 @@ def _facts_of(func) -> _OpFacts:
         schema = func._schema
         facts = _OpFacts(
             takes_device_kwarg=any(a.name == "device" and a.kwarg_only for a in schema.arguments),
-            is_mutable=schema.is_mutable,
+            may_change_geometry=(
+                torch.Tag.inplace_view in func.tags
+                or schema.name in _RESIZING_OPS
+                or any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+            ),
         )
         _FACTS[func] = facts
         return facts

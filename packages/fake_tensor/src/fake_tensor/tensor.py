@@ -88,16 +88,10 @@ class FakeTensor(torch.Tensor):
         _set_storage.redispatch(_META_KEYS, self, storage, meta.storage_offset(), meta.size(), meta.stride())
 
     def _sync_geometry_from_meta(self, storage: torch.UntypedStorage) -> None:
-        """After an in-place op changed the inner tensor's geometry (`resize_`, `t_`, `set_`,
-        an `out=` tensor resized), give the wrapper the same geometry and storage."""
-        meta = self._meta
-        if (
-            self.size() != meta.size()
-            or self.stride() != meta.stride()
-            or self.storage_offset() != meta.storage_offset()
-            or self.untyped_storage()._cdata != storage._cdata
-        ):
-            self._point_at(storage)
+        """After an op that may change the inner tensor's geometry (`resize_`, `t_`, `set_`,
+        an `out=` tensor resized), give the wrapper the same geometry and storage. Done
+        without comparing first: comparing symbolic sizes would record guards."""
+        self._point_at(storage)
 
     def __repr__(self, *, tensor_contents=None) -> str:
         extras = ""
