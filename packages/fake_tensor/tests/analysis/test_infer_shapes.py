@@ -160,3 +160,22 @@ def test_example_of_size_one_for_a_dim_is_an_error():
 def test_unknown_argument_name_in_dynamic_shapes_is_an_error():
     with pytest.raises(ValueError, match="not arguments of this call"):
         infer_shapes(lambda t: t.relu(), torch.randn(4, 3), dynamic_shapes={"x": {0: Dim("batch")}})
+
+
+def test_repeated_functional_op_gives_fresh_outputs():
+    def fn(x):
+        return x.exp(), x.exp(), x.exp().sum(0)
+
+    report = infer_shapes(fn, TensorSpec((Dim("n"), 4)))
+    first, second, total = report.outputs
+    assert first is not second and not torch._C._is_alias_of(first, second)
+    assert report.evaluate_shape(first, n=7) == report.evaluate_shape(second, n=7) == (7, 4)
+    assert report.shape(total) == "(4,)"
+
+
+def test_repeated_view_still_aliases_its_input():
+    def fn(x):
+        return x, x.view(-1), x.view(-1)
+
+    x, first, second = infer_shapes(fn, TensorSpec((Dim("n"), 4))).outputs
+    assert torch._C._is_alias_of(first, x) and torch._C._is_alias_of(second, x)
