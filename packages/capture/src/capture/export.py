@@ -101,7 +101,7 @@ def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
     specs = _dynamic_specs(function, bound, args, kwargs, dynamic_shapes) if dynamic_shapes is not None else []
     try:
         with marked_dims(specs):
-            result = CaptureSession(function, exporting=True).run(full, kwargs)
+            result = CaptureSession(function, full, kwargs, exporting=True).run()
     except UserException as exc:
         raise exc.value.to_real() from None
     graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)

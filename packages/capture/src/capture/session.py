@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.utils._pytree
 from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
@@ -59,6 +60,11 @@ def _capturing():
             torch.set_autocast_dtype(device, dtype)
 
 
+def _has_marked_tensor(tree) -> bool:
+    leaves = torch.utils._pytree.tree_leaves(tree)
+    return any(isinstance(leaf, torch.Tensor) and hasattr(leaf, MARK_ATTRIBUTE) for leaf in leaves)
+
+
 @dataclass
 class CaptureResult:
     graph: torch.fx.Graph
@@ -74,12 +80,16 @@ class CaptureSession:
     symbolic, except parameters and buffers; tensors marked with `mark_dynamic` are symbolic
     in the marked dimensions whatever `dynamic` says."""
 
-    def __init__(self, fn: types.FunctionType, *, exporting: bool = False, dynamic: bool = False):
+    def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, *, exporting: bool = False, dynamic: bool = False):
         self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
         self.root_globals = fn.__globals__
         self.exporting = exporting
         self.dynamic = dynamic
-        self.shape_env = ShapeEnv()
+        # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x
+        # slower per op), so a ShapeEnv exists only when some size will be symbolic.
+        self.shape_env = ShapeEnv() if dynamic or _has_marked_tensor((args, kwargs)) else None
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
         self.graph = GraphBuilder(self.fake_mode, self.wrap)
         self.side_effects = SideEffects()
@@ -111,6 +121,8 @@ class CaptureSession:
         """The dimensions of an input tensor that are symbolic in this capture (a dict dim ->
         fake_tensor.Dim when they were marked)."""
         marked = getattr(tensor, MARK_ATTRIBUTE, None)
+        if self.shape_env is None:
+            return []
         if marked is not None:
             return marked
         if not self.dynamic or isinstance(tensor, torch.nn.Parameter) or isinstance(source, (ParameterSource, BufferSource)):
@@ -143,9 +155,9 @@ class CaptureSession:
         return AttrSource(module_value.source, name)
 
     # --- running ----------------------------------------------------------------------------------
-    def run(self, args: tuple, kwargs: dict) -> CaptureResult:
+    def run(self) -> CaptureResult:
         with _capturing():
-            return self._run(args, kwargs)
+            return self._run(self.args, self.kwargs)
 
     def _run(self, args: tuple, kwargs: dict) -> CaptureResult:
         fn = self.fn
@@ -175,8 +187,9 @@ class CaptureSession:
         outputs = self._collect_outputs(return_value)
         self.graph.set_output(outputs)
         env = self.shape_env
-        for guard in shape_guards(env.produce_guards(), env.symbol_sources, env.place_checks()):
-            self.add_guard(guard)
+        if env is not None:
+            for guard in shape_guards(env.produce_guards(), env.symbol_sources, env.place_checks()):
+                self.add_guard(guard)
         return CaptureResult(
             graph=self.graph.fx,
             inputs=self.graph.inputs,

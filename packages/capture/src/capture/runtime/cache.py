@@ -95,7 +95,7 @@ class CodeCache:
         return entry.function(*args, **kwargs)
 
     def capture(self, args, kwargs) -> CompiledEntry:
-        result = CaptureSession(self.fn, dynamic=self.dynamic).run(args, kwargs)
+        result = CaptureSession(self.fn, args, kwargs, dynamic=self.dynamic).run()
         graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
         graph_code_log.debug("captured graph of %s:\n%s", self.fn.__qualname__, graph_module.code)
         compiled = self.backend(graph_module, [i.value for i in result.inputs])
