@@ -11,29 +11,12 @@ from __future__ import annotations
 import torch
 from torch._prims_common import suggest_memory_format
 
-from .op_rules import rule_for
+from .execution import run_on_meta
+from .op_rules import bound_arguments, rule_for
 
 aten = torch.ops.aten
 
 _REDUCED_PRECISION = (torch.bfloat16, torch.float16)
-
-
-def _run(mode, func, args, kwargs):
-    from .execution import run_on_meta
-
-    return run_on_meta(mode, func, args, kwargs)
-
-
-def _arguments(func, args, kwargs) -> dict:
-    bound = {}
-    for i, argument in enumerate(func._schema.arguments):
-        if i < len(args):
-            bound[argument.name] = args[i]
-        elif argument.name in kwargs:
-            bound[argument.name] = kwargs[argument.name]
-        else:
-            bound[argument.name] = argument.default_value if argument.has_default_value() else None
-    return bound
 
 
 def _stats_dtype(input: torch.Tensor, params: list) -> torch.dtype:
@@ -65,10 +48,10 @@ _BATCH_NORM_TRAINING_ARG = {
 
 @rule_for(*_BATCH_NORM_TRAINING_ARG)
 def _batch_norm_on_cpu(mode, func, args, kwargs):
-    outputs = _run(mode, func, args, kwargs)
+    outputs = run_on_meta(mode, func, args, kwargs)
     if outputs[0].device.type != "cpu":
         return outputs
-    bound = _arguments(func, args, kwargs)
+    bound = bound_arguments(func, args, kwargs)
     training = _BATCH_NORM_TRAINING_ARG[func]
     training = bound[training] if isinstance(training, str) else bool(training)
     params = [bound.get(name) for name in ("weight", "bias", "running_mean", "running_var")]
@@ -80,10 +63,10 @@ def _batch_norm_on_cpu(mode, func, args, kwargs):
 
 @rule_for(aten.native_layer_norm.default)
 def _layer_norm_on_cpu(mode, func, args, kwargs):
-    outputs = _run(mode, func, args, kwargs)
+    outputs = run_on_meta(mode, func, args, kwargs)
     if outputs[0].device.type != "cpu":
         return outputs
-    bound = _arguments(func, args, kwargs)
+    bound = bound_arguments(func, args, kwargs)
     dtype = _stats_dtype(bound["input"], [bound["weight"], bound["bias"]])
     if outputs[1].dtype == dtype:
         return outputs
@@ -115,7 +98,7 @@ _COLUMN_MAJOR_OUTPUTS_ON_CPU = {
 
 @rule_for(*_COLUMN_MAJOR_OUTPUTS_ON_CPU)
 def _lapack_layout_on_cpu(mode, func, args, kwargs):
-    outputs = list(_run(mode, func, args, kwargs))
+    outputs = list(run_on_meta(mode, func, args, kwargs))
     index = _COLUMN_MAJOR_OUTPUTS_ON_CPU[func]
     matrix = outputs[index]
     if matrix.device.type == "cpu" and matrix.dim() >= 2:
@@ -127,7 +110,7 @@ def _lapack_layout_on_cpu(mode, func, args, kwargs):
 def _max_unpool2d_keeps_channels_last_on_cpu(mode, func, args, kwargs):
     # The CPU kernel allocates its output in the input's suggested memory format; the meta
     # kernel always contiguous.
-    out = _run(mode, func, args, kwargs)
+    out = run_on_meta(mode, func, args, kwargs)
     memory_format = suggest_memory_format(args[0])
     if out.device.type != "cpu" or memory_format != torch.channels_last:
         return out
@@ -138,7 +121,7 @@ def _max_unpool2d_keeps_channels_last_on_cpu(mode, func, args, kwargs):
 @rule_for(aten.nonzero_static.default)
 def _nonzero_static_row_major_on_cpu(mode, func, args, kwargs):
     # The meta kernel returns CUDA's column-major (size, ndim) layout; the CPU kernel row-major.
-    out = _run(mode, func, args, kwargs)
+    out = run_on_meta(mode, func, args, kwargs)
     if out.device.type != "cpu" or out.is_contiguous():
         return out
     with mode:

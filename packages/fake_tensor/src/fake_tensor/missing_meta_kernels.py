@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from .cpu_kernels import column_major_strides
-from .op_rules import rule_for
+from .op_rules import bound_arguments, rule_for
 
 aten = torch.ops.aten
 
@@ -22,42 +22,33 @@ def _empty(mode, like: torch.Tensor, shape, strides=None):
         return torch.empty_strided(shape, strides, dtype=like.dtype, device=like.device)
 
 
-def _argument(func, args, kwargs, name):
-    for i, argument in enumerate(func._schema.arguments):
-        if argument.name == name:
-            if i < len(args):
-                return args[i]
-            return kwargs.get(name, argument.default_value if argument.has_default_value() else None)
-    raise KeyError(name)
-
-
 @rule_for(aten.histogram.bin_ct)
 def _histogram_with_bin_count(mode, func, args, kwargs):
-    x, bins = args[0], _argument(func, args, kwargs, "bins")
+    x, bins = args[0], bound_arguments(func, args, kwargs)["bins"]
     return _empty(mode, x, (bins,)), _empty(mode, x, (bins + 1,))
 
 
 @rule_for(aten.histogram.bins_tensor)
 def _histogram_with_bin_edges(mode, func, args, kwargs):
-    x, edges = args[0], _argument(func, args, kwargs, "bins")
+    x, edges = args[0], bound_arguments(func, args, kwargs)["bins"]
     return _empty(mode, x, (edges.numel() - 1,)), _empty(mode, x, tuple(edges.shape))
 
 
 @rule_for(aten._histogramdd_bin_edges.default)
 def _histogramdd_edges(mode, func, args, kwargs):
-    x, bins = args[0], _argument(func, args, kwargs, "bins")
+    x, bins = args[0], bound_arguments(func, args, kwargs)["bins"]
     return [_empty(mode, x, (count + 1,)) for count in bins]
 
 
 @rule_for(aten._histogramdd_from_bin_cts.default)
 def _histogramdd_with_bin_counts(mode, func, args, kwargs):
-    x, bins = args[0], _argument(func, args, kwargs, "bins")
+    x, bins = args[0], bound_arguments(func, args, kwargs)["bins"]
     return _empty(mode, x, tuple(bins))
 
 
 @rule_for(aten._histogramdd_from_bin_tensors.default)
 def _histogramdd_with_bin_edges(mode, func, args, kwargs):
-    x, edges = args[0], _argument(func, args, kwargs, "bins")
+    x, edges = args[0], bound_arguments(func, args, kwargs)["bins"]
     return _empty(mode, x, tuple(e.numel() - 1 for e in edges))
 
 
