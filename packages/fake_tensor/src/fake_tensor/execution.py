@@ -1,6 +1,7 @@
 """Running one ATen op on fakes: unwrap to meta, run the meta kernel, wrap the results.
 
-The steps, in order:
+An op with an entry in `op_rules` runs that rule instead (which usually calls
+`run_on_meta` itself). `run_on_meta` does, in order:
 1. each FakeTensor argument becomes its inner meta tensor; a real 0-dim CPU tensor becomes a
    fake first (eager lets it mix with any device); any other real tensor is an error;
    `device=` arguments become `meta` (remembering the device asked for);
