@@ -272,7 +272,13 @@ class ShapeEnv:
         if answered is not _UNANSWERED:
             return answered
         simplified = self.simplify(expr)
-        if not _is_constant(simplified):
+        if _is_constant(simplified):
+            if type(hint) in (bool, int) and type(hint)(simplified) != hint:
+                raise AssertionError(
+                    f"fake_tensor internal error: {expr} simplifies to {simplified} but is {hint} "
+                    f"at the example sizes {self.hints}; please report this"
+                )
+        else:
             if type(hint) is bool:
                 self._record(simplified if hint else sympy.Not(simplified))
             else:
