@@ -50,8 +50,7 @@ class CompiledEntry:
     source: str
     graph_module: torch.fx.GraphModule
     compiled_graph: Callable
-    guard: Callable  # the guard function (same signature); .source, .why(...)
-    result: CaptureResult
+    guard: Callable  # the guard function (same signature); .source, .why(...), .guards
 
     @property
     def op_count(self) -> int:
@@ -100,7 +99,9 @@ def build_entry(fn: types.FunctionType, result: CaptureResult, compiled_graph: C
     filename = f"<capture entry {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)
-    return CompiledEntry(namespace[name], source, graph_module, compiled_graph, guard, result)
+    # The entry keeps what it reads by name, not the capture's values (which hold the first
+    # call's arguments).
+    return CompiledEntry(namespace[name], source, graph_module, compiled_graph, guard)
 
 
 def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[str]:
