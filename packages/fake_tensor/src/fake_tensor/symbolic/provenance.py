@@ -4,7 +4,8 @@ A guard is recorded deep inside a kernel's shape logic (torch's Python decomposi
 functions, our SymNode). The person reading "seq <= 1024" wants the line of *their* model
 that caused it, so we walk the Python stack outward and take the first frame that is not
 torch's, not fake_tensor's and not the standard library's. Walking the stack is slow, but it
-happens once per new guard, not per question.
+happens once per new guard, not per question. Code that runs the user's program some other
+way (a bytecode interpreter) names the user's line itself with `ShapeEnv.attributing_to`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ API (used by FakeTensorMode.from_real, capture, aot_autograd, inductor):
     env.replacements           # {s1: s0, s2: 8}: equalities learned from guards
     env.size_hint(expr)        # expr evaluated at the example sizes
     env.simplify(expr)         # replacements + ranges applied
+    env.statically_known(cond) # True/False if ranges and replacements decide cond, else None; no guard
+    env.evaluate(expr)         # the answer at the example sizes, recorded as a guard (SymNodes call this)
+    with env.attributing_to("aten.view at model.py:12"): ...   # origin of guards recorded inside
     env.produce_guards()       # [sympy boolean] over symbols: ranges, equalities, recorded guards
     env.guards_as_python()     # the same as Python source over the places (see guard_printer)
     env.evaluate_guards({source: tensor})   # do new inputs satisfy every guard?
@@ -266,11 +269,18 @@ class ShapeEnv:
             return bool(value)
         return int(value) if value.is_Integer else float(value)
 
-    def evaluate(self, expr: sympy.Basic, hint):
-        """Answer a question about `expr` (whose value at the hints is `hint`), guarding on it."""
+    def evaluate(self, expr: sympy.Basic, hint=None):
+        """Answer a question about `expr` from the example sizes, recording it as a guard.
+
+        `hint` is the value of `expr` at the example sizes (SymNodes know it; computed when
+        omitted). A condition answers True/False; an integer expression answers its value,
+        specializing it (`Eq(expr, value)` becomes a guard).
+        """
         answered = self._answers.get(expr, _UNANSWERED)
         if answered is not _UNANSWERED:
             return answered
+        if hint is None:
+            hint = self.size_hint(expr)
         simplified = self.simplify(expr)
         if _is_constant(simplified):
             if type(hint) in (bool, int) and type(hint)(simplified) != hint:
