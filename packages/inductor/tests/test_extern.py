@@ -40,3 +40,13 @@ def test_unlowered_op_falls_back_with_a_perf_hint(device, caplog):
     with caplog.at_level(logging.INFO, logger="compiler.perf_hints"):
         check(lambda x: (aten.add.Tensor(aten.cumsum.default(aten.exp.default(x), 1), 1.0),), x)
     assert any("cumsum" in r.getMessage() for r in caplog.records)
+
+
+def test_matmul_and_attention_are_externs_not_fallbacks(device, caplog):
+    q, k, v = (torch.randn(1, 2, 8, 4, device=device) for _ in range(3))
+    op = aten._scaled_dot_product_flash_attention_for_cpu.default
+    with caplog.at_level(logging.INFO, logger="compiler.perf_hints"):
+        check(lambda q, k, v: (aten.bmm.default(aten.view.default(op(q, k, v, 0.0, False)[0], [2, 8, 4]),
+                                                aten.view.default(aten.permute.default(v, [0, 1, 3, 2]), [2, 4, 8])),),
+              q, k, v, rtol=1e-4, atol=1e-4)
+    assert not caplog.records

@@ -71,6 +71,7 @@ def fallback(op, args, kwargs):
 
 for _name in EXTERN_OPS:
     if hasattr(aten, _name):
-        register_lowering(aten.__getattr__(_name).default)(
-            lambda *args, _op=aten.__getattr__(_name).default, **kwargs: extern(_op, args, kwargs)
-        )
+        # getattr, not aten.__getattr__: the latter builds a fresh packet whose overloads are
+        # different objects from the ones graphs hold, so table lookups would miss.
+        _overload = getattr(aten, _name).default
+        register_lowering(_overload)(lambda *args, _op=_overload, **kwargs: extern(_op, args, kwargs))
