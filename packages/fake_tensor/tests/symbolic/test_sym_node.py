@@ -39,6 +39,8 @@ OPERATIONS = {
     "float_scale": lambda a, b: a * 0.5 + b,
     "sym_float_div": lambda a, b: (torch.sym_float(a) if isinstance(a, torch.SymInt) else float(a)) / 3,
     "inverse_sqrt": lambda a, b: a**-0.5,
+    "round": lambda a, b: round(a / b),
+    "floor_ceil": lambda a, b: math.floor(a / 3) + math.ceil(b / 4),
     "eq": operator.eq,
     "ne": operator.ne,
     "lt": operator.lt,

@@ -1,4 +1,4 @@
-"""Integer functions with Python semantics that sympy lacks.
+"""Integer functions with Python semantics that sympy lacks: `//`, `%` and `round`.
 
 sympy's `floor(a / b)` and `Mod` do not simplify the way shape arithmetic needs (sizes are
 positive integers, divisors of sizes are almost always positive), and printing them back as
@@ -98,4 +98,19 @@ class PythonMod(sympy.Function):
     def _eval_is_nonnegative(self):
         if self.args[1].is_positive:
             return True
+        return None
+
+
+class RoundToInt(sympy.Function):
+    """Python's `round(x)`: the nearest integer, ties to even."""
+
+    is_integer = True
+    nargs = (1,)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sympy.Integer(round(float(x)) if x.is_Float else round(sympy.Rational(x)))
+        if x.is_integer:
+            return x
         return None

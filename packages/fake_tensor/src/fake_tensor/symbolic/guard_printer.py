@@ -64,6 +64,9 @@ class PythonShapePrinter(StrPrinter):
     def _print_ceiling(self, expr):
         return f"math.ceil({self._print(expr.args[0])})"
 
+    def _print_RoundToInt(self, expr):
+        return f"round({self._print(expr.args[0])})"
+
     def _print_Abs(self, expr):
         return f"abs({self._print(expr.args[0])})"
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from fake_tensor.symbolic.functions import FloorDiv, PythonMod
+from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
 
 if TYPE_CHECKING:
     from fake_tensor.symbolic.shape_env import ShapeEnv
@@ -131,6 +131,12 @@ class SymNode:
             return bool(self.constant)
         return self.shape_env.statically_known(self.expr) is True
 
+    def round(self, ndigits: int | None = None) -> SymNode:
+        if ndigits is not None:
+            # Rounding to decimals has no integer meaning: specialize on the value.
+            return self.wrap_float(builtins.round(self.guard_float(), ndigits))
+        return self.shape_env.make_node(RoundToInt(self.expr), int, builtins.round(self.hint))
+
     def bool_(self) -> bool:
         return self.guard_bool()
 
@@ -145,11 +151,6 @@ class SymNode:
         expr = sympy.Add(*(a.expr for a in args))
         pytype = float if any(a.pytype is float for a in args) else int
         return self.shape_env.make_node(expr, pytype, sum(a.hint for a in args))
-
-    def sym_ite(self, then_node: SymNode, else_node: SymNode) -> SymNode:
-        expr = sympy.Piecewise((then_node.expr, self.expr), (else_node.expr, True))
-        hint = then_node.hint if self.hint else else_node.hint
-        return self.shape_env.make_node(expr, then_node.pytype, hint)
 
 
 # --- binary operations: name -> (sympy builder, Python operator, result type) ----------------

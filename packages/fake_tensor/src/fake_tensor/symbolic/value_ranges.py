@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 
 import sympy
 
-from fake_tensor.symbolic.functions import FloorDiv, PythonMod
+from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
 
 oo = sympy.oo
 
@@ -143,6 +143,12 @@ def _min(expr, sub):
 def _floor(expr, sub):
     r = sub(expr.args[0])
     return ValueRange(sympy.floor(r.lower), sympy.floor(r.upper))
+
+
+@bound_rule(RoundToInt)
+def _round(expr, sub):
+    r = sub(expr.args[0])
+    return ValueRange(sympy.floor(r.lower), sympy.ceiling(r.upper))
 
 
 @bound_rule(sympy.ceiling)
