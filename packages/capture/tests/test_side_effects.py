@@ -171,3 +171,30 @@ def test_property_setter_on_existing_object_is_replayed():
     assert_same(compiled(box, x), fn(reference, x))
     torch.testing.assert_close(box.value, reference.value)
     assert box.log == reference.log
+
+
+class Base:
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+
+class Scaled(Base):
+    def __init__(self, scale, shift):
+        super().__init__(scale)
+        self.shift = shift
+
+    def __call__(self, t):
+        return t * self.scale + self.shift
+
+
+def test_user_class_hierarchy_constructed_in_traced_code():
+    def fn(x):
+        op = Scaled(2.0, x.shape[0])
+        return op(x), op
+
+    compiled = compile_eager(fn)
+    x = torch.randn(3)
+    out, op = compiled(x)
+    torch.testing.assert_close(out, fn(x)[0])
+    assert type(op) is Scaled and (op.scale, op.shift) == (2.0, 3)

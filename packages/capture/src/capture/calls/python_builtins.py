@@ -122,6 +122,14 @@ def _object_getattribute(frame, args, kwargs):
     return obj.get_attr(frame, name)
 
 
+@rule(object.__init__)
+def _object_init(frame, args, kwargs):
+    """`super().__init__()` reaching object: nothing to do (extra arguments are an error)."""
+    if len(args) > 1 or kwargs:
+        raise_user_error(frame, TypeError, "object.__init__() takes exactly one argument (the instance to initialize)")
+    return ConstantValue(None)
+
+
 @rule(id)
 def _id(frame, args, kwargs):
     (obj,) = args
