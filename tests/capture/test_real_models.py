@@ -146,3 +146,14 @@ def test_dynamic_batch_and_sequence_use_one_graph(name):
             inputs["attention_mask"] = torch.ones(batch, seq, dtype=torch.long)
         compare(compiled(**inputs), model(**inputs))
     assert len(graphs_of(compiled)) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", MODELS)
+def test_model_on_cuda_matches_eager(name):
+    torch.manual_seed(0)
+    model, make_inputs = MODELS[name]()
+    model = model.cuda().eval()
+    compiled = compiler.compile(model, fullgraph=True, backend="eager")
+    inputs = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in make_inputs().items()}
+    compare(compiled(**inputs), model(**inputs))
