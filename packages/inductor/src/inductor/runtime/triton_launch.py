@@ -60,6 +60,7 @@ class TritonLauncher:
         self.numel_count = 1 if self.kind == triton_configs.KIND_POINTWISE else 2
         self.chosen: dict[tuple, Config] = {}
         self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
+        self.device_arg: int | None = None       # position of a CUDA tensor argument, once seen
         self._lock = threading.Lock()
 
     def __repr__(self):
@@ -92,6 +93,12 @@ class TritonLauncher:
 
     def _launch(self, config: Config, args, numels):
         grid = ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,)
+        index = args[self.device_arg].get_device() if self.device_arg is not None else -1
+        if index >= 0 and index != torch.cuda.current_device():
+            # Triton launches on the current device: make it the one holding the tensors.
+            with torch.cuda.device(index):
+                self.fn[grid](*args, **config.launch_kwargs())
+            return
         self.fn[grid](*args, **config.launch_kwargs())
 
     # -- choosing a config ---------------------------------------------------------------
@@ -100,6 +107,7 @@ class TritonLauncher:
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         device = next((t.device for t in tensors if t.is_cuda), torch.device("cpu"))
         interpreted = device.type == "cpu"
+        self.device_arg = next((k for k, a in enumerate(args) if isinstance(a, torch.Tensor) and a.is_cuda), None)
         # Eager lets a CPU 0-d tensor join CUDA ones (a scalar); a kernel can only read device memory.
         self.host_scalars = tuple(
             k for k, a in enumerate(args) if isinstance(a, torch.Tensor) and not interpreted and not a.is_cuda
