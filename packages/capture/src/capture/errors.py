@@ -81,4 +81,5 @@ class Unsupported(CaptureError):
 
 
 class CaptureInternalError(CaptureError):
-    """A bug in capture itself (an invariant broke), not a limitation of what it supports."""
+    """A bug in capture itself (an invariant broke), not a limitation of what it supports;
+    the message names the instruction and the user's line being traced."""

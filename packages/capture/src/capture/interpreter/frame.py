@@ -132,6 +132,13 @@ class Frame:
             except Unsupported as err:
                 err.add_frame(self.location(), self.snapshot() if err.location is None else None)
                 raise
+            except CaptureInternalError:
+                raise
+            except Exception as err:
+                # A bug in capture, not in the user's program: say where it happened.
+                raise CaptureInternalError(
+                    f"{type(err).__name__}: {err}\nwhile tracing {inst.opname} at {self.location()}"
+                ) from err
         return self.return_value
 
     def _unwind(self, inst: dis.Instruction, exc: UserException) -> None:
