@@ -165,3 +165,15 @@ def test_non_contiguous_inputs(device):
     x = base.t()
     y = torch.randn(30, 80, device=device)[:, ::2]
     check(lambda x, y: (aten.mul.Tensor(aten.exp.default(x), y),), x, y)
+
+
+def test_integer_division_by_zero_raises_instead_of_crashing():
+    """C++ only: x86 traps on integer division by zero, which would kill the process."""
+    a = torch.randint(-5, 5, (8,))
+    b = torch.randint(1, 3, (8,))
+    compiled = check(lambda a, b: (aten.remainder.Tensor(a, b), aten.floor_divide.default(a, b)), a, b)
+    b[3] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        aten.remainder.Tensor(a, b)
+    with pytest.raises(ZeroDivisionError):
+        compiled(a, b)

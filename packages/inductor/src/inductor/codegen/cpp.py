@@ -55,12 +55,12 @@ _CMATH = {
     "round": "std::nearbyint", "lgamma": "std::lgamma", "abs": "std::abs",
 }
 _INFIX = {
-    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "truncdiv": "/", "eq": "==", "ne": "!=", "lt": "<",
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "eq": "==", "ne": "!=", "lt": "<",
     "le": "<=", "gt": ">", "ge": ">=", "logical_and": "&&", "logical_or": "||", "bitwise_and": "&",
     "bitwise_or": "|", "bitwise_xor": "^", "lshift": "<<", "rshift": ">>",
 }
 _CALLS = {
-    "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod",
+    "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod", "truncdiv": "ptc_truncdiv",
     "fmod": "std::fmod", "pow": "ptc_pow", "atan2": "std::atan2", "hypot": "std::hypot", "copysign": "std::copysign",
 }
 _REDUCTION_INIT = {"sum": "0", "prod": "1"}
@@ -294,7 +294,8 @@ class CppKernel:
         symbols = sorted(self.symbols)
         params += [f"const int64_t {s}" for s in symbols]
         source = "\n".join(
-            [f'#include "{prelude_path()}"', "", f'extern "C" void {k.name}({", ".join(params)})', "{", *_indent(code), "}", ""]
+            [f'#include "{prelude_path()}"', "", f'extern "C" int {k.name}({", ".join(params)})', "{",
+             "    ptc_error_flag = 0;", *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
         return source, [*self.args, *symbols]
 

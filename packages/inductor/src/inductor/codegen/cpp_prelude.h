@@ -141,6 +141,18 @@ PTC_INLINE float ptc_erf(float x) {
   return x != x ? x : result;
 }
 
+// Set by integer division by zero (eager raises ZeroDivisionError; x86 would trap and kill the
+// process). Each kernel clears it on entry and returns it; the ctypes loader raises.
+static int ptc_error_flag = 0;
+template <typename T> PTC_INLINE T ptc_divisor(T b) {
+  if (b == 0) { ptc_error_flag = 1; return 1; }
+  return b;
+}
+template <typename T> PTC_INLINE T ptc_truncdiv(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return std::trunc(a / b);
+  else return a / ptc_divisor(b);
+}
+
 template <typename T> PTC_INLINE T ptc_maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) return a != a ? a : (b != b ? b : (a > b ? a : b));
   else return a > b ? a : b;
@@ -159,13 +171,14 @@ template <typename T> PTC_INLINE T ptc_floordiv(T a, T b) {
     if (d == 0) return std::copysign(T(0), a / b);
     T f = std::floor(d);
     return d - f > T(0.5) ? f + 1 : f;
-  } else { T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
+  } else { b = ptc_divisor(b); T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
 }
 template <typename T> PTC_INLINE T ptc_mod(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     T r = std::fmod(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   } else {
+    b = ptc_divisor(b);
     T r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   }

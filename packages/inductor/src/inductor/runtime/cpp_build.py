@@ -84,5 +84,15 @@ def load_kernel(path: str, name: str, n_pointers: int, n_sizes: int):
     """The kernel as a ctypes function taking data pointers then int64 sizes."""
     fn = getattr(ctypes.CDLL(path), name)
     fn.argtypes = [ctypes.c_void_p] * n_pointers + [ctypes.c_int64] * n_sizes
-    fn.restype = None
+    fn.restype = ctypes.c_int
+    fn.errcheck = _raise_on_error
     return fn
+
+
+def _raise_on_error(status, fn, args):
+    if status:
+        raise ZeroDivisionError(
+            f"integer division or modulo by zero in compiled kernel {fn.__name__} (eager raises "
+            "RuntimeError: ZeroDivisionError for the same inputs)"
+        )
+    return status
