@@ -226,11 +226,15 @@ def child(name: str, phase: str, mode: str) -> dict:
         row["torch_compile_ms"] = _steady_ms(reference, args)
     except Exception as error:  # noqa: BLE001  (reported in the row)
         row["torch_compile_error"] = f"{type(error).__name__}: {error}"[:400]
-    ours = runner(_ours(work.model, mode))
-    row["ours_cold_s"], actual = _first_call_seconds(torch, ours, args)
-    row["max_rel_error"] = _max_error(torch, actual, expected)
-    row["correct"] = row["max_rel_error"] <= work.tolerance
-    row["ours_ms"] = _steady_ms(ours, args)
+    try:
+        ours = runner(_ours(work.model, mode))
+        row["ours_cold_s"], actual = _first_call_seconds(torch, ours, args)
+        row["max_rel_error"] = _max_error(torch, actual, expected)
+        row["correct"] = row["max_rel_error"] <= work.tolerance
+        row["ours_ms"] = _steady_ms(ours, args)
+    except Exception as error:  # noqa: BLE001  (the row says why; eager and torch.compile numbers stay)
+        traceback.print_exc()
+        row["error"] = f"{type(error).__name__}: {error}"[:1500]
     if work.bytes_moved:
         for who in ("ours", "eager", "torch_compile"):
             if f"{who}_ms" in row:
@@ -298,8 +302,10 @@ def main():
     for name in names:
         caches = {k: tempfile.mkdtemp(prefix=f"gpu_bench_{name}_{k}_") for k in ("ours", "torch", "triton")}
         row = _run_child(name, "cold", options.mode, caches)
-        if "error" not in row:
+        if "ours_ms" in row:
             warm = _run_child(name, "warm", options.mode, caches)
+            if "error" in warm:
+                warm["warm_error"] = warm.pop("error")
             row.update({k: v for k, v in warm.items() if k != "workload"})
         if "ours_ms" in row:
             row["speedup_vs_eager"] = row["eager_ms"] / row["ours_ms"]
