@@ -9,7 +9,7 @@ import pytest
 import sympy
 import torch
 
-from fake_tensor import ConstraintViolationError, Dim, FakeTensorMode, TensorSpec, infer_shapes
+from fake_tensor import ConstraintViolationError, DataDependentError, Dim, FakeTensorMode, TensorSpec, infer_shapes
 
 
 def _conv_net():
@@ -179,3 +179,14 @@ def test_repeated_view_still_aliases_its_input():
 
     x, first, second = infer_shapes(fn, TensorSpec((Dim("n"), 4))).outputs
     assert torch._C._is_alias_of(first, x) and torch._C._is_alias_of(second, x)
+
+
+def test_data_dependent_error_names_the_analysed_line():
+    def fn(mask):
+        if mask.all():  # reads tensor data: fakes cannot answer
+            return mask
+        return mask * 2
+
+    with pytest.raises(DataDependentError) as raised:
+        infer_shapes(fn, TensorSpec((Dim("n"),), torch.bool))
+    assert any("if mask.all()" in note for note in raised.value.__notes__)

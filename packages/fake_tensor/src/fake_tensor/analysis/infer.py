@@ -24,8 +24,10 @@ import torch.utils._pytree as pytree
 from fake_tensor.analysis.arguments import fake_arguments
 from fake_tensor.analysis.constraints import Constraint, constraints_found, violations
 from fake_tensor.analysis.analysis_mode import AnalysisMode
+from fake_tensor.errors import FakeTensorError
 from fake_tensor.mode import FakeTensorMode
 from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
+from fake_tensor.symbolic.provenance import user_frame_in
 
 
 def _expr_of(size) -> sympy.Expr:
@@ -79,8 +81,15 @@ def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeRep
     forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
     fake_args, fake_kwargs = fake_arguments(mode, forward, args, kwargs, dynamic_shapes)
     target = mode.from_module(fn) if isinstance(fn, torch.nn.Module) else fn
-    with mode, AnalysisMode(mode):
-        outputs = target(*fake_args, **fake_kwargs)
+    try:
+        with mode, AnalysisMode(mode):
+            outputs = target(*fake_args, **fake_kwargs)
+    except FakeTensorError as error:
+        # The op is in the message; the line of the analysed code that ran it is not.
+        where = user_frame_in(error.__traceback__)
+        if where is not None:
+            error.add_note(f"infer_shapes: raised by {where}")
+        raise
     constraints = constraints_found(env)
     problems = violations(env, constraints)
     if problems:

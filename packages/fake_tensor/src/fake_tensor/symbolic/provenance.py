@@ -15,6 +15,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import types
 
 import torch
 
@@ -43,14 +44,27 @@ def _is_library_file(filename: str) -> bool:
     return filename.startswith(_STDLIB_DIR) and "site-packages" not in filename
 
 
+def _describe(code: types.CodeType, lineno: int) -> str:
+    line = linecache.getline(code.co_filename, lineno).strip()
+    where = f"{os.path.basename(code.co_filename)}:{lineno} in {code.co_name}"
+    return f"{where}: {line}" if line else where
+
+
 def user_frame() -> str | None:
     """`file:line in function: source line` of the innermost non-library frame, if any."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not _is_library_file(filename):
-            line = linecache.getline(filename, frame.f_lineno).strip()
-            where = f"{os.path.basename(filename)}:{frame.f_lineno} in {frame.f_code.co_name}"
-            return f"{where}: {line}" if line else where
+        if not _is_library_file(frame.f_code.co_filename):
+            return _describe(frame.f_code, frame.f_lineno)
         frame = frame.f_back
     return None
+
+
+def user_frame_in(traceback: types.TracebackType | None) -> str | None:
+    """The same for the frames an exception unwound: the innermost non-library one."""
+    found = None
+    while traceback is not None:
+        if not _is_library_file(traceback.tb_frame.f_code.co_filename):
+            found = _describe(traceback.tb_frame.f_code, traceback.tb_lineno)
+        traceback = traceback.tb_next
+    return found
