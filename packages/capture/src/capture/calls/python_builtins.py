@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 
@@ -285,10 +286,6 @@ def _abs(frame, args, kwargs):
 # --- constructors of containers -----------------------------------------------------------
 
 
-def _tuple(frame, cls, args, kwargs):
-    return TupleValue(args[0].unpack(frame) if args else [])
-
-
 @construct_rule(list)
 def _list(frame, cls, args, kwargs):
     return ListValue(args[0].unpack(frame) if args else [])
@@ -317,16 +314,8 @@ def dict_entries(frame, source: Value) -> dict:
     return entries
 
 
-@construct_rule(dict)
+@construct_rule(dict, collections.OrderedDict)
 def _dict(frame, cls, args, kwargs):
-    entries = dict_entries(frame, args[0]) if args else {}
-    for k, v in kwargs.items():
-        entries[k] = (ConstantValue(k), v)
-    return DictValue(entries, python_cls=cls)
-
-
-@construct_rule(__import__("collections").OrderedDict)
-def _ordered_dict(frame, cls, args, kwargs):
     entries = dict_entries(frame, args[0]) if args else {}
     for k, v in kwargs.items():
         entries[k] = (ConstantValue(k), v)
@@ -443,13 +432,13 @@ def _not(frame, args, kwargs):
 
 
 @construct_rule(tuple, subclasses=True)
-def _tuple_subclass(frame, cls, args, kwargs):
-    """Namedtuples and struct sequences: a tuple of the fields, in order."""
+def _tuple(frame, cls, args, kwargs):
+    """Tuples, namedtuples and struct sequences (namedtuples bind their fields by name)."""
     from ..values.containers import field_names
     from ..values.functions import bind_arguments
 
     if cls is tuple:
-        return _tuple(frame, cls, args, kwargs)
+        return TupleValue(args[0].unpack(frame) if args else [])
     if not hasattr(cls, "_fields"):
         (items,) = args
         return TupleValue(items.unpack(frame), python_cls=cls)
