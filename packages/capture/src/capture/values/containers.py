@@ -87,7 +87,7 @@ def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
     descriptor, _ = lookup_static(cls, name)
     if descriptor is MISSING:
         raise_user_error(frame, AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
-    bound = bind_class_attribute(frame, instance, cls, descriptor, None)
+    bound = bind_class_attribute(frame, instance, cls, descriptor)
     if bound is None:
         return frame.session.wrap(descriptor, None)
     return bound

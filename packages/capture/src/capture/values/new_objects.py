@@ -41,7 +41,7 @@ class NewObjectValue(Value):
         if not is_data_descriptor and name in self.attrs:
             return self.attrs[name]
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, self.cls, descriptor, None)
+            bound = bind_class_attribute(frame, self, self.cls, descriptor)
             if bound is not None:
                 return bound
             return frame.session.wrap(descriptor, None)
@@ -170,7 +170,7 @@ class ModelOutputValue(Value):
             return NativeMethodValue(native, self, f"{self.cls.__name__}.{name}")
         descriptor, _ = lookup_static(self.cls, name)
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, self.cls, descriptor, None)
+            bound = bind_class_attribute(frame, self, self.cls, descriptor)
             if bound is not None:
                 return bound
             return frame.session.wrap(descriptor, None)

@@ -37,7 +37,7 @@ def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     return attribute if isinstance(attribute, types.FunctionType) else None
 
 
-def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, source) -> Value | None:
+def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> Value | None:
     """What reading a class attribute through an instance gives, for descriptors capture
     models; None for plain class data (the caller wraps it)."""
     from .functions import BuiltinValue, FunctionValue, MethodValue
@@ -111,12 +111,12 @@ class ObjectValue(Value):
         descriptor, _ = lookup_static(cls, name)
         is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
         if is_data_descriptor and isinstance(descriptor, property):
-            return bind_class_attribute(frame, self, cls, descriptor, self.source)
+            return bind_class_attribute(frame, self, cls, descriptor)
         instance_dict = getattr(self.obj, "__dict__", None)
         if not is_data_descriptor and instance_dict is not None and name in instance_dict:
             return session.wrap(instance_dict[name], self.attribute_source(name))
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, cls, descriptor, self.source)
+            bound = bind_class_attribute(frame, self, cls, descriptor)
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
@@ -239,7 +239,7 @@ class ClassValue(Value):
         session = frame.session
         descriptor, _ = lookup_static(self.cls, name)
         if isinstance(descriptor, classmethod):
-            return bind_class_attribute(frame, self, self.cls, descriptor, self.source)
+            return bind_class_attribute(frame, self, self.cls, descriptor)
         if isinstance(descriptor, staticmethod):
             return session.wrap(descriptor.__func__, None)
         try:
