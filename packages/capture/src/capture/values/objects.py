@@ -322,7 +322,7 @@ class SuperValue(Value):
             if isinstance(descriptor, staticmethod):
                 return frame.session.wrap(descriptor.__func__, None)
             return frame.session.wrap(descriptor, None)
-        bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor, None)
+        bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor)
         if bound is not None:
             return bound
         if callable(descriptor):
