@@ -80,6 +80,9 @@ def _cases():
     return [
         ("unary", all_unary, [f32]),
         ("unary_fp64", all_unary, [f32.double()]),
+        ("scalar_operands_fp64", lambda x: (aten.pow.Tensor_Scalar(x, 3.5), aten.maximum.default(x, aten.full_like.default(x, 0.5)),
+                                            aten.remainder.Scalar(x, 1.5), aten.atan2.default(x, aten.full_like.default(x, 2.0)),
+                                            aten.clamp.default(x, -0.5, 0.5)), [f32.double().abs() + 0.1]),
         ("binary", binary, [f32, torch.rand(8, 33) + 0.5]),
         ("integers", integers, [torch.randint(-9, 9, (8, 33)), torch.randint(1, 5, (8, 33))]),
         ("reductions_persistent", reductions, [f32]),

@@ -281,6 +281,7 @@ class TritonKernel:
         return self._new(f"({text}).to({triton_dtype(dtype)})", dtype, dims)
 
     def indirect_indexing(self, value, size):
+        value = self._tensor(value)
         size_text, _ = self._index(size)
         wrapped = self._new(f"tl.where({value} < 0, {value} + {size_text}, {value})", value.dtype, value.dims)
         # Out-of-range indices are clamped, as in the C++ backend: a bad index never faults.
@@ -338,8 +339,10 @@ class TritonKernel:
             return self._new(f"{a} {symbol} {b}", dtype, dims)
         if name in _INFIX:
             return self._new(f"{a} {_INFIX[name]} {b}", dtype, dims)
+        # Function calls: a Python literal argument would be typed float32 or int32 there.
+        a, b = self._tensor(a), self._tensor(b)
         if name in _LIBDEVICE_BINARY:
-            return self._new(f"libdevice.{_LIBDEVICE_BINARY[name]}({self._tensor(a)}, {b})", dtype, dims)
+            return self._new(f"libdevice.{_LIBDEVICE_BINARY[name]}({a}, {b})", dtype, dims)
         if name == "truncdiv":
             return self._new(f"{a} // {b}", dtype, dims)
         if name == "floordiv":
@@ -349,8 +352,8 @@ class TritonKernel:
             return self._new(f"helpers.remainder({a}, {b})", dtype, dims)
         if name == "pow":
             helper = "libdevice.pow" if dtype.is_floating_point else "helpers.pow_int"
-            return self._new(f"{helper}({self._tensor(a)}, {b})", dtype, dims)
-        return self._new(f"helpers.{name}({self._tensor(a)}, {b})", dtype, dims)  # maximum, minimum
+            return self._new(f"{helper}({a}, {b})", dtype, dims)
+        return self._new(f"helpers.{name}({a}, {b})", dtype, dims)  # maximum, minimum
 
     def _unary(self, name, x):
         x = self._tensor(x)
