@@ -138,3 +138,12 @@ def test_string_formatting():
         return x, label, "%d rows" % x.shape[0], "{}-{}".format(1, "a")
 
     check(fn, two)
+
+
+def test_returned_inputs_keep_their_identity():
+    def fn(items, pair, options):
+        return items, pair, options
+
+    compiled = check(fn, lambda: (([torch.randn(2)], (torch.randn(2), 1), {"k": 1}), {}))
+    args = ([torch.randn(2)], (torch.randn(2), 1), {"k": 1})
+    assert all(a is b for a, b in zip(compiled(*args), args))

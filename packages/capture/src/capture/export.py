@@ -22,7 +22,7 @@ from .backends import eager
 from .dynamic import marked_dims
 from .errors import CaptureError
 from .interpreter.frame import UserException
-from .optimize import _function_of
+from .optimize import function_and_self
 from .runtime.entry import CompiledEntry, build_entry, identifier
 from .session import CaptureSession
 
@@ -94,9 +94,9 @@ def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
     if isinstance(fn, nn.Module):
         function, bound = type(fn).forward, fn
         if "forward" in fn.__dict__:
-            function, bound = _function_of(fn.__dict__["forward"])
+            function, bound = function_and_self(fn.__dict__["forward"])
     else:
-        function, bound = _function_of(fn)
+        function, bound = function_and_self(fn)
     full = (bound, *args) if bound is not None else args
     specs = _dynamic_specs(function, bound, args, kwargs, dynamic_shapes) if dynamic_shapes is not None else []
     try:

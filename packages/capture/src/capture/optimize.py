@@ -21,7 +21,7 @@ from .runtime import CodeCache
 from .values.modules import module_hooks
 
 
-def _function_of(fn: Any) -> tuple[types.FunctionType, Any]:
+def function_and_self(fn: Any) -> tuple[types.FunctionType, Any]:
     """The Python function to capture and the object bound as its first argument, if any."""
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
@@ -71,14 +71,14 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         mod = fn_or_module
         forward = mod.__dict__.get("forward")
         if forward is not None:
-            function, bound = _function_of(forward)
+            function, bound = function_and_self(forward)
             cache = make_cache(function)
             compiled = OptimizedModule(mod, cache)
             if bound is None:
                 compiled.forward = lambda *a, **k: cache(*a, **k)
             return compiled
         return OptimizedModule(mod, make_cache(type(mod).forward))
-    function, bound = _function_of(fn_or_module)
+    function, bound = function_and_self(fn_or_module)
     cache = make_cache(function)
     if bound is not None:
         dispatch = cache.dispatch

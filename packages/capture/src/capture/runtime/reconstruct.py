@@ -170,7 +170,8 @@ class ExpressionWriter:
             if value.source is not None:
                 return self.source(value.source)
             return self.constant(value.as_python_constant() if not isinstance(value, ObjectValue) else value.obj)
-        if isinstance(value, (ListValue, DictValue, SetValue)) and value.source is not None:
+        if isinstance(value, (ListValue, DictValue, SetValue, TupleValue)) and value.source is not None:
+            # The very object the caller passed (mutations were replayed onto it).
             return self.source(value.source)
         if isinstance(value, TupleValue):
             items = "".join(self.value(v) + ", " for v in value.items)
