@@ -1,5 +1,6 @@
-"""Property tests: random programs of broadcasting, reshape, cat, slice, transpose, reductions
-and matmul, run on fakes whose every input size is dynamic, against eager runs.
+"""Property tests: random programs of broadcasting, reshape, cat, slice, pad, chunk, repeat,
+unflatten, pooling, transpose, reductions and matmul, run on fakes whose every input size is
+dynamic, against eager runs.
 
 1. At the example sizes, every symbolic output shape equals the real one.
 2. Guards are sound: for new input sizes that pass the recorded guards, eager runs the
@@ -43,6 +44,10 @@ def programs(draw):
         st.tuples(st.just("matmul"), st.integers(0, n_inputs - 1)),
         st.tuples(st.just("unsqueeze_expand"), st.integers(0, n_inputs - 1)),
         st.tuples(st.just("pad"), st.integers(0, 3), st.integers(0, 3)),
+        st.tuples(st.just("chunk"), st.integers(0, MAX_RANK - 1), st.integers(1, 4)),
+        st.tuples(st.just("repeat"), st.integers(1, 3)),
+        st.tuples(st.just("unflatten"), st.integers(2, 3)),
+        st.tuples(st.just("max_pool"), st.integers(1, 3), st.integers(1, 3)),
     )
     steps = draw(st.lists(step, min_size=1, max_size=5))
     return input_shapes, steps
@@ -102,6 +107,22 @@ def _pad(x, inputs, left, right):
     return torch.nn.functional.pad(x, (left, right))
 
 
+def _chunk(x, inputs, dim, chunks):
+    return x.chunk(chunks, dim % x.dim())[-1]
+
+
+def _repeat(x, inputs, times):
+    return x.repeat(times, *([1] * (x.dim() - 1)))
+
+
+def _unflatten(x, inputs, factor):
+    return x.unflatten(-1, (factor, -1))
+
+
+def _max_pool(x, inputs, kernel, stride):
+    return torch.nn.functional.max_pool1d(x, kernel, stride, ceil_mode=True)
+
+
 STEPS = {
     "binary": _binary,
     "cat": _cat,
@@ -112,6 +133,10 @@ STEPS = {
     "matmul": _matmul,
     "unsqueeze_expand": _unsqueeze_expand,
     "pad": _pad,
+    "chunk": _chunk,
+    "repeat": _repeat,
+    "unflatten": _unflatten,
+    "max_pool": _max_pool,
 }
 
 
