@@ -190,3 +190,18 @@ def test_data_dependent_error_names_the_analysed_line():
     with pytest.raises(DataDependentError) as raised:
         infer_shapes(fn, TensorSpec((Dim("n"),), torch.bool))
     assert any("if mask.all()" in note for note in raised.value.__notes__)
+
+
+def test_module_built_on_meta_device_matches_the_real_module():
+    torch.manual_seed(0)
+    real = _conv_net()
+    with torch.device("meta"):
+        meta = _conv_net()
+    spec = TensorSpec((Dim("n"), 3, Dim("h", min=8), Dim("w", min=8)))
+    from_meta, from_real = infer_shapes(meta, spec), infer_shapes(real, spec)
+    assert from_meta.outputs.device == torch.device("cpu")
+    for _ in range(3):
+        sizes = {"n": random.randint(2, 4), "h": random.randint(8, 40), "w": random.randint(8, 40)}
+        expected = tuple(real(torch.randn(sizes["n"], 3, sizes["h"], sizes["w"])).shape)
+        assert from_meta.evaluate_shape(from_meta.outputs, **sizes) == expected
+        assert from_real.evaluate_shape(from_real.outputs, **sizes) == expected

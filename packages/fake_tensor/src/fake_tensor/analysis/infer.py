@@ -6,8 +6,9 @@
     report.constraints        # [seq <= 1024  (aten.embedding..., modeling_gpt2.py:576 in forward: ...)]
     report.evaluate_shape(report.outputs.logits, batch=4, seq=100)   # (4, 100, 50257)
 
-A module's parameters and buffers become fakes (`FakeTensorMode.from_module`: nothing is
-copied). The call runs under the caller's grad mode (wrap it in `torch.no_grad()` for an
+A module's parameters and buffers become fakes (nothing is copied); a module built on the
+meta device (`with torch.device("meta"): ...`, which allocates nothing) works too, its
+tensors standing for tensors on the inputs' device. The call runs under the caller's grad mode (wrap it in `torch.no_grad()` for an
 inference-only analysis: it is faster). Constraints that contradict a declared Dim raise
 `ConstraintViolationError` listing each one (see constraints.py).
 """
@@ -21,9 +22,10 @@ import sympy
 import torch
 import torch.utils._pytree as pytree
 
+from fake_tensor.analysis.analysis_mode import AnalysisMode
 from fake_tensor.analysis.arguments import fake_arguments
 from fake_tensor.analysis.constraints import Constraint, constraints_found, violations
-from fake_tensor.analysis.analysis_mode import AnalysisMode
+from fake_tensor.analysis.modules import fake_module
 from fake_tensor.errors import FakeTensorError
 from fake_tensor.mode import FakeTensorMode
 from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
@@ -70,6 +72,12 @@ class ShapeReport:
         return "\n".join(lines)
 
 
+def _input_device(args, kwargs) -> torch.device:
+    """Where the inputs live (the first tensor's device; CPU when there is none)."""
+    tensors = [leaf for leaf in pytree.tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)]
+    return tensors[0].device if tensors else torch.device("cpu")
+
+
 def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeReport:
     """Output shapes of `fn(*args, **kwargs)` for every size the `dynamic_shapes` Dims allow.
 
@@ -80,7 +88,10 @@ def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeRep
     mode = FakeTensorMode(shape_env=env)
     forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
     fake_args, fake_kwargs = fake_arguments(mode, forward, args, kwargs, dynamic_shapes)
-    target = mode.from_module(fn) if isinstance(fn, torch.nn.Module) else fn
+    if isinstance(fn, torch.nn.Module):
+        target = fake_module(mode, fn, _input_device(fake_args, fake_kwargs))
+    else:
+        target = fn
     try:
         with mode, AnalysisMode(mode):
             outputs = target(*fake_args, **fake_kwargs)
