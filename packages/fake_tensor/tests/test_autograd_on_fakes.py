@@ -85,3 +85,29 @@ def test_retained_grad_of_a_non_leaf_is_fake():
     real_hidden.retain_grad()
     real_hidden.exp().sum().backward()
     assert is_fake(hidden.grad) and metadata(hidden.grad) == metadata(real_hidden.grad)
+
+
+class ScaledTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = torch.tanh(x) * scale
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (ctx.scale - y * y / ctx.scale), None
+
+
+def test_custom_autograd_function_runs_forward_and_backward_on_fakes():
+    x = torch.randn(4, 5, requires_grad=True)
+    ScaledTanh.apply(x.t(), 2.0).sum().backward()
+    mode = FakeTensorMode()
+    fx = mode.from_real(x.detach().requires_grad_())
+    with mode:
+        out = ScaledTanh.apply(fx.t(), 2.0)
+        out.sum().backward()
+    assert type(out.grad_fn).__name__ == "ScaledTanhBackward"
+    assert is_fake(fx.grad) and metadata(fx.grad) == metadata(x.grad)
