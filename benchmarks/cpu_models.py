@@ -19,6 +19,10 @@ import torch  # noqa: E402
 
 from cpu_harness import THREADS, median_ms, report  # noqa: E402
 
+# This folder's guards.py (a benchmark) would shadow the `guards` package that `compiler` imports.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
 
 def gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel

@@ -8,7 +8,6 @@ non-negative integer, which lets `FloorDiv` and `Mod` print as C/Triton `/` and 
 from __future__ import annotations
 
 import functools
-import math
 
 import sympy
 
@@ -174,19 +173,3 @@ def affine_coefficient(expr: Expr, var: sympy.Symbol) -> Expr | None:
 def static_int(expr) -> int | None:
     expr = as_expr(expr)
     return int(expr) if isinstance(expr, sympy.Integer) else None
-
-
-def size_hint(expr, bindings: dict | None = None) -> int:
-    """A concrete value for a size, substituting example values for its symbols."""
-    expr = as_expr(expr)
-    if bindings:
-        expr = expr.subs(bindings)
-    return int(expr)
-
-
-def is_one(expr) -> bool:
-    return as_expr(expr) == 1
-
-
-def prod_int(values) -> int:
-    return math.prod(int(v) for v in values)
