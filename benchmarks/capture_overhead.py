@@ -79,15 +79,21 @@ def gpt2_first_call(layers: int | None) -> dict:
             start = time.perf_counter()
             compiled(ids, use_cache=False)
             first = time.perf_counter() - start
-            start = time.perf_counter()
-            compiled(ids, use_cache=False)
-            second = time.perf_counter() - start
-        results[name] = {"first call s": first, "second call s": second}
+            warm = _median_call_s(lambda: compiled(ids, use_cache=False))
+        results[name] = {"first call s": first, "warm call s": warm, "capture + compile s": first - warm}
     with torch.no_grad():
-        start = time.perf_counter()
-        model(ids, use_cache=False)
-        results["eager"] = {"first call s": time.perf_counter() - start, "second call s": None}
+        warm = _median_call_s(lambda: model(ids, use_cache=False))
+    results["eager"] = {"first call s": None, "warm call s": warm, "capture + compile s": None}
     return results
+
+
+def _median_call_s(call, repeat: int = 3) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
 
 
 def main() -> None:
@@ -105,9 +111,10 @@ def main() -> None:
     for name, us in overhead.items():
         print(f"  {name:45s} {us:8.2f}")
     print(f"\nGPT-2 ({args.layers or 12} layers) forward 1x128, no_grad: seconds")
+    print(f"  {'':45s} {'first call':>11s} {'warm call':>10s} {'first - warm':>13s}")
     for name, times in gpt2.items():
-        second = "-" if times["second call s"] is None else f"{times['second call s']:.3f}"
-        print(f"  {name:45s} first {times['first call s']:7.2f}   second {second}")
+        cells = [times["first call s"], times["warm call s"], times["capture + compile s"]]
+        print(f"  {name:45s} " + " ".join(f"{'-' if v is None else f'{v:.3f}':>{w}s}" for v, w in zip(cells, (11, 10, 13))))
 
 
 if __name__ == "__main__":
