@@ -43,7 +43,6 @@ class FakeTensor(torch.Tensor):
         device: torch.device,
         *,
         storage: torch.UntypedStorage | None = None,
-        requires_grad: bool = False,
     ) -> "FakeTensor":
         assert meta.device.type == "meta", meta.device
         fake = torch.Tensor._make_wrapper_subclass(
@@ -54,7 +53,6 @@ class FakeTensor(torch.Tensor):
             dtype=meta.dtype,
             layout=meta.layout,
             device=device,
-            requires_grad=requires_grad,
             storage_size=meta.untyped_storage().nbytes(),
         )
         if meta.is_conj():
@@ -83,15 +81,10 @@ class FakeTensor(torch.Tensor):
             return func(*args, **(kwargs or {}))
 
     def _point_at(self, storage: torch.UntypedStorage) -> None:
-        """Make this wrapper use the (fake) `storage`, with its inner tensor's geometry."""
+        """Make this wrapper use the (fake) `storage`, with its inner tensor's geometry:
+        at creation, and after an op that may have changed the inner tensor's geometry."""
         meta = self._meta
         _set_storage.redispatch(_META_KEYS, self, storage, meta.storage_offset(), meta.size(), meta.stride())
-
-    def _sync_geometry_from_meta(self, storage: torch.UntypedStorage) -> None:
-        """After an op that may change the inner tensor's geometry (`resize_`, `t_`, `set_`,
-        an `out=` tensor resized), give the wrapper the same geometry and storage. Done
-        without comparing first: comparing symbolic sizes would record guards."""
-        self._point_at(storage)
 
     def __repr__(self, *, tensor_contents=None) -> str:
         extras = ""
