@@ -8,6 +8,7 @@ properties and methods written in Python are inlined rather than run.
 
 from __future__ import annotations
 
+import enum
 import types
 from typing import Any
 
@@ -249,8 +250,9 @@ class ClassValue(Value):
             from ..interpreter.frame import UserException
 
             raise UserException(ExceptionValue.from_real(err)) from None
-        source = AttrSource(self.source, name) if self.source is not None else None
-        return session.wrap(value, source)
+        # Enum members cannot be rebound (EnumType.__setattr__ refuses): no guard needed.
+        guarded = self.source is not None and not isinstance(self.cls, enum.EnumMeta)
+        return session.wrap(value, AttrSource(self.source, name) if guarded else None)
 
     def has_attr(self, frame, name):
         return hasattr(self.cls, name)
