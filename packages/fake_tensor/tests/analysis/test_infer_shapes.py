@@ -111,7 +111,9 @@ def test_requirement_beyond_unbounded_dim_is_a_constraint():
     assert isinstance(constraint.condition, sympy.Ge) and constraint.condition.lhs == seq
     bound = int(constraint.condition.rhs)
     assert bound in (4, 5)
-    assert fn(torch.randn(2, 3)).shape != report.evaluate_shape(report.outputs, seq=3)
+    assert report.evaluate_shape(report.outputs, seq=bound + 3) == tuple(fn(torch.randn(2, bound + 3)).shape)
+    with pytest.raises(ConstraintViolationError):
+        report.evaluate_shape(report.outputs, seq=3)  # eager gives (2, 3) here, not (2, 4)
     assert f"seq >= {bound}" in str(report)
 
 
@@ -205,3 +207,10 @@ def test_module_built_on_meta_device_matches_the_real_module():
         expected = tuple(real(torch.randn(sizes["n"], 3, sizes["h"], sizes["w"])).shape)
         assert from_meta.evaluate_shape(from_meta.outputs, **sizes) == expected
         assert from_real.evaluate_shape(from_real.outputs, **sizes) == expected
+
+
+def test_evaluate_shape_refuses_sizes_that_break_the_constraints():
+    report = infer_shapes(_position_lookup(32), TensorSpec((2, Dim("seq"))))
+    assert report.evaluate_shape(report.outputs, seq=32) == (2, 32, 4)
+    with pytest.raises(ConstraintViolationError, match="breaks them"):
+        report.evaluate_shape(report.outputs, seq=33)

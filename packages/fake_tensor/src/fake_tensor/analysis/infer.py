@@ -8,9 +8,11 @@
 
 A module's parameters and buffers become fakes (nothing is copied); a module built on the
 meta device (`with torch.device("meta"): ...`, which allocates nothing) works too, its
-tensors standing for tensors on the inputs' device. The call runs under the caller's grad mode (wrap it in `torch.no_grad()` for an
-inference-only analysis: it is faster). Constraints that contradict a declared Dim raise
-`ConstraintViolationError` listing each one (see constraints.py).
+tensors standing for tensors on the inputs' device. The call runs under the caller's grad
+mode (wrap it in `torch.no_grad()` for an inference-only analysis: it is faster).
+Constraints that contradict a declared Dim raise `ConstraintViolationError` listing each one
+(see constraints.py); the shapes found hold wherever the constraints do, and
+`evaluate_shape` refuses sizes that break them.
 """
 
 from __future__ import annotations
@@ -53,10 +55,15 @@ class ShapeReport:
 
     def evaluate_shape(self, t: torch.Tensor, **dim_sizes: int) -> tuple[int, ...]:
         """The concrete shape `t` would have with the given size for each Dim (by name)."""
-        values = {symbol: dim_sizes[dim.name] for symbol, dim in self.shape_env.declared.items()}
         missing = {dim.name for dim in self.shape_env.declared.values()} - set(dim_sizes)
         if missing:
             raise TypeError(f"evaluate_shape needs a size for each Dim; missing {sorted(missing)}")
+        values = {symbol: dim_sizes[dim.name] for symbol, dim in self.shape_env.declared.items()}
+        if not self.shape_env.guards_hold_at(values):
+            raise ConstraintViolationError(
+                f"the shapes found hold only where the analysed code's constraints do, and {dim_sizes} "
+                f"breaks them:\n{self}"
+            )
         return tuple(int(expr.xreplace(values)) for expr in self.symbolic_shape(t))
 
     def __str__(self) -> str:
