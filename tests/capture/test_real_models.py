@@ -157,3 +157,19 @@ def test_model_on_cuda_matches_eager(name):
     compiled = compiler.compile(model, fullgraph=True, backend="eager")
     inputs = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in make_inputs().items()}
     compare(compiled(**inputs), model(**inputs))
+
+
+def test_model_outputs_passed_to_a_compiled_function():
+    model, make_inputs = MODELS["gpt2"]()
+    model.eval()
+
+    def loss_of(outputs, labels):
+        logits = outputs["logits"] if "logits" in outputs else outputs[0]
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten()), outputs.to_tuple()[0]
+
+    compiled = compiler.compile(loss_of, fullgraph=True, backend="eager")
+    inputs = make_inputs()
+    outputs = model(**inputs)
+    actual = compiled(outputs, inputs["input_ids"])
+    expected = loss_of(outputs, inputs["input_ids"])
+    torch.testing.assert_close(actual, expected)

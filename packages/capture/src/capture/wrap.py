@@ -229,9 +229,28 @@ def _ordered_dict(session, obj, source):
     from .values.new_objects import is_model_output
 
     if is_model_output(type(obj)):
-        # An HF ModelOutput passed in: its fields are read as attributes of the real object.
-        return _object(session, obj, source)
+        return _model_output(session, obj, source)
     return _dict(session, obj, source)
+
+
+def _model_output(session, obj, source):
+    """An HF ModelOutput passed in: a ModelOutputValue over its fields, each read (and
+    guarded) through its own attribute."""
+    import dataclasses
+
+    from guards.sources import AttrSource
+
+    from .values.new_objects import ModelOutputValue
+
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+    fields = {}
+    for field in dataclasses.fields(obj):
+        field_source = AttrSource(source, field.name) if source is not None else None
+        fields[field.name] = session.wrap(getattr(obj, field.name), field_source)
+    value = ModelOutputValue(type(obj), fields)
+    value.source = source
+    return value
 
 
 @wraps(torch.no_grad, torch.enable_grad)

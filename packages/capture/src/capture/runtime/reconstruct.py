@@ -191,6 +191,8 @@ class ExpressionWriter:
         if isinstance(value, SetValue):
             items = ", ".join(self.value(v) for v in value.entries.values())
             return self._temp(value, f"{self.constant(value.python_cls)}([{items}])")
+        if isinstance(value, ModelOutputValue) and value.source is not None:
+            return self.source(value.source)
         if isinstance(value, ModelOutputValue):
             fields = ", ".join(f"{k}={self.value(v)}" for k, v in value.present().items())
             return self._temp(value, f"{self.constant(value.cls)}({fields})")

@@ -182,7 +182,15 @@ class ModelOutputValue(Value):
         return self._key(name) in self.fields or hasattr(self.cls, name)
 
     def set_attr(self, frame, name, value):
+        self._refuse_input_mutation()
         self.fields[self._key(name)] = value
+
+    def _refuse_input_mutation(self) -> None:
+        if self.source is not None:
+            raise Unsupported(
+                f"changing {self.describe()} {self.source}, which the compiled function received",
+                hint="build a new output object instead of changing the one passed in",
+            )
 
     def get_item(self, frame, key):
         k = key.as_python_constant()
@@ -199,6 +207,7 @@ class ModelOutputValue(Value):
         return TupleValue(list(self.present().values())).get_item(frame, key)
 
     def set_item(self, frame, key, value):
+        self._refuse_input_mutation()
         self.fields[self._key(key.as_python_constant())] = value
 
     def unpack(self, frame):
