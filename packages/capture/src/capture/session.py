@@ -46,14 +46,18 @@ def _capturing():
     """While tracing: `torch.compiler.is_compiling()` is True for code capture runs for real
     (properties, constant folding), and the global state the traced code changes (grad mode,
     autocast) is put back however tracing ends."""
-    flag = torch.compiler._is_compiling_flag
+    # torch.compiler.is_compiling() reads this module flag (torch >= 2.5).
+    has_flag = hasattr(torch.compiler, "_is_compiling_flag")
+    flag = getattr(torch.compiler, "_is_compiling_flag", False)
     grad_enabled = torch.is_grad_enabled()
     autocast_state = {d: (torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda")}
-    torch.compiler._is_compiling_flag = True
+    if has_flag:
+        torch.compiler._is_compiling_flag = True
     try:
         yield
     finally:
-        torch.compiler._is_compiling_flag = flag
+        if has_flag:
+            torch.compiler._is_compiling_flag = flag
         torch._C._set_grad_enabled(grad_enabled)
         for device, (enabled, dtype) in autocast_state.items():
             torch.set_autocast_enabled(device, enabled)

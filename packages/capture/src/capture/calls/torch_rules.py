@@ -105,12 +105,24 @@ def _no_tracing_state(frame, args, kwargs):
     return ConstantValue(None)
 
 
-@rule(torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._utils.is_compiling)
+def _available(*names: str) -> list:
+    """The torch functions among dotted `names` that this torch version has."""
+    found = []
+    for name in names:
+        obj = torch
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            found.append(obj)
+    return found
+
+
+@rule(*_available("torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling"))
 def _is_compiling(frame, args, kwargs):
     return ConstantValue(True)
 
 
-@rule(torch.compiler.is_exporting)
+@rule(*_available("torch.compiler.is_exporting"))
 def _is_exporting(frame, args, kwargs):
     return ConstantValue(frame.session.exporting)
 
