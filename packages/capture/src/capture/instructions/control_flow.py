@@ -68,8 +68,8 @@ def _get_iter(frame, inst):
     frame.push(value if isinstance(value, IteratorValue) else IteratorValue(value.unpack(frame)))
 
 
-# 3.12's FOR_ITER leaves the exhausted iterator for END_FOR at the target... and skips that
-# END_FOR, popping the iterator itself; 3.11 pops the iterator and jumps past the loop.
+# On exhaustion both versions pop the iterator and jump; 3.12's target is the loop's END_FOR,
+# which CPython then skips (JUMPBY(oparg + 1)), while 3.11's target is past the loop.
 _FOR_ITER_SKIPS_END_FOR = sys.version_info >= (3, 12)
 
 
