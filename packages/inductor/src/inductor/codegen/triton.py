@@ -17,8 +17,10 @@ and `%`. Size symbols and the two element counts are kernel arguments; the block
 constexprs chosen at launch (runtime/triton_configs.py).
 
 Values a kernel stores and reads back at the same index stay in registers (the scheduler
-only fuses such reads); a looped stage reading what an earlier stage wrote goes through
-memory after a barrier, since another thread of the program may have written it.
+only fuses such reads). Its register buffers (`locals`) are never written; neither are its
+`scratch` buffers in a persistent kernel, whose whole row is in registers. A looped stage
+reading what an earlier stage wrote goes through memory after a barrier, since another
+thread of the program may have written it.
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ class TritonKernel:
         value = self._forwarded(name, index)
         if value is not None:
             return value
-        if name in self.kernel.locals:
+        if name in self.kernel.locals or (name in self.kernel.scratch and self.kind == KIND_PERSISTENT):
             raise AssertionError(f"{self.name}: register-only buffer {name} read before it was computed")
         if name in self.stored_in_memory:
             self.barrier_needed = True
@@ -255,8 +257,8 @@ class TritonKernel:
 
     def _store(self, name, index, value, lines):
         self.scopes[-1].stored[name] = (index, value)
-        if name in self.kernel.locals:
-            return
+        if name in self.kernel.locals or (name in self.kernel.scratch and self.kind == KIND_PERSISTENT):
+            return  # a persistent kernel holds a whole row in registers, scratch rows included
         self.args[name] = True
         self.stored_in_memory.add(name)
         value = self._tensor(value)
@@ -325,6 +327,8 @@ class TritonKernel:
         raise AttributeError(name)
 
     def _binary(self, name, a, b):
+        if _is_identity(name, a, b):
+            return a  # `i * 1 + 0` from an arange or view: exact to drop (no -0.0 + 0 for floats)
         if a.literal is not None and b.literal is not None:
             a = self._tensor(a)
         dims = a.dims | b.dims
@@ -545,6 +549,14 @@ _SIGNATURE_NAMES = {
     torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16", torch.bfloat16: "bf16", torch.int64: "i64",
     torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8", torch.bool: "i1",
 }
+
+
+def _is_identity(name: str, a: TritonValue, b: TritonValue) -> bool:
+    if b.literal is None or a.literal is not None or isinstance(b.literal, bool):
+        return False
+    if name == "mul":
+        return b.literal == 1
+    return name in ("add", "sub") and b.literal == 0 and not a.dtype.is_floating_point and a.dtype != torch.bool
 
 
 def _parameter_names(buffers: dict) -> dict:
