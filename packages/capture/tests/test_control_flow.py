@@ -204,3 +204,18 @@ def test_iteration_over_user_sequences():
         return x, list(reversed(list(layers)))
 
     check(fn, one)
+
+
+def test_caught_exception_carries_the_same_arguments_as_eager():
+    def fn(x):
+        try:
+            {"a": 1}["missing"]
+        except KeyError as e:
+            key = e.args[0]
+        try:
+            [1][5]
+        except IndexError as e:
+            kind = type(e).__name__
+        return x, key, kind
+
+    check(fn, one)

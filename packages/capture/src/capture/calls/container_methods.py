@@ -212,7 +212,7 @@ def _dict_pop(frame, args, kwargs):
         return value
     if default:
         return default[0]
-    raise_user_error(frame, KeyError, repr(k))
+    raise_user_error(frame, KeyError, k)
 
 
 @rule(dict.setdefault, OrderedDict.setdefault)

@@ -221,7 +221,7 @@ class DictValue(Value):
         if k not in self.entries:
             from .exceptions import raise_user_error
 
-            raise_user_error(frame, KeyError, repr(k))
+            raise_user_error(frame, KeyError, k)
         return self.entries[k][1]
 
     def set_item(self, frame, key, value):
@@ -233,7 +233,7 @@ class DictValue(Value):
         if k not in self.entries:
             from .exceptions import raise_user_error
 
-            raise_user_error(frame, KeyError, repr(k))
+            raise_user_error(frame, KeyError, k)
         del self.entries[k]
         self.mutated(frame)
 

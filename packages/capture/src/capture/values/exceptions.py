@@ -44,8 +44,8 @@ class ExceptionValue(Value):
         return self.exc_type(*args)
 
 
-def raise_user_error(frame, exc_type: type[BaseException], message: str) -> NoReturn:
-    """Raise `exc_type(message)` inside the traced program."""
+def raise_user_error(frame, exc_type: type[BaseException], message: object) -> NoReturn:
+    """Raise `exc_type(message)` inside the traced program (for KeyError, the key itself)."""
     from ..interpreter.frame import UserException
 
     raise UserException(ExceptionValue(exc_type, [ConstantValue(message)]))

@@ -200,7 +200,7 @@ class ModelOutputValue(Value):
             if k not in present:
                 from .exceptions import raise_user_error
 
-                raise_user_error(frame, KeyError, repr(k))
+                raise_user_error(frame, KeyError, k)
             return present[k]
         from .containers import TupleValue
 
