@@ -92,6 +92,19 @@ def test_persistent_softmax_reads_its_input_once():
     assert source.count("tl.load(in_ptr0") == 1
 
 
+@pytest.mark.parametrize("shape", [(6, 100), LONG_ROWS], ids=["persistent", "looped"])
+def test_intermediates_read_by_later_passes_are_not_written_to_memory(shape):
+    def handwritten_softmax(x):
+        shifted = aten.add.Tensor(aten.mul.Tensor(x, 2.0), 1.0)   # read by the max and by the exp
+        exps = aten.exp.default(aten.sub.Tensor(shifted, aten.amax.default(shifted, [1], True)))
+        return (aten.div.Tensor(exps, aten.sum.dim_IntList(exps, [1], True)),)
+
+    x = torch.randn(*shape, device=DEVICE)
+    compiled = check(handwritten_softmax, x, rtol=1e-5, atol=1e-6)
+    [source] = compiled.kernel_sources.values()
+    assert source.count("tl.store(") == 1 and "tl.debug_barrier" not in source
+
+
 def test_layer_norm_weight_is_loaded_once_per_program_not_per_row():
     x, w, b = torch.randn(6, 64, device=DEVICE), torch.randn(64, device=DEVICE), torch.randn(64, device=DEVICE)
     compiled = check(lambda x, w, b: aten.native_layer_norm.default(x, [64], w, b, 1e-5), x, w, b, rtol=1e-4, atol=1e-4)

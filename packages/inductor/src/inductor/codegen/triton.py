@@ -17,10 +17,10 @@ and `%`. Size symbols and the two element counts are kernel arguments; the block
 constexprs chosen at launch (runtime/triton_configs.py).
 
 Values a kernel stores and reads back at the same index stay in registers (the scheduler
-only fuses such reads). Its register buffers (`locals`) are never written; neither are its
-`scratch` buffers in a persistent kernel, whose whole row is in registers. A looped stage
-reading what an earlier stage wrote goes through memory after a barrier, since another
-thread of the program may have written it.
+only fuses such reads). Its register buffers (`locals`) and `scratch` rows are never written:
+a persistent kernel holds the whole row, a looped one recomputes a scratch row in each later
+loop that reads it. A looped stage reading another buffer an earlier stage wrote goes through
+memory after a barrier, since another thread of the program may have written it.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class TritonKernel:
         self.barrier_needed = False
         self.pre: list[str] = []
         self.post: list[str] = []
+        self.scratch_nodes: list = []            # looped kernels: scratch producers, recomputed per loop
         self.accumulators: list[str] = []
         self.source = self._generate()
         self.numels = [self.xnumel] + ([self.rnumel] if kernel.is_reduction else [])
@@ -241,7 +242,7 @@ class TritonKernel:
         value = self._forwarded(name, index)
         if value is not None:
             return value
-        if name in self.kernel.locals or (name in self.kernel.scratch and self.kind == KIND_PERSISTENT):
+        if name in self.kernel.locals or name in self.kernel.scratch:
             raise AssertionError(f"{self.name}: register-only buffer {name} read before it was computed")
         if name in self.stored_in_memory:
             self.barrier_needed = True
@@ -257,8 +258,8 @@ class TritonKernel:
 
     def _store(self, name, index, value, lines):
         self.scopes[-1].stored[name] = (index, value)
-        if name in self.kernel.locals or (name in self.kernel.scratch and self.kind == KIND_PERSISTENT):
-            return  # a persistent kernel holds a whole row in registers, scratch rows included
+        if name in self.kernel.locals or name in self.kernel.scratch:
+            return  # in registers; a looped kernel recomputes scratch rows in each later loop
         self.args[name] = True
         self.stored_in_memory.add(name)
         value = self._tensor(value)
@@ -452,8 +453,13 @@ class TritonKernel:
         self.barrier_needed = False
         self.scopes.append(_Scope())
         with use_handler(self):
+            # Recomputing a scratch row costs the loads it reads; storing it would cost a write
+            # and the same read back.
+            for node in self.scratch_nodes:
+                node.body()
             for node in stage.nodes:
                 node.body()
+        self.scratch_nodes += [node for node in stage.nodes if node.name in self.kernel.scratch]
         self.scopes.pop()
         loop = [
             "for roffset in range(0, rnumel, RBLOCK):",
