@@ -18,7 +18,7 @@ import torch
 import torch.fx
 
 from . import cache
-from .codegen.cpp import CppKernel
+from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton_calls import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .errors import InductorError, UnsupportedDevice
@@ -89,7 +89,7 @@ def _cpp_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> t
     for k, p, lib in zip(kernels, printed, libraries):
         pointers = sum(1 for a in p.signature if a in buffers)
         calls[k.name] = KernelCall(
-            load=f"load_kernel({lib!r}, {k.name!r}, {pointers}, {len(p.signature) - pointers})",
+            load=f"load_kernel({lib!r}, {KERNEL_SYMBOL!r}, {pointers}, {len(p.signature) - pointers})",
             imports="from inductor.runtime.cpp_build import load_kernel", args=p.signature, takes_pointers=True,
         )
     return calls, {k.name: p.source for k, p in zip(kernels, printed)}

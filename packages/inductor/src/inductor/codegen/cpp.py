@@ -18,6 +18,7 @@ Math goes through cpp_prelude.h, whose float functions vectorize without -ffast-
 from __future__ import annotations
 
 import pathlib
+import re
 
 import sympy
 import torch
@@ -40,6 +41,7 @@ def prelude_path() -> pathlib.Path:
         write_atomic(path, text)
     precompile_header(path)
     return path
+KERNEL_SYMBOL = "kernel"  # every library holds one kernel, so one exported name serves all
 PARALLEL_THRESHOLD = 32768  # elements below which threads cost more than they save
 
 _FLOAT_MATH = {  # float32 versions from the prelude; other dtypes use <cmath>
@@ -294,10 +296,10 @@ class CppKernel:
         symbols = sorted(self.symbols)
         params += [f"const int64_t {s}" for s in symbols]
         source = "\n".join(
-            [f'#include "{prelude_path()}"', "", f'extern "C" int {k.name}({", ".join(params)})', "{",
+            [f'#include "{prelude_path()}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
              "    ptc_error_flag = 0;", *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
-        return source, [*self.args, *symbols]
+        return _by_role(source, self.args, k.scratch), [*self.args, *symbols]
 
     def _inner_loop(self, stage: InnerLoop) -> list[str]:
         self.pre, self.post, self.lines, self.clauses = [], [], [], []
@@ -332,6 +334,21 @@ class CppKernel:
         if isinstance(total, sympy.Integer):
             return "" if int(total) < PARALLEL_THRESHOLD else "always"
         return f"{self._index(total)} >= {PARALLEL_THRESHOLD}"
+
+
+def _by_role(source: str, args: dict, scratch) -> str:
+    """Rename buffers by their role (in_ptr0, out_ptr0, scratch0): a layer's kernel repeated
+    through a model then prints the same source, hashes the same, and compiles once."""
+    roles, counts = {}, {"in_ptr": 0, "out_ptr": 0}
+    for name, written in args.items():
+        kind = "out_ptr" if written else "in_ptr"
+        roles[name] = f"{kind}{counts[kind]}"
+        counts[kind] += 1
+    roles.update({name: f"scratch{k}" for k, name in enumerate(sorted(scratch))})
+    if not roles:
+        return source
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(roles, key=len, reverse=True))) + r")\b")
+    return pattern.sub(lambda m: roles[m.group(1)], source)
 
 
 def _nest(loops, body, *, parallel, simd, clauses, work) -> list[str]:

@@ -73,10 +73,13 @@ def build(source: str) -> str:
 
 def build_all(sources: list[str]) -> list[str]:
     """Compile a graph's kernels concurrently (g++ runs in subprocesses, so threads suffice)."""
-    if len(sources) <= 1:
-        return [build(s) for s in sources]
-    with ThreadPoolExecutor(max_workers=min(len(sources), os.cpu_count() or 1)) as pool:
-        return list(pool.map(build, sources))
+    unique = list(dict.fromkeys(sources))  # a layer repeated through a model is one kernel
+    if len(unique) <= 1:
+        built = {s: build(s) for s in unique}
+    else:
+        with ThreadPoolExecutor(max_workers=min(len(unique), os.cpu_count() or 1)) as pool:
+            built = dict(zip(unique, pool.map(build, unique)))
+    return [built[s] for s in sources]
 
 
 @functools.lru_cache(maxsize=None)
