@@ -14,6 +14,7 @@ import sys
 import time
 import types
 
+import aot_autograd
 import torch
 import torch.fx
 
@@ -21,6 +22,7 @@ from . import cache
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton_calls import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
+from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering
 from .ir import FusedKernel
@@ -221,15 +223,11 @@ def ensure_meta_vals(gm: torch.fx.GraphModule, example_inputs) -> None:
 def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
     """The "inductor" backend: aot_autograd with inductor's decompositions and the min-cut
     partitioner; every forward/backward/inference ATen graph goes to `compile_aten_graph`."""
-    import aot_autograd
-
-    from .decompositions import decompositions
 
     def compile_graph(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, mode=mode, options=options)
 
-    partition = getattr(aot_autograd, "min_cut_rematerialization_partition", None)
     return aot_autograd.aot_module_simplified(
-        gm, example_inputs, compile_graph, compile_graph,
-        decompositions=decompositions(), partition_fn=partition, inference_compiler=compile_graph,
+        gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
+        partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_graph,
     )
