@@ -18,7 +18,7 @@ from torch import nn
 
 from .errors import CaptureError
 from .runtime import CodeCache
-from .values.modules import module_hooks
+from .values.modules import has_hooks
 
 
 def function_and_self(fn: Any) -> tuple[types.FunctionType, Any]:
@@ -47,8 +47,8 @@ class OptimizedModule(nn.Module):
         return getattr(self._modules["_orig_mod"], name)
 
     def forward(self, *args, **kwargs):
-        mod = self._orig_mod
-        if module_hooks(mod):
+        mod = self._modules["_orig_mod"]
+        if has_hooks(mod):
             # Hooks run around forward in Module.__call__; the compiled forward does not run
             # them, so the module is called as it is.
             if not self._warned_hooks:
@@ -56,6 +56,13 @@ class OptimizedModule(nn.Module):
                 warnings.warn(f"{type(mod).__name__} has hooks; it runs eagerly", stacklevel=2)
             return mod(*args, **kwargs)
         return self._cache.dispatch(mod, *args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        # The wrapper itself never has hooks of its own worth running through
+        # Module._call_impl (a few microseconds per call): go straight to forward.
+        if has_hooks(self):
+            return super().__call__(*args, **kwargs)
+        return self.forward(*args, **kwargs)
 
 
 def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):

@@ -14,20 +14,28 @@ from .constant import ConstantValue
 from .objects import ObjectValue, lookup_static, MISSING
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-_GLOBAL_HOOK_DICTS = (
-    "_global_forward_hooks",
-    "_global_forward_pre_hooks",
-    "_global_backward_hooks",
-    "_global_backward_pre_hooks",
-)
+# torch registers global module hooks into these dicts in place, so holding them is enough.
+_GLOBAL_HOOKS = {
+    name: getattr(torch.nn.modules.module, name)
+    for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks", "_global_backward_pre_hooks")
+}
+
+
+def has_hooks(module: nn.Module) -> bool:
+    """Whether `module(x)` would do more than `forward(x)` (checked on every call of a
+    compiled module, so one expression)."""
+    g = _GLOBAL_HOOKS
+    return bool(
+        module._forward_hooks or module._forward_pre_hooks or module._backward_hooks or module._backward_pre_hooks
+        or g["_global_forward_hooks"] or g["_global_forward_pre_hooks"]
+        or g["_global_backward_hooks"] or g["_global_backward_pre_hooks"]
+    )  # fmt: skip
 
 
 def module_hooks(module: nn.Module) -> list[str]:
     """Names of the hook dicts that would make `module(x)` do more than `forward(x)`."""
     found = [name for name in _HOOK_DICTS if getattr(module, name, None)]
-    module_globals = torch.nn.modules.module.__dict__
-    found += [name for name in _GLOBAL_HOOK_DICTS if module_globals.get(name)]
-    return found
+    return found + [name for name, hooks in _GLOBAL_HOOKS.items() if hooks]
 
 
 class ModuleValue(ObjectValue):
