@@ -119,3 +119,17 @@ def test_boundary_checker_sees_violations():
         assert any(_is_off_limits(n) for n in names), snippet
     allowed = "import torch\nfrom torch.fx import Graph\nfrom torch._decomp import core_aten_decompositions"
     assert not any(_is_off_limits(n) for _, n in _references(ast.parse(allowed)))
+
+
+def test_test_file_names_are_unique_across_packages():
+    """pytest imports test files by basename (rootdir mode), so two packages' test files with
+    the same name break the all-packages session at collection."""
+    seen: dict[str, pathlib.Path] = {}
+    clashes = []
+    for path in sorted(ROOT.glob("packages/*/tests/**/*.py")) + sorted(ROOT.glob("tests/**/*.py")):
+        if path.name in ("__init__.py", "conftest.py"):
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen[path.name] = path
+    assert not clashes, "rename one of each pair:\n" + "\n".join(clashes)
