@@ -113,7 +113,8 @@ def run_model(key):
 def main():
     keys = sys.argv[1:] or list(MODELS)
     results = [run_model(k) for k in keys]
-    report([r for r in results if "error" not in r], "cpu_models.json", failed=[r for r in results if "error" in r])
+    filename = "cpu_models.json" if keys == list(MODELS) else f"cpu_models_{'_'.join(keys)}.json"
+    report([r for r in results if "error" not in r], filename, failed=[r for r in results if "error" in r])
 
 
 if __name__ == "__main__":
