@@ -214,3 +214,18 @@ def test_evaluate_shape_refuses_sizes_that_break_the_constraints():
     assert report.evaluate_shape(report.outputs, seq=32) == (2, 32, 4)
     with pytest.raises(ConstraintViolationError, match="breaks them"):
         report.evaluate_shape(report.outputs, seq=33)
+
+
+def test_repeated_factory_follows_the_default_dtype():
+    def fn(x):
+        first = torch.zeros(x.shape[0])
+        previous = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            second = torch.zeros(x.shape[0])
+        finally:
+            torch.set_default_dtype(previous)
+        return first, second
+
+    first, second = infer_shapes(fn, TensorSpec((Dim("n"),))).outputs
+    assert (first.dtype, second.dtype) == (torch.float32, torch.float64)

@@ -66,9 +66,11 @@ class OutputCache:
             return None
         leaves, spec = tree_flatten((args, kwargs))
         try:
-            return (func, spec, tuple(_key_part(leaf) for leaf in leaves))
+            parts = tuple(_key_part(leaf) for leaf in leaves)
         except TypeError:
             return None
+        # Factories called without a dtype take the default dtype inside the kernel.
+        return (func, spec, parts, torch.get_default_dtype())
 
     def replay(self, key):
         """Fresh outputs of the recorded metadata, or None when `key` was not recorded.
