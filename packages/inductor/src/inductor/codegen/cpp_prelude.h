@@ -25,10 +25,14 @@ PTC_INLINE float ptc_pow2i(int32_t n) { return ptc_bits_to_float(static_cast<uin
 
 PTC_INLINE float ptc_exp(float x) {
   const float inf = std::numeric_limits<float>::infinity();
-  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // Results below 2^-126 (x < -87.3) are subnormal, which an exponent-field add cannot make:
+  // those inputs are shifted up by 25*ln2 and the result scaled back by 2^-25.
+  bool tiny = x < -87.0f;
+  float xs = tiny ? x + 17.328679513998633f : x;
+  xs = xs > 89.0f ? 89.0f : (xs < -88.0f ? -88.0f : xs);
   // Round-to-nearest by the 1.5*2^23 trick: exact in IEEE arithmetic, no fast-math needed.
-  float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - k * 0.693145751953125f;
+  float k = (xs * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xs - k * 0.693145751953125f;
   r = r - k * 1.428606765330187045e-06f;
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
@@ -38,9 +42,8 @@ PTC_INLINE float ptc_exp(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  int32_t ki = static_cast<int32_t>(k);
-  int32_t k1 = ki / 2;
-  float result = p * ptc_pow2i(k1) * ptc_pow2i(ki - k1);
+  float result = ptc_bits_to_float(ptc_float_to_bits(p) + (static_cast<uint32_t>(static_cast<int32_t>(k)) << 23));
+  result = tiny ? result * 2.98023223876953125e-08f : result;
   result = x > 88.72283935546875f ? inf : result;
   result = x < -103.972084f ? 0.0f : result;
   return x != x ? x : result;
