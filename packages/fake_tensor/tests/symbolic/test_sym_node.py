@@ -41,6 +41,7 @@ OPERATIONS = {
     "inverse_sqrt": lambda a, b: a**-0.5,
     "round": lambda a, b: round(a / b),
     "floor_ceil": lambda a, b: math.floor(a / 3) + math.ceil(b / 4),
+    "trunc": lambda a, b: math.trunc((a - b) / 3),
     "eq": operator.eq,
     "ne": operator.ne,
     "lt": operator.lt,

@@ -260,7 +260,8 @@ for _name, _spec in BINARY_OPS.items():
 # --- unary operations: name -> (sympy builder, Python function, result type or None=same) ------
 
 def _trunc_expr(e: sympy.Expr) -> sympy.Expr:
-    return sympy.sign(e) * sympy.floor(sympy.Abs(e))
+    # Rounding toward zero, spelled with functions every guard printer knows.
+    return sympy.Piecewise((sympy.floor(e), e >= 0), (sympy.ceiling(e), True))
 
 
 UNARY_OPS: dict[str, tuple[Callable, Callable, type | None]] = {
