@@ -50,6 +50,7 @@ OPERATIONS = {
     "ge": operator.ge,
     "and": lambda a, b: (a > b) & (a < 2 * b),
     "or": lambda a, b: (a > b) | (b > 100),
+    "bool_eq": lambda a, b: (a > b) == (b > 10),
     "not": lambda a, b: torch.sym_not(a > b) if isinstance(a, torch.SymInt) else not (a > b),
     "neg": lambda a, b: -a,
     "nested": lambda a, b: (a * b - a) // (b + 1) + (a % b) * 3,

@@ -52,6 +52,10 @@ class PythonShapePrinter(StrPrinter):
     def _print_Not(self, expr):
         return f"not ({self._print(expr.args[0])})"
 
+    def _print_Equivalent(self, expr):
+        # Equality of SymBools (sympy spells `a == b` on booleans as Equivalent).
+        return " == ".join(f"({self._print(a)})" for a in expr.args)
+
     def _print_Max(self, expr):
         return f"max({', '.join(self._print(a) for a in expr.args)})"
 

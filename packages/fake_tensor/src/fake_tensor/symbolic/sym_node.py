@@ -190,12 +190,6 @@ def _eq_expr(a: SymNode, b: SymNode) -> sympy.Basic:
     return sympy.Eq(a.expr, b.expr)
 
 
-def _ne_expr(a: SymNode, b: SymNode) -> sympy.Basic:
-    if a.pytype is bool:
-        return sympy.Xor(a.expr, b.expr)
-    return sympy.Ne(a.expr, b.expr)
-
-
 def _exprs(build: Callable) -> Callable[[SymNode, SymNode], sympy.Basic]:
     return lambda a, b: build(a.expr, b.expr)
 
@@ -216,7 +210,7 @@ BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
     "sym_min": (_exprs(sympy.Min), builtins.min, _arithmetic_type),
     "sym_max": (_exprs(sympy.Max), builtins.max, _arithmetic_type),
     "eq": (_eq_expr, operator.eq, _bool_type),
-    "ne": (_ne_expr, operator.ne, _bool_type),
+    "ne": (_exprs(sympy.Ne), operator.ne, _bool_type),
     "lt": (_exprs(sympy.Lt), operator.lt, _bool_type),
     "le": (_exprs(sympy.Le), operator.le, _bool_type),
     "gt": (_exprs(sympy.Gt), operator.gt, _bool_type),
