@@ -1,13 +1,17 @@
 """Real tensor -> fake tensor, keeping everything but the data.
 
-Per mode, one `RealToFake` remembers every tensor it converted (keeping it alive, since a
-freed tensor's id can be reused by a new one) and every real storage it has seen, so that
-two real tensors sharing a storage become two fakes sharing one fake storage. A real view
-(`t._base` set) is rebuilt as a view of its converted base, so autograd's view tracking,
-version counter and gradient flow match the real tensor's.
+Per mode, one `RealToFake` remembers every tensor it converted and every real storage it
+has seen, so that two real tensors sharing a storage become two fakes sharing one fake
+storage. A real view (`t._base` set) is rebuilt as a view of its converted base, so
+autograd's view tracking, version counter and gradient flow match the real tensor's.
+
+The memo does not keep real tensors alive (a captured graph keeps its fakes for as long as
+it lives, and must not keep the first call's inputs with them): see `WeakMemo`.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import torch
 
@@ -15,28 +19,60 @@ from .errors import FakeModeMismatchError, FakeTensorError
 from .tensor import FakeTensor, meta_storage_of
 
 
+class WeakMemo:
+    """A dict keyed by an object's address whose entries die with the object.
+
+    Keys are addresses (`id(tensor)`, a storage's `_cdata`) because tensors compare
+    elementwise and cannot be dict keys. An address is reused once its object is freed, so
+    each entry holds a weak reference whose callback drops the entry when the object dies:
+    the callback runs during deallocation, before the address can be reused, and a lookup
+    also checks that the entry's object is the one asked about.
+
+    Storages qualify because torch keeps one Python object per live storage (it survives
+    while any tensor uses the storage), so its weak reference dies exactly with the storage.
+    """
+
+    def __init__(self):
+        self._entries: dict[int, tuple[weakref.ref, object]] = {}
+
+    def get(self, key: int, obj: object):
+        entry = self._entries.get(key)
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        return None
+
+    def put(self, key: int, obj: object, value: object) -> None:
+        entries = self._entries
+
+        def drop(ref, key=key):
+            # Only our own entry: a newer object at the same address may have replaced it.
+            if entries.get(key, (None,))[0] is ref:
+                del entries[key]
+
+        entries[key] = (weakref.ref(obj, drop), value)
+
+
 class RealToFake:
     def __init__(self, mode):
         self.mode = mode
-        self._fakes: dict[int, tuple[torch.Tensor, FakeTensor]] = {}
-        # real storage key -> (the real storage, kept alive; its fake storage)
-        self._storages: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+        self._fakes = WeakMemo()  # id(real tensor) -> its fake
+        self._storages = WeakMemo()  # real storage's _cdata -> the fake storage standing for it
 
     def convert(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None) -> FakeTensor:
         if isinstance(tensor, FakeTensor):
             if tensor.fake_mode is not self.mode:
                 raise FakeModeMismatchError("from_real")
             return tensor
-        known = self._fakes.get(id(tensor))
+        known = self._fakes.get(id(tensor), tensor)
         if known is not None:
-            return known[1]
+            return known
         if tensor.layout != torch.strided:
             raise FakeTensorError(
                 f"from_real supports strided tensors only; got a {tensor.layout} tensor of "
                 f"shape {tuple(tensor.shape)}. Convert it to dense first (t.to_dense())."
             )
         fake = self._convert(tensor, dynamic_dims, source)
-        self._fakes[id(tensor)] = (tensor, fake)
+        self._fakes.put(id(tensor), tensor, fake)
         return fake
 
     def _convert(self, real: torch.Tensor, dynamic_dims, source) -> FakeTensor:
@@ -69,8 +105,7 @@ class RealToFake:
         if dynamic_dims is not None:
             meta = self._symbolic_meta(real, dynamic_dims, source)
             return FakeTensor(self.mode, meta, real.device)
-        known = self._storages.get(real_storage._cdata)
-        fake_storage = known[1] if known is not None else None
+        fake_storage = self._storages.get(real_storage._cdata, real_storage)
         with torch._C._DisableTorchDispatch():
             if fake_storage is not None:
                 meta_storage = meta_storage_of(fake_storage)
@@ -81,7 +116,7 @@ class RealToFake:
             )
         fake = FakeTensor(self.mode, meta, real.device, storage=fake_storage)
         if fake_storage is None:
-            self._storages[real_storage._cdata] = (real_storage, fake.untyped_storage())
+            self._storages.put(real_storage._cdata, real_storage, fake.untyped_storage())
         return fake
 
     def _symbolic_meta(self, real: torch.Tensor, dynamic_dims, source) -> torch.Tensor:

@@ -51,8 +51,8 @@ class FakeTensorMode(TorchDispatchMode):
     def from_real(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None):
         """The fake standing for `tensor`: same sizes, strides, storage offset, dtype, device,
         requires_grad, leaf-ness and `.grad`; views of one real storage become fakes sharing
-        one fake storage. Memoized per tensor (the first call decides `dynamic_dims`), and
-        the real tensor is kept alive so that its id is not reused.
+        one fake storage. Memoized per tensor (the first call decides `dynamic_dims`); the
+        memo does not keep `tensor` alive, and the fake stays usable after it is freed.
 
         `dynamic_dims` (dims, or a dict dim -> Dim) makes those sizes symbolic through
         `self.shape_env.symbolic_sizes_strides`; `source` names the tensor for its guards.
