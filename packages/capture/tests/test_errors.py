@@ -1,5 +1,5 @@
-"""What capture cannot trace is refused with `capture.Unsupported`: the reason, the user's
-file:line and source line, the chain of calls that led there, and a hint.
+"""What capture cannot trace is refused, with `fullgraph=True`, with `capture.Unsupported`: the
+reason, the user's file:line and source line, the chain of calls that led there, and a hint.
 
 PYTEST_DONT_REWRITE: the functions here are traced.
 """
@@ -32,7 +32,7 @@ def helper_that_prints(t):
 )
 def test_unsupported_constructs_are_refused(fn, reason):
     with pytest.raises(capture.Unsupported, match=reason):
-        compile_eager(fn)(torch.randn(3))
+        compile_eager(fn, fullgraph=True)(torch.randn(3))
 
 
 def test_error_names_file_line_source_and_stack():
@@ -40,7 +40,7 @@ def test_error_names_file_line_source_and_stack():
         return helper_that_prints(x * 2)
 
     with pytest.raises(capture.Unsupported) as info:
-        compile_eager(outer)(torch.randn(3))
+        compile_eager(outer, fullgraph=True)(torch.randn(3))
     error = info.value
     assert error.filename == __file__
     assert error.source_line == 'print("hello")  # the unsupported line'
@@ -81,7 +81,7 @@ def test_error_describes_the_frame_at_the_refused_instruction():
         return doubled
 
     with pytest.raises(capture.Unsupported) as info:
-        compile_eager(fn)(torch.randn(3))
+        compile_eager(fn, fullgraph=True)(torch.randn(3))
     snapshot = info.value.snapshot
     assert snapshot.opname == "CALL"
     assert set(snapshot.locals) == {"x", "doubled", "label"}

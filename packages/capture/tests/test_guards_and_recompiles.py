@@ -67,7 +67,7 @@ def test_recompile_log_names_the_failing_guard(caplog):
 
 def test_recompile_limit_falls_back_to_eager(monkeypatch):
     monkeypatch.setattr(capture.config, "recompile_limit", 2)
-    compiled = compile_eager(fn)
+    compiled = compile_eager(fn, dynamic=False)
     compiled(torch.randn(1))
     compiled(torch.randn(2))
     x = torch.randn(3)

@@ -125,13 +125,13 @@ def test_mode_is_only_for_inductor():
         compiler.compile(lambda x: x, backend="eager", mode="max-autotune")
 
 
-def test_unsupported_code_raises_capture_error():
+def test_unsupported_code_raises_capture_error_with_fullgraph():
     def fn(x):
         print(x)
         return x
 
     with pytest.raises(capture.Unsupported, match="print"):
-        compiler.compile(fn)(torch.randn(2))
+        compiler.compile(fn, fullgraph=True)(torch.randn(2))
 
 
 def test_dynamic_compiles_once_for_many_batch_sizes():

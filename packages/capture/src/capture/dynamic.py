@@ -1,16 +1,24 @@
-"""Marking dimensions of a tensor dynamic: `mark_dynamic(t, dim)` makes capture trace those
-sizes as symbols (one entry serves every size its shape guards allow), whatever the
-`dynamic` setting of the compiled function. `marked_dims` applies export's `dynamic_shapes`
-for the duration of one capture."""
+"""Marking dimensions of a tensor: `mark_dynamic(t, dim, min=None, max=None)` makes capture
+trace those sizes as symbols (one entry serves every size its shape guards allow, within the
+range if given), whatever the `dynamic` setting of the compiled function; `mark_static(t,
+dim)` keeps them specialized even under `dynamic=True` or after they changed between calls.
+`marked_dims` applies export's `dynamic_shapes` for the duration of one capture."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import math
 
 import torch
+from fake_tensor import Dim
 
 # The attribute on a tensor mapping its marked dimensions to a fake_tensor.Dim (or None).
 MARK_ATTRIBUTE = "_capture_dynamic_dims"
+# The attribute on a tensor holding the dimensions marked static.
+STATIC_ATTRIBUTE = "_capture_static_dims"
+
+_range_names = itertools.count()
 
 
 def _normalized(tensor: torch.Tensor, dims) -> dict:
@@ -24,10 +32,21 @@ def _normalized(tensor: torch.Tensor, dims) -> dict:
     return {dim % tensor.dim(): spec for dim, spec in dims.items()}
 
 
-def mark_dynamic(tensor: torch.Tensor, dims: int | list[int]) -> None:
+def mark_dynamic(tensor: torch.Tensor, dims: int | list[int], min: int | None = None, max: int | None = None) -> None:
     marked = dict(getattr(tensor, MARK_ATTRIBUTE, {}))
-    marked.update(_normalized(tensor, dims))
+    normalized = _normalized(tensor, dims)
+    if min is not None or max is not None:
+        # A range needs a Dim, and a Dim a name of its own (Dims sharing a name share a symbol).
+        bounds = {"min": 0 if min is None else min, "max": math.inf if max is None else max}
+        normalized = {dim: Dim(f"dim{next(_range_names)}", **bounds) for dim in normalized}
+    marked.update(normalized)
     setattr(tensor, MARK_ATTRIBUTE, marked)
+
+
+def mark_static(tensor: torch.Tensor, dims: int | list[int]) -> None:
+    static = set(getattr(tensor, STATIC_ATTRIBUTE, ()))
+    static.update(_normalized(tensor, dims))
+    setattr(tensor, STATIC_ATTRIBUTE, frozenset(static))
 
 
 @contextlib.contextmanager

@@ -1,8 +1,8 @@
 """The exceptions capture raises: one hierarchy, every message naming the user's code.
 
-`Unsupported` is what a graph break will be made of (issue 6): it carries the reason, where in
-the user's source it happened, and a hint of what to change. Until graph breaks exist it is
-raised to the user as is.
+`Unsupported` is what a graph break is made of: it carries the reason, where in the user's
+source it happened, and a hint of what to change. With `fullgraph=True` it reaches the user as
+is; otherwise the compiled function breaks its graph there (capture.runtime.breaks).
 """
 
 from __future__ import annotations
@@ -46,9 +46,11 @@ class Unsupported(CaptureError):
         self.hint = hint
         self.location: UserLocation | None = None
         self.stack: list[UserLocation] = []
-        # The innermost frame at the refused instruction: its stack and live locals (what a
-        # graph break hands to the code that runs the instruction natively).
+        # The innermost frame at the refused instruction: its stack and live locals.
         self.snapshot = None
+        # Where the outermost frame can break (interpreter.frame.BreakPoint), set as the
+        # error leaves it.
+        self.break_point = None
         super().__init__(reason)
 
     def add_frame(self, location: UserLocation, snapshot=None) -> None:

@@ -98,7 +98,9 @@ class GraphBuilder:
 
     def record_effect(self, target, *args) -> torch.fx.Node:
         """A node kept for what it does, not what it returns (grad mode, autocast)."""
-        return self._create_node("call_function", target, args, {})
+        node = self._create_node("call_function", target, args, {})
+        node.meta["effect"] = True
+        return node
 
     def _create_node(self, kind, target, args, kwargs) -> torch.fx.Node:
         node = self.fx.create_node(kind, target, args, kwargs)

@@ -16,8 +16,10 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from .markers import is_disabled
 from .errors import CaptureError
 from .runtime import CodeCache
+from .runtime.compilation import Compilation
 from .values.modules import has_hooks
 
 
@@ -68,12 +70,17 @@ class OptimizedModule(nn.Module):
 def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
     """Compile `fn_or_module` with `backend(gm, example_inputs) -> callable`.
 
-    Every construct capture cannot trace raises `capture.Unsupported` (graph breaks, which
-    `fullgraph=False` will allow, are not built yet). `dynamic=True` traces the sizes of the
-    inputs (not of parameters) as symbols, so one entry serves many shapes; otherwise shapes
-    are specialized (except dimensions marked with `mark_dynamic`) and a new shape recompiles.
+    Code capture cannot trace breaks the graph: the graph so far runs, then that code runs
+    natively, then the rest is captured as a function of its own; `fullgraph=True` raises
+    `capture.Unsupported` at the first such place instead. `dynamic=True` traces the sizes
+    of the inputs (not of parameters) as symbols, so one entry serves many shapes;
+    `dynamic=None` starts static and makes a dimension symbolic once a call changes its size;
+    `dynamic=False` never does (`mark_dynamic` dimensions are symbolic in every case).
     """
-    make_cache = functools.partial(CodeCache, backend=backend, dynamic=bool(dynamic))
+    if isinstance(fn_or_module, (types.FunctionType, types.MethodType)) and is_disabled(fn_or_module):
+        return fn_or_module
+    compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
+    make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):
         mod = fn_or_module
         forward = mod.__dict__.get("forward")

@@ -12,7 +12,7 @@ import contextlib
 import inspect
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.utils._pytree
@@ -23,13 +23,14 @@ from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource
 
 from . import instructions  # noqa: F401  (fills the opcode registry)
 from .graph import GraphBuilder
-from .dynamic import MARK_ATTRIBUTE
-from .interpreter.frame import Frame
+from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
+from .interpreter.frame import Frame, StackSnapshot
 from .side_effects import SideEffects
 from .sources import HeldSource
 from .values.base import Value
 from .values.cells import ExistingCellValue
-from .values.containers import DictValue, TupleValue
+from .values.context import ContextExit
+from .values.lazy import LazyInput
 from .wrap import wrap
 
 # Modules whose attributes are read without guards: libraries do not rebind their functions
@@ -74,26 +75,49 @@ class CaptureResult:
     graph: torch.fx.Graph
     inputs: list  # GraphInput
     outputs: list  # TensorValue, in graph output order
-    return_value: Value
+    return_value: Value | None  # None when the capture stopped at a graph break
     guards: list
     side_effects: SideEffects
+    # Where the outermost frame stopped (a graph break), with its stack and locals.
+    stopped: StackSnapshot | None = None
 
 
 class CaptureSession:
     """`dynamic=True` makes every dimension (of size >= 2) of the tensors the call receives
     symbolic, except parameters and buffers; tensors marked with `mark_dynamic` are symbolic
-    in the marked dimensions whatever `dynamic` says."""
+    in the marked dimensions whatever `dynamic` says, `mark_static` keeps dimensions static,
+    and `automatic_dims` (source -> dims) lists dimensions earlier calls saw change size.
 
-    def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, *, exporting: bool = False, dynamic: bool = False):
+    With `stop_step` the outermost frame stops before running that step (a graph break):
+    the graph then returns the values `live_values(snapshot)` needs (the stack and live
+    locals a resume function receives), and `with` blocks of global state still open there
+    are exited at the end of the graph."""
+
+    def __init__(
+        self,
+        fn: types.FunctionType,
+        args: tuple,
+        kwargs: dict,
+        *,
+        exporting: bool = False,
+        dynamic: bool = False,
+        automatic_dims: dict | None = None,
+        stop_step: int | None = None,
+        live_values: Callable[[StackSnapshot], list[Value]] | None = None,
+    ):
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
         self.root_globals = fn.__globals__
         self.exporting = exporting
         self.dynamic = dynamic
+        self.automatic_dims = automatic_dims or {}
+        self.stop_step = stop_step
+        self.live_values = live_values
         # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x
         # slower per op), so a ShapeEnv exists only when some size will be symbolic.
-        self.shape_env = ShapeEnv() if dynamic or _has_marked_tensor((args, kwargs)) else None
+        symbolic = dynamic or self.automatic_dims or _has_marked_tensor((args, kwargs))
+        self.shape_env = ShapeEnv() if symbolic else None
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
         self.graph = GraphBuilder(self.fake_mode, self.wrap)
         self.side_effects = SideEffects()
@@ -124,15 +148,20 @@ class CaptureSession:
     def dynamic_dims_of(self, tensor: torch.Tensor, source) -> dict | list[int]:
         """The dimensions of an input tensor that are symbolic in this capture (a dict dim ->
         fake_tensor.Dim when they were marked)."""
-        marked = getattr(tensor, MARK_ATTRIBUTE, None)
         if self.shape_env is None:
             return []
+        marked = getattr(tensor, MARK_ATTRIBUTE, None)
         if marked is not None:
             return marked
-        if not self.dynamic or isinstance(tensor, torch.nn.Parameter) or isinstance(source, (ParameterSource, BufferSource)):
+        if isinstance(tensor, torch.nn.Parameter) or isinstance(source, (ParameterSource, BufferSource)):
             return []
+        static = getattr(tensor, STATIC_ATTRIBUTE, ())
+        if self.dynamic:
+            candidates = range(tensor.dim())
+        else:
+            candidates = sorted(self.automatic_dims.get(source, ()))
         # Sizes 0 and 1 specialize (as in torch.compile): broadcasting depends on them.
-        return [dim for dim, size in enumerate(tensor.shape) if size >= 2]
+        return [dim for dim in candidates if dim not in static and tensor.shape[dim] >= 2]
 
     # --- sources ----------------------------------------------------------------------------------
     def global_source(self, f_globals: dict, name: str):
@@ -179,7 +208,7 @@ class CaptureSession:
                 locals_[name] = self.wrap(dict(value), source)
                 self.side_effects.private(locals_[name])
             else:
-                locals_[name] = self.wrap(value, source)
+                locals_[name] = LazyInput(value, source)
         cells = {
             name: ExistingCellValue(cell, ClosureSource(name))
             for name, cell in zip(code.co_freevars, fn.__closure__ or ())
@@ -187,8 +216,18 @@ class CaptureSession:
         for guard in kinds.global_state_guards():
             self.add_guard(guard)
         frame = Frame(self, code, fn.__globals__, locals_, cells)
+        frame.stop_step = self.stop_step
         return_value = frame.run()
-        outputs = self._collect_outputs(return_value)
+        stopped = frame.stopped
+        if stopped is not None:
+            # The graph ends with the global state as it was before the open `with` blocks;
+            # the resume function enters them again.
+            for value in reversed(stopped.stack):
+                if isinstance(value, ContextExit):
+                    value.manager.exit(frame)
+            outputs = self._collect_outputs(self.live_values(stopped))
+        else:
+            outputs = self._collect_outputs([return_value])
         self.graph.set_output(outputs)
         env = self.shape_env
         if env is not None:
@@ -201,15 +240,16 @@ class CaptureSession:
             return_value=return_value,
             guards=self.guards,
             side_effects=self.side_effects,
+            stopped=stopped,
         )
 
-    def _collect_outputs(self, return_value: Value) -> list:
-        """Every tensor the entry needs from the graph: in the return value and in the values
-        side effects write back, each once."""
+    def _collect_outputs(self, values: list[Value]) -> list:
+        """Every tensor the entry needs from the graph: in `values` (what it returns, or
+        hands to a resume function) and in the values side effects write back, each once."""
         from .runtime.reconstruct import graph_values_in
 
         seen: dict[int, Any] = {}
-        roots = [return_value]
+        roots = list(values)
         effects = self.side_effects
         for write in effects.attribute_writes.values():
             roots.extend(write.values.values())

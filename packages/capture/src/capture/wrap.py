@@ -23,6 +23,7 @@ from torch import nn
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
+from .markers import is_allowed_in_graph, is_disabled
 from .values.base import Value
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
@@ -127,7 +128,7 @@ def _python_module(session, obj, source):
 def _function(session, obj, source):
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
-    if is_torch_operation(obj) or rule_for(obj) is not None:
+    if is_torch_operation(obj) or rule_for(obj) is not None or is_disabled(obj) or is_allowed_in_graph(obj):
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)
 

@@ -1,12 +1,14 @@
 """A code object decoded once into what the interpreter walks: instructions by index, jump
-targets by offset, each instruction's source line, and the exception table.
+targets by offset, each instruction's source line, and the exception table (with the kind of
+each handler, which graph breaks need: a resume function can start inside a `with` block it
+re-enters, not inside a `try`).
 """
 
 from __future__ import annotations
 
 import dis
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 # Instructions that only carry data for the adaptive interpreter or the next instruction's
@@ -61,6 +63,13 @@ def _parse_exception_table(code: types.CodeType) -> tuple[ExceptionTableEntry, .
     return tuple(entries)
 
 
+# The first instructions of the handlers CPython's compiler writes for `with` blocks and for
+# re-raising out of a handler (the same in 3.11 and 3.12); any other handler belongs to a
+# `try` statement (or, in 3.12, to an inlined comprehension restoring its variable).
+_WITH_HANDLER = ("PUSH_EXC_INFO", "WITH_EXCEPT_START")
+_CLEANUP_HANDLER = ("COPY", "POP_EXCEPT", "RERAISE")
+
+
 @dataclass(frozen=True)
 class CodeListing:
     code: types.CodeType
@@ -68,6 +77,35 @@ class CodeListing:
     index_of_offset: dict[int, int]
     lines: tuple[int | None, ...]
     exception_table: tuple[ExceptionTableEntry, ...]
+    _chains: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def handler_chain(self, offset: int) -> tuple[tuple[ExceptionTableEntry, str], ...]:
+        """The handlers an exception raised at `offset` may pass through, innermost first,
+        each with its kind: "with" (a `with` block's exit), "cleanup" (re-raising out of a
+        handler) or "try". The table is flat (one entry per instruction), so the enclosing
+        blocks are found by following each handler's own entry."""
+        chain = self._chains.get(offset)
+        if chain is None:
+            found = []
+            entry = self.handler_for(offset)
+            while entry is not None and len(found) < 64:
+                found.append((entry, self._handler_kind(entry.target)))
+                entry = self.handler_for(entry.target)
+            chain = self._chains[offset] = tuple(found)
+        return chain
+
+    def _handler_kind(self, target: int) -> str:
+        start = self.index(target)
+        names = tuple(inst.opname for inst in self.instructions[start : start + 3])
+        if names[:2] == _WITH_HANDLER:
+            return "with"
+        if names == _CLEANUP_HANDLER:
+            return "cleanup"
+        return "try"
+
+    def next_offset(self, offset: int) -> int:
+        """The offset of the instruction after the one at `offset`."""
+        return self.instructions[self.index_of_offset[offset] + 1].offset
 
     def handler_for(self, offset: int) -> ExceptionTableEntry | None:
         """The innermost handler covering the instruction at `offset` (entries are disjoint

@@ -10,6 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
+from ..markers import is_allowed_in_graph, is_disabled
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
 from .registry import CONSTRUCT_RULES, rule_for
@@ -46,8 +47,13 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
     handler = rule_for(fn)
     if handler is not None:
         return handler(frame, args, kwargs)
-    if is_torch_operation(fn):
+    if is_torch_operation(fn) or is_allowed_in_graph(fn):
         return record_torch_call(frame, fn, args, kwargs)
+    if is_disabled(fn):
+        raise Unsupported(
+            f"{_name(fn)} is marked with compiler.disable",
+            hint="it runs natively between two graphs; remove the mark to trace it",
+        )
     if _is_pure(fn):
         constants = constant_args(args, kwargs)
         if constants is not None:

@@ -368,7 +368,7 @@ def _super(frame, cls, args, kwargs):
     if cell is None or code.co_argcount == 0:
         raise Unsupported("super() without arguments outside a method")
     first = code.co_varnames[0]
-    obj = frame.locals.get(first)
+    obj = frame.local(first)
     if obj is None and first in frame.cells:
         obj = frame.cells[first].load(frame, first)
     return SuperValue(_constant(cell.load(frame, "__class__"), "__class__"), obj)
@@ -391,7 +391,8 @@ def _object(frame, cls, args, kwargs):
 def _print(frame, args, kwargs):
     raise Unsupported(
         "print() inside a compiled function",
-        hint="remove the print, or move it outside the compiled function (graph breaks will handle it later)",
+        hint="the graph breaks here (print runs between two graphs); remove the print, or move it "
+        "outside the compiled function, to keep one graph",
     )
 
 

@@ -1,7 +1,8 @@
 """Rules for torch functions that are about global state rather than tensors: grad mode,
 autocast and inference-mode context managers, state queries (answered now: the guards on
-global state make the answer hold for every cache hit), and state setters capture refuses
-rather than silently dropping."""
+global state make the answer hold for every cache hit), and state setters and tensor methods
+that leave the graph (`.item()`, `.tolist()`), which capture refuses rather than silently
+dropping (a graph break runs them)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch
 from ..errors import Unsupported
 from ..values.constant import ConstantValue
 from ..values.context import AutocastContext, GradModeContext, InferenceModeContext, NullContext
+from ..values.tensor import REFUSED_METHODS
 from .registry import construct_rule, rule
 
 
@@ -145,6 +147,21 @@ for _fn, _what in {
     torch.set_printoptions: "torch.set_printoptions() changes global state",
 }.items():
     rule(_fn)(_refuse(_what))
+
+
+def _leaves_graph(name: str, what: str):
+    def handler(frame, args, kwargs):
+        raise Unsupported(
+            f"Tensor.{name}() {what}, which cannot be part of a graph",
+            hint="the graph breaks here and the call runs outside it; keep the value a tensor "
+            "(torch.where instead of Python branching) to keep one graph",
+        )
+
+    return handler
+
+
+for _name, _what in REFUSED_METHODS.items():
+    rule(getattr(torch.Tensor, _name))(_leaves_graph(_name, _what))
 
 
 @construct_rule(torch.nn.Parameter)

@@ -5,24 +5,8 @@ unwinds through the block."""
 from __future__ import annotations
 
 from ..interpreter.registry import handles
-from ..values.base import Value
 from ..values.constant import ConstantValue
-from ..values.context import GlobalStateContext
-
-
-class ContextExit(Value):
-    """The bound `__exit__` of a context manager capture models."""
-
-    def __init__(self, manager: GlobalStateContext):
-        super().__init__(None)
-        self.manager = manager
-
-    def describe(self):
-        return f"{self.manager.describe()}.__exit__"
-
-    def call(self, frame, args, kwargs):
-        self.manager.exit(frame)
-        return ConstantValue(None)  # never suppresses the exception
+from ..values.context import ContextExit, GlobalStateContext
 
 
 @handles("BEFORE_WITH")

@@ -1,17 +1,22 @@
 """Jumps, loops, returns and generator yields.
 
 Branches are decided while tracing: their conditions must be known (constants, tensor
-metadata); a condition on tensor data is unsupported (a graph break, issue 6). Loops unroll.
+metadata); a condition on tensor data is unsupported (the graph breaks at the jump, which then
+runs natively). Loops over known items unroll; iterating an iterator object that came from
+outside (a resume function's loop, a generator) breaks at each FOR_ITER.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import sys
 
+from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..operators import identical
 from ..values.constant import ConstantValue
 from ..values.containers import IteratorValue
+from ..values.objects import ObjectValue
 
 NONE = ConstantValue(None)
 
@@ -65,7 +70,14 @@ handles("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
 @handles("GET_ITER")
 def _get_iter(frame, inst):
     value = frame.pop()
-    frame.push(value if isinstance(value, IteratorValue) else IteratorValue(value.unpack(frame)))
+    if isinstance(value, IteratorValue) or _is_iterator_object(value):
+        frame.push(value)  # iter(it) is it
+    else:
+        frame.push(IteratorValue(value.unpack(frame)))
+
+
+def _is_iterator_object(value) -> bool:
+    return isinstance(value, ObjectValue) and isinstance(value.obj, collections.abc.Iterator)
 
 
 # On exhaustion both versions pop the iterator and jump; 3.12's target is the loop's END_FOR,
@@ -76,7 +88,13 @@ _FOR_ITER_SKIPS_END_FOR = sys.version_info >= (3, 12)
 @handles("FOR_ITER")
 def _for_iter(frame, inst):
     iterator = frame.peek()
-    item = iterator.next() if isinstance(iterator, IteratorValue) else None
+    if not isinstance(iterator, IteratorValue):
+        raise Unsupported(
+            f"iterating over {iterator.describe()}, whose items capture cannot know in advance",
+            hint="the graph breaks at each step of this loop; iterate over a list, tuple, dict, "
+            "range or module list to unroll it into one graph",
+        )
+    item = iterator.next()
     if item is not None:
         frame.push(item)
         return

@@ -36,7 +36,7 @@ def _load_fast_and_clear(frame, inst):
 
 @handles("STORE_FAST")
 def _store_fast(frame, inst):
-    value = frame.pop()
+    value = frame.pop_raw()
     if isinstance(value, NullValue):
         frame.locals.pop(inst.argval, None)
     else:

@@ -15,7 +15,7 @@ def _nothing(frame, inst):
 
 @handles("POP_TOP")
 def _pop_top(frame, inst):
-    frame.pop()
+    frame.pop_raw()
 
 
 @handles("PUSH_NULL")

@@ -12,7 +12,10 @@ the function eagerly, so the user sees the real exception). `Unsupported` errors
 user's file:line of every frame they cross.
 
 `snapshot()` describes the frame at the current instruction (stack and live locals): what a
-graph break needs to hand over to a resume function.
+graph break needs to hand over to a resume function. The outermost frame (the function being
+compiled) also counts its steps: an `Unsupported` leaving it records where the graph can
+break (`BreakPoint`), and a second capture told to stop at that step ends there with
+`stopped` set instead of running the instruction (capture.runtime.breaks).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bytecode import decode
 from ..errors import CaptureInternalError, Unsupported, UserLocation
+from ..values.lazy import LazyInput, realized
 from .registry import HANDLERS
 
 if TYPE_CHECKING:
@@ -56,6 +60,21 @@ def _message(value) -> str:
 
 
 @dataclass(frozen=True)
+class BreakPoint:
+    """Where the outermost frame can break after an `Unsupported`: before its `step`-th
+    instruction. With `before` False that instruction is the refused one and runs natively
+    between the graph and the resume function; with `before` True the refused instruction lies
+    inside a region a resume function cannot start in (a `try` body, an `except` handler, a
+    `with` block of a context manager capture does not model), and the break comes at the last
+    step from which one can, leaving the refused instruction to the resume function.
+    `in_callee` tells that the refusal came from inside a function the instruction called."""
+
+    step: int
+    before: bool
+    in_callee: bool
+
+
+@dataclass(frozen=True)
 class StackSnapshot:
     """What a frame holds at one instruction: the instruction, the value stack (bottom
     first) and the locals that are bound."""
@@ -65,6 +84,8 @@ class StackSnapshot:
     location: UserLocation
     stack: tuple
     locals: dict
+    kw_names: tuple | None = None
+    cells: dict | None = None
 
 
 class Frame:
@@ -108,16 +129,32 @@ class Frame:
         # Generator frames are run to completion when created: their yields, in order.
         self.generator = generator
         self.yielded: list[Value] = []
+        # The outermost frame counts the instructions it ran (`steps`), remembers the last
+        # step a resume function could start at, and stops before `stop_step` if given.
+        self.steps = 0
+        self.last_resumable_step = 0
+        self.stop_step: int | None = None
+        self.stopped: StackSnapshot | None = None
 
     # --- running ----------------------------------------------------------------------------
-    def run(self) -> Value:
+    def run(self) -> Value | None:
+        """Interpret the code to its return; the returned value (None if the frame stopped
+        at `stop_step`, see `stopped`)."""
         instructions = self.listing.instructions
+        outermost = self.parent is None
         while self.return_value is None:
             inst = instructions[self.ip]
             self.current = inst
             # The stack as the instruction found it, for describing the frame if it is refused
             # (handlers pop their operands before they know whether they can proceed).
             self._stack_at_instruction = list(self.stack)
+            if outermost:
+                if self.steps == self.stop_step:
+                    self.stopped = self.snapshot()
+                    return None
+                if self._resumable_here(inst):
+                    self.last_resumable_step = self.steps
+                self.steps += 1
             self.ip += 1
             handler = HANDLERS.get(inst.opname)
             try:
@@ -130,6 +167,8 @@ class Frame:
             except UserException as exc:
                 self._unwind(inst, exc)
             except Unsupported as err:
+                if outermost and err.break_point is None:
+                    err.break_point = self._break_point(inst, in_callee=err.location is not None)
                 err.add_frame(self.location(), self.snapshot() if err.location is None else None)
                 raise
             except CaptureInternalError:
@@ -140,6 +179,30 @@ class Frame:
                     f"{type(err).__name__}: {err}\nwhile tracing {inst.opname} at {self.location()}"
                 ) from err
         return self.return_value
+
+    # --- graph breaks -------------------------------------------------------------------------
+    def _resumable_here(self, inst: dis.Instruction) -> bool:
+        """Whether a resume function could start at `inst` with the current stack: not inside
+        a `try` or `except` (the entry that runs the refused instruction has no handlers),
+        not inside a `with` block of a context manager capture cannot re-enter, and not
+        between KW_NAMES and its CALL."""
+        if self.kw_names is not None and inst.opname != "CALL":
+            return False
+        from ..values.context import resumable_exit
+
+        for entry, kind in self.listing.handler_chain(inst.offset):
+            if kind == "with":
+                if not resumable_exit(self.stack[entry.depth - 1]):
+                    return False
+            elif kind != "cleanup":
+                return False
+        return True
+
+    def _break_point(self, inst: dis.Instruction, *, in_callee: bool) -> BreakPoint:
+        step = self.steps - 1
+        if self.last_resumable_step == step:
+            return BreakPoint(step, before=False, in_callee=in_callee)
+        return BreakPoint(self.last_resumable_step, before=True, in_callee=False)
 
     def _unwind(self, inst: dis.Instruction, exc: UserException) -> None:
         """Route a traced exception through the exception table, like CPython's
@@ -161,10 +224,15 @@ class Frame:
         self.ip = self.listing.index(offset)
 
     # --- stack helpers ------------------------------------------------------------------------
+    # `pop`, `popn` and `peek` hand out wrapped values (a frame input is wrapped, and guarded,
+    # when an instruction first looks at it); `push`, `pop_raw` move values as they are.
     def push(self, value: Value) -> None:
         self.stack.append(value)
 
     def pop(self) -> Value:
+        return realized(self.session, self.stack.pop())
+
+    def pop_raw(self) -> Value:
         return self.stack.pop()
 
     def popn(self, n: int) -> list[Value]:
@@ -172,12 +240,22 @@ class Frame:
             return []
         if n > len(self.stack):
             raise CaptureInternalError(f"stack underflow at {self.current.opname}")
-        items = self.stack[-n:]
+        items = [realized(self.session, v) for v in self.stack[-n:]]
         del self.stack[-n:]
         return items
 
     def peek(self, depth: int = 1) -> Value:
-        return self.stack[-depth]
+        value = self.stack[-depth]
+        if isinstance(value, LazyInput):
+            value = self.stack[-depth] = value.realize(self.session)
+        return value
+
+    def local(self, name: str) -> Value | None:
+        """The wrapped value of a bound local (None if unbound)."""
+        value = self.locals.get(name)
+        if isinstance(value, LazyInput):
+            value = self.locals[name] = value.realize(self.session)
+        return value
 
     # --- where we are ---------------------------------------------------------------------------
     def location(self) -> UserLocation:
@@ -192,6 +270,8 @@ class Frame:
             location=self.location(),
             stack=tuple(self._stack_at_instruction),
             locals=dict(self.locals),
+            kw_names=self.kw_names,
+            cells=dict(self.cells),
         )
 
     def user_stack(self) -> list[UserLocation]:

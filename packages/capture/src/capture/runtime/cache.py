@@ -2,7 +2,13 @@
 
 A call runs the first entry whose guards accept its arguments. On a miss capture runs again
 (logging, on `compiler.recompiles`, which guard of each entry failed) and the new entry is
-appended. After `config.recompile_limit` entries the function is run eagerly, with one warning.
+appended. A recompile caused by a changed size makes that dimension symbolic in later captures
+(automatic dynamic shapes, unless `dynamic=False`). After `config.recompile_limit` entries the
+function is run eagerly, with one warning.
+
+Code capture cannot trace breaks the graph (capture.runtime.breaks) unless `fullgraph=True`,
+which raises `Unsupported` instead. When no useful break is possible the function is marked
+to run eagerly from then on.
 """
 
 from __future__ import annotations
@@ -12,21 +18,29 @@ import logging
 import types
 import warnings
 import weakref
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 from guards import GuardSet
 from guards.failure import recompile_reason
 
 from .. import config
+from ..errors import Unsupported
 from ..interpreter.frame import UserException
-from ..session import CaptureSession
+from ..session import CaptureResult, CaptureSession
+from .automatic_dynamic import changed_dims, input_shapes
+from .compilation import CapturedGraph, Compilation
 from .entry import CompiledEntry, build_entry, identifier
+from .tail_call import TailCall
+
+if TYPE_CHECKING:
+    from ..bytecode.resume import ResumeCode
 
 recompiles_log = logging.getLogger("compiler.recompiles")
 graph_code_log = logging.getLogger("compiler.graph_code")
 guards_log = logging.getLogger("compiler.guards")
 entry_log = logging.getLogger("compiler.bytecode")
+dynamic_log = logging.getLogger("compiler.dynamic")
 capture_log = logging.getLogger("capture")
 
 
@@ -41,17 +55,36 @@ def reset() -> None:
 
 
 class CodeCache:
-    def __init__(self, fn: types.FunctionType, backend: Callable, *, dynamic: bool = False):
+    """`fn`'s compiled entries. `resume` is set when `fn` is a resume function (made from the
+    code of `original`)."""
+
+    def __init__(
+        self,
+        fn: types.FunctionType,
+        compilation: Compilation,
+        *,
+        resume: ResumeCode | None = None,
+        original: types.FunctionType | None = None,
+    ):
         _ALL_CACHES.add(self)
         self.fn = fn
-        self.backend = backend
-        self.dynamic = dynamic
+        self.compilation = compilation
+        self.resume = resume
+        self.original = original or fn
         self.entries: list[CompiledEntry] = []
+        self.run_eagerly = False
+        # Dimensions of inputs (by source) seen with different sizes: symbolic from now on.
+        self.automatic_dims: dict = {}
         self._warned_limit = False
 
-        # (guard, entry function) pairs read by `dispatch` on every call.
+        # (guard, entry function) pairs read by the dispatchers on every call.
         self._table: list[tuple[Callable, Callable]] = []
-        self.dispatch = make_dispatcher(fn, self._table, self._miss)
+        self.dispatch = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=True)
+        self.dispatch_tail = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=False)
+
+    @property
+    def backend(self) -> Callable:
+        return self.compilation.backend
 
     def __call__(self, *args, **kwargs):
         return self.dispatch(*args, **kwargs)
@@ -64,8 +97,12 @@ class CodeCache:
         self.entries.clear()
         self._table.clear()
         self._warned_limit = False
+        self.run_eagerly = False
+        self.automatic_dims.clear()
 
     def _miss(self, args, kwargs):
+        if self.run_eagerly:
+            return self.fn(*args, **kwargs)
         if len(self.entries) >= config.recompile_limit:
             if not self._warned_limit:
                 self._warned_limit = True
@@ -76,14 +113,8 @@ class CodeCache:
                     stacklevel=3,
                 )
             return self.fn(*args, **kwargs)
-        if self.entries and recompiles_log.isEnabledFor(logging.INFO):
-            recompiles_log.info(
-                "recompiling %s (%s:%d):\n%s",
-                self.fn.__qualname__,
-                self.fn.__code__.co_filename,
-                self.fn.__code__.co_firstlineno,
-                recompile_reason([e.guard for e in self.entries], *args, **kwargs),
-            )
+        if self.entries:
+            self._before_recompile(args, kwargs)
         try:
             entry = self.capture(args, kwargs)
         except UserException as exc:
@@ -91,27 +122,77 @@ class CodeCache:
             # exception from the user's own code.
             capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
             return self.fn(*args, **kwargs)
+        except Unsupported as err:
+            if self.compilation.fullgraph:
+                raise
+            from .breaks import compile_break
+
+            entry = compile_break(self, err, args, kwargs)
+            if entry is None:
+                self.run_eagerly = True
+                return self.fn(*args, **kwargs)
         self.add(entry)
         return entry.function(*args, **kwargs)
 
+    def _before_recompile(self, args, kwargs) -> None:
+        if recompiles_log.isEnabledFor(logging.INFO):
+            recompiles_log.info(
+                "recompiling %s (%s:%d):\n%s",
+                self.fn.__qualname__,
+                self.fn.__code__.co_filename,
+                self.fn.__code__.co_firstlineno,
+                recompile_reason([e.guard for e in self.entries], *args, **kwargs),
+            )
+        if self.compilation.dynamic is None:
+            for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
+                known = self.automatic_dims.setdefault(source, set())
+                if not dims <= known:
+                    known |= dims
+                    dynamic_log.info("%s: dims %s of %s change between calls; now symbolic", self.fn.__qualname__, sorted(known), source)
+
+    def new_session(self, args, kwargs, **options) -> CaptureSession:
+        return CaptureSession(
+            self.fn, args, kwargs, dynamic=bool(self.compilation.dynamic), automatic_dims=self.automatic_dims, **options
+        )
+
     def capture(self, args, kwargs) -> CompiledEntry:
-        result = CaptureSession(self.fn, args, kwargs, dynamic=self.dynamic).run()
+        return self.finish(self.new_session(args, kwargs).run())
+
+    def finish(self, result: CaptureResult, tail=None) -> CompiledEntry:
+        """Build the entry, then compile the captured graph (unless it has no operations);
+        `tail` ends a break entry (capture.runtime.breaks)."""
         graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
-        graph_code_log.debug("captured graph of %s:\n%s", self.fn.__qualname__, graph_module.code)
-        compiled = self.backend(graph_module, [i.value for i in result.inputs])
-        guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__code__.co_name)}")
-        guards_log.debug("%s", guard.source)
-        entry = build_entry(self.fn, result, compiled, graph_module, guard)
+        name = self.fn.__qualname__
+        operations = has_operations(graph_module)
+        guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__name__)}")
+        # Built before the backend runs: a break whose values cannot be rebuilt fails here.
+        entry = build_entry(self.fn, result, _NOT_COMPILED if operations else None, graph_module, guard, tail=tail)
         entry.function.__defaults__ = self.fn.__defaults__
         entry.function.__kwdefaults__ = self.fn.__kwdefaults__
+        entry.input_shapes = input_shapes(result)
+        if operations:
+            graph_code_log.debug("captured graph of %s:\n%s", name, graph_module.code)
+            entry.compiled_graph = self.backend(graph_module, [i.value for i in result.inputs])
+            entry.function.__globals__[entry.graph_name] = entry.compiled_graph
+            self.compilation.graphs.append(CapturedGraph(name, graph_module, guard))
+        guards_log.debug("%s", guard.source)
         entry_log.debug("%s", entry.source)
         return entry
 
 
-def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
+def _NOT_COMPILED(*args):
+    raise AssertionError("the entry ran before its graph was compiled")
+
+
+def has_operations(graph_module: torch.fx.GraphModule) -> bool:
+    return any(n.op in ("call_function", "call_method") for n in graph_module.graph.nodes)
+
+
+def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, resolve_tail_calls: bool) -> Callable:
     """A function with `fn`'s signature that runs the first entry of `table` whose guard
     accepts the call, else `miss(args, kwargs)`. Generated so that arguments are passed on as
-    they arrived (no *args/**kwargs repacking on the hot path)."""
+    they arrived (no *args/**kwargs repacking on the hot path). With `resolve_tail_calls` it
+    runs the chain of resume functions an entry that broke its graph hands back."""
     signature = inspect.signature(fn, follow_wrapped=False)
     params, forward, positional, keywords = [], [], [], []
     kind = inspect.Parameter
@@ -131,15 +212,29 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Call
             forward.append(f"**{p.name}")
             keywords.append(f"**{p.name}")
     call = ", ".join(forward)
-    name = f"dispatch_{identifier(fn.__code__.co_name)}"
-    source = (
-        f"def {name}{inspect.Signature(params)}:\n"
-        f"    for __guard, __entry in __table:\n"
-        f"        if __guard({call}):\n"
-        f"            return __entry({call})\n"
-        f"    return __miss(({''.join(a + ', ' for a in positional)}), {{{', '.join(keywords)}}})\n"
-    )
-    namespace = {"__table": table, "__miss": miss}
+    miss_call = f"__miss(({''.join(a + ', ' for a in positional)}), {{{', '.join(keywords)}}})"
+    name = f"dispatch_{identifier(fn.__name__)}"
+    if resolve_tail_calls:
+        body = (
+            f"    for __guard, __entry in __table:\n"
+            f"        if __guard({call}):\n"
+            f"            __result = __entry({call})\n"
+            f"            break\n"
+            f"    else:\n"
+            f"        __result = {miss_call}\n"
+            f"    while __result.__class__ is __TailCall:\n"
+            f"        __result = __result.fn(*__result.args)\n"
+            f"    return __result\n"
+        )
+    else:
+        body = (
+            f"    for __guard, __entry in __table:\n"
+            f"        if __guard({call}):\n"
+            f"            return __entry({call})\n"
+            f"    return {miss_call}\n"
+        )
+    source = f"def {name}{inspect.Signature(params)}:\n" + body
+    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall}
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     dispatch = namespace[name]
     dispatch.__defaults__ = fn.__defaults__

@@ -3,9 +3,11 @@ the compiled function, that
 
 1. reads the graph's inputs from its arguments, globals and closure (the sources recorded
    while tracing: `x`, `self._modules['h']._modules['0']._parameters['weight']`),
-2. calls the backend's compiled graph,
+2. calls the backend's compiled graph (unless the graph has no operations),
 3. replays the side effects the traced code had on objects outside it,
-4. rebuilds and returns the value the function returns.
+4. rebuilds and returns the value the function returns, or, for an entry that breaks its
+   graph, writes the `tail` (capture.runtime.breaks): rebuild the stack and live locals, run
+   the refused instruction natively, and hand over to the resume function.
 
 Its source is kept on the entry (`entry.source`) so users can read exactly what runs.
 """
@@ -17,7 +19,7 @@ import itertools
 import linecache
 import re
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -49,8 +51,11 @@ class CompiledEntry:
     function: Callable  # the generated entry, same signature as the compiled function
     source: str
     graph_module: torch.fx.GraphModule
-    compiled_graph: Callable
+    compiled_graph: Callable | None  # None when the graph has no operations
     guard: Callable  # the guard function (same signature); .source, .why(...), .guards
+    # (source, sizes) of the tensor inputs, None for symbolic sizes (automatic dynamic shapes).
+    input_shapes: list = field(default_factory=list)
+    graph_name: str | None = None  # the name the entry calls the compiled graph by
 
     @property
     def op_count(self) -> int:
@@ -75,33 +80,41 @@ def entry_signature(fn: types.FunctionType) -> str:
     return str(inspect.Signature(params))
 
 
-def build_entry(fn: types.FunctionType, result: CaptureResult, compiled_graph: Callable, graph_module, guard) -> CompiledEntry:
+def build_entry(
+    fn: types.FunctionType, result: CaptureResult, compiled_graph: Callable | None, graph_module, guard, *, tail=None
+) -> CompiledEntry:
+    """`tail(writer) -> lines`, if given, ends the entry instead of returning the value."""
     namespace: dict[str, Any] = {}
     writer_ref: list = []
     writer = ExpressionWriter(_EntryRoots(writer_ref, fn), "outs", result.outputs, namespace)
     writer_ref.append(writer)
-    graph_name = writer.name_for(compiled_graph, "compiled_graph")
 
     body: list[str] = []
-    writer.plan_reads([i.source for i in result.inputs])
-    inputs = ", ".join(writer.source(i.source) for i in result.inputs)
-    body.extend(writer.lines)
-    writer.lines.clear()
-    body.append(f"outs = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
+    graph_name = None
+    if compiled_graph is not None:
+        graph_name = writer.name_for(compiled_graph, "compiled_graph")
+        writer.plan_reads([i.source for i in result.inputs])
+        inputs = ", ".join(writer.source(i.source) for i in result.inputs)
+        body.extend(writer.lines)
+        writer.lines.clear()
+        body.append(f"outs = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
     body.extend(_side_effect_lines(writer, result))
-    returned = writer.value(result.return_value)
-    body.extend(writer.lines)
-    writer.lines.clear()
-    body.append(f"return {returned}")
+    if tail is not None:
+        body.extend(tail(writer))
+    else:
+        returned = writer.value(result.return_value)
+        body.extend(writer.lines)
+        writer.lines.clear()
+        body.append(f"return {returned}")
 
-    name = f"compiled_{identifier(fn.__code__.co_name)}_{next(_counter)}"
+    name = f"compiled_{identifier(fn.__name__)}_{next(_counter)}"
     source = f"def {name}{entry_signature(fn)}:\n" + "".join(f"    {line}\n" for line in body)
     filename = f"<capture entry {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)
     # The entry keeps what it reads by name, not the capture's values (which hold the first
     # call's arguments).
-    return CompiledEntry(namespace[name], source, graph_module, compiled_graph, guard)
+    return CompiledEntry(namespace[name], source, graph_module, compiled_graph, guard, graph_name=graph_name)
 
 
 def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[str]:

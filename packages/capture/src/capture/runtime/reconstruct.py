@@ -17,6 +17,8 @@ from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import ConstantValue, literal_repr
+from ..values.context import GlobalStateContext
+from ..values.lazy import LazyInput
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.functions import BuiltinValue, FunctionValue, MethodValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
@@ -158,6 +160,12 @@ class ExpressionWriter:
     def value(self, value: Value) -> str:
         if id(value) in self._temps:
             return self._temps[id(value)]
+        if isinstance(value, LazyInput):
+            return self.source(value.source)
+        if isinstance(value, GlobalStateContext):
+            fn, args = value.rebuilt()
+            arguments = [self.value(a) if isinstance(a, Value) else self.constant(a) for a in args]
+            return f"{self.constant(fn)}({', '.join(arguments)})"
         if isinstance(value, TensorValue):
             if value.node.op == "placeholder":
                 return self.source(value.source)

@@ -3,9 +3,15 @@
 Entering one while tracing changes the real state (so fake tensors see the same autograd and
 autocast behaviour as eager) and records a node that does the same when the graph runs, the
 way FX graphs from torch.compile carry `_set_grad_enabled` and `_enter_autocast` nodes.
+
+A graph break inside such a block ends the graph with the block's exit (so the global state
+is back to what it was), runs the refused instruction inside a fresh manager (`rebuilt()`)
+and hands that manager to the resume function, which enters it again (capture.bytecode.resume).
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 
@@ -27,6 +33,32 @@ class GlobalStateContext(Value):
 
     def exit(self, frame) -> None:
         raise NotImplementedError
+
+    def rebuilt(self) -> tuple:
+        """(callable, args): a call that makes a manager, not yet entered, doing the same."""
+        raise NotImplementedError
+
+
+class ContextExit(Value):
+    """The bound `__exit__` of a context manager capture models (what BEFORE_WITH leaves on
+    the stack for the end of the block)."""
+
+    def __init__(self, manager: GlobalStateContext):
+        super().__init__(None)
+        self.manager = manager
+
+    def describe(self):
+        return f"{self.manager.describe()}.__exit__"
+
+    def call(self, frame, args, kwargs):
+        self.manager.exit(frame)
+        return ConstantValue(None)  # never suppresses the exception
+
+
+def resumable_exit(value: Value) -> bool:
+    """Whether the `with` block owning this exit function can be re-entered by a resume
+    function (only blocks of the managers modelled here)."""
+    return isinstance(value, ContextExit)
 
 
 class GradModeContext(GlobalStateContext):
@@ -58,6 +90,10 @@ class GradModeContext(GlobalStateContext):
     def exit(self, frame):
         self.apply(frame, self.previous)
 
+    def rebuilt(self):
+        # set_grad_enabled(mode) as a `with` restores the mode on exit, like these two.
+        return (torch.enable_grad if self.enabled else torch.no_grad), ()
+
 
 class InferenceModeContext(GlobalStateContext):
     python_cls = torch.inference_mode
@@ -81,6 +117,9 @@ class InferenceModeContext(GlobalStateContext):
         exit_ = torch.autograd.grad_mode._exit_inference_mode
         exit_(self._real)
         frame.session.graph.record_effect(exit_, self._node)
+
+    def rebuilt(self):
+        return torch.inference_mode, (self.enabled,)
 
 
 class AutocastContext(GlobalStateContext):
@@ -106,6 +145,9 @@ class AutocastContext(GlobalStateContext):
         exit_(self._real)
         frame.session.graph.record_effect(exit_, self._node)
 
+    def rebuilt(self):
+        return torch.autocast, self.args
+
 
 class NullContext(GlobalStateContext):
     """contextlib.nullcontext(value)."""
@@ -123,3 +165,6 @@ class NullContext(GlobalStateContext):
 
     def exit(self, frame):
         pass
+
+    def rebuilt(self):
+        return contextlib.nullcontext, (self.value,)

@@ -28,8 +28,8 @@ METADATA_ATTRIBUTES = frozenset(
 # Attributes that compute a new tensor: recorded as `getattr(x, name)` nodes.
 COMPUTED_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
-# Methods that would leave the graph (real memory, Python data) or mutate autograd state;
-# named here so the error says why rather than failing inside the fake tensor.
+# Methods that leave the graph (real memory, Python data) or change autograd state; their
+# calls are refused by rules in capture.calls.torch_rules (so the graph breaks at the call).
 REFUSED_METHODS = {
     "data_ptr": "reads a memory address",
     "numpy": "converts to a numpy array",
@@ -78,11 +78,6 @@ class TensorValue(Value):
             raise Unsupported(
                 "reading .grad of a tensor inside a compiled function",
                 hint="read gradients outside the compiled function",
-            )
-        if name in REFUSED_METHODS:
-            raise Unsupported(
-                f"Tensor.{name}() {REFUSED_METHODS[name]}, which cannot be part of a graph",
-                hint="move this call outside the compiled function (graph breaks will handle it later)",
             )
         attribute = getattr(torch.Tensor, name, None)
         if attribute is None:

@@ -1,0 +1,50 @@
+"""Marks a user puts on functions to steer capture.
+
+`disable(fn)`: `fn` is never traced; called from compiled code it runs natively (the graph
+breaks around the call), and `optimize(disable(fn))` returns it as it is.
+`allow_in_graph(fn)`: a call of `fn` becomes one node of the graph instead of being inlined;
+`fn` must work on fake tensors (it runs on them while tracing) and have no side effects.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable
+
+_DISABLED_ATTRIBUTE = "_capture_disabled"
+_ALLOWED_IN_GRAPH: weakref.WeakSet = weakref.WeakSet()
+
+
+def disable(fn: Callable | None = None, recursive: bool = True):
+    """Return `fn` wrapped so that capture never traces it (usable as a decorator, with or
+    without parentheses). `recursive=False` is not supported: what `fn` calls is not traced
+    either."""
+    if not recursive:
+        raise NotImplementedError("disable(recursive=False) is not supported: what a disabled function calls runs natively too")
+    if fn is None:
+        return disable
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    setattr(disabled, _DISABLED_ATTRIBUTE, True)
+    return disabled
+
+
+def is_disabled(fn: Any) -> bool:
+    return bool(getattr(fn, _DISABLED_ATTRIBUTE, False))
+
+
+def allow_in_graph(fn: Callable) -> Callable:
+    """Record calls of `fn` as single graph nodes; returns `fn`."""
+    _ALLOWED_IN_GRAPH.add(fn)
+    return fn
+
+
+def is_allowed_in_graph(fn: Any) -> bool:
+    try:
+        return fn in _ALLOWED_IN_GRAPH
+    except TypeError:  # neither hashable nor weakly referable: never registered
+        return False

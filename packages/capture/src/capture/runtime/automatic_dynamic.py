@@ -1,0 +1,67 @@
+"""Automatic dynamic shapes: which input dimensions changed size between calls.
+
+Each entry remembers the sizes its tensor inputs had (`input_shapes`, by source). When a call
+misses every entry, the sizes it brings are compared with those: a dimension whose size
+differs becomes symbolic in the next capture (`CodeCache.automatic_dims`), so a third size
+does not recompile. Parameters and buffers are not inputs of this kind (their sizes stay
+static, as in torch.compile).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import torch
+from guards.sources import BufferSource, ParameterSource
+
+from ..sources import HeldSource
+
+
+def input_shapes(result) -> list[tuple]:
+    """(source, static sizes) of the captured graph's tensor inputs read from the frame."""
+    shapes = []
+    for graph_input in result.inputs:
+        source = graph_input.source
+        if isinstance(source, (HeldSource, ParameterSource, BufferSource)):
+            continue
+        if isinstance(graph_input.value, torch.nn.Parameter):
+            continue
+        fake = graph_input.node.meta["example_value"]
+        shapes.append((source, tuple(s if isinstance(s, int) else None for s in fake.shape)))
+    return shapes
+
+
+def changed_dims(fn: types.FunctionType, entries, args, kwargs) -> dict:
+    """source -> dims whose size in this call differs from a static size an entry saw."""
+    scope = _scope(fn, args, kwargs)
+    if scope is None:
+        return {}
+    changed: dict = {}
+    for entry in entries:
+        for source, sizes in getattr(entry, "input_shapes", ()):
+            try:
+                value = eval(str(source), scope)  # sources print as Python over L, G and C
+            except Exception:
+                continue
+            if not isinstance(value, torch.Tensor) or value.dim() != len(sizes):
+                continue
+            dims = {d for d, size in enumerate(sizes) if size is not None and value.shape[d] != size}
+            if dims:
+                changed.setdefault(source, set()).update(dims)
+    return changed
+
+
+def _scope(fn: types.FunctionType, args, kwargs) -> dict | None:
+    try:
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    cells = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            cells[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return {"L": dict(bound.arguments), "G": fn.__globals__, "C": cells}

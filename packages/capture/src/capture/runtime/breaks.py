@@ -1,0 +1,232 @@
+"""Graph breaks: compiling a function up to what capture cannot trace, and the rest later.
+
+When a capture raises `Unsupported`, the outermost frame recorded where it can break
+(`BreakPoint`: a step of its instructions). The function is captured again, stopping before
+that step; the entry built from that capture
+
+1. runs the graph so far (which ends by exiting the `with` blocks of grad mode, autocast...
+   still open there) and replays side effects,
+2. rebuilds the frame's stack and live locals as Python values,
+3. runs the refused instruction natively (capture.runtime.native_steps) inside the same
+   `with` blocks; a call of a user function that broke inside calls that function's
+   compiled version instead (it runs as its own frame, with its own graphs),
+4. returns a tail call of the resume function (capture.bytecode.resume) that continues after
+   the instruction with that stack and those locals; it is compiled on its first call like
+   any function.
+
+A break inside a `try` or `except`, or a `with` block of a context manager capture does not
+model, comes before that block instead (the entry has no handlers); a break that would leave
+nothing for a graph, or whose live values capture cannot rebuild, makes the function run
+eagerly (as torch.compile skips such frames).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+import types
+from typing import TYPE_CHECKING
+
+from ..bytecode import decode
+from ..bytecode.liveness import live_locals
+from ..bytecode.resume import ResumeCode, resume_code
+from ..errors import CaptureInternalError, Unsupported
+from ..interpreter.frame import BreakPoint, StackSnapshot, UserException
+from ..values.cells import CellValue
+from ..values.context import ContextExit
+from ..values.functions import FunctionValue, MethodValue
+from ..values.modules import ModuleValue, has_hooks
+from ..values.objects import NullValue
+from .compilation import GraphBreak
+from .native_steps import NATIVE_STEPS, NativeStep, Slot
+from .tail_call import TailCall
+
+if TYPE_CHECKING:
+    from .cache import CodeCache
+    from .entry import CompiledEntry
+
+breaks_log = logging.getLogger("compiler.graph_breaks")
+entry_log = logging.getLogger("compiler.bytecode")
+
+
+def compile_break(cache: CodeCache, err: Unsupported, args, kwargs) -> CompiledEntry | None:
+    """The entry that breaks the graph where `err` was raised, or None when the function
+    should run eagerly."""
+    record = GraphBreak(cache.fn.__qualname__, err.reason, list(err.stack), err.hint)
+    cache.compilation.breaks.append(record)
+    entry = _break_entry(cache, err, args, kwargs, record)
+    if entry is None:
+        record.outcome = "eager"
+    breaks_log.info("%s", record)
+    return entry
+
+
+def _break_entry(cache: CodeCache, err: Unsupported, args, kwargs, record: GraphBreak) -> CompiledEntry | None:
+    point: BreakPoint | None = err.break_point
+    if point is None:
+        return None
+    plan = _BreakPlan(cache, point)
+    session = cache.new_session(args, kwargs, stop_step=point.step, live_values=plan.live_values)
+    try:
+        result = session.run()
+    except (Unsupported, UserException) as again:
+        raise CaptureInternalError(f"capturing {cache.fn.__qualname__} up to its graph break failed: {again}") from again
+    if result.stopped is None:
+        raise CaptureInternalError(f"capturing {cache.fn.__qualname__} again did not reach its graph break")
+    if point.before and not _did_work(result):
+        return None
+    try:
+        return cache.finish(result, tail=plan.tail)
+    except Unsupported as failure:
+        record.reason += f"; no resume function could start there: {failure.reason}"
+        return None
+
+
+def _did_work(result) -> bool:
+    """Whether the graph before a break computes anything or the trace changed anything (a
+    break that comes first would otherwise hand over to itself)."""
+    ops = any(n.op in ("call_function", "call_method") and not n.meta.get("effect") for n in result.graph.nodes)
+    return ops or bool(result.side_effects)
+
+
+_temps = itertools.count()
+
+
+class _BreakPlan:
+    """What the stopped frame hands on: the instruction to run natively (unless breaking
+    before it), the stack slots and the live locals, and how to write the entry's tail."""
+
+    def __init__(self, cache: CodeCache, point: BreakPoint):
+        self.cache = cache
+        self.point = point
+        resume: ResumeCode | None = cache.resume
+        self.original = resume.original if resume is not None else cache.fn.__code__
+        self.to_original = resume.original_offset if resume is not None else (lambda offset: offset)
+        self.listing = decode(self.original)
+        self.snapshot: StackSnapshot | None = None
+        self.locals: dict = {}
+
+    # --- what the graph must produce --------------------------------------------------------------
+    def live_values(self, snapshot: StackSnapshot) -> list:
+        self.snapshot = snapshot
+        offset = self.to_original(snapshot.offset)
+        bound = dict(snapshot.locals)
+        for name, cell in snapshot.cells.items():
+            if isinstance(cell, CellValue) and cell.contents is not None:
+                bound[name] = cell.contents
+        self.locals = {name: bound[name] for name in live_locals(self.original, offset) if name in bound}
+        stack = [v for v in snapshot.stack if not isinstance(v, (NullValue, ContextExit))]
+        return stack + list(self.locals.values())
+
+    # --- the entry's tail ---------------------------------------------------------------------------
+    def tail(self, writer) -> list[str]:
+        snapshot = self.snapshot
+        lines: list[str] = []
+
+        def bind(expression: str, stem: str) -> str:
+            name = f"_{stem}{next(_temps)}"
+            lines.extend(writer.lines)
+            writer.lines.clear()
+            lines.append(f"{name} = {expression}")
+            return name
+
+        stack: list[Slot] = []
+        contexts: list[str] = []
+        for value in snapshot.stack:
+            if isinstance(value, NullValue):
+                stack.append(Slot("null", None))
+            elif isinstance(value, ContextExit):
+                fresh = _rebuilt(writer, value.manager)
+                stack.append(Slot("with", fresh, value))
+                contexts.append(fresh)
+            else:
+                stack.append(Slot("value", bind(writer.value(value), "s"), value))
+        locals_ = {name: bind(writer.value(value), "l") for name, value in self.locals.items()}
+        lines.extend(writer.lines)
+        writer.lines.clear()
+
+        def resume(offset: int, slots: list[Slot]) -> str:
+            return self._resume_call(writer, offset, slots, locals_)
+
+        offset = self.to_original(snapshot.offset)
+        if self.point.before:
+            lines.append(resume(offset, stack))
+            return lines
+        inst = self.listing.instructions[self.listing.index_of_offset[offset]]
+        emitter = NATIVE_STEPS.get(inst.opname)
+        if emitter is None:
+            raise Unsupported(f"the {inst.opname} instruction cannot run between two graphs")
+        step = NativeStep(
+            inst,
+            self.listing,
+            stack,
+            snapshot.kw_names,
+            name_for=writer.name_for,
+            temp=lambda: f"_t{next(_temps)}",
+            resume=resume,
+            callee=lambda value: self._compiled_callee(writer, value),
+        )
+        emitter(step)
+        if contexts:
+            # The refused instruction runs inside the `with` blocks the graph exited.
+            lines.append(f"with {', '.join(contexts)}:")
+            lines.extend("    " + line for line in step.lines)
+        else:
+            lines.extend(step.lines)
+        return lines
+
+    def _resume_call(self, writer, offset: int, slots: list[Slot], locals_: dict[str, str]) -> str:
+        live = tuple(name for name in live_locals(self.original, offset) if name in locals_)
+        code = resume_code(self.original, offset, tuple(slot.kind for slot in slots), live)
+        target = self.cache.compilation.resume_cache(self.cache.original, code)
+        if entry_log.isEnabledFor(logging.DEBUG) and not target.entries:
+            entry_log.debug("%s", code.listing())
+        arguments = [locals_[name] for name in live] + [s.expression for s in slots if s.kind != "null"]
+        function = writer.name_for(target.dispatch_tail, target.fn.__name__)
+        return f"return {writer.name_for(TailCall, 'TailCall')}({function}, ({''.join(a + ', ' for a in arguments)}))"
+
+    def _compiled_callee(self, writer, value) -> str | None:
+        """For a call that broke inside the callee: the callee compiled as its own frame."""
+        if not self.point.in_callee:
+            return None
+        compilation = self.cache.compilation
+        if isinstance(value, FunctionValue) and _compilable(value.fn):
+            return writer.name_for(compilation.cache(value.fn).dispatch, value.fn.__name__)
+        if isinstance(value, MethodValue) and isinstance(value.func, FunctionValue) and _compilable(value.func.fn):
+            dispatch = writer.name_for(compilation.cache(value.func.fn).dispatch, value.func.fn.__name__)
+            return f"{writer.name_for(types.MethodType, 'MethodType')}({dispatch}, {writer.value(value.obj)})"
+        if isinstance(value, ModuleValue) and "forward" not in value.obj.__dict__:
+            forward = type(value.obj).forward
+            if _compilable(forward):
+                call = _module_call(compilation.cache(forward).dispatch)
+                return f"{writer.name_for(types.MethodType, 'MethodType')}({writer.name_for(call, 'call_module')}, {writer.value(value)})"
+        return None
+
+
+def _compilable(fn) -> bool:
+    if not isinstance(fn, types.FunctionType):
+        return False
+    flags = fn.__code__.co_flags
+    return not flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)
+
+
+def _module_call(dispatch):
+    """`module(*args)` running the compiled forward (the module's hooks, if it gains some,
+    run through nn.Module.__call__ instead)."""
+
+    def call_module(module, *args, **kwargs):
+        if has_hooks(module):
+            return module(*args, **kwargs)
+        return dispatch(module, *args, **kwargs)
+
+    return call_module
+
+
+def _rebuilt(writer, manager) -> str:
+    """An expression making a fresh, not yet entered manager like `manager`."""
+    from ..values.base import Value
+
+    fn, args = manager.rebuilt()
+    arguments = [writer.value(a) if isinstance(a, Value) else writer.constant(a) for a in args]
+    return f"{writer.constant(fn)}({', '.join(arguments)})"

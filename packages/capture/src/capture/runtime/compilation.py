@@ -1,0 +1,89 @@
+"""`Compilation`: what one `optimize(...)` call shares among the caches it creates.
+
+Compiling a function may create more compiled functions: resume functions (the code after a
+graph break) and callees that run as their own frames (a call the outer graph could not
+inline because the callee breaks). They all use the same backend and options, and what they
+capture is recorded in one place: `graphs` (every graph handed to the backend) and `breaks`
+(every graph break, with its reason and the user's stack), which `compiler.explain` reports.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+import torch
+
+if TYPE_CHECKING:
+    from ..bytecode.resume import ResumeCode
+    from ..errors import UserLocation
+    from .cache import CodeCache
+
+
+@dataclass
+class CapturedGraph:
+    function: str  # qualified name of the (resume) function it was captured from
+    graph_module: torch.fx.GraphModule
+    guard: Callable  # the entry's guard function (.source is readable Python)
+
+    @property
+    def op_count(self) -> int:
+        return sum(1 for n in self.graph_module.graph.nodes if n.op in ("call_function", "call_method") and not n.meta.get("effect"))
+
+
+@dataclass
+class GraphBreak:
+    function: str
+    reason: str
+    stack: list[UserLocation] = field(default_factory=list)  # outermost first
+    hint: str | None = None
+    # "resumed" (the graph so far ran, then the rest in a resume function), or "eager" (the
+    # function runs eagerly: nothing before the break was worth a graph, or no resume
+    # function could start there).
+    outcome: str = "resumed"
+
+    def __str__(self) -> str:
+        where = "\n".join("  " + str(loc).replace("\n", "\n  ") for loc in self.stack)
+        text = f"graph break in {self.function}: {self.reason}"
+        if where:
+            text += f"\n{where}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        if self.outcome == "eager":
+            text += "\n  (the function runs eagerly from there)"
+        return text
+
+
+class Compilation:
+    def __init__(self, backend: Callable, *, dynamic: bool | None = None, fullgraph: bool = False):
+        self.backend = backend
+        self.dynamic = dynamic
+        self.fullgraph = fullgraph
+        self.graphs: list[CapturedGraph] = []
+        self.breaks: list[GraphBreak] = []
+        self._callees: dict[types.FunctionType, CodeCache] = {}
+        self._resumes: dict[tuple, CodeCache] = {}
+
+    def cache(self, fn: types.FunctionType) -> CodeCache:
+        """The cache of `fn` compiled as a frame of its own (a callee of compiled code)."""
+        from .cache import CodeCache
+
+        known = self._callees.get(fn)
+        if known is None:
+            known = self._callees[fn] = CodeCache(fn, self)
+        return known
+
+    def resume_cache(self, original: types.FunctionType, resume: ResumeCode) -> CodeCache:
+        """The cache of the resume function `resume` of `original` (whose globals and closure
+        it shares)."""
+        from .cache import CodeCache
+
+        key = (original, resume.code)
+        known = self._resumes.get(key)
+        if known is None:
+            name = f"{original.__name__}_resume_at_{resume.offset}"
+            fn = types.FunctionType(resume.code, original.__globals__, name, None, original.__closure__)
+            fn.__qualname__ = resume.code.co_qualname
+            known = self._resumes[key] = CodeCache(fn, self, resume=resume, original=original)
+        return known
