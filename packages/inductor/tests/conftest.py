@@ -70,7 +70,7 @@ def with_specials(x: torch.Tensor) -> torch.Tensor:
         return x
     flat = x.flatten().clone()
     specials = torch.tensor([float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e4, -1e4, 1e-30],
-                            dtype=torch.float64).to(x.dtype)
-    where = torch.randperm(flat.numel())[: specials.numel()]
+                            dtype=torch.float64).to(device=x.device, dtype=x.dtype)
+    where = torch.randperm(flat.numel(), device=x.device)[: specials.numel()]
     flat[where] = specials[: len(where)]
     return flat.view_as(x)

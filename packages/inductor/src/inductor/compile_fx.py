@@ -18,7 +18,7 @@ import aot_autograd
 import torch
 import torch.fx
 
-from . import cache
+from . import cache, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton_calls import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
@@ -142,6 +142,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph
     if path.exists():
         source = path.read_text()
         compiled = CompiledGraph(source, _kernel_sources(source), constants, cache_hit=True)
+        metrics.counters.graph_cache_hits += 1
         if output_code_log.isEnabledFor(logging.INFO):
             text = "\n\n".join([source, *compiled.kernel_sources.values()])
             output_code_log.info("inductor: graph cache hit %s\n%s", path, text)
@@ -157,7 +158,11 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph
     calls, kernel_sources = KERNEL_BACKENDS[backend](kernels, buffers, set(graph.symbol_sources), mode)
     source = WrapperCodegen(graph, steps, calls).generate()
     cache.write_atomic(path, source)
-    log.info("inductor: compiled %d kernels in %.2fs", len(kernels), time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    metrics.counters.graphs_compiled += 1
+    metrics.counters.kernels_generated += len(kernels)
+    metrics.counters.codegen_seconds += elapsed
+    log.info("inductor: compiled %d kernels in %.2fs", len(kernels), elapsed)
     if output_code_log.isEnabledFor(logging.INFO):
         text = "\n\n".join([source, *kernel_sources.values()])
         output_code_log.info("inductor: output code %s\n%s", path, text)

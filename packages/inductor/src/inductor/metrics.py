@@ -1,0 +1,29 @@
+"""Counters of what inductor did in this process, for reports such as `compiler.demo`.
+
+`snapshot()` returns them as a dict; `reset()` zeroes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Metrics:
+    graphs_compiled: int = 0      # ATen graphs lowered and generated in this process
+    graph_cache_hits: int = 0     # ATen graphs loaded from the on-disk graph cache instead
+    kernels_generated: int = 0    # fused kernels in the graphs generated (C++ or Triton)
+    codegen_seconds: float = 0.0  # lowering + scheduling + code generation + kernel builds
+
+
+counters = Metrics()
+
+
+def snapshot() -> dict:
+    return dataclasses.asdict(counters)
+
+
+def reset() -> None:
+    global counters
+    for field in dataclasses.fields(Metrics):
+        setattr(counters, field.name, field.default)
