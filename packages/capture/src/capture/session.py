@@ -24,6 +24,7 @@ from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource
 from . import instructions  # noqa: F401  (fills the opcode registry)
 from .graph import GraphBuilder
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
+from .bytecode import decode
 from .interpreter.frame import Frame, StackSnapshot
 from .side_effects import SideEffects
 from .sources import HeldSource
@@ -213,6 +214,10 @@ class CaptureSession:
             name: ExistingCellValue(cell, ClosureSource(name))
             for name, cell in zip(code.co_freevars, fn.__closure__ or ())
         }
+        for name in decode(code).passed_cells:
+            # A resume function's cell variables arrive as the cells themselves.
+            value = locals_.pop(name)
+            cells[name] = ExistingCellValue(value.obj, AttrSource(value.source, "cell_contents"), value.source)
         for guard in kinds.global_state_guards():
             self.add_guard(guard)
         frame = Frame(self, code, fn.__globals__, locals_, cells)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import inspect
 import types
 from collections import OrderedDict
 from typing import Any, Callable
 
 import torch
 from guards import kinds
-from guards.sources import ItemSource
+from guards.sources import AttrSource, ItemSource
 from torch import nn
 
 from .calls.registry import rule_for
@@ -127,7 +128,14 @@ def _python_module(session, obj, source):
 @wraps(types.FunctionType)
 def _function(session, obj, source):
     if source is not None:
-        _guard(session, kinds.IdentityMatch(source, obj))
+        if obj.__code__.co_flags & inspect.CO_NESTED:
+            # A function made by a `def` inside another function is a new object on every
+            # run of that `def` (a closure rebuilt after a graph break, too): what is traced
+            # is its code; its cells and defaults are read, and guarded, through the source.
+            _guard(session, kinds.TypeMatch(source, types.FunctionType))
+            _guard(session, kinds.IdentityMatch(AttrSource(source, "__code__"), obj.__code__))
+        else:
+            _guard(session, kinds.IdentityMatch(source, obj))
     if is_torch_operation(obj) or rule_for(obj) is not None or is_disabled(obj) or is_allowed_in_graph(obj):
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)

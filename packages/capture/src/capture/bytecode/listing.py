@@ -103,6 +103,14 @@ class CodeListing:
             return "cleanup"
         return "try"
 
+    @property
+    def passed_cells(self) -> tuple[str, ...]:
+        """Cell variables that are parameters the code does not turn into cells itself (no
+        MAKE_CELL): a resume function receives its frame's cells ready made."""
+        made = {inst.argval for inst in self.instructions if inst.opname == "MAKE_CELL"}
+        parameters = self.code.co_varnames[: self.code.co_argcount]
+        return tuple(name for name in self.code.co_cellvars if name in parameters and name not in made)
+
     def next_offset(self, offset: int) -> int:
         """The offset of the instruction after the one at `offset`."""
         return self.instructions[self.index_of_offset[offset] + 1].offset

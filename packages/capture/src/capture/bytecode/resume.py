@@ -4,6 +4,8 @@
 prologue right after RESUME that rebuilds the value stack the original had at `offset` from
 the new function's arguments, then jumps there. Its parameters are the live locals (keeping
 their names, so the copied LOAD_FAST/STORE_FAST still work) followed by one per stack slot.
+Cell variables are parameters too, passed as the cells themselves (the copied code has no
+MAKE_CELL for them), so closures made before the break and the code after it share them.
 A slot is one of
 
     "value"  a value passed in (`__stack3`)
@@ -41,15 +43,17 @@ class ResumeCode:
     offset: int  # where in `original` it resumes
     stack: tuple[str, ...]  # slot kinds, bottom first
     parameters: tuple[str, ...]
-    prologue: int  # instructions the prologue adds
-    header: int  # instructions up to and including RESUME
+    # Where the copy of the original's instructions after RESUME starts, in this code and in
+    # the original (the header before RESUME loses its MAKE_CELLs, the prologue is added).
+    body_start: int
+    original_body_start: int
 
     def original_offset(self, offset: int) -> int:
         """The offset in the original code of the instruction at `offset` in this one."""
         index = decode(self.code).index_of_offset[offset]
-        if index < self.header + self.prologue:
+        if index < self.body_start:
             raise CaptureInternalError(f"offset {offset} is in the prologue of a resume function")
-        return decode(self.original).instructions[index - self.prologue].offset
+        return decode(self.original).instructions[index - self.body_start + self.original_body_start].offset
 
     def listing(self) -> str:
         """The resume function as a `dis` listing (what COMPILER_LOGS=bytecode shows)."""
@@ -103,9 +107,12 @@ def _build(original: types.CodeType, offset: int, stack: tuple[str, ...], live: 
     for item in abstract:
         if item is target:
             body.append(label)
+        if isinstance(item, Instr) and item.name == "MAKE_CELL":
+            continue  # cells are passed in
         body.append(item)
         if item is resume_instr:
             body.extend(prologue)
+    made_cells = sum(1 for inst in listing.instructions[:header] if inst.opname == "MAKE_CELL")
 
     new = Bytecode(body)
     for attribute in ("name", "filename", "first_lineno", "docstring", "cellvars", "freevars"):
@@ -118,7 +125,7 @@ def _build(original: types.CodeType, offset: int, stack: tuple[str, ...], live: 
     new.kwonlyargcount = 0
     new.flags = abstract.flags & ~_DROPPED_FLAGS
     code = new.to_code(stacksize=original.co_stacksize + 2, compute_exception_stack_depths=False)
-    result = ResumeCode(code, original, offset, stack, parameters, len(prologue), header)
+    result = ResumeCode(code, original, offset, stack, parameters, header - made_cells + len(prologue), header)
     _check_alignment(result)
     return result
 
@@ -143,6 +150,6 @@ def _copy_exception_depths(abstract: Bytecode, listing) -> None:
 
 def _check_alignment(result: ResumeCode) -> None:
     original = decode(result.original).instructions
-    copied = decode(result.code).instructions[result.header + result.prologue :]
-    if [i.opname for i in copied] != [i.opname for i in original[result.header :]]:
+    copied = decode(result.code).instructions[result.body_start :]
+    if [i.opname for i in copied] != [i.opname for i in original[result.original_body_start :]]:
         raise CaptureInternalError(f"resume function for {result.original.co_qualname} lost instructions")

@@ -33,7 +33,6 @@ from ..bytecode.liveness import live_locals
 from ..bytecode.resume import ResumeCode, resume_code
 from ..errors import CaptureInternalError, Unsupported
 from ..interpreter.frame import BreakPoint, StackSnapshot, UserException
-from ..values.cells import CellValue
 from ..values.context import ContextExit
 from ..values.functions import FunctionValue, MethodValue
 from ..values.modules import ModuleValue, has_hooks
@@ -112,9 +111,8 @@ class _BreakPlan:
         self.snapshot = snapshot
         offset = self.to_original(snapshot.offset)
         bound = dict(snapshot.locals)
-        for name, cell in snapshot.cells.items():
-            if isinstance(cell, CellValue) and cell.contents is not None:
-                bound[name] = cell.contents
+        # Cell variables are handed on as cells (capture.bytecode.resume).
+        bound.update((name, snapshot.cells[name]) for name in self.original.co_cellvars if name in snapshot.cells)
         self.locals = {name: bound[name] for name in live_locals(self.original, offset) if name in bound}
         stack = [v for v in snapshot.stack if not isinstance(v, (NullValue, ContextExit))]
         return stack + list(self.locals.values())

@@ -20,7 +20,8 @@ from ..values.constant import ConstantValue, literal_repr
 from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
-from ..values.functions import BuiltinValue, FunctionValue, MethodValue
+from ..values.cells import CellValue, ExistingCellValue
+from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from ..values.symbolic import SymValue
@@ -46,6 +47,10 @@ def _children(value: Value) -> list[Value]:
         return [value.func, *value.args, *value.kwargs.values()]
     if isinstance(value, MethodValue):
         return [value.func, value.obj]
+    if isinstance(value, CellValue):
+        return [value.contents] if value.contents is not None else []
+    if isinstance(value, NestedFunctionValue):
+        return [*value._defaults, *value._kwdefaults.values(), *value._cells]
     return []
 
 
@@ -65,6 +70,14 @@ def graph_values_in(value: Value) -> Iterator[Value]:
             yield v
         else:
             stack.extend(_children(v))
+
+
+def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple):
+    """A function made by the traced code (a closure, a lambda), rebuilt over real cells."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__qualname__ = qualname
+    return fn
 
 
 def _new_object(cls: type, attrs: dict) -> Any:
@@ -214,6 +227,21 @@ class ExpressionWriter:
             return self._temp(value, "iter([" + ", ".join(self.value(v) for v in value.items[value.position :]) + "])")
         if isinstance(value, MethodValue):
             return f"{self.constant(types.MethodType)}({self.value(value.func)}, {self.value(value.obj)})"
+        if isinstance(value, CellValue):
+            contents = self.value(value.contents) if value.contents is not None else ""
+            return self._temp(value, f"{self.constant(types.CellType)}({contents})")
+        if isinstance(value, ExistingCellValue) and value.cell_source is not None:
+            return self.source(value.cell_source)
+        if isinstance(value, NestedFunctionValue):
+            defaults = "".join(self.value(d) + ", " for d in value._defaults)
+            kwdefaults = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value._kwdefaults.items())
+            cells = "".join(self.value(c) + ", " for c in value._cells)
+            builder = self.name_for(_new_function, "new_function")
+            code = self.name_for(value.code, f"code_{value.code.co_name}")
+            return self._temp(
+                value,
+                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}))",
+            )
         raise Unsupported(
             f"returning or storing {value.describe()} from a compiled function",
             hint="return tensors, Python constants, containers of them, or existing objects",

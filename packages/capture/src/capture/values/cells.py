@@ -28,11 +28,14 @@ class CellValue(Value):
 
 class ExistingCellValue(Value):
     """A cell of a function defined before tracing: its contents are read from the real cell
-    (wrapped with `source`, guarded like any input); writes are recorded and replayed."""
+    (wrapped with `source`, guarded like any input); writes are recorded and replayed.
+    `cell_source`, when known, reads the cell object itself (a resume function receives the
+    cells of its frame as arguments, so that closures made before a graph break share them)."""
 
-    def __init__(self, cell, source):
+    def __init__(self, cell, source, cell_source=None):
         super().__init__(source)
         self.cell = cell
+        self.cell_source = cell_source
         self._loaded: Value | None = None
 
     def describe(self):

@@ -148,13 +148,22 @@ class FunctionValue(InlinableFunction):
     def identity(self):
         return self.fn
 
+    def _part_source(self, attribute: str, key):
+        # Nested functions are guarded by code, not identity (see wrap): their defaults are
+        # guarded one by one.
+        if self.source is None or not self.code.co_flags & inspect.CO_NESTED:
+            return None
+        from guards.sources import AttrSource, ItemSource
+
+        return ItemSource(AttrSource(self.source, attribute), key)
+
     def defaults(self, frame):
         wrap = frame.session.wrap
-        return tuple(wrap(d, None) for d in (self.fn.__defaults__ or ()))
+        return tuple(wrap(d, self._part_source("__defaults__", i)) for i, d in enumerate(self.fn.__defaults__ or ()))
 
     def kwdefaults(self, frame):
         wrap = frame.session.wrap
-        return {k: wrap(v, None) for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        return {k: wrap(v, self._part_source("__kwdefaults__", k)) for k, v in (self.fn.__kwdefaults__ or {}).items()}
 
     def closure_cells(self, frame):
         from .cells import ExistingCellValue
