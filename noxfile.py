@@ -92,4 +92,4 @@ def demo(session: nox.Session) -> None:
     """The main job: compile a real model and report what happened and how fast."""
     _install(session, *PACKAGES)
     session.install("-c", str(CONSTRAINTS), "transformers")
-    session.run("python", "-m", "fake_tensor.demo", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
+    session.run("python", "-m", "compiler.demo", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
