@@ -1,4 +1,8 @@
-"""Sessions: one per package (installed alone), `tests` (everything), `demo` (the main job).
+"""Sessions: one per package (installed alone), `integration` (the cross-package tests in
+tests/ with everything installed), `tests` (every test in one environment), `demo` (the main job).
+
+`nox` with no arguments runs the package sessions and `integration`: every test once, each
+package's tests in an environment holding only that package and what it declares.
 
 torch is large, so it is installed once into `.nox/_shared_torch` (pinned by constraints.txt,
 which on our machines resolves to the CPU wheel on disk) and every session's virtualenv sees
@@ -29,7 +33,7 @@ PACKAGES: dict[str, list[str]] = {
     "compiler": ["fake_tensor", "guards", "capture", "aot_autograd", "inductor"],
 }
 
-nox.options.sessions = [*PACKAGES, "tests"]
+nox.options.sessions = [*PACKAGES, "integration"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -69,7 +73,7 @@ def _install(session: nox.Session, *packages: str) -> None:
 def _package_session(name: str):
     def run(session: nox.Session) -> None:
         _install(session, name)
-        session.run("pytest", f"packages/{name}/tests", *session.posargs)
+        session.run("pytest", f"packages/{name}/tests", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
 
     run.__doc__ = f"Install only ptc-{name} and its dependencies; run its tests."
     return run
@@ -79,17 +83,28 @@ for _name in PACKAGES:
     nox.session(name=_name)(_package_session(_name))
 
 
+def _install_everything(session: nox.Session) -> None:
+    _install(session, *PACKAGES)
+    session.install("-c", str(CONSTRAINTS), "transformers")
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """Install every package; run the cross-package, boundary and real-model tests in tests/."""
+    _install_everything(session)
+    session.run("pytest", "tests", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Install every package; run all package tests and the cross-package tests in tests/."""
-    _install(session, *PACKAGES)
-    session.install("-c", str(CONSTRAINTS), "transformers")
-    session.run("pytest", *(f"packages/{n}/tests" for n in PACKAGES), "tests", *session.posargs)
+    _install_everything(session)
+    session.run("pytest", *(f"packages/{n}/tests" for n in PACKAGES), "tests", *session.posargs,
+                env={"HF_HUB_OFFLINE": "1"})
 
 
 @nox.session
 def demo(session: nox.Session) -> None:
     """The main job: compile a real model and report what happened and how fast."""
-    _install(session, *PACKAGES)
-    session.install("-c", str(CONSTRAINTS), "transformers")
+    _install_everything(session)
     session.run("python", "-m", "compiler.demo", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
