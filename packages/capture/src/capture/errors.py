@@ -82,6 +82,10 @@ class Unsupported(CaptureError):
         return "\n".join(parts)
 
 
+class MarkedDimensionError(CaptureError):
+    """An input's size contradicts the range `mark_dynamic(..., min=, max=)` declared for it."""
+
+
 class CaptureInternalError(CaptureError):
     """A bug in capture itself (an invariant broke), not a limitation of what it supports;
     the message names the instruction and the user's line being traced."""

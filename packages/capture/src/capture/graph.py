@@ -18,9 +18,9 @@ from typing import Any
 import torch
 import torch.fx
 
-from fake_tensor import DataDependentError, FakeTensorError, FakeTensorMode
+from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensorError, FakeTensorMode
 
-from .errors import Unsupported
+from .errors import MarkedDimensionError, Unsupported
 from .interpreter.frame import UserException
 from .values.base import Value
 from .values.constant import ConstantValue
@@ -57,7 +57,10 @@ class GraphBuilder:
         known = self._input_by_id.get(id(real))
         if known is not None:
             return known
-        fake = self.fake_mode.from_real(real, dynamic_dims=dynamic_dims or None, source=source)
+        try:
+            fake = self.fake_mode.from_real(real, dynamic_dims=dynamic_dims or None, source=source)
+        except ConstraintViolationError as err:
+            raise MarkedDimensionError(str(err)) from None
         if self._first_op is None:
             node = self.fx.placeholder(_placeholder_name(source))
         else:

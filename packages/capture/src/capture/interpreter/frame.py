@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..bytecode import decode
-from ..errors import CaptureInternalError, Unsupported, UserLocation
+from ..errors import CaptureError, CaptureInternalError, Unsupported, UserLocation
 from ..values.lazy import LazyInput, realized
 from .registry import HANDLERS
 
@@ -171,7 +171,7 @@ class Frame:
                     err.break_point = self._break_point(inst, in_callee=err.location is not None)
                 err.add_frame(self.location(), self.snapshot() if err.location is None else None)
                 raise
-            except CaptureInternalError:
+            except CaptureError:
                 raise
             except Exception as err:
                 # A bug in capture, not in the user's program: say where it happened.

@@ -1,0 +1,399 @@
+"""Graph breaks: code capture cannot trace runs natively between two graphs, and the rest of the
+function continues in a resume function compiled on its first call. Every case is compared
+with eager on fresh inputs (values, printed output, exceptions); counts of graphs and breaks
+come from the compilation record (capture.runtime.compilation).
+
+PYTEST_DONT_REWRITE: the functions here are traced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+
+import numpy as np
+import pytest
+import torch
+
+import capture
+from helpers import assert_same, cache_of, clone_inputs, compile_eager
+
+
+def run_both(capsys, fn, compiled, args):
+    """Eager and compiled results (or raised exceptions) and what each printed."""
+    outcomes = []
+    for runner, arguments in ((fn, clone_inputs(args)), (compiled, args)):
+        try:
+            result = runner(*arguments)
+        except Exception as exc:  # compared below: the same exception must reach the caller
+            result = exc
+        outcomes.append((result, capsys.readouterr().out))
+    return outcomes
+
+
+def check_breaks(capsys, fn, make_args, *, calls=3, **options):
+    """Compare `calls` calls with eager; returns the compilation record and how many graphs
+    the first call compiled (later calls may recompile: values passed between graphs, such
+    as the result of .item(), are specialized)."""
+    compiled = compile_eager(fn, **options)
+    first_graphs = None
+    for _ in range(calls):
+        (expected, expected_out), (actual, actual_out) = run_both(capsys, fn, compiled, make_args())
+        if isinstance(expected, Exception):
+            assert type(actual) is type(expected) and str(actual) == str(expected), f"{actual!r} != {expected!r}"
+        else:
+            assert_same(actual, expected)
+        assert actual_out == expected_out
+        if first_graphs is None:
+            first_graphs = len(cache_of(compiled).compilation.graphs)
+    return cache_of(compiled).compilation, first_graphs
+
+
+def helper_prints(x):
+    y = x.sin()
+    print("in helper")
+    return y * 2
+
+
+def middle(x):
+    return helper_prints(x + 1) - 1
+
+
+def nested(x):
+    a = x * 3
+    return a + middle(a)
+
+
+def top_level_print(x):
+    y = x * 2
+    print("between graphs")
+    return y + 1
+
+
+def data_dependent(x):
+    y = x.cos()
+    if y.sum() > 0:
+        return y * 2
+    return y - 2
+
+
+def item_and_tolist(x):
+    scale = x.abs().max().item()
+    values = x.tolist()
+    return x / scale, len(values)
+
+
+def with_no_grad(x):
+    with torch.no_grad():
+        y = x * 2
+        print("grad enabled:", torch.is_grad_enabled())
+        z = y + 1
+    return z, torch.is_grad_enabled(), x * 3
+
+
+def with_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ x
+        print("inside autocast")
+        z = y @ x
+    return z
+
+
+def try_block(x):
+    y = x + 1
+    try:
+        print("inside try")
+        y = y * 2
+    except ValueError:
+        y = y - 1
+    return y.sum()
+
+
+def raises_after_break(x):
+    y = x + 1
+    print("before the error")
+    return y @ torch.ones(x.shape[0] + 1)
+
+
+def unmodelled_libraries(x):
+    noise = random.random()
+    factor = float(np.float32(2.0) * 3)
+    return x * factor, noise >= 0
+
+
+@capture.disable
+def disabled_helper(x):
+    return x.sum() * 2
+
+
+def calls_disabled(x):
+    y = x * 2
+    return y + disabled_helper(y)
+
+
+def generator(x):
+    for t in range(3):
+        print("yield", t)
+        yield x + t
+
+
+def consumes_generator(x):
+    total = x
+    for value in generator(x):
+        total = total + value
+    return total
+
+
+def closure_across_break(x):
+    k = 3
+
+    def add(t):
+        return t + k
+
+    print("made a closure")
+    k = 4
+    return add(x)
+
+
+def keyword_print(x):
+    print("a", "b", sep="-", end="!\n")
+    return x.exp()
+
+
+def kwargs_function(x, *args, **kwargs):
+    print(len(args), sorted(kwargs))
+    return x + args[0] + kwargs["b"]
+
+
+CASES = {
+    "top level": (top_level_print, 2),
+    "nested calls": (nested, 6),
+    "data-dependent branch": (data_dependent, 2),
+    "item and tolist": (item_and_tolist, 2),
+    "no_grad block": (with_no_grad, 2),
+    "autocast block": (with_autocast, 2),
+    "near try": (try_block, 1),
+    "exception after the break": (raises_after_break, 1),
+    "random and numpy": (unmodelled_libraries, 1),
+    "compiler.disable": (calls_disabled, 2),
+    "generator": (consumes_generator, 1),
+    "closure": (closure_across_break, 1),
+    "print with keywords": (keyword_print, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_break_matches_eager(capsys, name):
+    fn, graphs = CASES[name]
+    compilation, first_graphs = check_breaks(capsys, fn, lambda: (torch.randn(4, 4),))
+    assert compilation.breaks, "the function breaks its graph"
+    assert first_graphs == graphs
+
+
+def test_varargs_survive_a_break(capsys):
+    def fn(x, y, b):
+        return kwargs_function(x, y, b=b)
+
+    check_breaks(capsys, fn, lambda: (torch.randn(3), torch.randn(3), torch.randn(3)))
+
+
+def test_loop_with_break_compiles_a_bounded_number_of_times(capsys):
+    def loop(x):
+        for i in range(100):
+            x = x + 1
+            print(i)
+            x = x * 0.5
+        return x
+
+    compilation, _ = check_breaks(capsys, loop, lambda: (torch.randn(3),), calls=2)
+    assert len(compilation.graphs) <= 4
+    assert len(compilation.breaks) <= 4
+
+
+def test_long_loop_with_break_does_not_grow_the_stack():
+    def loop(x):
+        for _ in range(3000):
+            x = x + 1
+            print(end="")
+        return x
+
+    x = torch.randn(2)
+    torch.testing.assert_close(compile_eager(loop)(x), x + 3000)
+
+
+def test_break_inside_module_loop(capsys):
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.linear(x)
+            print("block", y.shape)
+            return torch.relu(y)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList([Block() for _ in range(3)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x) + x
+            return x.sum()
+
+    model = Model()
+    compilation, first_graphs = check_breaks(capsys, model, lambda: (torch.randn(2, 4),))
+    assert first_graphs >= 2
+
+
+def test_gradients_flow_across_a_break():
+    def fn(x, w):
+        y = x @ w
+        print(end="")
+        return (y.tanh() * w.sum()).sum()
+
+    x, w = torch.randn(3, 4), torch.randn(4, 5, requires_grad=True)
+    w_eager = w.detach().clone().requires_grad_()
+    compile_eager(fn)(x, w).backward()
+    fn(x, w_eager).backward()
+    torch.testing.assert_close(w.grad, w_eager.grad)
+
+
+def test_side_effects_happen_before_the_native_step(capsys):
+    class Box:
+        pass
+
+    box = Box()
+    box.value = 0
+
+    def fn(x):
+        box.value = 5
+        print("value", box.value)
+        return x + box.value
+
+    compilation, _ = check_breaks(capsys, fn, lambda: (torch.randn(2),), calls=1)
+    assert compilation.breaks
+
+
+def test_fullgraph_raises_at_the_first_break():
+    with pytest.raises(capture.Unsupported) as info:
+        compile_eager(nested, fullgraph=True)(torch.randn(3))
+    error = info.value
+    assert "print" in error.reason and error.hint
+    assert error.source_line == 'print("in helper")'
+    assert [loc.function for loc in error.stack] == ["nested", "middle", "helper_prints"]
+
+
+def test_unused_inputs_are_not_guarded():
+    def fn(x, unused):
+        return x + 1
+
+    compiled = compile_eager(fn)
+    for value in range(4):
+        compiled(torch.randn(2), value)
+    assert len(cache_of(compiled).entries) == 1
+
+
+def test_break_in_first_instruction_leaves_one_graph(capsys):
+    def fn(x):
+        print("first")
+        return x.sin().cos()
+
+    _, first_graphs = check_breaks(capsys, fn, lambda: (torch.randn(3),))
+    assert first_graphs == 1
+
+
+def test_function_runs_eagerly_when_no_graph_is_worth_it(capsys):
+    def fn(x):
+        try:
+            print("only inside try")
+            return x + 1
+        finally:
+            print("finally")
+
+    compilation, _ = check_breaks(capsys, fn, lambda: (torch.randn(3),))
+    assert [b.outcome for b in compilation.breaks] == ["eager"]
+    assert not compilation.graphs
+
+
+@pytest.mark.parametrize("dynamic", [None, False])
+def test_changing_sizes_compile_at_most_twice(dynamic):
+    calls = []
+
+    def counting(gm, example_inputs):
+        calls.append(gm)
+        return gm.forward
+
+    def fn(x):
+        return (x * 2).sum(0)
+
+    compiled = capture.optimize(fn, counting, dynamic=dynamic)
+    for n in (8, 9, 10, 11):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert len(calls) == (2 if dynamic is None else 4)
+
+
+def test_mark_static_keeps_a_changing_size_static():
+    calls = []
+
+    def counting(gm, example_inputs):
+        calls.append(gm)
+        return gm.forward
+
+    compiled = capture.optimize(lambda x: x + 1, counting)
+    for n in (4, 5, 6):
+        x = torch.randn(n)
+        capture.mark_static(x, 0)
+        compiled(x)
+    assert len(calls) == 3
+
+
+def test_mark_dynamic_range():
+    compiled = compile_eager(lambda x: x * 2)
+    for n in (3, 5, 8):
+        x = torch.randn(n)
+        capture.mark_dynamic(x, 0, min=2, max=8)
+        torch.testing.assert_close(compiled(x), x * 2)
+    assert len(cache_of(compiled).entries) == 1
+    x = torch.randn(9)
+    capture.mark_dynamic(x, 0, min=2, max=8)
+    with pytest.raises(capture.CaptureError, match="outside the range"):
+        compiled(x)
+
+
+def test_allow_in_graph_makes_one_node():
+    def opaque(x):
+        return x * 2 + 1
+
+    capture.allow_in_graph(opaque)
+    compiled = compile_eager(lambda x: opaque(x).sin())
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), opaque(x).sin())
+    graph = cache_of(compiled).entries[0].graph_module.graph
+    assert any(n.target is opaque for n in graph.nodes)
+
+
+def test_disable_returns_a_function_that_is_not_compiled():
+    fn = capture.disable(lambda x: x + 1)
+    assert capture.optimize(fn, capture.backends.eager) is fn
+
+
+def test_with_block_is_re_entered_by_the_resume_function(capsys):
+    def fn(x):
+        with torch.no_grad():
+            print("break")
+            y = x * 2
+        return y.requires_grad, torch.is_grad_enabled()
+
+    check_breaks(capsys, fn, lambda: (torch.randn(2, requires_grad=True),))
+
+
+def test_nullcontext_value_survives(capsys):
+    def fn(x):
+        with contextlib.nullcontext(3) as k:
+            print("inside")
+            return x + k
+
+    check_breaks(capsys, fn, lambda: (torch.randn(2),))
