@@ -32,6 +32,7 @@ from .errors import GuardCompileError
 from .sources import LocalSource, Source
 
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
+_NOT_IDENTIFIER = re.compile(r"\W")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,12 +45,21 @@ class Check:
              single unlabelled value ("got torch.float64").
     details: finer checks tried in order when this one fails, only to explain the failure
              (a size mismatch names the first differing dim); never run on the fast path.
+             Either the checks, or a function that makes them: a group of many values'
+             details are only made if the explainer is ever written (`detail_checks()`).
     """
 
     fails: str
     text: str
     actual: tuple[tuple[str | None, str], ...]
-    details: tuple[Check, ...] = ()
+    details: tuple[Check, ...] | Callable[[], Iterable[Check]] = ()
+
+    def detail_checks(self) -> tuple[Check, ...]:
+        made = self.__dict__.get("_details")
+        if made is None:
+            made = self.details if isinstance(self.details, tuple) else tuple(self.details())
+            object.__setattr__(self, "_details", made)  # frozen dataclass: bypass its __setattr__
+        return made
 
 
 def check(fails: str, text: str, actual: str, details: Iterable[Check] = ()) -> Check:
@@ -141,14 +151,14 @@ class _Namer:
     """Fresh identifiers: `stem`, then `stem_1`, `stem_2`... avoiding every name in use."""
 
     def __init__(self, reserved: Iterable[str]):
-        self._used = set(reserved) | set(keyword.kwlist) | {"True", "False", "None"}
+        self._used = set(reserved) | set(keyword.kwlist) | {"True", "False", "None"} | set(dir(builtins))
 
     def fresh(self, stem: str) -> str:
-        stem = re.sub(r"\W", "_", stem) or "v"
+        stem = _NOT_IDENTIFIER.sub("_", stem) or "v"
         if stem[0].isdigit():
             stem = f"v_{stem}"
         for candidate in itertools.chain([stem], (f"{stem}_{i}" for i in itertools.count(1))):
-            if candidate not in self._used and not hasattr(builtins, candidate):
+            if candidate not in self._used:
                 self._used.add(candidate)
                 return candidate
         raise AssertionError("unreachable: itertools.count is infinite")
@@ -216,6 +226,17 @@ class Block:
     checks: list[Check]
 
 
+class Scope:
+    """One pass of writing the checks (the guard function, or its explainer): the hoisted
+    values bound so far and the expressions already spelled. Values are only ever added to
+    `bound`, so an expression spelled once stays right for the rest of the pass (at worst it
+    recomputes a value a local now holds, which only the explainer does)."""
+
+    def __init__(self) -> None:
+        self.bound: set[Source] = set()
+        self.spelled: dict[Source, str] = {}
+
+
 class _Writer:
     """Resolves placeholders to expressions, hoisting values read more than once into locals."""
 
@@ -227,57 +248,67 @@ class _Writer:
 
     def _plan_hoisting(self, blocks: list[Block]) -> None:
         # How often each value would be computed if nothing were hoisted: its direct reads,
-        # plus one per computation of a child that is not itself hoisted. Deepest first, so
-        # a child's decision is known before its parent's.
+        # plus one per computation of a child that is not itself hoisted. Children first,
+        # so a child's decision is known before its parents'.
         direct: dict[Source, int] = {}
+        sources = self._ctx.sources
         for block in blocks:
             for chk in block.checks:
                 for index in _PLACEHOLDER.findall(chk.fails):
-                    source = self._ctx.sources[int(index)]
+                    source = sources[int(index)]
                     direct[source] = direct.get(source, 0) + 1
-        every: set[Source] = set()
+        parents_first: dict[Source, None] = {}
         for source in direct:
-            node: Source | None = source
-            while node is not None:
-                every.add(node)
-                node = node.base
-        evaluations = dict.fromkeys(every, 0)
-        for source in sorted(every, key=_depth, reverse=True):
-            evaluations[source] += direct.get(source, 0)
-            hoist = evaluations[source] >= 2 and not isinstance(source, LocalSource)
+            _add_with_parents(source, parents_first)
+        evaluations = dict.fromkeys(parents_first, 0)
+        for source in reversed(parents_first):
+            count = evaluations[source] + direct.get(source, 0)
+            hoist = count >= 2 and not isinstance(source, LocalSource)
             if hoist:
                 self._locals[source] = self._ctx.local(source.hint)
-            if source.base is not None:
-                evaluations[source.base] += 1 if hoist else evaluations[source]
+            for parent in source.parents:
+                evaluations[parent] += 1 if hoist else count
 
-    def expression(self, source: Source, assigned: set[Source]) -> str:
-        if source in assigned:
+    def expression(self, source: Source, scope: Scope) -> str:
+        if source in scope.bound:
             return self._locals[source]
-        if source.base is None:
-            return source.root_code(self._frame)
-        return source.code(self.expression(source.base, assigned))
+        spelled = scope.spelled.get(source)
+        if spelled is None:
+            parents = source.parents
+            if parents:
+                spelled = source.code(*(self.expression(parent, scope) for parent in parents))
+            else:
+                spelled = source.root_code(self._frame)
+            scope.spelled[source] = spelled
+        return spelled
 
-    def assignments(self, code: str, assigned: set[Source]) -> list[str]:
+    def assignments(self, code: str, scope: Scope) -> list[str]:
         """Statements that bind the hoisted values `code` needs and are not bound yet."""
         lines: list[str] = []
 
         def bind(source: Source) -> None:
-            if source in assigned:
+            if source in scope.bound:
                 return
-            if source.base is not None:
-                bind(source.base)
+            for parent in source.parents:
+                bind(parent)
             if source in self._locals:
-                lines.append(f"{self._locals[source]} = {self.expression(source, assigned)}")
-                assigned.add(source)
+                lines.append(f"{self._locals[source]} = {self.expression(source, scope)}")
+                scope.bound.add(source)
 
         for index in _PLACEHOLDER.findall(code):
             bind(self._ctx.sources[int(index)])
         return lines
 
-    def resolve(self, code: str, assigned: set[Source]) -> str:
-        return _PLACEHOLDER.sub(
-            lambda m: self.expression(self._ctx.sources[int(m.group(1))], assigned), code
-        )
+    def resolve(self, code: str, scope: Scope) -> str:
+        return _PLACEHOLDER.sub(lambda m: self.expression(self._ctx.sources[int(m.group(1))], scope), code)
+
+
+def _add_with_parents(source: Source, ordered: dict[Source, None]) -> None:
+    """Adds `source` and every source it is computed from to `ordered`, parents first."""
+    if source not in ordered:
+        for parent in source.parents:
+            _add_with_parents(parent, ordered)
+        ordered[source] = None
 
 
 class GuardCode:
@@ -319,31 +350,50 @@ class GuardCode:
         if not self.checks:
             return ["    return True"]
         lines = ["    try:"]
-        assigned: set[Source] = set()
+        scope = Scope()
         for block in self._blocks:
-            lines.append(f"        # {block.comment}")
+            lines.extend(f"        # {line}" for line in block.comment.splitlines())
             for chk in block.checks:
-                lines.extend(f"        {line}" for line in self._writer.assignments(chk.fails, assigned))
-                lines.append(f"        if {self._writer.resolve(chk.fails, assigned)}: return False")
+                lines.extend(f"        {line}" for line in self._writer.assignments(chk.fails, scope))
+                lines.append(f"        if {self._writer.resolve(chk.fails, scope)}: return False")
         return [*lines, "    except Exception:", "        return False", "    return True"]
 
     def _explain_body(self) -> list[str]:
         """Returns (check index, detail index or None, values seen or the exception raised)."""
         if not self.checks:
             return ["    return None"]
-        at, error = self._ctx.local("at"), self._ctx.local("error")
-        writer, assigned = self._writer, set()
+        at, error, failing = self._ctx.local("at"), self._ctx.local("error"), self._ctx.local("failing")
+        writer, scope = self._writer, Scope()
         lines = [f"    {at} = 0", "    try:"]
         for index, chk in enumerate(self.checks):
             lines.append(f"        {at} = {index}")
-            lines.extend(f"        {line}" for line in writer.assignments(chk.fails, assigned))
-            lines.append(f"        if {writer.resolve(chk.fails, assigned)}:")
-            for position, detail in enumerate(chk.details):
+            binds = writer.assignments(chk.fails, scope)
+            fails = writer.resolve(chk.fails, scope)
+            details = chk.detail_checks()
+            if not details:
+                lines.extend(f"        {line}" for line in binds)
+                lines.append(f"        if {fails}:")
+                lines.append(f"            return {index}, None, {_values(writer, chk, scope)}")
+                continue
+            # A check with details (a tensor, a group of tensors) may fail by raising, e.g.
+            # reading a missing parameter: its details, each tried on its own, then name the
+            # value that could not be read or the first property that differs.
+            lines.append("        try:")
+            lines.extend(f"            {line}" for line in binds)
+            lines.append(f"            {failing} = {fails}")
+            lines.append(f"        except Exception as {error}:")
+            lines.append(f"            {failing} = {error}")
+            lines.append(f"        if {failing}:")
+            for position, detail in enumerate(details):
                 # Details run only here, on a failing path, so they read values inline
                 # rather than binding locals the rest of the function would rely on.
-                fails = writer.resolve(detail.fails, assigned)
-                lines.append(f"            if {fails}: return {index}, {position}, {_values(writer, detail, assigned)}")
-            lines.append(f"            return {index}, None, {_values(writer, chk, assigned)}")
+                lines.append("            try:")
+                lines.append(f"                if {writer.resolve(detail.fails, scope)}: return {index}, {position}, {_values(writer, detail, scope)}")
+                lines.append(f"            except Exception as {error}:")
+                lines.append(f"                return {index}, {position}, {error}")
+            exception = self._ctx.builtin("BaseException")
+            lines.append(f"            if {self._ctx.builtin('isinstance')}({failing}, {exception}): return {index}, None, {failing}")
+            lines.append(f"            return {index}, None, {_values(writer, chk, scope)}")
         return [*lines, f"    except Exception as {error}:", f"        return {at}, None, {error}", "    return None"]
 
     def define(self) -> Callable[..., bool]:
@@ -357,16 +407,9 @@ class GuardCode:
         return self._explainer
 
 
-def _values(writer: _Writer, chk: Check, assigned: set[Source]) -> str:
-    items = ", ".join(writer.resolve(expr, assigned) for _, expr in chk.actual)
+def _values(writer: _Writer, chk: Check, scope: Scope) -> str:
+    items = ", ".join(writer.resolve(expr, scope) for _, expr in chk.actual)
     return f"({items},)"
-
-
-def _depth(source: Source) -> int:
-    depth = 0
-    while source.base is not None:
-        source, depth = source.base, depth + 1
-    return depth
 
 
 def _signature_without_defaults(signature: inspect.Signature) -> str:

@@ -25,7 +25,7 @@ import torch
 
 from .codegen import Block, Check, EmitContext, Frame, GuardCode
 from .errors import GuardCompileError, GuardError
-from .kinds import EMITTERS, DefaultsMatch, Guard
+from .kinds import EMITTERS, DefaultsMatch, Guard, with_tensor_groups
 
 
 class GuardSet:
@@ -117,7 +117,7 @@ class GuardSet:
         name = ctx.local(name)
         frame = Frame(ctx, list(signature.parameters), f_globals, closure or {})
         blocks = []
-        for guard in guards.essential():
+        for guard in with_tensor_groups(guards.essential()):
             emitter = EMITTERS.get(type(guard))
             if emitter is None:
                 raise GuardCompileError(f"no code emitter registered for {type(guard).__name__} (guard: {guard})")
@@ -155,7 +155,7 @@ def _explainer(code: GuardCode, defaults, kwdefaults) -> Callable[..., str | Non
         if result is None:
             return None
         index, detail, seen = result
-        failed = code.checks[index] if detail is None else code.checks[index].details[detail]
+        failed = code.checks[index] if detail is None else code.checks[index].detail_checks()[detail]
         if isinstance(seen, BaseException):
             return f"{failed.text} could not be checked: {type(seen).__name__}: {seen}"
         return f"{failed.text} failed: got {_got(failed, seen)}"

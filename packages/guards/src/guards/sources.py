@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import keyword
+import math
 import re
 from typing import Protocol
 
@@ -43,8 +44,15 @@ def _identifier_hint(text: str) -> str:
 
 def has_literal_spelling(value: object) -> bool:
     """True when `repr(value)` is Python source that evaluates back to an equal, same-typed value."""
-    if type(value) in (int, str, bool, bytes, type(None)):
+    kind = type(value)
+    if kind in (int, str, bool, bytes, type(None)):
         return True
+    # The common cases without parsing (a model's guard set asks for hundreds of them):
+    # a finite float's repr reads back exactly; nan and inf print as names, not literals.
+    if kind is float:
+        return math.isfinite(value)
+    if kind in (tuple, list):
+        return all(map(has_literal_spelling, value))
     try:
         back = ast.literal_eval(repr(value))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -53,24 +61,28 @@ def has_literal_spelling(value: object) -> bool:
 
 
 def _source_value(cls):
-    """A frozen dataclass whose hash and printed form are computed once.
+    """A frozen dataclass whose hash, printed form and local-name hint are computed once.
 
     Sources are dict keys all through code generation and printed into every check's text;
-    both recurse through the whole chain (`L['self'].layers[3].weight`) each time otherwise.
+    each of these recurses through the whole chain (`L['self'].layers[3].weight`) otherwise,
+    and a model's guard set asks for them hundreds of thousands of times.
     """
     cls = dataclasses.dataclass(frozen=True, repr=False)(cls)
     cls.__hash__ = _cached(cls.__hash__, "_hash")
     cls.__str__ = _cached(cls.__str__, "_str")
+    cls.hint = property(_cached(cls.hint.fget, "_hint"))
+    cls.parents = property(_cached(cls.parents.fget, "_parents"))
     return cls
 
 
 def _cached(method, slot: str):
     def cached(self):
-        value = self.__dict__.get(slot)
-        if value is None:
-            value = method(self)
-            object.__setattr__(self, slot, value)  # frozen dataclass: bypass its __setattr__
-        return value
+        try:
+            return self.__dict__[slot]
+        except KeyError:
+            # Written into the instance dict directly: a frozen dataclass refuses setattr.
+            value = self.__dict__[slot] = method(self)
+            return value
 
     cached.__name__, cached.__doc__ = method.__name__, method.__doc__
     return cached
@@ -80,10 +92,15 @@ class Source:
     """Base class: every source prints as a Python expression over `L`, `G` and `C`.
 
     `base` is the source this one reads from: a dataclass field of chained sources, None on
-    roots (`RootSource`).
+    roots (`RootSource`). `parents` are all the sources its value is computed from (the base,
+    or the items of a `TupleSource`); `code(*parent_expressions)` spells the computation.
     """
 
     base: Source | None
+
+    @property
+    def parents(self) -> tuple[Source, ...]:
+        return () if self.base is None else (self.base,)
 
     @property
     def hint(self) -> str:
@@ -321,7 +338,12 @@ class _ModuleMemberSource(Source):
 
     @property
     def base(self) -> Source:
-        return ModuleRegistrySource(self.module, self.registry)
+        # One registry source per member, built once: code generation walks `base` often.
+        try:
+            return self.__dict__["_base"]
+        except KeyError:
+            registry = self.__dict__["_base"] = ModuleRegistrySource(self.module, self.registry)
+            return registry
 
     def __str__(self) -> str:
         return _attribute(str(self.module), self.name)
@@ -355,6 +377,30 @@ class SubmoduleSource(_ModuleMemberSource):
         if self.name.isdigit():
             return f"{self.module}[{self.name}]"
         return super().__str__()
+
+
+@_source_value
+class TupleSource(Source):
+    """The tuple `(a, b, ...)` of several sources' values, built in the generated function so
+    that one C-level loop (`map`) can check them all (see kinds.tensor_groups)."""
+
+    items: tuple[Source, ...]
+    name: str  # the hint: what the values are ("tensors")
+    base = None
+
+    @property
+    def parents(self) -> tuple[Source, ...]:
+        return self.items
+
+    def __str__(self) -> str:
+        return "(" + "".join(f"{item}, " for item in self.items) + ")"
+
+    @property
+    def hint(self) -> str:
+        return self.name
+
+    def code(self, *items: str) -> str:
+        return "(" + "".join(f"{item}, " for item in items) + ")"
 
 
 # --- helpers -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from .global_state import (
     global_state_guards,
 )
 from .shapes import ShapeGuard, shape_guards
+from .tensor_groups import TensorGroup, with_tensor_groups
 from .tensors import TensorMatch
 from .values import (
     ConstantMatch,
@@ -45,10 +46,12 @@ __all__ = [
     "LengthMatch",
     "NotNone",
     "ShapeGuard",
+    "TensorGroup",
     "TensorMatch",
     "TorchFunctionModes",
     "TypeMatch",
     "emits",
     "global_state_guards",
     "shape_guards",
+    "with_tensor_groups",
 ]

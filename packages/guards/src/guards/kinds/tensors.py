@@ -107,9 +107,9 @@ def _tensor_match(guard: TensorMatch, ctx: EmitContext) -> list[Check]:
     checks.append(check(must_be(f"{x}.dtype", dtype), f"{source}.dtype == {guard.dtype}", f"{x}.dtype"))
     grad = f"{x}.requires_grad"
     checks.append(check(must_be_truth(grad, guard.requires_grad), f"{source}.requires_grad == {guard.requires_grad}", grad))
-    checks += _dims_checks(StrideSource(source), guard.strides, ctx, f"len({source}.stride())", x if _contiguous(guard) else "")
+    checks += _dims_checks(StrideSource(source), guard.strides, ctx, f"len({source}.stride())", x if strides_are_contiguous(guard) else "")
     checks.append(_device_check(guard, x, ctx))
-    for flag, applies in _FLAGS.items():
+    for flag, applies in DISPATCH_FLAGS.items():
         if applies(guard.dtype) or getattr(guard, flag):
             call = f"{x}.{flag}()"
             expected = getattr(guard, flag)
@@ -118,14 +118,14 @@ def _tensor_match(guard: TensorMatch, ctx: EmitContext) -> list[Check]:
 
 
 # The dispatch flags a tensor match covers, and the dtypes for which each can be set.
-_FLAGS: dict[str, Callable[[torch.dtype], bool]] = {
+DISPATCH_FLAGS: dict[str, Callable[[torch.dtype], bool]] = {
     "is_inference": lambda dtype: True,
     "is_neg": lambda dtype: dtype.is_floating_point or dtype.is_complex,
     "is_conj": lambda dtype: dtype.is_complex,
 }
 
 
-def _contiguous(guard: TensorMatch) -> bool:
+def strides_are_contiguous(guard: TensorMatch) -> bool:
     """Whether `x.is_contiguous()` is exactly the stride check, once the sizes matched.
 
     It is when the expected strides are the contiguous ones and every size is at least 2:
@@ -148,7 +148,7 @@ def _dims_checks(
     """`x.shape == (8, 3)` when all dims are static; else the rank and each static dim.
 
     `contiguous_tensor` (the tensor's expression) replaces the whole-stride comparison with
-    `is_contiguous()` where `_contiguous` says that is the same test.
+    `is_contiguous()` where `strides_are_contiguous` says that is the same test.
     """
     read = ctx.read(whole)
     length = f"{ctx.builtin('len')}({read})"

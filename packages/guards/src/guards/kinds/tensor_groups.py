@@ -1,0 +1,154 @@
+"""TensorGroup: many TensorMatch guards checked together, one C-level loop per property.
+
+A model's guard set holds one TensorMatch per parameter and buffer it reads (GPT-2: 148).
+One by one, each tensor costs eight `if`s, each an attribute read or method call in
+bytecode. Grouped, the generated function builds the tuple of all of them once and reads
+each property of every tensor with `map` (the loop runs in C), comparing whole lists:
+
+    tensors = (wte_parameters['weight'], wpe_parameters['weight'], ...)
+    if list(map(type, tensors)) != tensor_types or list(map(tensor_metadata, tensors)) != tensors_expected
+       or not all(map(is_contiguous, tensors)) or any(map(is_inference, tensors)) or ...: return False
+
+`tensor_metadata` is `operator.attrgetter('shape', 'dtype', 'requires_grad', 'is_cpu')`. The
+group's check is exactly the conjunction of its members' checks (the same properties with
+the same expected values, the unbound `torch.Tensor` methods only for kinds that do not
+override them), so it passes and fails on the same frames; `why` runs the members' own
+checks to name the first tensor and property that differ. Only tensors whose check is that
+simple are grouped: static sizes, strides that `is_contiguous()` tests exactly, no dispatch
+flag set. Others keep their own TensorMatch code.
+
+Why every property is still read on every call (no identity or version shortcut): a
+parameter's metadata can change while it stays the same Python object. Tried on torch 2.13
+(what each operation changes among the cheap signals `id`, `_cdata`, `_version`):
+
+    p.requires_grad_(False)                   requires_grad only
+    with no_grad: p.t_() / transpose_ /       shape, stride, and `_version` is bumped
+      unsqueeze_ / squeeze_ / swapdims_ /
+      as_strided_ / set_ / resize_ (buffers)
+    p.data = other (also module.half()/.to(),  shape, stride, dtype, data_ptr, neg/conj and
+      which assign .data)                     inference bits; `_version` and `_cdata` kept
+    p.data = p.data.t() / .view(new shape)    shape, stride only: same storage, same data_ptr
+    torch.utils.swap_tensors(p, q)            everything, `_cdata` changes, `_version` may not
+    p.__class__ = torch.Tensor                type only
+
+`.data =` (torch's `set_data`) swaps the tensor's metadata in place and bumps no counter,
+so no cheap fingerprint (identity, version counter, data pointer) proves that shape, stride
+or dtype are unchanged: only reading them does. Skipping those reads when a parameter is
+the same object, as torch.compile's C++ guards do when a module's dict tag matches, would
+run a graph compiled for the old metadata on the new one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Iterable
+
+import torch
+
+from ..codegen import Check, EmitContext, type_spelling
+from ..sources import TupleSource
+from .base import EMITTERS, PRIORITY_TENSOR, Guard, emits
+from .tensors import DISPATCH_FLAGS, TensorMatch, strides_are_contiguous
+
+# Fewer tensors than this are cheaper checked one by one: the group's few `map` calls cost
+# about as much as the per-tensor `if`s they replace (benchmarks/guards.py, case (b)).
+MIN_GROUP = 4
+
+# How the group reads each tensor's device: a bool property where the device type has one
+# (as TensorMatch does), else the device itself, compared with ==.
+_DEVICE_ATTRIBUTES = {"cpu": "is_cpu", "meta": "is_meta"}
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorGroup(Guard):
+    """Every member TensorMatch holds; built by `with_tensor_groups`, not by capture."""
+
+    members: tuple[TensorMatch, ...]
+    device_attribute: str  # read from every member: "is_cpu", "is_meta" or "device"
+    flags: tuple[str, ...]  # dispatch flags (all False in every member) the group checks
+    priority = PRIORITY_TENSOR
+
+    def __str__(self) -> str:
+        return "\n".join([f"{len(self.members)} tensors, each as at capture:", *(f"  {member}" for member in self.members)])
+
+
+class _FlagsByDtype(dict):
+    """dtype -> the dispatch flags TensorMatch checks for it (DISPATCH_FLAGS), computed once."""
+
+    def __missing__(self, dtype: torch.dtype) -> tuple[str, ...]:
+        flags = self[dtype] = tuple(flag for flag, applies in DISPATCH_FLAGS.items() if applies(dtype))
+        return flags
+
+
+_FLAGS = _FlagsByDtype()
+
+
+def _group_key(guard: Guard) -> tuple[str, tuple[str, ...]] | None:
+    """(device attribute, flags) of the group `guard` can join, or None if it checks alone."""
+    if type(guard) is not TensorMatch or None in guard.sizes or None in guard.strides:
+        return None
+    if guard.is_inference or guard.is_neg or guard.is_conj or not strides_are_contiguous(guard):
+        return None
+    device_attribute, flags = _DEVICE_ATTRIBUTES.get(guard.device.type, "device"), _FLAGS[guard.dtype]
+    # The group calls torch.Tensor's own getters and methods; a subclass's override would
+    # make that a different test from the member's `x.is_contiguous()`.
+    kind = guard.kind
+    if kind is not torch.Tensor and any(
+        getattr(kind, name, None) is not getattr(torch.Tensor, name)
+        for name in ("shape", "dtype", "requires_grad", "is_contiguous", device_attribute, *flags)
+    ):
+        return None
+    return device_attribute, flags
+
+
+def with_tensor_groups(guards: Iterable[Guard]) -> list[Guard]:
+    """`guards` with the TensorMatch guards that can be grouped replaced by TensorGroups (one
+    per device reading and set of flags, at the place of its first member), where a group
+    would have at least MIN_GROUP members."""
+    guards = list(guards)
+    by_key: dict[tuple, list[TensorMatch]] = {}
+    for guard in guards:
+        key = _group_key(guard)
+        if key is not None:
+            by_key.setdefault(key, []).append(guard)
+    first: dict[Guard, TensorGroup] = {}
+    grouped: set[Guard] = set()
+    for (device_attribute, flags), members in by_key.items():
+        if len(members) >= MIN_GROUP:
+            first[members[0]] = TensorGroup(tuple(members), device_attribute, flags)
+            grouped.update(members)
+    return [first.get(guard, guard) for guard in guards if guard not in grouped or guard in first]
+
+
+def _expected(member: TensorMatch, device_attribute: str) -> tuple:
+    device = member.device if device_attribute == "device" else True
+    return (member.sizes, member.dtype, member.requires_grad, device)
+
+
+@emits(TensorGroup)
+def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
+    members = group.members
+    tensors = ctx.read(TupleSource(tuple(member.source for member in members), "tensors"))
+    map_, list_ = ctx.builtin("map"), ctx.builtin("list")
+    types = ctx.constant([member.kind for member in members], "tensor_types", f"[{', '.join(type_spelling(m.kind) for m in members[:2])}, ...]")
+    fields = ("shape", "dtype", "requires_grad", group.device_attribute)
+    getter = ctx.constant(operator.attrgetter(*fields), "tensor_metadata", f"operator.attrgetter{fields!r}")
+    expected = [_expected(member, group.device_attribute) for member in members]
+    expected_name = ctx.constant(expected, "tensors_expected", f"[{expected[0]!r}, ...] (one per tensor, in order)")
+    is_contiguous = ctx.constant(torch.Tensor.is_contiguous, "is_contiguous", "torch.Tensor.is_contiguous")
+    parts = [
+        f"{list_}({map_}({ctx.builtin('type')}, {tensors})) != {types}",
+        f"{list_}({map_}({getter}, {tensors})) != {expected_name}",
+        f"not {ctx.builtin('all')}({map_}({is_contiguous}, {tensors}))",
+    ]
+    for flag in group.flags:
+        method = ctx.constant(getattr(torch.Tensor, flag), flag, f"torch.Tensor.{flag}")
+        parts.append(f"{ctx.builtin('any')}({map_}({method}, {tensors}))")
+
+    def member_checks() -> list[Check]:
+        return [chk for member in members for chk in EMITTERS[TensorMatch](member, ctx)]
+
+    text = f"{len(members)} tensors have the type, sizes, strides, dtype, device, requires_grad and flags seen at capture"
+    actual = ((None, f"{list_}({map_}({getter}, {tensors}))"),)
+    return [Check(" or ".join(parts), text, actual, member_checks)]
