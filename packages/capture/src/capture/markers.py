@@ -1,9 +1,11 @@
-"""Marks a user puts on functions to steer capture.
+"""Marks on functions that steer capture.
 
 `disable(fn)`: `fn` is never traced; called from compiled code it runs natively (the graph
 breaks around the call), and `optimize(disable(fn))` returns it as it is.
 `allow_in_graph(fn)`: a call of `fn` becomes one node of the graph instead of being inlined;
 `fn` must work on fake tensors (it runs on them while tracing) and have no side effects.
+Capture itself marks the dispatchers of compiled functions (`mark_compiled`): traced code
+that reaches one calls it between graphs instead of tracing capture's own machinery.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import weakref
 from typing import Any, Callable
 
 _DISABLED_ATTRIBUTE = "_capture_disabled"
+# Set on the dispatchers of compiled functions: traced code calls them, never traces them.
+_COMPILED_ATTRIBUTE = "_capture_compiled"
 _ALLOWED_IN_GRAPH: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -35,6 +39,15 @@ def disable(fn: Callable | None = None, recursive: bool = True):
 
 def is_disabled(fn: Any) -> bool:
     return bool(getattr(fn, _DISABLED_ATTRIBUTE, False))
+
+
+def mark_compiled(fn: Callable) -> Callable:
+    setattr(fn, _COMPILED_ATTRIBUTE, True)
+    return fn
+
+
+def is_compiled(fn: Any) -> bool:
+    return bool(getattr(fn, _COMPILED_ATTRIBUTE, False))
 
 
 def allow_in_graph(fn: Callable) -> Callable:

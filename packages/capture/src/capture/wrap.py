@@ -24,7 +24,7 @@ from torch import nn
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
-from .markers import is_allowed_in_graph, is_disabled
+from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .values.base import Value
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
@@ -136,7 +136,7 @@ def _function(session, obj, source):
             _guard(session, kinds.IdentityMatch(AttrSource(source, "__code__"), obj.__code__))
         else:
             _guard(session, kinds.IdentityMatch(source, obj))
-    if is_torch_operation(obj) or rule_for(obj) is not None or is_disabled(obj) or is_allowed_in_graph(obj):
+    if is_torch_operation(obj) or rule_for(obj) is not None or is_disabled(obj) or is_compiled(obj) or is_allowed_in_graph(obj):
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)
 

@@ -48,11 +48,12 @@ class ResumeCode:
     body_start: int
     original_body_start: int
 
-    def original_offset(self, offset: int) -> int:
-        """The offset in the original code of the instruction at `offset` in this one."""
+    def original_offset(self, offset: int) -> int | None:
+        """The offset in the original code of the instruction at `offset` in this one (None
+        for the header and prologue, which the original does not have)."""
         index = decode(self.code).index_of_offset[offset]
         if index < self.body_start:
-            raise CaptureInternalError(f"offset {offset} is in the prologue of a resume function")
+            return None
         return decode(self.original).instructions[index - self.body_start + self.original_body_start].offset
 
     def listing(self) -> str:

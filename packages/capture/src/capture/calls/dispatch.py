@@ -10,7 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
-from ..markers import is_allowed_in_graph, is_disabled
+from ..markers import is_allowed_in_graph, is_compiled, is_disabled
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
 from .registry import CONSTRUCT_RULES, rule_for
@@ -49,6 +49,11 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
         return handler(frame, args, kwargs)
     if is_torch_operation(fn) or is_allowed_in_graph(fn):
         return record_torch_call(frame, fn, args, kwargs)
+    if is_compiled(fn):
+        raise Unsupported(
+            f"call to {_name(fn)}, which runs as a compiled frame of its own",
+            hint="the graph breaks around the call (the function itself breaks its graph)",
+        )
     if is_disabled(fn):
         raise Unsupported(
             f"{_name(fn)} is marked with compiler.disable",

@@ -72,6 +72,10 @@ class BreakPoint:
     step: int
     before: bool
     in_callee: bool
+    # Breaking before a call inside a `try` whose callee broke: the resume function starts at
+    # the call (inside the `try`, so its handlers stay in force) with the callee replaced by
+    # its compiled version.
+    compiled_call: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,14 @@ class StackSnapshot:
     locals: dict
     kw_names: tuple | None = None
     cells: dict | None = None
+
+
+def callable_slot(inst: dis.Instruction) -> int:
+    """The stack index (from the top, negative) of the callable a CALL or CALL_FUNCTION_EX
+    calls: below its arguments, above CALL's NULL (see capture.instructions.calls)."""
+    if inst.opname == "CALL":
+        return -(inst.arg + 1)
+    return -(2 + (inst.arg & 1))
 
 
 class Frame:
@@ -133,6 +145,7 @@ class Frame:
         # step a resume function could start at, and stops before `stop_step` if given.
         self.steps = 0
         self.last_resumable_step = 0
+        self.kw_names_step = 0
         self.stop_step: int | None = None
         self.stopped: StackSnapshot | None = None
 
@@ -154,6 +167,8 @@ class Frame:
                     return None
                 if self._resumable_here(inst):
                     self.last_resumable_step = self.steps
+                if inst.opname == "KW_NAMES":
+                    self.kw_names_step = self.steps
                 self.steps += 1
             self.ip += 1
             handler = HANDLERS.get(inst.opname)
@@ -202,7 +217,23 @@ class Frame:
         step = self.steps - 1
         if self.last_resumable_step == step:
             return BreakPoint(step, before=False, in_callee=in_callee)
+        if in_callee and self._callee_can_run_inside_try(inst):
+            # With keyword arguments the resume function must run KW_NAMES again.
+            start = self.kw_names_step if self.kw_names is not None else step
+            return BreakPoint(start, before=True, in_callee=True, compiled_call=True)
         return BreakPoint(self.last_resumable_step, before=True, in_callee=False)
+
+    def _callee_can_run_inside_try(self, inst: dis.Instruction) -> bool:
+        """Whether the call at `inst` (whose callee broke) sits only inside `try` bodies, not
+        in an `except` handler or a `with` block, and calls a function capture can compile."""
+        from ..values.functions import own_frame_function
+
+        if inst.opname not in ("CALL", "CALL_FUNCTION_EX") or self.handled_exception is not None:
+            return False
+        if any(kind == "with" for _, kind in self.listing.handler_chain(inst.offset)):
+            return False
+        callee = self._stack_at_instruction[callable_slot(inst)]
+        return own_frame_function(realized(self.session, callee)) is not None
 
     def _unwind(self, inst: dis.Instruction, exc: UserException) -> None:
         """Route a traced exception through the exception table, like CPython's

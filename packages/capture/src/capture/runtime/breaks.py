@@ -22,7 +22,6 @@ eagerly (as torch.compile skips such frames).
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import logging
 import types
@@ -32,10 +31,11 @@ from ..bytecode import decode
 from ..bytecode.liveness import live_locals
 from ..bytecode.resume import ResumeCode, resume_code
 from ..errors import CaptureInternalError, Unsupported
-from ..interpreter.frame import BreakPoint, StackSnapshot, UserException
+from ..interpreter.frame import BreakPoint, StackSnapshot, UserException, callable_slot
 from ..values.context import ContextExit
-from ..values.functions import FunctionValue, MethodValue
-from ..values.modules import ModuleValue, has_hooks
+from ..markers import mark_compiled
+from ..values.functions import own_frame_function
+from ..values.modules import has_hooks
 from ..values.objects import NullValue
 from .compilation import GraphBreak
 from .native_steps import NATIVE_STEPS, NativeStep, Slot
@@ -73,7 +73,9 @@ def _break_entry(cache: CodeCache, err: Unsupported, args, kwargs, record: Graph
         raise CaptureInternalError(f"capturing {cache.fn.__qualname__} up to its graph break failed: {again}") from again
     if result.stopped is None:
         raise CaptureInternalError(f"capturing {cache.fn.__qualname__} again did not reach its graph break")
-    if point.before and not _did_work(result):
+    if plan.offset is None:
+        return None  # a resume function that breaks before getting anywhere
+    if point.before and not point.compiled_call and not _did_work(result):
         return None
     try:
         return cache.finish(result, tail=plan.tail)
@@ -104,12 +106,15 @@ class _BreakPlan:
         self.to_original = resume.original_offset if resume is not None else (lambda offset: offset)
         self.listing = decode(self.original)
         self.snapshot: StackSnapshot | None = None
+        self.offset: int | None = None  # where in the original code the frame stopped
         self.locals: dict = {}
 
     # --- what the graph must produce --------------------------------------------------------------
     def live_values(self, snapshot: StackSnapshot) -> list:
         self.snapshot = snapshot
-        offset = self.to_original(snapshot.offset)
+        offset = self.offset = self.to_original(snapshot.offset)
+        if offset is None:
+            return []
         bound = dict(snapshot.locals)
         # Cell variables are handed on as cells (capture.bytecode.resume).
         bound.update((name, snapshot.cells[name]) for name in self.original.co_cellvars if name in snapshot.cells)
@@ -147,7 +152,17 @@ class _BreakPlan:
         def resume(offset: int, slots: list[Slot]) -> str:
             return self._resume_call(writer, offset, slots, locals_)
 
-        offset = self.to_original(snapshot.offset)
+        offset = self.offset
+        if self.point.compiled_call:
+            start = self.listing.index_of_offset[offset]  # the CALL, or its KW_NAMES
+            call = next(i for i in self.listing.instructions[start:] if i.opname in ("CALL", "CALL_FUNCTION_EX"))
+            callee = stack[callable_slot(call)]
+            compiled = self._compiled_callee(writer, callee.value)
+            if compiled is None:
+                raise Unsupported(f"{callee.value.describe()} cannot run as a frame of its own")
+            callee.expression = bind(compiled, "c")
+            lines.extend(writer.lines)
+            writer.lines.clear()
         if self.point.before:
             lines.append(resume(offset, stack))
             return lines
@@ -188,25 +203,18 @@ class _BreakPlan:
         """For a call that broke inside the callee: the callee compiled as its own frame."""
         if not self.point.in_callee:
             return None
-        compilation = self.cache.compilation
-        if isinstance(value, FunctionValue) and _compilable(value.fn):
-            return writer.name_for(compilation.cache(value.fn).dispatch, value.fn.__name__)
-        if isinstance(value, MethodValue) and isinstance(value.func, FunctionValue) and _compilable(value.func.fn):
-            dispatch = writer.name_for(compilation.cache(value.func.fn).dispatch, value.func.fn.__name__)
-            return f"{writer.name_for(types.MethodType, 'MethodType')}({dispatch}, {writer.value(value.obj)})"
-        if isinstance(value, ModuleValue) and "forward" not in value.obj.__dict__:
-            forward = type(value.obj).forward
-            if _compilable(forward):
-                call = _module_call(compilation.cache(forward).dispatch)
-                return f"{writer.name_for(types.MethodType, 'MethodType')}({writer.name_for(call, 'call_module')}, {writer.value(value)})"
-        return None
-
-
-def _compilable(fn) -> bool:
-    if not isinstance(fn, types.FunctionType):
-        return False
-    flags = fn.__code__.co_flags
-    return not flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)
+        target = own_frame_function(value)
+        if target is None:
+            return None
+        fn, bound, module = target
+        dispatch = self.cache.compilation.cache(fn).dispatch
+        if module:
+            call = writer.name_for(_module_call(dispatch), f"call_{type(bound.obj).__name__}")
+            return f"{writer.name_for(types.MethodType, 'MethodType')}({call}, {writer.value(bound)})"
+        name = writer.name_for(dispatch, fn.__name__)
+        if bound is None:
+            return name
+        return f"{writer.name_for(types.MethodType, 'MethodType')}({name}, {writer.value(bound)})"
 
 
 def _module_call(dispatch):
@@ -218,6 +226,7 @@ def _module_call(dispatch):
             return module(*args, **kwargs)
         return dispatch(module, *args, **kwargs)
 
+    mark_compiled(call_module)
     return call_module
 
 

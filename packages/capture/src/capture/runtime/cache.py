@@ -27,6 +27,7 @@ from guards.failure import recompile_reason
 from .. import config
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
+from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
 from .automatic_dynamic import changed_dims, input_shapes
 from .compilation import CapturedGraph, Compilation
@@ -239,4 +240,4 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
     dispatch = namespace[name]
     dispatch.__defaults__ = fn.__defaults__
     dispatch.__kwdefaults__ = fn.__kwdefaults__
-    return dispatch
+    return mark_compiled(dispatch)

@@ -279,3 +279,26 @@ class NativeMethodValue(Value):
 
     def call(self, frame, args, kwargs):
         return self.impl(frame, self.obj, *args, **kwargs)
+
+
+def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, bool] | None:
+    """For a call capture could not inline because the callee breaks its graph: the Python
+    function to compile as a frame of its own, the value bound as its first argument (None
+    for a plain function) and whether it is a module's forward (then called through
+    `module(...)` semantics). None when the callable is nothing of that kind."""
+    from ..markers import is_disabled
+    from .modules import ModuleValue
+
+    if isinstance(value, FunctionValue):
+        fn, bound, module = value.fn, None, False
+    elif isinstance(value, MethodValue) and isinstance(value.func, FunctionValue):
+        fn, bound, module = value.func.fn, value.obj, False
+    elif isinstance(value, ModuleValue) and "forward" not in value.obj.__dict__:
+        fn, bound, module = type(value.obj).forward, value, True
+    else:
+        return None
+    if not isinstance(fn, types.FunctionType) or is_disabled(fn):
+        return None
+    if fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS):
+        return None
+    return fn, bound, module
