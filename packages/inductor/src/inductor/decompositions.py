@@ -25,6 +25,9 @@ LOWERED_DIRECTLY = {
     aten.rsub.Tensor, aten.nan_to_num.default, aten.masked_fill.Scalar, aten.masked_fill.Tensor,
     aten.threshold_backward.default, aten.mean.dim, aten.logical_not.default,
     aten.mm.default, aten.addmm.default, aten.bmm.default,
+    # Core ATen decomposes CPU flash attention into bmm/softmax/bmm (plus masking of all -inf
+    # rows): several kernels and a [heads, seq, seq] matrix where aten's one kernel needs none.
+    aten._scaled_dot_product_flash_attention_for_cpu.default,
 }
 
 # Composite ops that core ATen keeps but that we would rather see as simpler pieces.
