@@ -21,12 +21,14 @@ from dataclasses import dataclass
 import torch
 from torch._decomp import decomposition_table
 
+from . import meta_output_cache
 from .devices import normalize_device, output_device
 from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
 from .op_rules import rule_of
 from .tensor import FakeTensor, meta_storage_of
 
 META = torch.device("meta")
+_PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, str, type(None), torch.dtype, torch.layout, torch.memory_format})
 
 
 def run_op(mode, func, args, kwargs):
@@ -45,6 +47,17 @@ def run_on_meta(mode, func, args, kwargs):
         meta_kwargs["device"] = META
     device = output_device(func, unwrapped.devices, unwrapped.explicit_device)
 
+    # Static shapes only: with a ShapeEnv, sizes may be SymInts, which are not keyed.
+    cache = facts.output_cache if mode.shape_env is None else None
+    key = cache.key(meta_args, meta_kwargs) if cache is not None else None
+    if key is not None:
+        with torch._C._DisableTorchDispatch():
+            replayed = cache.replay(key)
+        if replayed is meta_output_cache.RETURNS_SELF:
+            return unwrapped.inputs[0]
+        if replayed is not None:
+            return _wrap_fresh(mode, replayed, device)
+
     # meta storage -> fake storage, taken before the op (`set_` may move an input onto
     # another input's storage). Not skipped for ops whose schema promises fresh outputs:
     # some return views anyway (unsafe_split).
@@ -57,6 +70,8 @@ def run_on_meta(mode, func, args, kwargs):
     try:
         with torch._C._DisableTorchDispatch():
             result = func(*meta_args, **meta_kwargs)
+            if key is not None:
+                cache.record(key, meta_args, meta_kwargs, result)
     except NotImplementedError as missing_kernel:
         return _run_decomposed(mode, func, args, kwargs, missing_kernel)
 
@@ -82,6 +97,15 @@ def run_on_meta(mode, func, args, kwargs):
     return wrap(result)
 
 
+def _wrap_fresh(mode, out, device):
+    """Fakes around meta outputs that alias nothing (replayed by the output cache)."""
+    if isinstance(out, torch.Tensor):
+        return FakeTensor(mode, out, device)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_wrap_fresh(mode, x, device) for x in out)
+    return out
+
+
 class _Unwrapped:
     """Replaces fakes by their meta tensors (and fake storages and devices by meta ones) in an
     op's arguments, collecting what deciding the output device and aliasing needs. ATen
@@ -95,6 +119,8 @@ class _Unwrapped:
         self.explicit_device: torch.device | None = None
 
     def of(self, value):
+        if type(value) in _PLAIN_ARGUMENTS:  # most arguments: checked first, and cheaply
+            return value
         if isinstance(value, torch.Tensor):
             fake = _as_own_fake(self.mode, self.func, value)
             self.inputs.append(fake)
@@ -102,7 +128,9 @@ class _Unwrapped:
             self.devices.append((device, device.type == "cpu" and fake.dim() == 0))
             return fake._meta
         if isinstance(value, (list, tuple)):
-            return type(value)(self.of(x) for x in value)
+            if _PLAIN_ARGUMENTS.issuperset(map(type, value)):  # sizes, dims
+                return value
+            return type(value)([self.of(x) for x in value])
         if isinstance(value, dict):
             return {k: self.of(v) for k, v in value.items()}
         if isinstance(value, torch.device):
@@ -144,6 +172,8 @@ class _OpFacts:
     # view ops (`t_`), resizes and `set_`, and `out=` ops (which resize a wrongly sized
     # `out`). Plain in-place ops (`add_`) cannot.
     may_change_geometry: bool
+    # The op's recorded calls, when a repeated call may reuse the first one's outputs.
+    output_cache: meta_output_cache.OutputCache | None
 
 
 _FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
@@ -156,13 +186,15 @@ def _facts_of(func) -> _OpFacts:
         return _FACTS[func]
     except KeyError:
         schema = func._schema
+        may_change_geometry = (
+            torch.Tag.inplace_view in func.tags
+            or schema.name in _RESIZING_OPS
+            or any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+        )
         facts = _OpFacts(
             takes_device_kwarg=any(a.name == "device" and a.kwarg_only for a in schema.arguments),
-            may_change_geometry=(
-                torch.Tag.inplace_view in func.tags
-                or schema.name in _RESIZING_OPS
-                or any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
-            ),
+            may_change_geometry=may_change_geometry,
+            output_cache=meta_output_cache.output_cache_for(schema, may_change_geometry),
         )
         _FACTS[func] = facts
         return facts

@@ -45,6 +45,13 @@ class FakeTensorMode(TorchDispatchMode):
             # Dropping the guard restores the dispatcher state from before this entry.
             self._dispatcher_guards.pop()
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # TorchDispatchMode wraps a subclass's __torch_dispatch__ in torch._dynamo's
+        # "disable" decorator unless this says False; we never run under torch.compile,
+        # and the wrapper costs more than a cached op.
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         return run_op(self, func, args, kwargs or {})
 
