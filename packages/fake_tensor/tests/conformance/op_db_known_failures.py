@@ -1,8 +1,11 @@
 """Where fakes and eager CPU disagree on torch's op database, and why: the one list to update.
 
 Keys are OpInfo names (`name` or `name.variant_test_name`). Each entry says what happens
-and why; `op_db_check.py` uses these to tell expected outcomes from regressions.
+and why; `op_db_check.py` uses these to tell expected outcomes from regressions. Entries that
+hold only on some torch versions say from which version on they no longer hold.
 """
+
+import torch
 
 # The op's result depends on tensor data, so on fakes it raises DataDependentError by design
 # (capture turns that into a graph break).
@@ -30,6 +33,19 @@ DATA_DEPENDENT = {
     "unique": "output length = number of distinct values",
     "unique_consecutive": "output length = number of runs of equal values",
 }
+
+# Data-dependent before a torch version (the key), statically answered from it on.
+_DATA_DEPENDENT_BEFORE = {
+    "2.13": {
+        # Seen on torch 2.11 (GPU machine run 1): the CPU kernel checks `q` in [0, 1] through
+        # at::equal on a 0-dim bool tensor. torch 2.13 makes no value read that reaches fakes.
+        "quantile": "torch < 2.13 checks q in [0, 1] on CPU with aten.equal (a value read)",
+        "nanquantile": "torch < 2.13 checks q in [0, 1] on CPU with aten.equal (a value read)",
+    },
+}
+for _version, _entries in _DATA_DEPENDENT_BEFORE.items():
+    if torch.__version__ < _version:
+        DATA_DEPENDENT.update(_entries)
 
 # Outputs match in shape, dtype, device and aliasing, but the CPU kernel lays them out
 # differently from the meta kernel (which follows the CUDA kernel or a generic rule), so
