@@ -38,7 +38,9 @@ def disable(fn: Callable | None = None, recursive: bool = True):
 
 
 def is_disabled(fn: Any) -> bool:
-    return bool(getattr(fn, _DISABLED_ATTRIBUTE, False))
+    # torch.compiler.disable marks its wrappers with `_torchdynamo_disable`: code written for
+    # torch.compile means the same by it.
+    return bool(getattr(fn, _DISABLED_ATTRIBUTE, False) or getattr(fn, "_torchdynamo_disable", False))
 
 
 def mark_compiled(fn: Callable) -> Callable:

@@ -44,11 +44,7 @@ def _is_pure(fn: Any) -> bool:
 
 
 def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    handler = rule_for(fn)
-    if handler is not None:
-        return handler(frame, args, kwargs)
-    if is_torch_operation(fn) or is_allowed_in_graph(fn):
-        return record_torch_call(frame, fn, args, kwargs)
+    # Marks come first: a disabled function may wrap one that has a rule.
     if is_compiled(fn):
         raise Unsupported(
             f"call to {_name(fn)}, which runs as a compiled frame of its own",
@@ -59,6 +55,11 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
             f"{_name(fn)} is marked with compiler.disable",
             hint="it runs natively between two graphs; remove the mark to trace it",
         )
+    handler = rule_for(fn)
+    if handler is not None:
+        return handler(frame, args, kwargs)
+    if is_torch_operation(fn) or is_allowed_in_graph(fn):
+        return record_torch_call(frame, fn, args, kwargs)
     if _is_pure(fn):
         constants = constant_args(args, kwargs)
         if constants is not None:
