@@ -15,7 +15,10 @@ from guards import (
     GradMode,
     GuardSet,
     InferenceMode,
+    LocalSource,
+    TensorMatch,
     TorchFunctionModes,
+    current_global_state,
     global_state_guards,
 )
 
@@ -96,10 +99,14 @@ def test_deterministic_warn_only_matters_when_enabled():
     assert DeterministicAlgorithms(False, warn_only=True) == DeterministicAlgorithms(False)
 
 
-def test_grad_mode_on_makes_inference_mode_guard_redundant():
-    guards = GuardSet([GradMode(True), InferenceMode(False)])
-    assert guards.essential() == [GradMode(True)]
-    assert GuardSet([GradMode(False), InferenceMode(False)]).essential() == [GradMode(False), InferenceMode(False)]
+def test_grad_mode_on_does_not_make_inference_mode_guard_redundant():
+    # enable_grad() inside inference_mode() turns grad mode on while inference mode stays on.
+    guard = GuardSet([GradMode(True), InferenceMode(False)]).compile(parameters=[])
+    assert guard()
+    with torch.inference_mode(), torch.enable_grad():
+        assert torch.is_grad_enabled()
+        assert not guard()
+        assert guard.why() == "torch.is_inference_mode_enabled() is False failed: got True"
 
 
 def test_inference_mode_is_checked_when_grad_is_off():
@@ -122,3 +129,50 @@ def test_torch_function_mode_depth():
         guard = GuardSet([TorchFunctionModes(1)]).compile(parameters=[])
         assert guard()
     assert guard.why() == "torch function mode stack depth == 1 failed: got 0"
+
+
+@pytest.mark.parametrize("change, sentence", CHANGES.values(), ids=CHANGES.keys())
+def test_split_global_state_equals_current_state_exactly_where_the_guards_hold(change, sentence):
+    guards = GuardSet(global_state_guards())
+    split = guards.compile(parameters=[], split_global_state=True)
+    assert split.global_state == current_global_state()
+    with change():
+        assert split.global_state != current_global_state()
+        assert split.why() == sentence == guards.compile(parameters=[]).why()
+    assert split.global_state == current_global_state()
+
+
+@pytest.mark.parametrize("change", [c for c, _ in CHANGES.values()], ids=CHANGES.keys())
+def test_split_state_taken_inside_a_change_equals_current_state_only_there(change):
+    with change():
+        state = GuardSet(global_state_guards()).compile(parameters=[], split_global_state=True).global_state
+        assert state == current_global_state()
+    assert state != current_global_state()
+
+
+def test_split_guard_function_checks_everything_else():
+    x = torch.randn(3)
+    guards = GuardSet([*global_state_guards(), TensorMatch.of(LocalSource("x"), x)])
+    split = guards.compile(parameters=["x"], split_global_state=True)
+    assert "is_grad_enabled" not in split.source
+    assert split(x) and not split(x.double())
+    with torch.no_grad():
+        assert split(x)  # the caller compares split.global_state instead
+        assert split.why(x) == "torch.is_grad_enabled() is True failed: got False"
+    assert split.why(x.double()) == "L['x'].dtype == torch.float32 failed: got torch.float64"
+    assert guards.compile(parameters=["x"]).global_state is None
+
+
+def test_settings_a_split_set_does_not_guard_are_free():
+    state = GuardSet([GradMode(True)]).compile(parameters=[], split_global_state=True).global_state
+    with default_dtype(torch.float64), PassThroughMode():
+        assert state == current_global_state()
+    with torch.no_grad():
+        assert state != current_global_state()
+
+
+def test_contradictory_split_set_matches_no_state():
+    guard = GuardSet([GradMode(True), GradMode(False)]).compile(parameters=[], split_global_state=True)
+    assert guard.global_state is None
+    assert guard.global_state != current_global_state()
+    assert guard.why() is not None

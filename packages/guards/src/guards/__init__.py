@@ -15,6 +15,7 @@ from .errors import GuardCompileError, GuardError, SourceError
 from .failure import failure_reasons, recompile_reason
 from .guard_set import GuardSet
 from .kinds import (
+    ANY,
     AutocastState,
     ConstantMatch,
     DefaultDtype,
@@ -32,7 +33,9 @@ from .kinds import (
     TensorMatch,
     TorchFunctionModes,
     TypeMatch,
+    current_global_state,
     global_state_guards,
+    global_state_of,
     shape_guards,
 )
 from .sources import (
@@ -57,6 +60,7 @@ from .sources import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ANY",
     "AttrSource",
     "AutocastState",
     "BufferSource",
@@ -92,9 +96,11 @@ __all__ = [
     "TorchFunctionModes",
     "TypeMatch",
     "TypeSource",
+    "current_global_state",
     "default_value_source",
     "failure_reasons",
     "global_state_guards",
+    "global_state_of",
     "recompile_reason",
     "shape_guards",
     "tensor_property_source",

@@ -312,11 +312,13 @@ def _add_with_parents(source: Source, ordered: dict[Source, None]) -> None:
 
 
 class GuardCode:
-    """The generated Python of one guard set: the guard function now, the explainer on demand.
+    """The generated Python of one guard set: the guard function now, explainers on demand.
 
-    The explainer is only needed when a call misses (to say why), and compiling it costs
-    more than the guard function (it spells every detail check), so it is written and
-    compiled the first time `explainer()` is asked for.
+    Explaining is only needed when a call misses (to say why), so it is written and compiled
+    the first time it is asked for, in stages that stay small for large guard sets: the
+    explainer finds the failing check (the guard function's statements, returning which one
+    failed); `detail_explainer(check)` then finds the first of that check's details that
+    fails, and so on down (a group of 148 tensors -> the tensor -> its size -> the dim).
     """
 
     def __init__(
@@ -338,6 +340,7 @@ class GuardCode:
         # The header is written after the body: reading roots binds their constants.
         self.source = "\n".join([*self._header(description), f"def {name}{self._signature}:", *body, ""])
         self._explainer: Callable | None = None
+        self._detail_explainers: dict[int, Callable] = {}
 
     def _header(self, description: str) -> list[str]:
         header = [f"# {description}"]
@@ -358,53 +361,41 @@ class GuardCode:
                 lines.append(f"        if {self._writer.resolve(chk.fails, scope)}: return False")
         return [*lines, "    except Exception:", "        return False", "    return True"]
 
-    def _explain_body(self) -> list[str]:
-        """Returns (check index, detail index or None, values seen or the exception raised)."""
-        if not self.checks:
+    def _first_failing(self, checks: Sequence[Check], scope: Scope) -> list[str]:
+        """Body returning (position, values seen or the exception raised) for the first of
+        `checks` that fails, else None."""
+        if not checks:
             return ["    return None"]
-        at, error, failing = self._ctx.local("at"), self._ctx.local("error"), self._ctx.local("failing")
-        writer, scope = self._writer, Scope()
+        at, error = self._ctx.local("at"), self._ctx.local("error")
+        writer = self._writer
         lines = [f"    {at} = 0", "    try:"]
-        for index, chk in enumerate(self.checks):
+        for index, chk in enumerate(checks):
             lines.append(f"        {at} = {index}")
-            binds = writer.assignments(chk.fails, scope)
-            fails = writer.resolve(chk.fails, scope)
-            details = chk.detail_checks()
-            if not details:
-                lines.extend(f"        {line}" for line in binds)
-                lines.append(f"        if {fails}:")
-                lines.append(f"            return {index}, None, {_values(writer, chk, scope)}")
-                continue
-            # A check with details (a tensor, a group of tensors) may fail by raising, e.g.
-            # reading a missing parameter: its details, each tried on its own, then name the
-            # value that could not be read or the first property that differs.
-            lines.append("        try:")
-            lines.extend(f"            {line}" for line in binds)
-            lines.append(f"            {failing} = {fails}")
-            lines.append(f"        except Exception as {error}:")
-            lines.append(f"            {failing} = {error}")
-            lines.append(f"        if {failing}:")
-            for position, detail in enumerate(details):
-                # Details run only here, on a failing path, so they read values inline
-                # rather than binding locals the rest of the function would rely on.
-                lines.append("            try:")
-                lines.append(f"                if {writer.resolve(detail.fails, scope)}: return {index}, {position}, {_values(writer, detail, scope)}")
-                lines.append(f"            except Exception as {error}:")
-                lines.append(f"                return {index}, {position}, {error}")
-            exception = self._ctx.builtin("BaseException")
-            lines.append(f"            if {self._ctx.builtin('isinstance')}({failing}, {exception}): return {index}, None, {failing}")
-            lines.append(f"            return {index}, None, {_values(writer, chk, scope)}")
-        return [*lines, f"    except Exception as {error}:", f"        return {at}, None, {error}", "    return None"]
+            lines.extend(f"        {line}" for line in writer.assignments(chk.fails, scope))
+            lines.append(f"        if {writer.resolve(chk.fails, scope)}: return {index}, {_values(writer, chk, scope)}")
+        return [*lines, f"    except Exception as {error}:", f"        return {at}, {error}", "    return None"]
 
     def define(self) -> Callable[..., bool]:
         return _define(self._name, self.source, self._ctx.constants)
 
     def explainer(self) -> Callable:
+        """(index of the first failing check, values seen or the exception raised) or None."""
         if self._explainer is None:
-            name = f"{self._name}_why"
-            text = "\n".join([f"def {name}{self._signature}:", *self._explain_body(), ""])
-            self._explainer = _define(name, text, self._ctx.constants)
+            self._explainer = self._define_finder(f"{self._name}_why", self.checks, Scope())
         return self._explainer
+
+    def detail_explainer(self, chk: Check) -> Callable:
+        """(index of the first failing detail of `chk`, values seen or the exception raised)
+        or None. Details read every value inline: they run once, on a miss."""
+        finder = self._detail_explainers.get(id(chk))
+        if finder is None:
+            finder = self._detail_explainers[id(chk)] = self._define_finder(f"{self._name}_why_detail", chk.detail_checks(), Scope())
+        return finder
+
+    def _define_finder(self, stem: str, checks: Sequence[Check], scope: Scope) -> Callable:
+        name = self._ctx.local(stem)
+        text = "\n".join([f"def {name}{self._signature}:", *self._first_failing(checks, scope), ""])
+        return _define(name, text, self._ctx.constants)
 
 
 def _values(writer: _Writer, chk: Check, scope: Scope) -> str:

@@ -13,6 +13,12 @@ Attributes of the returned function:
     .why(*args, **kwargs)  None if the guards pass, else a sentence naming the first failing
               check: "L['x'].size()[0] == 8 failed: got 9"
     .guards   the GuardSet it was compiled from
+    .global_state  with `compile(..., split_global_state=True)`: the global-state guards are
+              left out of the function, and the entry is valid only while
+              `current_global_state() == guard_fn.global_state` (None: never). A caller
+              with several entries reads the global state once per call, not once per
+              entry. `why` still names a global setting that differs. Without the flag:
+              None, and the function checks the global state itself.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import torch
 
 from .codegen import Block, Check, EmitContext, Frame, GuardCode
 from .errors import GuardCompileError, GuardError
-from .kinds import EMITTERS, DefaultsMatch, Guard, with_tensor_groups
+from .kinds import EMITTERS, GLOBAL_STATE_KINDS, DefaultsMatch, Guard, global_state_of, with_tensor_groups
 
 
 class GuardSet:
@@ -85,13 +91,14 @@ class GuardSet:
         f_globals: Mapping[str, object] | None = None,
         closure: Mapping[str, object] | None = None,
         name: str = "guard_fn",
+        split_global_state: bool = False,
     ) -> Callable[..., bool]:
         """One Python function that checks every guard (see the module docstring).
 
         Either pass the guarded function `fn` (its signature, globals, closure cells and
         defaults are used), or describe the frame: `parameters` (names, or an
         inspect.Signature), `f_globals` (the dict `G[...]` reads), `closure` (free variable
-        name -> cell, for `C[...]`).
+        name -> cell, for `C[...]`). `split_global_state`: see `.global_state` above.
         """
         guards = GuardSet(self)
         if fn is not None:
@@ -116,8 +123,12 @@ class GuardSet:
         # `name` becomes a def's name: `guards_<lambda>` must still be an identifier.
         name = ctx.local(name)
         frame = Frame(ctx, list(signature.parameters), f_globals, closure or {})
+        checked = guards.essential()
+        state_guards = [guard for guard in checked if type(guard) in GLOBAL_STATE_KINDS] if split_global_state else []
+        if state_guards:
+            checked = [guard for guard in checked if type(guard) not in GLOBAL_STATE_KINDS]
         blocks = []
-        for guard in with_tensor_groups(guards.essential()):
+        for guard in with_tensor_groups(checked):
             emitter = EMITTERS.get(type(guard))
             if emitter is None:
                 raise GuardCompileError(f"no code emitter registered for {type(guard).__name__} (guard: {guard})")
@@ -127,7 +138,8 @@ class GuardSet:
         guard_fn.__defaults__, guard_fn.__kwdefaults__ = defaults, kwdefaults
         guard_fn.source = code.source
         guard_fn.guards = guards
-        guard_fn.why = _explainer(code, defaults, kwdefaults)
+        guard_fn.global_state = global_state_of(state_guards) if split_global_state else None
+        guard_fn.why = _explainer(code, defaults, kwdefaults, state_guards)
         return guard_fn
 
 
@@ -146,19 +158,37 @@ def _defaults_of(signature: inspect.Signature) -> tuple[tuple | None, dict | Non
     return defaults or None, kwdefaults or None
 
 
-def _explainer(code: GuardCode, defaults, kwdefaults) -> Callable[..., str | None]:
+def _explainer(code: GuardCode, defaults, kwdefaults, state_guards: list[Guard]) -> Callable[..., str | None]:
+    state_fns: list[Callable] = []  # the split-off global-state guards, compiled on first use
+
     def why(*args, **kwargs) -> str | None:
         """None if every guard passes; else a sentence naming the first failing check."""
-        explain = code.explainer()
-        explain.__defaults__, explain.__kwdefaults__ = defaults, kwdefaults
-        result = explain(*args, **kwargs)
+        if state_guards:
+            if not state_fns:
+                state_fns.append(GuardSet(state_guards).compile(parameters=[]))
+            reason = state_fns[0].why()
+            if reason is not None:
+                return reason
+        result = _call(code.explainer(), args, kwargs)
         if result is None:
             return None
-        index, detail, seen = result
-        failed = code.checks[index] if detail is None else code.checks[index].detail_checks()[detail]
+        index, seen = result
+        failed = code.checks[index]
+        # Down the details to the finest check that fails (a group's tensor, then its dim);
+        # a check whose details all pass is itself the answer.
+        while failed.detail_checks():
+            found = _call(code.detail_explainer(failed), args, kwargs)
+            if found is None:
+                break
+            position, seen = found
+            failed = failed.detail_checks()[position]
         if isinstance(seen, BaseException):
             return f"{failed.text} could not be checked: {type(seen).__name__}: {seen}"
         return f"{failed.text} failed: got {_got(failed, seen)}"
+
+    def _call(finder: Callable, args, kwargs):
+        finder.__defaults__, finder.__kwdefaults__ = defaults, kwdefaults
+        return finder(*args, **kwargs)
 
     return why
 

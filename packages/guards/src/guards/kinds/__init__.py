@@ -1,20 +1,26 @@
 """Guard kinds: one frozen dataclass per kind of condition, and one code emitter per kind.
 
 `EMITTERS[kind](guard, ctx)` returns the guard's `Check`s; `@emits(Kind)` registers an
-emitter next to its class. Exports every kind and `global_state_guards()` / `shape_guards()`.
+emitter next to its class. Exports every kind, `global_state_guards()` / `shape_guards()`,
+the one-tuple global state (`current_global_state`, `global_state_of`) and
+`with_tensor_groups` (many TensorMatch guards checked as one).
 """
 
 from __future__ import annotations
 
 from .base import EMITTERS, Guard, emits
 from .global_state import (
+    ANY,
+    GLOBAL_STATE_KINDS,
     AutocastState,
     DefaultDtype,
     DeterministicAlgorithms,
     GradMode,
     InferenceMode,
     TorchFunctionModes,
+    current_global_state,
     global_state_guards,
+    global_state_of,
 )
 from .shapes import ShapeGuard, shape_guards
 from .tensor_groups import TensorGroup, with_tensor_groups
@@ -31,7 +37,9 @@ from .values import (
 )
 
 __all__ = [
+    "ANY",
     "EMITTERS",
+    "GLOBAL_STATE_KINDS",
     "AutocastState",
     "ConstantMatch",
     "DefaultDtype",
@@ -50,8 +58,10 @@ __all__ = [
     "TensorMatch",
     "TorchFunctionModes",
     "TypeMatch",
+    "current_global_state",
     "emits",
     "global_state_guards",
+    "global_state_of",
     "shape_guards",
     "with_tensor_groups",
 ]

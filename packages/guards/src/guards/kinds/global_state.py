@@ -7,11 +7,16 @@ TorchFunctionMode would be bypassed by a compiled graph.
 
 Each reader is the direct `torch._C` function, bound once as a constant of the guard
 function (no `torch.` attribute walk per call). `global_state_guards()` snapshots them all.
+
+`current_global_state()` reads every setting into one tuple, so that a caller with several
+compiled entries reads them once per call and compares the tuple with each entry's
+`global_state_of(guards)` (see GuardSet.compile's `split_global_state`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import torch
 
@@ -34,9 +39,11 @@ class GradMode(Guard):
     def __str__(self) -> str:
         return f"torch.is_grad_enabled() is {self.enabled}"
 
-    def implies(self) -> tuple[Guard, ...]:
-        # Inference mode turns grad mode off, so grad mode on means inference mode is off.
-        return (InferenceMode(False),) if self.enabled else ()
+    # Grad mode on does not imply inference mode off: `torch.enable_grad()` inside
+    # `torch.inference_mode()` turns grad mode on again, so both guards are kept.
+
+    def state(self) -> bool:
+        return self.enabled
 
 
 @emits(GradMode)
@@ -54,6 +61,9 @@ class InferenceMode(Guard):
     def __str__(self) -> str:
         return f"torch.is_inference_mode_enabled() is {self.enabled}"
 
+    def state(self) -> bool:
+        return self.enabled
+
 
 @emits(InferenceMode)
 def _inference_mode(guard: InferenceMode, ctx: EmitContext) -> list[Check]:
@@ -70,6 +80,9 @@ class DefaultDtype(Guard):
 
     def __str__(self) -> str:
         return f"torch.get_default_dtype() == {self.dtype}"
+
+    def state(self) -> torch.dtype:
+        return self.dtype
 
 
 @emits(DefaultDtype)
@@ -96,6 +109,9 @@ class DeterministicAlgorithms(Guard):
     def __str__(self) -> str:
         extra = f" (warn_only={self.warn_only})" if self.enabled else ""
         return f"torch.are_deterministic_algorithms_enabled() is {self.enabled}{extra}"
+
+    def state(self) -> tuple[bool, bool]:
+        return (self.enabled, self.warn_only)
 
 
 @emits(DeterministicAlgorithms)
@@ -141,6 +157,11 @@ class AutocastState(Guard):
         on = ", ".join(f"{device} ({str(dtype).removeprefix('torch.')})" for device, dtype in self.enabled)
         return f"autocast is on exactly for {on}"
 
+    def state(self) -> tuple[tuple[str, torch.dtype], ...]:
+        # In the order current_global_state() reads devices; the guard ignores other devices.
+        on = dict(self.enabled)
+        return tuple((device, on[device]) for device in _autocast_device_types() if device in on)
+
 
 @emits(AutocastState)
 def _autocast(guard: AutocastState, ctx: EmitContext) -> list[Check]:
@@ -183,6 +204,9 @@ class TorchFunctionModes(Guard):
     def __str__(self) -> str:
         return f"torch function mode stack depth == {self.depth}"
 
+    def state(self) -> int:
+        return self.depth
+
 
 @emits(TorchFunctionModes)
 def _torch_function_modes(guard: TorchFunctionModes, ctx: EmitContext) -> list[Check]:
@@ -190,13 +214,17 @@ def _torch_function_modes(guard: TorchFunctionModes, ctx: EmitContext) -> list[C
     return [check(must_equal(call, str(guard.depth)), str(guard), call)]
 
 
-def global_state_guards() -> list[Guard]:
-    """Guards that hold for the current global state (call while capturing)."""
-    enabled = tuple(
+def _autocast_now() -> tuple[tuple[str, torch.dtype], ...]:
+    return tuple(
         (device, torch.get_autocast_dtype(device))
         for device in _autocast_device_types()
         if torch.is_autocast_enabled(device)
     )
+
+
+def global_state_guards() -> list[Guard]:
+    """Guards that hold for the current global state (call while capturing)."""
+    enabled = _autocast_now()
     return [
         GradMode(torch.is_grad_enabled()),
         InferenceMode(torch.is_inference_mode_enabled()),
@@ -208,3 +236,70 @@ def global_state_guards() -> list[Guard]:
         ),
         TorchFunctionModes(torch._C._len_torch_function_stack()),
     ]
+
+
+# --- the global state as one value --------------------------------------------------------
+#
+# A function with several compiled entries would check these settings once per entry. A
+# caller can instead read them once per call with `current_global_state()` and compare the
+# tuple with each entry's `global_state_of(...)` (GuardSet.compile(split_global_state=True)
+# leaves them out of the guard function and sets `guard_fn.global_state`).
+
+# The guard kinds of the settings, in the order of current_global_state()'s tuple.
+GLOBAL_STATE_KINDS: tuple[type[Guard], ...] = (
+    GradMode, InferenceMode, AutocastState, DefaultDtype, DeterministicAlgorithms, TorchFunctionModes,
+)
+
+_is_grad_enabled = torch._C.is_grad_enabled
+_is_inference_mode_enabled = torch._C.is_inference_mode_enabled
+_is_any_autocast_enabled = torch._C._is_any_autocast_enabled
+_get_default_dtype = torch._C.get_default_dtype
+_deterministic_algorithms = torch._C._get_deterministic_algorithms
+_deterministic_warn_only = torch._C._get_deterministic_algorithms_warn_only
+_torch_function_stack_depth = torch._C._len_torch_function_stack
+
+
+def current_global_state() -> tuple:
+    """Every global setting the guard kinds above check, as one tuple (one C call each, as
+    many as one guard function's global-state checks make)."""
+    deterministic = _deterministic_algorithms()
+    return (
+        _is_grad_enabled(),
+        _is_inference_mode_enabled(),
+        _autocast_now() if _is_any_autocast_enabled() else (),
+        _get_default_dtype(),
+        (deterministic, deterministic and _deterministic_warn_only()),
+        _torch_function_stack_depth(),
+    )
+
+
+class _Any:
+    """Equal to every value: a setting the guards leave free (tuple equality asks each
+    element, and `x == ANY` falls back to ANY.__eq__)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()
+
+
+def global_state_of(guards: Iterable[Guard]) -> tuple | None:
+    """The value `current_global_state()` equals exactly when these global-state guards all
+    hold (ANY for a setting they leave free), or None for a set that contradicts itself."""
+    values: list[object] = [ANY] * len(GLOBAL_STATE_KINDS)
+    for guard in guards:
+        position = GLOBAL_STATE_KINDS.index(type(guard))
+        value = guard.state()
+        if values[position] is not ANY and values[position] != value:
+            return None
+        values[position] = value
+    return tuple(values)

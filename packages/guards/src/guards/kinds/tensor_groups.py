@@ -147,8 +147,16 @@ def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
         parts.append(f"{ctx.builtin('any')}({map_}({method}, {tensors}))")
 
     def member_checks() -> list[Check]:
-        return [chk for member in members for chk in EMITTERS[TensorMatch](member, ctx)]
+        return [_member_check(member, ctx) for member in members]
 
     text = f"{len(members)} tensors have the type, sizes, strides, dtype, device, requires_grad and flags seen at capture"
     actual = ((None, f"{list_}({map_}({getter}, {tensors}))"),)
     return [Check(" or ".join(parts), text, actual, member_checks)]
+
+
+def _member_check(member: TensorMatch, ctx: EmitContext) -> Check:
+    """One member's TensorMatch checks as one check (to find the failing member), with those
+    checks as its details (to find the failing property)."""
+    checks = EMITTERS[TensorMatch](member, ctx)
+    type_of = f"{ctx.builtin('type')}({ctx.read(member.source)})"
+    return Check(" or ".join(f"({chk.fails})" for chk in checks), str(member), ((None, type_of),), tuple(checks))

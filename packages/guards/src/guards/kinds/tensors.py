@@ -135,6 +135,8 @@ def strides_are_contiguous(guard: TensorMatch) -> bool:
     sizes = guard.sizes
     if None in sizes or None in guard.strides or any(size < 2 for size in sizes):
         return False
+    if getattr(guard.kind, "is_contiguous", None) is not torch.Tensor.is_contiguous:
+        return False  # a subclass's own is_contiguous() may answer something else
     expected, running = [], 1
     for size in reversed(sizes):
         expected.append(running)
