@@ -397,3 +397,26 @@ def test_nullcontext_value_survives(capsys):
             return x + k
 
     check_breaks(capsys, fn, lambda: (torch.randn(2),))
+
+
+def test_code_that_raises_is_captured_once():
+    captures = []
+
+    def counting(gm, example_inputs):
+        captures.append(gm)
+        return gm.forward
+
+    def fn(x):
+        y = x + 1
+        print(end="")
+        return y @ torch.ones(x.shape[0] + 1)
+
+    compiled = capture.optimize(fn, counting)
+    for _ in range(3):
+        with pytest.raises(RuntimeError) as actual:
+            compiled(torch.randn(3))
+        with pytest.raises(RuntimeError) as expected:
+            fn(torch.randn(3))
+        assert str(actual.value) == str(expected.value)
+    resume = next(iter(cache_of(compiled).compilation._resumes.values()))
+    assert len(captures) == 1 and len(resume._table) == 1, "the raising resume function runs eagerly from its guards"

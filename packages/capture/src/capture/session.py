@@ -234,10 +234,7 @@ class CaptureSession:
         else:
             outputs = self._collect_outputs([return_value])
         self.graph.set_output(outputs)
-        env = self.shape_env
-        if env is not None:
-            for guard in shape_guards(env.produce_guards(), env.symbol_sources, env.place_checks()):
-                self.add_guard(guard)
+        self.add_shape_guards()
         return CaptureResult(
             graph=self.graph.fx,
             inputs=self.graph.inputs,
@@ -247,6 +244,13 @@ class CaptureSession:
             side_effects=self.side_effects,
             stopped=stopped,
         )
+
+    def add_shape_guards(self) -> None:
+        """The guards the ShapeEnv took so far (on symbolic sizes), added to `guards`."""
+        env = self.shape_env
+        if env is not None:
+            for guard in shape_guards(env.produce_guards(), env.symbol_sources, env.place_checks()):
+                self.add_guard(guard)
 
     def _collect_outputs(self, values: list[Value]) -> list:
         """Every tensor the entry needs from the graph: in `values` (what it returns, or

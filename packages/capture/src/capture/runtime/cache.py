@@ -104,7 +104,7 @@ class CodeCache:
     def _miss(self, args, kwargs):
         if self.run_eagerly:
             return self.fn(*args, **kwargs)
-        if len(self.entries) >= config.recompile_limit:
+        if len(self._table) >= config.recompile_limit:
             if not self._warned_limit:
                 self._warned_limit = True
                 warnings.warn(
@@ -116,12 +116,17 @@ class CodeCache:
             return self.fn(*args, **kwargs)
         if self.entries:
             self._before_recompile(args, kwargs)
+        session = self.new_session(args, kwargs)
         try:
-            entry = self.capture(args, kwargs)
+            entry = self.finish(session.run())
         except UserException as exc:
             # The traced program raises on these inputs; running it eagerly raises the same
-            # exception from the user's own code.
+            # exception from the user's own code. Inputs passing the same guards would raise
+            # again: they run eagerly too, without capturing again.
             capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
+            session.add_shape_guards()
+            guard = GuardSet(session.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__name__)}")
+            self._table.append((guard, self.fn))
             return self.fn(*args, **kwargs)
         except Unsupported as err:
             if self.compilation.fullgraph:
@@ -155,9 +160,6 @@ class CodeCache:
         return CaptureSession(
             self.fn, args, kwargs, dynamic=bool(self.compilation.dynamic), automatic_dims=self.automatic_dims, **options
         )
-
-    def capture(self, args, kwargs) -> CompiledEntry:
-        return self.finish(self.new_session(args, kwargs).run())
 
     def finish(self, result: CaptureResult, tail=None) -> CompiledEntry:
         """Build the entry, then compile the captured graph (unless it has no operations);

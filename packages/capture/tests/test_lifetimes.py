@@ -1,0 +1,43 @@
+"""Compiled functions do not keep the tensors of the calls that compiled them alive (an entry
+reads its inputs by source on every call; only constants met while tracing are held)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+import torch
+
+import capture
+
+
+def plain(x, w):
+    return (x @ w).relu()
+
+
+def breaking(x, w):
+    y = x @ w
+    print(end="")
+    return y.relu() + x.sum()
+
+
+@pytest.mark.parametrize("fn", [plain, breaking], ids=["one graph", "graph break"])
+def test_inputs_are_not_kept_alive(fn):
+    compiled = capture.optimize(fn, capture.backends.eager)
+    x, w = torch.randn(3, 3), torch.randn(3, 3)
+    compiled(x, w)
+    references = [weakref.ref(x), weakref.ref(w)]
+    del x, w
+    gc.collect()
+    assert all(ref() is None for ref in references)
+
+
+def test_module_inputs_are_not_kept_alive():
+    compiled = capture.optimize(torch.nn.Linear(3, 3), capture.backends.eager)
+    x = torch.randn(2, 3)
+    compiled(x)
+    reference = weakref.ref(x)
+    del x
+    gc.collect()
+    assert reference() is None
