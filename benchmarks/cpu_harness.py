@@ -4,6 +4,10 @@ Each workload is a module and its inputs. Ours is `inductor.compile_fx` fed the 
 `torch.fx.symbolic_trace` (capture is not wired in yet); torch.compile is the reference.
 Cold compile: an empty cache directory; warm: the same compile again with the cache filled
 (torch.compile after `torch._dynamo.reset()`, ours on a freshly traced graph).
+
+Timing is interleaved: each round runs eager, torch.compile and ours once each, and each
+reports its median over rounds, so a load change on a shared machine hits all three alike.
+`BENCH_THREADS` overrides the thread count (2).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import sys
 import tempfile
 import time
 
-THREADS = 2
+THREADS = int(os.environ.get("BENCH_THREADS", "2"))
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torchinductor_bench_")
 os.environ["PTC_INDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptc_inductor_bench_")
@@ -39,18 +43,21 @@ def traced(module) -> torch.fx.GraphModule:
     return gm
 
 
-def median_ms(fn, *, warmup=3, repeat=15, min_seconds=1.0) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+def interleaved_medians(fns: dict, *, warmup=2, rounds=15, min_seconds=3.0, max_rounds=200) -> dict:
+    """{name: median ms} for each zero-argument fn, timed in alternating rounds."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times = {name: [] for name in fns}
     start = time.perf_counter()
-    while len(times) < repeat or time.perf_counter() - start < min_seconds:
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-        if len(times) >= 200:
-            break
-    return statistics.median(times)
+    done = 0
+    while done < max_rounds and (done < rounds or time.perf_counter() - start < min_seconds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append((time.perf_counter() - t0) * 1e3)
+        done += 1
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def _ours(module, inputs):
@@ -99,9 +106,9 @@ def run_workload(name, module, inputs, *, training=False):
     actual = step(ours, inputs)
     torch.testing.assert_close(actual, expected, rtol=1e-3, atol=1e-3)
     reference, ref_cold, ref_warm = _torch_compile(module, inputs, step)
-    eager_ms = median_ms(lambda: step(module, inputs))
-    ref_ms = median_ms(lambda: step(reference, inputs))
-    ours_ms = median_ms(lambda: step(ours, inputs))
+    medians = interleaved_medians({"eager": lambda: step(module, inputs), "torch.compile": lambda: step(reference, inputs),
+                                   "ours": lambda: step(ours, inputs)})
+    eager_ms, ref_ms, ours_ms = medians["eager"], medians["torch.compile"], medians["ours"]
     return {
         "workload": name, "eager_ms": eager_ms, "torch_compile_ms": ref_ms, "ours_ms": ours_ms,
         "speedup_vs_eager": eager_ms / ours_ms, "ratio_to_torch_compile": ref_ms / ours_ms,

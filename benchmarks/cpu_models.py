@@ -17,7 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from cpu_harness import THREADS, median_ms, report  # noqa: E402
+from cpu_harness import THREADS, interleaved_medians, report  # noqa: E402
 
 # This folder's guards.py (a benchmark) would shadow the `guards` package that `compiler` imports.
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,11 +98,9 @@ def run_model(key):
     torch._dynamo.reset()
     reference, ref_warm = _compile_seconds(torch.compile, model, inputs)
     with torch.no_grad():
-        row.update(
-            eager_ms=median_ms(lambda: model(**inputs), repeat=10, min_seconds=2),
-            torch_compile_ms=median_ms(lambda: reference(**inputs), repeat=10, min_seconds=2),
-            ours_ms=median_ms(lambda: ours(**inputs), repeat=10, min_seconds=2),
-        )
+        medians = interleaved_medians({"eager": lambda: model(**inputs), "torch.compile": lambda: reference(**inputs),
+                                       "ours": lambda: ours(**inputs)}, rounds=10, min_seconds=6)
+    row.update(eager_ms=medians["eager"], torch_compile_ms=medians["torch.compile"], ours_ms=medians["ours"])
     row.update(
         speedup_vs_eager=row["eager_ms"] / row["ours_ms"], ratio_to_torch_compile=row["torch_compile_ms"] / row["ours_ms"],
         ours_cold_compile_s=cold, ours_warm_compile_s=warm, torch_compile_cold_s=ref_cold, torch_compile_warm_s=ref_warm,
