@@ -75,10 +75,13 @@ class FakeTensor(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         # Reached only when no FakeTensorMode is active (an active mode is called first):
-        # re-enter the fakes' own mode so that factories inside composite ops are faked too.
+        # the fakes' own mode runs the op, as it would if it were active. Symbolic sizes
+        # need the Python dispatcher, which entering the mode turns on.
         mode = _mode_of_fakes(func, args, kwargs)
-        with mode:
-            return func(*args, **(kwargs or {}))
+        if mode.shape_env is not None:
+            with mode:
+                return func(*args, **(kwargs or {}))
+        return mode.__torch_dispatch__(func, types, args, kwargs)
 
     def _point_at(self, storage: torch.UntypedStorage) -> None:
         """Make this wrapper use the (fake) `storage`, with its inner tensor's geometry:
@@ -131,12 +134,17 @@ def is_fake(x: object) -> bool:
 
 
 def _mode_of_fakes(func, args, kwargs) -> "FakeTensorMode":
-    mode = None
-    for leaf in torch.utils._pytree.tree_leaves((args, kwargs)):
-        if isinstance(leaf, FakeTensor):
-            if mode is None:
-                mode = leaf.fake_mode
-            elif leaf.fake_mode is not mode:
-                raise FakeModeMismatchError(func)
-    assert mode is not None, f"{func} dispatched to FakeTensor without a fake argument"
-    return mode
+    modes = {fake.fake_mode for fake in _fakes_in(args)} | {fake.fake_mode for fake in _fakes_in((kwargs or {}).values())}
+    if len(modes) > 1:
+        raise FakeModeMismatchError(func)
+    assert modes, f"{func} dispatched to FakeTensor without a fake argument"
+    return modes.pop()
+
+
+def _fakes_in(arguments):
+    # ATen arguments nest at most as lists of tensors.
+    for value in arguments:
+        if isinstance(value, FakeTensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from (v for v in value if isinstance(v, FakeTensor))
