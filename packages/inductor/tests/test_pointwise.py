@@ -146,6 +146,13 @@ def test_pow_variants(device):
                            aten.pow.Tensor_Scalar(i, 3), aten.pow.Scalar(2.0, y)), x, y, i)
 
 
+@pytest.mark.parametrize("exponent", [1, 2, 3, 0.5, -0.5, -1, -2, 3.0, 2.5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_pow_by_a_scalar_exponent_with_nan_and_inf(exponent, dtype, device):
+    x = with_specials(torch.randn(23, 31, device=device).to(dtype) * 3)
+    check(lambda x: (aten.pow.Tensor_Scalar(x, exponent),), x)
+
+
 def test_masked_fill_and_nan_to_num(device):
     x = with_specials(torch.randn(30, 30, device=device))
     mask = torch.randn(30, 30, device=device) > 0

@@ -176,15 +176,25 @@ def _div_mode(a, b, *, rounding_mode=None):
     return pointwise(_by_name("floordiv" if rounding_mode == "floor" else "truncdiv"), [a, b])
 
 
+# Exponents ATen's pow_tensor_scalar_optimized_kernel computes by multiplication and roots (the
+# same roundings as eager; and unlike a pow call, they vectorize). Negative ones: floats only.
+_POW_BY_EXPONENT = {
+    1: lambda x: x,
+    2: lambda x: ops.mul(x, x),
+    3: lambda x: ops.mul(ops.mul(x, x), x),
+    0.5: lambda x: ops.sqrt(x),
+    -0.5: lambda x: ops.rsqrt(x),
+    -1: lambda x: ops.reciprocal(x),
+    -2: lambda x: ops.reciprocal(ops.mul(x, x)),
+}
+
+
 @register_lowering(aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar, aten.pow.Scalar)
 def _pow(a, b):
-    if isinstance(a, IRNode) and not isinstance(b, IRNode):
-        if b == 2:
-            return pointwise(lambda x, _: ops.mul(x, x), [a, b])
-        if b == 1:
-            return pointwise(lambda x, _: x, [a, b])
-        if b == 0.5:
-            return pointwise(lambda x, _: ops.sqrt(x), [a, b])
+    if isinstance(a, IRNode) and isinstance(b, (int, float)) and not isinstance(b, bool) and b in _POW_BY_EXPONENT:
+        if b > 0 or a.dtype.is_floating_point:
+            rule = _POW_BY_EXPONENT[b]
+            return pointwise(lambda x, _: rule(x), [a, b])
     return pointwise(_by_name("pow"), [a, b])
 
 
