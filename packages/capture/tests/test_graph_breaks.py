@@ -420,3 +420,24 @@ def test_code_that_raises_is_captured_once():
         assert str(actual.value) == str(expected.value)
     resume = next(iter(cache_of(compiled).compilation._resumes.values()))
     assert len(captures) == 1 and len(resume._table) == 1, "the raising resume function runs eagerly from its guards"
+
+
+def test_generator_function_runs_eagerly():
+    def numbers(x):
+        for i in range(3):
+            yield x + i
+
+    compiled = compile_eager(numbers)
+    x = torch.randn(2)
+    assert_same(list(compiled(x)), list(numbers(x)))
+    assert [b.outcome for b in cache_of(compiled).compilation.breaks] == ["eager"]
+
+
+def test_mutations_of_an_input_list_around_a_break(capsys):
+    def fn(x, items):
+        items.append(x * 2)
+        print(len(items))
+        items.append(x)
+        return items
+
+    check_breaks(capsys, fn, lambda: (torch.randn(2), [torch.randn(2)]))

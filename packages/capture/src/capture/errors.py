@@ -33,6 +33,13 @@ class UserLocation:
         return f"{where}\n    {line}" if line else where
 
 
+# What a user can do about any construct capture does not support.
+DEFAULT_HINT = (
+    "move this code out of the compiled function or into a function marked with "
+    "compiler.disable; without fullgraph=True the graph breaks here and the code runs natively"
+)
+
+
 class Unsupported(CaptureError):
     """Code capture cannot turn into a graph.
 
@@ -43,7 +50,7 @@ class Unsupported(CaptureError):
 
     def __init__(self, reason: str, *, hint: str | None = None):
         self.reason = reason
-        self.hint = hint
+        self.hint = hint or DEFAULT_HINT
         self.location: UserLocation | None = None
         self.stack: list[UserLocation] = []
         # The innermost frame at the refused instruction: its stack and live locals.

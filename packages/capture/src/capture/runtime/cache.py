@@ -30,7 +30,7 @@ from ..interpreter.frame import UserException
 from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
 from .automatic_dynamic import changed_dims, input_shapes
-from .compilation import CapturedGraph, Compilation
+from .compilation import CapturedGraph, Compilation, GraphBreak
 from .entry import CompiledEntry, build_entry, identifier
 from .tail_call import TailCall
 
@@ -44,6 +44,8 @@ entry_log = logging.getLogger("compiler.bytecode")
 dynamic_log = logging.getLogger("compiler.dynamic")
 capture_log = logging.getLogger("capture")
 
+
+_SUSPENDING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 # Every cache alive, so `reset()` can empty them all.
 _ALL_CACHES: weakref.WeakSet = weakref.WeakSet()
@@ -103,6 +105,14 @@ class CodeCache:
 
     def _miss(self, args, kwargs):
         if self.run_eagerly:
+            return self.fn(*args, **kwargs)
+        if self.fn.__code__.co_flags & _SUSPENDING:
+            # Calling it only creates a generator or coroutine, whose frame leaves and
+            # re-enters at every `yield`: nothing a graph could hold.
+            self.run_eagerly = True
+            self.compilation.breaks.append(
+                GraphBreak(self.fn.__qualname__, "generator and coroutine functions run eagerly", outcome="eager")
+            )
             return self.fn(*args, **kwargs)
         if len(self._table) >= config.recompile_limit:
             if not self._warned_limit:
