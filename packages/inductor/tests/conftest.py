@@ -37,9 +37,14 @@ def device(request):
     _selected_options.clear()
 
 
+def compile_graph(gm: torch.fx.GraphModule, inputs):
+    """Compile an ATen graph with the backend the `device` fixture selected."""
+    return inductor.compile_aten_graph(gm, inputs, options=dict(_selected_options))
+
+
 def compile_aten(fn, inputs):
     """`fn` calls torch.ops.aten overloads; trace it and compile the ATen graph."""
-    return inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), inputs, options=dict(_selected_options))
+    return compile_graph(torch.fx.symbolic_trace(fn), inputs)
 
 
 def assert_same(actual, expected, **tolerances):

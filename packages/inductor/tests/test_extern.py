@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import logging
 
+import pytest
 import torch
 
 from conftest import check
 
 aten = torch.ops.aten
+
+# The attention op aten's scaled_dot_product_attention picks on each device for float32: what
+# traced graphs hold there. Each returns a tuple whose first item is the attention output.
+ATTENTION = {
+    "cpu": lambda q, k, v, causal: aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.0, causal),
+    "cuda": lambda q, k, v, causal: aten._scaled_dot_product_efficient_attention.default(q, k, v, None, False, 0.0, causal),
+}
+
+
+def attention_on(device, causal=False):
+    return lambda q, k, v: ATTENTION[device](q, k, v, causal)[0]
 
 
 def test_mm_with_fused_epilogue_and_transposed_weight(device):
@@ -29,10 +41,32 @@ def test_convolution(device):
           x, w, b, rtol=1e-4, atol=1e-4)
 
 
-def test_scaled_dot_product_attention(device):
+@pytest.mark.parametrize("causal", [False, True])
+def test_scaled_dot_product_attention(device, causal):
     q, k, v = (torch.randn(2, 4, 16, 8, device=device) for _ in range(3))
-    op = aten._scaled_dot_product_flash_attention_for_cpu.default
-    check(lambda q, k, v: (op(q, k, v, 0.0, True)[0],), q, k, v, rtol=1e-4, atol=1e-4)
+    attention = attention_on(device, causal)
+    check(lambda q, k, v: (attention(q, k, v),), q, k, v, rtol=1e-4, atol=1e-4)
+
+
+def test_composite_attention_dispatches_on_the_device():
+    q, k, v = (torch.randn(2, 4, 16, 8) for _ in range(3))
+    check(lambda q, k, v: (aten.scaled_dot_product_attention.default(q, k, v),), q, k, v, rtol=1e-4, atol=1e-4)
+
+
+def test_extern_output_is_read_with_the_strides_the_op_returns(device):
+    # q is a lazy scaled permute: eager's mul keeps the permuted strides, so the traced attention
+    # output follows them; inductor realizes q densely, and attention lays its output out after q.
+    # The kernel reading the output must index what the op really returns (GPT-2's backward).
+    x, k, v = torch.randn(2, 12, 4, 8, device=device), torch.randn(2, 4, 12, 8, device=device), torch.randn(2, 4, 12, 8, device=device)
+    attention = attention_on(device)
+    check(lambda x, k, v: (aten.add.Tensor(attention(aten.mul.Tensor(aten.permute.default(x, [0, 2, 1, 3]), 2.0), k, v), 1.0),),
+          x, k, v, rtol=1e-4, atol=1e-4)
+
+
+def test_mm_of_a_lazy_transposed_operand(device):
+    x, w = torch.randn(16, 8, device=device), torch.randn(16, 5, device=device)
+    check(lambda x, w: (aten.add.Tensor(aten.mm.default(aten.mul.Tensor(aten.t.default(x), 2.0), w), 1.0),),
+          x, w, rtol=1e-4, atol=1e-4)
 
 
 def test_unlowered_op_falls_back_with_a_perf_hint(device, caplog):
@@ -44,9 +78,9 @@ def test_unlowered_op_falls_back_with_a_perf_hint(device, caplog):
 
 def test_matmul_and_attention_are_externs_not_fallbacks(device, caplog):
     q, k, v = (torch.randn(1, 2, 8, 4, device=device) for _ in range(3))
-    op = aten._scaled_dot_product_flash_attention_for_cpu.default
+    attention = attention_on(device)
     with caplog.at_level(logging.INFO, logger="compiler.perf_hints"):
-        check(lambda q, k, v: (aten.bmm.default(aten.view.default(op(q, k, v, 0.0, False)[0], [2, 8, 4]),
+        check(lambda q, k, v: (aten.bmm.default(aten.view.default(attention(q, k, v), [2, 8, 4]),
                                                 aten.view.default(aten.permute.default(v, [0, 1, 3, 2]), [2, 4, 8])),),
               q, k, v, rtol=1e-4, atol=1e-4)
     assert not caplog.records

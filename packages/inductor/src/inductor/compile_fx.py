@@ -104,17 +104,30 @@ KERNEL_BACKENDS = {"cpp": _cpp_kernel_calls, "triton": triton_kernel_calls}
 MODES = ("default", "reduce-overhead", "max-autotune")
 
 
-def kernel_backend_for(example_inputs, options) -> str:
-    """Triton for CUDA tensors; C++ for CPU ones unless options ask for Triton (its interpreter)."""
+def cpu_kernel_backend(example_inputs, options) -> str:
+    """The backend for kernels over CPU tensors: C++ unless options ask for Triton (its
+    interpreter). Kernels over CUDA tensors are always Triton."""
     devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
     if devices - {"cpu", "cuda"}:
         raise UnsupportedDevice(
             f"inductor generates Triton for CUDA tensors and C++ for CPU ones; this graph has {sorted(devices)} "
             "inputs. Use backend='aot_eager' for them."
         )
-    if "cuda" in devices:
-        return "triton"
     return (options or {}).get("cpu_backend", "cpp")
+
+
+def kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str, cpu_backend: str) -> tuple[dict, dict]:
+    """Each kernel printed by the backend for its device (a graph may mix CUDA kernels with a CPU
+    one, e.g. over a CPU scalar), as ({name: KernelCall}, {name: source}) in kernel order."""
+    groups: dict[str, list] = {}
+    for kernel in kernels:
+        groups.setdefault("triton" if kernel.device.type == "cuda" else cpu_backend, []).append(kernel)
+    calls, sources = {}, {}
+    for backend, group in groups.items():
+        group_calls, group_sources = KERNEL_BACKENDS[backend](group, buffers, size_symbols, mode)
+        calls.update(group_calls)
+        sources.update(group_sources)
+    return calls, {k.name: sources[k.name] for k in kernels}
 
 
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
@@ -125,16 +138,15 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     mode = mode or "default"
     if mode not in MODES:
         raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
-    backend = kernel_backend_for(example_inputs, options)
+    backend = cpu_kernel_backend(example_inputs, options)
     compiled = _compile_graph(gm, example_inputs, backend, mode)
-    if mode == "reduce-overhead" and backend == "triton" and any(
-        isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs
-    ):
+    if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
 
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph:
+    """`backend`: the one for CPU kernels (cpu_kernel_backend)."""
     key = cache.digest(gm.code, _input_key(example_inputs), _meta_key(gm), cache.inductor_source_hash(),
                        " ".join(cpp_build.FLAGS), backend, mode)
     constants = _constants(gm)
@@ -155,7 +167,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph
     buffers = {b.name: b for b in graph.buffers}
     buffers.update({b.name: b for b in graph.graph_inputs if hasattr(b, "layout")})
     kernels = [s for s in steps if isinstance(s, FusedKernel)]
-    calls, kernel_sources = KERNEL_BACKENDS[backend](kernels, buffers, set(graph.symbol_sources), mode)
+    calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
     source = WrapperCodegen(graph, steps, calls).generate()
     cache.write_atomic(path, source)
     elapsed = time.perf_counter() - start

@@ -146,6 +146,8 @@ class Scheduler:
         return all(written[name] == index for name, index in member.reads if name in written)
 
     def _try_join(self, group: _Group, buffer: ComputedBuffer) -> bool:
+        if group.members[0].buffer.device != buffer.device:
+            return False  # one kernel runs on one device (a CPU scalar's kernel beside CUDA ones)
         fit = self._fit(group, buffer)
         if fit is None:
             return False

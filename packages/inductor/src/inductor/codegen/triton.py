@@ -299,6 +299,10 @@ class TritonKernel:
             return self.constant(x.literal if dtype != torch.bool else bool(x.literal), dtype)
         if dtype == torch.bool:
             return self._new(f"{x} != 0", dtype, x.dims)
+        if dtype == torch.uint8 and x.dtype.is_floating_point:
+            # Eager converts float to uint8 through int64 (c10's static_cast_with_inter_type), so
+            # -25.0 wraps to 231; the GPU's own float-to-uint8 conversion saturates it to 0.
+            return self._new(f"{x}.to(tl.int64).to(tl.uint8)", dtype, x.dims)
         return self._new(f"{x}.to({triton_dtype(dtype)})", dtype, x.dims)
 
     def where(self, cond, a, b):

@@ -87,7 +87,7 @@ class WrapperCodegen:
             "import torch",
             "from inductor.runtime.cpu_memory import empty_strided_cpu",
             *sorted({call.imports for call in self.kernels.values()}),
-            "from inductor.runtime.wrapper_support import random_seed, reinterpret",
+            "from inductor.runtime.wrapper_support import random_seed, reinterpret, with_strides",
             "",
         ]
         for step in self.steps:
@@ -114,11 +114,12 @@ class WrapperCodegen:
                 body.append(f"    {step.name}({', '.join(args)})")
             elif isinstance(step, MultiOutput):
                 index = "".join(f"[{i}]" for i in step.path)
-                body.append(f"    {step.name} = {step.parent.name}{index}")
+                body.append(f"    {step.name} = {_checked(f'{step.parent.name}{index}', step.layout)}")
             else:
                 args = [self._value(a) for a in step.args]
                 args += [f"{key}={self._value(v)}" for key, v in step.kwargs.items()]
-                body.append(f"    {step.name} = {step.kernel}({', '.join(args)})")
+                call = f"{step.kernel}({', '.join(args)})"
+                body.append(f"    {step.name} = {_checked(call, step.layout) if step.layout else call}")
             dead = [n for n, last in last_use.items() if last == k and n in self.buffers and n not in g.output_names
                     and not isinstance(self.buffers[n], InputBuffer) and not n.startswith("const_")]
             released = []
@@ -174,6 +175,11 @@ class WrapperCodegen:
         if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
             return f"float({str(value)!r})"
         return repr(value)
+
+
+def _checked(value: str, layout) -> str:
+    """An extern's result, made to have the strides the kernels were generated for."""
+    return f"with_strides({value}, {_shape(layout.stride)})"
 
 
 def _statically_below(layout, nbytes: int) -> bool:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 
+import sympy
 import torch
+import torch.utils._pytree as pytree
 
 from ..context import current_graph
-from ..ir import ExternKernel, Layout, MultiOutput
+from ..ir import ExternKernel, IRNode, Layout, MultiOutput
 from . import register_lowering
 
 aten = torch.ops.aten
@@ -24,34 +26,95 @@ max_pool2d_with_indices max_pool2d_with_indices_backward _adaptive_avg_pool2d av
 """.split()
 
 
-def layout_of(value, graph) -> Layout:
-    """Layout of a meta value; meta tensors (shape propagation without fake tensors) take the graph's device."""
+def layout_of(value, graph, device=None) -> Layout:
+    """Layout of a meta value on its device; meta tensors (a meta re-run, or shape propagation
+    without fake tensors) take `device` when it is a real one, else the graph's."""
+    for candidate in (value.device, device, graph.device):
+        if candidate is not None and candidate.type != "meta":
+            break
     return Layout(
-        value.device if value.device.type != "meta" else graph.device, value.dtype,
+        candidate, value.dtype,
         tuple(graph.sympify(s) for s in value.shape), tuple(graph.sympify(s) for s in value.stride()),
     )
 
 
+class _Symbolic(Exception):
+    """An argument's layout has symbolic sizes: a meta run cannot stand for every size."""
+
+
+def _meta_argument(value):
+    """A meta tensor laid out as the buffer the wrapper will pass (raises _Symbolic if it cannot be)."""
+    if isinstance(value, IRNode):
+        layout = value.layout
+        if not all(isinstance(e, sympy.Integer) for e in (*layout.size, *layout.stride)):
+            raise _Symbolic
+        return torch.empty_strided([int(s) for s in layout.size], [int(s) for s in layout.stride],
+                                   dtype=layout.dtype, device="meta")
+    if isinstance(value, sympy.Basic):
+        if not isinstance(value, sympy.Integer):
+            raise _Symbolic
+        return int(value)
+    return value
+
+
+def output_value(op, args, kwargs, val):
+    """What the op returns for the buffers the wrapper will pass it.
+
+    The node's meta value was computed for the inputs as the traced graph had them; inductor may
+    pass others (a lazy permute realized densely, a view realized as a copy), and ops such as
+    attention and convolution lay their outputs out after their inputs. Re-running the op on meta
+    tensors laid out like the realized inputs gives the strides it will really return. Falls back
+    to the node's value for symbolic layouts, factories, and ops without a meta kernel; the
+    wrapper checks strides at run time either way (`wrapper_support.with_strides`)."""
+    if "device" in kwargs or not any(isinstance(a, IRNode) for a in pytree.tree_leaves((args, kwargs))):
+        return val
+    try:
+        meta_args, meta_kwargs = pytree.tree_map(_meta_argument, (list(args), dict(kwargs)))
+        rerun = op(*meta_args, **meta_kwargs)
+    except Exception:  # noqa: BLE001  (no meta kernel, symbolic layout, a data-dependent op: keep the traced value)
+        return val
+    if not _same_shapes(rerun, val):
+        return val
+    return rerun
+
+
+def _same_shapes(a, b) -> bool:
+    leaves_a, spec_a = pytree.tree_flatten(a)
+    leaves_b, spec_b = pytree.tree_flatten(b)
+    if spec_a != spec_b:
+        return False
+    for x, y in zip(leaves_a, leaves_b):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if isinstance(x, torch.Tensor) and (
+            x.dtype != y.dtype or not all(type(n) is int for n in y.shape) or tuple(x.shape) != tuple(y.shape)
+        ):
+            return False
+    return True
+
+
 def extern_call(op, args, kwargs, *, is_fallback: bool):
-    """Register `op(*args, **kwargs)` as a wrapper-level call; outputs shaped like the node's meta value."""
+    """Register `op(*args, **kwargs)` as a wrapper-level call; outputs laid out as `output_value` says."""
     graph = current_graph()
     args = graph.realize_tree(args)
     kwargs = graph.realize_tree(kwargs)
-    val = graph.current_val()
+    traced = graph.current_val()
+    val = output_value(op, args, kwargs, traced)
     aliases = any(r.alias_info is not None for r in op._schema.returns)
-    layout = layout_of(val, graph) if isinstance(val, torch.Tensor) else None
+    layout = layout_of(val, graph, traced.device) if isinstance(val, torch.Tensor) else None
     kernel = ExternKernel(graph.new_name(), layout, str_op(op), tuple(args), kwargs, is_fallback, aliases)
     if isinstance(val, torch.Tensor):
         return graph.register_extern(kernel)
     parent = graph.register_extern(kernel)
-    return _outputs(graph, parent, val, ())
+    return _outputs(graph, parent, val, traced, ())
 
 
-def _outputs(graph, parent, val, path):
+def _outputs(graph, parent, val, traced, path):
+    """MultiOutputs for the tensors of `val`; `traced` (same structure) says each one's device."""
     if isinstance(val, torch.Tensor):
-        return graph.register_extern(MultiOutput(graph.new_name(), layout_of(val, graph), parent, path))
+        return graph.register_extern(MultiOutput(graph.new_name(), layout_of(val, graph, traced.device), parent, path))
     if isinstance(val, (list, tuple)):
-        return type(val)(_outputs(graph, parent, item, (*path, k)) for k, item in enumerate(val))
+        return type(val)(_outputs(graph, parent, item, t, (*path, k)) for k, (item, t) in enumerate(zip(val, traced)))
     return val
 
 

@@ -57,6 +57,15 @@ def broadcast_loader(value: IRNode, size) -> callable:
     return load
 
 
+def result_device(tensors) -> torch.device:
+    """Eager's rule: a CPU 0-d tensor joins tensors of another device as a scalar, and the result
+    lives on that device (a CUDA kernel reads such a scalar through the launcher's copy)."""
+    for t in tensors:
+        if t.device.type != "cpu" or len(t.size) != 0:
+            return t.device
+    return tensors[0].device
+
+
 def cast(value, from_dtype: torch.dtype, to_dtype: torch.dtype):
     return value if from_dtype == to_dtype else ops.to_dtype(value, to_dtype)
 
@@ -88,7 +97,7 @@ def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dt
     def inner(index):
         return cast(fn(*[load(index) for load in loaders]), fn_dtype, result)
 
-    return Pointwise(tensors[0].device, result, size, inner)
+    return Pointwise(result_device(tensors), result, size, inner)
 
 
 def register_pointwise(aten_ops, fn, kind: Kind = Kind.DEFAULT):
@@ -204,7 +213,7 @@ def where(cond, a, b):
     size = broadcast_sizes(*[t.size for t in (cond, a, b) if isinstance(t, IRNode)])
     load_cond = operand_loaders([cond], size, torch.bool)[0]
     load_a, load_b = operand_loaders([a, b], size, result)
-    device = next(t.device for t in (cond, a, b) if isinstance(t, IRNode))
+    device = result_device([t for t in (cond, a, b) if isinstance(t, IRNode)])
     return Pointwise(device, result, size, lambda index: ops.where(load_cond(index), load_a(index), load_b(index)))
 
 
