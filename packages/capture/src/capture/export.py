@@ -23,7 +23,7 @@ from .dynamic import marked_dims
 from .errors import CaptureError
 from .interpreter.frame import UserException
 from .optimize import function_and_self
-from .runtime.entry import CompiledEntry, build_entry, identifier
+from .runtime.entry import CompiledEntry, build_entry, identifier, set_compiled_graph
 from .session import CaptureSession
 
 
@@ -105,9 +105,9 @@ def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
     except UserException as exc:
         raise exc.value.to_real() from None
     graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
-    compiled = eager(graph_module, [i.value for i in result.inputs])
     guard = GuardSet(result.guards).compile(function, name=f"guards_{identifier(function.__code__.co_name)}")
-    entry = build_entry(function, result, compiled, graph_module, guard)
+    entry = build_entry(function, result, graph_module, guard)
+    set_compiled_graph(entry, eager(graph_module, [i.value for i in result.inputs]))
     entry.function.__defaults__ = function.__defaults__
     entry.function.__kwdefaults__ = function.__kwdefaults__
     outputs = entry.function(*full, **kwargs)

@@ -1,7 +1,9 @@
-"""Reading CPython code objects: decoded instructions and the exception table.
+"""Reading and writing CPython code objects: decoded instructions with the exception table
+(`decode`), which locals are live where (`liveness.live_locals`), and resume functions that
+continue a function from the middle (`resume.resume_code`).
 
-Exports `decode(code) -> CodeListing`; version differences of the encoding stay in `dis`, the
-ones of meaning stay next to each opcode's handler in `capture.instructions`.
+Version differences of the encoding stay in `dis` and the `bytecode` library, the ones of
+meaning next to each opcode's handler in `capture.instructions`.
 """
 
 from .listing import CodeListing, ExceptionTableEntry, decode

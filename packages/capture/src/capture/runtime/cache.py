@@ -31,7 +31,7 @@ from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
 from .automatic_dynamic import changed_dims, input_shapes
 from .compilation import CapturedGraph, Compilation, GraphBreak
-from .entry import CompiledEntry, build_entry, identifier
+from .entry import CompiledEntry, build_entry, identifier, set_compiled_graph
 from .tail_call import TailCall
 
 if TYPE_CHECKING:
@@ -179,22 +179,17 @@ class CodeCache:
         operations = has_operations(graph_module)
         guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__name__)}")
         # Built before the backend runs: a break whose values cannot be rebuilt fails here.
-        entry = build_entry(self.fn, result, _NOT_COMPILED if operations else None, graph_module, guard, tail=tail)
+        entry = build_entry(self.fn, result, graph_module, guard, calls_graph=operations, tail=tail)
         entry.function.__defaults__ = self.fn.__defaults__
         entry.function.__kwdefaults__ = self.fn.__kwdefaults__
         entry.input_shapes = input_shapes(result)
         if operations:
             graph_code_log.debug("captured graph of %s:\n%s", name, graph_module.code)
-            entry.compiled_graph = self.backend(graph_module, [i.value for i in result.inputs])
-            entry.function.__globals__[entry.graph_name] = entry.compiled_graph
+            set_compiled_graph(entry, self.backend(graph_module, [i.value for i in result.inputs]))
             self.compilation.graphs.append(CapturedGraph(name, graph_module, guard))
         guards_log.debug("%s", guard.source)
         entry_log.debug("%s", entry.source)
         return entry
-
-
-def _NOT_COMPILED(*args):
-    raise AssertionError("the entry ran before its graph was compiled")
 
 
 def has_operations(graph_module: torch.fx.GraphModule) -> bool:

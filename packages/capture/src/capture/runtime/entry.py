@@ -55,7 +55,7 @@ class CompiledEntry:
     guard: Callable  # the guard function (same signature); .source, .why(...), .guards
     # (source, sizes) of the tensor inputs, None for symbolic sizes (automatic dynamic shapes).
     input_shapes: list = field(default_factory=list)
-    graph_name: str | None = None  # the name the entry calls the compiled graph by
+    graph_name: str | None = None  # the name the entry calls the compiled graph by (None: no call)
 
     @property
     def op_count(self) -> int:
@@ -81,9 +81,12 @@ def entry_signature(fn: types.FunctionType) -> str:
 
 
 def build_entry(
-    fn: types.FunctionType, result: CaptureResult, compiled_graph: Callable | None, graph_module, guard, *, tail=None
+    fn: types.FunctionType, result: CaptureResult, graph_module, guard, *, calls_graph: bool = True, tail=None
 ) -> CompiledEntry:
-    """`tail(writer) -> lines`, if given, ends the entry instead of returning the value."""
+    """The entry for `result`. With `calls_graph` it calls the compiled graph, which the
+    caller binds afterwards with `set_compiled_graph` (the entry is built first, so that a
+    break whose values cannot be rebuilt fails before the backend runs). `tail(writer) ->
+    lines`, if given, ends the entry instead of returning the value."""
     namespace: dict[str, Any] = {}
     writer_ref: list = []
     writer = ExpressionWriter(_EntryRoots(writer_ref, fn), "outs", result.outputs, namespace)
@@ -91,8 +94,8 @@ def build_entry(
 
     body: list[str] = []
     graph_name = None
-    if compiled_graph is not None:
-        graph_name = writer.name_for(compiled_graph, "compiled_graph")
+    if calls_graph:
+        graph_name = writer.name_for(graph_module, "compiled_graph")
         writer.plan_reads([i.source for i in result.inputs])
         inputs = ", ".join(writer.source(i.source) for i in result.inputs)
         body.extend(writer.lines)
@@ -114,7 +117,13 @@ def build_entry(
     exec(compile(source, filename, "exec"), namespace)
     # The entry keeps what it reads by name, not the capture's values (which hold the first
     # call's arguments).
-    return CompiledEntry(namespace[name], source, graph_module, compiled_graph, guard, graph_name=graph_name)
+    return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name)
+
+
+def set_compiled_graph(entry: CompiledEntry, compiled_graph: Callable) -> None:
+    """Bind the backend's compiled graph to the name the entry calls it by."""
+    entry.compiled_graph = compiled_graph
+    entry.function.__globals__[entry.graph_name] = compiled_graph
 
 
 def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[str]:
