@@ -1,11 +1,11 @@
-"""Cost of one guard-set evaluation, beside the per-call overhead torch.compile adds.
+"""Cost of building and of evaluating guard functions, beside the per-call overhead torch.compile adds.
 
-    python benchmarks/guards.py [--repeat 15] [--formulations]
+    python benchmarks/guards.py [--repeat 15] [--formulations] [--no-gpt2]
 
 Cases (each guard function is what `GuardSet.compile` generates for the guards capture
 would record; all of them include the global-state guards unless the row says otherwise):
   (a)  f(x): one tensor
-  (b)  f(x0, ..., x9): ten tensors
+  (b)  f(x0, ..., x9): ten tensors (checked as one group of tensors)
   (c1) a module of 50 Linear layers (100 parameters) reached through L['self'] attribute
        chains, one TensorMatch per parameter (what torch.compile 2.13 does: parameters of
        inlined modules get TENSOR_MATCH guards, see TORCH_LOGS=guards)
@@ -14,9 +14,16 @@ would record; all of them include the global-state guards unless the row says ot
        changed in place)
   (c3) identity of the module tree plus the identity and requires_grad of every parameter
        (catches reassignment and freezing, not in-place .data swaps of a different shape)
+  GPT-2: the guard set `capture` records for HF GPT-2 (12 layers, 1x128 ids, no_grad), as
+       it is: module identities, constants, 148 parameter tensors, global state
+  global state: the five global-state checks in a guard function, against reading the whole
+       state once with `current_global_state()` (what a dispatcher does once per call when
+       entries are compiled with split_global_state=True, comparing one tuple per entry)
 
---formulations also times alternative pure-Python spellings of one tensor check (why
-TensorMatch reads `x.shape`, `x.is_cpu`, `x.is_contiguous()` and compares separately).
+Columns: `checks` (the `if`s of the generated function), `compile` (GuardSet.compile, CPU
+ms, best of 5), `call` (one evaluation, CPU us). --formulations also times alternative
+pure-Python spellings of one tensor check (why TensorMatch reads `x.shape`, `x.is_cpu`,
+`x.is_contiguous()` and compares separately).
 
 "torch.compile overhead" is what torch.compile adds to a call beyond running its captured
 graph: compiled(args) minus the FX graph called directly on its inputs (the backend is
@@ -31,6 +38,7 @@ the load average is printed anyway.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -51,6 +59,7 @@ from guards import (
     ParameterSource,
     SubmoduleSource,
     TensorMatch,
+    current_global_state,
     global_state_guards,
 )
 from guards.sources import AttrSource
@@ -157,10 +166,42 @@ def time_formulations(repeat: int) -> None:
         print(f"{label:34s} {expression:100s} {best_of(test, repeat) * 1e9:7.1f}")
 
 
+def gpt2_case():
+    """GPT-2's guard set as capture records it, with the call it guards (None when capture or
+    transformers cannot build it here; the reason is printed)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import transformers
+        from capture.session import CaptureSession
+
+        torch.manual_seed(0)
+        config = transformers.GPT2Config()
+        model = transformers.GPT2LMHeadModel(config).eval()
+        ids = torch.randint(0, config.vocab_size, (1, 128))
+        args, kwargs = (model, ids), {"use_cache": False}
+        fn = type(model).forward
+        with torch.no_grad():
+            guards = CaptureSession(fn, args, kwargs).run().guards
+    except Exception as error:  # a benchmark row, not a test: say why it is missing
+        print(f"GPT-2 row skipped: {type(error).__name__}: {error}")
+        return None
+    return fn, guards, args, kwargs
+
+
+def compile_ms(guards, fn) -> float:
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        GuardSet(guards).compile(fn)
+        best = min(best, time.process_time() - start)
+    return best * 1e3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--formulations", action="store_true", help="also time spellings of a tensor check")
+    parser.add_argument("--no-gpt2", action="store_true", help="skip the GPT-2 guard set (needs capture and transformers)")
     options = parser.parse_args()
     repeat = options.repeat
     torch.set_num_threads(1)
@@ -171,14 +212,19 @@ def main() -> None:
     input_guard = TensorMatch.of(LocalSource("x"), mx)
 
     cases = {
-        "(a) 1 tensor, without global state": (one, [TensorMatch.of(LocalSource("x"), x)], (x,)),
-        "(a) 1 tensor": (one, [TensorMatch.of(LocalSource("x"), x), *global_state], (x,)),
-        "(b) 10 tensors": (ten, [TensorMatch.of(LocalSource(f"x{i}"), t) for i, t in enumerate(xs)] + global_state, xs),
-        "(c1) module, TensorMatch per parameter": (Stack.forward, [*module_tensor_guards(module), input_guard, *global_state], (module, mx)),
-        "(c2) module, identity + training flags": (Stack.forward, [*module_identity_guards(module), input_guard, *global_state], (module, mx)),
-        "(c3) module, identity of modules and parameters + requires_grad": (Stack.forward, [*parameter_identity_guards(module), input_guard, *global_state], (module, mx)),
-        "global state alone": (one, list(global_state), (x,)),
+        "(a) 1 tensor, without global state": (one, [TensorMatch.of(LocalSource("x"), x)], (x,), {}),
+        "(a) 1 tensor": (one, [TensorMatch.of(LocalSource("x"), x), *global_state], (x,), {}),
+        "(b) 10 tensors": (ten, [TensorMatch.of(LocalSource(f"x{i}"), t) for i, t in enumerate(xs)] + global_state, xs, {}),
+        "(c1) module, TensorMatch per parameter": (Stack.forward, [*module_tensor_guards(module), input_guard, *global_state], (module, mx), {}),
+        "(c2) module, identity + training flags": (Stack.forward, [*module_identity_guards(module), input_guard, *global_state], (module, mx), {}),
+        "(c3) module, identity of modules and parameters + requires_grad": (Stack.forward, [*parameter_identity_guards(module), input_guard, *global_state], (module, mx), {}),
     }
+    if not options.no_gpt2:
+        gpt2 = gpt2_case()
+        if gpt2 is not None:
+            fn, guards, args, kwargs = gpt2
+            cases["GPT-2, the guard set capture records"] = (fn, guards, args, kwargs)
+    cases["global state: five checks in a guard function"] = (one, list(global_state), (x,), {})
     overhead = {
         "(a)": compile_overhead(one, (x,), repeat),
         "(b)": compile_overhead(ten, xs, repeat),
@@ -186,15 +232,22 @@ def main() -> None:
     }
 
     print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}   torch {torch.__version__}")
-    print(f"{'case':66s} {'checks':>6s} {'ours':>10s} {'torch.compile overhead':>24s}")
-    for name, (fn, guards, args) in cases.items():
+    print(f"{'case':66s} {'checks':>6s} {'compile':>10s} {'call':>10s} {'torch.compile overhead':>24s}")
+    for name, (fn, guards, args, kwargs) in cases.items():
         guard_fn = GuardSet(guards).compile(fn)
-        assert guard_fn(*args), guard_fn.why(*args)
         checks = sum(line.lstrip().startswith("if ") for line in guard_fn.source.splitlines())
-        ours = best_of(lambda: guard_fn(*args), repeat)
+        # GPT-2 was captured for inference: its guards hold under no_grad.
+        with torch.no_grad() if name.startswith("GPT-2") else contextlib.nullcontext():
+            assert guard_fn(*args, **kwargs), guard_fn.why(*args, **kwargs)
+            ours = best_of(lambda: guard_fn(*args, **kwargs), repeat)
         reference = next((v for k, v in overhead.items() if name.startswith(k)), None)
         ref_text = f"{reference * 1e6:10.2f} us" if reference is not None else ""
-        print(f"{name:66s} {checks:6d} {ours * 1e6:7.2f} us {ref_text:>24s}")
+        print(f"{name:66s} {checks:6d} {compile_ms(guards, fn):7.1f} ms {ours * 1e6:7.2f} us {ref_text:>24s}")
+    once = best_of(current_global_state, repeat)
+    print(f"{'global state: current_global_state() once per call':66s} {'':6s} {'':>10s} {once * 1e6:7.2f} us")
+    state, now = GuardSet(global_state).compile(parameters=[], split_global_state=True).global_state, current_global_state()
+    compare = best_of(lambda: state == now, repeat)
+    print(f"{'global state: one entry comparing its tuple with it':66s} {'':6s} {'':>10s} {compare * 1e6:7.2f} us")
     if options.formulations:
         time_formulations(repeat)
 

@@ -6,6 +6,13 @@
     guard_fn.source                         # the generated Python
     guard_fn.why(*args, **kwargs)           # "L['x'].size()[0] == 8 failed: got 9"
 
+Tensors of many TensorMatch guards (a model's parameters) are checked together, one `map`
+per property (`kinds.tensor_groups`, which also says why no cheaper shortcut is sound). A
+caller with several compiled entries can read the global state once per call:
+
+    guard_fn = guard_set.compile(fn, split_global_state=True)
+    current_global_state() == guard_fn.global_state and guard_fn(*args, **kwargs)
+
 Modules: `sources` (where values live), `kinds` (guard kinds and their code emitters),
 `guard_set` (GuardSet and compile), `codegen` (checks to Python), `printer` (sympy to
 Python), `failure` (recompile reasons across cache entries), `errors`.
