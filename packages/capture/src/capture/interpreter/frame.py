@@ -232,8 +232,7 @@ class Frame:
             return False
         if any(kind == "with" for _, kind in self.listing.handler_chain(inst.offset)):
             return False
-        callee = self._stack_at_instruction[callable_slot(inst)]
-        return own_frame_function(realized(self.session, callee)) is not None
+        return own_frame_function(self._stack_at_instruction[callable_slot(inst)]) is not None
 
     def _unwind(self, inst: dis.Instruction, exc: UserException) -> None:
         """Route a traced exception through the exception table, like CPython's

@@ -176,7 +176,7 @@ class _BreakPlan:
             stack,
             snapshot.kw_names,
             name_for=writer.name_for,
-            temp=lambda: f"_t{next(_temps)}",
+            fresh_name=lambda: f"_t{next(_temps)}",
             resume=resume,
             callee=lambda value: self._compiled_callee(writer, value),
         )
@@ -209,7 +209,7 @@ class _BreakPlan:
         fn, bound, module = target
         dispatch = self.cache.compilation.cache(fn).dispatch
         if module:
-            call = writer.name_for(_module_call(dispatch), f"call_{type(bound.obj).__name__}")
+            call = writer.name_for(_module_call(dispatch), f"call_{fn.__qualname__.split('.')[0]}")
             return f"{writer.name_for(types.MethodType, 'MethodType')}({call}, {writer.value(bound)})"
         name = writer.name_for(dispatch, fn.__name__)
         if bound is None:

@@ -12,6 +12,7 @@ Version differences stay here next to each opcode, as in capture.instructions.
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import operator
 import sys
@@ -45,14 +46,14 @@ class Slot:
 
 
 class NativeStep:
-    def __init__(self, inst: dis.Instruction, listing, stack: list[Slot], kw_names, *, name_for, temp, resume, callee):
+    def __init__(self, inst: dis.Instruction, listing, stack: list[Slot], kw_names, *, name_for, fresh_name, resume, callee):
         self.inst = inst
         self.listing = listing
         self.stack = stack
         self.kw_names = kw_names
         self.lines: list[str] = []
         self.name_for = name_for  # (object, stem) -> a name bound in the entry's namespace
-        self._temp = temp  # () -> a fresh local name
+        self.fresh_name = fresh_name  # () -> a local name not used yet
         self._resume = resume  # (offset, stack) -> "return ..." statement
         self._callee = callee  # (Value) -> expression of its compiled version, or None
         self._indent = ""
@@ -79,7 +80,7 @@ class NativeStep:
         self.lines.append(self._indent + line)
 
     def assign(self, expression: str) -> str:
-        name = self._temp()
+        name = self.fresh_name()
         self.emit(f"{name} = {expression}")
         return name
 
@@ -96,17 +97,14 @@ class NativeStep:
     def next_offset(self) -> int:
         return self.listing.next_offset(self.inst.offset)
 
+    @contextlib.contextmanager
     def indented(self):
-        step = self
-
-        class _Block:
-            def __enter__(self):
-                step._indent += "    "
-
-            def __exit__(self, *exc):
-                step._indent = step._indent[:-4]
-
-        return _Block()
+        """Lines emitted inside go one level deeper (the body of an `if` or `try`)."""
+        self._indent += "    "
+        try:
+            yield
+        finally:
+            self._indent = self._indent[:-4]
 
 
 # --- calls ------------------------------------------------------------------------------------
@@ -188,7 +186,7 @@ _FOR_ITER_SKIPS_END_FOR = sys.version_info >= (3, 12)
 @native_step("FOR_ITER")
 def _for_iter(step: NativeStep):
     iterator = step.stack[-1]
-    item = step._temp()
+    item = step.fresh_name()
     step.emit("try:")
     with step.indented():
         step.emit(f"{item} = {step.op(next)}({iterator.expression})")
@@ -211,7 +209,7 @@ def _get_iter(step: NativeStep):
 
 @native_step("UNPACK_SEQUENCE")
 def _unpack_sequence(step: NativeStep):
-    names = [step._temp() for _ in range(step.inst.arg)]
+    names = [step.fresh_name() for _ in range(step.inst.arg)]
     value = step.pop()
     step.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {value.expression}")
     for name in reversed(names):

@@ -286,9 +286,11 @@ def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, 
     function to compile as a frame of its own, the value bound as its first argument (None
     for a plain function) and whether it is a module's forward (then called through
     `module(...)` semantics). None when the callable is nothing of that kind."""
-    from ..markers import is_disabled
+    from .lazy import LazyInput
     from .modules import ModuleValue
 
+    if isinstance(value, LazyInput):
+        return _own_frame_function_of_input(value)
     if isinstance(value, FunctionValue):
         fn, bound, module = value.fn, None, False
     elif isinstance(value, MethodValue) and isinstance(value.func, FunctionValue):
@@ -297,8 +299,31 @@ def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, 
         fn, bound, module = type(value.obj).forward, value, True
     else:
         return None
+    return (fn, bound, module) if _compilable(fn) else None
+
+
+def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | None, bool] | None:
+    """`own_frame_function` of a frame input not looked at yet (a callable passed in)."""
+    import torch
+    from guards.sources import AttrSource
+
+    from .lazy import LazyInput
+
+    obj = value.obj
+    if isinstance(obj, types.FunctionType):
+        target = (obj, None, False)
+    elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        target = (obj.__func__, LazyInput(obj.__self__, AttrSource(value.source, "__self__")), False)
+    elif isinstance(obj, torch.nn.Module) and "forward" not in obj.__dict__:
+        target = (type(obj).forward, value, True)
+    else:
+        return None
+    return target if _compilable(target[0]) else None
+
+
+def _compilable(fn) -> bool:
+    from ..markers import is_disabled
+
     if not isinstance(fn, types.FunctionType) or is_disabled(fn):
-        return None
-    if fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS):
-        return None
-    return fn, bound, module
+        return False
+    return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
