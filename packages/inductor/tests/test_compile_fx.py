@@ -52,6 +52,23 @@ def test_mlp_training_step_matches_eager_gradients():
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
 
 
+def test_dropout_training_step_draws_eagers_masks_under_one_seed():
+    model = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.Dropout(0.4), torch.nn.GELU(), torch.nn.Linear(96, 10))
+    x = torch.randn(32, 48)
+    compiled = inductor.compile_fx(traced(model), [x])
+    torch.manual_seed(11)
+    out = compiled(x)[0]
+    out.pow(2).sum().backward()
+    ours = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    torch.manual_seed(11)
+    expected = model(x)
+    expected.pow(2).sum().backward()
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    for a, p in zip(ours, model.parameters()):
+        torch.testing.assert_close(a, p.grad, rtol=1e-4, atol=1e-4)
+
+
 def test_output_code_is_logged(caplog):
     x = torch.randn(8, 8)
     gm = traced(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()))

@@ -38,6 +38,10 @@ def test_vectorized_math_is_accurate_over_a_wide_range(name, device):
 @pytest.mark.parametrize("gelu", ["none", "tanh"])
 def test_gelu(gelu, device):
     x = with_specials(torch.randn(64, 100, device=device) * 4)
+    if gelu == "none" and device == "cpu":
+        # Eager's own exact gelu at -inf depends on the CPU: its oneDNN kernel gives NaN
+        # (-inf * (1 + erf(-inf))) on AVX2 but clamps to 0 on AVX-512 machines. Elsewhere it agrees.
+        x = torch.where(x == float("-inf"), torch.full_like(x, -1e5), x)
     check(lambda x: (aten.gelu.default(x, approximate=gelu),), x)
 
 

@@ -1,6 +1,6 @@
 """The Triton printer's kernel shapes, differential against eager, under Triton's interpreter
 (or on CUDA where there is a GPU): persistent and looped reductions, outer reductions, values
-kept in registers, symbolic sizes as kernel arguments, in-kernel random numbers.
+kept in registers, symbolic sizes as kernel arguments.
 
 The shared op test list (test_pointwise.py, test_reductions.py...) runs through Triton too;
 these cover what only the Triton backend decides.
@@ -185,28 +185,6 @@ def test_symbolic_sizes_are_kernel_arguments():
         assert_same(compiled(x), fn(x))
     # The row count reaches the kernel as its element count, bound from the input at each call.
     assert re.search(r"kernel0\(arg0, (buf\d+, )+s0, 40\)", compiled.source), compiled.source
-
-
-def test_rand_is_uniform_reproducible_and_fresh_per_call():
-    x = torch.empty(64, 64, device=DEVICE)
-    compiled = compile_triton(lambda x: (aten.rand_like.default(x),), [x])
-    torch.manual_seed(3)
-    first = compiled(x)[0]
-    torch.manual_seed(3)
-    again = compiled(x)[0]
-    other = compiled(x)[0]
-    assert torch.equal(first, again) and not torch.equal(first, other)
-    assert 0 <= float(first.min()) and float(first.max()) < 1
-    assert abs(float(first.mean()) - 0.5) < 0.03
-    assert len(torch.unique(first)) > 0.99 * first.numel()
-
-
-def test_dropout_keeps_about_one_minus_p_and_scales_the_rest():
-    x = torch.randn(128, 64, device=DEVICE)
-    compiled = compile_triton(lambda x: aten.native_dropout.default(x, 0.25, True), [x])
-    out, mask = compiled(x)
-    assert abs(float(mask.float().mean()) - 0.75) < 0.03
-    torch.testing.assert_close(out, torch.where(mask, x / 0.75, torch.zeros_like(x)))
 
 
 def test_identical_kernels_share_one_module():

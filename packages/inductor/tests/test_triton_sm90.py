@@ -68,10 +68,6 @@ def _cases():
         return (aten.embedding.default(w, i), aten.constant_pad_nd.default(x, [1, 2, 0, 1], 0.5),
                 aten.cat.default([x, x], 1), aten.index_select.default(x, 1, aten.select.int(i, 0, 0)))
 
-    def random(x):
-        dropped = aten.native_dropout.default(x, 0.3, True)
-        return (dropped[0], dropped[1], aten.randn_like.default(x))
-
     def casts(x):
         return tuple(aten._to_copy.default(x, dtype=d) for d in
                      (torch.bool, torch.int8, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
@@ -93,7 +89,6 @@ def _cases():
         ("softmax_looped", lambda x: (aten._log_softmax.default(x, -1, False),), [long_rows]),
         ("layer_norm", layer_norm, [f32, torch.randn(33), torch.randn(33)]),
         ("gather_and_pad", gather_and_pad, [torch.randn(10, 33), torch.randint(0, 10, (4, 5)), f32]),
-        ("random", random, [f32]),
         ("casts", casts, [f32 * 100]),
         ("transpose", lambda x: (aten.clone.default(aten.permute.default(x, [2, 0, 1])),), [torch.randn(3, 5, 7)]),
     ]

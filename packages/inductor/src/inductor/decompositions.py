@@ -1,7 +1,9 @@
 """The ATen decompositions inductor asks aot_autograd to apply before lowering.
 
 Core ATen decompositions, minus the ops with a direct lowering that beats their decomposition
-(softmax, layer norm, gelu, var_mean... are reductions/pointwise we lower as a whole).
+(softmax, layer norm, gelu, var_mean... are reductions/pointwise we lower as a whole), and
+minus every random op: those run as aten calls (lowering/extern.py), so that under one seed a
+compiled program draws eager's numbers, dropout masks included.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ aten = torch.ops.aten
 # Lowered directly (lowering/), so their decompositions would only make the graph longer.
 LOWERED_DIRECTLY = {
     aten._softmax.default, aten._log_softmax.default, aten.native_layer_norm.default, aten.gelu.default,
-    aten.var_mean.correction, aten.var.correction, aten.std.correction, aten.native_dropout.default,
+    aten.var_mean.correction, aten.var.correction, aten.std.correction,
     aten._softmax_backward_data.default, aten._log_softmax_backward_data.default, aten.gelu_backward.default,
     aten.silu.default, aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default, aten.hardtanh.default,
     aten.leaky_relu.default, aten.sigmoid_backward.default, aten.tanh_backward.default, aten.embedding.default,
@@ -46,7 +48,9 @@ def _table():
     table.update(get_decompositions(EXTRA))
     for op in LOWERED_DIRECTLY:
         table.pop(op, None)
-    return table
+    # A random op's decomposition draws its numbers differently from its kernel (native_dropout
+    # becomes `rand_like(x) < 1 - p`; eager's kernel calls bernoulli_).
+    return {op: fn for op, fn in table.items() if torch.Tag.nondeterministic_seeded not in op.tags}
 
 
 def decompositions() -> dict:

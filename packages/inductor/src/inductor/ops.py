@@ -20,7 +20,6 @@ Vocabulary (every dtype argument is a torch.dtype; `index` is a sympy expression
   reduction(dtype, reduction_type, value)   fold `value` over the reduction loop; types in
                                        REDUCTION_TYPES; argmax/argmin return an int64 index
   store_reduction(name, index, value)  write the folded result (once per output element)
-  rand(seed, offset) / randn(seed, offset)  counter-based random float32 (Philox on each backend)
   unary and binary math below, on operands of one dtype (lowerings insert the casts)
 """
 
@@ -42,7 +41,7 @@ BINARY = (
 COMPARISONS = frozenset("eq ne lt le gt ge logical_and logical_or logical_xor logical_not isnan isinf isfinite signbit".split())
 REDUCTION_TYPES = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 OTHER = (
-    "load store constant index_expr indirect_indexing to_dtype where reduction store_reduction rand randn"
+    "load store constant index_expr indirect_indexing to_dtype where reduction store_reduction"
 ).split()
 VOCABULARY = frozenset(UNARY + BINARY + OTHER)
 

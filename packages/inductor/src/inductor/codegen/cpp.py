@@ -166,12 +166,6 @@ class CppKernel:
     def where(self, cond, a, b):
         return self._new(f"{cond} ? {a} : {b}", a.dtype)
 
-    def rand(self, seed, offset):
-        return self._new(f"ptc_rand({seed}, {offset})", torch.float32)
-
-    def randn(self, seed, offset):
-        return self._new(f"ptc_randn({seed}, {offset})", torch.float32)
-
     def logical_xor(self, a, b):
         return self._new(f"static_cast<bool>({a}) != static_cast<bool>({b})", torch.bool)
 

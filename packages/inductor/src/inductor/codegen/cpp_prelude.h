@@ -198,26 +198,6 @@ template <typename T> PTC_INLINE T ptc_pow(T a, T b) {
   else { T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
 }
 
-// Philox-4x32-10: the counter-based generator of Salmon et al. (SC'11), as curand and Triton use.
-PTC_INLINE uint32_t ptc_philox(uint64_t seed, uint64_t offset) {
-  uint32_t c0 = static_cast<uint32_t>(offset), c1 = static_cast<uint32_t>(offset >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int i = 0; i < 10; ++i) {
-    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0, p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
-    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0, n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-    c1 = static_cast<uint32_t>(p1); c3 = static_cast<uint32_t>(p0); c0 = n0; c2 = n2;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
-  }
-  return c0;
-}
-PTC_INLINE float ptc_rand(int64_t seed, int64_t offset) {
-  return static_cast<float>(ptc_philox(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)) >> 8) * (1.0f / 16777216.0f);
-}
-PTC_INLINE float ptc_randn(int64_t seed, int64_t offset) {
-  float u1 = ptc_rand(seed, 2 * offset) + (0.5f / 16777216.0f);
-  float u2 = ptc_rand(seed, 2 * offset + 1);
-  return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.28318530717958648f * u2);
-}
 PTC_INLINE int64_t ptc_index_in_bounds(int64_t i, int64_t size) {
   i = i < 0 ? i + size : i;
   return i < 0 ? 0 : (i >= size ? size - 1 : i);

@@ -313,17 +313,6 @@ class TritonKernel:
         dims = cond.dims | a.dims | b.dims
         return self._new(f"tl.where({cond}, {a}, {b})", a.dtype, dims)
 
-    def rand(self, seed, offset):
-        return self._new(f"tl.rand({seed}, {self._offset(offset)})", torch.float32, seed.dims | offset.dims)
-
-    def randn(self, seed, offset):
-        return self._new(f"tl.randn({seed}, {self._offset(offset)})", torch.float32, seed.dims | offset.dims)
-
-    def _offset(self, offset) -> str:
-        # 32-bit counters take Philox's faster 32-bit path; every offset here fits when indices do.
-        offset = self._tensor(offset)
-        return str(offset) if self.int64_indices else f"{offset}.to(tl.int32)"
-
     def __getattr__(self, name):
         if name in BINARY:
             return lambda a, b: self._binary(name, a, b)

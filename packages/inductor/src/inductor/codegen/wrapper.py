@@ -87,7 +87,7 @@ class WrapperCodegen:
             "import torch",
             "from inductor.runtime.cpu_memory import empty_strided_cpu",
             *sorted({call.imports for call in self.kernels.values()}),
-            "from inductor.runtime.wrapper_support import random_seed, reinterpret, with_strides",
+            "from inductor.runtime.wrapper_support import reinterpret, with_strides",
             "",
         ]
         for step in self.steps:

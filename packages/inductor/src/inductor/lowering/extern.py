@@ -1,5 +1,6 @@
-"""Ops that run as aten calls from the wrapper: matmul/conv/attention externs, and the fallback
-for any op without a lowering (logged as a performance hint, never an error)."""
+"""Ops that run as aten calls from the wrapper: matmul/conv/attention externs, random ops (so they
+draw eager's numbers), and the fallback for any other op without a lowering (logged as a
+performance hint, never an error)."""
 
 from __future__ import annotations
 
@@ -128,6 +129,10 @@ def extern(op, args, kwargs):
 
 
 def fallback(op, args, kwargs):
+    if torch.Tag.nondeterministic_seeded in op.tags:
+        # Random ops are aten calls by design: they draw from torch's generator in graph order,
+        # as eager does, so one seed gives eager's numbers. They write nothing else.
+        return extern_call(op, args, kwargs, is_fallback=False)
     perf_hints.info("inductor: no lowering for %s; it runs as an aten call between kernels", op)
     return extern_call(op, args, kwargs, is_fallback=True)
 

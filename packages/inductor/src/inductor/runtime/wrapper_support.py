@@ -19,7 +19,3 @@ def with_strides(tensor: torch.Tensor, stride) -> torch.Tensor:
         return tensor
     return torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype, device=tensor.device).copy_(tensor)
 
-
-def random_seed(device: str) -> torch.Tensor:
-    """One int64 seed from torch's default generator, so torch.manual_seed makes runs repeatable."""
-    return torch.randint(0, 2**62, (1,), dtype=torch.int64, device=device)
