@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import keyword
 import math
 import re
@@ -70,8 +71,12 @@ def _source_value(cls):
     cls = dataclasses.dataclass(frozen=True, repr=False)(cls)
     cls.__hash__ = _cached(cls.__hash__, "_hash")
     cls.__str__ = _cached(cls.__str__, "_str")
-    cls.hint = property(_cached(cls.hint.fget, "_hint"))
-    cls.parents = property(_cached(cls.parents.fget, "_parents"))
+    for name in ("hint", "parents"):
+        # After the first read the value sits in the instance dict, which a cached_property
+        # (not a data descriptor) lets plain attribute lookup find without a Python call.
+        computed = functools.cached_property(getattr(cls, name).fget)
+        computed.__set_name__(cls, name)
+        setattr(cls, name, computed)
     return cls
 
 
@@ -336,14 +341,10 @@ class _ModuleMemberSource(Source):
     name: str
     registry = ""  # the nn.Module dict attribute holding this kind of member
 
-    @property
+    @functools.cached_property
     def base(self) -> Source:
         # One registry source per member, built once: code generation walks `base` often.
-        try:
-            return self.__dict__["_base"]
-        except KeyError:
-            registry = self.__dict__["_base"] = ModuleRegistrySource(self.module, self.registry)
-            return registry
+        return ModuleRegistrySource(self.module, self.registry)
 
     def __str__(self) -> str:
         return _attribute(str(self.module), self.name)
@@ -393,14 +394,14 @@ class TupleSource(Source):
         return self.items
 
     def __str__(self) -> str:
-        return "(" + "".join(f"{item}, " for item in self.items) + ")"
+        return self.code(*map(str, self.items))
 
     @property
     def hint(self) -> str:
         return self.name
 
     def code(self, *items: str) -> str:
-        return "(" + "".join(f"{item}, " for item in items) + ")"
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 
 # --- helpers -----------------------------------------------------------------------------
