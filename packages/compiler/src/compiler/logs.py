@@ -2,7 +2,7 @@
 
 Like `TORCH_LOGS`: a comma list of channels, read when `compiler` is imported (or passed to
 `set_logs`). Each channel is the `logging` logger `compiler.<name>`; a listed one is set to
-DEBUG and the `compiler` logger gets a handler writing to stderr, so the usual `logging`
+DEBUG and gets a handler writing to stderr (unless it has one), so the usual `logging`
 configuration (levels, handlers, files) applies too.
 
     graph_breaks  each graph break: reason, user stack, hint, what ran instead
@@ -25,27 +25,32 @@ import warnings
 CHANNELS = ("graph_breaks", "recompiles", "guards", "graph_code", "bytecode", "output_code", "dynamic", "perf_hints")
 ENV_VAR = "COMPILER_LOGS"
 
-_handler: logging.Handler | None = None
+# The handler set_logs attached to each channel it turned on.
+_handlers: dict[str, logging.Handler] = {}
 
 
 def set_logs(channels: str | list[str] = "") -> list[str]:
     """Turn on the listed channels (and off the others); returns the names turned on."""
-    global _handler
     names = [c.strip() for c in channels.split(",")] if isinstance(channels, str) else list(channels)
     names = [n for n in names if n]
     unknown = [n for n in names if n not in CHANNELS]
     if unknown:
         raise ValueError(f"unknown log channel(s) {', '.join(unknown)}; known: {', '.join(CHANNELS)}")
     for name in CHANNELS:
-        logging.getLogger(f"compiler.{name}").setLevel(logging.DEBUG if name in names else logging.NOTSET)
-    root = logging.getLogger("compiler")
-    if names and _handler is None:
-        _handler = logging.StreamHandler(sys.stderr)
-        _handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
-        root.addHandler(_handler)
-    elif not names and _handler is not None:
-        root.removeHandler(_handler)
-        _handler = None
+        logger = logging.getLogger(f"compiler.{name}")
+        if name in names:
+            logger.setLevel(logging.DEBUG)
+            # A package may have attached its own handler already (inductor does for
+            # output_code when used alone): one handler per channel, or records print twice.
+            if not logger.handlers:
+                handler = _handlers[name] = logging.StreamHandler(sys.stderr)
+                handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+                logger.addHandler(handler)
+        else:
+            logger.setLevel(logging.NOTSET)
+            handler = _handlers.pop(name, None)
+            if handler is not None:
+                logger.removeHandler(handler)
     return names
 
 
