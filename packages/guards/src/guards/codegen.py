@@ -13,7 +13,12 @@ Two functions are generated from the same checks, so they cannot disagree:
 - the guard function: `if <fails>: return False` per check, inside one `try` (a value
   that cannot be read, e.g. a missing attribute, means the frame differs: False);
 - its explainer, written on first use: the same statements, returning which check failed
-  and the values it saw; `guard_fn.why(...)` turns that into a sentence.
+  and the values it saw; `guard_fn.why(...)` turns that into a sentence, first going down
+  the failing check's details (each level compiled when first needed) to the finest one.
+
+The whole function is one `compile()` call, the largest part of `GuardSet.compile` for a
+model (GPT-2: about 700 checks, 15-25 ms of 45-65 ms on a loaded 2-core machine): fewer
+statements is what makes it cheaper, hence one check for a group of tensors.
 """
 
 from __future__ import annotations
