@@ -33,6 +33,9 @@ PROGRAMS = {
     "factory": lambda x: torch.zeros(3, 5, device="cuda") + x.sum(),
     # The input has 8 * 16 = 128 elements: (batch 2, channels 4, 4x4) images,
     "conv2d": lambda x: nn.functional.conv2d(x.view(2, 4, 4, 4), torch.ones(3, 4, 3, 3, device="cuda")),
+    "conv2d_channels_last": lambda x: nn.functional.conv2d(
+        x.view(2, 4, 4, 4).to(memory_format=torch.channels_last), torch.ones(3, 4, 3, 3, device="cuda")
+    ),
     # and (batch 2, 2 heads, 8 positions, head dim 4) attention inputs.
     "sdpa_causal_half": lambda x: nn.functional.scaled_dot_product_attention(
         *(x.half().view(2, 2, 8, 4),) * 3, is_causal=True
