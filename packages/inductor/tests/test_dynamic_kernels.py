@@ -78,3 +78,27 @@ def test_extern_output_strides_are_checked_when_sizes_are_symbolic(device):
     for n in (12, 5):
         xs = inputs(n)
         assert_same(compiled(*xs), fn(*xs), rtol=1e-4, atol=1e-4)
+
+
+VIEWS_OF_INPUTS = {
+    "flatten": lambda x: (aten.view.default(x, [-1]), aten.exp.default(x)),
+    "split_last": lambda x: (aten.view.default(x, [aten.sym_size.int(x, 0), 2, -1]), aten.exp.default(x)),
+    "merge_and_split": lambda x: (aten.view.default(x, [aten.sym_size.int(x, 0) * 2, -1]), aten.exp.default(x)),
+    "slice_then_transpose": lambda x: (aten.permute.default(aten.slice.Tensor(x, 0, 1), [1, 0]), aten.exp.default(x)),
+    "expand": lambda x: (aten.expand.default(aten.unsqueeze.default(x, 0), [3, -1, -1]), aten.exp.default(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS_OF_INPUTS))
+def test_output_that_is_a_view_of_an_input_stays_a_view(name, device):
+    # aot_autograd rebuilds such outputs from the real input with the graph's own strides and
+    # offset when the traced ones are symbolic: the graph must return a real view, not a copy.
+    fn = VIEWS_OF_INPUTS[name]
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(6, 8, device=device)], {0: [0, 1]}),
+                             [torch.randn(6, 8, device=device)])
+    for rows, cols in ((6, 8), (10, 4), (3, 12)):
+        x = torch.randn(rows, cols, device=device)
+        view, expected = compiled(x)[0], fn(x)[0]
+        assert_same(view, expected)
+        assert view.stride() == expected.stride() and view.storage_offset() == expected.storage_offset()
+        assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()

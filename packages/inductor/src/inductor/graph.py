@@ -24,7 +24,7 @@ from .lowering import LOWERINGS
 from .lowering.extern import fallback
 from .lowering.views import make_view
 from .ops import DependencyCollector, use_handler
-from .sizes import as_expr, loop_vars
+from .sizes import FloorDiv, Mod, as_expr, loop_vars
 
 # A lazy value read by more nodes than this, whose body does at least this many ops, is
 # realized (computed once) rather than recomputed inside each reader.
@@ -60,9 +60,12 @@ class GraphLowering(torch.fx.Interpreter):
         return name
 
     def sympify(self, value):
+        """Our sympy expression for a size: foreign symbols mapped to ours, and the integer
+        functions of fake_tensor's shape expressions (FloorDiv, PythonMod) to sizes.py's."""
         expr = as_expr(value)
         if expr.free_symbols:
             expr = expr.xreplace({s: self.symbol_map.get(s, s) for s in expr.free_symbols})
+            expr = expr.replace(_is_foreign_function, lambda e: FOREIGN_FUNCTIONS[type(e).__name__](*e.args))
         return expr
 
     def hint(self, expr) -> int:
@@ -183,6 +186,10 @@ class GraphLowering(torch.fx.Interpreter):
     def call_function(self, target, args, kwargs):
         if target is operator.getitem:
             return args[0][args[1]]
+        if target in SIZE_ARITHMETIC:
+            # Sizes and their arithmetic are what the tracer computed: its symbolic value.
+            val = self.current_val()
+            return self.sympify(val) if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)) else val
         args, kwargs = _sympify_tree(self, args), _sympify_tree(self, kwargs)
         if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
             self._realize_pending()
@@ -232,6 +239,23 @@ class GraphLowering(torch.fx.Interpreter):
                 self.output_names.add(base.name)
             self.outputs.append(value)
         return results
+
+
+# Nodes computing sizes rather than tensors (dynamic shapes): `sym_size(x, 0) * 2`.
+SIZE_ARITHMETIC = {
+    torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int, torch.ops.aten.sym_numel.default,
+    torch.ops.aten.sym_storage_offset.default, operator.add, operator.sub, operator.mul, operator.floordiv,
+    operator.mod, operator.neg, operator.truediv, operator.pow, torch.sym_max, torch.sym_min, torch.sym_float,
+    torch.sym_int, torch.sym_sum,
+}
+
+# Sizes are non-negative, so Python's % of a size is sizes.Mod.
+FOREIGN_FUNCTIONS = {"FloorDiv": FloorDiv, "PythonMod": Mod}
+
+
+def _is_foreign_function(expr) -> bool:
+    return (isinstance(expr, sympy.Function) and type(expr).__name__ in FOREIGN_FUNCTIONS
+            and type(expr) is not FOREIGN_FUNCTIONS[type(expr).__name__])
 
 
 def _sympify_tree(graph, value):

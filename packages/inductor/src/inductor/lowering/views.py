@@ -53,7 +53,7 @@ def reshape_reindex(old_size, new_size):
         og, ng = [old_keep[oi]], [new_keep[ni]]
         po, pn = old_size[old_keep[oi]], new_size[new_keep[ni]]
         oi, ni = oi + 1, ni + 1
-        while sympy.simplify(po - pn) != 0:
+        while not _same_numel(po, pn):
             if graph.hint(po) < graph.hint(pn):
                 og.append(old_keep[oi])
                 po = po * old_size[old_keep[oi]]
@@ -80,11 +80,22 @@ def reshape_reindex(old_size, new_size):
     return reindex
 
 
+def _same_numel(a, b) -> bool:
+    """Whether two products of sizes are equal. A view's sizes divide exactly (the -1 one is a
+    FloorDiv that leaves no remainder), so FloorDiv(n, d) compares as n / d."""
+    def exact(expr):
+        return expr.replace(FloorDiv, lambda n, d: n / d)
+
+    return sympy.simplify(exact(a) - exact(b)) == 0
+
+
 def view(x: IRNode, size) -> IRNode:
     size = [as_expr(s) for s in size]
     if -1 in size:
         known = product(s for s in size if s != -1)
-        size[size.index(-1)] = sympy.cancel(x.get_numel() / known)
+        # An exact quotient: numel / known may print as a fraction (s1/2) when sizes are symbolic.
+        numerator, denominator = sympy.fraction(sympy.cancel(x.get_numel() / known))
+        size[size.index(-1)] = FloorDiv(numerator, denominator)
     if tuple(size) == tuple(x.size):
         return x
     return make_view(x, size, reshape_reindex(tuple(x.size), tuple(size)))
