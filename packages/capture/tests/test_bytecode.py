@@ -5,6 +5,7 @@ RETURN_CONST, CALL_INTRINSIC_1, FOR_ITER/END_FOR) trace correctly."""
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import sys
 
@@ -104,3 +105,44 @@ def test_exception_table_is_decoded_like_dis():
         theirs = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis._parse_exception_table(code)]
         assert ours == theirs
     assert ours, "try/finally inside with has handlers"
+
+
+def resumable(x, n):
+    total = x
+    k = 2
+
+    def add(t):
+        return t + k
+
+    with contextlib.nullcontext():
+        for i in range(n):
+            total = add(total) + i
+            print("tick", i)
+            total = total * 2
+    return total, [t * k for t in range(3)]
+
+
+def test_resume_function_continues_like_the_original(capsys):
+    """A resume function made at the `print` call of the first iteration, given the stack and
+    cells the original had there, finishes the call as the original does (the `with` block
+    re-entered, the loop iterator and the closure cell handed over)."""
+    import types
+
+    from capture.bytecode.liveness import live_locals
+    from capture.bytecode.resume import resume_code
+
+    code = resumable.__code__
+    listing = decode(code)
+    print_line = code.co_firstlineno + 10
+    call = next(i for i in listing.instructions if i.opname == "CALL" and listing.lines[listing.index_of_offset[i.offset]] == print_line)
+    after = listing.next_offset(call.offset)
+    cell = types.CellType(2)
+    add = types.FunctionType(next(c for c in code.co_consts if getattr(c, "co_name", None) == "add"), globals(), "add", None, (cell,))
+    state = {"x": 1, "n": 3, "total": 1 + 2 + 0, "k": cell, "add": add}
+    live = tuple(name for name in live_locals(code, after) if name in state)
+    resume = resume_code(code, after, ("with", "value", "value"), live)
+    fn = types.FunctionType(resume.code, globals(), "resumed", None, resumable.__closure__)
+    result = fn(*(state[name] for name in live), contextlib.nullcontext(), iter(range(1, 3)), None)
+    assert result == resumable(1, 3)
+    assert capsys.readouterr().out == "tick 1\ntick 2\ntick 0\ntick 1\ntick 2\n"
+    assert resume.original_offset(decode(resume.code).instructions[-1].offset) == listing.instructions[-1].offset
