@@ -336,6 +336,7 @@ class GuardCode:
         description: str,
     ):
         self._ctx = ctx
+        self._frame = frame
         self._writer = _Writer(ctx, frame, blocks)
         self._blocks = blocks
         self.checks = [chk for block in blocks for chk in block.checks]
@@ -366,13 +367,13 @@ class GuardCode:
                 lines.append(f"        if {self._writer.resolve(chk.fails, scope)}: return False")
         return [*lines, "    except Exception:", "        return False", "    return True"]
 
-    def _first_failing(self, checks: Sequence[Check], scope: Scope) -> list[str]:
+    def _first_failing(self, checks: Sequence[Check], writer: _Writer) -> list[str]:
         """Body returning (position, values seen or the exception raised) for the first of
         `checks` that fails, else None."""
         if not checks:
             return ["    return None"]
         at, error = self._ctx.local("at"), self._ctx.local("error")
-        writer = self._writer
+        scope = Scope()
         lines = [f"    {at} = 0", "    try:"]
         for index, chk in enumerate(checks):
             lines.append(f"        {at} = {index}")
@@ -386,20 +387,23 @@ class GuardCode:
     def explainer(self) -> Callable:
         """(index of the first failing check, values seen or the exception raised) or None."""
         if self._explainer is None:
-            self._explainer = self._define_finder(f"{self._name}_why", self.checks, Scope())
+            self._explainer = self._define_finder(f"{self._name}_why", self.checks, self._writer)
         return self._explainer
 
     def detail_explainer(self, chk: Check) -> Callable:
         """(index of the first failing detail of `chk`, values seen or the exception raised)
-        or None. Details read every value inline: they run once, on a miss."""
+        or None. Values the details read twice (a group's tensor, under each of its checks)
+        are hoisted among the details alone: the function starts from the frame's inputs."""
         finder = self._detail_explainers.get(id(chk))
         if finder is None:
-            finder = self._detail_explainers[id(chk)] = self._define_finder(f"{self._name}_why_detail", chk.detail_checks(), Scope())
+            details = chk.detail_checks()
+            writer = _Writer(self._ctx, self._frame, [Block("", list(details))])
+            finder = self._detail_explainers[id(chk)] = self._define_finder(f"{self._name}_why_detail", details, writer)
         return finder
 
-    def _define_finder(self, stem: str, checks: Sequence[Check], scope: Scope) -> Callable:
+    def _define_finder(self, stem: str, checks: Sequence[Check], writer: _Writer) -> Callable:
         name = self._ctx.local(stem)
-        text = "\n".join([f"def {name}{self._signature}:", *self._first_failing(checks, scope), ""])
+        text = "\n".join([f"def {name}{self._signature}:", *self._first_failing(checks, writer), ""])
         return _define(name, text, self._ctx.constants)
 
 
