@@ -84,6 +84,7 @@ class CodeCache:
         self._table: list[tuple[Callable, Callable]] = []
         self.dispatch = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=True)
         self.dispatch_tail = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=False)
+        compilation.adopt(self)
 
     @property
     def backend(self) -> Callable:

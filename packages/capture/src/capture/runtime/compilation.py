@@ -65,6 +65,12 @@ class Compilation:
         self._callees: dict[types.FunctionType, CodeCache] = {}
         self._resumes: dict[tuple, CodeCache] = {}
 
+    def adopt(self, cache: CodeCache) -> None:
+        """Make `cache` the one calls of its function use (the function the user compiled
+        may also be reached as a callee, recursively)."""
+        if cache.resume is None:
+            self._callees.setdefault(cache.fn, cache)
+
     def cache(self, fn: types.FunctionType) -> CodeCache:
         """The cache of `fn` compiled as a frame of its own (a callee of compiled code)."""
         from .cache import CodeCache
