@@ -84,9 +84,19 @@ def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypat
     torch.testing.assert_close(out, fn(x)[0])
 
 
-def test_cpu_scalar_tensor_mixed_with_cuda_tensors():
+CPU_SCALAR_CASES = {
+    "scalar_second": lambda x, s: (aten.mul.Tensor(aten.exp.default(x), s),),
+    "scalar_first": lambda x, s: (aten.sub.Tensor(s, aten.exp.default(x)),),
+    "where_between": lambda x, s: (aten.where.self(aten.gt.Scalar(x, 0), s, x),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CPU_SCALAR_CASES))
+def test_cpu_scalar_tensor_mixed_with_cuda_tensors(name):
+    # Eager treats a CPU 0-d tensor beside CUDA tensors as a scalar; the result is on CUDA.
+    fn = CPU_SCALAR_CASES[name]
     x = torch.randn(32, 32, device="cuda")
     scale = torch.tensor(2.5)
-    fn = lambda x, s: (aten.mul.Tensor(aten.exp.default(x), s),)  # noqa: E731
     compiled = compile_cuda(fn, [x, scale])
     assert_same(compiled(x, scale), fn(x, scale))
+    assert compiled(x, scale)[0].device == x.device
