@@ -12,6 +12,15 @@ Layout of a kernel (see ir.FusedKernel):
 
 A kernel without inner loops vectorizes its innermost outer loop instead; one without outer
 loops parallelizes its inner loops (`parallel for simd reduction(...)`: per-thread partials).
+A column reduction (see cpp_loop_order.py) tiles its last outer loop instead and runs every
+stage as a `lane` loop across the tile, with one accumulator per lane:
+
+    for x{n-1}_tile in steps of LANES:        (parallel, collapsed with the other outer loops)
+        T acc[LANES]; T tmp[LANES] ...          values that outlive a stage: one per lane
+        for lane: acc[lane] = init
+        for r0 ...: for lane: body; acc[lane] += value;     (the lane loop vectorizes)
+        for lane: buf[x] = acc[lane]
+
 Math goes through cpp_prelude.h, whose float functions vectorize without -ffast-math.
 """
 
@@ -29,6 +38,7 @@ from ..ops import COMPARISONS, UNARY, use_handler
 from ..runtime.cpp_build import precompile_header
 from . import cpp_expr
 from .cpp_expr import ctype
+from .cpp_loop_order import LANES, lane_loop
 
 PRELUDE = pathlib.Path(__file__).with_name("cpp_prelude.h")
 
@@ -97,6 +107,9 @@ class CppKernel:
         self.clauses: list[str] = []
         self.scalar_stage = False
         self.inner_flat = "0"
+        self.lanes = lane_loop(kernel)        # (var, size) of the tiled outer loop, or None
+        self.lane_arrays: list[str] = []       # per-tile declarations of values outliving a stage
+        self.tile_level = True                 # emitting code that runs once per outer iteration
         self.source, self.signature = self._generate()
 
     # -- ops handler -------------------------------------------------------------------
@@ -107,9 +120,35 @@ class CppKernel:
                 return scope[text]
         name = f"tmp{self.counter}"
         self.counter += 1
-        self.lines.append(f"const {ctype(dtype)} {name} = {text};")
-        value = CppValue(name, dtype)
+        value = self._declare(name, dtype, text)
         self.cse[-1][text] = value
+        return value
+
+    def _declare(self, name: str, dtype: torch.dtype, text: str) -> CppValue:
+        """`const T name = text;`, or with lanes, at tile level, element `lane` of a per-tile
+        array: every stage runs in its own lane loop, and later stages read the value."""
+        if self.lanes and self.tile_level:
+            self.lane_arrays.append(f"{ctype(dtype)} {name}[{LANES}];")
+            self.lines.append(f"{name}[lane] = {text};")
+            return CppValue(f"{name}[lane]", dtype)
+        self.lines.append(f"const {ctype(dtype)} {name} = {text};")
+        return CppValue(name, dtype)
+
+    def _accumulator(self, name: str, type_: str, init: str, clause: str) -> str:
+        """Declare a reduction accumulator; returns how the loop body names it."""
+        if self.lanes:
+            self.lane_arrays.append(f"{type_} {name}[{LANES}];")
+            self.pre.append(f"{name}[lane] = {init};")
+            return f"{name}[lane]"
+        self.pre.append(f"{type_} {name} = {init};")
+        self.clauses.append(f"{clause}:{name}")
+        return name
+
+    def _after_loop(self, name: str, dtype: torch.dtype, text: str) -> CppValue:
+        """A value computed once the reduction loop is done (visible to later stages)."""
+        saved, self.lines, self.tile_level = self.lines, self.post, True
+        value = self._declare(name, dtype, text)
+        self.lines, self.tile_level = saved, False
         return value
 
     def _index(self, expr) -> str:
@@ -228,37 +267,32 @@ class CppKernel:
         if reduction_type in ("max", "min"):
             limit = "infinity()" if dtype.is_floating_point else ("lowest()" if reduction_type == "max" else "max()")
             sign = "-" if reduction_type == "max" and dtype.is_floating_point else ""
-            self.pre.append(f"{t} {acc} = {sign}std::numeric_limits<{t}>::{limit};")
+            a = self._accumulator(acc, t, f"{sign}std::numeric_limits<{t}>::{limit}", _REDUCTION_CLAUSE[reduction_type])
             op = "<" if reduction_type == "max" else ">"
-            self.lines.append(f"{acc} = {acc} {op} {value} ? {value} : {acc};")
-            self.clauses.append(f"{_REDUCTION_CLAUSE[reduction_type]}:{acc}")
+            self.lines.append(f"{a} = {a} {op} {value} ? {value} : {a};")
             if dtype.is_floating_point:
                 # NaN never enters the comparison chain above; an int flag (bool accumulators
                 # do not vectorize) carries it past the loop.
-                self.pre.append(f"int {acc}_nan = 0;")
-                self.lines.append(f"{acc}_nan = {acc}_nan | ({value} != {value});")
-                self.clauses.append(f"|:{acc}_nan")
-                self.post.append(f"const {t} {acc}_result = {acc}_nan ? std::numeric_limits<{t}>::quiet_NaN() : {acc};")
-                return CppValue(f"{acc}_result", dtype)
-            return CppValue(acc, dtype)
+                nan = self._accumulator(f"{acc}_nan", "int", "0", "|")
+                self.lines.append(f"{nan} = {nan} | ({value} != {value});")
+                return self._after_loop(f"{acc}_result", dtype, f"{nan} ? std::numeric_limits<{t}>::quiet_NaN() : {a}")
+            return CppValue(a, dtype)
         if reduction_type in ("any", "all"):
             # int accumulators: OpenMP reductions over bool do not vectorize.
             op = "|" if reduction_type == "any" else "&"
-            self.pre.append(f"int {acc} = {int(reduction_type == 'all')};")
-            self.lines.append(f"{acc} = {acc} {op} static_cast<int>({value} != 0);")
-            self.clauses.append(f"{op}:{acc}")
-            return CppValue(acc, dtype)
-        self.pre.append(f"{t} {acc} = {_REDUCTION_INIT[reduction_type]};")
-        update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}"}[reduction_type]
-        self.lines.append(f"{acc} = {update};")
-        self.clauses.append(f"{_REDUCTION_CLAUSE[reduction_type]}:{acc}")
-        return CppValue(acc, dtype)
+            a = self._accumulator(acc, "int", str(int(reduction_type == "all")), op)
+            self.lines.append(f"{a} = {a} {op} static_cast<int>({value} != 0);")
+            return CppValue(a, dtype)
+        a = self._accumulator(acc, t, _REDUCTION_INIT[reduction_type], _REDUCTION_CLAUSE[reduction_type])
+        update = {"sum": f"{a} + {value}", "prod": f"{a} * {value}"}[reduction_type]
+        self.lines.append(f"{a} = {update};")
+        return CppValue(a, dtype)
 
     def store_reduction(self, name, index, value):
         buffer_dtype = self.buffers[name].dtype
-        saved, self.lines = self.lines, self.post
+        saved, self.lines, self.tile_level = self.lines, self.post, True
         value = self.to_dtype(value, buffer_dtype)
-        self.lines = saved
+        self.lines, self.tile_level = saved, False
         if name in self.kernel.locals:
             self.local_values[name] = value
             return
@@ -272,15 +306,19 @@ class CppKernel:
         body: list[str] = []
         for stage in k.stages:
             if isinstance(stage, OuterStep):
-                self.lines = []
+                self.lines, self.tile_level = [], True
                 with use_handler(self):
                     stage.node.body()
-                body += self.lines
+                body += self._in_lanes(self.lines)
             else:
                 body += self._inner_loop(stage)
         rows = [f"alignas(64) {ctype(self.buffers[n].dtype)} {n}[{self._inner_numel()}];" for n in sorted(k.scratch)]
-        body = rows + body
+        body = rows + [f"alignas(64) {decl}" for decl in self.lane_arrays] + body
         loops = [(v.name, self._index(n)) for v, n in k.outer]
+        if self.lanes:
+            var, size = loops[-1]
+            loops[-1] = (f"{var}_tile", size, LANES)
+            body = [f"const int64_t lanes = std::min<int64_t>({LANES}, {size} - {var}_tile);", *body]
         vectorize_outer = not k.is_reduction
         code = _nest(loops, body, parallel=True, simd=vectorize_outer, clauses=[], work=self._work())
         params = []
@@ -295,9 +333,18 @@ class CppKernel:
         )
         return _by_role(source, self.args, k.scratch), [*self.args, *symbols]
 
+    def _in_lanes(self, lines: list[str]) -> list[str]:
+        """With lanes: `lines` run once per element of the tile, in a vectorized loop."""
+        if not self.lanes or not lines:
+            return lines
+        var = self.lanes[0].name
+        return ["#pragma omp simd", "for (int64_t lane = 0; lane < lanes; ++lane)", "{",
+                f"    const int64_t {var} = {var}_tile + lane;", *_indent(lines), "}"]
+
     def _inner_loop(self, stage: InnerLoop) -> list[str]:
         self.pre, self.post, self.lines, self.clauses = [], [], [], []
         self.scalar_stage = False
+        self.tile_level = False
         inner = [(v.name, self._index(n)) for v, n in self.kernel.inner]
         flat = "0"
         for var, size in inner:
@@ -308,7 +355,11 @@ class CppKernel:
             for node in stage.nodes:
                 node.body()
         self.cse.pop()
+        self.tile_level = True
         loop_body = self.lines
+        if self.lanes:
+            loop = _nest(inner, self._in_lanes(loop_body), parallel=False, simd=False, clauses=[], work="")
+            return [*self._in_lanes(self.pre), *loop, *self._in_lanes(self.post)]
         parallel = not self.kernel.outer and not self.scalar_stage
         loop = _nest(inner, loop_body, parallel=parallel, simd=not self.scalar_stage, clauses=self.clauses,
                      work=self._work())
@@ -352,8 +403,9 @@ def _nest(loops, body, *, parallel, simd, clauses, work) -> list[str]:
     reduction = "".join(f" reduction({clause})" for clause in clauses)
     code = body
     for depth in reversed(range(len(loops))):
-        var, size = loops[depth]
-        head = [f"for (int64_t {var} = 0; {var} < {size}; ++{var})"]
+        var, size, *step = loops[depth]  # (var, size) or (var, size, step)
+        increment = f"{var} += {step[0]}" if step else f"++{var}"
+        head = [f"for (int64_t {var} = 0; {var} < {size}; {increment})"]
         pragma = None
         if depth == len(loops) - 1 and simd and not (parallel and len(loops) == 1):
             pragma = f"#pragma omp simd{reduction}"
