@@ -5,10 +5,10 @@
 Cases (each guard function is what `GuardSet.compile` generates for the guards capture
 would record; all of them include the global-state guards unless the row says otherwise):
   (a)  f(x): one tensor
-  (b)  f(x0, ..., x9): ten tensors (checked as one group of tensors)
+  (b)  f(x0, ..., x9): ten tensors (fewer than kinds.tensor_groups.MIN_GROUP: one by one)
   (c1) a module of 50 Linear layers (100 parameters) reached through L['self'] attribute
        chains, one TensorMatch per parameter (what torch.compile 2.13 does: parameters of
-       inlined modules get TENSOR_MATCH guards, see TORCH_LOGS=guards)
+       inlined modules get TENSOR_MATCH guards, see TORCH_LOGS=guards), checked as one group
   (c2) the same module guarded by the identity and training flag of each submodule (what
        torch.compile did before inlining nn modules; unsound if a parameter is replaced or
        changed in place)

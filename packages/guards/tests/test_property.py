@@ -190,7 +190,8 @@ def test_generated_guard_agrees_with_reference_interpreter(data):
              *places(f_globals["g"], GlobalSource("g"))]
     chosen = draw(st.lists(st.sampled_from(spots), min_size=1, max_size=5))
     guards = GuardSet(g for source, value in chosen for g in guards_for(source, value, draw))
-    # Tensor checks are grouped from two tensors on here, so groups meet every other kind.
+    # Tensor checks are grouped from two tensors on here (not 32), so groups meet every
+    # other kind.
     saved, tensor_groups.MIN_GROUP = tensor_groups.MIN_GROUP, 2
     try:
         guard = guards.compile(parameters=["a", "b"], f_globals=f_globals)

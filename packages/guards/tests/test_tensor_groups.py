@@ -45,22 +45,28 @@ def tensor_guards(net: Net) -> GuardSet:
 
 
 @contextlib.contextmanager
-def groups_disabled():
+def min_group(size: int):
+    """Group tensor checks from `size` tensors on (these tests use small sets)."""
     saved = tensor_groups.MIN_GROUP
-    tensor_groups.MIN_GROUP = 10**9
+    tensor_groups.MIN_GROUP = size
     try:
         yield
     finally:
         tensor_groups.MIN_GROUP = saved
 
 
+def both_ways(guards: GuardSet, fn=None, **frame):
+    """The guard function with grouped tensor checks, and with every tensor checked alone."""
+    with min_group(2):
+        grouped = guards.compile(fn, **frame)
+    with min_group(10**9):
+        alone = guards.compile(fn, **frame)
+    return grouped, alone
+
+
 def compiled(net: Net):
-    """The guard function with grouped checks, and the same guards checked one by one."""
     guards = tensor_guards(net)
-    grouped = guards.compile(Net.forward)
-    with groups_disabled():
-        alone = guards.compile(Net.forward)
-    return guards, grouped, alone
+    return (guards, *both_ways(guards, Net.forward))
 
 
 def test_module_tensors_are_checked_as_one_group():
@@ -139,7 +145,7 @@ def test_tensors_on_another_device_or_with_flags_get_their_own_checks():
     tensors.update(m0=torch.empty(3, device="meta"), conj=torch.randn(2, dtype=torch.complex64).conj(), dyn=torch.randn(5, 2))
     guards = GuardSet([TensorMatch.of(LocalSource(name), t) for name, t in tensors.items() if name != "dyn"])
     guards.add(TensorMatch.of(LocalSource("dyn"), tensors["dyn"], sizes=[None, 2]))
-    guard = guards.compile(parameters=list(tensors))
+    guard, _ = both_ways(guards, parameters=list(tensors))
     assert guard.source.count("map(type") == 1
     assert guard(**tensors)
     assert guard.why(**{**tensors, "m0": torch.empty(3)}) == "L['m0'].device == 'meta' failed: got device(type='cpu')"
@@ -155,7 +161,7 @@ class OverridingTensor(torch.Tensor):
 def test_tensor_subclass_overriding_a_checked_method_is_checked_alone():
     tensors = {f"t{i}": torch.randn(3) for i in range(4)}
     tensors["sub"] = torch.randn(3).as_subclass(OverridingTensor)
-    guard = GuardSet([TensorMatch.of(LocalSource(name), t) for name, t in tensors.items()]).compile(parameters=list(tensors))
+    guard, _ = both_ways(GuardSet([TensorMatch.of(LocalSource(name), t) for name, t in tensors.items()]), parameters=list(tensors))
     assert guard.source.count("map(type") == 1
     assert guard(**tensors)
     strided = torch.randn(3, 2)[:, 0].as_subclass(OverridingTensor)
@@ -198,9 +204,7 @@ def test_grouped_checks_agree_with_one_by_one_checks_and_the_reference(data):
     draw = data.draw
     tensors = {f"t{i}": t for i, t in enumerate(draw(st.lists(groupable_tensors(), min_size=4, max_size=8)))}
     guards = GuardSet(TensorMatch.of(LocalSource(name), t) for name, t in tensors.items())
-    grouped = guards.compile(parameters=list(tensors))
-    with groups_disabled():
-        alone = guards.compile(parameters=list(tensors))
+    grouped, alone = both_ways(guards, parameters=list(tensors))
     assert grouped(**tensors) and grouped.why(**tensors) is None
 
     other = {name: _altered(t, draw) for name, t in tensors.items()}
