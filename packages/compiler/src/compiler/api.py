@@ -37,8 +37,10 @@ def compile(
     Returns a compiled function, or for an nn.Module a module that keeps `state_dict`,
     attribute access and the original as `_orig_mod`. Used without `model` it is a decorator.
     The first call captures a graph and compiles it with `backend`; later calls with inputs
-    that pass the same guards reuse it. Code capture cannot trace raises `capture.Unsupported`
-    naming the line (graph breaks are not built yet).
+    that pass the same guards reuse it. Code capture cannot trace breaks the graph (it runs
+    natively between two graphs; `compiler.explain` lists where and why); with
+    `fullgraph=True` it raises `capture.Unsupported` naming the line instead. `dynamic=None`
+    makes a size symbolic once it changes between calls; True/False: always/never.
     """
     if model is None:
         return lambda fn: compile(
