@@ -3,8 +3,9 @@
 Most of torch's meta kernels are Python (torch._refs, torch._decomp) and cost about a
 millisecond a call, while a model repeats one block's ops layer after layer on arguments of
 identical metadata. What a meta kernel returns is a function of its arguments' metadata
-(sizes, strides, storage offset, dtype, conj/neg bits), of its non-tensor arguments, and of
-the default dtype (which factories and Python-float promotion read). So for two kinds of op
+(sizes, strides, storage offset, dtype, conj/neg bits), of its non-tensor arguments, of
+the default dtype (which factories and Python-float promotion read) and of the
+deterministic-algorithms flag (some meta kernels raise under it). So for two kinds of op
 the second call with an equal key builds the outputs straight from the recorded metadata:
 
 - functional ops (no mutated argument, no output aliasing an input), whose outputs are
@@ -71,6 +72,7 @@ class OutputCache:
         try:
             return (
                 torch.get_default_dtype(),
+                torch.are_deterministic_algorithms_enabled(),
                 tuple(_key_of(a) for a in args),
                 tuple((name, _key_of(v)) for name, v in kwargs.items()),
             )
