@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import logging
 import types
+import warnings
 from typing import TYPE_CHECKING
 
 from ..bytecode import decode
@@ -69,10 +70,13 @@ def _break_entry(cache: CodeCache, err: Unsupported, args, kwargs, record: Graph
     session = cache.new_session(args, kwargs, stop_step=point.step, live_values=plan.live_values)
     try:
         result = session.run()
-    except (Unsupported, UserException) as again:
-        raise CaptureInternalError(f"capturing {cache.fn.__qualname__} up to its graph break failed: {again}") from again
-    if result.stopped is None:
-        raise CaptureInternalError(f"capturing {cache.fn.__qualname__} again did not reach its graph break")
+        if result.stopped is None:
+            raise CaptureInternalError("the second capture did not reach the graph break")
+    except (Unsupported, UserException, CaptureInternalError) as again:
+        # The traced code behaved differently the second time (a property with side effects,
+        # say). Running the function eagerly is always right; say so rather than fail.
+        warnings.warn(f"capture: {cache.fn.__qualname__} runs eagerly: capturing it up to its graph break failed: {again}", stacklevel=2)
+        return None
     if plan.offset is None:
         return None  # a resume function that breaks before getting anywhere
     if point.before and not point.compiled_call and not _did_work(result):
