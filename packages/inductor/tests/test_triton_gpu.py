@@ -84,6 +84,21 @@ def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypat
     torch.testing.assert_close(out, fn(x)[0])
 
 
+def test_launches_reuse_the_compiled_binary_per_specialization():
+    # After a first launch through Triton, launches call the binary directly; an argument that
+    # changes Triton's specialization (a pointer no longer 16-byte aligned) compiles anew.
+    from inductor.runtime.triton_launch import load_triton_kernel
+
+    fn = lambda x: (aten.mul.Tensor(aten.exp.default(x), 2.0),)  # noqa: E731
+    base = torch.randn(4097, device="cuda")
+    compiled = compile_cuda(fn, [base[:4096]])
+    for x in (base[:4096], torch.randn(4096, device="cuda"), base[1:], base[:4096]):
+        assert_same(compiled(x), fn(x))
+    [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
+    launcher = load_triton_kernel(path, pathlib.Path(path).stem, "default")
+    assert len({specialization for _, _, specialization in launcher.compiled}) == 2
+
+
 CPU_SCALAR_CASES = {
     "scalar_second": lambda x, s: (aten.mul.Tensor(aten.exp.default(x), s),),
     "scalar_first": lambda x, s: (aten.sub.Tensor(s, aten.exp.default(x)),),

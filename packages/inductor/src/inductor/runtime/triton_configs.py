@@ -39,6 +39,10 @@ class Config:
             kwargs["RBLOCK"] = self.RBLOCK
         return kwargs
 
+    def constexprs(self) -> tuple:
+        """The block sizes as the kernel's trailing constexpr parameters take them."""
+        return (self.XBLOCK,) if self.RBLOCK is None else (self.XBLOCK, self.RBLOCK)
+
     def as_dict(self) -> dict:
         return {"XBLOCK": self.XBLOCK, "RBLOCK": self.RBLOCK, "num_warps": self.num_warps,
                 "num_stages": self.num_stages}
