@@ -124,3 +124,28 @@ def test_softmax_backward(device):
 def test_reduction_of_a_pointwise_prologue_and_strided_input(device):
     x = torch.randn(64, 48, device=device).t()
     check(lambda x: (aten.sum.dim_IntList(aten.exp.default(aten.mul.Tensor(x, 0.1)), [1]),), x, rtol=1e-5, atol=1e-5)
+
+
+SPLIT_CASES = {
+    "sum": lambda x: (aten.sum.default(x),),
+    "mean_of_a_prologue": lambda x: (aten.mean.default(aten.mul.Tensor(x, x)),),
+    "amax_with_nan": lambda x: (aten.amax.default(x, [0, 1]),),
+    "few_long_rows": lambda x: (aten.sum.dim_IntList(x, [1]),),
+    "over_the_first_dim": lambda x: (aten.amin.default(aten.permute.default(x, [1, 0]), [0]),),
+    "var": lambda x: (aten.var.correction(x, None, correction=1),),
+    "any": lambda x: (aten.any.default(aten.gt.Scalar(x, 3.5)),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT_CASES))
+def test_split_reductions_match_eager(name, device, monkeypatch):
+    # Split reductions are for GPUs; made to happen on CPU here, where both backends check them.
+    from inductor.lowering import reductions
+
+    monkeypatch.setattr(reductions, "SPLIT_DEVICES", {"cpu", "cuda"})
+    monkeypatch.setattr(reductions, "SPLIT_MIN_ELEMENTS", 2048)  # small enough for the interpreter
+    monkeypatch.setattr(reductions, "SPLIT_MIN_CHUNK", 64)
+    x = torch.randn(4, 4096, device=device)
+    x = with_specials(x) if name == "amax_with_nan" else x
+    compiled = check(SPLIT_CASES[name], x, rtol=1e-4, atol=1e-4)
+    assert compiled.kernel_count >= 2  # partial reductions, then the reduction of the partials
