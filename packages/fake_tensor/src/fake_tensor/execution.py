@@ -6,10 +6,12 @@ An op with an entry in `op_rules` runs that rule instead (which usually calls
    fake first (eager lets it mix with any device); any other real tensor is an error;
    `device=` arguments become `meta` (remembering the device asked for);
 2. the output device is decided by `devices.output_device` (eager's rule);
-3. the meta kernel runs with Python dispatch disabled, so no mode sees the meta tensors;
+3. without a ShapeEnv, a call the op's `meta_output_cache` has seen (equal argument
+   metadata) returns fresh fakes of the recorded metadata, or `self` for in-place ops;
+4. otherwise the meta kernel runs with Python dispatch disabled, so no mode sees the meta tensors;
    an op without a meta kernel is decomposed (torch._decomp's table, else its
    CompositeImplicitAutograd kernel) and the pieces run on fakes again;
-4. results are wrapped: an output that *is* an input's meta tensor (in-place, `out=`)
+5. results are wrapped: an output that *is* an input's meta tensor (in-place, `out=`)
    returns that input fake; an output sharing an input's meta storage (a view) becomes a
    fake sharing that input's wrapper storage; inputs an op mutated get their new geometry.
 """
