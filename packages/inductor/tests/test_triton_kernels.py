@@ -220,3 +220,24 @@ def test_triton_kernel_on_cpu_tensors_without_the_interpreter_says_how_to_fix_it
     launcher = triton_launch.TritonLauncher(path, pathlib.Path(path).stem, "default")
     with pytest.raises(inductor.UnsupportedDevice, match="TRITON_INTERPRET=1"):
         launcher(x, torch.empty_like(x), 16)
+
+
+TRANSPOSES = {
+    "2d": (lambda x: (aten.clone.default(aten.permute.default(x, [1, 0])),), [(48, 80)]),
+    "batched_with_math": (lambda x, y: (aten.mul.Tensor(aten.permute.default(x, [0, 2, 1]), y),), [(3, 40, 72), (3, 72, 40)]),
+    "ragged_edges": (lambda x: (aten.exp.default(aten.permute.default(x, [1, 0])),), [(37, 53)]),
+    "three_axes": (lambda x: (aten.clone.default(aten.permute.default(x, [2, 0, 1])),), [(5, 24, 33)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSES))
+def test_transposes_run_as_tiled_kernels(name):
+    fn, shapes = TRANSPOSES[name]
+    compiled = check(fn, *[torch.randn(*shape, device=DEVICE) for shape in shapes])
+    assert kinds(compiled) == ["tiled"]
+
+
+def test_broadcast_along_the_inner_loop_is_not_a_transpose():
+    x, b = torch.randn(64, 48, device=DEVICE), torch.randn(64, 1, device=DEVICE)
+    compiled = check(lambda x, b: (aten.add.Tensor(x, b),), x, b)
+    assert kinds(compiled) == ["pointwise"]

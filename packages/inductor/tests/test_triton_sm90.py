@@ -26,6 +26,7 @@ aten = torch.ops.aten
 # of the [XBLOCK, RBLOCK] shapes (XBLOCK=1 specializes them).
 CONFIGS = {
     "pointwise": [dict(XBLOCK=1024, num_warps=4)],
+    "tiled": [dict(XBLOCK=64, RBLOCK=64, num_warps=4)],
     "persistent": [dict(XBLOCK=8, RBLOCK=64, num_warps=2)],
     "looped": [dict(XBLOCK=4, RBLOCK=256, num_warps=4)],
 }
@@ -91,6 +92,8 @@ def _cases():
         ("gather_and_pad", gather_and_pad, [torch.randn(10, 33), torch.randint(0, 10, (4, 5)), f32]),
         ("casts", casts, [f32 * 100]),
         ("transpose", lambda x: (aten.clone.default(aten.permute.default(x, [2, 0, 1])),), [torch.randn(3, 5, 7)]),
+        ("transpose_tiled", lambda x, y: (aten.add.Tensor(aten.permute.default(x, [0, 2, 1]), y),),
+         [torch.randn(3, 40, 72), torch.randn(3, 72, 40)]),
     ]
 
 

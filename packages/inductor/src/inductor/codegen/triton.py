@@ -1,9 +1,11 @@
 """The Triton printer: one `@triton.jit` kernel per FusedKernel, in a module of its own.
 
 A kernel's outer loops become one flat block axis `x` (XBLOCK lanes per program, one program
-per block); its inner (reduction) loops become a second axis `r`. Three shapes of kernel:
+per block); its inner (reduction) loops become a second axis `r`. Four shapes of kernel:
 
     pointwise    no inner loops; values are [XBLOCK] blocks
+    tiled        a pointwise transpose: [XBLOCK, RBLOCK] tiles on a 2-D grid, `r` the innermost
+                 loop (contiguous stores), `x` the others (where a load is contiguous)
     persistent   the whole reduction fits one [XBLOCK, RBLOCK] tile (RBLOCK >= rnumel): every
                  InnerLoop stage works on the same loaded tile, so a softmax reads its input once
     looped       `for roffset in range(0, rnumel, RBLOCK)` per InnerLoop stage, accumulating
@@ -33,7 +35,7 @@ import torch
 from ..cache import digest
 from ..ir import FusedKernel, InnerLoop, OuterStep
 from ..ops import BINARY, UNARY, DependencyCollector, use_handler
-from ..runtime.triton_configs import KIND_LOOPED, KIND_PERSISTENT, KIND_POINTWISE
+from ..runtime.triton_configs import KIND_LOOPED, KIND_PERSISTENT, KIND_POINTWISE, KIND_TILED
 from ..sizes import FloorDiv, Mod, affine_coefficient, product
 from . import triton_expr
 from .triton_expr import literal, triton_dtype
@@ -114,15 +116,23 @@ class TritonKernel:
         self.kernel = kernel
         self.buffers = buffers
         self.size_symbols = {s.name for s in size_symbols}
-        self.xnumel = product(n for _, n in kernel.outer)
-        self.rnumel = product(n for _, n in kernel.inner)
+        reads, writes = self._accesses()
+        accesses = [*reads, *writes]
+        rnumel = product(n for _, n in kernel.inner)
         if not kernel.is_reduction:
-            self.kind = KIND_POINTWISE
-        elif isinstance(self.rnumel, sympy.Integer) and int(self.rnumel) <= PERSISTENT_REDUCTION_LIMIT:
+            self.kind = KIND_TILED if _transposes(kernel, reads, writes) else KIND_POINTWISE
+        elif isinstance(rnumel, sympy.Integer) and int(rnumel) <= PERSISTENT_REDUCTION_LIMIT:
             self.kind = KIND_PERSISTENT
         else:
             self.kind = KIND_LOOPED
-        accesses = self._accesses()
+        # The loops behind each block axis: a tiled kernel's `r` axis is its innermost loop.
+        self.loops = (
+            {"x": kernel.outer[:-1], "r": kernel.outer[-1:]} if self.kind == KIND_TILED
+            else {"x": kernel.outer, "r": kernel.inner}
+        )
+        self.axis_of = {var.name: axis for axis, loops in self.loops.items() for var, _ in loops}
+        self.xnumel = product(n for _, n in self.loops["x"])
+        self.rnumel = product(n for _, n in self.loops["r"])
         self.int64_indices = self._needs_int64_indices(accesses)
         self.outer_reduction = kernel.is_reduction and self._is_outer_reduction(accesses)
         self.args: dict[str, bool] = {}          # buffer name -> written
@@ -139,7 +149,7 @@ class TritonKernel:
         self.scratch_nodes: list = []            # looped kernels: scratch producers, recomputed per loop
         self.accumulators: list[str] = []
         self.source = self._generate()
-        self.numels = [self.xnumel] + ([self.rnumel] if kernel.is_reduction else [])
+        self.numels = [self.xnumel] + ([self.rnumel] if self.kind != KIND_POINTWISE else [])
 
     @property
     def name(self) -> str:
@@ -160,13 +170,13 @@ class TritonKernel:
         masks = [m for d, m in (("x", "xmask"), ("r", "rmask")) if d in dims]
         return " & ".join(masks) if masks else None
 
-    def _accesses(self) -> list[tuple]:
-        """(buffer, index) of every load and store, in the kernel's loop variables."""
+    def _accesses(self) -> tuple[list, list]:
+        """(buffer, index) of every load, and of every store, in the kernel's loop variables."""
         collector = DependencyCollector()
         with use_handler(collector):
             for node in self.kernel.nodes:
                 node.body()
-        return [*collector.reads, *collector.writes]
+        return collector.reads, collector.writes
 
     def _is_outer_reduction(self, accesses) -> bool:
         """Whether the reduced axis is strided while rows are contiguous (a sum over dim 0):
@@ -225,9 +235,9 @@ class TritonKernel:
                 self.symbols.add(name)
             elif name in self.indirect_dims:
                 dims |= self.indirect_dims[name]
-            elif name[0] in "xr":
+            elif name in self.axis_of:
                 self.used_vars.add(name)
-                dims.add(name[0])
+                dims.add(self.axis_of[name])
         return triton_expr.index(expr), frozenset(dims)
 
     def _forwarded(self, name, index):
@@ -463,7 +473,7 @@ class TritonKernel:
 
     def _var_lines(self, axis: str) -> list[str]:
         """`x0 = xindex % 128`...: the IR's loop variables recovered from the flat block index."""
-        loops = self.kernel.outer if axis == "x" else self.kernel.inner
+        loops = self.loops[axis]
         flat = sympy.Symbol(f"{axis}index", integer=True, nonnegative=True)
         lines, stride = [], sympy.Integer(1)
         for position in reversed(range(len(loops))):
@@ -479,15 +489,19 @@ class TritonKernel:
 
     def _module(self, body: list[str]) -> str:
         k = self.kernel
-        reduction = k.is_reduction
+        two_d = self.kind != KIND_POINTWISE
         index_cast = ".to(tl.int64)" if self.int64_indices else ""
         head = [
             f"xoffset = tl.program_id(0){index_cast} * XBLOCK",
-            f"xindex = xoffset + tl.arange(0, XBLOCK){'[:, None]' if reduction else ''}",
+            f"xindex = xoffset + tl.arange(0, XBLOCK){'[:, None]' if two_d else ''}",
             "xmask = xindex < xnumel",
             *self._var_lines("x"),
         ]
-        if self.kind == KIND_PERSISTENT:
+        if self.kind == KIND_TILED:
+            head += [f"roffset = tl.program_id(1){index_cast} * RBLOCK",
+                     "rindex = roffset + tl.arange(0, RBLOCK)[None, :]", "rmask = rindex < rnumel",
+                     *self._var_lines("r")]
+        elif self.kind == KIND_PERSISTENT:
             head += [f"rindex = tl.arange(0, RBLOCK)[None, :]{index_cast}", "rmask = rindex < rnumel",
                      *self._var_lines("r")]
         elif self.kind == KIND_LOOPED:
@@ -499,12 +513,14 @@ class TritonKernel:
         text = re.sub(r"\b(" + "|".join(map(re.escape, parameters)) + r")\b", lambda m: parameters[m.group(1)], text) \
             if parameters else text
         params = [*parameters.values(), *sorted(self.symbols), "xnumel"]
-        if reduction:
+        if two_d:
             params.append("rnumel")
-        params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if reduction else [])
+        params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if two_d else [])
         loops = ", ".join(f"{v} < {n}" for v, n in k.outer) or "()"
         inner = ", ".join(f"{v} < {n}" for v, n in k.inner)
         title = f"# A {self.kind} kernel over {loops}" + (f" | reduction over {inner}" if inner else "")
+        if self.kind == KIND_TILED:
+            title += f" | tiles: x over {', '.join(str(v) for v, _ in self.loops['x'])}, r over {self.loops['r'][0][0]}"
         pointer_types = ", ".join(f"{parameters[name]!r}: {_pointer_type(self.buffers[name].dtype)!r}" for name in self.args)
         source = "\n".join([
             title,
@@ -548,6 +564,34 @@ _SIGNATURE_NAMES = {
     torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16", torch.bfloat16: "bf16", torch.int64: "i64",
     torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8", torch.bool: "i1",
 }
+
+
+TILE_MIN = 16            # both sides of a transpose at least this long to tile it
+TILE_MAX_INNER = 2**20   # the innermost loop spans grid axis 1 (at most 65535 programs)
+
+
+def _transposes(kernel: FusedKernel, reads, writes) -> bool:
+    """Whether a pointwise kernel is a transpose: its stores run contiguously along the innermost
+    loop while a load runs strided along it and contiguously along another loop. Such a kernel
+    is tiled (the `r` axis its innermost loop, `x` the others), so that Triton can give the
+    load and the store each a coalesced layout, exchanging the tile through shared memory."""
+    if kernel.is_reduction or len(kernel.outer) < 2:
+        return False
+    (last, inner_size), others = kernel.outer[-1], kernel.outer[:-1]
+    outer_size = product(n for _, n in others)
+    if not (isinstance(inner_size, sympy.Integer) and isinstance(outer_size, sympy.Integer)):
+        return False
+    if not (TILE_MIN <= int(inner_size) < TILE_MAX_INNER and int(outer_size) >= TILE_MIN):
+        return False
+    if not writes or any(affine_coefficient(index, last) != 1 for _, index in writes):
+        return False
+    for _, index in reads:
+        along_last = affine_coefficient(index, last)
+        if along_last is not None and along_last not in (0, 1) and any(
+            affine_coefficient(index, var) == 1 for var, _ in others
+        ):
+            return True
+    return False
 
 
 def _is_identity(name: str, a: TritonValue, b: TritonValue) -> bool:

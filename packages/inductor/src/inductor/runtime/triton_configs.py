@@ -8,6 +8,7 @@ each program is a Python loop iteration there.
 
 Sizing rules (Hopper-class GPUs, memory-bound kernels):
   pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses
+  tiled        64x64 or 32x128 tiles (a transpose): each side covers 128-byte segments
   persistent   the whole row (RBLOCK = next power of two >= rnumel) and enough rows per
                program to reach ~1-4K elements, ~8-16 elements per thread
   looped       inner reductions stream a row per program with wide RBLOCK; outer reductions
@@ -19,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The three shapes of kernel codegen/triton.py prints.
-KIND_POINTWISE, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "persistent", "looped"
+# The shapes of kernel codegen/triton.py prints.
+KIND_POINTWISE, KIND_TILED, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "tiled", "persistent", "looped"
 
 MAX_BLOCK_ELEMENTS = 8192     # elements per program tile before registers spill
 INTERPRETER_BLOCK = 8192  # elements per interpreted program: fewer, larger numpy steps
@@ -63,6 +64,7 @@ def candidates(kind: str, xnumel: int, rnumel: int | None, *, outer_reduction: b
         return [_interpreter_config(kind, xnumel, rnumel)]
     found = {
         KIND_POINTWISE: _pointwise,
+        KIND_TILED: _tiled,
         KIND_PERSISTENT: _persistent,
         KIND_LOOPED: _looped,
     }[kind](xnumel, rnumel, outer_reduction, max_autotune)
@@ -77,6 +79,8 @@ def _interpreter_config(kind, xnumel, rnumel) -> Config:
     if kind == KIND_POINTWISE:
         return Config(min(INTERPRETER_BLOCK, next_power_of_2(xnumel)))
     rblock = next_power_of_2(rnumel) if kind == KIND_PERSISTENT else min(256, next_power_of_2(rnumel))
+    if kind == KIND_TILED:
+        rblock = min(64, next_power_of_2(rnumel))
     return Config(min(next_power_of_2(xnumel), max(1, INTERPRETER_BLOCK // rblock)), rblock)
 
 
@@ -88,6 +92,13 @@ def _pointwise(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
         block = min(block, cap)
         configs.append(Config(block, None, min(warps, _warps(block, 4)), 1))
     return configs
+
+
+def _tiled(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
+    # Square-ish tiles of 2-4K elements: each side long enough for 128-byte accesses.
+    shapes = [(64, 64, 4), (32, 128, 4)] + ([(128, 32, 4), (64, 32, 4), (128, 64, 8), (32, 32, 2)] if max_autotune else [])
+    return [Config(min(xblock, next_power_of_2(xnumel)), min(rblock, next_power_of_2(rnumel)), warps, 1)
+            for xblock, rblock, warps in shapes]
 
 
 def _persistent(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:

@@ -101,10 +101,11 @@ class TritonLauncher:
         return True
 
     def _launch(self, config: Config, args, numels):
-        grid = (numels[0] + config.XBLOCK - 1) // config.XBLOCK
+        grid = ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,
+                (numels[1] + config.RBLOCK - 1) // config.RBLOCK if self.kind == triton_configs.KIND_TILED else 1)
         index = args[self.device_arg].get_device() if self.device_arg is not None else -1
         if index < 0:  # CPU tensors: Triton's interpreter
-            self.fn[(grid,)](*args, **config.launch_kwargs())
+            self.fn[grid](*args, **config.launch_kwargs())
         elif index != torch.cuda.current_device():
             # Triton launches on the current device: make it the one holding the tensors.
             with torch.cuda.device(index):
@@ -112,7 +113,7 @@ class TritonLauncher:
         else:
             self._launch_compiled(config, args, grid, index)
 
-    def _launch_compiled(self, config: Config, args, grid: int, device: int):
+    def _launch_compiled(self, config: Config, args, grid: tuple[int, int], device: int):
         """Launch through the compiled binary's own launcher, skipping Triton's per-call argument
         binding and cache lookup (most of a launch's ~20 us on the host). The binary is the one
         Triton's standard path compiled for the same specialization: each int's width class,
@@ -122,10 +123,10 @@ class TritonLauncher:
         kernel = self.compiled.get(key)
         if kernel is None or knobs.runtime.launch_enter_hook is not None:
             # First launch of this specialization (or a profiler's hooks are on): Triton's path.
-            self.compiled[key] = self.fn[(grid,)](*args, **config.launch_kwargs())
+            self.compiled[key] = self.fn[grid](*args, **config.launch_kwargs())
             return
         stream = driver.active.get_current_stream(device)
-        kernel.run(grid, 1, 1, stream, kernel.function, kernel.packed_metadata, None, None, None,
+        kernel.run(grid[0], grid[1], 1, stream, kernel.function, kernel.packed_metadata, None, None, None,
                    *args, *config.constexprs())
 
     # -- choosing a config ---------------------------------------------------------------
