@@ -187,9 +187,14 @@ class GraphLowering(torch.fx.Interpreter):
         if target is operator.getitem:
             return args[0][args[1]]
         if target in SIZE_ARITHMETIC:
-            # Sizes and their arithmetic are what the tracer computed: its symbolic value.
+            # Sizes and their arithmetic are what the tracer computed: its symbolic value, when the
+            # wrapper can evaluate it (a data-dependent size is read at run time instead).
             val = self.current_val()
-            return self.sympify(val) if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)) else val
+            if not isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                return val
+            expr = self.sympify(val)
+            if expr.free_symbols <= set(self.symbol_sources):
+                return expr
         args, kwargs = _sympify_tree(self, args), _sympify_tree(self, kwargs)
         if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
             self._realize_pending()
