@@ -35,7 +35,6 @@ import torch
 from ..cache import cache_dir, digest, write_atomic
 from ..ir import FusedKernel, InnerLoop, OuterStep
 from ..ops import COMPARISONS, UNARY, use_handler
-from ..runtime.cpp_build import precompile_header
 from . import cpp_expr
 from .cpp_expr import ctype
 from .cpp_loop_order import LANES, lane_loop
@@ -49,22 +48,23 @@ def prelude_path() -> pathlib.Path:
     path = cache_dir() / "cpp" / f"prelude_{digest(text)}.h"
     if not path.exists():
         write_atomic(path, text)
-    precompile_header(path)
     return path
+
+
 KERNEL_SYMBOL = "kernel"  # every library holds one kernel, so one exported name serves all
 PARALLEL_THRESHOLD = 32768  # elements below which threads cost more than they save
 
-_FLOAT_MATH = {  # float32 versions from the prelude; other dtypes use <cmath>
+_FLOAT_MATH = {  # float32 versions from the prelude; other dtypes call libm (ptc_libm)
     "exp": "ptc_exp", "expm1": "ptc_expm1", "log": "ptc_log", "log1p": "ptc_log1p", "tanh": "ptc_tanh",
     "sigmoid": "ptc_sigmoid", "erf": "ptc_erf",
 }
 _CMATH = {
-    "exp": "std::exp", "exp2": "std::exp2", "expm1": "std::expm1", "log": "std::log", "log2": "std::log2",
-    "log10": "std::log10", "log1p": "std::log1p", "sqrt": "std::sqrt", "sin": "std::sin", "cos": "std::cos",
-    "tan": "std::tan", "tanh": "std::tanh", "sinh": "std::sinh", "cosh": "std::cosh", "asin": "std::asin",
-    "acos": "std::acos", "atan": "std::atan", "asinh": "std::asinh", "acosh": "std::acosh", "atanh": "std::atanh",
-    "erf": "std::erf", "erfc": "std::erfc", "floor": "std::floor", "ceil": "std::ceil", "trunc": "std::trunc",
-    "round": "std::nearbyint", "lgamma": "std::lgamma", "abs": "std::abs",
+    "exp": "ptc_libm::exp", "exp2": "ptc_libm::exp2", "expm1": "ptc_libm::expm1", "log": "ptc_libm::log", "log2": "ptc_libm::log2",
+    "log10": "ptc_libm::log10", "log1p": "ptc_libm::log1p", "sqrt": "ptc_libm::sqrt", "sin": "ptc_libm::sin", "cos": "ptc_libm::cos",
+    "tan": "ptc_libm::tan", "tanh": "ptc_libm::tanh", "sinh": "ptc_libm::sinh", "cosh": "ptc_libm::cosh", "asin": "ptc_libm::asin",
+    "acos": "ptc_libm::acos", "atan": "ptc_libm::atan", "asinh": "ptc_libm::asinh", "acosh": "ptc_libm::acosh", "atanh": "ptc_libm::atanh",
+    "erf": "ptc_libm::erf", "erfc": "ptc_libm::erfc", "floor": "ptc_libm::floor", "ceil": "ptc_libm::ceil", "trunc": "ptc_libm::trunc",
+    "round": "ptc_libm::nearbyint", "lgamma": "ptc_libm::lgamma", "abs": "ptc_libm::abs",
 }
 _INFIX = {
     "add": "+", "sub": "-", "mul": "*", "truediv": "/", "eq": "==", "ne": "!=", "lt": "<",
@@ -73,7 +73,7 @@ _INFIX = {
 }
 _CALLS = {
     "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod", "truncdiv": "ptc_truncdiv",
-    "fmod": "std::fmod", "pow": "ptc_pow", "atan2": "std::atan2", "hypot": "std::hypot", "copysign": "std::copysign",
+    "fmod": "ptc_libm::fmod", "pow": "ptc_pow", "atan2": "ptc_libm::atan2", "hypot": "ptc_libm::hypot", "copysign": "ptc_libm::copysign",
 }
 _REDUCTION_INIT = {"sum": "0", "prod": "1"}
 _REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
@@ -228,11 +228,11 @@ class CppKernel:
         if x.dtype == torch.float32 and name in _FLOAT_MATH:
             return self._new(f"{_FLOAT_MATH[name]}({x})", dtype)
         special = {
-            "neg": f"-{x}", "reciprocal": f"1 / {x}", "rsqrt": f"1 / std::sqrt({x})",
+            "neg": f"-{x}", "reciprocal": f"1 / {x}", "rsqrt": f"1 / ptc_libm::sqrt({x})",
             "logical_not": f"!{x}", "bitwise_not": f"!{x}" if x.dtype == torch.bool else f"~{x}",
             "sign": f"ptc_sign({x})", "isnan": f"ptc_isnan({x})", "isinf": f"ptc_isinf({x})",
-            "isfinite": f"!(ptc_isnan({x}) || ptc_isinf({x}))", "signbit": f"std::signbit({x})",
-            "sigmoid": f"1 / (1 + std::exp(-{x}))",
+            "isfinite": f"!(ptc_isnan({x}) || ptc_isinf({x}))", "signbit": f"ptc_libm::signbit({x})",
+            "sigmoid": f"1 / (1 + ptc_libm::exp(-{x}))",
         }
         if name in special:
             text = special[name]
@@ -318,7 +318,7 @@ class CppKernel:
         if self.lanes:
             var, size = loops[-1]
             loops[-1] = (f"{var}_tile", size, LANES)
-            body = [f"const int64_t lanes = std::min<int64_t>({LANES}, {size} - {var}_tile);", *body]
+            body = [f"const int64_t lanes = ptc_min<int64_t>({LANES}, {size} - {var}_tile);", *body]
         vectorize_outer = not k.is_reduction
         code = _nest(loops, body, parallel=True, simd=vectorize_outer, clauses=[], work=self._work())
         params = []

@@ -38,9 +38,9 @@ def index(expr) -> str:
     if isinstance(expr, Mod):
         return f"({index(expr.args[0])} % {index(expr.args[1])})"
     if isinstance(expr, sympy.Max):
-        return _fold("std::max<int64_t>", expr.args)
+        return _fold("ptc_max<int64_t>", expr.args)
     if isinstance(expr, sympy.Min):
-        return _fold("std::min<int64_t>", expr.args)
+        return _fold("ptc_min<int64_t>", expr.args)
     if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
         return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
     raise NotImplementedError(f"C++ printing of index expression {expr} ({type(expr).__name__})")

@@ -1,16 +1,51 @@
 // Included by every generated C++ kernel. Math written branch-free on plain floats so that
 // GCC's `#pragma omp simd` loops vectorize it without -ffast-math: special cases (NaN, inf,
 // overflow, subnormal results) are handled by selects, keeping eager's IEEE results.
-#include <cmath>
+//
+// Only light headers: <cmath> and <algorithm> alone cost ~0.5 s of compile time per kernel
+// (more than the kernel itself). libm is reached through GCC's builtins instead, which are
+// what <cmath>'s float and double overloads call.
 #include <cstdint>
-#include <cstring>
 #include <limits>
-#include <algorithm>
+#include <type_traits>
 
 #define PTC_INLINE static inline __attribute__((always_inline))
 
-PTC_INLINE float ptc_bits_to_float(uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
-PTC_INLINE uint32_t ptc_float_to_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+// ptc_libm::f(x): libm's f for float and double, as std::f.
+namespace ptc_libm {
+// Integer arguments convert to double, as with <cmath>'s integral overloads.
+#define PTC_LIBM_UNARY(fn)                                                        \
+  PTC_INLINE float fn(float x) { return __builtin_##fn##f(x); }                   \
+  PTC_INLINE double fn(double x) { return __builtin_##fn(x); }                    \
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>       \
+  PTC_INLINE double fn(T x) { return __builtin_##fn(static_cast<double>(x)); }
+#define PTC_LIBM_BINARY(fn)                                                       \
+  PTC_INLINE float fn(float x, float y) { return __builtin_##fn##f(x, y); }       \
+  PTC_INLINE double fn(double x, double y) { return __builtin_##fn(x, y); }       \
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>       \
+  PTC_INLINE double fn(T x, T y) { return __builtin_##fn(static_cast<double>(x), static_cast<double>(y)); }
+PTC_LIBM_UNARY(exp) PTC_LIBM_UNARY(exp2) PTC_LIBM_UNARY(expm1) PTC_LIBM_UNARY(log) PTC_LIBM_UNARY(log2)
+PTC_LIBM_UNARY(log10) PTC_LIBM_UNARY(log1p) PTC_LIBM_UNARY(sqrt) PTC_LIBM_UNARY(sin) PTC_LIBM_UNARY(cos)
+PTC_LIBM_UNARY(tan) PTC_LIBM_UNARY(tanh) PTC_LIBM_UNARY(sinh) PTC_LIBM_UNARY(cosh) PTC_LIBM_UNARY(asin)
+PTC_LIBM_UNARY(acos) PTC_LIBM_UNARY(atan) PTC_LIBM_UNARY(asinh) PTC_LIBM_UNARY(acosh) PTC_LIBM_UNARY(atanh)
+PTC_LIBM_UNARY(erf) PTC_LIBM_UNARY(erfc) PTC_LIBM_UNARY(floor) PTC_LIBM_UNARY(ceil) PTC_LIBM_UNARY(trunc)
+PTC_LIBM_UNARY(nearbyint) PTC_LIBM_UNARY(lgamma)
+PTC_LIBM_BINARY(fmod) PTC_LIBM_BINARY(pow) PTC_LIBM_BINARY(atan2) PTC_LIBM_BINARY(hypot) PTC_LIBM_BINARY(copysign)
+#undef PTC_LIBM_UNARY
+#undef PTC_LIBM_BINARY
+PTC_INLINE float abs(float x) { return __builtin_fabsf(x); }
+PTC_INLINE double abs(double x) { return __builtin_fabs(x); }
+template <typename T> PTC_INLINE bool signbit(T x) {
+  if constexpr (std::is_floating_point_v<T>) return __builtin_signbit(x);
+  else return x < 0;
+}
+}  // namespace ptc_libm
+
+template <typename T> PTC_INLINE T ptc_min(T a, T b) { return b < a ? b : a; }
+template <typename T> PTC_INLINE T ptc_max(T a, T b) { return a < b ? b : a; }
+
+PTC_INLINE float ptc_bits_to_float(uint32_t b) { float f; __builtin_memcpy(&f, &b, 4); return f; }
+PTC_INLINE uint32_t ptc_float_to_bits(float f) { uint32_t b; __builtin_memcpy(&b, &f, 4); return b; }
 
 // bfloat16 is stored as its raw bits; conversions round to nearest even and keep NaN quiet.
 PTC_INLINE float bf16_to_float(uint16_t v) { return ptc_bits_to_float(static_cast<uint32_t>(v) << 16); }
@@ -62,7 +97,7 @@ PTC_INLINE float ptc_expm1(float x) {
   p = p * x + 0.5f;
   float small = x + x2 * p;
   float large = ptc_exp(x) - 1.0f;
-  return std::abs(x) < 0.5f ? small : large;
+  return ptc_libm::abs(x) < 0.5f ? small : large;
 }
 
 PTC_INLINE float ptc_log(float x) {
@@ -118,8 +153,8 @@ PTC_INLINE float ptc_tanh(float x) {
   q = q * x2 + 2.26843463243900e-03f;
   q = q * x2 + 4.89352518554385e-03f;
   float result = xc * p / q;
-  result = std::abs(x) < 0.0004f ? x : result;
-  result = std::abs(x) >= 9.0f ? (x > 0.0f ? 1.0f : -1.0f) : result;  // exactly +-1, as libm
+  result = ptc_libm::abs(x) < 0.0004f ? x : result;
+  result = ptc_libm::abs(x) >= 9.0f ? (x > 0.0f ? 1.0f : -1.0f) : result;  // exactly +-1, as libm
   return x != x ? x : result;
 }
 
@@ -152,7 +187,7 @@ template <typename T> PTC_INLINE T ptc_divisor(T b) {
   return b;
 }
 template <typename T> PTC_INLINE T ptc_truncdiv(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return std::trunc(a / b);
+  if constexpr (std::is_floating_point_v<T>) return ptc_libm::trunc(a / b);
   else return a / ptc_divisor(b);
 }
 
@@ -168,17 +203,17 @@ template <typename T> PTC_INLINE T ptc_floordiv(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     // ATen's div_floor_floating: exact for large quotients, NaN for inf / finite.
     if (b == 0) return a / b;
-    T m = std::fmod(a, b);
+    T m = ptc_libm::fmod(a, b);
     T d = (a - m) / b;
     if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
-    if (d == 0) return std::copysign(T(0), a / b);
-    T f = std::floor(d);
+    if (d == 0) return ptc_libm::copysign(T(0), a / b);
+    T f = ptc_libm::floor(d);
     return d - f > T(0.5) ? f + 1 : f;
   } else { b = ptc_divisor(b); T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
 }
 template <typename T> PTC_INLINE T ptc_mod(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
-    T r = std::fmod(a, b);
+    T r = ptc_libm::fmod(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   } else {
     b = ptc_divisor(b);
@@ -191,10 +226,10 @@ template <typename T> PTC_INLINE T ptc_sign(T a) {
 }
 template <typename T> PTC_INLINE bool ptc_isnan(T a) { if constexpr (std::is_floating_point_v<T>) return a != a; else return false; }
 template <typename T> PTC_INLINE bool ptc_isinf(T a) {
-  if constexpr (std::is_floating_point_v<T>) return std::abs(a) == std::numeric_limits<T>::infinity(); else return false;
+  if constexpr (std::is_floating_point_v<T>) return ptc_libm::abs(a) == std::numeric_limits<T>::infinity(); else return false;
 }
 template <typename T> PTC_INLINE T ptc_pow(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return std::pow(a, b);
+  if constexpr (std::is_floating_point_v<T>) return ptc_libm::pow(a, b);
   else { T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
 }
 

@@ -40,19 +40,6 @@ def library_path(source: str):
     return folder / "kernel.so"
 
 
-def precompile_header(header) -> None:
-    """Build `header.gch` beside `header`: g++ then skips re-parsing <cmath> and friends for every
-    kernel that includes it (halves a small kernel's compile time). Same flags as the kernels."""
-    gch = header.with_name(header.name + ".gch")
-    if gch.exists():
-        return
-    tmp = gch.with_name(f".{gch.name}.{os.getpid()}.tmp")
-    flags = [f for f in FLAGS if f != "-shared"]
-    result = subprocess.run([compiler(), *flags, "-x", "c++-header", str(header), "-o", str(tmp)], capture_output=True)
-    if result.returncode == 0:
-        os.replace(tmp, gch)
-
-
 def build(source: str) -> str:
     """Path of the shared library for `source`, compiling it unless the cache has it."""
     so = library_path(source)
