@@ -61,3 +61,10 @@ def test_row_reduction_keeps_vectorizing_the_reduced_dim():
     x = torch.randn(30, 70)
     compiled = compile_aten(lambda x: (aten.sum.dim_IntList(x, [1]),), [x])
     assert all("lane" not in s for s in compiled.kernel_sources.values())
+
+
+def test_column_reduction_narrower_than_a_vector_keeps_the_default_order():
+    x = torch.randn(300, 5)
+    compiled = compile_aten(lambda x: (aten.sum.dim_IntList(x, [0]),), [x])
+    assert_same(compiled(x), (aten.sum.dim_IntList(x, [0]),), rtol=1e-4, atol=1e-4)
+    assert all("lane" not in s for s in compiled.kernel_sources.values())

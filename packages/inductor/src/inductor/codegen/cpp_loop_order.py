@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from ..ir import FusedKernel, InnerLoop
 from ..ops import DependencyCollector, use_handler
-from ..sizes import affine_coefficient
+from ..sizes import affine_coefficient, static_int
 
 LANES = 32  # elements per tile: four AVX2 vectors of float accumulators, to hide add latency
+MIN_LANES = 8  # one AVX2 vector of floats
 _SCALAR_REDUCTIONS = ("argmax", "argmin")  # their index bookkeeping runs as scalar code
 
 
@@ -26,8 +27,11 @@ def lane_loop(kernel: FusedKernel):
         return None
     if any(getattr(n.buffer.data, "reduction_type", None) in _SCALAR_REDUCTIONS for n in kernel.nodes):
         return None
-    x, _ = kernel.outer[-1]
+    x, x_size = kernel.outer[-1]
     r, _ = kernel.inner[-1]
+    width = static_int(x_size)
+    if width is not None and width < MIN_LANES:
+        return None  # too narrow to fill a vector: the default loop order parallelizes better
     accesses = []
     for stage in kernel.stages:
         if isinstance(stage, InnerLoop):
