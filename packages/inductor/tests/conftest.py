@@ -37,9 +37,14 @@ def device(request):
     _selected_options.clear()
 
 
+def backend_options() -> dict:
+    """The compile options of the backend the `device` fixture selected."""
+    return dict(_selected_options)
+
+
 def compile_graph(gm: torch.fx.GraphModule, inputs):
     """Compile an ATen graph with the backend the `device` fixture selected."""
-    return inductor.compile_aten_graph(gm, inputs, options=dict(_selected_options))
+    return inductor.compile_aten_graph(gm, inputs, options=backend_options())
 
 
 def compile_aten(fn, inputs):

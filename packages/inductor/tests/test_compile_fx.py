@@ -1,5 +1,5 @@
-"""`compile_fx`, the "inductor" backend: aot_autograd's graphs through our C++ kernels, for
-inference and training, compared with eager (outputs and gradients)."""
+"""`compile_fx`, the "inductor" backend: aot_autograd's graphs through each backend's kernels,
+for inference and training, compared with eager (outputs and gradients)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import torch
 import torch.fx
 
 import inductor
+from conftest import backend_options
 
 pytest.importorskip("aot_autograd")
 
@@ -30,18 +31,18 @@ def mlp():
     )
 
 
-def test_mlp_inference_matches_eager():
-    model = mlp().to()
-    x = torch.randn(32, 48)
-    compiled = inductor.compile_fx(traced(model), [x])
+def test_mlp_inference_matches_eager(device):
+    model = mlp().to(device)
+    x = torch.randn(32, 48, device=device)
+    compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
     with torch.no_grad():
         torch.testing.assert_close(compiled(x)[0], model(x), rtol=1e-4, atol=1e-5)
 
 
-def test_mlp_training_step_matches_eager_gradients():
-    model = mlp().to()
-    x = torch.randn(32, 48, requires_grad=True)
-    compiled = inductor.compile_fx(traced(model), [x])
+def test_mlp_training_step_matches_eager_gradients(device):
+    model = mlp().to(device)
+    x = torch.randn(32, 48, device=device, requires_grad=True)
+    compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
     compiled(x)[0].pow(2).sum().backward()
     ours = [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
     model.zero_grad()
@@ -52,10 +53,11 @@ def test_mlp_training_step_matches_eager_gradients():
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
 
 
-def test_dropout_training_step_draws_eagers_masks_under_one_seed():
+def test_dropout_training_step_draws_eagers_masks_under_one_seed(device):
     model = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.Dropout(0.4), torch.nn.GELU(), torch.nn.Linear(96, 10))
-    x = torch.randn(32, 48)
-    compiled = inductor.compile_fx(traced(model), [x])
+    model = model.to(device)
+    x = torch.randn(32, 48, device=device)
+    compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
     torch.manual_seed(11)
     out = compiled(x)[0]
     out.pow(2).sum().backward()
