@@ -112,7 +112,7 @@ def _gpt2(torch, batch, seq):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    # Dropout off: eager and compiled draw different random numbers, and the rows compare results.
+    # Dropout off: torch.compile draws its own random numbers (ours draws eager's); rows compare with eager.
     config = GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     model = GPT2LMHeadModel(config).cuda()
     return model, torch.randint(0, config.vocab_size, (batch, seq), device="cuda")
