@@ -62,7 +62,7 @@ def test_float_binary_broadcasting(name, device):
     check(lambda a, b: (_op(name)(a, b),), a, b)
 
 
-@pytest.mark.parametrize("name", ["add", "sub", "mul", "remainder", "floor_divide", "maximum", "bitwise_and",
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "remainder", "fmod", "floor_divide", "maximum", "bitwise_and",
                                   "bitwise_or", "bitwise_xor", "eq", "lt", "div"])
 def test_integer_binary(name, device):
     a = torch.randint(-50, 50, (20, 30), device=device)
@@ -182,7 +182,8 @@ def test_integer_division_by_zero_raises_instead_of_crashing():
     """C++ only: x86 traps on integer division by zero, which would kill the process."""
     a = torch.randint(-5, 5, (8,))
     b = torch.randint(1, 3, (8,))
-    compiled = check(lambda a, b: (aten.remainder.Tensor(a, b), aten.floor_divide.default(a, b)), a, b)
+    compiled = check(lambda a, b: (aten.remainder.Tensor(a, b), aten.floor_divide.default(a, b), aten.fmod.Tensor(a, b)),
+                     a, b)
     b[3] = 0
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         aten.remainder.Tensor(a, b)

@@ -73,7 +73,7 @@ _INFIX = {
 }
 _CALLS = {
     "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod", "truncdiv": "ptc_truncdiv",
-    "fmod": "ptc_libm::fmod", "pow": "ptc_pow", "atan2": "ptc_libm::atan2", "hypot": "ptc_libm::hypot", "copysign": "ptc_libm::copysign",
+    "fmod": "ptc_fmod", "pow": "ptc_pow", "atan2": "ptc_libm::atan2", "hypot": "ptc_libm::hypot", "copysign": "ptc_libm::copysign",
 }
 _REDUCTION_INIT = {"sum": "0", "prod": "1"}
 _REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}

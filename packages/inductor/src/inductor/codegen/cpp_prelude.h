@@ -211,6 +211,10 @@ template <typename T> PTC_INLINE T ptc_floordiv(T a, T b) {
     return d - f > T(0.5) ? f + 1 : f;
   } else { b = ptc_divisor(b); T q = a / b; return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q; }
 }
+template <typename T> PTC_INLINE T ptc_fmod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return ptc_libm::fmod(a, b);
+  else return a % ptc_divisor(b);  // C's % truncates: the remainder takes the dividend's sign, as fmod
+}
 template <typename T> PTC_INLINE T ptc_mod(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     T r = ptc_libm::fmod(a, b);
