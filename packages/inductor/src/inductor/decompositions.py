@@ -39,6 +39,10 @@ EXTRA = [
     aten.native_batch_norm_backward.default, aten.embedding_dense_backward.default, aten.logsumexp.default,
     aten.addcmul.default, aten.addcdiv.default, aten.linalg_vector_norm.default, aten.upsample_nearest2d.vec,
     aten.hardswish.default, aten.hardsigmoid.default, aten.elu.default, aten.softplus.default, aten.mish.default,
+    # What batch norm traces to (eval and training alike); functionalization would turn it into
+    # `_native_batch_norm_legit_functional` only after the decompositions ran, leaving an aten
+    # call per norm between kernels instead of a scale-and-shift fused into its neighbours.
+    aten._native_batch_norm_legit.default,
 ]
 
 

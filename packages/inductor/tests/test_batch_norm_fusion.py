@@ -1,0 +1,54 @@
+"""Batch norm through `compile_fx` lowers to kernels fused with its neighbours (no aten call per
+norm), with eager's outputs, running statistics and gradients, in eval and training mode."""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+import pytest
+import torch
+
+import inductor
+
+pytest.importorskip("aot_autograd")
+
+from test_compile_fx import traced  # noqa: E402
+
+
+def _block():
+    # No conv bias, as in ResNets: batch norm removes it (its gradient is zero up to rounding).
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU())
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_matches_eager_outputs_and_running_stats(training):
+    model = _block().train(training)
+    reference = copy.deepcopy(model)
+    x = torch.randn(4, 3, 12, 12)
+    compiled = inductor.compile_fx(traced(model), [x])
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x)[0], reference(x), rtol=1e-4, atol=1e-5)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        torch.testing.assert_close(getattr(model[1], name), getattr(reference[1], name))
+
+
+def test_batch_norm_training_gradients_match_eager():
+    model = _block().train()
+    reference = copy.deepcopy(model)
+    x = torch.randn(4, 3, 12, 12)
+    compiled = inductor.compile_fx(traced(model), [x])
+    compiled(x)[0].pow(2).sum().backward()
+    reference(x).pow(2).sum().backward()
+    for ours, theirs in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_eval_batch_norm_is_no_aten_call(caplog):
+    model = _block().eval()
+    x = torch.randn(2, 3, 12, 12)
+    with caplog.at_level(logging.INFO, logger="compiler.output_code"):
+        with torch.no_grad():
+            inductor.compile_fx(traced(model), [x])(x)
+    wrapper = "\n".join(r.getMessage() for r in caplog.records).split('extern "C"')[0]
+    assert "batch_norm" not in wrapper
