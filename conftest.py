@@ -1,11 +1,18 @@
-"""Shared pytest behaviour: tests marked `gpu` skip on machines without CUDA."""
+"""Shared pytest behaviour: tests marked `gpu` skip on machines without CUDA, where Triton kernels
+run in Triton's interpreter instead."""
+
+import os
 
 import pytest
+import torch
+
+# Triton binds its library functions (tl.sum, ...) when first imported, reading this switch then;
+# any test module may import triton first, so it is set before collection starts.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 def pytest_collection_modifyitems(config, items):
-    import torch
-
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")

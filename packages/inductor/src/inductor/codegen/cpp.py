@@ -58,22 +58,22 @@ _FLOAT_MATH = {  # float32 versions from the prelude; other dtypes call libm (pt
     "exp": "ptc_exp", "expm1": "ptc_expm1", "log": "ptc_log", "log1p": "ptc_log1p", "tanh": "ptc_tanh",
     "sigmoid": "ptc_sigmoid", "erf": "ptc_erf",
 }
+# Everything else calls libm through the prelude's ptc_libm (float and double overloads).
 _CMATH = {
-    "exp": "ptc_libm::exp", "exp2": "ptc_libm::exp2", "expm1": "ptc_libm::expm1", "log": "ptc_libm::log", "log2": "ptc_libm::log2",
-    "log10": "ptc_libm::log10", "log1p": "ptc_libm::log1p", "sqrt": "ptc_libm::sqrt", "sin": "ptc_libm::sin", "cos": "ptc_libm::cos",
-    "tan": "ptc_libm::tan", "tanh": "ptc_libm::tanh", "sinh": "ptc_libm::sinh", "cosh": "ptc_libm::cosh", "asin": "ptc_libm::asin",
-    "acos": "ptc_libm::acos", "atan": "ptc_libm::atan", "asinh": "ptc_libm::asinh", "acosh": "ptc_libm::acosh", "atanh": "ptc_libm::atanh",
-    "erf": "ptc_libm::erf", "erfc": "ptc_libm::erfc", "floor": "ptc_libm::floor", "ceil": "ptc_libm::ceil", "trunc": "ptc_libm::trunc",
-    "round": "ptc_libm::nearbyint", "lgamma": "ptc_libm::lgamma", "abs": "ptc_libm::abs",
+    name: f"ptc_libm::{name}"
+    for name in ("exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan tanh sinh cosh asin acos atan asinh acosh "
+                 "atanh erf erfc floor ceil trunc lgamma abs").split()
 }
+_CMATH["round"] = "ptc_libm::nearbyint"  # half to even, as torch.round
 _INFIX = {
     "add": "+", "sub": "-", "mul": "*", "truediv": "/", "eq": "==", "ne": "!=", "lt": "<",
     "le": "<=", "gt": ">", "ge": ">=", "logical_and": "&&", "logical_or": "||", "bitwise_and": "&",
     "bitwise_or": "|", "bitwise_xor": "^", "lshift": "<<", "rshift": ">>",
 }
 _CALLS = {
-    "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod", "truncdiv": "ptc_truncdiv",
-    "fmod": "ptc_fmod", "pow": "ptc_pow", "atan2": "ptc_libm::atan2", "hypot": "ptc_libm::hypot", "copysign": "ptc_libm::copysign",
+    "maximum": "ptc_maximum", "minimum": "ptc_minimum", "floordiv": "ptc_floordiv", "mod": "ptc_mod",
+    "truncdiv": "ptc_truncdiv", "fmod": "ptc_fmod", "pow": "ptc_pow", "atan2": "ptc_libm::atan2",
+    "hypot": "ptc_libm::hypot", "copysign": "ptc_libm::copysign",
 }
 _REDUCTION_INIT = {"sum": "0", "prod": "1"}
 _REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
@@ -267,7 +267,8 @@ class CppKernel:
         if reduction_type in ("max", "min"):
             limit = "infinity()" if dtype.is_floating_point else ("lowest()" if reduction_type == "max" else "max()")
             sign = "-" if reduction_type == "max" and dtype.is_floating_point else ""
-            a = self._accumulator(acc, t, f"{sign}std::numeric_limits<{t}>::{limit}", _REDUCTION_CLAUSE[reduction_type])
+            init = f"{sign}std::numeric_limits<{t}>::{limit}"
+            a = self._accumulator(acc, t, init, _REDUCTION_CLAUSE[reduction_type])
             op = "<" if reduction_type == "max" else ">"
             self.lines.append(f"{a} = {a} {op} {value} ? {value} : {a};")
             if dtype.is_floating_point:
@@ -275,7 +276,8 @@ class CppKernel:
                 # do not vectorize) carries it past the loop.
                 nan = self._accumulator(f"{acc}_nan", "int", "0", "|")
                 self.lines.append(f"{nan} = {nan} | ({value} != {value});")
-                return self._after_loop(f"{acc}_result", dtype, f"{nan} ? std::numeric_limits<{t}>::quiet_NaN() : {a}")
+                result = f"{nan} ? std::numeric_limits<{t}>::quiet_NaN() : {a}"
+                return self._after_loop(f"{acc}_result", dtype, result)
             return CppValue(a, dtype)
         if reduction_type in ("any", "all"):
             # int accumulators: OpenMP reductions over bool do not vectorize.
