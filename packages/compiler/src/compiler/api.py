@@ -10,7 +10,7 @@ import torch
 
 from .backends import lookup_backend
 
-DEFAULT_BACKEND = "eager"
+DEFAULT_BACKEND = "inductor"
 
 
 def _with_options(backend: Callable, backend_name: Any, mode: str | None, options: dict | None) -> Callable:
