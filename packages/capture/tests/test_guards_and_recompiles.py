@@ -56,6 +56,27 @@ def test_global_change_recaptures():
     assert captures(compiled) == 2
 
 
+@pytest.mark.parametrize(
+    "state",
+    [torch.no_grad, torch.inference_mode, lambda: torch.autocast("cpu", dtype=torch.bfloat16)],
+    ids=["no_grad", "inference_mode", "autocast"],
+)
+def test_global_state_picks_its_own_entry(state):
+    """Entries captured under different global state each serve calls made under theirs (the
+    dispatcher compares the global state once per call, not inside each guard function)."""
+
+    def matmul(x, w):
+        return x @ w
+
+    compiled = compile_eager(matmul)
+    make_args = lambda: (torch.randn(3, 4, requires_grad=True), torch.randn(4, 2))  # noqa: E731
+    for _ in range(2):
+        run_and_compare(compiled, matmul, make_args())
+        with state():
+            run_and_compare(compiled, matmul, make_args())
+    assert captures(compiled) == 2
+
+
 def test_recompile_log_names_the_failing_guard(caplog):
     compiled = compile_eager(fn)
     compiled(torch.randn(4, 3))

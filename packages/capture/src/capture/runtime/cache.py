@@ -21,7 +21,7 @@ import weakref
 from typing import TYPE_CHECKING, Callable
 
 import torch
-from guards import GuardSet
+from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
 from .. import config
@@ -80,8 +80,10 @@ class CodeCache:
         self.automatic_dims: dict = {}
         self._warned_limit = False
 
-        # (guard, entry function) pairs read by the dispatchers on every call.
-        self._table: list[tuple[Callable, Callable]] = []
+        # (global state, guard, entry function) triples read by the dispatchers on every call:
+        # the global state (grad mode, autocast...) is read once per call and compared with
+        # each entry's tuple, rather than checked setting by setting in every guard function.
+        self._table: list[tuple[tuple | None, Callable, Callable]] = []
         self.dispatch = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=True)
         self.dispatch_tail = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=False)
         compilation.adopt(self)
@@ -95,7 +97,7 @@ class CodeCache:
 
     def add(self, entry: CompiledEntry) -> None:
         self.entries.append(entry)
-        self._table.append((entry.guard, entry.function))
+        self._table.append((entry.guard.global_state, entry.guard, entry.function))
 
     def clear(self) -> None:
         self.entries.clear()
@@ -136,8 +138,8 @@ class CodeCache:
             # again: they run eagerly too, without capturing again.
             capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
             session.add_shape_guards()
-            guard = GuardSet(session.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__name__)}")
-            self._table.append((guard, self.fn))
+            guard = compile_guards(self.fn, session.guards)
+            self._table.append((guard.global_state, guard, self.fn))
             return self.fn(*args, **kwargs)
         except Unsupported as err:
             if self.compilation.fullgraph:
@@ -178,7 +180,7 @@ class CodeCache:
         graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
         name = self.fn.__qualname__
         operations = has_operations(graph_module)
-        guard = GuardSet(result.guards).compile(self.fn, name=f"guards_{identifier(self.fn.__name__)}")
+        guard = compile_guards(self.fn, result.guards)
         # Built before the backend runs: a break whose values cannot be rebuilt fails here.
         entry = build_entry(self.fn, result, graph_module, guard, calls_graph=operations, tail=tail)
         entry.function.__defaults__ = self.fn.__defaults__
@@ -193,13 +195,19 @@ class CodeCache:
         return entry
 
 
+def compile_guards(fn: types.FunctionType, guards: list) -> Callable:
+    """The guard function of an entry of `fn`; its global-state guards are left to the
+    dispatcher (`guard_fn.global_state`)."""
+    return GuardSet(guards).compile(fn, name=f"guards_{identifier(fn.__name__)}", split_global_state=True)
+
+
 def has_operations(graph_module: torch.fx.GraphModule) -> bool:
     return any(n.op in ("call_function", "call_method") for n in graph_module.graph.nodes)
 
 
 def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, resolve_tail_calls: bool) -> Callable:
-    """A function with `fn`'s signature that runs the first entry of `table` whose guard
-    accepts the call, else `miss(args, kwargs)`. Generated so that arguments are passed on as
+    """A function with `fn`'s signature that runs the first entry of `table` whose global
+    state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`. Generated so that arguments are passed on as
     they arrived (no *args/**kwargs repacking on the hot path). With `resolve_tail_calls` it
     runs the chain of resume functions an entry that broke its graph hands back."""
     signature = inspect.signature(fn, follow_wrapped=False)
@@ -225,8 +233,9 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
     name = f"dispatch_{identifier(fn.__name__)}"
     if resolve_tail_calls:
         body = (
-            f"    for __guard, __entry in __table:\n"
-            f"        if __guard({call}):\n"
+            f"    __state = __current_global_state()\n"
+            f"    for __entry_state, __guard, __entry in __table:\n"
+            f"        if __entry_state == __state and __guard({call}):\n"
             f"            __result = __entry({call})\n"
             f"            break\n"
             f"    else:\n"
@@ -237,13 +246,14 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
         )
     else:
         body = (
-            f"    for __guard, __entry in __table:\n"
-            f"        if __guard({call}):\n"
+            f"    __state = __current_global_state()\n"
+            f"    for __entry_state, __guard, __entry in __table:\n"
+            f"        if __entry_state == __state and __guard({call}):\n"
             f"            return __entry({call})\n"
             f"    return {miss_call}\n"
         )
     source = f"def {name}{inspect.Signature(params)}:\n" + body
-    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall}
+    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state}
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     dispatch = namespace[name]
     dispatch.__defaults__ = fn.__defaults__
