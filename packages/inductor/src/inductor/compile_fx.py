@@ -24,7 +24,7 @@ from .codegen.triton_calls import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
-from .graph import GraphLowering
+from .graph import GraphLowering, constant_name
 from .ir import FusedKernel
 from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
@@ -147,9 +147,10 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph:
     """`backend`: the one for CPU kernels (cpu_kernel_backend)."""
-    key = cache.digest(gm.code, _input_key(example_inputs), _meta_key(gm), cache.inductor_source_hash(),
-                       " ".join(cpp_build.FLAGS), backend, mode)
     constants = _constants(gm)
+    # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
+    key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
+                       cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode)
     path = cache.cache_dir() / "graphs" / f"{key}.py"
     if path.exists():
         source = path.read_text()
@@ -165,7 +166,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph
     graph.run()
     steps = Scheduler(graph).run()
     buffers = {b.name: b for b in graph.buffers}
-    buffers.update({b.name: b for b in graph.graph_inputs if hasattr(b, "layout")})
+    buffers.update(graph.input_buffers())
     kernels = [s for s in steps if isinstance(s, FusedKernel)]
     calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
     source = WrapperCodegen(graph, steps, calls).generate()
@@ -205,7 +206,7 @@ def _constants(gm) -> dict:
             for part in node.target.split("."):
                 value = getattr(value, part)
             if isinstance(value, torch.Tensor):
-                found[f"const_{node.target.replace('.', '_')}"] = value
+                found[constant_name(node.target)] = value
     return found
 
 
@@ -220,13 +221,22 @@ def ensure_meta_vals(gm: torch.fx.GraphModule, example_inputs) -> None:
         return x
 
     class MetaPropagation(torch.fx.Interpreter):
+        """Records each node's value; `convert` maps inputs and get_attr constants alike."""
+
+        def __init__(self, convert):
+            super().__init__(gm)
+            self.convert = convert
+
+        def get_attr(self, target, args, kwargs):
+            return self.convert(super().get_attr(target, args, kwargs))
+
         def run_node(self, node):
             result = super().run_node(node)
             node.meta.setdefault("val", result)
             return result
 
     try:
-        MetaPropagation(gm).run(*[to_meta(x) for x in example_inputs])
+        MetaPropagation(to_meta).run(*[to_meta(x) for x in example_inputs])
     except (NotImplementedError, RuntimeError) as error:
         # A data-dependent op (nonzero, boolean masks) has no meta kernel: take sizes from a real
         # run on the example inputs. Such sizes are only right for these inputs: callers that
@@ -234,7 +244,7 @@ def ensure_meta_vals(gm: torch.fx.GraphModule, example_inputs) -> None:
         log.warning("inductor: meta shape propagation failed (%s); running the graph on the example inputs", error)
         for node in gm.graph.nodes:
             node.meta.pop("val", None)
-        MetaPropagation(gm).run(*example_inputs)
+        MetaPropagation(lambda x: x).run(*example_inputs)
 
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):

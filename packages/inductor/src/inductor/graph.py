@@ -42,7 +42,8 @@ class GraphLowering(torch.fx.Interpreter):
         self.symbol_sources: dict[sympy.Symbol, str] = {}
         self.hints: dict[sympy.Symbol, int] = {}
         self.symbol_map: dict = {}                    # foreign symbols -> ours
-        self.constants: dict[str, torch.Tensor] = {}
+        self.constants: dict[str, torch.Tensor] = {}  # get_attr tensors, by wrapper name
+        self.constant_buffers: dict[str, InputBuffer] = {}
         self.outputs: list = []
         self.output_names: set[str] = set()
         self.consumers: dict[str, set[str]] = {}
@@ -178,10 +179,18 @@ class GraphLowering(torch.fx.Interpreter):
         value = getattr(self.module, target) if "." not in target else operator.attrgetter(target)(self.module)
         if not isinstance(value, torch.Tensor):
             return value
-        name = f"const_{target.replace('.', '_')}"
-        self.constants[name] = value
-        self.input_names.append(name)
-        return InputBuffer(name, Layout(value.device, value.dtype, tuple(map(as_expr, value.shape)), tuple(map(as_expr, value.stride()))))
+        name = constant_name(target)
+        if name not in self.constant_buffers:
+            self.constants[name] = value
+            self.input_names.append(name)
+            self.constant_buffers[name] = InputBuffer(name, constant_layout(value))
+        return self.constant_buffers[name]
+
+    def input_buffers(self) -> dict[str, InputBuffer]:
+        """Every buffer the wrapper receives rather than allocates: tensor arguments and constants."""
+        found = {b.name: b for b in self.graph_inputs if isinstance(b, InputBuffer)}
+        found.update(self.constant_buffers)
+        return found
 
     def call_function(self, target, args, kwargs):
         if target is operator.getitem:
@@ -244,6 +253,17 @@ class GraphLowering(torch.fx.Interpreter):
                 self.output_names.add(base.name)
             self.outputs.append(value)
         return results
+
+
+def constant_name(target: str) -> str:
+    """The wrapper's name for a get_attr tensor (a constant the traced code created, e.g.
+    `torch.tensor([1., 2.])`): the compiled graph hands its value in through `constants`."""
+    return f"const_{target.replace('.', '_')}"
+
+
+def constant_layout(value: torch.Tensor) -> Layout:
+    # Kernels get `data_ptr()`, which already points at the first element: offset 0.
+    return Layout(value.device, value.dtype, tuple(map(as_expr, value.shape)), tuple(map(as_expr, value.stride())))
 
 
 # Nodes computing sizes rather than tensors (dynamic shapes): `sym_size(x, 0) * 2`.

@@ -63,7 +63,7 @@ class WrapperCodegen:
         self.graph, self.steps, self.kernels = graph, steps, kernels
         self.lines: list[str] = []
         self.buffers = {b.name: b for b in graph.buffers}
-        self.buffers.update({b.name: b for b in graph.graph_inputs if isinstance(b, InputBuffer)})
+        self.buffers.update(graph.input_buffers())
 
     def _reads(self, step) -> list[str]:
         if isinstance(step, FusedKernel):
