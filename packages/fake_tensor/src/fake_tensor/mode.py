@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import constants, convolution, cpu_kernels, data_dependent, missing_meta_kernels  # noqa: F401  (op rules)
+from . import constants, convolution, cpu_kernels, data_dependent, metadata_queries, missing_meta_kernels  # noqa: F401  (op rules)
 from .conversion import RealToFake
 from .execution import run_op
 from .modules import fake_module_copy
