@@ -55,16 +55,25 @@ class ShapeReport:
 
     def evaluate_shape(self, t: torch.Tensor, **dim_sizes: int) -> tuple[int, ...]:
         """The concrete shape `t` would have with the given size for each Dim (by name)."""
-        missing = {dim.name for dim in self.shape_env.declared.values()} - set(dim_sizes)
-        if missing:
-            raise TypeError(f"evaluate_shape needs a size for each Dim; missing {sorted(missing)}")
-        values = {symbol: dim_sizes[dim.name] for symbol, dim in self.shape_env.declared.items()}
-        if not self.shape_env.guards_hold_at(values):
+        if not self.holds_at(**dim_sizes):
             raise ConstraintViolationError(
                 f"the shapes found hold only where the analysed code's constraints do, and {dim_sizes} "
                 f"breaks them:\n{self}"
             )
+        values = self._symbol_values(dim_sizes)
         return tuple(int(expr.xreplace(values)) for expr in self.symbolic_shape(t))
+
+    def holds_at(self, **dim_sizes: int) -> bool:
+        """Whether the given size for each Dim (by name) meets every constraint: where the
+        shapes found are valid. Which constraints there are can depend on torch's version
+        (torch 2.11's max_pool2d meta kernel asks whether a size is even; 2.13's does not)."""
+        return self.shape_env.guards_hold_at(self._symbol_values(dim_sizes))
+
+    def _symbol_values(self, dim_sizes: dict[str, int]) -> dict[sympy.Symbol, int]:
+        missing = {dim.name for dim in self.shape_env.declared.values()} - set(dim_sizes)
+        if missing:
+            raise TypeError(f"needs a size for each Dim; missing {sorted(missing)}")
+        return {symbol: dim_sizes[dim.name] for symbol, dim in self.shape_env.declared.items()}
 
     def __str__(self) -> str:
         leaves, _ = pytree.tree_flatten_with_path(self.outputs)
