@@ -135,6 +135,13 @@ def test_casts(target, device):
     check(lambda x: (aten._to_copy.default(x, dtype=target),), x)
 
 
+@pytest.mark.parametrize("source", [torch.float32, torch.float64])
+def test_cast_to_bfloat16_rounds_to_nearest_like_eager(source, device):
+    # Bit for bit: Triton's interpreter truncated float32 -> bfloat16 (GPUs round).
+    x = with_specials(torch.randn(40, 50, device=device, dtype=source) * 100)
+    check(lambda x: (aten._to_copy.default(x, dtype=torch.bfloat16),), x, rtol=0, atol=0)
+
+
 def test_bool_to_float_cast_and_logical_ops(device):
     a = torch.randn(10, 10, device=device) > 0
     b = torch.randn(10, 10, device=device) > 0.5

@@ -147,9 +147,10 @@ def pow_int(base, exponent):
 
 
 if INTERPRETED:
-    from .triton_interpreter import NumpyLibdevice, accept_one_element_indices
+    from .triton_interpreter import NumpyLibdevice, accept_one_element_indices, round_bfloat16_to_nearest
 
     libdevice = NumpyLibdevice()
     accept_one_element_indices()
+    round_bfloat16_to_nearest()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)

@@ -3,6 +3,7 @@ two things the interpreter of Triton 3.6 lacks for them.
 
     NumpyLibdevice                 libdevice calls return None there: the same functions, by numpy
     accept_one_element_indices     `range(0, rnumel, RBLOCK)` over a kernel argument, with NumPy >= 2.4
+    round_bfloat16_to_nearest      float32 -> bfloat16 casts truncate there; GPUs and eager round
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 import triton.language as tl
 from triton.runtime.interpreter import TensorHandle
 
@@ -56,3 +58,35 @@ def accept_one_element_indices():
         scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
 
     interpreter._patch_lang_tensor = patched
+
+
+# Triton element types the interpreter may cast to or from bfloat16, as torch dtypes.
+_TORCH_DTYPES = {
+    "bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64,
+    "int1": torch.bool, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
+    "uint8": torch.uint8,
+}
+
+
+def round_bfloat16_to_nearest():
+    """Triton 3.6's interpreter holds bfloat16 as uint16 bits and casts float32 to it by dropping
+    the low 16 bits, and other types (float64, ints) by numpy's astype of the *value* to uint16;
+    on a GPU these casts round to nearest even, as eager does. Cast through torch instead, so
+    interpreter tests compare bfloat16 kernels with eager bit for bit."""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    cast = InterpreterBuilder.cast_impl
+
+    def through_torch(builder, src, dst_type):
+        names = (src.dtype.scalar.name, dst_type.scalar.name)
+        if "bf16" not in names or names[0] == names[1] or not all(n in _TORCH_DTYPES for n in names):
+            return cast(builder, src, dst_type)
+        value = torch.from_numpy(np.ascontiguousarray(src.data))
+        if names[0] == "bf16":
+            value = value.view(torch.bfloat16)
+        value = value.to(_TORCH_DTYPES[names[1]])
+        if names[1] == "bf16":
+            value = value.view(torch.uint16)
+        return TensorHandle(value.numpy(), dst_type.scalar)
+
+    InterpreterBuilder.cast_impl = through_torch  # create_fp_trunc, create_fp_ext... all call it

@@ -1,0 +1,243 @@
+"""Small functions a user writes, through `compiler.compile` with the default backend (inductor,
+C++ kernels on CPU), against eager: outputs (values, dtypes, shapes; strides and storage where
+eager returns a view of an input), inputs mutated in place, and gradients.
+
+Each case is `(fn, make_inputs)`; `make_inputs()` returns fresh inputs, so eager and compiled
+runs see equal values and neither sees the other's in-place writes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import compiler
+
+
+def floats(*shape, dtype=torch.float32):
+    return lambda: torch.randn(*shape, dtype=dtype)
+
+
+def ints(*shape, low=-9, high=9, dtype=torch.int64):
+    return lambda: torch.randint(low, high, shape, dtype=dtype)
+
+
+def several(*makers):
+    return lambda: [make() for make in makers]
+
+
+def one(make):
+    return lambda: [make()]
+
+
+def index_of(n, *shape):
+    return lambda: torch.randint(0, n, shape)
+
+
+CASES = {
+    # indexing
+    "index_with_tensor": (lambda x, i: x[i], several(floats(6, 5), index_of(6, 4))),
+    "index_two_dims_with_tensors": (lambda x, i, j: x[i, j] * 2, several(floats(6, 5), index_of(6, 3), index_of(5, 3))),
+    "index_put_on_a_copy": (lambda x, i: x.clone().index_put_((i,), torch.tensor(0.5)), several(floats(6, 5), index_of(6, 3))),
+    "gather": (lambda x, i: torch.gather(x, 1, i) + 1, several(floats(4, 6), index_of(6, 4, 3))),
+    "scatter_add": (lambda x, i, s: x.scatter_add(1, i, s), several(floats(4, 6), index_of(6, 4, 3), floats(4, 3))),
+    "slice_step_and_negative_index": (lambda x: x[:, ::2] + x[-1, 1::2], one(floats(5, 8))),
+    "embedding": (lambda w, i: F.embedding(i, w).sum(-1), several(floats(10, 4), index_of(10, 2, 3))),
+    # masks and where
+    "masked_fill_with_scalar": (lambda x: x.masked_fill(x > 0, 0.5), one(floats(4, 5))),
+    "where_tensor_and_scalar": (lambda x: torch.where(x > 0, x, 0.0), one(floats(4, 5))),
+    "where_two_scalars": (lambda x: torch.where(x > 0, 1.0, -1.0), one(floats(4, 5))),
+    "where_int_scalars": (lambda x: torch.where(x > 0, 3, -2), one(floats(4, 5))),
+    "clamp_scalars": (lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1), one(floats(4, 5))),
+    "nan_to_num": (lambda x: torch.nan_to_num(torch.log(x)), one(floats(4, 5))),
+    # scans, sorting, selection (aten fallbacks)
+    "cumsum": (lambda x: torch.cumsum(x, 1), one(floats(4, 5))),
+    "cumsum_of_ints_is_int64": (lambda x: torch.cumsum(x, 0), one(ints(4, 5, dtype=torch.int32))),
+    "cumprod": (lambda x: torch.cumprod(x, 1), one(floats(3, 4))),
+    "sort": (lambda x: torch.sort(x, dim=-1), one(floats(4, 6))),
+    "sort_descending_values_times_two": (lambda x: torch.sort(x, descending=True)[0] * 2, one(floats(4, 6))),
+    "topk": (lambda x: torch.topk(x, 3), one(floats(4, 6))),
+    "argmax_and_max_dim": (lambda x: (x.argmax(1), *x.max(0)), one(floats(4, 6))),
+    # reductions
+    "sum_mean_of_int_tensor": (lambda x: (x.sum(), x.float().mean(1)), one(ints(4, 6))),
+    "var_std_with_correction": (lambda x: (x.var(1), x.std(0, correction=0)), one(floats(4, 6))),
+    "logsumexp": (lambda x: torch.logsumexp(x, -1), one(floats(4, 6))),
+    "softmax_dim0": (lambda x: torch.softmax(x, 0), one(floats(4, 6))),
+    "any_all_of_bool": (lambda x: ((x > 0).any(1), (x > -3).all()), one(floats(4, 6))),
+    "prod_dim": (lambda x: x.prod(1), one(floats(4, 3))),
+    # integer and bool arithmetic
+    "int_arithmetic": (lambda a, b: (a * 3 + b) - 7, several(ints(4, 5), ints(4, 5))),
+    "int_floor_divide_negative": (lambda a: a // 4 + torch.div(a, -3, rounding_mode="floor"), one(ints(4, 5))),
+    "int_trunc_divide": (lambda a: torch.div(a, 4, rounding_mode="trunc"), one(ints(4, 5))),
+    "int_remainder_negative": (lambda a: (a % 4, torch.remainder(a, -3)), one(ints(4, 5))),
+    "int_true_divide_is_float": (lambda a: a / 4, one(ints(4, 5))),
+    "bool_logic": (lambda x, y: ((x > 0) & (y < 0)) | ~(x > y), several(floats(4, 5), floats(4, 5))),
+    "bool_sum_is_int64": (lambda x: (x > 0).sum(1), one(floats(4, 5))),
+    "bitwise_ints": (lambda a, b: (a & b) ^ (a | 3), several(ints(4, 5), ints(4, 5))),
+    "abs_neg_of_int32": (lambda a: (-a).abs() * 2, one(ints(4, 5, dtype=torch.int32))),
+    # type promotion
+    "int_tensor_plus_python_float": (lambda a: a + 1.5, one(ints(4, 5))),
+    "int32_times_python_int_stays_int32": (lambda a: a * 3, one(ints(4, 5, dtype=torch.int32))),
+    "bool_plus_python_int": (lambda x: (x > 0) + 2, one(floats(4, 5))),
+    "int32_plus_int64_tensor": (lambda a, b: a + b, several(ints(4, 5, dtype=torch.int32), ints(4, 5))),
+    "uint8_plus_int8": (lambda a, b: a + b, several(ints(4, 5, low=0, high=200, dtype=torch.uint8), ints(4, 5, dtype=torch.int8))),
+    "half_plus_float": (lambda a, b: a + b, several(floats(4, 5, dtype=torch.float16), floats(4, 5))),
+    "bfloat16_math": (lambda a: torch.exp(a * 0.5) + a, one(floats(4, 5, dtype=torch.bfloat16))),
+    "float_scalar_tensor_keeps_half": (lambda a: a * torch.tensor(2.5), one(floats(4, 5, dtype=torch.float16))),
+    "float_to_int_cast": (lambda x: (x * 10).to(torch.int32), one(floats(4, 5))),
+    "float64_inputs": (lambda x: torch.sigmoid(x) * x.sum(), one(floats(4, 5, dtype=torch.float64))),
+    "pow_with_scalars": (lambda x: x.abs() ** 0.5 + 2 ** x, one(floats(4, 5))),
+    "int_pow": (lambda a: a ** 2, one(ints(4, 5))),
+    # constants made inside the function
+    "tensor_constant": (lambda x: x + torch.tensor([1.0, 2.0, 3.0, 4.0]), one(floats(3, 4))),
+    "int_tensor_constant": (lambda x: x * torch.tensor([1, -2, 3, 4]), one(floats(3, 4))),
+    "arange_and_full": (lambda x: x + torch.arange(4) + torch.full((3, 4), 2.0), one(floats(3, 4))),
+    "zeros_like_and_ones": (lambda x: torch.zeros_like(x) + torch.ones(4) * x, one(floats(3, 4))),
+    # layouts
+    "transposed_input": (lambda x, y: x.t() * y, several(lambda: torch.randn(5, 4), floats(4, 5))),
+    "transposed_input_argument": (lambda x: torch.tanh(x) + 1, one(lambda: torch.randn(5, 4).t())),
+    "strided_slice_argument": (lambda x: x * 2, one(lambda: torch.randn(4, 10)[:, ::3])),
+    "expanded_argument": (lambda x: x + 1, one(lambda: torch.randn(1, 5).expand(4, 5))),
+    "channels_last_argument": (lambda x: F.relu(x) * 2, one(lambda: torch.randn(2, 3, 4, 4).to(memory_format=torch.channels_last))),
+    "offset_view_argument": (lambda x: x.exp(), one(lambda: torch.randn(20)[3:15].view(3, 4))),
+    # empty and size-1 dims
+    "zero_size_dim": (lambda x: (x * 2, x.sum(0), x.sum(1)), one(floats(0, 5))),
+    "size_one_dims": (lambda x: torch.softmax(x, -1) + x.mean(0), one(floats(1, 5))),
+    "scalar_tensor": (lambda x: x * 2 + 1, one(lambda: torch.randn(()))),
+    "broadcast_size_one": (lambda x, y: x * y, several(floats(4, 1), floats(1, 5))),
+    # shape ops
+    "cat_promotes": (lambda a, b: torch.cat([a, b]), several(floats(2, 3), ints(2, 3))),
+    "stack_and_flip": (lambda a, b: torch.stack([a, b.flip(0)], 1), several(floats(2, 3), floats(2, 3))),
+    "pad_and_roll": (lambda x: torch.roll(F.pad(x, (1, 2)), 1, 0), one(floats(3, 4))),
+    "repeat": (lambda x: x.repeat(2, 3), one(floats(2, 3))),
+    "einsum": (lambda a, b: torch.einsum("ij,jk->ik", a, b), several(floats(3, 4), floats(4, 5))),
+    # outputs
+    "returns_view_of_input": (lambda x: x.view(-1), one(floats(3, 4))),
+    "returns_transpose_of_input": (lambda x: x.t(), one(floats(3, 4))),
+    "returns_slice_of_input": (lambda x: (x[1:], x * 2), one(floats(3, 4))),
+    "returns_input_itself": (lambda x: (x, x + 1), one(floats(3, 4))),
+    "returns_same_tensor_twice": (lambda x: (lambda y: (y, y))(x + 1), one(floats(3, 4))),
+    "returns_non_tensors": (lambda x: (x * 2, x.shape[0], None, "label", 1.5), one(floats(3, 4))),
+    "returns_dict_and_list": (lambda x: {"a": x + 1, "b": [x * 2, x.shape]}, one(floats(3, 4))),
+    # mutation of inputs
+    "add_in_place_on_input": (lambda x: x.add_(1), one(floats(3, 4))),
+    "in_place_then_use": (lambda x: x.mul_(2).sum(), one(floats(3, 4))),
+    "in_place_on_view_of_input": (lambda x: x[:, 0].mul_(3), one(floats(3, 4))),
+    "in_place_index_put_on_input": (lambda x, i: x.index_put_((i,), torch.tensor(0.0)), several(floats(5, 4), index_of(5, 2))),
+    "setitem_on_input": (lambda x: x.__setitem__(slice(0, 2), 0.0), one(floats(3, 4))),
+    "in_place_int_input": (lambda a: a.add_(3), one(ints(3, 4))),
+    "copy_into_input": (lambda x, y: x.copy_(y * 2), several(floats(3, 4), floats(3, 4))),
+}
+
+
+def _compare(actual, expected, inputs):
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), type(actual)
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+        # Half types: inductor computes in float32 and rounds once, eager after every op.
+        tolerances = {} if expected.dtype in (torch.float16, torch.bfloat16) else {"rtol": 1e-4, "atol": 1e-5}
+        torch.testing.assert_close(actual, expected, equal_nan=True, **tolerances)
+        return
+    if isinstance(expected, (list, tuple)):
+        assert type(actual) is type(expected) and len(actual) == len(expected), (actual, expected)
+        for a, e in zip(actual, expected):
+            _compare(a, e, inputs)
+        return
+    if isinstance(expected, dict):
+        assert actual.keys() == expected.keys()
+        for key in expected:
+            _compare(actual[key], expected[key], inputs)
+        return
+    assert actual == expected, (actual, expected)
+
+
+def _storage_of_input(t, inputs):
+    """Which input `t` shares storage with, or None."""
+    for k, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor) and t.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+            return k
+    return None
+
+
+def _flat_tensors(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flat_tensors(v)]
+    return []
+
+
+# The default backend writes C++ for CPU tensors; Triton's kernels run here in its interpreter.
+BACKEND_OPTIONS = {"cpp": {}, "triton-interpret": {"cpu_backend": "triton"}}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKEND_OPTIONS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_forward_matches_eager(name, backend):
+    fn, make_inputs = CASES[name]
+    torch.manual_seed(0)
+    inputs = make_inputs()
+    eager_inputs, ours_inputs = _like_layout(inputs), _like_layout(inputs)
+    expected = fn(*eager_inputs)
+    actual = compiler.compile(fn, options=BACKEND_OPTIONS[backend])(*ours_inputs)
+    _compare(actual, expected, ours_inputs)
+    for a, e in zip(ours_inputs, eager_inputs):
+        _compare(a, e, ours_inputs)  # in-place writes reached the caller's tensors
+    for a, e in zip(_flat_tensors(actual), _flat_tensors(expected)):
+        aliased = _storage_of_input(e, eager_inputs)
+        assert _storage_of_input(a, ours_inputs) == aliased, "eager returns a view of an input here"
+        if aliased is not None:
+            assert a.stride() == e.stride() and a.storage_offset() == e.storage_offset()
+
+
+def _like_layout(inputs):
+    """Copies of `inputs` with their strides and storage offsets (expanded ones stay expanded)."""
+    copies = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor):
+            copies.append(x)
+            continue
+        storage = torch.empty(x.untyped_storage().nbytes() // x.element_size(), dtype=x.dtype)
+        storage.copy_(torch.as_strided(x, (storage.numel(),), (1,), 0))
+        copies.append(torch.as_strided(storage, x.shape, x.stride(), x.storage_offset()))
+    return copies
+
+
+# In-place writes to a leaf that requires grad are an error in eager too.
+MUTATING = {name for name in CASES if "in_place" in name or name in ("setitem_on_input", "copy_into_input")}
+
+
+def _with_grad(inputs):
+    return [x.requires_grad_() if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in inputs]
+
+
+def _loss(outputs, weights_seed: int):
+    """A weighted sum of every differentiable output (weights from one seed, so equal for both runs)."""
+    generator = torch.Generator().manual_seed(weights_seed)
+    terms = [(t * torch.randn(t.shape, generator=generator, dtype=t.dtype)).sum()
+             for t in _flat_tensors(outputs) if t.requires_grad]
+    return sum(terms)
+
+
+def _differentiable(name) -> bool:
+    fn, make_inputs = CASES[name]
+    if name in MUTATING:
+        return False
+    torch.manual_seed(0)
+    return any(t.requires_grad for t in _flat_tensors(fn(*_with_grad(_like_layout(make_inputs())))))
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if _differentiable(n)))
+def test_gradients_match_eager(name):
+    fn, make_inputs = CASES[name]
+    torch.manual_seed(0)
+    inputs = make_inputs()
+    eager_inputs, ours_inputs = _with_grad(_like_layout(inputs)), _with_grad(_like_layout(inputs))
+    _loss(fn(*eager_inputs), 1).backward()
+    _loss(compiler.compile(fn)(*ours_inputs), 1).backward()
+    for a, e in zip(ours_inputs, eager_inputs):
+        if isinstance(e, torch.Tensor) and e.requires_grad:
+            torch.testing.assert_close(a.grad, e.grad, rtol=1e-4, atol=1e-5)
