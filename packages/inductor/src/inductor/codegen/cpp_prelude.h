@@ -79,7 +79,9 @@ PTC_INLINE float ptc_exp(float x) {
   p = p * r + 1.0f;
   float result = ptc_bits_to_float(ptc_float_to_bits(p) + (static_cast<uint32_t>(static_cast<int32_t>(k)) << 23));
   result = tiny ? result * 2.98023223876953125e-08f : result;
-  result = x > 88.72283935546875f ? inf : result;
+  // 88.72283935546875f is the first float above ln(FLT_MAX): there k = 128 and p = 1 would carry
+  // into the exponent's all-ones pattern (NaN), so it takes the overflow branch too.
+  result = x >= 88.72283935546875f ? inf : result;
   result = x < -103.972084f ? 0.0f : result;
   return x != x ? x : result;
 }
