@@ -247,6 +247,77 @@ def test_break_inside_module_loop(capsys):
     assert first_graphs >= 2
 
 
+class PrintingBlock(torch.nn.Module):
+    def __init__(self, width=4):
+        super().__init__()
+        self.linear = torch.nn.Linear(width, width)
+
+    def forward(self, x):
+        y = self.linear(x)
+        print("block", y.shape)
+        return torch.relu(y) + x
+
+
+class Stack(torch.nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([PrintingBlock() for _ in range(layers)])
+
+    def forward(self, x):
+        for i, block in enumerate(self.blocks):
+            x = block(x)
+        return x
+
+
+@pytest.mark.parametrize("layers", [3, 12])
+def test_module_instances_share_the_compiled_forward(capsys, layers):
+    """A forward that breaks runs as its own frame per call; every instance of the same
+    structure is served by the same entries (parameters are graph inputs, the module is
+    guarded by type), so 12 layers stay under the recompile limit and nothing recompiles per
+    layer or per loop index."""
+    model = Stack(layers)
+    compilation, _ = check_breaks(capsys, model, lambda: (torch.randn(2, 4, requires_grad=True),))
+    entries = {cache.fn.__qualname__: len(cache.entries) for cache in [*compilation._callees.values(), *compilation._resumes.values()]}
+    assert entries["PrintingBlock.forward"] == 1, entries
+    assert max(entries.values()) == 1, entries
+    assert all(b.outcome == "resumed" for b in compilation.breaks)
+
+
+def test_an_input_passed_twice_is_guarded_as_one_object():
+    def add(x, y):
+        return x + y * 2
+
+    compiled = compile_eager(add)
+    a, b = torch.randn(3), torch.randn(3)
+    assert_same(compiled(a, a), add(a, a))
+    assert_same(compiled(a, b), add(a, b))
+    assert len(cache_of(compiled).entries) == 2
+
+
+class Pair(torch.nn.Module):
+    def __init__(self, tied: bool):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = self.a if tied else torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.a(x) * self.b(x)
+
+
+def test_tied_submodules_are_guarded_as_one_object():
+    """Instances of one class share entries only where their aliasing agrees: the tied
+    instance's graph reads one weight, which must not serve an untied instance."""
+
+    def run(pair, x):
+        return pair(x)
+
+    compiled = compile_eager(run)
+    for pair in (Pair(tied=True), Pair(tied=False), Pair(tied=True)):
+        x = torch.randn(2, 4)
+        assert_same(compiled(pair, x), run(pair, x))
+    assert len(cache_of(compiled).entries) == 2
+
+
 def test_gradients_flow_across_a_break():
     def fn(x, w):
         y = x @ w

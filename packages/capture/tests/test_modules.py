@@ -124,14 +124,22 @@ def test_module_attribute_change_recaptures():
     assert captures(compiled) == 2
 
 
-def test_replaced_submodule_recaptures():
+@pytest.mark.parametrize(
+    "replacement, expected_captures",
+    [(lambda: nn.Linear(8, 8), 1), (lambda: nn.Linear(8, 8, bias=False), 2), (lambda: nn.Identity(), 2)],
+    ids=["same structure", "no bias", "other type"],
+)
+def test_replaced_submodule_recaptures_only_when_its_structure_differs(replacement, expected_captures):
+    """Modules are guarded by type and by what the trace read from them, not by identity:
+    a new submodule of the same structure is served by the same entry (its parameters are
+    graph inputs), one of another structure recaptures."""
     block = Block()
     compiled = compile_eager(block)
     x = inputs()[0]
     compiled(x)
-    block.proj = nn.Linear(8, 8)
+    block.proj = replacement()
     assert_same(compiled(x), block(x))
-    assert captures(compiled) == 2
+    assert captures(compiled) == expected_captures
 
 
 def test_compiled_module_keeps_state_and_attributes():
@@ -173,6 +181,7 @@ def test_functions_taking_modules():
         return module(x).relu() + module.bias
 
     compiled = check(fn, lambda: (proj, torch.randn(2, 4)))
-    other = nn.Linear(4, 4)
-    run_and_compare(compiled, fn, (other, torch.randn(2, 4)))
+    run_and_compare(compiled, fn, (nn.Linear(4, 4), torch.randn(2, 4)))
+    assert captures(compiled) == 1, "another module of the same structure is served by the same entry"
+    run_and_compare(compiled, fn, (nn.Linear(4, 4).double(), torch.randn(2, 4, dtype=torch.float64)))
     assert captures(compiled) == 2

@@ -18,13 +18,15 @@ from typing import Any, Callable
 
 import torch
 from guards import kinds
-from guards.sources import AttrSource, ItemSource
+from guards.sources import AttrSource, ItemSource, LocalSource
 from torch import nn
 
+from .aliasing import SameObject
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled
+from .sources import HeldSource
 from .values.base import Value
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
@@ -49,7 +51,12 @@ def wrap(session, obj: Any, source) -> Value:
         return _constant(session, obj, source)
     known = session.wrapped.get(id(obj))
     if known is not None and known[0] is obj:
-        return known[1]
+        value = known[1]
+        if _names_differ(source, value.source):
+            # One object reached by two paths (`f(x, x)`, tied weights) is one value, read
+            # from the first path: later calls must bring one object on both again.
+            session.add_guard(SameObject(source, value.source))
+        return value
     for cls in type(obj).__mro__:
         rule = RULES.get(cls)
         if rule is not None:
@@ -59,6 +66,12 @@ def wrap(session, obj: Any, source) -> Value:
         raise AssertionError("object has a rule")
     session.wrapped[id(obj)] = (obj, value)
     return value
+
+
+def _names_differ(source, known) -> bool:
+    if source is None or known is None or source == known:
+        return False
+    return not isinstance(source, HeldSource) and not isinstance(known, HeldSource)
 
 
 def _guard(session, guard) -> None:
@@ -108,7 +121,16 @@ def _object(session, obj, source):
 @wraps(nn.Module)
 def _module(session, obj, source):
     if source is not None:
-        _guard(session, kinds.IdentityMatch(source, obj))
+        if isinstance(source.root(), LocalSource):
+            # A module the frame receives (`self` of a forward, and what it reaches) is
+            # guarded by its type, not its identity, so that one entry serves every
+            # instance of that structure (the 12 blocks of a GPT-2 whose forward breaks):
+            # everything the trace reads from it is guarded where it is read (constants by
+            # value, tensors by metadata, submodules by type), and parameters are graph
+            # inputs read from the instance, as with torch.compile's inlined nn.Modules.
+            _guard(session, kinds.TypeMatch(source, type(obj)))
+        else:
+            _guard(session, kinds.IdentityMatch(source, obj))
     return ModuleValue(obj, source)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from guards import kinds
+from guards.sources import ItemSource
+
 from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..values.base import NotConstant
@@ -9,6 +12,7 @@ from ..values.constant import ConstantValue
 from ..values.symbolic import concrete
 from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
+from ..values.lazy import LazyInput, realized
 
 
 @handles("BUILD_TUPLE")
@@ -108,7 +112,10 @@ def _list_to_tuple(frame, inst):
 
 @handles("UNPACK_SEQUENCE")
 def _unpack_sequence(frame, inst):
-    items = frame.pop().unpack(frame)
+    raw = frame.pop_raw()
+    items = _lazy_items(frame, raw) if isinstance(raw, LazyInput) else None
+    if items is None:
+        items = realized(frame.session, raw).unpack(frame)
     if len(items) != inst.arg:
         raise_user_error(frame, ValueError, f"expected {inst.arg} values to unpack, got {len(items)}")
     frame.stack.extend(reversed(items))
@@ -149,3 +156,16 @@ def _format_value(frame, inst):
 @handles("BUILD_STRING")
 def _build_string(frame, inst):
     frame.push(ConstantValue("".join(p.as_python_constant() for p in frame.popn(inst.arg))))
+
+
+def _lazy_items(frame, value: LazyInput) -> list | None:
+    """The items of a tuple frame input, still unwrapped: `for i, block in ...` resumed after a
+    graph break receives `(i, block)`, and `i` must not be guarded (a recompile per iteration)
+    unless the trace looks at it. Only the type and length are guarded here. (Tuples only: a
+    list may have been changed by the trace already.)"""
+    obj = value.obj
+    if type(obj) is not tuple:
+        return None
+    frame.session.add_guard(kinds.TypeMatch(value.source, type(obj)))
+    frame.session.add_guard(kinds.LengthMatch(value.source, len(obj)))
+    return [LazyInput(item, ItemSource(value.source, i)) for i, item in enumerate(obj)]
