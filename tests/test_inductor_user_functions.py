@@ -241,3 +241,37 @@ def test_gradients_match_eager(name):
     for a, e in zip(ours_inputs, eager_inputs):
         if isinstance(e, torch.Tensor) and e.requires_grad:
             torch.testing.assert_close(a.grad, e.grad, rtol=1e-4, atol=1e-5)
+
+
+# Functions called at several sizes: the second size makes the changed dims symbolic (one graph
+# for every later size), so each later call runs kernels whose sizes are arguments.
+SIZED = {
+    "pointwise": (lambda x, y: torch.sigmoid(x) * y + 1, lambda n: [torch.randn(n, 6), torch.randn(n, 6)]),
+    "broadcast_row": (lambda x, b: x + b, lambda n: [torch.randn(n, 6), torch.randn(6)]),
+    "softmax_over_dynamic_dim": (lambda x: torch.softmax(x, -1), lambda n: [torch.randn(3, n)]),
+    "sum_over_dynamic_dim": (lambda x: x.sum(0) + x.amax(0), lambda n: [torch.randn(n, 5)]),
+    "mean_var_of_rows": (lambda x: (x.mean(1), x.var(1)), lambda n: [torch.randn(n, 7)]),
+    "view_flatten": (lambda x: x.reshape(-1) * 2, lambda n: [torch.randn(n, 4)]),
+    "view_split_dims": (lambda x: x.view(x.shape[0], 2, -1).sum(1), lambda n: [torch.randn(n, 8)]),
+    "transpose_then_add": (lambda x: x.t() + 1, lambda n: [torch.randn(n, 5)]),
+    "slice_by_size": (lambda x: x[: x.shape[0] // 2] * 3, lambda n: [torch.randn(n, 4)]),
+    "cat_dynamic": (lambda x, y: torch.cat([x, y * 2], 0), lambda n: [torch.randn(n, 3), torch.randn(n + 1, 3)]),
+    "index_with_tensor": (lambda x, i: x[i] + 1, lambda n: [torch.randn(n, 3), torch.randint(0, n, (n + 2,))]),
+    "matmul": (lambda a, b: torch.relu(a @ b), lambda n: [torch.randn(n, 8), torch.randn(8, n)]),
+    "layer_norm": (lambda x, w: F.layer_norm(x, (6,), w), lambda n: [torch.randn(n, 6), torch.randn(6)]),
+    "cumsum_fallback": (lambda x: torch.cumsum(x, 0) * 2, lambda n: [torch.randn(n, 3)]),
+    "arange_of_size": (lambda x: x + torch.arange(x.shape[0]).unsqueeze(1), lambda n: [torch.randn(n, 3)]),
+    "int_math": (lambda a: (a * 3) // 2 % 5, lambda n: [torch.randint(-9, 9, (n, 4))]),
+    "returns_size": (lambda x: (x * 2, x.shape[0] * 3), lambda n: [torch.randn(n, 3)]),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKEND_OPTIONS))
+@pytest.mark.parametrize("name", sorted(SIZED))
+def test_calls_at_new_sizes_match_eager(name, backend):
+    fn, make_inputs = SIZED[name]
+    compiled = compiler.compile(fn, options=BACKEND_OPTIONS[backend])
+    torch.manual_seed(0)
+    for n in (4, 7, 9, 16):
+        inputs = make_inputs(n)
+        _compare(compiled(*inputs), fn(*inputs), inputs)

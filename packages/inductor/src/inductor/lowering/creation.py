@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sympy
 import torch
 
+from ..context import current_graph
 from ..ir import Pointwise
 from ..ops import ops
 from ..sizes import as_expr
@@ -68,12 +70,24 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, pin
         start, end = 0, start
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (torch.get_default_dtype() if is_float else torch.int64)
-    length = max(0, -(-(end - start) // step)) if not is_float else int(-(-(end - start) // step))
+    # The length as the tracer computed it: with a symbolic end (`torch.arange(x.shape[0])`)
+    # it is a size expression, and float bounds round as eager's do.
+    graph = current_graph()
+    (length,) = graph.current_val().shape
     compute = torch.float64 if dtype.is_floating_point else torch.int64
 
     def inner(index):
         position = ops.to_dtype(ops.index_expr(index[0], torch.int64), compute)
-        value = ops.add(ops.mul(position, ops.constant(step, compute)), ops.constant(start, compute))
+        value = ops.add(ops.mul(position, _scalar(step, compute)), _scalar(start, compute))
         return ops.to_dtype(value, dtype)
 
-    return Pointwise(torch.device(device or "cpu"), dtype, (as_expr(int(length)),), inner)
+    return Pointwise(torch.device(device or "cpu"), dtype, (graph.sympify(length),), inner)
+
+
+def _scalar(value, dtype):
+    """A Python number as a constant; a size expression as an index expression read in the kernel."""
+    if isinstance(value, sympy.Basic) and value.free_symbols:
+        return ops.to_dtype(ops.index_expr(value, torch.int64), dtype)
+    if isinstance(value, sympy.Basic):
+        value = int(value) if value.is_integer else float(value)
+    return ops.constant(value, dtype)
