@@ -185,3 +185,20 @@ def test_functions_taking_modules():
     assert captures(compiled) == 1, "another module of the same structure is served by the same entry"
     run_and_compare(compiled, fn, (nn.Linear(4, 4).double(), torch.randn(2, 4, dtype=torch.float64)))
     assert captures(compiled) == 2
+
+
+def test_instance_with_hooks_is_not_served_by_an_entry_without_them():
+    """Modules are guarded by type, so the entry of one instance may serve another: not when
+    the other has hooks, which the inlined call would skip."""
+
+    def run(block, x):
+        return block(x)
+
+    compiled = compile_eager(run)
+    x = inputs()[0]
+    run_and_compare(compiled, run, (Block(), x))
+    hooked = Block()
+    calls = []
+    hooked.register_forward_hook(lambda m, i, o: calls.append(1))
+    assert_same(compiled(hooked, x), run(hooked, x))
+    assert len(calls) == 2, "the hook ran for the compiled call too"

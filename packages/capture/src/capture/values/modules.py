@@ -50,6 +50,7 @@ class ModuleValue(ObjectValue):
                 hint="remove the hooks, or call the module outside the compiled function",
             )
         session = frame.session
+        self._guard_no_hooks(session)
         instance_forward = self.obj.__dict__.get("forward")
         if instance_forward is not None:
             return session.wrap(instance_forward, self.attribute_source("forward")).call(frame, args, kwargs)
@@ -59,6 +60,17 @@ class ModuleValue(ObjectValue):
         from .functions import MethodValue
 
         return MethodValue(session.wrap(forward, None), self).call(frame, args, kwargs)
+
+    def _guard_no_hooks(self, session) -> None:
+        """A module guarded by its type (one the frame receives, see capture.wrap) stands for
+        every instance of it: the instance a later call brings must have no hooks either."""
+        from guards.kinds import LengthMatch
+        from guards.sources import AttrSource, LocalSource
+
+        if self.source is None or not isinstance(self.source.root(), LocalSource):
+            return
+        for name in _HOOK_DICTS:
+            session.add_guard(LengthMatch(AttrSource(self.source, name), 0))
 
     def attribute_source(self, name: str):
         # Members registered on the module are read straight from their registry dict,
