@@ -9,6 +9,7 @@ PYTEST_DONT_REWRITE: the functions here are traced.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 
 import numpy as np
@@ -316,6 +317,53 @@ def test_tied_submodules_are_guarded_as_one_object():
         x = torch.randn(2, 4)
         assert_same(compiled(pair, x), run(pair, x))
     assert len(cache_of(compiled).entries) == 2
+
+
+def scale_by_item(x, y):
+    n = x.sum().item()
+    return y * n
+
+
+def scale_by_argument(x, scale):
+    return (x * scale).sin()
+
+
+_SIGNS = itertools.cycle((1.0, -1.0))
+
+
+def branch_on_item(x, y):
+    n = x.mean().item()
+    if n > 0:
+        return y + n
+    return y - 1
+
+
+@pytest.mark.parametrize(
+    "fn, make_args",
+    [
+        (scale_by_item, lambda: (torch.randn(4), torch.randn(4))),
+        (scale_by_argument, lambda: (torch.randn(4), random.uniform(-2, 2))),
+        (branch_on_item, lambda: (torch.rand(4) * next(_SIGNS), torch.randn(4))),
+    ],
+    ids=["item result", "float argument", "branch on item result"],
+)
+def test_changing_floats_do_not_recompile_per_value(capsys, fn, make_args):
+    """A float that differs between calls (the result of `.item()` handed to the resume
+    function, a float argument) is specialized once; when it changes it is kept out of the
+    graph, so later values reuse the entries (as torch.compile's default does, which makes it a
+    symbolic float on the first recompile)."""
+    compiled = compile_eager(fn)
+    compilation = cache_of(compiled).compilation
+    totals = []
+    for _ in range(12):
+        (expected, _), (actual, _) = run_both(capsys, fn, compiled, make_args())
+        assert_same(actual, expected)
+        entries = {c.fn.__qualname__: len(c.entries) for c in [*compilation._callees.values(), *compilation._resumes.values()]}
+        totals.append(sum(entries.values()))
+    assert totals[-1] == totals[5], f"entries still grow with new values: {totals}"
+    # Per function: one entry specialized to the first value and one keeping it out (times
+    # the two outcomes of a branch that is resumed from).
+    assert max(entries.values()) <= 3, entries
 
 
 def test_gradients_flow_across_a_break():

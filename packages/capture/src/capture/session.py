@@ -87,7 +87,9 @@ class CaptureSession:
     """`dynamic=True` makes every dimension (of size >= 2) of the tensors the call receives
     symbolic, except parameters and buffers; tensors marked with `mark_dynamic` are symbolic
     in the marked dimensions whatever `dynamic` says, `mark_static` keeps dimensions static,
-    and `automatic_dims` (source -> dims) lists dimensions earlier calls saw change size.
+    and `automatic_dims` (source -> dims) lists dimensions earlier calls saw change size;
+    floats read from `changing_numbers` (sources) stay out of the graph
+    (capture.values.changing_number).
 
     With `stop_step` the outermost frame stops before running that step (a graph break):
     the graph then returns the values `live_values(snapshot)` needs (the stack and live
@@ -103,6 +105,7 @@ class CaptureSession:
         exporting: bool = False,
         dynamic: bool = False,
         automatic_dims: dict | None = None,
+        changing_numbers: set | None = None,
         stop_step: int | None = None,
         live_values: Callable[[StackSnapshot], list[Value]] | None = None,
     ):
@@ -113,6 +116,7 @@ class CaptureSession:
         self.exporting = exporting
         self.dynamic = dynamic
         self.automatic_dims = automatic_dims or {}
+        self.changing_numbers = changing_numbers or set()
         self.stop_step = stop_step
         self.live_values = live_values
         # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x

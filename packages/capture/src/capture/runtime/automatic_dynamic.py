@@ -5,6 +5,10 @@ misses every entry, the sizes it brings are compared with those: a dimension who
 differs becomes symbolic in the next capture (`CodeCache.automatic_dims`), so a third size
 does not recompile. Parameters and buffers are not inputs of this kind (their sizes stay
 static, as in torch.compile).
+
+Float inputs are treated alike: each entry remembers the floats it was specialized to
+(`input_numbers`); one whose value differs in a call that misses becomes a changing number
+(`CodeCache.changing_numbers`, see capture.values.changing_number) in later captures.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import inspect
 import types
 
 import torch
-from guards.sources import BufferSource, ParameterSource
+from guards import kinds
+from guards.sources import BufferSource, LocalSource, ParameterSource
 
 from ..sources import HeldSource
 
@@ -30,6 +35,33 @@ def input_shapes(result) -> list[tuple]:
         fake = graph_input.node.meta["example_value"]
         shapes.append((source, tuple(s if isinstance(s, int) else None for s in fake.shape)))
     return shapes
+
+
+def input_numbers(result) -> list[tuple]:
+    """(source, value) of the floats read from the frame's arguments that the entry's guards
+    pin to one value."""
+    return [
+        (guard.source, guard.value)
+        for guard in result.guards
+        if type(guard) is kinds.ConstantMatch and type(guard.value) is float and isinstance(guard.source.root(), LocalSource)
+    ]
+
+
+def changed_numbers(fn: types.FunctionType, entries, args, kwargs) -> set:
+    """Sources of float inputs whose value in this call differs from one an entry pinned."""
+    scope = _scope(fn, args, kwargs)
+    if scope is None:
+        return set()
+    changed = set()
+    for entry in entries:
+        for source, pinned in getattr(entry, "input_numbers", ()):
+            try:
+                value = eval(str(source), scope)  # sources print as Python over L, G and C
+            except Exception:
+                continue
+            if type(value) is float and value != pinned:
+                changed.add(source)
+    return changed
 
 
 def changed_dims(fn: types.FunctionType, entries, args, kwargs) -> dict:

@@ -29,7 +29,7 @@ from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
-from .automatic_dynamic import changed_dims, input_shapes
+from .automatic_dynamic import changed_dims, changed_numbers, input_numbers, input_shapes
 from .compilation import CapturedGraph, Compilation, GraphBreak
 from .entry import CompiledEntry, build_entry, identifier, set_compiled_graph
 from .tail_call import TailCall
@@ -78,6 +78,8 @@ class CodeCache:
         self.run_eagerly = False
         # Dimensions of inputs (by source) seen with different sizes: symbolic from now on.
         self.automatic_dims: dict = {}
+        # Float inputs (by source) seen with different values: kept out of the graph from now on.
+        self.changing_numbers: set = set()
         self._warned_limit = False
 
         # (global state, guard, entry function) triples read by the dispatchers on every call:
@@ -105,6 +107,7 @@ class CodeCache:
         self._warned_limit = False
         self.run_eagerly = False
         self.automatic_dims.clear()
+        self.changing_numbers.clear()
 
     def _miss(self, args, kwargs):
         if self.run_eagerly:
@@ -162,6 +165,9 @@ class CodeCache:
                 self.fn.__code__.co_firstlineno,
                 recompile_reason([e.guard for e in self.entries], *args, **kwargs),
             )
+        for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
+            self.changing_numbers.add(source)
+            dynamic_log.info("%s: the float %s changes between calls; kept out of the graph", self.fn.__qualname__, source)
         if self.compilation.dynamic is None:
             for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
                 known = self.automatic_dims.setdefault(source, set())
@@ -171,7 +177,13 @@ class CodeCache:
 
     def new_session(self, args, kwargs, **options) -> CaptureSession:
         return CaptureSession(
-            self.fn, args, kwargs, dynamic=bool(self.compilation.dynamic), automatic_dims=self.automatic_dims, **options
+            self.fn,
+            args,
+            kwargs,
+            dynamic=bool(self.compilation.dynamic),
+            automatic_dims=self.automatic_dims,
+            changing_numbers=self.changing_numbers,
+            **options,
         )
 
     def finish(self, result: CaptureResult, tail=None) -> CompiledEntry:
@@ -186,6 +198,7 @@ class CodeCache:
         entry.function.__defaults__ = self.fn.__defaults__
         entry.function.__kwdefaults__ = self.fn.__kwdefaults__
         entry.input_shapes = input_shapes(result)
+        entry.input_numbers = input_numbers(result)
         if operations:
             graph_code_log.debug("captured graph of %s:\n%s", name, graph_module.code)
             set_compiled_graph(entry, self.backend(graph_module, [i.value for i in result.inputs]))

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
+from ..values.changing_number import ChangingNumberValue
 from ..values.constant import ConstantValue, literal_repr
 from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
@@ -185,6 +186,8 @@ class ExpressionWriter:
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, SymValue):
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
+        if isinstance(value, ChangingNumberValue):
+            return self.source(value.source)
         if isinstance(value, ConstantValue):
             return self.constant(value.value)
         if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):
