@@ -120,6 +120,10 @@ CASES = {
     "sign_and_signbit": (lambda x: (torch.sign(x), torch.signbit(x), x.abs()), one(with_specials(4, 6))),
     "isnan_isinf_nan_to_num": (lambda x: (x.isnan(), x.isinf(), torch.nan_to_num(x, nan=0.0, posinf=1.0)), one(with_specials(4, 6))),
     "float_floor_divide_and_remainder": (lambda x, y: (x // y, x % y, torch.fmod(x, y)), several(floats(4, 6), floats(4, 6))),
+    # complex numbers (aten calls: kernels have no complex arithmetic)
+    "complex_arguments": (lambda z, w: (z * w + 1, z.abs(), z.real * 2), several(floats(3, 4, dtype=torch.complex64), floats(3, 4, dtype=torch.complex64))),
+    "view_as_complex_and_back": (lambda x: torch.view_as_real(torch.view_as_complex(x) ** 2) + 1, one(floats(3, 4, 2))),
+    "fft_magnitude": (lambda x: torch.fft.rfft(x).abs() * 2, one(floats(3, 8))),
     # constants made inside the function
     "tensor_constant": (lambda x: x + torch.tensor([1.0, 2.0, 3.0, 4.0]), one(floats(3, 4))),
     "int_tensor_constant": (lambda x: x * torch.tensor([1, -2, 3, 4]), one(floats(3, 4))),

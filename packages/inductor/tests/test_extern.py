@@ -84,3 +84,17 @@ def test_matmul_and_attention_are_externs_not_fallbacks(device, caplog):
                                                 aten.view.default(aten.permute.default(v, [0, 1, 3, 2]), [2, 4, 8])),),
               q, k, v, rtol=1e-4, atol=1e-4)
     assert not caplog.records
+
+
+COMPLEX = {
+    "view_as_complex_mul": lambda x: (aten.add.Tensor(aten.view_as_real.default(
+        aten.mul.Tensor(aten.view_as_complex.default(x), aten.view_as_complex.default(x))), 1.0),),
+    "complex_input": lambda x: (aten.abs.default(aten.mul.Tensor(aten.view_as_complex.default(x), 2.0)),
+                                aten.exp.default(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX))
+def test_complex_ops_run_as_aten_calls_between_kernels(name, device):
+    # Kernels have no complex arithmetic; the real-valued ops around them still fuse.
+    check(COMPLEX[name], torch.randn(6, 5, 2, device=device), rtol=1e-5, atol=1e-5)

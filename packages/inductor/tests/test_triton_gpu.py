@@ -115,3 +115,35 @@ def test_cpu_scalar_tensor_mixed_with_cuda_tensors(name):
     compiled = compile_cuda(fn, [x, scale])
     assert_same(compiled(x, scale), fn(x, scale))
     assert compiled(x, scale)[0].device == x.device
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return (torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2,)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_attention_traced_on_cuda_calls_a_cuda_attention_kernel(dtype):
+    # aot_autograd traces sdpa on fake CUDA tensors; the op it picks (flash / efficient / math)
+    # must be one that runs on CUDA, never the CPU flash kernel, in forward and backward.
+    pytest.importorskip("aot_autograd")
+    q, k, v = (torch.randn(2, 4, 64, 32, device="cuda", dtype=dtype, requires_grad=True) for _ in range(3))
+    sources: list[str] = []
+
+    def keep_source(gm, inputs):
+        compiled = inductor.compile_aten_graph(gm, inputs)
+        sources.append(compiled.source)
+        return compiled
+
+    import aot_autograd
+    from inductor.decompositions import decompositions
+
+    compiled = aot_autograd.aot_module_simplified(
+        torch.fx.symbolic_trace(Attention()), [q, k, v], keep_source, keep_source, decompositions=decompositions(),
+    )
+    out = compiled(q, k, v)[0]
+    out.sum().backward()
+    expected = Attention()(q, k, v)[0]
+    tolerance = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-3, "atol": 1e-3}
+    torch.testing.assert_close(out, expected, **tolerance)
+    assert sources and not any("_for_cpu" in source for source in sources)

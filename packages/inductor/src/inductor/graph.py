@@ -13,6 +13,7 @@ import operator
 import sympy
 import torch
 import torch.fx
+import torch.utils._pytree as pytree
 
 from .context import lowering_graph
 from .errors import LoweringError
@@ -207,7 +208,7 @@ class GraphLowering(torch.fx.Interpreter):
         args, kwargs = _sympify_tree(self, args), _sympify_tree(self, kwargs)
         if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
             self._realize_pending()
-        lowering = LOWERINGS.get(target)
+        lowering = None if _touches_complex(self.current_node) else LOWERINGS.get(target)
         if lowering is not None:
             try:
                 return lowering(*args, **kwargs)
@@ -281,6 +282,13 @@ FOREIGN_FUNCTIONS = {"FloorDiv": FloorDiv, "PythonMod": Mod}
 def _is_foreign_function(expr) -> bool:
     return (isinstance(expr, sympy.Function) and type(expr).__name__ in FOREIGN_FUNCTIONS
             and type(expr) is not FOREIGN_FUNCTIONS[type(expr).__name__])
+
+
+def _touches_complex(node: torch.fx.Node) -> bool:
+    """Kernels have no complex arithmetic: an op reading or making complex tensors (view_as_complex,
+    complex mul, fft...) runs as its aten call."""
+    values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
+    return any(isinstance(v, torch.Tensor) and v.is_complex() for v in pytree.tree_leaves(values))
 
 
 def _sympify_tree(graph, value):
