@@ -324,6 +324,18 @@ def scale_by_item(x, y):
     return y * n
 
 
+def scale_by_int_item(x, y):
+    n = int(x.sum().item())
+    return y * n
+
+
+def add_loop_index(x):
+    for i in range(6):
+        print("step", i)
+        x = x + i
+    return x
+
+
 def scale_by_argument(x, scale):
     return (x * scale).sin()
 
@@ -344,14 +356,17 @@ def branch_on_item(x, y):
         (scale_by_item, lambda: (torch.randn(4), torch.randn(4))),
         (scale_by_argument, lambda: (torch.randn(4), random.uniform(-2, 2))),
         (branch_on_item, lambda: (torch.rand(4) * next(_SIGNS), torch.randn(4))),
+        (scale_by_int_item, lambda: (torch.randint(-50, 50, (4,)).float(), torch.randn(4))),
+        (scale_by_argument, lambda: (torch.randn(4), random.randint(-9, 9))),
+        (add_loop_index, lambda: (torch.randn(4),)),
     ],
-    ids=["item result", "float argument", "branch on item result"],
+    ids=["item result", "float argument", "branch on item result", "int of item", "int argument", "loop index"],
 )
-def test_changing_floats_do_not_recompile_per_value(capsys, fn, make_args):
-    """A float that differs between calls (the result of `.item()` handed to the resume
-    function, a float argument) is specialized once; when it changes it is kept out of the
-    graph, so later values reuse the entries (as torch.compile's default does, which makes it a
-    symbolic float on the first recompile)."""
+def test_changing_numbers_do_not_recompile_per_value(capsys, fn, make_args):
+    """A number that differs between calls (the result of `.item()` handed to the resume
+    function, an argument, the index a loop's resume function receives) is specialized once;
+    when it changes it is kept out of the graph, so later values reuse the entries (as with
+    torch.compile's default, which makes it a symbolic float or int on the first recompile)."""
     compiled = compile_eager(fn)
     compilation = cache_of(compiled).compilation
     totals = []

@@ -31,12 +31,14 @@ def test_attribute_writes_on_objects_are_replayed():
 
     compiled = compile_eager(fn)
     state, reference = State(), State()
-    for _ in range(3):
+    for _ in range(5):
         x = torch.randn(3)
         assert_same(compiled(state, x), fn(reference, x))
         assert state.calls == reference.calls
         torch.testing.assert_close(state.last, reference.last)
-    assert captures(compiled) == 3, "each call sees a new `calls` value: a new capture"
+    # The second call sees a new `calls` value and recaptures; from then on the counter is a
+    # number that changes between calls, kept out of the graph (no capture per value).
+    assert captures(compiled) == 2
 
 
 def test_input_list_mutation_is_replayed():

@@ -88,7 +88,7 @@ class CaptureSession:
     symbolic, except parameters and buffers; tensors marked with `mark_dynamic` are symbolic
     in the marked dimensions whatever `dynamic` says, `mark_static` keeps dimensions static,
     and `automatic_dims` (source -> dims) lists dimensions earlier calls saw change size;
-    floats read from `changing_numbers` (sources) stay out of the graph
+    ints and floats read from `changing_numbers` (sources) stay out of the graph
     (capture.values.changing_number).
 
     With `stop_step` the outermost frame stops before running that step (a graph break):

@@ -6,7 +6,7 @@ differs becomes symbolic in the next capture (`CodeCache.automatic_dims`), so a 
 does not recompile. Parameters and buffers are not inputs of this kind (their sizes stay
 static, as in torch.compile).
 
-Float inputs are treated alike: each entry remembers the floats it was specialized to
+Int and float inputs are treated alike: each entry remembers the numbers it was specialized to
 (`input_numbers`); one whose value differs in a call that misses becomes a changing number
 (`CodeCache.changing_numbers`, see capture.values.changing_number) in later captures.
 """
@@ -21,6 +21,7 @@ from guards import kinds
 from guards.sources import BufferSource, LocalSource, ParameterSource
 
 from ..sources import HeldSource
+from ..values.changing_number import CHANGING_NUMBER_TYPES
 
 
 def input_shapes(result) -> list[tuple]:
@@ -38,17 +39,18 @@ def input_shapes(result) -> list[tuple]:
 
 
 def input_numbers(result) -> list[tuple]:
-    """(source, value) of the floats read from the frame's arguments that the entry's guards
-    pin to one value."""
+    """(source, value) of the ints and floats read from the frame's arguments that the entry's
+    guards pin to one value."""
     return [
         (guard.source, guard.value)
         for guard in result.guards
-        if type(guard) is kinds.ConstantMatch and type(guard.value) is float and isinstance(guard.source.root(), LocalSource)
+        if type(guard) is kinds.ConstantMatch and type(guard.value) in CHANGING_NUMBER_TYPES and isinstance(guard.source.root(), LocalSource)
     ]
 
 
 def changed_numbers(fn: types.FunctionType, entries, args, kwargs) -> set:
-    """Sources of float inputs whose value in this call differs from one an entry pinned."""
+    """Sources of number inputs whose value in this call differs from one an entry pinned
+    (with the same type: an int that becomes a float is another entry's business)."""
     scope = _scope(fn, args, kwargs)
     if scope is None:
         return set()
@@ -59,7 +61,7 @@ def changed_numbers(fn: types.FunctionType, entries, args, kwargs) -> set:
                 value = eval(str(source), scope)  # sources print as Python over L, G and C
             except Exception:
                 continue
-            if type(value) is float and value != pinned:
+            if type(value) is type(pinned) and value != pinned:
                 changed.add(source)
     return changed
 

@@ -78,7 +78,7 @@ class CodeCache:
         self.run_eagerly = False
         # Dimensions of inputs (by source) seen with different sizes: symbolic from now on.
         self.automatic_dims: dict = {}
-        # Float inputs (by source) seen with different values: kept out of the graph from now on.
+        # Number inputs (by source) seen with different values: kept out of the graph from now on.
         self.changing_numbers: set = set()
         self._warned_limit = False
 
@@ -167,7 +167,7 @@ class CodeCache:
             )
         for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
             self.changing_numbers.add(source)
-            dynamic_log.info("%s: the float %s changes between calls; kept out of the graph", self.fn.__qualname__, source)
+            dynamic_log.info("%s: the number %s changes between calls; kept out of the graph", self.fn.__qualname__, source)
         if self.compilation.dynamic is None:
             for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
                 known = self.automatic_dims.setdefault(source, set())

@@ -55,7 +55,7 @@ class CompiledEntry:
     guard: Callable  # the guard function (same signature); .source, .why(...), .guards
     # (source, sizes) of the tensor inputs, None for symbolic sizes (automatic dynamic shapes).
     input_shapes: list = field(default_factory=list)
-    # (source, value) of the float inputs its guards pin (capture.runtime.automatic_dynamic).
+    # (source, value) of the int and float inputs its guards pin (capture.runtime.automatic_dynamic).
     input_numbers: list = field(default_factory=list)
     graph_name: str | None = None  # the name the entry calls the compiled graph by (None: no call)
 
