@@ -86,14 +86,15 @@ def test_recompile_log_names_the_failing_guard(caplog):
     assert "L['x']" in caplog.text and "failed" in caplog.text
 
 
-def test_recompile_limit_falls_back_to_eager(monkeypatch):
+def test_recompile_limit_falls_back_to_eager(monkeypatch, caplog):
     monkeypatch.setattr(capture.config, "recompile_limit", 2)
     compiled = compile_eager(fn, dynamic=False)
     compiled(torch.randn(1))
     compiled(torch.randn(2))
     x = torch.randn(3)
-    with pytest.warns(UserWarning, match="recompile limit"):
+    with pytest.warns(UserWarning, match="recompile limit"), caplog.at_level(logging.WARNING, logger="compiler.recompiles"):
         assert_same(compiled(x), fn(x))
+    assert "hit the recompile limit" in caplog.text and "L['x']" in caplog.text
     assert captures(compiled) == 2
     y = torch.randn(4)
     assert_same(compiled(y), fn(y))

@@ -123,12 +123,15 @@ class CodeCache:
         if len(self._table) >= config.recompile_limit:
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(
-                    f"{self.fn.__qualname__} hit the recompile limit ({config.recompile_limit} "
-                    f"entries); it now runs eagerly. Last reason:\n"
-                    + recompile_reason([e.guard for e in self.entries], *args, **kwargs),
-                    stacklevel=3,
+                code = self.fn.__code__
+                message = (
+                    f"{self.fn.__qualname__} ({code.co_filename}:{code.co_firstlineno}) hit the recompile limit "
+                    f"(capture.config.recompile_limit = {config.recompile_limit} entries); calls its entries "
+                    f"do not accept now run eagerly. Last reason:\n"
+                    + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
                 )
+                recompiles_log.warning("%s", message)
+                warnings.warn(message, stacklevel=3)
             return self.fn(*args, **kwargs)
         if self.entries:
             self._before_recompile(args, kwargs)
