@@ -6,8 +6,9 @@ An op with an entry in `op_rules` runs that rule instead (which usually calls
    fake first (eager lets it mix with any device); any other real tensor is an error;
    `device=` arguments become `meta` (remembering the device asked for);
 2. the output device is decided by `devices.output_device` (eager's rule);
-3. without a ShapeEnv, a call the op's `meta_output_cache` has seen (equal argument
-   metadata) returns fresh fakes of the recorded metadata, or `self` for in-place ops;
+3. a call the op's `meta_output_cache` has seen (equal argument metadata; with a ShapeEnv,
+   equal size expressions) returns fresh fakes of the recorded metadata, or `self` for
+   in-place ops;
 4. otherwise the meta kernel runs with Python dispatch disabled, so no mode sees the meta tensors;
    an op without a meta kernel is decomposed (torch._decomp's table, else its
    CompositeImplicitAutograd kernel) and the pieces run on fakes again;
@@ -49,8 +50,9 @@ def run_on_meta(mode, func, args, kwargs):
         meta_kwargs["device"] = META
     device = output_device(func, unwrapped.devices, unwrapped.explicit_device)
 
-    # Static shapes only: with a ShapeEnv, sizes may be SymInts, which are not keyed.
-    cache = facts.output_cache if mode.shape_env is None else None
+    cache = facts.output_cache
+    if cache is not None and mode.shape_env is not None:
+        cache = meta_output_cache.symbolic_output_cache(mode.shape_env, func, cache)
     key = cache.key(meta_args, meta_kwargs) if cache is not None else None
     if key is not None:
         with torch._C._DisableTorchDispatch():

@@ -16,16 +16,28 @@ the second call with an equal key builds the outputs straight from the recorded 
 
 A record is kept only if the call behaved as its kind promises (fresh outputs, each on a
 storage of its own that empty_strided would allocate; `self` returned), so an op whose
-kernel returns views despite its schema is never replayed. Calls that raise are not recorded. Symbolic sizes are never keyed: a SymInt
-is not an accepted argument, and callers use the cache only without a ShapeEnv.
+kernel returns views despite its schema is never replayed. Calls that raise are not recorded.
+
+With a ShapeEnv, sizes are SymInts and keys hold their sympy expressions (`3*s0`), compared
+structurally: comparing SymInts would ask the ShapeEnv a question and record a guard. A
+symbolic kernel is Python under the Python dispatcher (tens of milliseconds a call), so this
+is where the cache pays most. It is sound within one ShapeEnv: the output expressions are
+facts about its symbols, and every guard the first call recorded is already in the env (a
+repeat would ask the same questions, about the same hints, and get the same answers). Keys
+name the env's symbols (`s0` means something else in another env), so each env keeps its
+own caches (`ShapeEnv.meta_output_caches`); records hold the env's SymInts.
 
 Each op has its own `OutputCache` (see `execution._OpFacts`), so keys need not name the op.
+What the keys leave out cannot change a meta kernel's output: `requires_grad` and autograd
+state are handled above the dispatch level fakes run at, and the output device is decided
+from the arguments' devices by `devices.output_device` before the cache is asked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy
 import torch
 
 META = torch.device("meta")
@@ -62,19 +74,30 @@ def output_cache_for(schema: torch._C.FunctionSchema, changes_geometry: bool) ->
     return None
 
 
+def symbolic_output_cache(shape_env, func, static_cache: OutputCache) -> OutputCache:
+    """`func`'s cache for calls on `shape_env`'s symbols (of the kind `static_cache` is)."""
+    cache = shape_env.meta_output_caches.get(func)
+    if cache is None:
+        cache = OutputCache(returns_self=static_cache.returns_self, symbolic=True)
+        shape_env.meta_output_caches[func] = cache
+    return cache
+
+
 class OutputCache:
-    def __init__(self, *, returns_self: bool):
+    def __init__(self, *, returns_self: bool, symbolic: bool = False):
         self.returns_self = returns_self
+        self._key_of = _symbolic_key_of if symbolic else _key_of
         self._entries: dict[tuple, object] = {}
 
     def key(self, args: tuple, kwargs: dict) -> tuple | None:
         """The key of a call on meta tensors, or None when an argument cannot be keyed."""
+        key_of = self._key_of
         try:
             return (
                 torch.get_default_dtype(),
                 torch.are_deterministic_algorithms_enabled(),
-                tuple(_key_of(a) for a in args),
-                tuple((name, _key_of(v)) for name, v in kwargs.items()),
+                tuple(key_of(a) for a in args),
+                tuple((name, key_of(v)) for name, v in kwargs.items()),
             )
         except _Uncacheable:
             return None
@@ -123,10 +146,48 @@ def _key_of(value):
     raise _Uncacheable  # a SymInt, a Generator, a storage...
 
 
+_SYMBOLIC_SCALARS = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _symbolic_key_of(value):
+    """`_key_of` for calls whose sizes and scalars may be symbolic: SymInts become their
+    expressions (a constant SymInt keys like its int, as the kernel sees the same value)."""
+    if type(value) in _SCALAR_TYPES:
+        return type(value), value
+    if isinstance(value, torch.Tensor):
+        return _TensorKey(
+            (
+                tuple(map(_expr, value.shape)),
+                tuple(map(_expr, value.stride())),
+                _expr(value.storage_offset()),
+                value.dtype,
+                value.is_conj(),
+                value.is_neg(),
+            )
+        )
+    if isinstance(value, _SYMBOLIC_SCALARS):
+        return _symbolic_type(value), _expr(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_symbolic_key_of(v) for v in value)
+    raise _Uncacheable
+
+
+def _symbolic_type(value) -> type:
+    return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)]
+
+
+def _expr(value):
+    """A size as sympy (symbolic) or int, read without asking the ShapeEnv anything."""
+    if isinstance(value, _SYMBOLIC_SCALARS):
+        constant = value.node.maybe_as_int() if isinstance(value, torch.SymInt) else None
+        return constant if constant is not None else value.node.expr
+    return value
+
+
 @dataclass(frozen=True)
 class _FreshTensor:
-    sizes: tuple[int, ...]
-    strides: tuple[int, ...]
+    sizes: tuple  # ints, or the ShapeEnv's SymInts
+    strides: tuple
     dtype: torch.dtype
 
     def make(self) -> torch.Tensor:
@@ -140,7 +201,9 @@ def _template_of(out, seen_storages: set[int]):
             raise _Uncacheable  # aliases an input or another output: not a fresh tensor
         seen_storages.add(storage._cdata)
         sizes, strides = tuple(out.shape), out.stride()
-        if out.storage_offset() != 0 or storage.nbytes() != _bytes_spanned(sizes, strides, out.dtype.itemsize):
+        # Compared as expressions (structurally): a SymInt comparison would record a guard.
+        spanned = _bytes_spanned(tuple(map(_expr, sizes)), tuple(map(_expr, strides)), out.dtype.itemsize)
+        if _expr(out.storage_offset()) != 0 or not _same_size(_expr(storage.nbytes()), spanned):
             raise _Uncacheable  # a window into a larger buffer: empty_strided would not remake it
         return _FreshTensor(sizes, strides, out.dtype)
     if type(out) in (list, tuple):
@@ -150,11 +213,19 @@ def _template_of(out, seen_storages: set[int]):
     raise _Uncacheable
 
 
-def _bytes_spanned(sizes, strides, itemsize: int) -> int:
-    """The storage size empty_strided allocates for this geometry."""
-    if 0 in sizes:
+def _bytes_spanned(sizes, strides, itemsize: int):
+    """The storage size empty_strided allocates for this geometry (int or sympy)."""
+    if 0 in sizes:  # structural for expressions: a size that is an expression is not 0 here
         return 0
     return (1 + sum((size - 1) * stride for size, stride in zip(sizes, strides))) * itemsize
+
+
+def _same_size(a, b) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    # Two spellings of one polynomial expand alike; anything sympy does not show equal this
+    # way is left uncached (the cost is a kernel call, never a wrong answer).
+    return sympy.expand(a - b) == 0
 
 
 def _make(template):

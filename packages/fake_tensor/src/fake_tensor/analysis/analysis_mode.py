@@ -5,8 +5,6 @@ Every ATen op passes through it first. It
   called from a function) into fakes, so they need not be passed as arguments; no data is
   copied;
 - names the op as the origin of the guards recorded while it runs;
-- reuses output metadata when a functional op meets input metadata it has seen (each layer
-  of a transformer repeats the first one's ops; see output_cache.py);
 - tracks bounds on integer tensor values and checks indexing against them (value_bounds.py).
 """
 
@@ -17,7 +15,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 from torch.utils.weak import WeakIdKeyDictionary
 
-from fake_tensor.analysis.output_cache import OutputCache
 from fake_tensor.analysis.value_bounds import INDEX_CHECKS, VALUE_RULES, IntValues, require_in_bounds
 from fake_tensor.tensor import is_fake
 
@@ -28,7 +25,6 @@ class AnalysisMode(TorchDispatchMode):
         self.fake_mode = fake_mode
         self.shape_env = fake_mode.shape_env
         self._values = WeakIdKeyDictionary()
-        self._outputs = OutputCache()
 
     def values_of(self, t) -> IntValues | None:
         return self._values.get(t) if isinstance(t, torch.Tensor) else None
@@ -47,13 +43,8 @@ class AnalysisMode(TorchDispatchMode):
                 values = self.values_of(index)
                 if values is not None:
                     require_in_bounds(self.shape_env, func, values, indexed, dim)
-        key = self._outputs.key(func, args, kwargs)
-        out = self._outputs.replay(key) if key is not None else None
-        if out is None:
-            with self.shape_env.attributing_to(str(func)):
-                out = func(*args, **kwargs)
-            if key is not None:
-                self._outputs.record(key, out)
+        with self.shape_env.attributing_to(str(func)):
+            out = func(*args, **kwargs)
         rule = VALUE_RULES.get(packet)
         if rule is not None and isinstance(out, torch.Tensor) and not out.is_floating_point():
             values = rule(self.values_of, args, kwargs)

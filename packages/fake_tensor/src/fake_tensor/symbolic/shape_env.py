@@ -107,6 +107,8 @@ class ShapeEnv:
         self._answers: dict[sympy.Basic, object] = {}
         # SymNode arithmetic results by (op, operand exprs, types); see sym_node.py.
         self.op_cache: dict[tuple, sympy.Basic] = {}
+        # Per ATen op, meta kernel outputs on this env's symbols (fake_tensor.meta_output_cache).
+        self.meta_output_caches: dict[object, object] = {}
         self._duck_symbols: dict[int, sympy.Symbol] = {}
         self._dim_symbols: dict[str, tuple[Dim, sympy.Symbol]] = {}
         self._op_stack: list[str] = []
