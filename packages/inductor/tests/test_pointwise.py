@@ -196,3 +196,11 @@ def test_integer_division_by_zero_raises_instead_of_crashing():
         aten.remainder.Tensor(a, b)
     with pytest.raises(ZeroDivisionError):
         compiled(a, b)
+
+
+@pytest.mark.parametrize("op", ["minimum", "maximum"])
+def test_minimum_maximum_of_a_constant_and_a_tensor_keep_nan(op, device):
+    # The constant becomes a 0-d value in the kernel (Triton: tl.full([], ...)), broadcast against x.
+    x = with_specials(torch.randn(12, 20, device=device))
+    zero = lambda x: aten.zeros_like.default(aten.select.int(aten.select.int(x, 0, 0), 0, 0))  # noqa: E731
+    check(lambda x: (getattr(aten, op).default(zero(x), x), getattr(aten, op).default(x, zero(x))), x)

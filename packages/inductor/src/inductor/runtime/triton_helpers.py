@@ -20,14 +20,16 @@ from triton import knobs
 INTERPRETED = knobs.runtime.interpret
 
 
+# Nested selects rather than `(a > b) | (a != a)`: Triton 3.6's interpreter cannot `|` a block
+# with the comparison of a 0-d constant (`tl.full([], 0.0, ...)`, as in relu-like minimum(0, x)).
 @triton.jit
 def maximum(a, b):
-    return tl.where((a > b) | (a != a), a, b)
+    return tl.where(a != a, a, tl.where(a > b, a, b))
 
 
 @triton.jit
 def minimum(a, b):
-    return tl.where((a < b) | (a != a), a, b)
+    return tl.where(a != a, a, tl.where(a < b, a, b))
 
 
 @triton.jit
