@@ -202,3 +202,42 @@ def test_instance_with_hooks_is_not_served_by_an_entry_without_them():
     hooked.register_forward_hook(lambda m, i, o: calls.append(1))
     assert_same(compiled(hooked, x), run(hooked, x))
     assert len(calls) == 2, "the hook ran for the compiled call too"
+
+
+class Layers(nn.Module):
+    def __init__(self, count):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(count))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).tanh()
+        return x
+
+
+class FirstTwoLayers(Layers):
+    def forward(self, x):
+        for layer in self.layers[:2]:
+            x = layer(x).tanh()
+        return x
+
+
+@pytest.mark.parametrize(
+    "make, expected_captures",
+    [
+        (lambda: [Layers(2), Layers(3), Layers(2)], 2),
+        (lambda: [FirstTwoLayers(3), FirstTwoLayers(3)], 2),
+    ],
+    ids=["module lists of other lengths", "slice of a module list"],
+)
+def test_instances_share_entries_only_where_their_members_agree(make, expected_captures):
+    """An entry unrolls a module list: its length and names are guarded; a slice of it holds
+    that very instance's layers, so the entry is kept to that instance."""
+
+    def run(model, x):
+        return model(x)
+
+    compiled = compile_eager(run)
+    for model in make():
+        run_and_compare(compiled, run, (model, torch.randn(2, 8)))
+    assert captures(compiled) == expected_captures

@@ -38,6 +38,9 @@ def module_hooks(module: nn.Module) -> list[str]:
     return found + [name for name, hooks in _GLOBAL_HOOKS.items() if hooks]
 
 
+_CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
+
+
 class ModuleValue(ObjectValue):
     def describe(self):
         return f"{type(self.obj).__name__} module"
@@ -101,18 +104,25 @@ class ModuleValue(ObjectValue):
         return ItemSource(self.source, key)
 
     def get_item(self, frame, key):
-        if not isinstance(self.obj, (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)):
+        if not isinstance(self.obj, _CONTAINERS):
             return super().get_item(frame, key)
         if not key.is_python_constant():
             raise Unsupported(f"indexing {self.describe()} with {key.describe()}")
+        self._guard_members(frame.session)
         k = key.as_python_constant()
         item = self.obj[k]
-        source = None if isinstance(k, slice) else self._item_source(k)
-        return frame.session.wrap(item, source)
+        if isinstance(k, slice):
+            # The slice is a new container no source leads to: what it holds is used as
+            # constants of this very instance.
+            self._pin(frame.session)
+            return frame.session.wrap(item, None)
+        return frame.session.wrap(item, self._item_source(k))
 
     def unpack(self, frame):
         obj = self.obj
         wrap = frame.session.wrap
+        if isinstance(obj, _CONTAINERS):
+            self._guard_members(frame.session)
         if isinstance(obj, (nn.ModuleList, nn.Sequential, nn.ParameterList)):
             return [wrap(obj[i], self._item_source(i)) for i in range(len(obj))]
         if isinstance(obj, (nn.ModuleDict, nn.ParameterDict)):
@@ -120,7 +130,28 @@ class ModuleValue(ObjectValue):
         return super().unpack(frame)
 
     def length(self, frame):
+        self._guard_members(frame.session)
         return ConstantValue(len(self.obj))
 
     def truth(self, frame):
-        return bool(len(self.obj)) if hasattr(type(self.obj), "__len__") else True
+        if not hasattr(type(self.obj), "__len__"):
+            return True
+        self._guard_members(frame.session)
+        return bool(len(self.obj))
+
+    def _guard_members(self, session) -> None:
+        """A container module's length, order and names, which indexing and iterating it
+        unroll into the graph, are guarded (its type alone says nothing of them)."""
+        from guards.kinds import DictKeysMatch
+        from guards.sources import AttrSource
+
+        if self.source is None or not isinstance(self.obj, _CONTAINERS):
+            return
+        table = "_parameters" if isinstance(self.obj, (nn.ParameterList, nn.ParameterDict)) else "_modules"
+        session.add_guard(DictKeysMatch(AttrSource(self.source, table), tuple(getattr(self.obj, table).keys())))
+
+    def _pin(self, session) -> None:
+        from guards.kinds import IdentityMatch
+
+        if self.source is not None:
+            session.add_guard(IdentityMatch(self.source, self.obj))
