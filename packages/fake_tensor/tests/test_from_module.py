@@ -86,3 +86,41 @@ def test_modules_built_under_the_mode_have_fake_parameters():
         module = nn.Linear(1 << 16, 1 << 16)  # 16 GiB of weights if real
     assert is_fake(module.weight) and isinstance(module.weight, nn.Parameter)
     assert module.weight.untyped_storage().nbytes() == 4 << 32
+
+
+@pytest.mark.parametrize("make_module,make_input", MODULES.values(), ids=MODULES.keys())
+def test_module_built_on_meta_computes_what_the_real_module_computes(make_module, make_input):
+    module, x = make_module(), make_input()
+    eager = module(x)
+    with torch.device("meta"):
+        meta_module = make_module()
+    mode = FakeTensorMode()
+    fake_module = mode.from_module(meta_module)
+    with mode:
+        fake_out = fake_module(mode.from_real(x))
+    assert all(is_fake(t) and t.device == torch.device("cpu") for t in torch.utils._pytree.tree_leaves(fake_out))
+    assert outputs_metadata(fake_out) == outputs_metadata(eager)
+
+
+def test_module_built_on_meta_gives_gradients_with_the_real_parameters_metadata():
+    module = nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.Linear(8, 2))
+    x = torch.randn(5, 6)
+    module(x).sum().backward()
+    with torch.device("meta"):
+        meta_module = nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.Linear(8, 2))
+    mode = FakeTensorMode()
+    fake_module = mode.from_module(meta_module)
+    with mode:
+        fake_module(mode.from_real(x)).sum().backward()
+    fake_grads = {name: p.grad for name, p in fake_module.named_parameters()}
+    for name, p in module.named_parameters():
+        grad = fake_grads[name]
+        assert (grad.shape, grad.stride(), grad.dtype, grad.device) == (p.grad.shape, p.grad.stride(), p.grad.dtype, p.grad.device)
+
+
+def test_meta_tensors_stand_for_the_device_asked_for_and_stay_tied():
+    with torch.device("meta"):
+        meta_module = TiedLM()
+    fake_module = FakeTensorMode().from_module(meta_module, device="cuda")
+    assert fake_module.head.weight is fake_module.embed.weight
+    assert {t.device for t in [*fake_module.parameters(), fake_module.scale]} == {torch.device("cuda", 0)}

@@ -58,7 +58,8 @@ class RealToFake:
         self._fakes = WeakMemo()  # id(real tensor) -> its fake
         self._storages = WeakMemo()  # real storage's _cdata -> the fake storage standing for it
 
-    def convert(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None) -> FakeTensor:
+    def convert(self, tensor: torch.Tensor, *, dynamic_dims=None, source=None, meta_device=None) -> FakeTensor:
+        """`meta_device`: the device a tensor on the meta device stands for (else meta)."""
         if isinstance(tensor, FakeTensor):
             if tensor.fake_mode is not self.mode:
                 raise FakeModeMismatchError("from_real")
@@ -71,15 +72,16 @@ class RealToFake:
                 f"from_real supports strided tensors only; got a {tensor.layout} tensor of "
                 f"shape {tuple(tensor.shape)}. Convert it to dense first (t.to_dense())."
             )
-        fake = self._convert(tensor, dynamic_dims, source)
+        fake = self._convert(tensor, dynamic_dims, source, meta_device)
         self._fakes.put(id(tensor), tensor, fake)
         return fake
 
-    def _convert(self, real: torch.Tensor, dynamic_dims, source) -> FakeTensor:
+    def _convert(self, real: torch.Tensor, dynamic_dims, source, meta_device) -> FakeTensor:
         if dynamic_dims is None and real._is_view() and real._base.dtype == real.dtype:
-            fake = self._view_of_converted_base(real)
+            fake = self._view_of_converted_base(real, meta_device)
         else:
-            fake = self._on_fake_storage(real, dynamic_dims, source)
+            device = meta_device if meta_device is not None and real.device.type == "meta" else real.device
+            fake = self._on_fake_storage(real, dynamic_dims, source, device)
             if real.requires_grad:
                 fake = self._with_autograd_state(real, fake)
         if isinstance(real, torch.nn.Parameter):
@@ -87,11 +89,11 @@ class RealToFake:
             # `_is_param`, which isinstance(x, nn.Parameter) accepts.
             fake = torch.nn.Parameter(fake, requires_grad=real.requires_grad)
         if real.is_leaf and real.grad is not None:
-            fake.grad = self.convert(real.grad)
+            fake.grad = self.convert(real.grad, meta_device=meta_device)
         return fake
 
-    def _view_of_converted_base(self, real: torch.Tensor) -> FakeTensor:
-        base = self.convert(real._base)
+    def _view_of_converted_base(self, real: torch.Tensor, meta_device) -> FakeTensor:
+        base = self.convert(real._base, meta_device=meta_device)
         # A view made under no_grad has no grad_fn (it is a leaf), yet requires grad when its
         # base does: making the fake view under the same grad mode reproduces both.
         with torch.set_grad_enabled(not real.is_leaf), self.mode:
@@ -100,11 +102,11 @@ class RealToFake:
             view.requires_grad_(True)  # a leaf view of a base not requiring grad
         return view
 
-    def _on_fake_storage(self, real: torch.Tensor, dynamic_dims, source) -> FakeTensor:
+    def _on_fake_storage(self, real: torch.Tensor, dynamic_dims, source, device) -> FakeTensor:
         real_storage = real.untyped_storage()
         if dynamic_dims is not None:
             meta = self._symbolic_meta(real, dynamic_dims, source)
-            return FakeTensor(self.mode, meta, real.device)
+            return FakeTensor(self.mode, meta, device)
         fake_storage = self._storages.get(real_storage._cdata, real_storage)
         with torch._C._DisableTorchDispatch():
             if fake_storage is not None:
@@ -114,7 +116,7 @@ class RealToFake:
             meta = torch.empty(0, dtype=real.dtype, device="meta").set_(
                 meta_storage, real.storage_offset(), real.size(), real.stride()
             )
-        fake = FakeTensor(self.mode, meta, real.device, storage=fake_storage)
+        fake = FakeTensor(self.mode, meta, device, storage=fake_storage)
         if fake_storage is None:
             self._storages.put(real_storage._cdata, real_storage, fake.untyped_storage())
         return fake

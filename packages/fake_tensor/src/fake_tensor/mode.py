@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import constants, convolution, cpu_kernels, data_dependent, metadata_queries, missing_meta_kernels  # noqa: F401  (op rules)
 from .conversion import RealToFake
+from .devices import normalize_device
 from .execution import run_op
 from .modules import fake_module_copy
 
@@ -66,8 +67,12 @@ class FakeTensorMode(TorchDispatchMode):
         """
         return self._real_to_fake.convert(tensor, dynamic_dims=dynamic_dims, source=source)
 
-    def from_module(self, module: torch.nn.Module) -> torch.nn.Module:
+    def from_module(self, module: torch.nn.Module, *, device="cpu") -> torch.nn.Module:
         """A copy of `module` whose parameters, buffers and tensor attributes are fakes.
 
-        Nothing is allocated; tied parameters stay tied; other attributes are copied."""
-        return fake_module_copy(self, module)
+        Nothing is allocated; tied parameters stay tied; other attributes are copied. A
+        module built on the meta device (`with torch.device("meta"): ...`, the cheap way to
+        make a large model: nothing allocated or initialized) works too: its meta tensors
+        become fakes standing for tensors on `device`, so they meet inputs there (as with
+        `from_real`, a tensor's first conversion in this mode decides its fake)."""
+        return fake_module_copy(self, module, normalize_device(device))

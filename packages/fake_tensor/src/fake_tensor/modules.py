@@ -7,13 +7,13 @@ import copy
 import torch
 
 
-def fake_module_copy(mode, module: torch.nn.Module) -> torch.nn.Module:
+def fake_module_copy(mode, module: torch.nn.Module, meta_device: torch.device) -> torch.nn.Module:
     # deepcopy looks every object up in its memo (by id) before copying it, so pre-filling
     # the memo with the fakes makes the copy use them: no tensor data is ever copied, and a
     # parameter shared by two submodules (tied weights) maps to one fake.
     memo: dict[int, object] = {}
     for tensor in _tensors_of(module):
-        memo[id(tensor)] = mode.from_real(tensor)
+        memo[id(tensor)] = mode._real_to_fake.convert(tensor, meta_device=meta_device)
     return copy.deepcopy(module, memo)
 
 

@@ -27,7 +27,6 @@ import torch.utils._pytree as pytree
 from fake_tensor.analysis.analysis_mode import AnalysisMode
 from fake_tensor.analysis.arguments import fake_arguments
 from fake_tensor.analysis.constraints import Constraint, constraints_found, violations
-from fake_tensor.analysis.modules import fake_module
 from fake_tensor.errors import FakeTensorError
 from fake_tensor.mode import FakeTensorMode
 from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
@@ -105,7 +104,7 @@ def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeRep
     forward = fn.forward if isinstance(fn, torch.nn.Module) else fn
     fake_args, fake_kwargs = fake_arguments(mode, forward, args, kwargs, dynamic_shapes)
     if isinstance(fn, torch.nn.Module):
-        target = fake_module(mode, fn, _input_device(fake_args, fake_kwargs))
+        target = mode.from_module(fn, device=_input_device(fake_args, fake_kwargs))
     else:
         target = fn
     try:
