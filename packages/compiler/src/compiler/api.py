@@ -40,7 +40,11 @@ def compile(
     that pass the same guards reuse it. Code capture cannot trace breaks the graph (it runs
     natively between two graphs; `compiler.explain` lists where and why); with
     `fullgraph=True` it raises `capture.Unsupported` naming the line instead. `dynamic=None`
-    makes a size symbolic once it changes between calls; True/False: always/never.
+    makes a size symbolic once it changes between calls; True/False: always/never. A Python
+    int or float argument (such as the value of `.item()`, which breaks the graph as with
+    torch.compile's default) is specialized on the first call; once it changes it is kept out
+    of the graph, so new values do not recompile. Module instances of the same structure
+    share compiled entries (their parameters are graph inputs).
     """
     if model is None:
         return lambda fn: compile(
