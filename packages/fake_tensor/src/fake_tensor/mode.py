@@ -41,10 +41,14 @@ class FakeTensorMode(TorchDispatchMode):
 
     def __exit__(self, exc_type, exc_value, traceback):
         try:
-            return super().__exit__(exc_type, exc_value, traceback)
+            super().__exit__(exc_type, exc_value, traceback)
         finally:
             # Dropping the guard restores the dispatcher state from before this entry.
             self._dispatcher_guards.pop()
+        clearer = data_dependent.error_for_data_read(exc_value)
+        if clearer is not None:
+            raise clearer from exc_value
+        return False
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
