@@ -241,3 +241,16 @@ def test_instances_share_entries_only_where_their_members_agree(make, expected_c
     for model in make():
         run_and_compare(compiled, run, (model, torch.randn(2, 8)))
     assert captures(compiled) == expected_captures
+
+
+def test_instance_with_its_own_forward_is_not_served_by_the_class_forward_entry():
+    def run(block, x):
+        return block(x) * 2
+
+    compiled = compile_eager(run)
+    x = inputs()[0]
+    run_and_compare(compiled, run, (Block(), x))
+    patched = Block()
+    patched.forward = lambda y: y - 1  # an instance attribute, as patching libraries set
+    run_and_compare(compiled, run, (patched, x))
+    assert captures(compiled) == 2

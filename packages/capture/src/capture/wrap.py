@@ -21,7 +21,7 @@ from guards import kinds
 from guards.sources import AttrSource, ItemSource, LocalSource
 from torch import nn
 
-from .aliasing import SameObject
+from .guard_kinds import SameObject
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported

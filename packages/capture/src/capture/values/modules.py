@@ -57,6 +57,10 @@ class ModuleValue(ObjectValue):
         instance_forward = self.obj.__dict__.get("forward")
         if instance_forward is not None:
             return session.wrap(instance_forward, self.attribute_source("forward")).call(frame, args, kwargs)
+        if self.source is not None:
+            from ..guard_kinds import NotInInstanceDict
+
+            session.add_guard(NotInInstanceDict(self.source, "forward"))
         forward, _ = lookup_static(type(self.obj), "forward")
         if forward is MISSING:
             raise Unsupported(f"{self.describe()} has no forward")
