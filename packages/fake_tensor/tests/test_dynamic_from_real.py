@@ -79,3 +79,28 @@ def test_inplace_ops_on_dynamic_fakes_add_no_guards():
         fake.t_()
     assert list(mode.shape_env.produce_guards()) == guards_before
     assert at_hints(mode.shape_env, fake.shape) == (6, 4)
+
+
+# C++ meta kernels that read sizes as ints: rerun on the example sizes, which they guard.
+SIZE_READING_KERNELS = {
+    "fractional_max_pool3d": lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_size=(2, 3, 2)),
+    "fractional_max_pool3d_with_indices": lambda x: torch.nn.functional.fractional_max_pool3d(
+        x, 2, output_size=(2, 3, 2), return_indices=True
+    ),
+}
+
+
+@pytest.mark.parametrize("program", SIZE_READING_KERNELS.values(), ids=SIZE_READING_KERNELS.keys())
+def test_kernel_reading_sizes_as_ints_specializes_them_and_matches_eager(program):
+    real = torch.randn(2, 3, 5, 6, 7)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fake = mode.from_real(real, dynamic_dims=[0, 2], source="x")
+    with mode:
+        out = program(fake)
+    eager = program(real)
+    for fake_out, eager_out in zip(out if isinstance(out, tuple) else (out,), eager if isinstance(eager, tuple) else (eager,)):
+        assert at_hints(mode.shape_env, fake_out.shape) == tuple(eager_out.shape)
+        assert fake_out.dtype == eager_out.dtype
+    batch, depth = fake.shape[0].node.expr, fake.shape[2].node.expr
+    assert mode.shape_env.guards_hold_at({batch: 2, depth: 5})
+    assert not mode.shape_env.guards_hold_at({batch: 3, depth: 5})

@@ -11,7 +11,8 @@ An op with an entry in `op_rules` runs that rule instead (which usually calls
    in-place ops;
 4. otherwise the meta kernel runs with Python dispatch disabled, so no mode sees the meta tensors;
    an op without a meta kernel is decomposed (torch._decomp's table, else its
-   CompositeImplicitAutograd kernel) and the pieces run on fakes again;
+   CompositeImplicitAutograd kernel) and the pieces run on fakes again; a kernel that
+   cannot take symbolic sizes reruns on their example values (`specialization.py`);
 5. results are wrapped: an output that *is* an input's meta tensor (in-place, `out=`)
    returns that input fake; an output sharing an input's meta storage (a view) becomes a
    fake sharing that input's wrapper storage; inputs an op mutated get their new geometry.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch._decomp import decomposition_table
 
-from . import meta_output_cache
+from . import meta_output_cache, specialization
 from .devices import normalize_device, output_device
 from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
 from .op_rules import rule_of
@@ -78,6 +79,10 @@ def run_on_meta(mode, func, args, kwargs):
                 cache.record(key, meta_args, meta_kwargs, result)
     except NotImplementedError as missing_kernel:
         return _run_decomposed(mode, func, args, kwargs, missing_kernel)
+    except RuntimeError as error:
+        if mode.shape_env is None or facts.output_cache is None or not specialization.needs_concrete_sizes(error):
+            raise
+        return specialization.run_specialized(mode, func, args, kwargs, run_on_meta)
 
     if facts.may_change_geometry:
         # Re-pointed without comparing first: comparing symbolic sizes would record guards.
