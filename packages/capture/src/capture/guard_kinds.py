@@ -6,9 +6,9 @@
 valid only for calls where both paths lead to the same object again, or the second one's
 value would be silently ignored.
 
-`NotInInstanceDict`: an attribute is not set on the instance itself. A module guarded by its
-type (capture.wrap) runs its class's `forward`; another instance may carry a `forward` of its
-own (a patched or hooked instance), which must not be served by that entry.
+`ModuleCallMatch`: calling a module runs what the trace inlined. Hooks added later, or (for a
+module guarded by its type, capture.wrap) another instance with hooks or a `forward` of its
+own (a patched instance), must not be served by that entry.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import dataclasses
 from guards.codegen import EmitContext, check, must_be
 from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
 from guards.sources import Source
+
+from .values.modules import HOOK_DICTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,18 +41,25 @@ def _same_object(guard: SameObject, ctx: EmitContext) -> list:
 
 
 @dataclasses.dataclass(frozen=True)
-class NotInInstanceDict(Guard):
-    """`name not in source.__dict__`."""
+class ModuleCallMatch(Guard):
+    """Calling the module runs what the trace inlined: it has no hooks of its own, and it has
+    a `forward` set on the instance exactly when `own_forward`."""
 
     source: Source
-    name: str
+    own_forward: bool
     priority = PRIORITY_OBJECT
 
     def __str__(self) -> str:
-        return f"{self.name!r} not in {self.source}.__dict__"
+        forward = "its own forward" if self.own_forward else "its class's forward"
+        return f"{self.source} has no hooks and runs {forward}"
 
 
-@emits(NotInInstanceDict)
-def _not_in_instance_dict(guard: NotInInstanceDict, ctx: EmitContext) -> list:
-    test = f"{guard.name!r} in {ctx.read(guard.source)}.__dict__"
-    return [check(test, str(guard), test)]
+@emits(ModuleCallMatch)
+def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
+    module = ctx.read(guard.source)
+    # One condition for all five: attribute reads from the instance dict, cheap enough to
+    # check on every module call of a large model.
+    hooks = " or ".join(f"{module}.{name}" for name in HOOK_DICTS)
+    forward = f"'forward' {'not in' if guard.own_forward else 'in'} {module}.__dict__"
+    return [check(f"{hooks} or {forward}", str(guard), f"({hooks} or {forward})")]
+

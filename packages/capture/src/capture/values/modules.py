@@ -13,7 +13,7 @@ from ..errors import Unsupported
 from .constant import ConstantValue
 from .objects import ObjectValue, lookup_static, MISSING
 
-_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 # torch registers global module hooks into these dicts in place, so holding them is enough.
 _GLOBAL_HOOKS = {
     name: getattr(torch.nn.modules.module, name)
@@ -34,7 +34,7 @@ def has_hooks(module: nn.Module) -> bool:
 
 def module_hooks(module: nn.Module) -> list[str]:
     """Names of the hook dicts that would make `module(x)` do more than `forward(x)`."""
-    found = [name for name in _HOOK_DICTS if getattr(module, name, None)]
+    found = [name for name in HOOK_DICTS if getattr(module, name, None)]
     return found + [name for name, hooks in _GLOBAL_HOOKS.items() if hooks]
 
 
@@ -53,31 +53,19 @@ class ModuleValue(ObjectValue):
                 hint="remove the hooks, or call the module outside the compiled function",
             )
         session = frame.session
-        self._guard_no_hooks(session)
         instance_forward = self.obj.__dict__.get("forward")
+        if self.source is not None:
+            from ..guard_kinds import ModuleCallMatch
+
+            session.add_guard(ModuleCallMatch(self.source, own_forward=instance_forward is not None))
         if instance_forward is not None:
             return session.wrap(instance_forward, self.attribute_source("forward")).call(frame, args, kwargs)
-        if self.source is not None:
-            from ..guard_kinds import NotInInstanceDict
-
-            session.add_guard(NotInInstanceDict(self.source, "forward"))
         forward, _ = lookup_static(type(self.obj), "forward")
         if forward is MISSING:
             raise Unsupported(f"{self.describe()} has no forward")
         from .functions import MethodValue
 
         return MethodValue(session.wrap(forward, None), self).call(frame, args, kwargs)
-
-    def _guard_no_hooks(self, session) -> None:
-        """A module guarded by its type (one the frame receives, see capture.wrap) stands for
-        every instance of it: the instance a later call brings must have no hooks either."""
-        from guards.kinds import LengthMatch
-        from guards.sources import AttrSource, LocalSource
-
-        if self.source is None or not isinstance(self.source.root(), LocalSource):
-            return
-        for name in _HOOK_DICTS:
-            session.add_guard(LengthMatch(AttrSource(self.source, name), 0))
 
     def attribute_source(self, name: str):
         # Members registered on the module are read straight from their registry dict,
