@@ -254,3 +254,22 @@ def test_instance_with_its_own_forward_is_not_served_by_the_class_forward_entry(
     patched.forward = lambda y: y - 1  # an instance attribute, as patching libraries set
     run_and_compare(compiled, run, (patched, x))
     assert captures(compiled) == 2
+
+
+GLOBAL_BLOCK = Block()
+
+
+def test_hook_added_after_capture_is_run():
+    def run(x):
+        return GLOBAL_BLOCK(x) + 1
+
+    compiled = compile_eager(run)
+    x = inputs()[0]
+    run_and_compare(compiled, run, (x,))
+    calls = []
+    handle = GLOBAL_BLOCK.register_forward_hook(lambda m, i, o: calls.append(1))
+    try:
+        assert_same(compiled(x), run(x))
+    finally:
+        handle.remove()
+    assert len(calls) == 2, "the hook ran for the compiled call too"
