@@ -79,3 +79,27 @@ def test_output_code_is_logged(caplog):
             inductor.compile_fx(gm, [x])(x)
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "def call(args)" in text and 'extern "C"' in text
+
+
+class ConvReLU(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)) * 2
+
+
+@pytest.mark.parametrize("memory_format", [torch.channels_last, torch.contiguous_format])
+def test_training_on_channels_last_input_matches_eager_gradients(memory_format, device):
+    # The backward reads the saved relu output with the strides it was traced with (channels
+    # last, as eager lays it out): the forward must store it that way.
+    model = ConvReLU().to(device)
+    x = torch.randn(2, 3, 8, 8, device=device).to(memory_format=memory_format).requires_grad_()
+    compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
+    out = compiled(x)[0]
+    ours = torch.autograd.grad(out.sum(), [x, *model.parameters()])
+    expected = model(x)
+    assert out.stride() == expected.stride()
+    for a, e in zip(ours, torch.autograd.grad(expected.sum(), [x, *model.parameters()])):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)

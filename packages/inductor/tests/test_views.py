@@ -59,3 +59,20 @@ def test_split_and_unbind(device):
         return aten.add.Tensor(parts[0], parts[1]), aten.mul.Tensor(parts[3], 2), aten.sub.Tensor(rows[0], rows[3])
 
     check(fn, x)
+
+
+LAYOUTS = {
+    "transposed": lambda: torch.randn(7, 6).t(),
+    "permuted_3d": lambda: torch.randn(5, 7, 6).permute(2, 0, 1),
+    "channels_last": lambda: torch.randn(2, 3, 5, 4).to(memory_format=torch.channels_last),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_pointwise_output_takes_its_inputs_memory_order_as_eager(layout, device):
+    # Eager's pointwise ops lay their result out like a dense input; a caller may rely on it
+    # (memory format checks, `.view`), and the kernel then runs in that memory order.
+    x = LAYOUTS[layout]().to(device)
+    fn = lambda x: (aten.mul.Tensor(aten.exp.default(x), 2.0),)  # noqa: E731
+    out, expected = check(fn, x)(x)[0], fn(x)[0]
+    assert out.stride() == expected.stride()

@@ -23,7 +23,7 @@ from .ir import (
 )
 from .lowering import LOWERINGS
 from .lowering.extern import fallback
-from .lowering.views import make_view
+from .lowering.views import make_view, permute
 from .ops import DependencyCollector, use_handler
 from .sizes import FloorDiv, Mod, as_expr, loop_vars
 
@@ -136,7 +136,8 @@ class GraphLowering(torch.fx.Interpreter):
         result = super().run_node(node)
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
             if len(node.users) > REALIZE_USERS and _op_count(result) >= REALIZE_OPS:
-                result = self.realize(result)
+                val = node.meta.get("val")
+                result = self.realize_in_memory_order(result, memory_order(val) if isinstance(val, torch.Tensor) else None)
             else:
                 self._lazy.append(node)
         return result
@@ -229,6 +230,31 @@ class GraphLowering(torch.fx.Interpreter):
                 self.env[node] = self.realize(value)
         self._lazy = []
 
+    def realize_in_memory_order(self, value, order: list[int] | None):
+        """`value` computed into a buffer whose dims lie in memory in `order` (outermost first; the
+        kernel's loops run in that order), seen through the permuted view with the logical dims."""
+        if order is None or order == sorted(order):
+            return self.realize(value)
+        buffer = self.realize(permute(value, order))
+        return permute(buffer, [order.index(d) for d in range(len(order))])
+
+    def _in_traced_memory_order(self, value, node):
+        """An output laid out as the traced (eager) value is, when that is dense: a transposed or
+        channels-last input's layout carries through eager's pointwise ops. The caller then gets
+        eager's strides, and a graph reading this output later (the backward reading saved
+        activations) finds the strides it was traced with."""
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        order = memory_order(val) if isinstance(val, torch.Tensor) else None
+        if order is None:
+            return value
+        if isinstance(value, Pointwise):
+            return self.realize_in_memory_order(value, order)
+        computed = isinstance(value, (ComputedBuffer, ReinterpretView)) and isinstance(storage_of(value), ComputedBuffer)
+        if computed and not _strides_match(value.layout, val):
+            # Realized earlier in another order (it had several readers): copy into eager's.
+            return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
+        return value
+
     def remove_dead_buffers(self):
         """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)."""
         live: set[str] = set(self.output_names)
@@ -245,11 +271,13 @@ class GraphLowering(torch.fx.Interpreter):
                 self.consumers.setdefault(name, set()).add(buffer.name)
 
     def output(self, target, args, kwargs):
-        results = args[0]
+        results, nodes = args[0], self.current_node.args[0]
         flat = results if isinstance(results, (list, tuple)) else [results]
-        for value in flat:
+        # One node per output, except where one node returns the whole tuple (no layout to match then).
+        flat_nodes = nodes if isinstance(nodes, (list, tuple)) and len(nodes) == len(flat) else [None] * len(flat)
+        for value, node in zip(flat, flat_nodes):
             if isinstance(value, IRNode):
-                value = self.realize_keeping_views(value)
+                value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
                 base = storage_of(value)
                 self.output_names.add(base.name)
             self.outputs.append(value)
@@ -265,6 +293,25 @@ def constant_name(target: str) -> str:
 def constant_layout(value: torch.Tensor) -> Layout:
     # Kernels get `data_ptr()`, which already points at the first element: offset 0.
     return Layout(value.device, value.dtype, tuple(map(as_expr, value.shape)), tuple(map(as_expr, value.stride())))
+
+
+def _strides_match(layout: Layout, val: torch.Tensor) -> bool:
+    return all(n == 1 or s == v for n, s, v in zip(layout.size, layout.stride, val.stride()))
+
+
+def memory_order(val: torch.Tensor) -> list[int] | None:
+    """`val`'s dims from outermost to innermost in memory when it is dense (no gaps, no overlap)
+    with static strides; None otherwise."""
+    sizes, strides = list(val.shape), list(val.stride())
+    if not all(type(v) is int for v in (*sizes, *strides)) or val.numel() == 0:
+        return None
+    order = sorted(range(len(sizes)), key=lambda d: (-strides[d], d))
+    expected = 1
+    for d in reversed(order):
+        if sizes[d] != 1 and strides[d] != expected:
+            return None
+        expected *= sizes[d]
+    return order
 
 
 # Nodes computing sizes rather than tensors (dynamic shapes): `sym_size(x, 0) * 2`.
