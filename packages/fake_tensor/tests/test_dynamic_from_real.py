@@ -4,7 +4,7 @@ evaluate (at the example sizes) to what eager computes."""
 import pytest
 import torch
 
-from fake_tensor import FakeTensorError, FakeTensorMode, ShapeEnv, is_fake
+from fake_tensor import FakeTensorError, FakeTensorMode, ShapeEnv, StaticSizesRequiredError, is_fake
 
 PYTHON_DISPATCHER = torch._C.DispatchKey.PythonDispatcher
 
@@ -104,3 +104,16 @@ def test_kernel_reading_sizes_as_ints_specializes_them_and_matches_eager(program
     batch, depth = fake.shape[0].node.expr, fake.shape[2].node.expr
     assert mode.shape_env.guards_hold_at({batch: 2, depth: 5})
     assert not mode.shape_env.guards_hold_at({batch: 3, depth: 5})
+
+
+def test_composite_kernel_reading_int_sizes_of_a_dynamic_fake_is_a_clear_error():
+    # torch.cov's C++ kernel calls numel() on its weights, which refuses symbolic sizes;
+    # eager runs it, so the error must not pass for one eager would raise.
+    x, weights = torch.randn(3, 4), torch.tensor([1, 2, 1, 3])
+    torch.cov(x, fweights=weights)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fake_x = mode.from_real(x, dynamic_dims=[1], source="x")
+    fake_weights = mode.from_real(weights, dynamic_dims=[0], source="w")
+    with pytest.raises(StaticSizesRequiredError, match=r"test_dynamic_from_real.py:\d+ .*torch.cov.*static"):
+        with mode:
+            torch.cov(fake_x, fweights=fake_weights)

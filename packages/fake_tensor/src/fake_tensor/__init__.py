@@ -12,6 +12,7 @@ from .errors import (
     FakeModeMismatchError,
     FakeTensorError,
     RealTensorInputError,
+    StaticSizesRequiredError,
     UnsupportedFakeOpError,
 )
 from .mode import FakeTensorMode

@@ -13,7 +13,6 @@ import torch
 from .errors import DataDependentError
 from .execution import run_on_meta
 from .op_rules import bound_arguments, rule_for, rule_for_tag
-from .symbolic.provenance import user_frame_in
 
 aten = torch.ops.aten
 
@@ -48,22 +47,3 @@ def _repeat_interleave_with_counts(mode, func, args, kwargs):
         raise DataDependentError(func, "without output_size the result length is the sum of the repeats")
     return run_on_meta(mode, func, args, kwargs)
 
-
-# A few C++ kernels read a tensor argument's values straight from its memory, below the
-# dispatcher, where no mode or rule sees them: `tensor_split` given a 1-d tensor of split
-# indices is one. On a fake the read finds no data, and torch raises a RuntimeError in its
-# own words (about tracing into custom kernels), which names neither the op nor the cause.
-_NO_DATA = "but its data is not allocated yet"
-
-
-def error_for_data_read(error: BaseException | None) -> DataDependentError | None:
-    """The DataDependentError `error` stands for, when a kernel read a fake's missing data
-    (the mode raises it as the `with` block exits); None for any other error."""
-    if type(error) is not RuntimeError or _NO_DATA not in str(error):
-        return None
-    where = user_frame_in(error.__traceback__) or "a torch function"
-    return DataDependentError(
-        where,
-        "its C++ kernel reads a tensor argument's values directly, as tensor_split does with a "
-        "tensor of split indices; pass such arguments as Python ints",
-    )

@@ -26,6 +26,18 @@ class DataDependentError(FakeTensorError):
         )
 
 
+class StaticSizesRequiredError(FakeTensorError):
+    """A torch kernel reads sizes as plain ints, so it cannot run on symbolic sizes."""
+
+    def __init__(self, op: object):
+        self.op = op
+        super().__init__(
+            f"{op}: torch's C++ kernel for this call reads tensor sizes as plain ints, so it "
+            f"cannot run on fakes with symbolic sizes. Make those dimensions static (leave them "
+            f"out of dynamic_dims / the Dims), or move the call out of the analysed code."
+        )
+
+
 class UnsupportedFakeOpError(FakeTensorError):
     """The op has no meta kernel and no decomposition, so its output metadata is unknown."""
 

@@ -16,6 +16,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import constants, convolution, cpu_kernels, data_dependent, metadata_queries, missing_meta_kernels  # noqa: F401  (op rules)
+from . import kernel_errors
 from .conversion import RealToFake
 from .devices import normalize_device
 from .execution import run_op
@@ -45,7 +46,7 @@ class FakeTensorMode(TorchDispatchMode):
         finally:
             # Dropping the guard restores the dispatcher state from before this entry.
             self._dispatcher_guards.pop()
-        clearer = data_dependent.error_for_data_read(exc_value)
+        clearer = kernel_errors.restated(exc_value)
         if clearer is not None:
             raise clearer from exc_value
         return False
