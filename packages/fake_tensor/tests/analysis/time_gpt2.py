@@ -1,5 +1,6 @@
 """How long infer_shapes takes on HF GPT-2 (12 layers, config-built, random weights) with
-dynamic batch and sequence length, beside a static-shape fake run of the same forward.
+dynamic batch and sequence length, beside a plain FakeTensorMode run with a ShapeEnv and a
+static-shape fake run of the same forward.
 
     HF_HUB_OFFLINE=1 python packages/fake_tensor/tests/analysis/time_gpt2.py [--repeat 3]
 """
@@ -13,7 +14,7 @@ import time
 
 import torch
 
-from fake_tensor import Dim, FakeTensorMode, TensorSpec, infer_shapes
+from fake_tensor import Dim, FakeTensorMode, ShapeEnv, TensorSpec, infer_shapes
 
 
 def _timed(fn, repeat: int) -> list[float]:
@@ -51,6 +52,14 @@ def main() -> None:
         with torch.no_grad():
             return infer_shapes(meta_model, spec)
 
+    def dynamic_mode():
+        # What capture and aot_autograd run: a FakeTensorMode with a ShapeEnv, no analysis.
+        mode = FakeTensorMode(shape_env=ShapeEnv())
+        fake_model = mode.from_module(model)
+        ids = mode.from_real(torch.zeros(4, 64, dtype=torch.long), dynamic_dims=[0, 1], source="ids")
+        with mode, torch.no_grad():
+            return fake_model(ids)
+
     def static():
         mode = FakeTensorMode()
         fake_model = mode.from_module(model)
@@ -65,6 +74,7 @@ def main() -> None:
     runs = (
         ("infer_shapes, dynamic batch and seq", dynamic),
         ("infer_shapes, dynamic batch and seq, model built on meta", dynamic_meta),
+        ("FakeTensorMode(shape_env) forward, dynamic batch and seq, no infer_shapes", dynamic_mode),
         ("static fake forward (8, 1024), no infer_shapes", static),
     )
     for name, fn in runs:
