@@ -46,4 +46,3 @@ def _repeat_interleave_with_counts(mode, func, args, kwargs):
     if bound_arguments(func, args, kwargs)["output_size"] is None:
         raise DataDependentError(func, "without output_size the result length is the sum of the repeats")
     return run_on_meta(mode, func, args, kwargs)
-
