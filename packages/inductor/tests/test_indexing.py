@@ -68,3 +68,26 @@ def test_scatter_and_index_put_fall_back_to_aten(device):
     vals = torch.randn(4, 8, device=device)
     check(lambda x, i, s, r, v: (aten.scatter.src(aten.exp.default(x), 1, i, s),
                                  aten.index_put.default(x, [r], v, True)), x, idx, src, rows, vals)
+
+
+OUT_OF_RANGE = {
+    "index": (lambda x, i: (aten.index.Tensor(x, [i]),), lambda: torch.tensor([1, 10, 2])),
+    "index_negative": (lambda x, i: (aten.index.Tensor(x, [i]),), lambda: torch.tensor([-11, 0])),
+    "gather": (lambda x, i: (aten.gather.default(x, 1, i),), lambda: torch.full((10, 2), 20)),
+    "embedding": (lambda x, i: (aten.embedding.default(x, i),), lambda: torch.tensor([[3, 10]])),
+    "index_select": (lambda x, i: (aten.index_select.default(x, 0, i),), lambda: torch.tensor([0, 12])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_OF_RANGE))
+def test_out_of_range_index_raises_like_eager(name):
+    """C++ only (Triton kernels clamp such an index to stay in bounds): an index eager rejects
+    raises IndexError instead of reading another element."""
+    fn, bad_index = OUT_OF_RANGE[name]
+    x = torch.randn(10, 20)
+    good = torch.zeros_like(bad_index())
+    compiled = check(fn, x, good)
+    with pytest.raises((IndexError, RuntimeError)):
+        fn(x, bad_index())
+    with pytest.raises(IndexError, match="index out of bounds in compiled kernel"):
+        compiled(x, bad_index())

@@ -181,11 +181,15 @@ PTC_INLINE float ptc_erf(float x) {
   return x != x ? x : result;
 }
 
-// Set by integer division by zero (eager raises ZeroDivisionError; x86 would trap and kill the
-// process). Each kernel clears it on entry and returns it; the ctypes loader raises.
+// Set by a kernel meeting an input eager raises for: integer division by zero (x86 would trap
+// and kill the process), or an index tensor holding a value outside the dimension it indexes (the
+// load would read outside the tensor). Each kernel clears it on entry and returns it; the ctypes
+// loader (runtime/cpp_build.py) raises the matching Python error.
 static int ptc_error_flag = 0;
+#define PTC_ZERO_DIVISION 1
+#define PTC_INDEX_OUT_OF_BOUNDS 2
 template <typename T> PTC_INLINE T ptc_divisor(T b) {
-  if (b == 0) { ptc_error_flag = 1; return 1; }
+  if (b == 0) { ptc_error_flag = PTC_ZERO_DIVISION; return 1; }
   return b;
 }
 template <typename T> PTC_INLINE T ptc_truncdiv(T a, T b) {
@@ -239,7 +243,10 @@ template <typename T> PTC_INLINE T ptc_pow(T a, T b) {
   else { T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
 }
 
+// A tensor-valued index, negative ones counted from the end as in eager; out of range it flags
+// the error and reads element 0 instead, so the kernel finishes without touching foreign memory.
 PTC_INLINE int64_t ptc_index_in_bounds(int64_t i, int64_t size) {
   i = i < 0 ? i + size : i;
-  return i < 0 ? 0 : (i >= size ? size - 1 : i);
+  if (i < 0 || i >= size) { ptc_error_flag = PTC_INDEX_OUT_OF_BOUNDS; return 0; }
+  return i;
 }

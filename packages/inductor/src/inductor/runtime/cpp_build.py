@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import pathlib
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -75,14 +76,25 @@ def load_kernel(path: str, name: str, n_pointers: int, n_sizes: int):
     fn = getattr(ctypes.CDLL(path), name)
     fn.argtypes = [ctypes.c_void_p] * n_pointers + [ctypes.c_int64] * n_sizes
     fn.restype = ctypes.c_int
-    fn.errcheck = _raise_on_error
+    fn.errcheck = functools.partial(_raise_on_error, pathlib.Path(path).with_name("kernel.cpp"))
     return fn
 
 
-def _raise_on_error(status, fn, args):
+def _raise_on_error(source, status, fn, args):
+    """Raise what eager raises for the input the kernel flagged (cpp_prelude.h's error codes)."""
     if status:
-        raise ZeroDivisionError(
-            f"integer division or modulo by zero in compiled kernel {fn.__name__} (eager raises "
-            "RuntimeError: ZeroDivisionError for the same inputs)"
-        )
+        raise KERNEL_ERRORS[status](source)
     return status
+
+
+# cpp_prelude.h's PTC_ZERO_DIVISION, PTC_INDEX_OUT_OF_BOUNDS -> the error, given the kernel's source file.
+KERNEL_ERRORS = {
+    1: lambda kernel: ZeroDivisionError(
+        f"integer division or modulo by zero in compiled kernel {kernel} (eager raises "
+        "RuntimeError: ZeroDivisionError for the same inputs)"
+    ),
+    2: lambda kernel: IndexError(
+        f"index out of bounds in compiled kernel {kernel}: an index tensor (indexing, gather, "
+        "embedding...) holds a value outside the dimension it indexes; eager raises for the same inputs"
+    ),
+}
