@@ -204,3 +204,15 @@ def test_minimum_maximum_of_a_constant_and_a_tensor_keep_nan(op, device):
     x = with_specials(torch.randn(12, 20, device=device))
     zero = lambda x: aten.zeros_like.default(aten.select.int(aten.select.int(x, 0, 0), 0, 0))  # noqa: E731
     check(lambda x: (getattr(aten, op).default(zero(x), x), getattr(aten, op).default(x, zero(x))), x)
+
+
+@pytest.mark.parametrize("target", [torch.uint8, torch.int8, torch.int16])
+def test_out_of_range_float_to_narrow_int_wraps_like_eager(target, device):
+    # Negative values to uint8 and values past int8/int16 wrap in eager (on CPU); as a tensor
+    # and as a constant the kernel folds.
+    if device == "cuda" and target != torch.uint8:
+        pytest.skip("out-of-range float to int8/int16 is undefined behaviour in CUDA C++ (c10 defines uint8's)")
+    x = torch.tensor([-25.7, -1.0, 300.0, 70000.5, -40000.0, 3.9], device=device)
+    check(lambda x: (aten._to_copy.default(x, dtype=target),
+                     aten.add.Tensor(aten._to_copy.default(aten.full.default([6], -300.5, device=device), dtype=target),
+                                     aten._to_copy.default(x, dtype=target))), x)

@@ -200,11 +200,12 @@ class CppKernel:
                 return x
         if dtype == torch.bfloat16:
             return self._new(f"float_to_bf16(static_cast<float>({x}))", dtype)
-        if dtype == torch.uint8 and x.dtype.is_floating_point:
-            # As eager (c10's static_cast_with_inter_type): through int64, so -25.0 wraps to 231.
-            # A direct float-to-unsigned conversion is undefined for negatives, and vector units
-            # give 0 or 255 for them.
-            return self._new(f"static_cast<uint8_t>(static_cast<int64_t>({x}))", dtype)
+        if dtype in (torch.uint8, torch.int8, torch.int16) and x.dtype.is_floating_point:
+            # Through int64, so out-of-range values wrap as in eager: c10 converts float to uint8
+            # that way (-25.0 gives 231), and x86 converts to int8/int16 through int32 (300.0 gives
+            # 44). A direct conversion is undefined out of range: vector units and constant
+            # folding saturate instead.
+            return self._new(f"static_cast<{ctype(dtype)}>(static_cast<int64_t>({x}))", dtype)
         return self._new(f"static_cast<{ctype(dtype)}>({x})", dtype)
 
     def where(self, cond, a, b):

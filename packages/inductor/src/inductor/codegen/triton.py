@@ -306,7 +306,8 @@ class TritonKernel:
         if x.dtype == dtype:
             return x
         if x.literal is not None:
-            return self.constant(x.literal if dtype != torch.bool else bool(x.literal), dtype)
+            # Converted as eager converts it (-25.7 to uint8 is 231), so the kernel holds a valid literal.
+            return self.constant(torch.tensor(x.literal, dtype=x.dtype).to(dtype).item(), dtype)
         if dtype == torch.bool:
             return self._new(f"{x} != 0", dtype, x.dims)
         if dtype == torch.uint8 and x.dtype.is_floating_point:
