@@ -59,7 +59,44 @@ def test_grad_mode_as_decorator():
     def helper(t):
         return t * 2
 
-    check(lambda x: (helper(x), x + 1), leaf)
+    check(lambda x: (helper(x), x + 1), leaf, fullgraph=True)
+
+
+class NoGradForward(torch.nn.Module):
+    # As transformers' rotary embeddings (LlamaRotaryEmbedding, transformers 5.17).
+    @torch.no_grad()
+    def forward(self, x):
+        return x.sin() * 2
+
+
+class CallsNoGradModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = NoGradForward()
+
+    def forward(self, x):
+        return self.inner(x) + x
+
+
+@pytest.mark.parametrize("module", [NoGradForward, CallsNoGradModule])
+def test_decorated_module_forward_is_inlined(module):
+    check(module(), leaf, fullgraph=True)
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [torch.enable_grad(), torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16)],
+    ids=["enable_grad", "inference_mode", "autocast"],
+)
+def test_context_manager_decorators(decorator):
+    helper = decorator(lambda t, w: t @ w)
+
+    def fn(x, w):
+        with torch.no_grad():
+            y = helper(x, w)
+        return y, y.dtype, y.requires_grad
+
+    check(fn, lambda: (torch.randn(4, 4, requires_grad=True), torch.randn(4, 4)), fullgraph=True)
 
 
 def test_inference_mode_block():

@@ -17,7 +17,15 @@ import torch
 from ..values.base import Value
 
 # Python code under torch that capture interprets instead of recording as one call.
-_INLINED_TORCH_MODULES = ("torch.nn.modules.", "torch.nn.utils.parametrize")
+_INLINED_TORCH_MODULES = (
+    "torch.nn.modules.",
+    "torch.nn.utils.parametrize",
+    # The wrappers `@torch.no_grad()`, `@torch.inference_mode()` and `@torch.autocast(...)`
+    # put around user functions, and the `clone()` they call on their manager.
+    "torch.utils._contextlib",
+    "torch.autograd.grad_mode",
+    "torch.amp.autocast_mode",
+)
 
 _TENSOR_BASE = torch._C.TensorBase
 

@@ -38,6 +38,13 @@ class GlobalStateContext(Value):
         """(callable, args): a call that makes a manager, not yet entered, doing the same."""
         raise NotImplementedError
 
+    def get_attr(self, frame, name):
+        # torch's context-manager decorators (`@torch.no_grad()` on a function) enter
+        # `manager.clone()`, that is `manager.__class__(...)`, on every call.
+        if name == "__class__":
+            return frame.session.wrap(self.python_type(), None)
+        return super().get_attr(frame, name)
+
 
 class ContextExit(Value):
     """The bound `__exit__` of a context manager capture models (what BEFORE_WITH leaves on
@@ -120,6 +127,11 @@ class InferenceModeContext(GlobalStateContext):
 
     def rebuilt(self):
         return torch.inference_mode, (self.enabled,)
+
+    def get_attr(self, frame, name):
+        if name == "mode":
+            return ConstantValue(self.enabled)
+        return super().get_attr(frame, name)
 
 
 class AutocastContext(GlobalStateContext):
