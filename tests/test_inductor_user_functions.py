@@ -8,6 +8,8 @@ runs see equal values and neither sees the other's in-place writes.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -229,8 +231,11 @@ def _flat_tensors(value):
     return []
 
 
-# The default backend writes C++ for CPU tensors; Triton's kernels run here in its interpreter.
-BACKEND_OPTIONS = {"cpp": {}, "triton-interpret": {"cpu_backend": "triton"}}
+# The default backend writes C++ for CPU tensors; without a GPU, Triton's kernels run on CPU
+# tensors in its interpreter (the root conftest switches it on then).
+BACKEND_OPTIONS = {"cpp": {}}
+if os.environ.get("TRITON_INTERPRET") == "1":
+    BACKEND_OPTIONS["triton-interpret"] = {"cpu_backend": "triton"}
 
 
 @pytest.mark.parametrize("backend", sorted(BACKEND_OPTIONS))
@@ -320,7 +325,13 @@ def test_gradients_match_eager(name):
     _loss(fn(*eager_inputs), 1).backward()
     _loss(compiler.compile(fn)(*ours_inputs), 1).backward()
     for a, e in zip(ours_inputs, eager_inputs):
-        if isinstance(e, torch.Tensor) and e.requires_grad:
+        if isinstance(e, torch.Tensor) and e.requires_grad and e.grad.dtype in (torch.float16, torch.bfloat16):
+            # Eager's half-type backward rounds after every op, inductor's once: entries differ
+            # by a few units in the last place of the gradient's largest ones (equally far
+            # from the float64 gradient), whatever their own size.
+            scale = e.grad.abs().max().item()
+            torch.testing.assert_close(a.grad, e.grad, rtol=1.6e-2, atol=1.6e-2 * scale)
+        elif isinstance(e, torch.Tensor) and e.requires_grad:
             _compare(a.grad, e.grad, ours_inputs)
 
 

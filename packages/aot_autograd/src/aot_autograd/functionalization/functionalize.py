@@ -126,7 +126,7 @@ class _Functionalizer:
             else:
                 self.alias[node] = alias
                 self.cache[node] = (new, self.version[alias.root])
-        elif node.target in ALIAS_ONLY:
+        elif node.target in ALIAS_ONLY or node.meta.get("restride_only"):
             self.alias[node] = self.alias[node.args[0]]
             self.cache[node] = (self.fresh(node.args[0]), self.version[self.alias[node].root])
         elif is_view(node.target):

@@ -64,6 +64,21 @@ class FunctionalVariant:
     returns: tuple[tuple[str, str | int], ...]
 
 
+def restrides_in_place_only(func: object, args: tuple) -> bool:
+    """Whether `func(*args)` is `x.as_strided_(size, stride)` that keeps every element where
+    it is and only changes the strides of size-1 dimensions: torch's composite
+    adaptive_avg_pool2d does this to give a pooled channels-last output channels-last strides.
+    Asked before the op runs (it changes x's metadata); the tracer records the answer in the
+    node's meta["restride_only"], and functionalization treats such a node as x itself."""
+    if func is not aten.as_strided_.default:
+        return False
+    base, size, stride = args[0], list(args[1]), list(args[2])
+    offset = args[3] if len(args) > 3 else None
+    if size != list(base.shape) or (offset is not None and offset != base.storage_offset()):
+        return False
+    return all(n == 1 or new == old for n, new, old in zip(size, stride, base.stride()))
+
+
 def is_view(op: object) -> bool:
     if not isinstance(op, OpOverload) or op in ALIAS_ONLY:
         return False

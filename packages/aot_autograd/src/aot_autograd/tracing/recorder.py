@@ -19,6 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..decompositions import required_decompositions
 from ..errors import TracingError
+from ..functionalization.op_semantics import restrides_in_place_only
 from .arguments import map_arguments
 from .symbolic import SymbolicValues
 
@@ -71,12 +72,15 @@ class AtenRecorder(TorchDispatchMode):
             return decomposed
         node_args, node_kwargs = self._as_arg(args), self._as_arg(kwargs)
         run_args, run_kwargs = self._with_constants_as_trace_values((args, kwargs))
+        restride_only = restrides_in_place_only(func, run_args)
         try:
             out = func(*run_args, **run_kwargs)
         except Exception as cause:  # every failure of an op on fakes is reported the same way
             raise TracingError(func, cause) from cause
         node = self.graph.call_function(func, node_args, node_kwargs)
         node.meta["val"] = out
+        if restride_only:
+            node.meta["restride_only"] = True
         self._bind_outputs(node, out)
         return out
 
