@@ -18,8 +18,9 @@ aten = torch.ops.aten
 perf_hints = logging.getLogger("compiler.perf_hints")
 
 # Ops better served by aten's own kernels (BLAS, oneDNN, flash attention) than by generated loops.
+# (mm, addmm, bmm and baddbmm are registered by matmul_padding.py, which may pad them first.)
 EXTERN_OPS = """
-mm bmm addmm baddbmm convolution convolution_backward scaled_dot_product_attention
+convolution convolution_backward scaled_dot_product_attention
 _scaled_dot_product_flash_attention_for_cpu _scaled_dot_product_flash_attention_for_cpu_backward
 _scaled_dot_product_efficient_attention _scaled_dot_product_efficient_attention_backward
 _scaled_dot_product_flash_attention _scaled_dot_product_flash_attention_backward
@@ -94,15 +95,20 @@ def _same_shapes(a, b) -> bool:
     return True
 
 
-def extern_call(op, args, kwargs, *, is_fallback: bool):
-    """Register `op(*args, **kwargs)` as a wrapper-level call; outputs laid out as `output_value` says."""
+def extern_call(op, args, kwargs, *, is_fallback: bool, traced=None):
+    """Register `op(*args, **kwargs)` as a wrapper-level call; outputs laid out as `output_value` says.
+
+    `traced` is what the op returns as traced, by default the current node's value; a lowering
+    that changes the sizes of the op's inputs (a padded matmul) passes a meta tensor of the
+    result's new size instead."""
     graph = current_graph()
     args = graph.realize_tree(args)
     kwargs = graph.realize_tree(kwargs)
-    traced = graph.current_val()
+    current = graph.current_val()
+    traced = current if traced is None else traced
     val = output_value(op, args, kwargs, traced)
     aliases = any(r.alias_info is not None for r in op._schema.returns)
-    layout = layout_of(val, graph, traced.device) if isinstance(val, torch.Tensor) else None
+    layout = layout_of(val, graph, current.device) if isinstance(val, torch.Tensor) else None
     kernel = ExternKernel(graph.new_name(), layout, str_op(op), tuple(args), kwargs, is_fallback, aliases)
     if isinstance(val, torch.Tensor):
         return graph.register_extern(kernel)

@@ -1,0 +1,178 @@
+"""Matmul externs (mm, addmm, bmm, baddbmm), padded to aligned sizes when that pays.
+
+cuBLAS picks its fast tensor-core kernels only when every row of every operand starts on a
+16-byte boundary: a bf16 matrix with 50257 columns (GPT-2's vocabulary) gets a slow pre-Hopper
+kernel instead (2.45 ms for the LM head on an H200, against ~0.4 ms once aligned). So, as
+torch.compile's pad_mm does, a misaligned matmul runs as
+
+    mm(pad(a), pad(b))[:M, :N]
+
+Zeros padded onto K add nothing to any dot product; rows of `a` padded onto M and columns of
+`b` padded onto N only add output rows/columns, which the slice drops. The pads are
+`constant_pad_nd` pointwise values (fused into the operand's producer, or one cheap copy) and
+the slice is a lazy read through the padded buffer: readers index it in place; an output or
+an extern argument gets a dense copy with eager's strides.
+
+Whether to pad is the compile option `pad_mm` (`padding_matmuls(...)` while lowering): True
+pads every misaligned matmul of a padded dtype on any device (tests, experiments), False none;
+unset, CUDA matmuls are padded where `padding_pays` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+
+import sympy
+import torch
+
+from ..context import current_graph
+from ..ir import IRNode, Pointwise
+from . import register_lowering
+from .extern import extern, extern_call
+from .indexing import constant_pad_nd
+from .views import slice_
+
+aten = torch.ops.aten
+
+# Elements per 16 bytes: the row alignment cuBLAS's tensor-core kernels need.
+ALIGNMENT = {torch.float16: 8, torch.bfloat16: 8, torch.float32: 4}
+
+# Padding copies the padded operands once (each byte read and written). On an H200 (~990
+# TFLOP/s bf16 dense, ~4.8 TB/s) moving 2 bytes costs as long as ~400 flops at peak; the
+# misaligned kernels measured ran ~6x slower than aligned ones, so padding saves ~5x the
+# aligned matmul's time, and pays once the matmul does more than ~400/5 = 80 flops per byte
+# it pads. 100 leaves a margin for copies that do not fuse. GPT-2's LM head (4096 x 50257 x
+# 768) does 4100 flops per padded byte forward and ~650 in its input-gradient matmul.
+MIN_FLOPS_PER_PADDED_BYTE = 100
+
+_setting: contextvars.ContextVar[bool | None] = contextvars.ContextVar("pad_mm", default=None)
+
+
+@contextlib.contextmanager
+def padding_matmuls(setting: bool | None):
+    """Lower matmuls under the `pad_mm` option: True, False or None (CUDA, where it pays)."""
+    token = _setting.set(setting)
+    try:
+        yield
+    finally:
+        _setting.reset(token)
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    """A (batched) matmul [.., M, K] @ [.., K, N] and the zeros added to each of M, N, K."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    dtype: torch.dtype
+
+    def padding(self) -> tuple[int, int, int]:
+        align = ALIGNMENT[self.dtype]
+        return tuple(-size % align for size in (self.m, self.n, self.k))
+
+    def padded_bytes(self) -> int:
+        """Bytes of the operands that need padding (a is padded for M or K, b for K or N)."""
+        pm, pn, pk = self.padding()
+        a = self.m * self.k if pm or pk else 0
+        b = self.k * self.n if pk or pn else 0
+        return self.batch * (a + b) * self.dtype.itemsize
+
+    def flops(self) -> int:
+        return 2 * self.batch * self.m * self.n * self.k
+
+
+def padding_pays(shape: MatmulShape) -> bool:
+    """The cost rule for CUDA matmuls left to the default: enough flops per padded byte."""
+    return shape.flops() >= MIN_FLOPS_PER_PADDED_BYTE * shape.padded_bytes()
+
+
+def should_pad(shape: MatmulShape | None, device: torch.device) -> bool:
+    if shape is None or shape.dtype not in ALIGNMENT or not any(shape.padding()):
+        return False
+    setting = _setting.get()
+    if setting is not None:
+        return setting
+    return device.type == "cuda" and padding_pays(shape)
+
+
+def _static(size) -> int | None:
+    return int(size) if isinstance(size, (int, sympy.Integer)) else None
+
+
+def matmul_shape(a: IRNode, b: IRNode) -> MatmulShape | None:
+    """The shape of `a @ b` when every size is static and both operands share a dtype."""
+    sizes = [_static(s) for s in (*a.size, b.size[-1])]
+    if None in sizes or a.dtype != b.dtype:
+        return None
+    batch = 1
+    for s in sizes[:-3]:
+        batch *= s
+    m, k, n = sizes[-3:]
+    return MatmulShape(m, n, k, batch, a.dtype)
+
+
+def _pad_last_two(x: IRNode, rows: int, cols: int):
+    """`x` with zero rows/columns appended, computed in `x`'s memory order (a transposed weight
+    is padded as stored, so the copy reads and writes along rows)."""
+    if not rows and not cols:
+        return x
+    padded = constant_pad_nd(x, [0, cols, 0, rows], 0.0)
+    return current_graph().realize_in_memory_order(padded, _memory_order(x))
+
+
+def _memory_order(x: IRNode) -> list[int] | None:
+    layout = getattr(x, "layout", None)
+    if layout is None or not all(isinstance(s, sympy.Integer) for s in layout.stride):
+        return None
+    return sorted(range(len(layout.size)), key=lambda d: -int(layout.stride[d]))
+
+
+def _pad_bias(bias: IRNode, pm: int, pn: int, out_ndim: int):
+    """The bias padded along the output dims it does not broadcast over."""
+    pads = []
+    for dim in range(len(bias.size) - 1, -1, -1):
+        out_dim = dim + out_ndim - len(bias.size)
+        grow = {out_ndim - 2: pm, out_ndim - 1: pn}.get(out_dim, 0)
+        pads += [0, grow if _static(bias.size[dim]) != 1 else 0]
+    return constant_pad_nd(bias, pads, 0.0) if any(pads) else bias
+
+
+def _sliced(result: IRNode, m: int, n: int):
+    """The top-left [.., m, n] of the padded result, as a lazy read (see the module docstring)."""
+    ndim = len(result.size)
+    view = slice_(slice_(result, ndim - 2, 0, m), ndim - 1, 0, n)
+    return Pointwise(view.device, view.dtype, view.size, view.make_loader())
+
+
+def _matmul(op, bias, a, b, kwargs):
+    """`op` on (bias,) a, b: padded when `should_pad` says so, else the plain extern."""
+    graph = current_graph()
+    args = (a, b) if bias is None else (bias, a, b)
+    shape = matmul_shape(a, b)
+    if not should_pad(shape, graph.current_val().device):
+        return extern(op, args, kwargs)
+    pm, pn, pk = shape.padding()
+    padded = (_pad_last_two(a, pm, pk), _pad_last_two(b, pk, pn))
+    if bias is not None:
+        padded = (_pad_bias(bias, pm, pn, len(a.size)), *padded)
+    traced = graph.current_val()
+    size = (*traced.shape[:-2], shape.m + pm, shape.n + pn)
+    stand_in = torch.empty(size, dtype=traced.dtype, device="meta")
+    result = extern_call(op, padded, kwargs, is_fallback=False, traced=stand_in)
+    return _sliced(result, shape.m, shape.n)
+
+
+def _register(op, has_bias: bool):
+    if has_bias:
+        register_lowering(op)(lambda bias, a, b, **kwargs: _matmul(op, bias, a, b, kwargs))
+    else:
+        register_lowering(op)(lambda a, b: _matmul(op, None, a, b, {}))
+
+
+for _op, _has_bias in [(aten.mm.default, False), (aten.bmm.default, False),
+                       (aten.addmm.default, True), (aten.baddbmm.default, True)]:
+    _register(_op, _has_bias)

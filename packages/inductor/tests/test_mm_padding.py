@@ -1,0 +1,192 @@
+"""Padding misaligned matmuls (lowering/matmul_padding.py): padded results equal eager's, with
+eager's shapes and strides, forward and backward; aligned matmuls, and matmuls where the option
+is off, run as the plain extern."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.fx
+
+import inductor
+from conftest import backend_options, compile_aten
+from inductor.lowering import matmul_padding
+from inductor.lowering.matmul_padding import MatmulShape, padding_matmuls, padding_pays
+
+aten = torch.ops.aten
+
+ALIGNED = {"m": 24, "n": 40, "k": 32}
+# Sizes one short of / past a multiple of 8 (and so of 4): misaligned for bf16 and fp32 alike.
+MISALIGNED = {"m": 27, "n": 41, "k": 35}
+
+MATMULS = {
+    "mm": lambda a, b, bias: aten.mm.default(a, b),
+    "addmm": lambda a, b, bias: aten.addmm.default(bias, a, b, beta=0.5, alpha=2.0),
+    "bmm": lambda a, b, bias: aten.bmm.default(a, b),
+    "baddbmm": lambda a, b, bias: aten.baddbmm.default(bias, a, b),
+}
+BATCH = {"mm": (), "addmm": (), "bmm": (3,), "baddbmm": (3,)}
+TOLERANCES = {torch.float32: {"rtol": 1e-4, "atol": 1e-4}, torch.bfloat16: {"rtol": 2e-2, "atol": 5e-2}}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache(tmp_path, monkeypatch):
+    # The graph cache key does not hold the padding setting: one graph compiled padded and plain
+    # in the same test session must not share an entry.
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
+
+
+def operands(op, sizes, dtype, device, *, transposed_b=False):
+    batch = BATCH[op]
+    m, n, k = sizes["m"], sizes["n"], sizes["k"]
+    a = torch.randn(*batch, m, k, dtype=dtype, device=device)
+    b = torch.randn(*batch, n, k, dtype=dtype, device=device).transpose(-1, -2) if transposed_b else \
+        torch.randn(*batch, k, n, dtype=dtype, device=device)
+    bias = torch.randn(n, dtype=dtype, device=device)
+    return a, b, bias
+
+
+def run_both(op, inputs, setting):
+    fn = MATMULS[op]
+    with padding_matmuls(setting):
+        compiled = compile_aten(lambda a, b, bias: (fn(a, b, bias),), list(inputs))
+    (actual,), expected = compiled(*inputs), fn(*inputs)
+    return compiled, actual, expected
+
+
+def assert_like_eager(actual, expected):
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert actual.stride() == expected.stride()
+    torch.testing.assert_close(actual, expected, **TOLERANCES[expected.dtype])
+
+
+@pytest.mark.parametrize("misaligned", ["m", "n", "k", "mnk"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("op", sorted(MATMULS))
+def test_padded_matmul_matches_eager(device, op, dtype, misaligned):
+    sizes = {d: (MISALIGNED if d in misaligned else ALIGNED)[d] for d in "mnk"}
+    compiled, actual, expected = run_both(op, operands(op, sizes, dtype, device), True)
+    assert_like_eager(actual, expected)
+    assert compiled.kernel_count > 0, "the misaligned operands were not padded"
+
+
+def test_padded_transposed_weight_matches_eager(device):
+    # A Linear's weight reaches mm as a transposed view: padded along its stored rows.
+    inputs = operands("mm", MISALIGNED, torch.bfloat16, device, transposed_b=True)
+    compiled, actual, expected = run_both("mm", inputs, True)
+    assert_like_eager(actual, expected)
+    assert compiled.kernel_count > 0
+
+
+def test_padded_result_fuses_into_its_reader(device):
+    a, b, _ = operands("mm", MISALIGNED, torch.bfloat16, device)
+    fn = lambda a, b: (aten.relu.default(aten.mm.default(a, b)), aten.sum.dim_IntList(aten.mm.default(a, b), [1]))
+    with padding_matmuls(True):
+        compiled = compile_aten(fn, [a, b])
+    for actual, expected in zip(compiled(a, b), fn(a, b)):
+        assert_like_eager(actual, expected)
+
+
+@pytest.mark.parametrize("op", sorted(MATMULS))
+def test_aligned_matmul_is_not_padded(device, op):
+    compiled, actual, expected = run_both(op, operands(op, ALIGNED, torch.bfloat16, device), True)
+    assert_like_eager(actual, expected)
+    assert compiled.kernel_count == 0
+
+
+@pytest.mark.parametrize("setting", [False, None], ids=["off", "default-on-cpu"])
+def test_misaligned_matmul_is_not_padded_unless_asked(device, setting):
+    # The default pads CUDA matmuls only; these tests' tensors are CPU ones.
+    compiled, actual, expected = run_both("mm", operands("mm", MISALIGNED, torch.bfloat16, device), setting)
+    assert_like_eager(actual, expected)
+    assert compiled.kernel_count == 0
+
+
+def test_integer_matmul_is_not_padded(device):
+    a, b = torch.randint(-5, 5, (27, 35), device=device), torch.randint(-5, 5, (35, 41), device=device)
+    with padding_matmuls(True):
+        compiled = compile_aten(lambda a, b: (aten.mm.default(a, b),), [a, b])
+    assert torch.equal(compiled(a, b)[0], aten.mm.default(a, b))
+    assert compiled.kernel_count == 0
+
+
+@pytest.mark.parametrize(("m", "n", "k", "pays"), [
+    (4096, 50257, 768, True),    # GPT-2 LM head forward: only the weight is padded
+    (4096, 768, 50257, True),    # its input gradient: the logits' gradient padded along K
+    (50257, 768, 4096, True),    # its weight gradient: the transposed logits' gradient along M
+    (27, 41, 35, False),         # small: copying costs more than the faster kernel saves
+    (64, 1001, 64, False),
+])
+def test_cost_rule_pads_large_matmuls_only(m, n, k, pays):
+    assert padding_pays(MatmulShape(m, n, k, 1, torch.bfloat16)) is pays
+
+
+def traced(module) -> torch.fx.GraphModule:
+    gm = torch.fx.symbolic_trace(module)
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    output.args = ((output.args[0],),)
+    gm.recompile()
+    return gm
+
+
+@pytest.fixture
+def padded_shapes(monkeypatch):
+    """The shapes of the matmuls that were padded while the test lowered its graphs."""
+    found = []
+    decide = matmul_padding.should_pad
+
+    def recording(shape, device):
+        padded = decide(shape, device)
+        if padded:
+            found.append(shape)
+        return padded
+
+    monkeypatch.setattr(matmul_padding, "should_pad", recording)
+    return found
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_linear_with_odd_out_features_trains_as_eager(device, dtype, padded_shapes):
+    # An LM head scaled down: out_features=1001 is misaligned in the forward (N), the input
+    # gradient (K) and the weight gradient (M).
+    pytest.importorskip("aot_autograd")
+    model = torch.nn.Linear(64, 1001, bias=True).to(device=device, dtype=dtype)
+    x = torch.randn(2, 12, 64, device=device, dtype=dtype, requires_grad=True)
+    with padding_matmuls(True):
+        compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
+        out = compiled(x)[0]
+        out.float().pow(2).sum().backward()
+    ours = [out.detach(), x.grad.clone(), *(p.grad.clone() for p in model.parameters())]
+    x.grad = None
+    model.zero_grad()
+    expected = model(x)
+    expected.float().pow(2).sum().backward()
+    for actual, want in zip(ours, [expected.detach(), x.grad, *(p.grad for p in model.parameters())]):
+        assert actual.stride() == want.stride()
+        torch.testing.assert_close(actual, want, rtol=TOLERANCES[dtype]["rtol"], atol=TOLERANCES[dtype]["atol"] * want.abs().max().item())
+    assert {s.m for s in padded_shapes} | {s.n for s in padded_shapes} | {s.k for s in padded_shapes} >= {1001}
+    assert len(padded_shapes) >= 3, padded_shapes
+
+
+@pytest.mark.slow
+def test_gpt2_lm_head_logits_and_gradients_match_eager(padded_shapes):
+    transformers = pytest.importorskip("transformers")
+    compiler = pytest.importorskip("compiler")
+    config = transformers.GPT2Config(vocab_size=1001, n_embd=64, n_layer=2, n_head=2, n_positions=64,
+                                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(config)
+    ids = torch.randint(0, 1001, (2, 24))
+    with padding_matmuls(True):
+        compiled = compiler.compile(model)
+        logits = compiled(ids).logits
+        logits.pow(2).mean().backward()
+    ours = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.zero_grad()
+    expected = model(ids).logits
+    expected.pow(2).mean().backward()
+    assert logits.stride() == expected.stride()
+    torch.testing.assert_close(logits, expected, rtol=1e-4, atol=1e-4)
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(ours[name], p.grad, rtol=1e-3, atol=1e-5, msg=name)
+    assert any(1001 in (s.m, s.n, s.k) for s in padded_shapes)
