@@ -1,0 +1,157 @@
+"""Split reductions (scheduler.split_reductions): a reduction to few outputs over a long axis
+runs as partial reductions over chunks plus one over the partials, with eager's results.
+
+Splitting is for GPUs; these tests turn it on for CPU tensors too, with small chunk limits, so
+that both backends (C++ and the Triton interpreter) run split kernels at interpreter sizes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.fx
+
+import inductor
+from conftest import backend_options, check
+from inductor import scheduler
+
+aten = torch.ops.aten
+
+
+@pytest.fixture
+def splits(monkeypatch, tmp_path):
+    """Split on every device at small sizes; returns the names of the buffers that were split."""
+    # A graph compiled (unsplit) by another test must not come back from the on-disk cache.
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(scheduler, "SPLIT_DEVICES", {"cpu", "cuda"})
+    monkeypatch.setattr(scheduler, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
+    names = []
+    real_split = scheduler._split
+
+    def recording_split(graph, buffer, count, outer):
+        names.append(buffer.name)
+        return real_split(graph, buffer, count, outer)
+
+    monkeypatch.setattr(scheduler, "_split", recording_split)
+    return names
+
+
+# (shape, reduced dim): an outer reduction (strided reduced axis, like a bias gradient) and an
+# inner one (contiguous rows, like a per-sample loss), both long enough to split.
+SPLIT_SHAPES = {"outer": ((256, 24), 0), "inner": ((4, 1024), 1), "outer_3d": ((4, 64, 12), [0, 1])}
+
+
+def _input(kind: str, shape, dtype, device):
+    if kind in ("any", "all"):
+        return torch.randn(shape, device=device) > (-2.5 if kind == "all" else 2.5)
+    if kind == "prod":
+        if dtype == torch.int64:
+            return (torch.rand(shape, device=device) < 0.01).to(dtype) + 1  # products stay within int64
+        return (torch.rand(shape, device=device) * 0.1 + 0.95).to(dtype)
+    if dtype == torch.int64:
+        return torch.randint(-100, 100, shape, device=device)
+    return torch.randn(shape, device=device, dtype=dtype)
+
+
+REDUCTIONS = {
+    "sum": lambda x, dim, keepdim: aten.sum.dim_IntList(x, dim, keepdim),
+    "mean": lambda x, dim, keepdim: aten.mean.dim(x, dim, keepdim),
+    "amax": lambda x, dim, keepdim: aten.amax.default(x, dim, keepdim),
+    "amin": lambda x, dim, keepdim: aten.amin.default(x, dim, keepdim),
+    "prod": lambda x, dim, keepdim: aten.prod.dim_int(x, dim if isinstance(dim, int) else dim[0], keepdim),
+    "any": lambda x, dim, keepdim: aten.any.dims(x, dim if isinstance(dim, list) else [dim], keepdim),
+    "all": lambda x, dim, keepdim: aten.all.dim(x, dim, keepdim),  # aten.all.dims has no lowering yet
+    "var": lambda x, dim, keepdim: aten.var.correction(x, dim, correction=1, keepdim=keepdim),
+}
+SINGLE_DIM = {"prod", "all"}
+
+
+def _tolerances(dtype, kind):
+    if dtype == torch.bfloat16:
+        return {"rtol": 2e-2, "atol": 0.25}  # one bf16 rounding of a sum of hundreds of terms
+    return {"rtol": 1e-4, "atol": 1e-4} if dtype.is_floating_point else {}
+
+
+@pytest.mark.parametrize("layout", sorted(SPLIT_SHAPES))
+@pytest.mark.parametrize("kind", sorted(REDUCTIONS))
+def test_split_reduction_matches_eager(kind, layout, device, splits):
+    shape, dim = SPLIT_SHAPES[layout]
+    if kind in SINGLE_DIM and isinstance(dim, list):
+        pytest.skip(f"{kind} reduces one dim")
+    x = _input(kind, shape, torch.float32, device)
+    check(lambda x: (REDUCTIONS[kind](x, dim, False),), x, **_tolerances(x.dtype, kind))
+    assert splits, "the reduction was expected to split"
+
+
+@pytest.mark.parametrize("layout", sorted(SPLIT_SHAPES))
+@pytest.mark.parametrize("kind", ["sum", "amax"])
+def test_split_reduction_with_keepdim_matches_eager(kind, layout, device, splits):
+    shape, dim = SPLIT_SHAPES[layout]
+    x = torch.randn(shape, device=device)
+    check(lambda x: (REDUCTIONS[kind](x, dim, True),), x, rtol=1e-4, atol=1e-4)
+    assert splits
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("kind", ["sum", "amax", "prod"])
+@pytest.mark.parametrize("layout", ["outer", "inner"])
+def test_split_reduction_keeps_eagers_dtype(kind, dtype, layout, device, splits):
+    if kind == "prod" and dtype == torch.bfloat16:
+        pytest.skip("eager's CPU prod of bfloat16 accumulates in bfloat16: no reference for a float32 accumulator")
+    shape, dim = SPLIT_SHAPES[layout]
+    x = _input(kind, shape, dtype, device)
+    check(lambda x: (REDUCTIONS[kind](x, dim, False),), x, **_tolerances(dtype, kind))
+    assert splits
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_index_reductions_stay_whole(name, device, splits):
+    x = torch.randn(256, 24, device=device)
+    check(lambda x: (getattr(aten, name).default(x, 0),), x)
+    assert not splits
+
+
+@pytest.mark.parametrize("shape, dim", [((32, 48), 0), ((2048, 128), 1), ((3, 1001), 1)],
+                         ids=["short", "many_outputs", "odd_length"])
+def test_reduction_that_does_not_pay_stays_whole(shape, dim, device, splits):
+    # Too short a reduced axis, enough outputs to fill the GPU, or a length no chunk count divides.
+    x = torch.randn(shape, device=device)
+    check(lambda x: (aten.sum.dim_IntList(x, [dim], False),), x, rtol=1e-4, atol=1e-4)
+    assert not splits
+
+
+def test_prologue_fuses_into_partials_and_epilogue_after_the_final_stage(device, splits):
+    x, y = torch.randn(256, 24, device=device), torch.randn(256, 24, device=device)
+    compiled = check(lambda x, y: (aten.tanh.default(aten.sum.dim_IntList(aten.mul.Tensor(x, y), [0])),), x, y,
+                     rtol=1e-4, atol=1e-4)
+    assert splits
+    assert compiled.kernel_count == 2  # partials (with x * y), then the final sum with its tanh
+
+
+def test_reductions_of_one_input_share_the_split_kernels(device, splits):
+    x = torch.randn(4, 1024, device=device)
+    compiled = check(lambda x: (aten.sum.dim_IntList(x, [1]), aten.amax.default(x, [1])), x, rtol=1e-4, atol=1e-4)
+    assert len(splits) == 2
+    assert compiled.kernel_count == 2
+
+
+def test_layer_norm_backward_weight_and_bias_grads_split(device, splits):
+    pytest.importorskip("aot_autograd")
+    model = torch.nn.LayerNorm(24).to(device)
+    torch.nn.init.normal_(model.weight)
+    torch.nn.init.normal_(model.bias)
+    x = torch.randn(256, 24, device=device, requires_grad=True)
+    gm = torch.fx.symbolic_trace(model)
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    output.args = ((output.args[0],),)
+    gm.recompile()
+    compiled = inductor.compile_fx(gm, [x], options=backend_options())
+    grad = torch.randn(256, 24, device=device)
+    compiled(x)[0].backward(grad)
+    ours = [model.weight.grad.clone(), model.bias.grad.clone(), x.grad.clone()]
+    model.zero_grad()
+    x.grad = None
+    model(x).backward(grad)
+    for a, e in zip(ours, [model.weight.grad, model.bias.grad, x.grad]):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+    assert len(splits) >= 2  # the weight and the bias gradient
