@@ -26,6 +26,7 @@ from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
 from .ir import FusedKernel
+from .passes import fold_attention_masks
 from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
@@ -249,7 +250,10 @@ def ensure_meta_vals(gm: torch.fx.GraphModule, example_inputs) -> None:
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
     """The "inductor" backend: aot_autograd with inductor's decompositions and the min-cut
-    partitioner; every forward/backward/inference ATen graph goes to `compile_aten_graph`."""
+    partitioner; every forward/backward/inference ATen graph goes to `compile_aten_graph`.
+
+    Passes that change which ATen kernels the trace picks (sdpa's, from its mask) run first."""
+    fold_attention_masks(gm)
 
     def compile_graph(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, mode=mode, options=options)

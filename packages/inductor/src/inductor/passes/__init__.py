@@ -1,0 +1,10 @@
+"""Graph passes run on the captured (torch-level) FX graph before aot_autograd traces it.
+
+`fold_attention_masks(gm)`: sdpa masks decided from constants alone become `attn_mask=None`
+or `is_causal=True` (see attention_masks.py); `ConstantValues` evaluates input-free subgraphs.
+"""
+
+from .attention_masks import fold_attention_masks
+from .constant_subgraphs import ConstantValues
+
+__all__ = ["ConstantValues", "fold_attention_masks"]
