@@ -357,6 +357,8 @@ def split_reductions(graph) -> None:
             rewritten.append(partials)
             waiting.append(final)
             graph.consumers[partials.name] = {final.name}
+            for name, _ in _collect_reads(partials):  # the partials read what the reduction read
+                graph.consumers.setdefault(name, set()).add(partials.name)
         else:
             rewritten.append(buffer)
     graph.buffers = rewritten + waiting
