@@ -347,8 +347,8 @@ def split_reductions(graph) -> None:
     of one input meet in one kernel, and so do their final stages."""
     rewritten, waiting = [], []
     for buffer in graph.buffers:
-        reads = {name for name, _ in _collect_reads(buffer)} if isinstance(buffer, ComputedBuffer) else None
-        if waiting and (reads is None or reads & {final.name for final in waiting}):
+        if waiting and (not isinstance(buffer, ComputedBuffer)
+                        or {name for name, _ in _collect_reads(buffer)} & {final.name for final in waiting}):
             rewritten += waiting
             waiting = []
         count, outer = _split_plan(buffer)
@@ -372,8 +372,8 @@ def _split_plan(buffer) -> tuple[int, bool]:
     if buffer.device.type not in SPLIT_DEVICES or data.reduction_type not in SPLITTABLE:
         return 1, False
     xnumel, rnumel = static_int(product(data.ranges)), static_int(product(data.reduction_ranges))
-    if xnumel is None or rnumel is None:
-        return 1, False  # symbolic sizes: the split would have to be chosen per launch
+    if not xnumel or rnumel is None:
+        return 1, False  # symbolic sizes (None) would need the split chosen per launch; 0: nothing to do
     outer = _reduces_strided_axis(data)
     programs = -(-xnumel // SPLIT_OUTER_XBLOCK) if outer else xnumel
     min_chunk = SPLIT_MIN_CHUNK["outer" if outer else "inner"]
