@@ -71,10 +71,19 @@ def _bound_arguments(node: torch.fx.Node) -> dict:
     return arguments
 
 
+def _without_broadcast(mask: torch.Tensor) -> torch.Tensor:
+    """The mask with each expanded (stride-0) dim cut to size 1: same values, and a batch-expanded
+    [32, 1, 512, 512] mask is checked as [1, 1, 512, 512]."""
+    for dim, (size, stride) in enumerate(zip(mask.shape, mask.stride())):
+        if size > 1 and stride == 0:
+            mask = mask.narrow(dim, 0, 1)
+    return mask
+
+
 def _replacement(mask_value) -> tuple[str, dict] | None:
     if not isinstance(mask_value, torch.Tensor):
         return None
-    split = _allowed_and_blocked(mask_value)
+    split = _allowed_and_blocked(_without_broadcast(mask_value))
     if split is None:
         return None
     for name, matches, arguments in MASK_PATTERNS:
@@ -99,6 +108,7 @@ def _erase_unused(node: torch.fx.Node, values: ConstantValues) -> None:
 def fold_attention_masks(gm: torch.fx.GraphModule) -> int:
     """Rewrite sdpa calls whose mask constants decide; returns how many were rewritten."""
     values = ConstantValues(gm)
+    decided: dict[torch.fx.Node, tuple[str, dict] | None] = {}  # one mask serves every layer
     rewritten = 0
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in SDPA_TARGETS:
@@ -107,7 +117,9 @@ def fold_attention_masks(gm: torch.fx.GraphModule) -> int:
         mask = arguments.get("attn_mask")
         if not isinstance(mask, torch.fx.Node) or arguments.get("is_causal", False):
             continue
-        found = _replacement(values.get(mask))
+        if mask not in decided:
+            decided[mask] = _replacement(values.get(mask))
+        found = decided[mask]
         if found is None:
             continue
         name, replacement = found
