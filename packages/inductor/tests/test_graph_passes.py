@@ -123,6 +123,16 @@ def test_constant_mask_folded_matches_eager(case, aten_graphs):
     assert calls and not any(_has_mask(n) for n in calls)
 
 
+@pytest.mark.parametrize("case", ["bool all-true", "bool causal"])
+def test_constant_mask_folded_gradients_match_eager(case):
+    build_mask = FOLDED[case]
+    q, k, v = (torch.randn(2, 3, L, 16, requires_grad=True) for _ in range(3))
+    compiled = inductor.compile_fx(_graph_of(build_mask), [q, k, v])
+    ours = torch.autograd.grad(compiled(q, k, v)[0].pow(2).sum(), (q, k, v))
+    expected = torch.autograd.grad(_attention(q, k, v, build_mask(_eager_call, q)).pow(2).sum(), (q, k, v))
+    torch.testing.assert_close(ours, expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("case", sorted(KEPT))
 def test_mask_not_decided_by_constants_is_kept(case, aten_graphs):
     if case.endswith("random op"):
