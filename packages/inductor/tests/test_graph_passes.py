@@ -173,12 +173,17 @@ HF_MODELS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HF_MODELS))
-def test_hf_model_inference_matches_eager_without_a_mask(name, aten_graphs):
-    """Eager passes no mask (BERT) or is_causal=True (GPT-2); compiled, transformers may build
-    one (5.17 does), which must not reach the ATen graph."""
+def test_hf_model_inference_matches_eager_without_a_mask(name, aten_graphs, monkeypatch):
+    """Eager passes no mask (BERT) or is_causal=True (GPT-2). While compiling, transformers 5.17
+    builds the mask instead (all-true; kv_idx <= q_idx); later versions may skip it, so the skip
+    is turned off here to test that case on any version. The mask must not reach the ATen graph."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     compiler = pytest.importorskip("compiler")
     transformers = pytest.importorskip("transformers")
+    from transformers import masking_utils
+
+    for skip in ("_ignore_causal_mask_sdpa", "_ignore_bidirectional_mask_sdpa"):
+        monkeypatch.setattr(masking_utils, skip, lambda *args, **kwargs: False)
     torch.manual_seed(0)
     model = HF_MODELS[name](transformers).eval()
     ids = torch.randint(0, 128, (2, 16))
