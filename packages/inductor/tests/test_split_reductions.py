@@ -20,7 +20,7 @@ aten = torch.ops.aten
 
 @pytest.fixture
 def splits(monkeypatch, tmp_path):
-    """Split on every device at small sizes; returns the names of the buffers that were split."""
+    """Split on every device at small sizes; returns (buffer name, chunk count) of each split."""
     # A graph compiled (unsplit) by another test must not come back from the on-disk cache.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(scheduler, "SPLIT_DEVICES", {"cpu", "cuda"})
@@ -29,7 +29,7 @@ def splits(monkeypatch, tmp_path):
     real_split = scheduler._split
 
     def recording_split(graph, buffer, count, outer):
-        names.append(buffer.name)
+        names.append((buffer.name, count))
         return real_split(graph, buffer, count, outer)
 
     monkeypatch.setattr(scheduler, "_split", recording_split)
@@ -118,6 +118,16 @@ def test_reduction_that_does_not_pay_stays_whole(shape, dim, device, splits):
     x = torch.randn(shape, device=device)
     check(lambda x: (aten.sum.dim_IntList(x, [dim], False),), x, rtol=1e-4, atol=1e-4)
     assert not splits
+
+
+def test_outer_partials_take_short_chunks(device, splits, monkeypatch):
+    # Few programs suffice here, but an outer partial stays short enough for a persistent kernel.
+    monkeypatch.setattr(scheduler, "SPLIT_TARGET_PROGRAMS", 4)
+    monkeypatch.setattr(scheduler, "SPLIT_MAX_OUTER_CHUNK", 32)
+    x = torch.randn(512, 24, device=device)
+    check(lambda x: (aten.sum.dim_IntList(x, [0]),), x, rtol=1e-4, atol=1e-4)
+    [(_, count)] = splits
+    assert 512 // count <= 32
 
 
 def test_prologue_fuses_into_partials_and_epilogue_after_the_final_stage(device, splits):

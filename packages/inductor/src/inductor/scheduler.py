@@ -338,6 +338,10 @@ SPLIT_TARGET_PROGRAMS = 1024   # ~8 programs per SM: enough to hide memory laten
 SPLIT_OUTER_XBLOCK = 64        # outputs per program of a looped outer reduction (triton_configs)
 SPLIT_MIN_CHUNK = {"outer": 128, "inner": 1024}  # a program still streams this many elements
 SPLIT_MIN_COUNT = 4            # fewer chunks do not pay for the second launch
+# Outer partials of at most this many rows are persistent Triton kernels whose tiles still span
+# >= 32 contiguous outputs (triton_configs._persistent), so each row read is a full 64-128 bytes;
+# a 512-row chunk would leave 4-16 outputs per program.
+SPLIT_MAX_OUTER_CHUNK = 256
 
 
 def split_reductions(graph) -> None:
@@ -381,7 +385,11 @@ def _split_plan(buffer) -> tuple[int, bool]:
     while (programs * count < SPLIT_TARGET_PROGRAMS and rnumel % (2 * count) == 0
            and rnumel // (2 * count) >= min_chunk):
         count *= 2
-    return (count if count >= SPLIT_MIN_COUNT else 1), outer
+    if count < SPLIT_MIN_COUNT:
+        return 1, outer
+    while outer and rnumel // count > SPLIT_MAX_OUTER_CHUNK and rnumel % (2 * count) == 0:
+        count *= 2
+    return count, outer
 
 
 def _reduces_strided_axis(data: Reduction) -> bool:

@@ -10,7 +10,7 @@ Sizing rules (Hopper-class GPUs, memory-bound kernels):
   pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses
   tiled        64x64 or 32x128 tiles (a transpose): each side covers 128-byte segments
   persistent   the whole row (RBLOCK = next power of two >= rnumel) and enough rows per
-               program to reach ~1-4K elements, ~8-16 elements per thread
+               program to reach ~1-4K elements (outer reductions: 4-8K), ~8-16 elements per thread
   looped       inner reductions stream a row per program with wide RBLOCK; outer reductions
                (the reduced axis is strided, rows are contiguous) take many rows and few
                reduction lanes, so neighbouring lanes read neighbouring addresses
@@ -106,7 +106,9 @@ def _persistent(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
     cap = next_power_of_2(xnumel)
     targets = [1024, 4096] if not max_autotune else [256, 512, 1024, 2048, 4096, 8192]
     if outer_reduction:
-        targets = [2048, 8192] if not max_autotune else targets
+        # Each row of the tile is a contiguous run of outputs: at least 16 of them (split
+        # partials have 128-256 rows), so a row read fills whole 32-byte sectors.
+        targets = [4096, 8192] if not max_autotune else targets
     configs = []
     for target in targets:
         xblock = max(1, min(cap, target // rblock))
