@@ -10,11 +10,14 @@ it is never folded.
 
 from __future__ import annotations
 
+import logging
 import operator
 
 import torch
 import torch.fx
 from torch.utils._python_dispatch import _disable_current_modes
+
+log = logging.getLogger("compiler.inductor")
 
 # Results larger than this are not materialized: an all-true mask for BERT-base at 32x512 is an
 # expand of a 512-element tensor, a causal one a 512x512 comparison, both far below it.
@@ -49,8 +52,11 @@ def _is_foldable_call(node: torch.fx.Node) -> bool:
 
 
 def _fits(value) -> bool:
+    """Small, and readable: a fake or meta tensor (a module built on the meta device) has no
+    contents to decide anything from."""
     if isinstance(value, torch.Tensor):
-        return value.untyped_storage().nbytes() <= MAX_CONSTANT_BYTES
+        real = type(value) in (torch.Tensor, torch.nn.Parameter) and value.device.type != "meta"
+        return real and value.untyped_storage().nbytes() <= MAX_CONSTANT_BYTES
     if isinstance(value, (tuple, list)):
         return all(_fits(v) for v in value)
     return isinstance(value, (bool, int, float, torch.dtype, torch.device, type(None), slice))
@@ -64,8 +70,11 @@ def _attribute(gm: torch.fx.GraphModule, target: str):
 
 
 class ConstantValues:
-    """`values[node]`: the node's compile-time value, or `values.get(node)` None when it depends on
-    an input (or on an op outside the tables, or is too large). Evaluated lazily and memoized."""
+    """`values.get(node)`: the node's compile-time value, or None when it depends on an input (or
+    on an op outside the tables, or is too large). Evaluated lazily and memoized.
+
+    `get_attr` tensors count as constants: capture's graphs have none (parameters and buffers
+    are inputs), a symbolic_trace graph stores there the tensors its tracer computed."""
 
     def __init__(self, gm: torch.fx.GraphModule):
         self.gm = gm
@@ -87,7 +96,7 @@ class ConstantValues:
     def _evaluate(self, node: torch.fx.Node):
         if node.op == "get_attr":
             value = _attribute(self.gm, node.target)
-            return value if isinstance(value, torch.Tensor) else None
+            return value if isinstance(value, torch.Tensor) and _fits(value) else None
         if not _is_foldable_call(node):
             return None
         inputs = node.all_input_nodes
@@ -99,9 +108,15 @@ class ConstantValues:
         kwargs = torch.fx.node.map_arg(node.kwargs, env.__getitem__)
         # The backend may be called while capture's fake mode is still installed: these values
         # must be real tensors, so that their contents can be inspected.
-        with _disable_current_modes():
-            if node.op == "call_method":
-                value = getattr(args[0], node.target)(*args[1:], **kwargs)
-            else:
-                value = node.target(*args, **kwargs)
+        try:
+            with _disable_current_modes():
+                if node.op == "call_method":
+                    value = getattr(args[0], node.target)(*args[1:], **kwargs)
+                else:
+                    value = node.target(*args, **kwargs)
+        except (RuntimeError, TypeError, ValueError, IndexError) as error:
+            # The same call fails at run time too, where the user sees eager's error; here it
+            # only means the value is not known.
+            log.debug("inductor: constant %s not evaluated at compile time: %s", node.name, error)
+            return None
         return value if _fits(value) else None
