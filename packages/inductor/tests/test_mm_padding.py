@@ -87,6 +87,19 @@ def test_padded_result_fuses_into_its_reader(device):
         assert_like_eager(actual, expected)
 
 
+def test_logits_gradient_is_padded_once_for_both_weight_and_input_gradients(device):
+    # An LM head's backward: grad @ W pads grad along K; grad.T @ x pads grad.T along M, which is
+    # the same padded bytes. One copy serves both: kernels pad grad, pad W, and copy the weight
+    # gradient out of its padded result.
+    g, w, x = (torch.randn(*s, dtype=torch.bfloat16, device=device) for s in [(24, 41), (41, 16), (24, 16)])
+    fn = lambda g, w, x: (aten.mm.default(g, w), aten.mm.default(aten.t.default(g), x))
+    with padding_matmuls(True):
+        compiled = compile_aten(fn, [g, w, x])
+    for actual, expected in zip(compiled(g, w, x), fn(g, w, x)):
+        assert_like_eager(actual, expected)
+    assert compiled.kernel_count == 3
+
+
 @pytest.mark.parametrize("op", sorted(MATMULS))
 def test_aligned_matmul_is_not_padded(device, op):
     compiled, actual, expected = run_both(op, operands(op, ALIGNED, torch.bfloat16, device), True)

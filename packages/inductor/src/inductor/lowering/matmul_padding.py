@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import weakref
 from dataclasses import dataclass
 
 import sympy
 import torch
 
 from ..context import current_graph
-from ..ir import IRNode, Pointwise
+from ..ir import Buffer, IRNode, Pointwise, ReinterpretView, storage_of
 from . import register_lowering
 from .extern import extern, extern_call
 from .indexing import constant_pad_nd
-from .views import slice_
+from .views import permute, slice_
 
 aten = torch.ops.aten
 
@@ -120,15 +121,42 @@ def _pad_last_two(x: IRNode, rows: int, cols: int):
     is padded as stored, so the copy reads and writes along rows)."""
     if not rows and not cols:
         return x
+    graph = current_graph()
     padded = constant_pad_nd(x, [0, cols, 0, rows], 0.0)
-    return current_graph().realize_in_memory_order(padded, _memory_order(x))
+    order = _memory_order(x)
+    if order is None:
+        return graph.realize(padded)
+    pads = [0] * (len(x.size) - 2) + [rows, cols]
+    key = (storage_of(x).name, x.layout.offset, tuple((int(x.layout.stride[d]), int(x.size[d]), pads[d]) for d in order))
+    copies = _padded_copies.setdefault(graph, {})
+    made = copies.get(key)
+    if made is None or _mutation_between(made[0], graph.current_node):
+        made = copies[key] = (graph.current_node, graph.realize(permute(padded, order)))
+    return permute(made[1], [order.index(d) for d in range(len(order))])
+
+
+# Padded copies already made in a graph, by (storage, offset, (stride, size, padding) per stored
+# dim): a backward pads the logits' gradient along K for the input gradient and, transposed,
+# along M for the weight gradient; both are the same bytes, copied once.
+_padded_copies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _mutation_between(start: torch.fx.Node, end: torch.fx.Node) -> bool:
+    """Whether a node from `start` up to `end` may write memory (a copy made before is stale)."""
+    node = start
+    while node is not end and node.op != "root":
+        if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
+            return True
+        node = node.next
+    return False
 
 
 def _memory_order(x: IRNode) -> list[int] | None:
-    layout = getattr(x, "layout", None)
-    if layout is None or not all(isinstance(s, sympy.Integer) for s in layout.stride):
+    """Dims of a static strided value, outermost first; None for computed values and symbolic strides."""
+    if not isinstance(x, (Buffer, ReinterpretView)) or not all(
+            isinstance(e, sympy.Integer) for e in (*x.layout.size, *x.layout.stride, x.layout.offset)):
         return None
-    return sorted(range(len(layout.size)), key=lambda d: -int(layout.stride[d]))
+    return sorted(range(len(x.layout.size)), key=lambda d: -int(x.layout.stride[d]))
 
 
 def _pad_bias(bias: IRNode, pm: int, pn: int, out_ndim: int):
@@ -144,6 +172,8 @@ def _pad_bias(bias: IRNode, pm: int, pn: int, out_ndim: int):
 def _sliced(result: IRNode, m: int, n: int):
     """The top-left [.., m, n] of the padded result, as a lazy read (see the module docstring)."""
     ndim = len(result.size)
+    if (result.size[-2], result.size[-1]) == (m, n):
+        return result
     view = slice_(slice_(result, ndim - 2, 0, m), ndim - 1, 0, n)
     return Pointwise(view.device, view.dtype, view.size, view.make_loader())
 
