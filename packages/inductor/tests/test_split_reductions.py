@@ -25,6 +25,7 @@ def splits(monkeypatch, tmp_path):
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(scheduler, "SPLIT_DEVICES", {"cpu", "cuda"})
     monkeypatch.setattr(scheduler, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
+    monkeypatch.setattr(scheduler, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
     names = []
     real_split = scheduler._split
 
@@ -111,10 +112,11 @@ def test_index_reductions_stay_whole(name, device, splits):
     assert not splits
 
 
-@pytest.mark.parametrize("shape, dim", [((32, 48), 0), ((2048, 128), 1), ((3, 1001), 1)],
-                         ids=["short", "many_outputs", "odd_length"])
+@pytest.mark.parametrize("shape, dim", [((32, 48), 0), ((2048, 128), 1), ((3, 1001), 1), ((1, 256), 1)],
+                         ids=["short", "many_outputs", "odd_length", "little_work"])
 def test_reduction_that_does_not_pay_stays_whole(shape, dim, device, splits):
-    # Too short a reduced axis, enough outputs to fill the GPU, or a length no chunk count divides.
+    # Too short a reduced axis, enough outputs to fill the GPU, a length no chunk count divides,
+    # or too little work in all for a second launch to pay.
     x = torch.randn(shape, device=device)
     check(lambda x: (aten.sum.dim_IntList(x, [dim], False),), x, rtol=1e-4, atol=1e-4)
     assert not splits
@@ -128,6 +130,22 @@ def test_outer_partials_take_short_chunks(device, splits, monkeypatch):
     check(lambda x: (aten.sum.dim_IntList(x, [0]),), x, rtol=1e-4, atol=1e-4)
     [(_, count)] = splits
     assert 512 // count <= 32
+
+
+def test_layer_norm_weight_grad_kernels_are_outer_reductions(device, splits):
+    # The per-row mean and rstd are indexed by the reduced dim alone: the [rows, hidden] loads,
+    # contiguous along the outputs, decide the block shape (many outputs, few rows per tile).
+    if device == "cpu" and backend_options().get("cpu_backend") != "triton":
+        pytest.skip("a property of Triton kernels")
+    g, x = torch.randn(256, 24, device=device), torch.randn(256, 24, device=device)
+    mean, rstd = torch.randn(256, 1, device=device), torch.rand(256, 1, device=device) + 0.5
+
+    def weight_grad(g, x, mean, rstd):
+        return (aten.sum.dim_IntList(aten.mul.Tensor(g, aten.mul.Tensor(aten.sub.Tensor(x, mean), rstd)), [0]),)
+
+    compiled = check(weight_grad, g, x, mean, rstd, rtol=1e-4, atol=1e-4)
+    assert splits
+    assert all("OUTER_REDUCTION = True" in source for source in compiled.kernel_sources.values())
 
 
 def test_prologue_fuses_into_partials_and_epilogue_after_the_final_stage(device, splits):

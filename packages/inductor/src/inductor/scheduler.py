@@ -338,6 +338,9 @@ SPLIT_TARGET_PROGRAMS = 1024   # ~8 programs per SM: enough to hide memory laten
 SPLIT_OUTER_XBLOCK = 64        # outputs per program of a looped outer reduction (triton_configs)
 SPLIT_MIN_CHUNK = {"outer": 128, "inner": 1024}  # a program still streams this many elements
 SPLIT_MIN_COUNT = 4            # fewer chunks do not pay for the second launch
+# A program streaming fewer elements finishes within a few microseconds, about the cost of
+# the second launch (a loss's sum over 4096 tokens stays whole).
+SPLIT_MIN_PROGRAM_ELEMENTS = 32768
 # Outer partials of at most this many rows are persistent Triton kernels whose tiles still span
 # >= 32 contiguous outputs (triton_configs._persistent), so each row read is a full 64-128 bytes;
 # a 512-row chunk would leave 4-16 outputs per program.
@@ -380,6 +383,8 @@ def _split_plan(buffer) -> tuple[int, bool]:
         return 1, False  # symbolic sizes (None) would need the split chosen per launch; 0: nothing to do
     outer = _reduces_strided_axis(data)
     programs = -(-xnumel // SPLIT_OUTER_XBLOCK) if outer else xnumel
+    if rnumel * (min(xnumel, SPLIT_OUTER_XBLOCK) if outer else 1) < SPLIT_MIN_PROGRAM_ELEMENTS:
+        return 1, outer
     min_chunk = SPLIT_MIN_CHUNK["outer" if outer else "inner"]
     count = 1
     while (programs * count < SPLIT_TARGET_PROGRAMS and rnumel % (2 * count) == 0
@@ -394,17 +399,20 @@ def _split_plan(buffer) -> tuple[int, bool]:
 
 def _reduces_strided_axis(data: Reduction) -> bool:
     """Whether the reads run contiguously along an output dim rather than the reduced one
-    (a sum over dim 0): the partials then put the chunk dim first, so rows stay contiguous."""
+    (a sum over dim 0): the partials then put the chunk dim first, so rows stay contiguous.
+    Only reads that vary along both innermost dims decide: in a LayerNorm weight gradient the
+    per-row mean and rstd (indexed by the reduced dim alone) are small beside the [rows,
+    hidden] tensors."""
     index, rindex = loop_vars("i", len(data.ranges)), loop_vars("r", len(data.reduction_ranges))
     collected = _collect(lambda: data.inner_fn(index, rindex))
     last_x = next((v for v, n in zip(reversed(index), reversed(data.ranges)) if n != 1), None)
     last_r = next((v for v, n in zip(reversed(rindex), reversed(data.reduction_ranges)) if n != 1), None)
     along_x = along_r = 0
     for _, expr in collected.reads:
-        if last_r is None or last_r not in expr.free_symbols:
+        if last_r is None or last_r not in expr.free_symbols or last_x not in expr.free_symbols:
             continue
         along_r += affine_coefficient(expr, last_r) == 1
-        along_x += last_x is not None and affine_coefficient(expr, last_x) == 1
+        along_x += affine_coefficient(expr, last_x) == 1
     return along_x > along_r
 
 

@@ -186,8 +186,10 @@ class TritonKernel:
             return False
         along = {"x": 0, "r": 0}
         for _, index in accesses:
-            if innermost["r"] not in index.free_symbols:
-                continue  # reduction outputs and per-row values do not decide the access pattern
+            if not {innermost["x"], innermost["r"]} <= index.free_symbols:
+                # Reduction outputs, per-row values, and vectors indexed by the reduced dims alone
+                # (a LayerNorm weight gradient's mean and rstd) do not decide the access pattern.
+                continue
             for axis, var in innermost.items():
                 if affine_coefficient(index, var) == 1:
                     along[axis] += 1
