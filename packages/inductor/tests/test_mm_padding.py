@@ -36,12 +36,11 @@ def _fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
 
 
-def operands(op, sizes, dtype, device, *, transposed_b=False):
+def operands(op, sizes, dtype, device):
     batch = BATCH[op]
     m, n, k = sizes["m"], sizes["n"], sizes["k"]
     a = torch.randn(*batch, m, k, dtype=dtype, device=device)
-    b = torch.randn(*batch, n, k, dtype=dtype, device=device).transpose(-1, -2) if transposed_b else \
-        torch.randn(*batch, k, n, dtype=dtype, device=device)
+    b = torch.randn(*batch, k, n, dtype=dtype, device=device)
     bias = torch.randn(n, dtype=dtype, device=device)
     return a, b, bias
 
@@ -70,11 +69,17 @@ def test_padded_matmul_matches_eager(device, op, dtype, misaligned):
     assert compiled.kernel_count > 0, "the misaligned operands were not padded"
 
 
-def test_padded_transposed_weight_matches_eager(device):
-    # A Linear's weight reaches mm as a transposed view: padded along its stored rows.
-    inputs = operands("mm", MISALIGNED, torch.bfloat16, device, transposed_b=True)
-    compiled, actual, expected = run_both("mm", inputs, True)
-    assert_like_eager(actual, expected)
+@pytest.mark.parametrize("computed", [False, True], ids=["stored", "computed"])
+def test_padded_transposed_weight_matches_eager(device, computed):
+    # A Linear's weight reaches mm as a transposed view, of the weight itself or of a value
+    # computed from it (autocast's cast to bf16): padded in the order it is stored.
+    x, w = torch.randn(27, 35, device=device), torch.randn(41, 35, device=device)
+    weight = (lambda w: aten._to_copy.default(w, dtype=torch.bfloat16)) if computed else (lambda w: w)
+    cast = (lambda x: aten._to_copy.default(x, dtype=torch.bfloat16)) if computed else (lambda x: x)
+    fn = lambda x, w: (aten.mm.default(cast(x), aten.t.default(weight(w))),)
+    with padding_matmuls(True):
+        compiled = compile_aten(fn, [x, w])
+    assert_like_eager(compiled(x, w)[0], fn(x, w)[0])
     assert compiled.kernel_count > 0
 
 

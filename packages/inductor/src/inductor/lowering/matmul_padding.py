@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import sympy
 import torch
+import torch.fx
 
 from ..context import current_graph
 from ..ir import Buffer, IRNode, Pointwise, ReinterpretView, storage_of
@@ -116,16 +117,17 @@ def matmul_shape(a: IRNode, b: IRNode) -> MatmulShape | None:
     return MatmulShape(m, n, k, batch, a.dtype)
 
 
-def _pad_last_two(x: IRNode, rows: int, cols: int):
-    """`x` with zero rows/columns appended, computed in `x`'s memory order (a transposed weight
-    is padded as stored, so the copy reads and writes along rows)."""
+def _pad_last_two(x: IRNode, rows: int, cols: int, traced):
+    """`x` with zero rows/columns appended, computed in `x`'s memory order, or for a value not
+    in memory yet in the order eager stores it (`traced`, the operand's traced value): a
+    transposed weight is padded as stored, so the copy reads and writes along rows."""
     if not rows and not cols:
         return x
     graph = current_graph()
     padded = constant_pad_nd(x, [0, cols, 0, rows], 0.0)
     order = _memory_order(x)
     if order is None:
-        return graph.realize(padded)
+        return graph.realize_in_memory_order(padded, _traced_memory_order(traced))
     pads = [0] * (len(x.size) - 2) + [rows, cols]
     key = (storage_of(x).name, x.layout.offset, tuple((int(x.layout.stride[d]), int(x.size[d]), pads[d]) for d in order))
     copies = _padded_copies.setdefault(graph, {})
@@ -159,6 +161,12 @@ def _memory_order(x: IRNode) -> list[int] | None:
     return sorted(range(len(x.layout.size)), key=lambda d: -int(x.layout.stride[d]))
 
 
+def _traced_memory_order(traced) -> list[int] | None:
+    if not isinstance(traced, torch.Tensor) or not all(type(s) is int for s in (*traced.shape, *traced.stride())):
+        return None
+    return sorted(range(traced.dim()), key=lambda d: -traced.stride(d))
+
+
 def _pad_bias(bias: IRNode, pm: int, pn: int, out_ndim: int):
     """The bias padded along the output dims it does not broadcast over."""
     pads = []
@@ -186,7 +194,9 @@ def _matmul(op, bias, a, b, kwargs):
     if not should_pad(shape, graph.current_val().device):
         return extern(op, args, kwargs)
     pm, pn, pk = shape.padding()
-    padded = (_pad_last_two(a, pm, pk), _pad_last_two(b, pk, pn))
+    traced_a, traced_b = (arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+                          for arg in graph.current_node.args[-2:])
+    padded = (_pad_last_two(a, pm, pk, traced_a), _pad_last_two(b, pk, pn, traced_b))
     if bias is not None:
         padded = (_pad_bias(bias, pm, pn, len(a.size)), *padded)
     traced = graph.current_val()
