@@ -19,22 +19,28 @@ aten = torch.ops.aten
 
 
 @pytest.fixture
-def splits(monkeypatch, tmp_path):
-    """Split on every device at small sizes; returns (buffer name, chunk count) of each split."""
+def split_log(monkeypatch, tmp_path):
+    """(buffer name, chunk count) of each reduction split while the test runs."""
     # A graph compiled (unsplit) by another test must not come back from the on-disk cache.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(scheduler, "SPLIT_DEVICES", {"cpu", "cuda"})
-    monkeypatch.setattr(scheduler, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
-    monkeypatch.setattr(scheduler, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
-    names = []
+    log = []
     real_split = scheduler._split
 
     def recording_split(graph, buffer, count, outer):
-        names.append((buffer.name, count))
+        log.append((buffer.name, count))
         return real_split(graph, buffer, count, outer)
 
     monkeypatch.setattr(scheduler, "_split", recording_split)
-    return names
+    return log
+
+
+@pytest.fixture
+def splits(monkeypatch, split_log):
+    """Split on every device at small sizes; returns the split log."""
+    monkeypatch.setattr(scheduler, "SPLIT_DEVICES", {"cpu", "cuda"})
+    monkeypatch.setattr(scheduler, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
+    monkeypatch.setattr(scheduler, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
+    return split_log
 
 
 # (shape, reduced dim): an outer reduction (strided reduced axis, like a bias gradient) and an
@@ -183,3 +189,22 @@ def test_layer_norm_backward_weight_and_bias_grads_split(device, splits):
     for a, e in zip(ours, [model.weight.grad, model.bias.grad, x.grad]):
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
     assert len(splits) >= 2  # the weight and the bias gradient
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows, cols, dtype", [(4096, 768, torch.float32), (4096, 3072, torch.bfloat16),
+                                               (8192, 4096, torch.bfloat16)])
+def test_model_sized_bias_and_layer_norm_grads_split_on_gpu(rows, cols, dtype, split_log):
+    # GPT-2 (4096 tokens: hidden 768, MLP 3072) and the MLP benchmark (8192 rows of 4096), with
+    # the default thresholds: the bias gradient and the LayerNorm weight gradient both split.
+    g = torch.randn(rows, cols, device="cuda", dtype=dtype)
+    xhat = torch.randn(rows, cols, device="cuda", dtype=dtype)
+
+    def grads(g, xhat):
+        return (aten.sum.dim_IntList(g, [0]), aten.sum.dim_IntList(aten.mul.Tensor(g, xhat), [0]))
+
+    compiled = inductor.compile_aten_graph(torch.fx.symbolic_trace(grads), [g, xhat])
+    expected = [e.float() for e in grads(g.float(), xhat.float())]
+    for actual, reference in zip(compiled(g, xhat), expected):
+        torch.testing.assert_close(actual.float(), reference, rtol=2e-2, atol=2e-2 * rows**0.5)
+    assert len(split_log) == 2
