@@ -43,9 +43,13 @@ def splits(monkeypatch, split_log):
     return split_log
 
 
-# (shape, reduced dim): an outer reduction (strided reduced axis, like a bias gradient) and an
-# inner one (contiguous rows, like a per-sample loss), both long enough to split.
-SPLIT_SHAPES = {"outer": ((256, 24), 0), "inner": ((4, 1024), 1), "outer_3d": ((4, 64, 12), [0, 1])}
+# (shape, reduced dim): outer reductions (strided reduced axis, like a bias gradient) and inner
+# ones (contiguous rows, like a per-sample loss), long enough to split, some into a chunk
+# count that is not a power of two.
+SPLIT_SHAPES = {
+    "outer": ((256, 24), 0), "inner": ((4, 1024), 1), "outer_3d": ((4, 64, 12), [0, 1]),
+    "outer_odd": ((255, 24), 0), "inner_odd": ((3, 1001), 1),  # 15 chunks of 17, 13 chunks of 77
+}
 
 
 def _input(kind: str, shape, dtype, device):
@@ -118,8 +122,8 @@ def test_index_reductions_stay_whole(name, device, splits):
     assert not splits
 
 
-@pytest.mark.parametrize("shape, dim", [((32, 48), 0), ((2048, 128), 1), ((3, 1001), 1), ((1, 256), 1)],
-                         ids=["short", "many_outputs", "odd_length", "little_work"])
+@pytest.mark.parametrize("shape, dim", [((32, 48), 0), ((2048, 128), 1), ((3, 1009), 1), ((1, 256), 1)],
+                         ids=["short", "many_outputs", "prime_length", "little_work"])
 def test_reduction_that_does_not_pay_stays_whole(shape, dim, device, splits):
     # Too short a reduced axis, enough outputs to fill the GPU, a length no chunk count divides,
     # or too little work in all for a second launch to pay.

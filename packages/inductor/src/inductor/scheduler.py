@@ -385,16 +385,20 @@ def _split_plan(buffer) -> tuple[int, bool]:
     programs = -(-xnumel // SPLIT_OUTER_XBLOCK) if outer else xnumel
     if rnumel * (min(xnumel, SPLIT_OUTER_XBLOCK) if outer else 1) < SPLIT_MIN_PROGRAM_ELEMENTS:
         return 1, outer
-    min_chunk = SPLIT_MIN_CHUNK["outer" if outer else "inner"]
-    count = 1
-    while (programs * count < SPLIT_TARGET_PROGRAMS and rnumel % (2 * count) == 0
-           and rnumel // (2 * count) >= min_chunk):
-        count *= 2
-    if count < SPLIT_MIN_COUNT:
+    wanted = -(-SPLIT_TARGET_PROGRAMS // programs)
+    if wanted < SPLIT_MIN_COUNT:
         return 1, outer
-    while outer and rnumel // count > SPLIT_MAX_OUTER_CHUNK and rnumel % (2 * count) == 0:
-        count *= 2
-    return count, outer
+    if outer:
+        wanted = max(wanted, -(-rnumel // SPLIT_MAX_OUTER_CHUNK))
+    count = _chunk_count(rnumel, wanted, rnumel // SPLIT_MIN_CHUNK["outer" if outer else "inner"])
+    return (count if count >= SPLIT_MIN_COUNT else 1), outer
+
+
+def _chunk_count(rnumel: int, wanted: int, most: int) -> int:
+    """The smallest divisor of `rnumel` from `wanted` to `most`, else the largest below `most`:
+    chunks divide the reduced axis exactly, so no chunk reads past its end (4097 rows: 17 x 241)."""
+    divisors = [d for d in range(1, most + 1) if rnumel % d == 0]
+    return next((d for d in divisors if d >= wanted), divisors[-1] if divisors else 1)
 
 
 def _reduces_strided_axis(data: Reduction) -> bool:
