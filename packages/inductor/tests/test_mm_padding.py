@@ -120,6 +120,18 @@ def test_misaligned_matmul_is_not_padded_unless_asked(device, setting):
     assert compiled.kernel_count == 0
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("misaligned", ["n", "k"])
+def test_default_pads_large_misaligned_cuda_matmul(misaligned):
+    # An LM head's forward (N = vocabulary) and input gradient (K = vocabulary), scaled down but
+    # still past the cost rule's threshold.
+    sizes = {"m": 1024, "n": 256, "k": 256, misaligned: 8001}
+    inputs = operands("mm", sizes, torch.bfloat16, "cuda")
+    compiled, actual, expected = run_both("mm", inputs, None)
+    assert_like_eager(actual, expected)
+    assert compiled.kernel_count > 0
+
+
 def test_integer_matmul_is_not_padded(device):
     a, b = torch.randint(-5, 5, (27, 35), device=device), torch.randint(-5, 5, (35, 41), device=device)
     with padding_matmuls(True):
