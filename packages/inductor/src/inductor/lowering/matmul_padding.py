@@ -2,7 +2,8 @@
 
 cuBLAS picks its fast tensor-core kernels only when every row of every operand starts on a
 16-byte boundary: a bf16 matrix with 50257 columns (GPT-2's vocabulary) gets a slow pre-Hopper
-kernel instead (2.45 ms for the LM head on an H200, against ~0.4 ms once aligned). So, as
+kernel instead (2.45 ms for GPT-2's LM head on an H200 in a training step, where torch.compile's
+padded call takes ~0.4 ms). So, as
 torch.compile's pad_mm does, a misaligned matmul runs as
 
     mm(pad(a), pad(b))[:M, :N]
@@ -13,9 +14,10 @@ Zeros padded onto K add nothing to any dot product; rows of `a` padded onto M an
 the slice is a lazy read through the padded buffer: readers index it in place; an output or
 an extern argument gets a dense copy with eager's strides.
 
-Whether to pad is the compile option `pad_mm` (`padding_matmuls(...)` while lowering): True
-pads every misaligned matmul of a padded dtype on any device (tests, experiments), False none;
-unset, CUDA matmuls are padded where `padding_pays` says so.
+Whether to pad: inside `padding_matmuls(True)` every misaligned matmul of a padded dtype is
+padded, on any device (tests, experiments); inside `padding_matmuls(False)` none; otherwise
+CUDA matmuls are padded where `padding_pays` says so. (`padding_matmuls` is what a `pad_mm`
+compile option would enter around lowering.)
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def padding_pays(shape: MatmulShape) -> bool:
 
 
 def should_pad(shape: MatmulShape | None, device: torch.device) -> bool:
+    """Whether the matmul of `shape` (None: symbolic sizes or mixed dtypes) on `device` is padded."""
     if shape is None or shape.dtype not in ALIGNMENT or not any(shape.padding()):
         return False
     setting = _setting.get()
