@@ -115,6 +115,14 @@ def test_split_reduction_keeps_eagers_dtype(kind, dtype, layout, device, splits)
     assert splits
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+def test_split_reduction_of_a_transposed_input_matches_eager(dim, device, splits):
+    # Reducing dim 1 of a transpose reads memory along its rows: an outer reduction in disguise.
+    x = torch.randn(1024, 24, device=device).t() if dim == 1 else torch.randn(24, 1024, device=device).t()
+    check(lambda x: (aten.sum.dim_IntList(x, [dim]), aten.amax.default(x, [dim])), x, rtol=1e-4, atol=1e-4)
+    assert splits
+
+
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 def test_index_reductions_stay_whole(name, device, splits):
     x = torch.randn(256, 24, device=device)
