@@ -36,10 +36,11 @@ def _fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
 
 
-def operands(op, sizes, dtype, device):
+def operands(op, sizes, dtype, device, *, a_column_major=False):
     batch = BATCH[op]
     m, n, k = sizes["m"], sizes["n"], sizes["k"]
-    a = torch.randn(*batch, m, k, dtype=dtype, device=device)
+    a = torch.randn(*batch, k, m, dtype=dtype, device=device).transpose(-1, -2) if a_column_major else \
+        torch.randn(*batch, m, k, dtype=dtype, device=device)
     b = torch.randn(*batch, k, n, dtype=dtype, device=device)
     bias = torch.randn(n, dtype=dtype, device=device)
     return a, b, bias
@@ -59,20 +60,34 @@ def assert_like_eager(actual, expected):
     torch.testing.assert_close(actual, expected, **TOLERANCES[expected.dtype])
 
 
-@pytest.mark.parametrize("misaligned", ["m", "n", "k", "mnk"])
+# (misaligned sizes, `a` stored column-major): M is a row length only when `a` is column-major,
+# K only when it is row-major (or `b` column-major), N always.
+PADDED_CASES = {"n": ("n", False), "k": ("k", False), "m": ("m", True), "mnk": ("mnk", False), "mnk-a-transposed": ("mnk", True)}
+
+
+@pytest.mark.parametrize("case", sorted(PADDED_CASES))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 @pytest.mark.parametrize("op", sorted(MATMULS))
-def test_padded_matmul_matches_eager(device, op, dtype, misaligned):
+def test_padded_matmul_matches_eager(device, op, dtype, case):
+    misaligned, a_column_major = PADDED_CASES[case]
     sizes = {d: (MISALIGNED if d in misaligned else ALIGNED)[d] for d in "mnk"}
-    compiled, actual, expected = run_both(op, operands(op, sizes, dtype, device), True)
+    compiled, actual, expected = run_both(op, operands(op, sizes, dtype, device, a_column_major=a_column_major), True)
     assert_like_eager(actual, expected)
     assert compiled.kernel_count > 0, "the misaligned operands were not padded"
 
 
+def test_misaligned_rows_of_a_row_major_operand_are_not_padded(device):
+    # M is the row count of a row-major `a`: no row starts misaligned, nothing to pad.
+    sizes = {**ALIGNED, "m": MISALIGNED["m"]}
+    compiled, actual, expected = run_both("mm", operands("mm", sizes, torch.bfloat16, device), True)
+    assert_like_eager(actual, expected)
+    assert compiled.kernel_count == 0
+
+
 @pytest.mark.parametrize("computed", [False, True], ids=["stored", "computed"])
 def test_padded_transposed_weight_matches_eager(device, computed):
-    # A Linear's weight reaches mm as a transposed view, of the weight itself or of a value
-    # computed from it (autocast's cast to bf16): padded in the order it is stored.
+    # A Linear's weight reaches mm as a transposed view, of the weight itself (padded in the
+    # order it is stored) or of a value computed from it (autocast's cast to bf16).
     x, w = torch.randn(27, 35, device=device), torch.randn(41, 35, device=device)
     weight = (lambda w: aten._to_copy.default(w, dtype=torch.bfloat16)) if computed else (lambda w: w)
     cast = (lambda x: aten._to_copy.default(x, dtype=torch.bfloat16)) if computed else (lambda x: x)

@@ -73,10 +73,15 @@ class MatmulShape:
     k: int
     batch: int
     dtype: torch.dtype
+    # The sizes that are some matrix's row length in memory (cuBLAS's leading dimensions): only
+    # those need aligning. N always (the result is row-major), M when `a` is stored column-major,
+    # K when `a` is stored row-major or `b` column-major.
+    row_lengths: frozenset = frozenset("mnk")
 
     def padding(self) -> tuple[int, int, int]:
         align = ALIGNMENT[self.dtype]
-        return tuple(-size % align for size in (self.m, self.n, self.k))
+        return tuple(-size % align if name in self.row_lengths else 0
+                     for name, size in (("m", self.m), ("n", self.n), ("k", self.k)))
 
     def padded_bytes(self) -> int:
         """Bytes of the operands that need padding (a is padded for M or K, b for K or N)."""
@@ -117,20 +122,30 @@ def matmul_shape(a: IRNode, b: IRNode) -> MatmulShape | None:
     for s in sizes[:-3]:
         batch *= s
     m, k, n = sizes[-3:]
-    return MatmulShape(m, n, k, batch, a.dtype)
+    rows = len(a.size) - 2
+    row_lengths = {"n", "m" if _innermost_dim(a) == rows else "k"}
+    if _innermost_dim(b) == rows:
+        row_lengths.add("k")
+    return MatmulShape(m, n, k, batch, a.dtype, frozenset(row_lengths))
 
 
-def _pad_last_two(x: IRNode, rows: int, cols: int, traced):
-    """`x` with zero rows/columns appended, computed in `x`'s memory order, or for a value not
-    in memory yet in the order eager stores it (`traced`, the operand's traced value): a
-    transposed weight is padded as stored, so the copy reads and writes along rows."""
+def _innermost_dim(x: IRNode) -> int:
+    """The dim `x` is stored along as the extern receives it (a computed value is realized dense)."""
+    order = _memory_order(x)
+    return order[-1] if order else len(x.size) - 1
+
+
+def _pad_last_two(x: IRNode, rows: int, cols: int):
+    """`x` with zero rows/columns appended, stored in `x`'s memory order (a transposed weight is
+    padded as stored, keeping the row lengths `matmul_shape` judged); a computed value is
+    realized dense, as the extern would receive it unpadded."""
     if not rows and not cols:
         return x
     graph = current_graph()
     padded = constant_pad_nd(x, [0, cols, 0, rows], 0.0)
     order = _memory_order(x)
     if order is None:
-        return graph.realize_in_memory_order(padded, _traced_memory_order(traced))
+        return graph.realize(padded)
     pads = [0] * (len(x.size) - 2) + [rows, cols]
     key = (storage_of(x).name, x.layout.offset, tuple((int(x.layout.stride[d]), int(x.size[d]), pads[d]) for d in order))
     copies = _padded_copies.setdefault(graph, {})
@@ -164,12 +179,6 @@ def _memory_order(x: IRNode) -> list[int] | None:
     return sorted(range(len(x.layout.size)), key=lambda d: -int(x.layout.stride[d]))
 
 
-def _traced_memory_order(traced) -> list[int] | None:
-    if not isinstance(traced, torch.Tensor) or not all(type(s) is int for s in (*traced.shape, *traced.stride())):
-        return None
-    return sorted(range(traced.dim()), key=lambda d: -traced.stride(d))
-
-
 def _pad_bias(bias: IRNode, pm: int, pn: int, out_ndim: int):
     """The bias padded along the output dims it does not broadcast over."""
     pads = []
@@ -197,9 +206,7 @@ def _matmul(op, bias, a, b, kwargs):
     if not should_pad(shape, graph.current_val().device):
         return extern(op, args, kwargs)
     pm, pn, pk = shape.padding()
-    traced_a, traced_b = (arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
-                          for arg in graph.current_node.args[-2:])
-    padded = (_pad_last_two(a, pm, pk, traced_a), _pad_last_two(b, pk, pn, traced_b))
+    padded = (_pad_last_two(a, pm, pk), _pad_last_two(b, pk, pn))
     if bias is not None:
         padded = (_pad_bias(bias, pm, pn, len(a.size)), *padded)
     traced = graph.current_val()
