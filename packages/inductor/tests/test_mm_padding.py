@@ -31,8 +31,7 @@ TOLERANCES = {torch.float32: {"rtol": 1e-4, "atol": 1e-4}, torch.bfloat16: {"rto
 
 @pytest.fixture(autouse=True)
 def _fresh_cache(tmp_path, monkeypatch):
-    # The graph cache key does not hold the padding setting: one graph compiled padded and plain
-    # in the same test session must not share an entry.
+    # Lowering must run in every test (padded_shapes records its decisions): no cache hits.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
 
 
@@ -235,3 +234,13 @@ def test_gpt2_lm_head_logits_and_gradients_match_eager(padded_shapes):
     for name, p in model.named_parameters():
         torch.testing.assert_close(ours[name], p.grad, rtol=1e-3, atol=1e-5, msg=name)
     assert any(1001 in (s.m, s.n, s.k) for s in padded_shapes)
+
+
+@pytest.mark.parametrize("pad_mm", [True, False])
+def test_pad_mm_compile_option(device, pad_mm, padded_shapes):
+    inputs = operands("mm", MISALIGNED, torch.float32, device)
+    fn = MATMULS["mm"]
+    gm = torch.fx.symbolic_trace(lambda a, b, bias: (fn(a, b, bias),))
+    compiled = inductor.compile_aten_graph(gm, list(inputs), options={**backend_options(), "pad_mm": pad_mm})
+    assert_like_eager(compiled(*inputs)[0], fn(*inputs))
+    assert bool(padded_shapes) == pad_mm

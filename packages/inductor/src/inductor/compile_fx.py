@@ -8,6 +8,7 @@ code generation entirely.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
 from .ir import FusedKernel
+from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .passes import fold_attention_masks
 from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
@@ -135,23 +137,26 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
 
     `mode`: None/"default", "reduce-overhead" (CUDA graphs) or "max-autotune" (wider block-size
-    search); `options`: {"cpu_backend": "cpp" | "triton"}."""
+    search); `options`: {"cpu_backend": "cpp" | "triton", "pad_mm": True | False} (pad_mm:
+    pad misaligned matmuls; default: on CUDA where it pays, lowering/matmul_padding.py)."""
     mode = mode or "default"
     if mode not in MODES:
         raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
     backend = cpu_kernel_backend(example_inputs, options)
-    compiled = _compile_graph(gm, example_inputs, backend, mode)
+    pad_mm = (options or {}).get("pad_mm")
+    with padding_matmuls(pad_mm) if pad_mm is not None else contextlib.nullcontext():
+        compiled = _compile_graph(gm, example_inputs, backend, mode, current_padding_setting())
     if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
 
 
-def _compile_graph(gm, example_inputs, backend: str, mode: str) -> CompiledGraph:
+def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None) -> CompiledGraph:
     """`backend`: the one for CPU kernels (cpu_kernel_backend)."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
-                       cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode)
+                       cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode, str(pad_mm))
     path = cache.cache_dir() / "graphs" / f"{key}.py"
     if path.exists():
         source = path.read_text()

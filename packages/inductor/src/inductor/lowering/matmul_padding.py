@@ -16,8 +16,8 @@ an extern argument gets a dense copy with eager's strides.
 
 Whether to pad: inside `padding_matmuls(True)` every misaligned matmul of a padded dtype is
 padded, on any device (tests, experiments); inside `padding_matmuls(False)` none; otherwise
-CUDA matmuls are padded where `padding_pays` says so. (`padding_matmuls` is what a `pad_mm`
-compile option would enter around lowering.)
+CUDA matmuls are padded where `padding_pays` says so. `compile_aten_graph` enters it with the
+`pad_mm` compile option (`options={"pad_mm": True}`).
 """
 
 from __future__ import annotations
@@ -62,6 +62,11 @@ def padding_matmuls(setting: bool | None):
         yield
     finally:
         _setting.reset(token)
+
+
+def current_padding_setting() -> bool | None:
+    """The setting lowering sees now (part of the graph cache key)."""
+    return _setting.get()
 
 
 @dataclass(frozen=True)
