@@ -147,6 +147,8 @@ def test_default_pads_large_misaligned_cuda_matmul(misaligned):
 
 
 def test_integer_matmul_is_not_padded(device):
+    if device == "cuda":
+        pytest.skip("eager has no integer matmul on CUDA (addmm_cuda is not implemented for Long)")
     a, b = torch.randint(-5, 5, (27, 35), device=device), torch.randint(-5, 5, (35, 41), device=device)
     with padding_matmuls(True):
         compiled = compile_aten(lambda a, b: (aten.mm.default(a, b),), [a, b])
