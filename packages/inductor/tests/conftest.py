@@ -47,6 +47,15 @@ def compile_graph(gm: torch.fx.GraphModule, inputs):
     return inductor.compile_aten_graph(gm, inputs, options=backend_options())
 
 
+def traced(module) -> torch.fx.GraphModule:
+    """The module's graph, returning a tuple as backends' graphs do."""
+    gm = torch.fx.symbolic_trace(module)
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    output.args = ((output.args[0],),)
+    gm.recompile()
+    return gm
+
+
 def compile_aten(fn, inputs):
     """`fn` calls torch.ops.aten overloads; trace it and compile the ATen graph."""
     return compile_graph(torch.fx.symbolic_trace(fn), inputs)

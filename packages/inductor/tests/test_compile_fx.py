@@ -10,18 +10,9 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import backend_options
+from conftest import backend_options, traced
 
 pytest.importorskip("aot_autograd")
-
-
-def traced(module) -> torch.fx.GraphModule:
-    """The module's graph, returning a tuple as backends' graphs do."""
-    gm = torch.fx.symbolic_trace(module)
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    output.args = ((output.args[0],),)
-    gm.recompile()
-    return gm
 
 
 def mlp():

@@ -9,7 +9,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import backend_options, compile_aten
+from conftest import backend_options, compile_aten, traced
 from inductor.lowering import matmul_padding
 from inductor.lowering.matmul_padding import MatmulShape, padding_matmuls, padding_pays
 
@@ -165,14 +165,6 @@ def test_integer_matmul_is_not_padded(device):
 ])
 def test_cost_rule_pads_large_matmuls_only(m, n, k, pays):
     assert padding_pays(MatmulShape(m, n, k, 1, torch.bfloat16)) is pays
-
-
-def traced(module) -> torch.fx.GraphModule:
-    gm = torch.fx.symbolic_trace(module)
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    output.args = ((output.args[0],),)
-    gm.recompile()
-    return gm
 
 
 @pytest.fixture
