@@ -192,8 +192,9 @@ def test_linear_with_odd_out_features_trains_as_eager(device, dtype, padded_shap
     x = torch.randn(2, 12, 64, device=device, dtype=dtype, requires_grad=True)
     with padding_matmuls(True):
         compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
-        out = compiled(x)[0]
-        out.float().pow(2).sum().backward()
+    # The backward compiles lazily, outside the context (on CUDA, on autograd's device thread).
+    out = compiled(x)[0]
+    out.float().pow(2).sum().backward()
     ours = [out.detach(), x.grad.clone(), *(p.grad.clone() for p in model.parameters())]
     x.grad = None
     model.zero_grad()

@@ -259,6 +259,9 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
 
     Passes that change which ATen kernels the trace picks (sdpa's, from its mask) run first."""
     fold_attention_masks(gm)
+    # The backward compiles lazily, inside `.backward()`: on CUDA that runs on autograd's device
+    # thread, which does not see this thread's context, so the padding setting travels as an option.
+    options = {"pad_mm": current_padding_setting(), **(options or {})}
 
     def compile_graph(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, mode=mode, options=options)

@@ -208,7 +208,8 @@ def _matmul(op, bias, a, b, kwargs):
     graph = current_graph()
     args = (a, b) if bias is None else (bias, a, b)
     shape = matmul_shape(a, b)
-    if not should_pad(shape, graph.current_val().device):
+    # The operands' device: a plain trace's meta values (ensure_meta_vals) say "meta".
+    if not should_pad(shape, a.device):
         return extern(op, args, kwargs)
     pm, pn, pk = shape.padding()
     padded = (_pad_last_two(a, pm, pk), _pad_last_two(b, pk, pn))
