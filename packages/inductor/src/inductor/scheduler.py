@@ -4,7 +4,8 @@ Walks the graph's buffers in creation (topological) order. A ComputedBuffer join
 group when their iteration spaces agree (same pointwise size; a reduction's outer+inner
 dims; or the reduction's outer dims for epilogues such as `mean = sum / n`) and every
 element it reads from the group is the one the group writes at the same loop position (so
-no thread reads another's unfinished output). Extern calls close the groups they read.
+no thread reads another's unfinished output). An extern call waits until its result is read,
+then closes the groups it reads (see "externs" below).
 Every open group only reads buffers of emitted steps, so it may be emitted at any time.
 
 Before grouping, a GPU reduction to few outputs over a long axis is split in two
@@ -93,6 +94,7 @@ class Scheduler:
         self.graph = graph
         self.steps: list = []           # FusedKernel | ExternKernel | MultiOutput, in run order
         self.open: list[_Group] = []
+        self.pending: list = []         # extern calls not yet emitted, in graph order
         self.emitted: set[str] = set(graph.input_names)
         self.kernel_count = 0
 
@@ -100,19 +102,40 @@ class Scheduler:
         split_reductions(self.graph)
         for buffer in self.graph.buffers:
             if isinstance(buffer, ComputedBuffer):
+                self._flush_externs_producing({name for name, _ in _collect_reads(buffer)})
                 self._place(buffer)
-            else:
-                deps = {b.name for b in _extern_inputs(buffer)}
-                if getattr(buffer, "is_fallback", False):
-                    # A fallback may write into its arguments (copy_, index_put_): every kernel
-                    # placed before it in the graph must have run, readers of those inputs included.
-                    deps = {name for group in self.open for name in group.names}
-                self._emit_groups_reading(deps)
+            elif getattr(buffer, "is_fallback", False):
+                # A fallback may write into its arguments (copy_, index_put_): every kernel
+                # placed before it in the graph must have run, readers of those inputs included.
+                self._flush_externs(len(self.pending))
+                self._emit_groups_reading({name for group in self.open for name in group.names})
                 self.steps.append(buffer)
                 self.emitted.add(buffer.name)
+            else:
+                self.pending.append(buffer)
+        self._flush_externs(len(self.pending))
         while self.open:
             self._emit(self.open[0])
         return self.steps
+
+    # -- externs ---------------------------------------------------------------------------
+    #
+    # An extern call (a matmul) runs only when something reads its result, or at the end: the
+    # groups it reads stay open meanwhile, so later buffers of the same size still join them.
+    # A backward's recomputed GELU (an input of the weight-gradient matmul) and the GELU
+    # gradient (after the input-gradient matmul) become one kernel reading the activation once.
+    # Externs keep their order among themselves.
+
+    def _flush_externs_producing(self, deps):
+        last = max((k for k, e in enumerate(self.pending) if e.name in deps), default=-1)
+        self._flush_externs(last + 1)
+
+    def _flush_externs(self, count: int):
+        for extern in self.pending[:count]:
+            self._emit_groups_reading({b.name for b in _extern_inputs(extern)})
+            self.steps.append(extern)
+            self.emitted.add(extern.name)
+        del self.pending[:count]
 
     # -- placement -------------------------------------------------------------------------
 
