@@ -66,8 +66,8 @@ _REDUCE_FN = {
     "any": "helpers.reduce_any", "all": "helpers.reduce_all",
 }
 _COMBINE = {
-    "sum": "{acc} + {value}", "prod": "{acc} * {value}", "max": "helpers.maximum({acc}, {value})",
-    "min": "helpers.minimum({acc}, {value})", "any": "{acc} | {value}", "all": "{acc} & {value}",
+    "sum": "{acc} + {value}", "prod": "{acc} * {value}", "max": "helpers.max_combine({acc}, {value})",
+    "min": "helpers.min_combine({acc}, {value})", "any": "{acc} | {value}", "all": "{acc} & {value}",
 }
 
 

@@ -104,18 +104,23 @@ def _tiled(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
 def _persistent(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
     rblock = next_power_of_2(rnumel)
     cap = next_power_of_2(xnumel)
-    targets = [1024, 4096] if not max_autotune else [256, 512, 1024, 2048, 4096, 8192]
-    if outer_reduction:
+    # (tile elements, elements per thread). A bf16 softmax over 1024 columns on an H200 ran at
+    # 3311 GB/s with 4 rows x 8 warps, 3826 with 1 row x 4 warps and 4216 with 2 rows x 4
+    # warps (16 elements per thread): more independent loads in flight per thread.
+    targets = [(1024, 8), (2048, 16), (4096, 8)]
+    if max_autotune:
+        targets = [(t, per_thread) for t in (256, 512, 1024, 2048, 4096, 8192) for per_thread in (8, 16)]
+    elif outer_reduction:
         # Each row of the tile is a contiguous run of outputs: at least 16 of them (split
         # partials have 128-256 rows), so a row read fills whole 32-byte sectors.
-        targets = [4096, 8192] if not max_autotune else targets
+        targets = [(4096, 8), (8192, 8)]
     configs = []
-    for target in targets:
+    for target, per_thread in targets:
         xblock = max(1, min(cap, target // rblock))
         tile = xblock * rblock
         if tile > MAX_BLOCK_ELEMENTS and xblock > 1:
             continue
-        configs.append(Config(xblock, rblock, _warps(tile, 8, lo=2, hi=16 if tile >= 16384 else 8), 1))
+        configs.append(Config(xblock, rblock, _warps(tile, per_thread, lo=2, hi=16 if tile >= 16384 else 8), 1))
     return configs
 
 
