@@ -84,7 +84,7 @@ def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypat
     torch.testing.assert_close(out, fn(x)[0])
 
 
-def test_launches_reuse_the_compiled_binary_per_specialization():
+def test_launches_reuse_the_compiled_binary_per_specialization(monkeypatch):
     # After a first launch through Triton, launches call the binary directly; an argument that
     # changes Triton's specialization (a pointer no longer 16-byte aligned) compiles anew.
     from inductor.runtime.triton_launch import load_triton_kernel
@@ -97,6 +97,12 @@ def test_launches_reuse_the_compiled_binary_per_specialization():
     [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
     launcher = load_triton_kernel(path, pathlib.Path(path).stem, "default")
     assert len({specialization for _, _, specialization in launcher.compiled}) == 2
+    triton_runs = []
+    run = launcher.fn.run
+    monkeypatch.setattr(launcher.fn, "run", lambda *a, **k: triton_runs.append(1) or run(*a, **k))
+    for x in (base[:4096], base[1:]):
+        assert_same(compiled(x), fn(x))
+    assert not triton_runs, "warm launches went through Triton's argument binding"
 
 
 CPU_SCALAR_CASES = {
