@@ -4,7 +4,7 @@ Which forward values to hand to the backward is a minimum cut. Every joint node 
 flow-network vertices joined by an edge whose capacity is the bytes of its value (`n.in ->
 n.out`); data edges (`n.out -> user.in`) are unbounded. The source feeds what the forward
 has for free (the primals) and what must be computed in the forward (ops that may not be
-recomputed, see recomputable.py); everything the backward computes from the tangents drains
+recomputed, and values a matmul of the backward reads: see recomputable.py); everything the backward computes from the tangents drains
 into the sink. A cut through `n.in -> n.out` means "save n"; nodes left on the sink side are
 recomputed in the backward from the saved values. With capacities in bytes, the cut is the
 smallest set of saved bytes from which the backward can be computed.
@@ -17,7 +17,7 @@ import torch
 import torch.fx as fx
 
 from .joint import JointGraph, is_symbolic_size
-from .recomputable import may_recompute
+from .recomputable import may_recompute, read_by_heavy_op_in_backward
 
 # A saved size (SymInt) costs a few bytes on the ctx; it must stay cheaper than any tensor.
 _SIZE_BYTES = 1
@@ -43,7 +43,8 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
         if node in backward_only:
             network.add_edge(inside, "sink")
             continue
-        if node in joint.primals or (node in joint.forward_required and not may_recompute(node)):
+        if node in joint.primals or (node in joint.forward_required and (
+                not may_recompute(node) or read_by_heavy_op_in_backward(node, backward_only))):
             network.add_edge("source", inside)
         capacity = _INPUT_BYTES if node.op == "placeholder" else saved_bytes(node)
         if capacity is None:
