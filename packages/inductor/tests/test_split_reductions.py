@@ -71,10 +71,10 @@ REDUCTIONS = {
     "amin": lambda x, dim, keepdim: aten.amin.default(x, dim, keepdim),
     "prod": lambda x, dim, keepdim: aten.prod.dim_int(x, dim if isinstance(dim, int) else dim[0], keepdim),
     "any": lambda x, dim, keepdim: aten.any.dims(x, dim if isinstance(dim, list) else [dim], keepdim),
-    "all": lambda x, dim, keepdim: aten.all.dim(x, dim, keepdim),  # aten.all.dims has no lowering yet
+    "all": lambda x, dim, keepdim: aten.all.dims(x, dim if isinstance(dim, list) else [dim], keepdim),
     "var": lambda x, dim, keepdim: aten.var.correction(x, dim, correction=1, keepdim=keepdim),
 }
-SINGLE_DIM = {"prod", "all"}
+SINGLE_DIM = {"prod"}
 
 
 def _tolerances(dtype, kind):

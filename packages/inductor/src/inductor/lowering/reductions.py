@@ -197,7 +197,7 @@ def _logical_reduction(kind):
 
 
 register_lowering(aten.any.dim, aten.any.dims, aten.any.default)(_logical_reduction("any"))
-register_lowering(aten.all.dim, aten.all.default)(_logical_reduction("all"))
+register_lowering(aten.all.dim, aten.all.dims, aten.all.default)(_logical_reduction("all"))
 
 
 def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]:
