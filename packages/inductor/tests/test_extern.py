@@ -7,7 +7,9 @@ import logging
 import pytest
 import torch
 
-from conftest import check
+import inductor
+from conftest import assert_same, backend_options, check, traced
+from inductor.runtime import wrapper_support
 
 aten = torch.ops.aten
 
@@ -39,6 +41,25 @@ def test_convolution(device):
     x, w, b = torch.randn(2, 3, 12, 12, device=device), torch.randn(4, 3, 3, 3, device=device), torch.randn(4, device=device)
     check(lambda x, w, b: (aten.relu.default(aten.convolution.default(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)),),
           x, w, b, rtol=1e-4, atol=1e-4)
+
+
+def test_channels_last_convolutions_chain_without_layout_copies(device, monkeypatch, tmp_path):
+    # ResNet-style: each convolution returns channels-last, the fused ReLU keeps it, and the next
+    # convolution reads it so; a row-major copy in between would cost a copy per convolution.
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
+    copies = []
+    keep = wrapper_support.with_strides
+    monkeypatch.setattr(wrapper_support, "with_strides", lambda t, stride: (
+        copies.append((t.stride(), stride)) if t is not None and t.stride() != stride else None) or keep(t, stride))
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, padding=1),
+                                torch.nn.ReLU()).to(device=device, memory_format=torch.channels_last)
+    x = torch.randn(2, 3, 12, 12, device=device).to(memory_format=torch.channels_last)
+    with torch.no_grad():
+        out = inductor.compile_fx(traced(model), [x], options=backend_options())(x)[0]
+        expected = model(x)
+    assert_same(out, expected, rtol=1e-4, atol=1e-4)
+    assert out.stride() == expected.stride()
+    assert not copies, f"convolution outputs copied to another layout: {copies}"
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -52,6 +52,9 @@ class GraphLowering(torch.fx.Interpreter):
         self._counter = 0
         self._placeholder_index = 0
         self._lazy: list[torch.fx.Node] = []
+        # Lazy values whose traced (eager) layout is dense in another order than row-major (a
+        # channels-last activation), by id: an extern reading one gets it laid out the same way.
+        self._traced_orders: dict[int, tuple[IRNode, list[int]]] = {}
         self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
 
     # -- services for lowerings --------------------------------------------------------
@@ -140,7 +143,29 @@ class GraphLowering(torch.fx.Interpreter):
                 result = self.realize_in_memory_order(result, memory_order(val) if isinstance(val, torch.Tensor) else None)
             else:
                 self._lazy.append(node)
+                self._remember_traced_order(result, node)
         return result
+
+    def _remember_traced_order(self, value, node):
+        val = node.meta.get("val")
+        order = memory_order(val) if isinstance(val, torch.Tensor) else None
+        if order is not None and order != sorted(order):
+            self._traced_orders[id(value)] = (value, order)
+
+    def realize_for_extern(self, value):
+        """`realize`, but a lazy value eager had channels-last (or otherwise permuted) is computed
+        in that layout: a convolution fed a row-major copy of a channels-last activation picks
+        another algorithm, or converts it back, and returns a layout the next kernels do not expect."""
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.realize_for_extern(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.realize_for_extern(v) for k, v in value.items()}
+        if not isinstance(value, IRNode):
+            return value
+        remembered = self._traced_orders.get(id(value))
+        if remembered is not None and remembered[0] is value:
+            return self.realize(self.realize_in_memory_order(value, remembered[1]))
+        return self.realize(value)
 
     def placeholder(self, target, args, kwargs):
         position = self._placeholder_index

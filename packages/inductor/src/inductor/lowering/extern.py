@@ -44,14 +44,15 @@ class _Symbolic(Exception):
     """An argument's layout has symbolic sizes: a meta run cannot stand for every size."""
 
 
-def _meta_argument(value):
-    """A meta tensor laid out as the buffer the wrapper will pass (raises _Symbolic if it cannot be)."""
+def _meta_argument(value, on_device: bool = False):
+    """A tensor laid out as the buffer the wrapper will pass, on the meta device (or, inside a
+    FakeTensorMode, a fake one on the buffer's device); raises _Symbolic if it cannot be."""
     if isinstance(value, IRNode):
         layout = value.layout
         if not all(isinstance(e, sympy.Integer) for e in (*layout.size, *layout.stride)):
             raise _Symbolic
         return torch.empty_strided([int(s) for s in layout.size], [int(s) for s in layout.stride],
-                                   dtype=layout.dtype, device="meta")
+                                   dtype=layout.dtype, device=layout.device if on_device else "meta")
     if isinstance(value, sympy.Basic):
         if not isinstance(value, sympy.Integer):
             raise _Symbolic
@@ -64,20 +65,35 @@ def output_value(op, args, kwargs, val):
 
     The node's meta value was computed for the inputs as the traced graph had them; inductor may
     pass others (a lazy permute realized densely, a view realized as a copy), and ops such as
-    attention and convolution lay their outputs out after their inputs. Re-running the op on meta
-    tensors laid out like the realized inputs gives the strides it will really return. Falls back
-    to the node's value for symbolic layouts, factories, and ops without a meta kernel; the
+    attention and convolution lay their outputs out after their inputs. Re-running the op on fake
+    tensors laid out like the realized inputs, on their device, gives the strides it will really
+    return: fake_tensor answers as the device's kernel chooses (a convolution over channels-last
+    input returns channels-last on CPU and CUDA, where torch's meta kernel says row-major). Then
+    meta tensors; then the node's value (symbolic layouts, factories, ops with neither); the
     wrapper checks strides at run time either way (`wrapper_support.with_strides`)."""
     if "device" in kwargs or not any(isinstance(a, IRNode) for a in pytree.tree_leaves((args, kwargs))):
         return val
-    try:
-        meta_args, meta_kwargs = pytree.tree_map(_meta_argument, (list(args), dict(kwargs)))
-        rerun = op(*meta_args, **meta_kwargs)
-    except Exception:  # noqa: BLE001  (no meta kernel, symbolic layout, a data-dependent op: keep the traced value)
-        return val
-    if not _same_shapes(rerun, val):
-        return val
-    return rerun
+    for rerun in (_run_on_fakes, _run_on_meta):
+        try:
+            result = rerun(op, args, kwargs)
+        except Exception:  # noqa: BLE001  (no rule, symbolic layout, a data-dependent op: try the next)
+            continue
+        if _same_shapes(result, val):
+            return result
+    return val
+
+
+def _run_on_fakes(op, args, kwargs):
+    from fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake_args, fake_kwargs = pytree.tree_map(lambda v: _meta_argument(v, on_device=True), (list(args), dict(kwargs)))
+        return op(*fake_args, **fake_kwargs)
+
+
+def _run_on_meta(op, args, kwargs):
+    meta_args, meta_kwargs = pytree.tree_map(_meta_argument, (list(args), dict(kwargs)))
+    return op(*meta_args, **meta_kwargs)
 
 
 def _same_shapes(a, b) -> bool:
@@ -102,8 +118,8 @@ def extern_call(op, args, kwargs, *, is_fallback: bool, traced=None):
     that changes the sizes of the op's inputs (a padded matmul) passes a meta tensor of the
     result's new size instead."""
     graph = current_graph()
-    args = graph.realize_tree(args)
-    kwargs = graph.realize_tree(kwargs)
+    args = graph.realize_for_extern(args)
+    kwargs = graph.realize_for_extern(kwargs)
     current = graph.current_val()
     traced = current if traced is None else traced
     val = output_value(op, args, kwargs, traced)
