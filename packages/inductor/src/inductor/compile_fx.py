@@ -21,7 +21,7 @@ import torch.fx
 
 from . import cache, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
-from .codegen.triton_calls import triton_kernel_calls
+from .codegen.triton import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice

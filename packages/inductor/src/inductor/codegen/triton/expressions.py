@@ -11,7 +11,7 @@ import math
 import sympy
 import torch
 
-from ..sizes import FloorDiv, Mod
+from ...sizes import FloorDiv, Mod
 
 TRITON_DTYPES = {
     torch.float32: "tl.float32", torch.float64: "tl.float64", torch.float16: "tl.float16",

@@ -10,10 +10,10 @@ one file, one compiled binary and one autotuning.
 
 from __future__ import annotations
 
-from ..cache import cache_dir, digest, write_atomic
-from ..runtime.triton_launch import load_triton_kernel, precompile
-from .triton import TritonKernel
-from .wrapper import KernelCall, pyexpr
+from ...cache import cache_dir, digest, write_atomic
+from ...runtime.triton_launch import load_triton_kernel, precompile
+from ..wrapper import KernelCall, pyexpr
+from .kernel import TritonKernel
 
 IMPORT = "from inductor.runtime.triton_launch import load_triton_kernel"
 

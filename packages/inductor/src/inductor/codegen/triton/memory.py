@@ -1,0 +1,118 @@
+"""Indices, masks, loads and stores of the Triton printer: the ops handler's memory half.
+
+A value's block axes (`dims`, kernel.py) pick the masks of its loads and stores, and a load of
+what the kernel stored at the same index reads the stored value from registers.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ...runtime.triton_configs import KIND_POINTWISE
+from ...sizes import FloorDiv, Mod
+from . import expressions
+from .expressions import literal, triton_dtype
+
+
+class MemoryOps:
+    """Mixed into TritonKernel: loads, stores and index arithmetic."""
+
+    def _shape(self, dims) -> str:
+        if self.kind == KIND_POINTWISE:
+            return "[XBLOCK]" if "x" in dims else "[]"
+        if not dims:
+            return "[]"
+        return f"[{'XBLOCK' if 'x' in dims else '1'}, {'RBLOCK' if 'r' in dims else '1'}]"
+
+    @staticmethod
+    def _mask(dims) -> str | None:
+        masks = [m for d, m in (("x", "xmask"), ("r", "rmask")) if d in dims]
+        return " & ".join(masks) if masks else None
+
+    def _index(self, expr) -> tuple[str, frozenset]:
+        """The index as Triton source, and the block axes it varies along."""
+        expr = sympy.sympify(expr)
+        dims = set()
+        for symbol in expr.free_symbols:
+            name = symbol.name
+            if name in self.size_symbols:
+                self.symbols.add(name)
+            elif name in self.indirect_dims:
+                dims |= self.indirect_dims[name]
+            elif name in self.axis_of:
+                self.used_vars.add(name)
+                dims.add(self.axis_of[name])
+        return expressions.index(expr), frozenset(dims)
+
+    def var_lines(self, axis: str) -> list[str]:
+        """`x0 = xindex % 128`...: the IR's loop variables recovered from the flat block index."""
+        loops = self.loops[axis]
+        flat = sympy.Symbol(f"{axis}index", integer=True, nonnegative=True)
+        lines, stride = [], sympy.Integer(1)
+        for position in reversed(range(len(loops))):
+            var, size = loops[position]
+            value = FloorDiv(flat, stride)
+            if position > 0:
+                value = Mod(value, size)
+            if var.name in self.used_vars:
+                text, _ = self._index(value)
+                lines.append(f"{var.name} = {text}")
+            stride = stride * size
+        return lines[::-1]
+
+    def _forwarded(self, name, index):
+        for scope in reversed(self.scopes):
+            if name in scope.stored and scope.stored[name][0] == index:
+                return scope.stored[name][1]
+        return None
+
+    def load(self, name, index):
+        value = self._forwarded(name, index)
+        if value is not None:
+            return value
+        if name in self.kernel.locals or name in self.kernel.scratch:
+            raise AssertionError(f"{self.name}: register-only buffer {name} read before it was computed")
+        if name in self.stored_in_memory:
+            self.barrier_needed = True
+        self.args.setdefault(name, False)
+        text, dims = self._index(index)
+        dtype = self.buffers[name].dtype
+        mask = self._mask(dims)
+        masked = f", {mask}, other={literal(0, dtype)}" if mask else ""
+        return self._new(f"tl.load({name} + {text}{masked})", dtype, dims)
+
+    def store(self, name, index, value):
+        self._store(name, index, value, self.lines)
+
+    def _store(self, name, index, value, lines):
+        self.scopes[-1].stored[name] = (index, value)
+        if name in self.kernel.locals or name in self.kernel.scratch:
+            return  # in registers; a looped kernel recomputes scratch rows in each later loop
+        self.args[name] = True
+        self.stored_in_memory.add(name)
+        value = self._tensor(value)
+        text, dims = self._index(index)
+        pointer = f"{name} + {text}"
+        if not value.dims <= dims:
+            # A folded row stored at an index without `x` (a kernel with no outer loops).
+            dims = dims | value.dims
+            pointer = f"tl.broadcast_to({pointer}, {self._shape(dims)})"
+        mask = self._mask(dims)
+        lines.append(f"tl.store({pointer}, {value}{', ' + mask if mask else ''})")
+
+    def index_expr(self, expr, dtype):
+        text, dims = self._index(expr)
+        if not expr.free_symbols:
+            return self.constant(int(expr), dtype)
+        if not dims:
+            return self._new(f"tl.full([], {text}, {triton_dtype(dtype)})", dtype, dims)
+        return self._new(f"({text}).to({triton_dtype(dtype)})", dtype, dims)
+
+    def indirect_indexing(self, value, size):
+        value = self._tensor(value)
+        size_text, _ = self._index(size)
+        wrapped = self._new(f"tl.where({value} < 0, {value} + {size_text}, {value})", value.dtype, value.dims)
+        # Out-of-range indices are clamped, as in the C++ backend: a bad index never faults.
+        clamped = self._new(f"tl.minimum(tl.maximum({wrapped}, 0), {size_text} - 1)", value.dtype, value.dims)
+        self.indirect_dims[clamped.text] = value.dims
+        return sympy.Symbol(clamped.text, integer=True, nonnegative=True)
