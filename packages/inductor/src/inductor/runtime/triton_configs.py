@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The shapes of kernel codegen/triton.py prints.
+# The shapes of kernel codegen/triton/ prints.
 KIND_POINTWISE, KIND_TILED, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "tiled", "persistent", "looped"
 
 MAX_BLOCK_ELEMENTS = 8192     # elements per program tile before registers spill
