@@ -121,10 +121,10 @@ class Scheduler:
     # -- externs ---------------------------------------------------------------------------
     #
     # An extern call (a matmul) runs only when something reads its result, or at the end: the
-    # groups it reads stay open meanwhile, so later buffers of the same size still join them.
-    # A backward's recomputed GELU (an input of the weight-gradient matmul) and the GELU
-    # gradient (after the input-gradient matmul) become one kernel reading the activation once.
-    # Externs keep their order among themselves.
+    # groups it reads stay open meanwhile, so later buffers of the same size still join them:
+    # pointwise work on either side of a matmul over one activation becomes one kernel reading
+    # it once (a backward's recomputed GELU, input of the weight-gradient matmul, and the GELU
+    # gradient after the input-gradient matmul). Externs keep their order among themselves.
 
     def _flush_externs_producing(self, deps):
         last = max((k for k, e in enumerate(self.pending) if e.name in deps), default=-1)

@@ -9,7 +9,7 @@ Nor is a value recomputed when the backward reads it with such an op (a matmul's
 a Linear's input for its weight gradient, through views): the recomputed value could not fuse
 into its reader, so the backward would run a kernel to write it to memory again (torch's
 partitioner bans these too, "materialized in the backward"). In an autocast Linear-GELU-Linear
-training step on an H200, recomputing the bf16 casts and the GELU output cost ~0.2 ms of 9.6.
+training step on an H200 the recomputed bf16 casts alone took ~0.15 ms of a 9.5 ms step.
 """
 
 from __future__ import annotations
