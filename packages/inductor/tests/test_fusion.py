@@ -45,6 +45,22 @@ def test_matmul_epilogue_is_one_kernel_after_the_extern(device):
     assert "torch.ops.aten.mm.default" in compiled.source
 
 
+def test_pointwise_work_on_both_sides_of_a_matmul_shares_a_kernel(device):
+    # A backward's shape: the weight-gradient matmul reads gelu(h), the GELU gradient reads the
+    # input-gradient matmul's result. The matmul reading gelu(h) waits, so both pointwise
+    # values come from one kernel reading h once.
+    h, gout = torch.randn(64, 96, device=device), torch.randn(64, 32, device=device)
+    w = torch.randn(32, 96, device=device)
+
+    def backward(h, gout, w):
+        grad_h = aten.mm.default(gout, w)
+        weight_grad = aten.mm.default(aten.t.default(gout), aten.gelu.default(h))
+        return weight_grad, aten.mul.Tensor(grad_h, aten.sigmoid.default(h))
+
+    compiled = check(backward, h, gout, w, rtol=1e-4, atol=1e-4)
+    assert compiled.kernel_count == 1
+
+
 def test_wrapper_reuses_dead_buffers(device):
     x, w = torch.randn(32, 32, device=device), torch.randn(32, 32, device=device) / 8
 
