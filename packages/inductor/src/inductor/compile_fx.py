@@ -8,7 +8,6 @@ code generation entirely.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
@@ -144,8 +143,10 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
     backend = cpu_kernel_backend(example_inputs, options)
     pad_mm = (options or {}).get("pad_mm")
-    with padding_matmuls(pad_mm) if pad_mm is not None else contextlib.nullcontext():
-        compiled = _compile_graph(gm, example_inputs, backend, mode, current_padding_setting())
+    if pad_mm is None:
+        pad_mm = current_padding_setting()
+    with padding_matmuls(pad_mm):
+        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm)
     if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled

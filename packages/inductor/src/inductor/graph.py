@@ -113,13 +113,20 @@ class GraphLowering(torch.fx.Interpreter):
         return self.realize(value)
 
     def realize_tree(self, value):
-        if isinstance(value, IRNode):
-            return self.realize(value)
+        """Every IR value in `value` (lists, tuples, dicts: an extern call's arguments) realized;
+        a lazy value eager had channels-last (or otherwise permuted) is computed in that layout:
+        a convolution fed a row-major copy of a channels-last activation picks another algorithm,
+        or converts it back, and returns a layout the next kernels do not expect."""
         if isinstance(value, (list, tuple)):
             return type(value)(self.realize_tree(v) for v in value)
         if isinstance(value, dict):
             return {k: self.realize_tree(v) for k, v in value.items()}
-        return value
+        if not isinstance(value, IRNode):
+            return value
+        remembered = self._traced_orders.get(id(value))
+        if remembered is not None and remembered[0] is value:
+            return self.realize(self.realize_in_memory_order(value, remembered[1]))
+        return self.realize(value)
 
     def _add(self, buffer: Buffer):
         self.buffers.append(buffer)
@@ -151,21 +158,6 @@ class GraphLowering(torch.fx.Interpreter):
         order = memory_order(val) if isinstance(val, torch.Tensor) else None
         if order is not None and order != sorted(order):
             self._traced_orders[id(value)] = (value, order)
-
-    def realize_for_extern(self, value):
-        """`realize`, but a lazy value eager had channels-last (or otherwise permuted) is computed
-        in that layout: a convolution fed a row-major copy of a channels-last activation picks
-        another algorithm, or converts it back, and returns a layout the next kernels do not expect."""
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.realize_for_extern(v) for v in value)
-        if isinstance(value, dict):
-            return {k: self.realize_for_extern(v) for k, v in value.items()}
-        if not isinstance(value, IRNode):
-            return value
-        remembered = self._traced_orders.get(id(value))
-        if remembered is not None and remembered[0] is value:
-            return self.realize(self.realize_in_memory_order(value, remembered[1]))
-        return self.realize(value)
 
     def placeholder(self, target, args, kwargs):
         position = self._placeholder_index

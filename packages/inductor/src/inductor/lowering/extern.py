@@ -4,11 +4,13 @@ performance hint, never an error)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import sympy
 import torch
 import torch.utils._pytree as pytree
+from fake_tensor import FakeTensorMode
 
 from ..context import current_graph
 from ..ir import ExternKernel, IRNode, Layout, MultiOutput
@@ -73,9 +75,9 @@ def output_value(op, args, kwargs, val):
     wrapper checks strides at run time either way (`wrapper_support.with_strides`)."""
     if "device" in kwargs or not any(isinstance(a, IRNode) for a in pytree.tree_leaves((args, kwargs))):
         return val
-    for rerun in (_run_on_fakes, _run_on_meta):
+    for on_device in (True, False):
         try:
-            result = rerun(op, args, kwargs)
+            result = _rerun(op, args, kwargs, on_device)
         except Exception:  # noqa: BLE001  (no rule, symbolic layout, a data-dependent op: try the next)
             continue
         if _same_shapes(result, val):
@@ -83,17 +85,11 @@ def output_value(op, args, kwargs, val):
     return val
 
 
-def _run_on_fakes(op, args, kwargs):
-    from fake_tensor import FakeTensorMode
-
-    with FakeTensorMode():
-        fake_args, fake_kwargs = pytree.tree_map(lambda v: _meta_argument(v, on_device=True), (list(args), dict(kwargs)))
-        return op(*fake_args, **fake_kwargs)
-
-
-def _run_on_meta(op, args, kwargs):
-    meta_args, meta_kwargs = pytree.tree_map(_meta_argument, (list(args), dict(kwargs)))
-    return op(*meta_args, **meta_kwargs)
+def _rerun(op, args, kwargs, on_device: bool):
+    """`op` on stand-ins for the realized arguments: fakes on their device, or meta tensors."""
+    with FakeTensorMode() if on_device else contextlib.nullcontext():
+        tensor_args, tensor_kwargs = pytree.tree_map(lambda v: _meta_argument(v, on_device), (list(args), dict(kwargs)))
+        return op(*tensor_args, **tensor_kwargs)
 
 
 def _same_shapes(a, b) -> bool:
@@ -118,8 +114,8 @@ def extern_call(op, args, kwargs, *, is_fallback: bool, traced=None):
     that changes the sizes of the op's inputs (a padded matmul) passes a meta tensor of the
     result's new size instead."""
     graph = current_graph()
-    args = graph.realize_for_extern(args)
-    kwargs = graph.realize_for_extern(kwargs)
+    args = graph.realize_tree(args)
+    kwargs = graph.realize_tree(kwargs)
     current = graph.current_val()
     traced = current if traced is None else traced
     val = output_value(op, args, kwargs, traced)
