@@ -47,6 +47,23 @@ def test_backward_graph_draws_no_random_numbers(partitioner):
     assert random_ops(backward) == []
 
 
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_dropout_traces_as_native_dropout_and_its_backward_reads_a_bool_mask(partitioner):
+    # On CPU, dropout would otherwise trace as bernoulli, div and mul, saving a float mask.
+    graphs = []
+    x, w = torch.randn(8, 4), torch.randn(4, requires_grad=True)
+    compiled = aot_module_simplified(
+        functions_graph(dropout_twice), [x, w], recording_compiler(graphs), partition_fn=PARTITIONERS[partitioner]
+    )
+    compiled(x, w)[0].sum().backward()
+    forward, backward = graphs
+    targets = [n.target for n in forward.graph.nodes if n.op == "call_function"]
+    assert targets.count(torch.ops.aten.native_dropout.default) == 2
+    assert torch.ops.aten.bernoulli.p not in targets
+    masks = [n for n in backward.graph.find_nodes(op="placeholder") if n.meta["val"].dtype == torch.bool]
+    assert len(masks) == 2
+
+
 def test_random_stream_after_compiled_call_continues_as_in_eager():
     x, w = torch.randn(16, 8), torch.randn(8, requires_grad=True)
     compiled = BACKENDS["aot_eager"](functions_graph(dropout_twice), [x, w])

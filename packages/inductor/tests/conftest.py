@@ -42,9 +42,9 @@ def backend_options() -> dict:
     return dict(_selected_options)
 
 
-def compile_graph(gm: torch.fx.GraphModule, inputs):
-    """Compile an ATen graph with the backend the `device` fixture selected."""
-    return inductor.compile_aten_graph(gm, inputs, options=backend_options())
+def compile_graph(gm: torch.fx.GraphModule, inputs, **options):
+    """Compile an ATen graph with the backend the `device` fixture selected (and `options`)."""
+    return inductor.compile_aten_graph(gm, inputs, options={**backend_options(), **options})
 
 
 def traced(module) -> torch.fx.GraphModule:

@@ -44,11 +44,23 @@ def test_mlp_training_step_matches_eager_gradients(device):
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
 
 
-def test_dropout_training_step_draws_eagers_masks_under_one_seed(device):
+def test_dropout_training_step_reads_the_forwards_mask_in_backward(device):
+    # Drawn inside a kernel (Triton's default) or by aten (C++): the gradient is the forward's mask, scaled.
+    x = torch.randn(64, 48, device=device, requires_grad=True)
+    compiled = inductor.compile_fx(traced(torch.nn.Dropout(0.4)), [x], options=backend_options())
+    out = compiled(x)[0]
+    out.sum().backward()
+    kept = out != 0
+    assert 0.5 < kept.float().mean().item() < 0.7
+    torch.testing.assert_close(x.grad, kept.float() / 0.6)
+    torch.testing.assert_close(out, torch.where(kept, x.detach() / 0.6, 0.0))
+
+
+def test_dropout_training_step_with_fallback_random_draws_eagers_masks_under_one_seed(device):
     model = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.Dropout(0.4), torch.nn.GELU(), torch.nn.Linear(96, 10))
     model = model.to(device)
     x = torch.randn(32, 48, device=device)
-    compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
+    compiled = inductor.compile_fx(traced(model), [x], options={**backend_options(), "fallback_random": True})
     torch.manual_seed(11)
     out = compiled(x)[0]
     out.pow(2).sum().backward()

@@ -118,6 +118,15 @@ def cpu_kernel_backend(example_inputs, options) -> str:
     return (options or {}).get("cpu_backend", "cpp")
 
 
+def in_kernel_random_devices(backend: str, options) -> frozenset[str]:
+    """Device types whose random ops are drawn inside kernels (Triton's Philox): torch.compile's
+    default. `fallback_random=True` keeps them aten calls, which draw eager's numbers under the
+    same seed, as they always are for C++ kernels (`backend`: the one for CPU kernels)."""
+    if (options or {}).get("fallback_random", False):
+        return frozenset()
+    return frozenset({"cuda", "cpu"} if backend == "triton" else {"cuda"})
+
+
 def kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str, cpu_backend: str) -> tuple[dict, dict]:
     """Each kernel printed by the backend for its device (a graph may mix CUDA kernels with a CPU
     one, e.g. over a CPU scalar), as ({name: KernelCall}, {name: source}) in kernel order."""
@@ -136,8 +145,10 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
 
     `mode`: None/"default", "reduce-overhead" (CUDA graphs) or "max-autotune" (wider block-size
-    search); `options`: {"cpu_backend": "cpp" | "triton", "pad_mm": True | False} (pad_mm:
-    pad misaligned matmuls; default: on CUDA where it pays, lowering/matmul_padding.py)."""
+    search); `options`: {"cpu_backend": "cpp" | "triton", "pad_mm": True | False (pad
+    misaligned matmuls; default: on CUDA where it pays, lowering/matmul_padding.py),
+    "fallback_random": True | False (random ops as aten calls drawing eager's numbers; default
+    False: Triton kernels draw their own, lowering/random.py)}."""
     mode = mode or "default"
     if mode not in MODES:
         raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
@@ -146,18 +157,21 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     if pad_mm is None:
         pad_mm = current_padding_setting()
     with padding_matmuls(pad_mm):
-        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm)
+        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options))
     if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
 
 
-def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None) -> CompiledGraph:
-    """`backend`: the one for CPU kernels (cpu_kernel_backend)."""
+def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,
+                   random_devices: frozenset[str]) -> CompiledGraph:
+    """`backend`: the one for CPU kernels (cpu_kernel_backend); `random_devices`: see
+    in_kernel_random_devices."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
-                       cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode, str(pad_mm))
+                       cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode, str(pad_mm),
+                       ",".join(sorted(random_devices)))
     path = cache.cache_dir() / "graphs" / f"{key}.py"
     if path.exists():
         source = path.read_text()
@@ -169,7 +183,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
         return compiled
     start = time.perf_counter()
     ensure_meta_vals(gm, example_inputs)
-    graph = GraphLowering(gm, example_inputs)
+    graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices)
     graph.run()
     steps = Scheduler(graph).run()
     buffers = {b.name: b for b in graph.buffers}

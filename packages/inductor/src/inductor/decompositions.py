@@ -2,8 +2,8 @@
 
 Core ATen decompositions, minus the ops with a direct lowering that beats their decomposition
 (softmax, gelu, var_mean... are reductions/pointwise we lower as a whole), and
-minus every random op: those run as aten calls (lowering/extern.py), so that under one seed a
-compiled program draws eager's numbers, dropout masks included.
+minus every random op: lowering/random.py draws them inside Triton kernels, or keeps them aten
+calls (C++ kernels, `fallback_random=True`) so that one seed gives eager's numbers.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _table():
     for op in LOWERED_DIRECTLY:
         table.pop(op, None)
     # A random op's decomposition draws its numbers differently from its kernel (native_dropout
-    # becomes `rand_like(x) < 1 - p`; eager's kernel calls bernoulli_).
+    # becomes `rand_like(x) > p`; eager's kernel calls bernoulli_): the lowering decides.
     return {op: fn for op, fn in table.items() if torch.Tag.nondeterministic_seeded not in op.tags}
 
 

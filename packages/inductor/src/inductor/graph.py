@@ -34,8 +34,10 @@ REALIZE_OPS = 1
 
 
 class GraphLowering(torch.fx.Interpreter):
-    def __init__(self, gm: torch.fx.GraphModule, example_inputs):
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, in_kernel_random_devices=frozenset()):
         super().__init__(gm, garbage_collect_values=False)
+        # Device types whose kernels draw random numbers themselves (lowering/random.py).
+        self.in_kernel_random_devices = frozenset(in_kernel_random_devices)
         self.example_inputs = list(example_inputs)
         self.buffers: list[Buffer] = []
         self.input_names: list[str] = []
@@ -58,6 +60,9 @@ class GraphLowering(torch.fx.Interpreter):
         self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
 
     # -- services for lowerings --------------------------------------------------------
+
+    def in_kernel_random(self, device: torch.device) -> bool:
+        return device.type in self.in_kernel_random_devices
 
     def new_name(self) -> str:
         name = f"buf{self._counter}"

@@ -20,6 +20,8 @@ Vocabulary (every dtype argument is a torch.dtype; `index` is a sympy expression
   reduction(dtype, reduction_type, value)   fold `value` over the reduction loop; types in
                                        REDUCTION_TYPES; argmax/argmin return an int64 index
   store_reduction(name, index, value)  write the folded result (once per output element)
+  rand(seed, offset), randn(seed, offset)   float32 uniform in [0, 1) / standard normal: Philox
+                                       of an int64 seed and an integer offset (Triton only)
   unary and binary math below, on operands of one dtype (lowerings insert the casts)
 """
 
@@ -41,7 +43,7 @@ BINARY = (
 COMPARISONS = frozenset("eq ne lt le gt ge logical_and logical_or logical_xor logical_not isnan isinf isfinite signbit".split())
 REDUCTION_TYPES = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 OTHER = (
-    "load store constant index_expr indirect_indexing to_dtype where reduction store_reduction"
+    "load store constant index_expr indirect_indexing to_dtype where reduction store_reduction rand randn"
 ).split()
 VOCABULARY = frozenset(UNARY + BINARY + OTHER)
 

@@ -13,7 +13,27 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.fx as fx
 
+from torch.overrides import TorchFunctionMode
+
 from .recorder import AtenRecorder, Decompositions
+
+
+class NativeDropout(TorchFunctionMode):
+    """Training-mode dropout traced as `native_dropout`, as CUDA's kernel (and torch's Python
+    dispatcher) route it. On CPU, dropout is otherwise a composite of bernoulli, div and mul, and
+    its backward reads the float mask (4 bytes an element); native_dropout's reads a bool one.
+    Both draw the same numbers under one seed (bernoulli over the input's shape)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.nn.functional.dropout, torch.dropout):
+            names = ("input", "p", "training" if func is torch.nn.functional.dropout else "train", "inplace")
+            bound = {**dict(zip(names, args)), **kwargs}
+            x, p = bound["input"], bound.get("p", 0.5)
+            training = bound.get("training", bound.get("train", True))
+            if training and not bound.get("inplace", False) and 0 < p < 1 and x.dtype.is_floating_point:
+                return torch.native_dropout(x, p, True)[0]
+        return func(*args, **kwargs)
 
 
 def _traced_inputs(values: Sequence[Any], fake_mode) -> tuple[list, list]:
@@ -50,7 +70,7 @@ def trace_forward(
     _, traced_inputs = _traced_inputs(inputs, fake_mode)
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
-    with fake_mode, recorder:
+    with fake_mode, recorder, NativeDropout():
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
     return recorder.graph_module(), outputs, traced_inputs
@@ -78,7 +98,7 @@ def trace_joint(
         recorder.placeholder(f"tangents_{index + 1}", value)
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
-    with fake_mode, recorder, torch.enable_grad():
+    with fake_mode, recorder, torch.enable_grad(), NativeDropout():
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
         grads = iter(torch.autograd.grad(targets, wrt, tangents, allow_unused=True) if targets else [None] * len(wrt))

@@ -27,4 +27,4 @@ def register_lowering(*aten_ops):
     return decorate
 
 
-from . import pointwise, activations, reductions, views, indexing, creation, extern, matmul_padding  # noqa: E402,F401  (fill the table)
+from . import pointwise, activations, reductions, views, indexing, creation, extern, matmul_padding, random  # noqa: E402,F401  (fill the table)

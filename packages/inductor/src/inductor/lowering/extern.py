@@ -1,5 +1,5 @@
-"""Ops that run as aten calls from the wrapper: matmul/conv/attention externs, random ops (so they
-draw eager's numbers), and the fallback for any other op without a lowering (logged as a
+"""Ops that run as aten calls from the wrapper: matmul/conv/attention externs, random ops not
+drawn in kernel (lowering/random.py; they draw eager's numbers), and the fallback for any other op without a lowering (logged as a
 performance hint, never an error)."""
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def extern_call(op, args, kwargs, *, is_fallback: bool, traced=None):
     traced = current if traced is None else traced
     val = output_value(op, args, kwargs, traced)
     aliases = any(r.alias_info is not None for r in op._schema.returns)
-    layout = layout_of(val, graph, current.device) if isinstance(val, torch.Tensor) else None
+    device = kwargs.get("device") or getattr(current, "device", None)  # a factory says its device
+    layout = layout_of(val, graph, device) if isinstance(val, torch.Tensor) else None
     kernel = ExternKernel(graph.new_name(), layout, str_op(op), tuple(args), kwargs, is_fallback, aliases)
     if isinstance(val, torch.Tensor):
         return graph.register_extern(kernel)
@@ -148,8 +149,9 @@ def extern(op, args, kwargs):
 
 def fallback(op, args, kwargs):
     if torch.Tag.nondeterministic_seeded in op.tags:
-        # Random ops are aten calls by design: they draw from torch's generator in graph order,
-        # as eager does, so one seed gives eager's numbers. They write nothing else.
+        # Random ops not drawn in kernel (lowering/random.py) are aten calls by design: they draw
+        # from torch's generator in graph order, as eager does, so one seed gives eager's
+        # numbers. They write nothing else.
         return extern_call(op, args, kwargs, is_fallback=False)
     perf_hints.info("inductor: no lowering for %s; it runs as an aten call between kernels", op)
     return extern_call(op, args, kwargs, is_fallback=True)

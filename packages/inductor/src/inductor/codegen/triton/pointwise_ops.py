@@ -55,6 +55,16 @@ class PointwiseOps:
         dims = cond.dims | a.dims | b.dims
         return self._new(f"tl.where({cond}, {a}, {b})", a.dtype, dims)
 
+    def rand(self, seed, offset):
+        return self._random("tl.rand", seed, offset)
+
+    def randn(self, seed, offset):
+        return self._random("tl.randn", seed, offset)
+
+    def _random(self, fn, seed, offset):
+        seed, offset = self._tensor(seed), self._tensor(offset)
+        return self._new(f"{fn}({seed}, {offset}.to(tl.uint32))", torch.float32, seed.dims | offset.dims)
+
     def __getattr__(self, name):
         if name in BINARY:
             return lambda a, b: self._binary(name, a, b)
