@@ -207,6 +207,20 @@ def test_linear_with_odd_out_features_trains_as_eager(device, dtype, padded_shap
     assert len(padded_shapes) >= 3, padded_shapes
 
 
+def test_inference_returns_the_padded_result_as_a_strided_view(device):
+    # As torch.compile does: logits [2, 12, 1001] read in place from the [24, 1008] matmul result
+    # (dims in eager's order), not copied dense. A training forward keeps eager's strides: the
+    # backward was traced to read its outputs with them.
+    pytest.importorskip("aot_autograd")
+    model = torch.nn.Linear(64, 1001, bias=False).to(device)
+    x = torch.randn(2, 12, 64, device=device)
+    with padding_matmuls(True), torch.no_grad():
+        compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
+        out, expected = compiled(x)[0], model(x)
+    assert out.shape == expected.shape and out.stride() == (12 * 1004, 1004, 1)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.slow
 def test_gpt2_lm_head_logits_and_gradients_match_eager(padded_shapes):
     transformers = pytest.importorskip("transformers")

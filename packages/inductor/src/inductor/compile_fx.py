@@ -141,8 +141,14 @@ def kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str, cpu_backe
     return calls, {k.name: sources[k.name] for k in kernels}
 
 
-def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
+def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None,
+                       strided_outputs: bool = False):
     """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
+
+    `strided_outputs`: an output may be a strided view in eager's dim order instead of having
+    eager's exact strides (a padded matmul's result sliced, as torch.compile returns it); only
+    for graphs whose outputs no compiled graph reads later (inference, not a forward's saved
+    values, which the backward was traced to read with eager's strides).
 
     `mode`: None/"default", "reduce-overhead" (CUDA graphs) or "max-autotune" (wider block-size
     search); `options`: {"cpu_backend": "cpp" | "triton", "pad_mm": True | False (pad
@@ -157,21 +163,22 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     if pad_mm is None:
         pad_mm = current_padding_setting()
     with padding_matmuls(pad_mm):
-        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options))
+        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options),
+                                  strided_outputs)
     if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
 
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,
-                   random_devices: frozenset[str]) -> CompiledGraph:
+                   random_devices: frozenset[str], strided_outputs: bool) -> CompiledGraph:
     """`backend`: the one for CPU kernels (cpu_kernel_backend); `random_devices`: see
     in_kernel_random_devices."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
                        cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode, str(pad_mm),
-                       ",".join(sorted(random_devices)))
+                       ",".join(sorted(random_devices)), str(strided_outputs))
     path = cache.cache_dir() / "graphs" / f"{key}.py"
     if path.exists():
         source = path.read_text()
@@ -183,7 +190,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
         return compiled
     start = time.perf_counter()
     ensure_meta_vals(gm, example_inputs)
-    graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices)
+    graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
     graph.run()
     steps = Scheduler(graph).run()
     buffers = {b.name: b for b in graph.buffers}
@@ -281,7 +288,10 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
     def compile_graph(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, mode=mode, options=options)
 
+    def compile_inference(graph_module, inputs):
+        return compile_aten_graph(graph_module, inputs, mode=mode, options=options, strided_outputs=True)
+
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
-        partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_graph,
+        partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_inference,
     )

@@ -23,7 +23,8 @@ from .ir import (
 )
 from .lowering import LOWERINGS
 from .lowering.extern import fallback
-from .lowering.views import make_view, permute
+from .lowering.matmul_padding import is_padded_slice
+from .lowering.views import make_view, permute, strided_view
 from .ops import DependencyCollector, use_handler
 from .sizes import FloorDiv, Mod, as_expr, loop_vars
 
@@ -34,10 +35,14 @@ REALIZE_OPS = 1
 
 
 class GraphLowering(torch.fx.Interpreter):
-    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, in_kernel_random_devices=frozenset()):
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, in_kernel_random_devices=frozenset(),
+                 strided_outputs: bool = False):
         super().__init__(gm, garbage_collect_values=False)
         # Device types whose kernels draw random numbers themselves (lowering/random.py).
         self.in_kernel_random_devices = frozenset(in_kernel_random_devices)
+        # Whether an output may be a strided view of a buffer in eager's dim order rather than
+        # eager's exact strides (see `_as_strided_output`).
+        self.strided_outputs = strided_outputs
         self.example_inputs = list(example_inputs)
         self.buffers: list[Buffer] = []
         self.input_names: list[str] = []
@@ -277,6 +282,32 @@ class GraphLowering(torch.fx.Interpreter):
             return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
         return value
 
+    def _as_strided_output(self, value, node):
+        """The [:M, :N] slice of a padded matmul's result (GPT-2's logits), or a view of it, that
+        reads the result at an affine index: returned as that strided view rather than copied
+        dense, when its dims lie in memory in eager's order, as torch.compile returns it. Only where nothing reads the output later expecting the traced strides
+        (inference graphs: a forward graph's outputs include the backward's saved values)."""
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        if not isinstance(val, torch.Tensor) or memory_order(val) is None:
+            return value
+        sliced = value
+        while isinstance(sliced, GenericView):
+            sliced = sliced.data
+        if not is_padded_slice(sliced):
+            return value  # e.g. a copy of a slice (`.contiguous()`): eager's dense strides
+        index = loop_vars("v", len(value.size))
+        collector = DependencyCollector()
+        with use_handler(collector):
+            result = value.make_loader()(index)
+        if result != "load" or collector.op_count or collector.indirect or len(collector.reads) != 1:
+            return value
+        name, flat = collector.reads[0]
+        base = next((b for b in self.buffers if b.name == name), None)
+        view = strided_view(base, value.size, index, flat) if isinstance(base, Buffer) else None
+        if view is None or view.dtype != value.dtype:
+            return value
+        return view if _strided_in_order(view.layout, memory_order(val)) else value
+
     def remove_dead_buffers(self):
         """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)."""
         live: set[str] = set(self.output_names)
@@ -299,6 +330,8 @@ class GraphLowering(torch.fx.Interpreter):
         flat_nodes = nodes if isinstance(nodes, (list, tuple)) and len(nodes) == len(flat) else [None] * len(flat)
         for value, node in zip(flat, flat_nodes):
             if isinstance(value, IRNode):
+                if self.strided_outputs:
+                    value = self._as_strided_output(value, node)
                 value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
                 base = storage_of(value)
                 self.output_names.add(base.name)
@@ -319,6 +352,20 @@ def constant_layout(value: torch.Tensor) -> Layout:
 
 def _strides_match(layout: Layout, val: torch.Tensor) -> bool:
     return all(n == 1 or s == v for n, s, v in zip(layout.size, layout.stride, val.stride()))
+
+
+def _strided_in_order(layout: Layout, order: list[int]) -> bool:
+    """Whether `layout`'s dims (size-1 dims aside) lie in memory in `order`, outermost first,
+    each dim's elements apart by at least the span of the dims inside it (no overlap; gaps allowed)."""
+    dims = [d for d in order if layout.size[d] != 1]
+    if not all(isinstance(layout.stride[d], sympy.Integer) and isinstance(layout.size[d], sympy.Integer) for d in dims):
+        return False
+    span = 1
+    for d in reversed(dims):
+        if int(layout.stride[d]) < span:
+            return False
+        span = int(layout.stride[d]) * int(layout.size[d])
+    return True
 
 
 def memory_order(val: torch.Tensor) -> list[int] | None:

@@ -11,8 +11,9 @@ torch.compile's pad_mm does, a misaligned matmul runs as
 Zeros padded onto K add nothing to any dot product; rows of `a` padded onto M and columns of
 `b` padded onto N only add output rows/columns, which the slice drops. The pads are
 `constant_pad_nd` pointwise values (fused into the operand's producer, or one cheap copy) and
-the slice is a lazy read through the padded buffer: readers index it in place; an output or
-an extern argument gets a dense copy with eager's strides.
+the slice is a lazy read through the padded buffer: readers index it in place; an extern
+argument gets a dense copy with eager's strides, and so does an output, except in inference
+graphs, which return the strided view (as torch.compile does).
 
 Whether to pad: inside `padding_matmuls(True)` every misaligned matmul of a padded dtype is
 padded, on any device (tests, experiments); inside `padding_matmuls(False)` none; otherwise
@@ -200,7 +201,19 @@ def _sliced(result: IRNode, m: int, n: int):
     if (result.size[-2], result.size[-1]) == (m, n):
         return result
     view = slice_(slice_(result, ndim - 2, 0, m), ndim - 1, 0, n)
-    return Pointwise(view.device, view.dtype, view.size, view.make_loader())
+    sliced = Pointwise(view.device, view.dtype, view.size, view.make_loader())
+    _slices.add(sliced)
+    return sliced
+
+
+# The lazy slices `_sliced` made: an inference graph may return one (or a view of one) as a
+# strided view of the padded result (GraphLowering._as_strided_output), where a copy of it must
+# stay dense.
+_slices: weakref.WeakSet = weakref.WeakSet()
+
+
+def is_padded_slice(value: IRNode) -> bool:
+    return value in _slices
 
 
 def _matmul(op, bias, a, b, kwargs):

@@ -25,17 +25,23 @@ def make_view(data: IRNode, size, reindex) -> IRNode:
     if base is None:
         return view
     index = loop_vars("v", len(size))
-    flat = simplify_index(data.layout.index(reindex(index)))
+    return strided_view(base, size, index, data.layout.index(reindex(index))) or view
+
+
+def strided_view(base, size, index, flat) -> ReinterpretView | None:
+    """`base` read at `flat` (an expression of the loop variables `index` over `size`) as a
+    strided view, when `flat` is affine in them; else None."""
+    flat = simplify_index(flat)
     strides = []
     for var in index:
         coeff = affine_coefficient(flat, var)
         if coeff is None:
-            return view
+            return None
         strides.append(coeff)
     offset = flat.subs({v: 0 for v in index})
     if offset.free_symbols & set(index) or any(s.free_symbols & set(index) for s in strides):
-        return view
-    return ReinterpretView(base, Layout(data.device, data.dtype, size, tuple(strides), offset))
+        return None
+    return ReinterpretView(base, Layout(base.device, base.dtype, tuple(size), tuple(strides), offset))
 
 
 def _dim(dim, ndim):
