@@ -82,3 +82,19 @@ def test_transposed_read_of_a_fresh_buffer_is_not_fused(device):
 
     compiled = check(fn, x)
     assert compiled.kernel_count == 2
+
+
+def test_layernorm_normalizing_through_a_flattening_view_is_one_kernel(device):
+    # A transformer's pre-matmul LayerNorm: the residual sum is returned, and the normalized value
+    # is read as [B*T, H] by the matmul. Statistics and normalization still share one kernel,
+    # whose loops are the [B, T] x [H] of the statistics.
+    x, r = torch.randn(4, 17, 96, device=device), torch.randn(4, 17, 96, device=device)
+    w, b, weight = torch.randn(96, device=device), torch.randn(96, device=device), torch.randn(96, 32, device=device)
+
+    def block(x, r, w, b, weight):
+        h = aten.add.Tensor(x, r)
+        normalized = aten.native_layer_norm.default(h, [96], w, b, 1e-5)[0]
+        return h, aten.mm.default(aten.view.default(normalized, [68, 96]), weight)
+
+    compiled = check(block, x, r, w, b, weight, rtol=1e-4, atol=1e-4)
+    assert compiled.kernel_count == 1

@@ -56,10 +56,55 @@ class _Group:
         return {m.buffer.name for m in self.members}
 
 
-def _node_index(sizes, variables):
-    """Variables for the non-1 dims, zero for the size-1 ones."""
-    it = iter(variables)
-    return [sympy.Integer(0) if s == 1 else next(it) for s in sizes]
+def _runs(coarse, fine) -> list[int] | None:
+    """How many adjacent dims of `fine` each dim of `coarse` merges ((68, 96) over (4, 17, 96):
+    [2, 1]); None when `coarse` is not `fine` with runs of adjacent dims merged. Squeezed sizes;
+    a symbolic size only matches itself."""
+    counts, k = [], 0
+    for size in coarse:
+        if k < len(fine) and fine[k] == size:
+            counts.append(1)
+            k += 1
+            continue
+        target, start, product = static_int(size), k, 1
+        while target is not None and k < len(fine) and static_int(fine[k]) is not None and product < target:
+            product *= static_int(fine[k])
+            k += 1
+        if target is None or product != target:
+            return None
+        counts.append(k - start)
+    return counts if k == len(fine) else None
+
+
+def _merges(size, loops) -> bool:
+    return tuple(size) == tuple(loops) or _runs(size, loops) is not None
+
+
+def _cuts(size, loops) -> set[int]:
+    """The points between `loops` that no run merged into a dim of `size` crosses (empty when
+    `size` is not a merge of `loops`): where the loops may split into outer and inner."""
+    runs = _runs(size, loops)
+    return set() if runs is None else {sum(runs[:k]) for k in range(len(runs) + 1)}
+
+
+def _node_index(sizes, variables, var_sizes):
+    """The index of a node of `sizes` at loop `variables` (of `var_sizes`, squeezed): zero for
+    size-1 dims; a dim that merges several loops (`_runs`) combines them row-major, as a node
+    viewed [B*T, H] runs in loops [B, T] x [H]."""
+    squeezed = _squeezed(sizes)
+    runs = iter([1] * len(squeezed) if squeezed == tuple(var_sizes) else _runs(squeezed, var_sizes))
+    loops = iter(zip(variables, var_sizes))
+    index = []
+    for size in sizes:
+        if size == 1:
+            index.append(sympy.Integer(0))
+            continue
+        expr = sympy.Integer(0)
+        for _ in range(next(runs)):
+            var, extent = next(loops)
+            expr = expr * extent + var
+        index.append(expr)
+    return index
 
 
 def _outer_vars(n):
@@ -70,16 +115,34 @@ def _inner_vars(n):
     return [loop_var("r", k) for k in range(n)]
 
 
-def _body(buffer: ComputedBuffer, is_inner: bool, outer_vars, inner_vars):
-    """A zero-argument body for `buffer` in the group's variables."""
+def _body(buffer: ComputedBuffer, is_inner: bool, outer, inner):
+    """A zero-argument body for `buffer` in the loop variables of a group with these loops."""
+    outer_vars, inner_vars = _outer_vars(len(outer)), _inner_vars(len(inner or ()))
     data = buffer.data
     store = buffer.store_body()
     if isinstance(data, Reduction):
-        index = _node_index(data.ranges, outer_vars)
-        rindex = _node_index(data.reduction_ranges, inner_vars)
+        index = _node_index(data.ranges, outer_vars, outer)
+        rindex = _node_index(data.reduction_ranges, inner_vars, inner)
         return lambda: store(index, rindex)
-    index = _node_index(data.ranges, [*outer_vars, *inner_vars] if is_inner else outer_vars)
+    if is_inner:
+        index = _node_index(data.ranges, [*outer_vars, *inner_vars], (*outer, *inner))
+    else:
+        index = _node_index(data.ranges, outer_vars, outer)
     return lambda: store(index)
+
+
+def _placement(buffer: ComputedBuffer, outer, inner) -> bool | None:
+    """Whether `buffer` runs inside the inner loops (True) or once per outer iteration (False)
+    of a group with these loops; None if its iteration space is not theirs, up to merged dims."""
+    data = buffer.data
+    if isinstance(data, Reduction):
+        if inner is None:
+            return None
+        return True if _merges(_squeezed(data.ranges), outer) and _merges(_squeezed(data.reduction_ranges), inner) else None
+    size = _squeezed(data.ranges)
+    if inner is not None and len(outer) in _cuts(size, (*outer, *inner)):
+        return True
+    return False if _merges(size, outer) else None
 
 
 def _collect(body):
@@ -140,29 +203,23 @@ class Scheduler:
     # -- placement -------------------------------------------------------------------------
 
     def _fit(self, group: _Group, buffer: ComputedBuffer):
-        """(new outer, new inner, is_inner, reshaped) if `buffer` fits `group`'s loops, else None."""
+        """The group's loops (outer, inner) once `buffer` joins it, else None. A reduction joining
+        a group without one gives it inner loops: its reduced dims, after the group's loops
+        (`mean = sum / n` over a pointwise group), or the group's trailing loops they merge."""
         data = buffer.data
-        if isinstance(data, Reduction):
-            out, red = _squeezed(data.ranges), _squeezed(data.reduction_ranges)
-            if group.inner is None:
-                if group.outer == out + red:
-                    return out, red, True, True
-                if group.outer == out:
-                    return out, red, True, False
-                return None
-            return (group.outer, group.inner, True, False) if (out, red) == (group.outer, group.inner) else None
-        size = _squeezed(data.ranges)
-        if group.inner is None:
-            return (group.outer, None, False, False) if size == group.outer else None
-        if size == group.outer + group.inner:
-            return group.outer, group.inner, True, False
-        if size == group.outer:
-            return group.outer, group.inner, False, False
-        return None
+        if not isinstance(data, Reduction) or group.inner is not None:
+            return (group.outer, group.inner) if _placement(buffer, group.outer, group.inner) is not None else None
+        out, red = _squeezed(data.ranges), _squeezed(data.reduction_ranges)
+        if _merges(out, group.outer):
+            return group.outer, red
+        runs = _runs((*out, *red), group.outer)
+        if runs is None:
+            return None
+        split = sum(runs[: len(out)])
+        return group.outer[:split], group.outer[split:]
 
     def _member(self, buffer, outer, inner, is_inner) -> _Member:
-        ov, iv = _outer_vars(len(outer)), _inner_vars(len(inner or ()))
-        collected = _collect(_body(buffer, is_inner, ov, iv))
+        collected = _collect(_body(buffer, is_inner, outer, inner))
         return _Member(buffer, is_inner, collected.reads, collected.writes)
 
     def _legal(self, group: _Group, member: _Member) -> bool:
@@ -178,12 +235,15 @@ class Scheduler:
         fit = self._fit(group, buffer)
         if fit is None:
             return False
-        outer, inner, is_inner, reshaped = fit
+        outer, inner = fit
         members = group.members
-        if reshaped or (group.inner is None and inner is not None):
-            # The group gains its inner loops: earlier full-size members become inner ones.
-            members = [self._member(m.buffer, outer, inner, reshaped) for m in members]
-        candidate = self._member(buffer, outer, inner, is_inner)
+        if (outer, inner) != (group.outer, group.inner):
+            # New loops (the group gained inner ones): place every member in them again.
+            placements = [_placement(m.buffer, outer, inner) for m in members]
+            if None in placements:
+                return False
+            members = [self._member(m.buffer, outer, inner, p) for m, p in zip(members, placements)]
+        candidate = self._member(buffer, outer, inner, _placement(buffer, outer, inner))
         trial = _Group(outer, inner, members)
         if not self._legal(trial, candidate):
             return False
@@ -248,13 +308,13 @@ class Scheduler:
         local, scratch = self._locals(group, stage_of)
         all_exprs = [index for m in group.members for _, index in (*m.reads, *m.writes)]
         for m in group.members:
-            all_exprs.extend(_collect(_body(m.buffer, m.is_inner, outer_vars, inner_vars)).index_exprs)
+            all_exprs.extend(_collect(_body(m.buffer, m.is_inner, group.outer, group.inner)).index_exprs)
         outer, subs_o = _merge_loops(list(zip(outer_vars, group.outer)), all_exprs)
         inner, subs_i = _merge_loops(list(zip(inner_vars, group.inner or ())), all_exprs)
         subs = {**subs_o, **subs_i}
 
         def node(m):
-            body = _body(m.buffer, m.is_inner, outer_vars, inner_vars)
+            body = _body(m.buffer, m.is_inner, group.outer, group.inner)
             return KernelNode(m.buffer, _substituted(body, subs), isinstance(m.buffer.data, Reduction))
 
         built = [
