@@ -63,20 +63,23 @@ def constant_pad_nd(x, pad, value=0.0):
         dim = ndim - 1 - k
         low, high = as_expr(pad[2 * k]), as_expr(pad[2 * k + 1])
         size[dim] = size[dim] + low + high
-        lows[dim] = low
+        if low != 0 or high != 0:
+            lows[dim] = low
     load = x.make_loader()
 
     def inner(index):
+        # Only padded dims are clamped and tested: a clamp (tl.minimum) hides from Triton that
+        # consecutive elements are contiguous, so the kernel loses its vector loads (a matmul
+        # operand padded along rows only keeps them along its unpadded columns).
         source = list(index)
         inside = None
         for dim, low in lows.items():
             shifted = index[dim] - low
             source[dim] = _clamp_index(shifted, x.size[dim])
             position = ops.index_expr(shifted, torch.int64)
-            in_dim = ops.logical_and(
-                ops.ge(position, ops.constant(0, torch.int64)),
-                ops.lt(position, ops.index_expr(x.size[dim], torch.int64)),
-            )
+            in_dim = ops.lt(position, ops.index_expr(x.size[dim], torch.int64))
+            if low != 0:
+                in_dim = ops.logical_and(ops.ge(position, ops.constant(0, torch.int64)), in_dim)
             inside = in_dim if inside is None else ops.logical_and(inside, in_dim)
         loaded = load(source)
         return loaded if inside is None else ops.where(inside, loaded, ops.constant(value, x.dtype))
