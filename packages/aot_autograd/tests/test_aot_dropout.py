@@ -33,15 +33,20 @@ def test_dropout_masks_and_gradients_match_eager(backend):
         torch.testing.assert_close(actual_grad, expected_grad)
 
 
-@pytest.mark.parametrize("partitioner", PARTITIONERS)
-def test_backward_graph_draws_no_random_numbers(partitioner):
+def _training_graphs(partitioner):
+    """(forward, backward) graphs of `dropout_twice` after one training step."""
     graphs = []
     x, w = torch.randn(8, 4), torch.randn(4, requires_grad=True)
     compiled = aot_module_simplified(
         functions_graph(dropout_twice), [x, w], recording_compiler(graphs), partition_fn=PARTITIONERS[partitioner]
     )
     compiled(x, w)[0].sum().backward()
-    forward, backward = graphs
+    return graphs
+
+
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_backward_graph_draws_no_random_numbers(partitioner):
+    forward, backward = _training_graphs(partitioner)
     random_ops = lambda gm: [n for n in gm.graph.nodes if n.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(n.target, "tags", ())]
     assert len(random_ops(forward)) == 2
     assert random_ops(backward) == []
@@ -50,13 +55,7 @@ def test_backward_graph_draws_no_random_numbers(partitioner):
 @pytest.mark.parametrize("partitioner", PARTITIONERS)
 def test_dropout_traces_as_native_dropout_and_its_backward_reads_a_bool_mask(partitioner):
     # On CPU, dropout would otherwise trace as bernoulli, div and mul, saving a float mask.
-    graphs = []
-    x, w = torch.randn(8, 4), torch.randn(4, requires_grad=True)
-    compiled = aot_module_simplified(
-        functions_graph(dropout_twice), [x, w], recording_compiler(graphs), partition_fn=PARTITIONERS[partitioner]
-    )
-    compiled(x, w)[0].sum().backward()
-    forward, backward = graphs
+    forward, backward = _training_graphs(partitioner)
     targets = [n.target for n in forward.graph.nodes if n.op == "call_function"]
     assert targets.count(torch.ops.aten.native_dropout.default) == 2
     assert torch.ops.aten.bernoulli.p not in targets

@@ -285,8 +285,9 @@ class GraphLowering(torch.fx.Interpreter):
     def _as_strided_output(self, value, node):
         """The [:M, :N] slice of a padded matmul's result (GPT-2's logits), or a view of it, that
         reads the result at an affine index: returned as that strided view rather than copied
-        dense, when its dims lie in memory in eager's order, as torch.compile returns it. Only where nothing reads the output later expecting the traced strides
-        (inference graphs: a forward graph's outputs include the backward's saved values)."""
+        dense, when its dims lie in memory in eager's order, as torch.compile returns it. Only
+        where nothing reads the output later expecting the traced strides (inference graphs: a
+        forward graph's outputs include the backward's saved values)."""
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
         if not isinstance(val, torch.Tensor) or memory_order(val) is None:
             return value

@@ -12,7 +12,6 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx as fx
-
 from torch.overrides import TorchFunctionMode
 
 from .recorder import AtenRecorder, Decompositions

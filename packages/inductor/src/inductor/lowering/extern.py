@@ -1,6 +1,6 @@
 """Ops that run as aten calls from the wrapper: matmul/conv/attention externs, random ops not
-drawn in kernel (lowering/random.py; they draw eager's numbers), and the fallback for any other op without a lowering (logged as a
-performance hint, never an error)."""
+drawn in kernel (lowering/random.py; they draw eager's numbers), and the fallback for any other
+op without a lowering (logged as a performance hint, never an error)."""
 
 from __future__ import annotations
 
