@@ -65,6 +65,20 @@ def test_reduce_overhead_rerecords_when_an_in_place_input_moves():
     assert_same(compiled(x, moved), softmax_of_sum(x, moved), rtol=1e-5, atol=1e-5)
 
 
+def test_reduce_overhead_draws_fresh_random_numbers_each_replay_and_repeats_under_a_seed():
+    # The seeds come from a randint inside the recorded graph: torch's CUDA generator advances
+    # at each replay, and torch.manual_seed rewinds it.
+    x = torch.randn(64, 300, device="cuda")
+    compiled = compile_cuda(lambda x: aten.native_dropout.default(x, 0.5, True), [x], mode="reduce-overhead")
+    masks = [compiled(x)[1] for _ in range(4)]  # a plain call, the recorded one, two replays
+    assert compiled.recordings and not compiled.disabled
+    assert not torch.equal(masks[2], masks[3])
+    torch.manual_seed(5)
+    first = compiled(x)[1]
+    torch.manual_seed(5)
+    assert torch.equal(compiled(x)[1], first)
+
+
 @pytest.mark.parametrize("mode", [None, "max-autotune"])
 def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypatch):
     x = torch.randn(4096, 2000, device="cuda")
