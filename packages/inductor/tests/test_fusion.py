@@ -98,3 +98,19 @@ def test_layernorm_normalizing_through_a_flattening_view_is_one_kernel(device):
 
     compiled = check(block, x, r, w, b, weight, rtol=1e-4, atol=1e-4)
     assert compiled.kernel_count == 1
+
+
+def test_row_sums_of_a_flattened_view_join_the_pointwise_group_they_read(device):
+    # h is computed in [4, 17, 96] loops; the row sums read it as [68, 96]: the group's loops
+    # split into [4, 17] x [96] and all three values come from one kernel (the transposed add
+    # reads each element of h where the kernel computes it, and stores it transposed).
+    x, r = torch.randn(4, 17, 96, device=device), torch.randn(4, 17, 96, device=device)
+
+    def fn(x, r):
+        h = aten.mul.Tensor(aten.add.Tensor(x, r), 0.5)
+        flat = aten.view.default(h, [68, 96])
+        sums = aten.sum.dim_IntList(flat, [1])
+        return h, sums, aten.add.Tensor(aten.t.default(flat), 1.0)
+
+    compiled = check(fn, x, r, rtol=1e-5, atol=1e-5)
+    assert compiled.kernel_count == 1
