@@ -42,6 +42,11 @@ def backend_options() -> dict:
     return dict(_selected_options)
 
 
+def uses_triton(device) -> bool:
+    """Whether the backend the `device` fixture selected prints Triton kernels."""
+    return device == "cuda" or backend_options().get("cpu_backend") == "triton"
+
+
 def compile_graph(gm: torch.fx.GraphModule, inputs, **options):
     """Compile an ATen graph with the backend the `device` fixture selected (and `options`)."""
     return inductor.compile_aten_graph(gm, inputs, options={**backend_options(), **options})

@@ -9,7 +9,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import backend_options, compile_aten, traced
+from conftest import backend_options, compile_aten, traced, uses_triton
 from inductor.lowering import matmul_padding
 from inductor.lowering.matmul_padding import MatmulShape, padding_matmuls, padding_pays
 
@@ -109,14 +109,15 @@ def test_padded_result_fuses_into_its_reader(device):
 def test_logits_gradient_is_padded_once_for_both_weight_and_input_gradients(device):
     # An LM head's backward: grad @ W pads grad along K; grad.T @ x pads grad.T along M, which is
     # the same padded bytes. One copy serves both: kernels pad grad, pad W, and copy the weight
-    # gradient out of its padded result.
+    # gradient out of its padded result (Triton runs the two pads, which read only inputs, as
+    # one combo launch).
     g, w, x = (torch.randn(*s, dtype=torch.bfloat16, device=device) for s in [(24, 41), (41, 16), (24, 16)])
     fn = lambda g, w, x: (aten.mm.default(g, w), aten.mm.default(aten.t.default(g), x))
     with padding_matmuls(True):
         compiled = compile_aten(fn, [g, w, x])
     for actual, expected in zip(compiled(g, w, x), fn(g, w, x)):
         assert_like_eager(actual, expected)
-    assert compiled.kernel_count == 3
+    assert compiled.kernel_count == (2 if uses_triton(device) else 3)
 
 
 @pytest.mark.parametrize("op", sorted(MATMULS))

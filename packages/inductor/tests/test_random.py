@@ -10,7 +10,7 @@ import logging
 import pytest
 import torch
 
-from conftest import assert_same, backend_options, compile_aten, compile_graph
+from conftest import assert_same, compile_aten, compile_graph, uses_triton
 
 aten = torch.ops.aten
 
@@ -24,10 +24,6 @@ RANDOM = {
 }
 
 
-def draws_in_kernel(device) -> bool:
-    return device == "cuda" or backend_options().get("cpu_backend") == "triton"
-
-
 def compile_with_eagers_numbers(fn, inputs):
     return compile_graph(torch.fx.symbolic_trace(fn), inputs, fallback_random=True)
 
@@ -36,7 +32,7 @@ def compile_with_eagers_numbers(fn, inputs):
 def test_fallback_random_draws_eagers_numbers_under_one_seed(name, device):
     fn = RANDOM[name]
     x = torch.randn(64, 50, device=device)
-    compiled = compile_with_eagers_numbers(fn, [x]) if draws_in_kernel(device) else compile_aten(fn, [x])
+    compiled = compile_with_eagers_numbers(fn, [x]) if uses_triton(device) else compile_aten(fn, [x])
     torch.manual_seed(7)
     expected = fn(x)
     torch.manual_seed(7)
@@ -52,7 +48,7 @@ def test_fallback_random_ops_are_aten_calls_without_a_perf_hint(device, caplog):
 
 
 def _in_kernel(device):
-    if not draws_in_kernel(device):
+    if not uses_triton(device):
         pytest.skip("C++ kernels call aten's random ops")
 
 

@@ -26,6 +26,7 @@ aten = torch.ops.aten
 # of the [XBLOCK, RBLOCK] shapes (XBLOCK=1 specializes them).
 CONFIGS = {
     "pointwise": [dict(XBLOCK=1024, num_warps=4)],
+    "combo": [dict(XBLOCK=1024, num_warps=4)],
     "tiled": [dict(XBLOCK=64, RBLOCK=64, num_warps=4)],
     "persistent": [dict(XBLOCK=8, RBLOCK=64, num_warps=2)],
     "looped": [dict(XBLOCK=4, RBLOCK=256, num_warps=4)],

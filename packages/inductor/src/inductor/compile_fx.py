@@ -25,7 +25,8 @@ from .codegen.wrapper import KernelCall, WrapperCodegen
 from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
-from .ir import FusedKernel
+from .combo_kernels import combine_input_kernels
+from .ir import ComboKernel, FusedKernel
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .passes import fold_attention_masks
 from .runtime import cpp_build
@@ -118,13 +119,18 @@ def cpu_kernel_backend(example_inputs, options) -> str:
     return (options or {}).get("cpu_backend", "cpp")
 
 
+def triton_device_types(backend: str) -> frozenset[str]:
+    """Device types whose kernels are Triton's (`backend`: the one for CPU kernels)."""
+    return frozenset({"cuda", "cpu"} if backend == "triton" else {"cuda"})
+
+
 def in_kernel_random_devices(backend: str, options) -> frozenset[str]:
     """Device types whose random ops are drawn inside kernels (Triton's Philox): torch.compile's
     default. `fallback_random=True` keeps them aten calls, which draw eager's numbers under the
-    same seed, as they always are for C++ kernels (`backend`: the one for CPU kernels)."""
+    same seed, as they always are for C++ kernels."""
     if (options or {}).get("fallback_random", False):
         return frozenset()
-    return frozenset({"cuda", "cpu"} if backend == "triton" else {"cuda"})
+    return triton_device_types(backend)
 
 
 def kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str, cpu_backend: str) -> tuple[dict, dict]:
@@ -192,10 +198,10 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     ensure_meta_vals(gm, example_inputs)
     graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
     graph.run()
-    steps = Scheduler(graph).run()
+    steps = combine_input_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())
-    kernels = [s for s in steps if isinstance(s, FusedKernel)]
+    kernels = [s for s in steps if isinstance(s, (FusedKernel, ComboKernel))]
     calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
     source = WrapperCodegen(graph, steps, calls).generate()
     cache.write_atomic(path, source)

@@ -344,5 +344,22 @@ class FusedKernel:
         return "\n".join([head + local, *map(str, self.stages)])
 
 
+@dataclass(frozen=True)
+class ComboKernel:
+    """Independent pointwise FusedKernels run by one launch, each over its own range of program
+    ids (combo_kernels.py): `nodes` are all of theirs."""
+
+    name: str
+    device: torch.device
+    members: tuple
+
+    @property
+    def nodes(self) -> list[KernelNode]:
+        return [node for member in self.members for node in member.nodes]
+
+    def __str__(self):
+        return "\n".join([f"{self.name}: one launch of", *(str(m) for m in self.members)])
+
+
 def replace(obj, **changes):
     return dataclasses.replace(obj, **changes)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import sympy
 import torch
 
-from ..ir import Buffer, ComputedBuffer, ExternKernel, FusedKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView
+from ..ir import (
+    Buffer, ComboKernel, ComputedBuffer, ExternKernel, FusedKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView,
+)
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import FloorDiv, Mod, product
 
@@ -66,7 +68,7 @@ class WrapperCodegen:
         self.buffers.update(graph.input_buffers())
 
     def _reads(self, step) -> list[str]:
-        if isinstance(step, FusedKernel):
+        if isinstance(step, (FusedKernel, ComboKernel)):
             return [a for a in self.kernels[step.name].args if a in self.buffers]
         if isinstance(step, MultiOutput):
             return [step.parent.name]
@@ -91,7 +93,7 @@ class WrapperCodegen:
             "",
         ]
         for step in self.steps:
-            if isinstance(step, FusedKernel):
+            if isinstance(step, (FusedKernel, ComboKernel)):
                 header.append(f"{step.name} = {self.kernels[step.name].load}")
         body = [f"def call(args):"]
         params = [f"arg{k}" for k in range(len(g.graph_inputs))]
@@ -103,7 +105,7 @@ class WrapperCodegen:
             body.append(f"    {symbol.name} = {source}")
         free: dict[tuple, list[str]] = {}
         for k, step in enumerate(self.steps):
-            if isinstance(step, FusedKernel):
+            if isinstance(step, (FusedKernel, ComboKernel)):
                 call = self.kernels[step.name]
                 for name in call.args:
                     buf = self.buffers.get(name)
@@ -187,7 +189,7 @@ def _statically_below(layout, nbytes: int) -> bool:
     return isinstance(numel, sympy.Integer) and int(numel) * layout.dtype.itemsize < nbytes
 
 
-def _written_by(kernel: FusedKernel, name: str) -> bool:
+def _written_by(kernel, name: str) -> bool:
     return any(node.name == name for node in kernel.nodes)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 # The shapes of kernel codegen/triton/ prints.
 KIND_POINTWISE, KIND_TILED, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "tiled", "persistent", "looped"
+KIND_COMBO = "combo"  # pointwise kernels in one launch (codegen/triton/combo.py), sized as pointwise
 
 MAX_BLOCK_ELEMENTS = 8192     # elements per program tile before registers spill
 INTERPRETER_BLOCK = 8192  # elements per interpreted program: fewer, larger numpy steps
@@ -60,6 +61,8 @@ def _warps(elements: int, per_thread: int, lo: int = 1, hi: int = 8) -> int:
 def candidates(kind: str, xnumel: int, rnumel: int | None, *, outer_reduction: bool, max_autotune: bool,
                interpreted: bool) -> list[Config]:
     """The configs to choose among for one launch size, best guess first."""
+    if kind == KIND_COMBO:
+        kind = KIND_POINTWISE  # sized by its largest member (xnumel)
     if interpreted:
         return [_interpreter_config(kind, xnumel, rnumel)]
     found = {

@@ -65,7 +65,7 @@ class TritonLauncher:
         self.kind = module.KIND
         self.pointer_types = module.POINTER_TYPES
         self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
-        self.numel_count = 1 if self.kind == triton_configs.KIND_POINTWISE else 2
+        self.numel_count = getattr(module, "NUMELS", 1 if self.kind == triton_configs.KIND_POINTWISE else 2)
         self.chosen: dict[tuple, Config] = {}
         self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
         self.device_arg: int | None = None       # position of a CUDA tensor argument, once seen
@@ -91,18 +91,28 @@ class TritonLauncher:
         if len(self.fn.arg_names) - len(self.fn.constexprs) != len(self.pointer_types) + len(numels):
             return False
         pointers = [_TORCH_DTYPES[t] for t in self.pointer_types.values()]
-        options = triton_configs.candidates(
-            self.kind, numels[0], numels[1] if len(numels) > 1 else None, outer_reduction=self.outer_reduction,
-            max_autotune=self.mode.startswith("max-autotune"), interpreted=False,
-        )
+        options = self._candidates(numels, interpreted=False)
         for config in options:
             # A dtype stands for a 16-byte-aligned tensor, as the allocator's are: the JIT's own key.
             self.fn.warmup(*pointers, *numels, grid=(1,), **config.launch_kwargs())
         return True
 
-    def _launch(self, config: Config, args, numels):
-        grid = ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,
+    def _candidates(self, numels, interpreted: bool) -> list[Config]:
+        combo = self.kind == triton_configs.KIND_COMBO
+        return triton_configs.candidates(
+            self.kind, max(numels) if combo else numels[0], numels[1] if len(numels) > 1 and not combo else None,
+            outer_reduction=self.outer_reduction, max_autotune=self.mode.startswith("max-autotune"),
+            interpreted=interpreted,
+        )
+
+    def _grid(self, config: Config, numels) -> tuple[int, int]:
+        if self.kind == triton_configs.KIND_COMBO:  # each member's programs, one after another
+            return sum((n + config.XBLOCK - 1) // config.XBLOCK for n in numels), 1
+        return ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,
                 (numels[1] + config.RBLOCK - 1) // config.RBLOCK if self.kind == triton_configs.KIND_TILED else 1)
+
+    def _launch(self, config: Config, args, numels):
+        grid = self._grid(config, numels)
         index = args[self.device_arg].get_device() if self.device_arg is not None else -1
         if index < 0:  # CPU tensors: Triton's interpreter
             self.fn[grid](*args, **config.launch_kwargs())
@@ -150,10 +160,7 @@ class TritonLauncher:
         with self._lock:
             if numels in self.chosen:
                 return self.chosen[numels]
-            options = triton_configs.candidates(
-                self.kind, numels[0], numels[1] if len(numels) > 1 else None, outer_reduction=self.outer_reduction,
-                max_autotune=self.mode.startswith("max-autotune"), interpreted=interpreted,
-            )
+            options = self._candidates(numels, interpreted)
             key = _tuning_key(device, numels)
             stored = self._stored_choices().get(key)
             config = Config(**stored) if stored else None

@@ -11,15 +11,27 @@ one file, one compiled binary and one autotuning.
 from __future__ import annotations
 
 from ...cache import cache_dir, digest, write_atomic
+from ...ir import ComboKernel
 from ...runtime.triton_launch import load_triton_kernel, precompile
 from ..wrapper import KernelCall, pyexpr
+from .combo import combo_module
 from .kernel import TritonKernel
 
 IMPORT = "from inductor.runtime.triton_launch import load_triton_kernel"
 
 
-def kernel_path(printed: TritonKernel):
+def kernel_path(printed):
     return cache_dir() / "triton" / digest(printed.source) / f"{printed.function_name}.py"
+
+
+class PrintedCombo:
+    """A ComboKernel printed: its members' TritonKernels and the module running them."""
+
+    def __init__(self, kernel: ComboKernel, buffers: dict, size_symbols: set):
+        members = [TritonKernel(m, buffers, size_symbols) for m in kernel.members]
+        self.source, self.function_name = combo_module(members)
+        self.wrapper_args = [arg for m in members for arg in m.wrapper_args]
+        self.numels = [n for m in members for n in m.numels]
 
 
 def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> tuple[dict, dict]:
@@ -28,7 +40,8 @@ def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) ->
     On a GPU, kernels with static sizes are compiled here, all at once (runtime/triton_launch.py)."""
     calls, sources, ahead = {}, {}, []
     for kernel in kernels:
-        printed = TritonKernel(kernel, buffers, size_symbols)
+        printer = PrintedCombo if isinstance(kernel, ComboKernel) else TritonKernel
+        printed = printer(kernel, buffers, size_symbols)
         path = kernel_path(printed)
         if not path.exists():
             write_atomic(path, printed.source)

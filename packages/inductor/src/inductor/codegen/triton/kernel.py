@@ -82,7 +82,8 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.post: list[str] = []
         self.scratch_nodes: list = []            # looped kernels: scratch producers, recomputed per loop
         self.accumulators: list[str] = []
-        self.source, self.function_name = kernel_module(self, self._body())
+        self.body_lines = self._body()
+        self.source, self.function_name = kernel_module(self, self.body_lines)
         self.numels = [self.xnumel] + ([self.rnumel] if self.kind != KIND_POINTWISE else [])
 
     @property
