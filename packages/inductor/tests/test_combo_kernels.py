@@ -49,3 +49,17 @@ def test_kernels_reading_computed_values_keep_their_own_launch(device):
     compiled = check(fn, x, y, z, rtol=1e-4, atol=1e-4)
     # sin(x) and exp(z) read inputs only: one combo on Triton; cos reads the matmul's result
     assert compiled.kernel_count == (2 if uses_triton(device) else 3)
+
+
+def test_casts_of_results_nothing_else_reads_run_as_one_launch_at_the_end(device):
+    # A backward's shape: each weight gradient is a matmul in bf16, cast to float32 as a graph
+    # output. The casts wait for the last of them and run as one launch.
+    g, a, b = (torch.randn(*s, device=device, dtype=torch.bfloat16) for s in [(16, 24), (16, 8), (16, 12)])
+
+    def fn(g, a, b):
+        grad_a = aten._to_copy.default(aten.mm.default(aten.t.default(g), a), dtype=torch.float32)
+        grad_b = aten._to_copy.default(aten.mm.default(aten.t.default(g), b), dtype=torch.float32)
+        return grad_a, grad_b
+
+    compiled = check(fn, g, a, b, rtol=2e-2, atol=2e-2)
+    assert compiled.kernel_count == (1 if uses_triton(device) else 2)

@@ -1,14 +1,21 @@
-"""Combo kernels: pointwise kernels that read only the graph's inputs, run by one launch.
+"""Combo kernels: independent pointwise kernels run by one Triton launch.
 
-An autocast model casts every weight and bias at each call (8 kernels per GPT-2 layer, 96 of
-the 149 kernels of its training forward). Each is tiny on the GPU, but each launch costs the
-host more than the kernel takes, and such models are host-bound on an H200. These kernels read
-nothing another kernel writes, so they may run as early as the first of them: consecutive
-ones become one `ComboKernel`, which Triton runs as one launch (codegen/triton/combo.py).
+Each launch costs the host more than a small kernel takes on the GPU, and autocast models
+are full of small kernels: the casts of every weight and bias at each call (96 of the 149
+kernels of a GPT-2 training forward) and, in the backward, the casts of each weight gradient
+back to float32. Two kinds of pointwise kernels can be moved, so that consecutive ones meet
+and become one `ComboKernel` (printed by codegen/triton/combo.py):
 
-Running a kernel earlier keeps its output alive longer (a cast weight from the start of the
-graph instead of from just before its matmul), so a combo holds at most MAX_COMBO_BYTES of
-outputs: a model's casts become a few launches, not one that holds every cast weight at once.
+    hoisted   kernels that read only graph inputs may run as early as the first of a run
+              (the forward's weight casts);
+    deferred  kernels whose results no later step reads (graph outputs) may run as late as
+              the last of a run (the backward's gradient casts).
+
+Moving a kernel keeps buffers alive longer: a hoisted cast's output from the start of the run,
+a deferred cast's input until its end. A combo holds at most MAX_COMBO_BYTES of those, so a
+model's casts become a few launches rather than one that holds every cast weight at once. A
+run ends at a step that may write a graph input (a fallback op, or a kernel storing into one):
+readers of that input must not move across it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import sympy
 
 from .codegen.triton.kinds import kernel_kind
-from .ir import ComboKernel, FusedKernel
+from .ir import ComboKernel, ExternKernel, FusedKernel, MultiOutput, storage_of
 from .ops import DependencyCollector, use_handler
 from .runtime.triton_configs import KIND_POINTWISE
 from .sizes import product
@@ -24,24 +31,60 @@ from .sizes import product
 MAX_COMBO_BYTES = 64 << 20
 
 
-def combine_input_kernels(steps: list, graph, devices: set[str]) -> list:
-    """`steps` with runs of input-only pointwise kernels on `devices` as ComboKernels."""
+def combine_small_kernels(steps: list, graph, devices: set[str]) -> list:
+    """`steps` with runs of movable pointwise kernels on `devices` as ComboKernels."""
     inputs = set(graph.input_buffers())
-    combined, open_combo, held = [], None, 0
+    computed = {b.name: b.layout for b in graph.buffers}
+    steps = _hoist_input_readers(steps, inputs, lambda step: _movable(step, devices, computed))
+    return _defer_output_writers(steps, inputs, lambda step: _movable(step, devices, computed))
+
+
+def _hoist_input_readers(steps: list, inputs: set[str], movable) -> list:
+    combined, run, held = [], None, 0
     for step in steps:
-        size = _output_bytes(step) if isinstance(step, FusedKernel) and step.device.type in devices else None
-        if size is None or not _reads_only(step, inputs):
+        kernel = movable(step)
+        if kernel is None or not all(name in inputs for name, _ in kernel.reads):
             combined.append(step)
-            if getattr(step, "is_fallback", False) or any(node.name in inputs for node in getattr(step, "nodes", ())):
-                open_combo = None  # it may write an input: later readers of it must not run earlier
+            if _may_write(step, inputs):
+                run = None
             continue
-        if open_combo is None or held + size > MAX_COMBO_BYTES:
-            open_combo, held = [step], 0
-            combined.append(open_combo)
+        if run is None or held + kernel.written > MAX_COMBO_BYTES:
+            run, held = [step], 0
+            combined.append(run)
         else:
-            open_combo.append(step)
-        held += size
+            run.append(step)
+        held += kernel.written
     return [_combo(s) if isinstance(s, list) else s for s in combined]
+
+
+def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
+    read_later: list[set[str]] = []
+    seen: set[str] = set()
+    for step in reversed(steps):
+        read_later.append(set(seen))
+        seen |= _step_reads(step)
+    read_later.reverse()
+    combined, run, held = [], [], 0
+
+    def close():
+        nonlocal run, held
+        if run:
+            combined.append(_combo(run))
+        run, held = [], 0
+
+    for step, later in zip(steps, read_later):
+        kernel = movable(step)
+        if kernel is None or any(node.name in later for node in step.nodes):
+            if _may_write(step, inputs):
+                close()
+            combined.append(step)
+            continue
+        if held + kernel.read > MAX_COMBO_BYTES:
+            close()
+        run.append(step)
+        held += kernel.read
+    close()
+    return combined
 
 
 def _combo(members: list):
@@ -50,30 +93,52 @@ def _combo(members: list):
     return ComboKernel(members[0].name, members[0].device, tuple(members))
 
 
-def _output_bytes(kernel: FusedKernel) -> int | None:
-    """Bytes the kernel writes, if it is a pointwise (not tiled) kernel of static size; else None."""
-    if kernel.is_reduction:
+class _Movable:
+    """A pointwise kernel's reads and the bytes it reads and writes."""
+
+    def __init__(self, reads, read: int, written: int):
+        self.reads, self.read, self.written = reads, read, written
+
+
+def _movable(step, devices: set[str], computed: dict) -> _Movable | None:
+    """A pointwise (not tiled) FusedKernel of static sizes on `devices`, described (the bytes it
+    reads count computed buffers only: graph inputs stay alive anyway); else None."""
+    if not isinstance(step, FusedKernel) or step.device.type not in devices or step.is_reduction:
         return None
-    reads, writes = _accesses(kernel)
-    if kernel_kind(kernel, reads, writes) != KIND_POINTWISE:
+    collector = DependencyCollector()
+    with use_handler(collector):
+        for node in step.nodes:
+            node.body()
+    if kernel_kind(step, collector.reads, collector.writes) != KIND_POINTWISE:
         return None
+    written = _bytes(node.buffer.layout for node in step.nodes)
+    read = _bytes(computed[name] for name in {name for name, _ in collector.reads} if name in computed)
+    return None if written is None or read is None else _Movable(collector.reads, read, written)
+
+
+def _bytes(layouts) -> int | None:
     total = 0
-    for node in kernel.nodes:
-        numel = product(node.buffer.layout.size)
+    for layout in layouts:
+        numel = product(layout.size)
         if not isinstance(numel, sympy.Integer):
             return None
-        total += int(numel) * node.buffer.layout.dtype.itemsize
+        total += int(numel) * layout.dtype.itemsize
     return total
 
 
-def _reads_only(kernel: FusedKernel, names: set[str]) -> bool:
-    reads, _ = _accesses(kernel)
-    return all(name in names for name, _ in reads)
+def _step_reads(step) -> set[str]:
+    if isinstance(step, (FusedKernel, ComboKernel)):
+        collector = DependencyCollector()
+        with use_handler(collector):
+            for node in step.nodes:
+                node.body()
+        return {name for name, _ in collector.reads}
+    if isinstance(step, MultiOutput):
+        return {step.parent.name}
+    if isinstance(step, ExternKernel):
+        return {storage_of(v).name for v in step.inputs() if storage_of(v) is not None}
+    return set()
 
 
-def _accesses(kernel: FusedKernel):
-    collector = DependencyCollector()
-    with use_handler(collector):
-        for node in kernel.nodes:
-            node.body()
-    return collector.reads, collector.writes
+def _may_write(step, inputs: set[str]) -> bool:
+    return getattr(step, "is_fallback", False) or any(node.name in inputs for node in getattr(step, "nodes", ()))

@@ -25,7 +25,7 @@ from .codegen.wrapper import KernelCall, WrapperCodegen
 from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
-from .combo_kernels import combine_input_kernels
+from .combo_kernels import combine_small_kernels
 from .ir import ComboKernel, FusedKernel
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .passes import fold_attention_masks
@@ -198,7 +198,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     ensure_meta_vals(gm, example_inputs)
     graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
     graph.run()
-    steps = combine_input_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
+    steps = combine_small_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())
     kernels = [s for s in steps if isinstance(s, (FusedKernel, ComboKernel))]
