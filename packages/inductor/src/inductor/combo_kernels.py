@@ -105,10 +105,7 @@ def _movable(step, devices: set[str], computed: dict) -> _Movable | None:
     reads count computed buffers only: graph inputs stay alive anyway); else None."""
     if not isinstance(step, FusedKernel) or step.device.type not in devices or step.is_reduction:
         return None
-    collector = DependencyCollector()
-    with use_handler(collector):
-        for node in step.nodes:
-            node.body()
+    collector = _collected(step.nodes)
     if kernel_kind(step, collector.reads, collector.writes) != KIND_POINTWISE:
         return None
     written = _bytes(node.buffer.layout for node in step.nodes)
@@ -128,16 +125,20 @@ def _bytes(layouts) -> int | None:
 
 def _step_reads(step) -> set[str]:
     if isinstance(step, (FusedKernel, ComboKernel)):
-        collector = DependencyCollector()
-        with use_handler(collector):
-            for node in step.nodes:
-                node.body()
-        return {name for name, _ in collector.reads}
+        return {name for name, _ in _collected(step.nodes).reads}
     if isinstance(step, MultiOutput):
         return {step.parent.name}
     if isinstance(step, ExternKernel):
         return {storage_of(v).name for v in step.inputs() if storage_of(v) is not None}
     return set()
+
+
+def _collected(nodes) -> DependencyCollector:
+    collector = DependencyCollector()
+    with use_handler(collector):
+        for node in nodes:
+            node.body()
+    return collector
 
 
 def _may_write(step, inputs: set[str]) -> bool:
