@@ -29,6 +29,9 @@ from .runtime.triton_configs import KIND_POINTWISE
 from .sizes import product
 
 MAX_COMBO_BYTES = 64 << 20
+# Triton compiles a combo's members as one kernel: 97 small casts took 13.5 s on a 2-core CPU.
+# Smaller combos compile in parallel (runtime/triton_launch.py precompiles all kernels at once).
+MAX_COMBO_MEMBERS = 32
 
 
 def combine_small_kernels(steps: list, graph, devices: set[str]) -> list:
@@ -48,7 +51,7 @@ def _hoist_input_readers(steps: list, inputs: set[str], movable) -> list:
             if _may_write(step, inputs):
                 run = None
             continue
-        if run is None or held + kernel.written > MAX_COMBO_BYTES:
+        if run is None or held + kernel.written > MAX_COMBO_BYTES or len(run) == MAX_COMBO_MEMBERS:
             run, held = [step], 0
             combined.append(run)
         else:
@@ -79,7 +82,7 @@ def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
                 close()
             combined.append(step)
             continue
-        if held + kernel.read > MAX_COMBO_BYTES:
+        if held + kernel.read > MAX_COMBO_BYTES or len(run) == MAX_COMBO_MEMBERS:
             close()
         run.append(step)
         held += kernel.read
