@@ -51,7 +51,7 @@ def _hoist_input_readers(steps: list, inputs: set[str], movable) -> list:
             if _may_write(step, inputs):
                 run = None
             continue
-        if run is None or held + kernel.written > MAX_COMBO_BYTES or len(run) == MAX_COMBO_MEMBERS:
+        if run is None or _full(run, held + kernel.written, step):
             run, held = [step], 0
             combined.append(run)
         else:
@@ -82,12 +82,18 @@ def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
                 close()
             combined.append(step)
             continue
-        if held + kernel.read > MAX_COMBO_BYTES or len(run) == MAX_COMBO_MEMBERS:
+        if run and _full(run, held + kernel.read, step):
             close()
         run.append(step)
         held += kernel.read
     close()
     return combined
+
+
+def _full(run: list, held: int, step) -> bool:
+    """Whether `step` must start a new run: the bytes held or the member count would pass their
+    caps, or it runs on another device (one launch runs on one device)."""
+    return held > MAX_COMBO_BYTES or len(run) == MAX_COMBO_MEMBERS or step.device != run[0].device
 
 
 def _combo(members: list):
