@@ -23,9 +23,10 @@ from __future__ import annotations
 import sympy
 
 from .codegen.triton.kinds import kernel_kind
-from .ir import ComboKernel, ExternKernel, FusedKernel, MultiOutput, storage_of
+from .ir import ComboKernel, FusedKernel
 from .ops import DependencyCollector, use_handler
 from .runtime.triton_configs import KIND_POINTWISE
+from .scheduler import extern_inputs
 from .sizes import product
 
 MAX_COMBO_BYTES = 64 << 20
@@ -38,8 +39,15 @@ def combine_small_kernels(steps: list, graph, devices: set[str]) -> list:
     """`steps` with runs of movable pointwise kernels on `devices` as ComboKernels."""
     inputs = set(graph.input_buffers())
     computed = {b.name: b.layout for b in graph.buffers}
-    steps = _hoist_input_readers(steps, inputs, lambda step: _movable(step, devices, computed))
-    return _defer_output_writers(steps, inputs, lambda step: _movable(step, devices, computed))
+    described: dict[int, _Movable | None] = {}  # both passes ask about the same kernels
+
+    def movable(step):
+        if id(step) not in described:
+            described[id(step)] = _movable(step, devices, computed)
+        return described[id(step)]
+
+    steps = _hoist_input_readers(steps, inputs, movable)
+    return _defer_output_writers(steps, inputs, movable)
 
 
 def _hoist_input_readers(steps: list, inputs: set[str], movable) -> list:
@@ -65,7 +73,8 @@ def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
     seen: set[str] = set()
     for step in reversed(steps):
         read_later.append(set(seen))
-        seen |= _step_reads(step)
+        kernel = movable(step)
+        seen |= {name for name, _ in kernel.reads} if kernel else _step_reads(step)
     read_later.reverse()
     combined, run, held = [], [], 0
 
@@ -135,11 +144,7 @@ def _bytes(layouts) -> int | None:
 def _step_reads(step) -> set[str]:
     if isinstance(step, (FusedKernel, ComboKernel)):
         return {name for name, _ in _collected(step.nodes).reads}
-    if isinstance(step, MultiOutput):
-        return {step.parent.name}
-    if isinstance(step, ExternKernel):
-        return {storage_of(v).name for v in step.inputs() if storage_of(v) is not None}
-    return set()
+    return {buffer.name for buffer in extern_inputs(step)}
 
 
 def _collected(nodes) -> DependencyCollector:

@@ -195,7 +195,7 @@ class Scheduler:
 
     def _flush_externs(self, count: int):
         for extern in self.pending[:count]:
-            self._emit_groups_reading({b.name for b in _extern_inputs(extern)})
+            self._emit_groups_reading({b.name for b in extern_inputs(extern)})
             self.steps.append(extern)
             self.emitted.add(extern.name)
         del self.pending[:count]
@@ -393,7 +393,7 @@ def _collect_reads(buffer: ComputedBuffer):
     return collected.reads
 
 
-def _extern_inputs(buffer) -> list[Buffer]:
+def extern_inputs(buffer) -> list[Buffer]:
     from .ir import storage_of
 
     if isinstance(buffer, MultiOutput):
