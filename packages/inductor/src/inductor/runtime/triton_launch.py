@@ -18,10 +18,12 @@ import functools
 import importlib.util
 import json
 import logging
+import operator
 import os
 import pathlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import torch
 
@@ -57,6 +59,16 @@ def load_module(path: str):
     return module
 
 
+class _Plan(NamedTuple):
+    """How a launcher launches at one set of element counts: the chosen config, its grid and
+    the block sizes the compiled binary takes after the arguments."""
+
+    config: Config
+    grid: tuple[int, int]
+    constexprs: tuple
+    signature: tuple  # the config as plain ints: a key that hashes in C (a dataclass's hash is Python)
+
+
 class TritonLauncher:
     def __init__(self, path: str, name: str, mode: str):
         module = load_module(path)
@@ -66,23 +78,24 @@ class TritonLauncher:
         self.pointer_types = module.POINTER_TYPES
         self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
         self.numel_count = getattr(module, "NUMELS", 1 if self.kind == triton_configs.KIND_POINTWISE else 2)
-        self.chosen: dict[tuple, Config] = {}
+        self.plans: dict[tuple, _Plan] = {}      # element counts -> plan
         self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
         self.device_arg: int | None = None       # position of a CUDA tensor argument, once seen
-        self.compiled: dict[tuple, object] = {}  # (config, device, specialization) -> CompiledKernel
+        # Set at the first call, from the argument kinds the wrapper passes at every call.
+        self._ints = self._tensors = None
+        self.compiled: dict[tuple, object] = {}  # (config, device, ints, alignment) -> CompiledKernel
         self._lock = threading.Lock()
 
     def __repr__(self):
         return f"TritonLauncher({self.name}, {self.kind}, {self.path})"
 
     def __call__(self, *args):
-        numels = args[-self.numel_count:]
-        config = self.chosen.get(numels)
-        if config is None:
-            config = self._choose(args, numels)
+        plan = self.plans.get(args[-self.numel_count:])
+        if plan is None:
+            plan = self._plan(args)
         if self.host_scalars:
             args = _to_device(args, self.host_scalars)
-        self._launch(config, args, numels)
+        self._launch(plan, args)
 
     def submit_compiles(self, numels) -> bool:
         """Start compiling every candidate config for these element counts (inside
@@ -105,43 +118,47 @@ class TritonLauncher:
             interpreted=interpreted,
         )
 
-    def _grid(self, config: Config, numels) -> tuple[int, int]:
+    def _plan_for(self, config: Config, numels) -> _Plan:
         if self.kind == triton_configs.KIND_COMBO:  # each member's programs, one after another
-            return sum((n + config.XBLOCK - 1) // config.XBLOCK for n in numels), 1
-        return ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,
-                (numels[1] + config.RBLOCK - 1) // config.RBLOCK if self.kind == triton_configs.KIND_TILED else 1)
-
-    def _launch(self, config: Config, args, numels):
-        grid = self._grid(config, numels)
-        index = args[self.device_arg].get_device() if self.device_arg is not None else -1
-        if index < 0:  # CPU tensors: Triton's interpreter
-            self.fn[grid](*args, **config.launch_kwargs())
-        elif index != torch.cuda.current_device():
-            # Triton launches on the current device: make it the one holding the tensors.
-            with torch.cuda.device(index):
-                self._launch_compiled(config, args, grid, index)
+            grid = (sum((n + config.XBLOCK - 1) // config.XBLOCK for n in numels), 1)
         else:
-            self._launch_compiled(config, args, grid, index)
+            grid = ((numels[0] + config.XBLOCK - 1) // config.XBLOCK,
+                    (numels[1] + config.RBLOCK - 1) // config.RBLOCK if self.kind == triton_configs.KIND_TILED else 1)
+        return _Plan(config, grid, config.constexprs(), tuple(config.as_dict().values()))
 
-    def _launch_compiled(self, config: Config, args, grid: tuple[int, int], device: int):
+    def _launch(self, plan: _Plan, args):
+        device = args[self.device_arg].get_device() if self.device_arg is not None else -1
+        if device < 0:  # CPU tensors: Triton's interpreter
+            self.fn[plan.grid](*args, **plan.config.launch_kwargs())
+        elif device != _current_device():
+            # Triton launches on the current device: make it the one holding the tensors.
+            with torch.cuda.device(device):
+                self._launch_compiled(plan, args, device)
+        else:
+            self._launch_compiled(plan, args, device)
+
+    def _launch_compiled(self, plan: _Plan, args, device: int):
         """Launch through the compiled binary's own launcher, skipping Triton's per-call argument
         binding and cache lookup (most of a launch's ~20 us on the host). The binary is the one
-        Triton's standard path compiled for the same specialization: each int's width class,
-        divisibility by 16 and equality to 1, each pointer's 16-byte alignment."""
-        knobs = _triton()[0]
-        key = (config, device, _specialization(args))
+        Triton's standard path compiled for the same arguments up to what Triton specializes on
+        (each int's width class, divisibility by 16 and equality to 1; each pointer's 16-byte
+        alignment): the key holds the ints themselves and the pointers' alignment."""
+        key = (plan.signature, device, self._ints(args), _alignment(self._tensors(args)))
         kernel = self.compiled.get(key)
-        if kernel is None or _launch_hooks_on(knobs):
-            # First launch of this specialization (or a profiler's hooks are on): Triton's path.
-            self.compiled[key] = self.fn[grid](*args, **config.launch_kwargs())
+        if kernel is None or _launch_hooks_on():
+            # First launch with these arguments (or a profiler's hooks are on): Triton's path.
+            self.compiled[key] = self.fn[plan.grid](*args, **plan.config.launch_kwargs())
             return
-        stream = _stream_getter()(device)
-        kernel.run(grid[0], grid[1], 1, stream, kernel.function, kernel.packed_metadata, None, None, None,
-                   *args, *config.constexprs())
+        kernel.run(plan.grid[0], plan.grid[1], 1, _current_stream(device), kernel.function, kernel.packed_metadata,
+                   None, None, None, *args, *plan.constexprs)
 
     # -- choosing a config ---------------------------------------------------------------
 
-    def _choose(self, args, numels) -> Config:
+    def _plan(self, args) -> _Plan:
+        """The first call at these element counts: note the argument kinds, choose a config."""
+        numels = args[-self.numel_count:]
+        self._ints = _gather([k for k, a in enumerate(args) if isinstance(a, int)])
+        self._tensors = _gather([k for k, a in enumerate(args) if isinstance(a, torch.Tensor)])
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         device = next((t.device for t in tensors if t.is_cuda), torch.device("cpu"))
         interpreted = device.type == "cpu"
@@ -158,8 +175,8 @@ class TritonLauncher:
                 "triton is first imported to run it in Triton's interpreter, or use the C++ backend for CPU."
             )
         with self._lock:
-            if numels in self.chosen:
-                return self.chosen[numels]
+            if numels in self.plans:
+                return self.plans[numels]
             options = self._candidates(numels, interpreted)
             key = _tuning_key(device, numels)
             stored = self._stored_choices().get(key)
@@ -168,8 +185,8 @@ class TritonLauncher:
                 config = options[0] if len(options) == 1 else self._fastest(options, args, numels)
                 if len(options) > 1:
                     self._store_choice(key, config)
-            self.chosen[numels] = config
-            return config
+            self.plans[numels] = self._plan_for(config, numels)
+            return self.plans[numels]
 
     def _fastest(self, options: list[Config], args, numels) -> Config:
         from triton.testing import do_bench
@@ -177,7 +194,8 @@ class TritonLauncher:
         timings = []
         for config in options:
             try:
-                timings.append((do_bench(lambda: self._launch(config, args, numels), warmup=5, rep=20), config))
+                plan = self._plan_for(config, numels)
+                timings.append((do_bench(lambda: self._launch(plan, args), warmup=5, rep=20), config))
             except Exception as error:  # a config the compiler rejects (e.g. out of shared memory) is skipped
                 if "OutOfResources" not in type(error).__name__ and "out of resource" not in str(error):
                     raise
@@ -221,32 +239,54 @@ def precompile(kernels) -> None:
                 log.info("inductor: %s compiles at its first launch instead (%s)", launcher, error)
 
 
-def _launch_hooks_on(knobs) -> bool:
+def _launch_hooks_on() -> bool:
     """Whether a launch hook is installed (a profiler's). Triton 3.5+ keeps an always-present
     HookChain, empty when none is: testing it against None sent every launch down the slow path
     (GPT-2 training on an H200 spent ~40% of its host time in Triton's argument binding)."""
-    hook = knobs.runtime.launch_enter_hook
+    hook = _runtime_knobs().launch_enter_hook
     calls = getattr(hook, "calls", None)
     return bool(calls) if calls is not None else hook is not None
 
 
-@functools.lru_cache(maxsize=None)
-def _stream_getter():
-    """The driver's current-stream function, looked up once (the driver is a lazy proxy)."""
-    return _triton()[1].active.get_current_stream
+# The three below replace themselves, at their first call, by what they look up: each launch
+# calls them, and the lookups (Triton's lazy driver proxy; torch.cuda's Python layer) cost
+# more than the calls.
 
 
-def _specialization(args) -> tuple:
-    """What Triton specializes a compiled kernel on, per argument (triton/backends/compiler.py
-    and its native specialize_impl): ints by width class, ==1 and %16; pointers by alignment."""
-    key = []
-    for arg in args:
-        if isinstance(arg, int):
-            width = 0 if -(2**31) <= arg < 2**31 else (1 if arg < 2**63 else 2)
-            key.append((width, arg == 1, arg % 16 == 0))
-        else:
-            key.append(arg.data_ptr() % 16 == 0)
-    return tuple(key)
+def _runtime_knobs():
+    global _runtime_knobs
+    knobs = _triton()[0].runtime
+    _runtime_knobs = lambda: knobs  # noqa: E731
+    return knobs
+
+
+def _current_stream(device: int):
+    """The current CUDA stream's handle."""
+    global _current_stream
+    _current_stream = _triton()[1].active.get_current_stream
+    return _current_stream(device)
+
+
+def _current_device() -> int:
+    global _current_device
+    torch.cuda.init()
+    _current_device = torch._C._cuda_getDevice
+    return _current_device()
+
+
+def _gather(positions: list[int]):
+    """A function taking the arguments at `positions` out of an argument tuple, as a tuple."""
+    if len(positions) == 1:
+        [k] = positions
+        return lambda args: (args[k],)
+    return operator.itemgetter(*positions)
+
+
+def _alignment(tensors) -> bool | tuple[bool, ...]:
+    """True when every pointer is 16-byte aligned (as the caching allocator's are), else each one's."""
+    if not functools.reduce(operator.or_, map(torch.Tensor.data_ptr, tensors)) & 15:
+        return True
+    return tuple(t.data_ptr() % 16 == 0 for t in tensors)
 
 
 def _to_device(args, positions):
