@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from conftest import check
@@ -71,6 +73,33 @@ def test_wrapper_reuses_dead_buffers(device):
 
     compiled = check(fn, x, w, rtol=1e-4, atol=1e-4)
     assert "# reuses" in compiled.source
+
+
+def test_a_reused_buffer_only_kernels_read_takes_over_the_dead_tensor_without_a_view(device):
+    # t ([64, 16]) reuses exp(x)'s memory ([16, 64]); only the two reduction kernels read it,
+    # and they index memory by their own strides, so no as_strided view is made for it.
+    x, w = torch.randn(16, 64, device=device), torch.randn(64, 64, device=device) / 8
+
+    def fn(x, w):
+        a = aten.view.default(aten.mm.default(aten.exp.default(x), w), [64, 16])
+        t = aten.mul.Tensor(a, aten.view.default(aten.sum.dim_IntList(a, [1]), [64, 1]))
+        return aten.sum.dim_IntList(t, [0]), aten.amax.default(t, [1])
+
+    compiled = check(fn, x, w, rtol=1e-4, atol=1e-4)
+    assert re.search(r"(buf\d+) = (buf\d+); del \2  # reuses", compiled.source)
+    assert "reinterpret(" not in compiled.source
+
+
+def test_a_reused_buffer_an_extern_reads_is_viewed_with_its_own_shape(device):
+    x, w, v = torch.randn(16, 64, device=device), torch.randn(64, 64, device=device) / 8, torch.randn(16, 16, device=device)
+
+    def fn(x, w, v):
+        a = aten.mm.default(aten.exp.default(x), w)           # exp(x) [16, 64] dies here
+        t = aten.sin.default(aten.view.default(a, [64, 16]))  # takes over its memory; the mm reads it
+        return (aten.mm.default(t, v),)
+
+    compiled = check(fn, x, w, v, rtol=1e-4, atol=1e-4)
+    assert re.search(r"= reinterpret\(buf\d+, \(64, 16\), \(16, 1\), 0\); del buf\d+  # reuses", compiled.source)
 
 
 def test_transposed_read_of_a_fresh_buffer_is_not_fused(device):
