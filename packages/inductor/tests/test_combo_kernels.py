@@ -4,6 +4,8 @@ computed values keep their own launches. The C++ backend launches each kernel it
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from conftest import check, uses_triton
@@ -29,6 +31,16 @@ def test_input_casts_run_as_one_launch(device):
     # five casts and the ReLU: one combo and the ReLU on Triton, six kernels in C++
     assert compiled.kernel_count == (2 if uses_triton(device) else 6)
     assert ("combo" in compiled.source) == uses_triton(device)
+
+
+def test_identical_members_share_one_call_site(device):
+    # The casts of x, w1 and w2 are one function (as are those of b1 and b2): each function is
+    # called once, with the pointers and sizes of the member the program id falls in.
+    compiled = check(casts_then_matmuls, *_inputs(device), rtol=2e-2, atol=2e-2)
+    if uses_triton(device):
+        [combo] = [text for text in compiled.kernel_sources.values() if "A combo kernel" in text]
+        assert len(re.findall(r"^\s+member_\w+\(", combo, re.MULTILINE)) == 2
+        assert "tl.where(later" in combo
 
 
 def test_the_memory_cap_splits_a_run_of_casts(device, monkeypatch, tmp_path):

@@ -70,6 +70,9 @@ def _cases():
         return (aten.embedding.default(w, i), aten.constant_pad_nd.default(x, [1, 2, 0, 1], 0.5),
                 aten.cat.default([x, x], 1), aten.index_select.default(x, 1, aten.select.int(i, 0, 0)))
 
+    def input_casts(x, w, b, v):  # one combo kernel; the casts of x and w share a member function
+        return tuple(aten._to_copy.default(t, dtype=torch.bfloat16) for t in (x, w, b, v))
+
     def casts(x):
         return tuple(aten._to_copy.default(x, dtype=d) for d in
                      (torch.bool, torch.int8, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
@@ -92,6 +95,7 @@ def _cases():
         ("layer_norm", layer_norm, [f32, torch.randn(33), torch.randn(33)]),
         ("gather_and_pad", gather_and_pad, [torch.randn(10, 33), torch.randint(0, 10, (4, 5)), f32]),
         ("casts", casts, [f32 * 100]),
+        ("combo", input_casts, [f32, torch.randn(40, 12), torch.randn(7), torch.randn(3, 5)]),
         ("transpose", lambda x: (aten.clone.default(aten.permute.default(x, [2, 0, 1])),), [torch.randn(3, 5, 7)]),
         ("transpose_tiled", lambda x, y: (aten.add.Tensor(aten.permute.default(x, [0, 2, 1]), y),),
          [torch.randn(3, 40, 72), torch.randn(3, 72, 40)]),
