@@ -34,12 +34,12 @@ def test_input_casts_run_as_one_launch(device):
 
 
 def test_identical_members_share_one_call_site(device):
-    # The casts of x, w1 and w2 are one function (as are those of b1 and b2): each function is
+    # The five casts are one function (whatever the printer numbered their index variables):
     # called once, with the pointers and sizes of the member the program id falls in.
     compiled = check(casts_then_matmuls, *_inputs(device), rtol=2e-2, atol=2e-2)
     if uses_triton(device):
         [combo] = [text for text in compiled.kernel_sources.values() if "A combo kernel" in text]
-        assert len(re.findall(r"^\s+member_\w+\(", combo, re.MULTILINE)) == 2
+        assert len(re.findall(r"^\s+member_\w+\(", combo, re.MULTILINE)) == 1
         assert "tl.where(later" in combo
 
 

@@ -70,7 +70,7 @@ def _cases():
         return (aten.embedding.default(w, i), aten.constant_pad_nd.default(x, [1, 2, 0, 1], 0.5),
                 aten.cat.default([x, x], 1), aten.index_select.default(x, 1, aten.select.int(i, 0, 0)))
 
-    def input_casts(x, w, b, v):  # one combo kernel; the casts of x and w share a member function
+    def input_casts(x, w, b, v):  # one combo kernel, whose four casts share a member function
         return tuple(aten._to_copy.default(t, dtype=torch.bfloat16) for t in (x, w, b, v))
 
     def casts(x):

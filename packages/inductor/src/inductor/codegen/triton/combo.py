@@ -2,7 +2,8 @@
 
 Each member becomes a `@triton.jit` function of its own program id; the combo kernel gives
 each member the range of program ids its element count needs, in member order. Identical
-members (the same cast in every layer) share one function and one call site, whose
+members (the same cast in every layer, whatever the printer numbered their index variables)
+share one function and one call site, whose
 arguments are those of the member the program id falls in: Triton inlines every call, so a
 call per member would compile the same body once per member (32 casts: ~3 s for sm_90 on a
 2-core CPU).
@@ -25,6 +26,8 @@ The launcher (runtime/triton_launch.py) launches sum(cdiv(xnumel, XBLOCK)) progr
 
 from __future__ import annotations
 
+import re
+
 from ...cache import digest
 from ...runtime.triton_configs import KIND_COMBO
 from .module_text import indent, kernel_function, module_head, pointer_types
@@ -39,7 +42,7 @@ def combo_module(members: list) -> tuple[str, str]:
     for k, member in enumerate(members):
         params, text = kernel_function(member, member.body_lines, program_id="pid")
         *pointer_params, numel, block = params  # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
-        function = f"@triton.jit\ndef MEMBER({', '.join([*pointer_params, numel, 'pid', block])}):\n{text}\n"
+        function = f"@triton.jit\ndef MEMBER({', '.join([*pointer_params, numel, 'pid', block])}):\n{_renumbered(text)}\n"
         name = f"member_{digest(function)[:12]}"
         functions[name] = function.replace("MEMBER", name)
         pointers.update({f"k{k}_{p}": t for p, t in pointer_types(member).items()})
@@ -63,6 +66,13 @@ def combo_module(members: list) -> tuple[str, str]:
     ])
     function_name = f"combo_{digest(source)[:12]}"
     return source.replace("KERNEL_NAME", function_name), function_name
+
+
+def _renumbered(text: str) -> str:
+    """`text` with its index variables (x0, x3, ...) numbered in order of appearance, so that
+    members differing only in the printer's numbering share one function."""
+    numbers: dict[str, str] = {}
+    return re.sub(r"\bx\d+\b", lambda m: numbers.setdefault(m.group(), f"x{len(numbers)}"), text)
 
 
 def _start(k: int) -> str:
