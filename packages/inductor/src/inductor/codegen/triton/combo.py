@@ -88,7 +88,8 @@ def _call_for_members(name: str, run: list[tuple[int, list[str]]]) -> list[str]:
     member a program belongs to is the last one of `run` starting at or before its id."""
     (first, arguments), *later = run
     if not later:
-        return [f"if {_in_range(first)}:", f"    {name}({', '.join([*arguments, f'pid - {_start(first)}' if first else 'pid', 'XBLOCK'])})"]
+        local_pid = f"pid - {_start(first)}" if first else "pid"
+        return [f"if {_in_range(first)}:", f"    {name}({', '.join([*arguments, local_pid, 'XBLOCK'])})"]
     names = [f"arg{i}" for i in range(len(arguments))]
     lines = [
         "if " + " | ".join(f"({_in_range(k)})" for k, _ in run) + ":",
