@@ -6,8 +6,9 @@ n.out`); data edges (`n.out -> user.in`) are unbounded. The source feeds what th
 has for free (the primals) and what must be computed in the forward (ops that may not be
 recomputed, and values a matmul of the backward reads: see recomputable.py); everything the
 backward computes from the tangents drains into the sink. A cut through `n.in -> n.out` means
-"save n"; nodes left on the sink side are recomputed in the backward from the saved values. With capacities in bytes, the cut is the
-smallest set of saved bytes from which the backward can be computed.
+"save n"; nodes left on the sink side are recomputed in the backward from the saved values.
+With capacities in bytes, the cut is the smallest set of saved bytes from which the backward
+can be computed.
 """
 
 from __future__ import annotations
