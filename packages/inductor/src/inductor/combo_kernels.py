@@ -24,7 +24,7 @@ import sympy
 
 from .codegen.triton.kinds import kernel_kind
 from .ir import ComboKernel, FusedKernel
-from .ops import DependencyCollector, use_handler
+from .ops import kernel_accesses
 from .runtime.triton_configs import KIND_POINTWISE
 from .scheduler import extern_inputs
 from .sizes import product
@@ -74,7 +74,7 @@ def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
     for step in reversed(steps):
         read_later.append(set(seen))
         kernel = movable(step)
-        seen |= {name for name, _ in kernel.reads} if kernel else _step_reads(step)
+        seen |= {name for name, _ in kernel.reads} if kernel else _step_reads(step, movable)
     read_later.reverse()
     combined, run, held = [], [], 0
 
@@ -123,7 +123,7 @@ def _movable(step, devices: set[str], computed: dict) -> _Movable | None:
     reads count computed buffers only: graph inputs stay alive anyway); else None."""
     if not isinstance(step, FusedKernel) or step.device.type not in devices or step.is_reduction:
         return None
-    collector = _collected(step.nodes)
+    collector = kernel_accesses(step.nodes)
     if kernel_kind(step, collector.reads, collector.writes) != KIND_POINTWISE:
         return None
     written = _bytes(node.buffer.layout for node in step.nodes)
@@ -141,18 +141,12 @@ def _bytes(layouts) -> int | None:
     return total
 
 
-def _step_reads(step) -> set[str]:
-    if isinstance(step, (FusedKernel, ComboKernel)):
-        return {name for name, _ in _collected(step.nodes).reads}
+def _step_reads(step, movable) -> set[str]:
+    if isinstance(step, ComboKernel):  # its members were described when they were combined
+        return {name for member in step.members for name, _ in movable(member).reads}
+    if isinstance(step, FusedKernel):
+        return {name for name, _ in kernel_accesses(step.nodes).reads}
     return {buffer.name for buffer in extern_inputs(step)}
-
-
-def _collected(nodes) -> DependencyCollector:
-    collector = DependencyCollector()
-    with use_handler(collector):
-        for node in nodes:
-            node.body()
-    return collector
 
 
 def _may_write(step, inputs: set[str]) -> bool:

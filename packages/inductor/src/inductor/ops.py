@@ -143,6 +143,15 @@ class DependencyCollector:
         return sympy.Symbol(f"indirect{len(self.reads)}", integer=True, nonnegative=True)
 
 
+def kernel_accesses(nodes) -> DependencyCollector:
+    """What a kernel's nodes (KernelNodes) load and store, in the kernel's loop variables."""
+    collector = DependencyCollector()
+    with use_handler(collector):
+        for node in nodes:
+            node.body()
+    return collector
+
+
 class IndexSubstitution:
     """Forwards every call to `inner`, rewriting index expressions by `subs` first: how a body
     written over one set of loop variables runs inside a kernel whose loops were merged."""

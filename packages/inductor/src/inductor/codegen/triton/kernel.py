@@ -31,7 +31,7 @@ import sympy
 import torch
 
 from ...ir import FusedKernel, OuterStep
-from ...ops import DependencyCollector, use_handler
+from ...ops import kernel_accesses, use_handler
 from ...runtime.triton_configs import KIND_PERSISTENT, KIND_POINTWISE, KIND_TILED
 from ...sizes import product
 from .expressions import triton_dtype
@@ -98,10 +98,7 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
 
     def _accesses(self) -> tuple[list, list]:
         """(buffer, index) of every load, and of every store, in the kernel's loop variables."""
-        collector = DependencyCollector()
-        with use_handler(collector):
-            for node in self.kernel.nodes:
-                node.body()
+        collector = kernel_accesses(self.kernel.nodes)
         return collector.reads, collector.writes
 
     def _needs_int64_indices(self, accesses) -> bool:
