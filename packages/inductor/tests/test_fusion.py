@@ -91,7 +91,8 @@ def test_a_reused_buffer_only_kernels_read_takes_over_the_dead_tensor_without_a_
 
 
 def test_a_reused_buffer_an_extern_reads_is_viewed_with_its_own_shape(device):
-    x, w, v = torch.randn(16, 64, device=device), torch.randn(64, 64, device=device) / 8, torch.randn(16, 16, device=device)
+    x, w = torch.randn(16, 64, device=device), torch.randn(64, 64, device=device) / 8
+    v = torch.randn(16, 16, device=device)
 
     def fn(x, w, v):
         a = aten.mm.default(aten.exp.default(x), w)           # exp(x) [16, 64] dies here

@@ -22,11 +22,11 @@ from . import cache, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
+from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
 from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
-from .combo_kernels import combine_small_kernels
-from .ir import ComboKernel, FusedKernel
+from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .passes import fold_attention_masks
 from .runtime import cpp_build
@@ -201,7 +201,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     steps = combine_small_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())
-    kernels = [s for s in steps if isinstance(s, (FusedKernel, ComboKernel))]
+    kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]
     calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
     source = WrapperCodegen(graph, steps, calls).generate()
     cache.write_atomic(path, source)

@@ -361,5 +361,9 @@ class ComboKernel:
         return "\n".join([f"{self.name}: one launch of", *(str(m) for m in self.members)])
 
 
+# The steps that are generated kernels; the others are extern calls and their outputs.
+KERNEL_STEPS = (FusedKernel, ComboKernel)
+
+
 def replace(obj, **changes):
     return dataclasses.replace(obj, **changes)

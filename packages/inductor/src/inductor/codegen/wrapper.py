@@ -13,9 +13,7 @@ from dataclasses import dataclass
 import sympy
 import torch
 
-from ..ir import (
-    Buffer, ComboKernel, ComputedBuffer, ExternKernel, FusedKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView,
-)
+from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import FloorDiv, Mod, product
 
@@ -68,7 +66,7 @@ class WrapperCodegen:
         self.buffers.update(graph.input_buffers())
 
     def _reads(self, step) -> list[str]:
-        if isinstance(step, (FusedKernel, ComboKernel)):
+        if isinstance(step, KERNEL_STEPS):
             return [a for a in self.kernels[step.name].args if a in self.buffers]
         if isinstance(step, MultiOutput):
             return [step.parent.name]
@@ -88,7 +86,7 @@ class WrapperCodegen:
         # generated kernels read only the memory, so a buffer only they read takes over a dead
         # buffer's tensor as it is, without a view (an `as_strided` costs a few us of host time).
         self.shaped = set(g.output_names) | {
-            n for s in self.steps if not isinstance(s, (FusedKernel, ComboKernel)) for n in self._reads(s)
+            n for s in self.steps if not isinstance(s, KERNEL_STEPS) for n in self._reads(s)
         }
         self.tensor_layouts: dict[str, tuple] = {}  # buffer -> (size, stride) of the tensor it names
         header = [
@@ -100,7 +98,7 @@ class WrapperCodegen:
             "",
         ]
         for step in self.steps:
-            if isinstance(step, (FusedKernel, ComboKernel)):
+            if isinstance(step, KERNEL_STEPS):
                 header.append(f"{step.name} = {self.kernels[step.name].load}")
         body = [f"def call(args):"]
         params = [f"arg{k}" for k in range(len(g.graph_inputs))]
@@ -112,7 +110,7 @@ class WrapperCodegen:
             body.append(f"    {symbol.name} = {source}")
         free: dict[tuple, list[str]] = {}
         for k, step in enumerate(self.steps):
-            if isinstance(step, (FusedKernel, ComboKernel)):
+            if isinstance(step, KERNEL_STEPS):
                 call = self.kernels[step.name]
                 for name in call.args:
                     buf = self.buffers.get(name)

@@ -41,7 +41,8 @@ def combo_module(members: list) -> tuple[str, str]:
     for k, member in enumerate(members):
         params, text = kernel_function(member, member.body_lines, program_id="pid")
         *pointer_params, numel, block = params  # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
-        function = f"@triton.jit\ndef MEMBER({', '.join([*pointer_params, numel, 'pid', block])}):\n{_renumbered(text)}\n"
+        signature = ", ".join([*pointer_params, numel, "pid", block])
+        function = f"@triton.jit\ndef MEMBER({signature}):\n{_renumbered(text)}\n"
         name = f"member_{digest(function)[:12]}"
         functions[name] = function.replace("MEMBER", name)
         pointers.update({f"k{k}_{p}": t for p, t in pointer_types(member).items()})

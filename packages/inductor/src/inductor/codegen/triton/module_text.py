@@ -67,7 +67,8 @@ def pointer_types(printer: TritonKernel) -> dict:
     return {parameters[name]: _pointer_type(printer.buffers[name].dtype) for name in printer.args}
 
 
-def kernel_function(printer: TritonKernel, body: list[str], program_id: str = "tl.program_id(0)") -> tuple[list[str], str]:
+def kernel_function(printer: TritonKernel, body: list[str],
+                    program_id: str = "tl.program_id(0)") -> tuple[list[str], str]:
     """(parameter list, indented body) of the kernel function: the head computing block indices
     and masks from `program_id`, then `body`, buffers renamed to their parameters."""
     two_d = printer.kind != KIND_POINTWISE
