@@ -48,12 +48,12 @@ def _share_torch(session: nox.Session) -> None:
     """Install torch once for all sessions and make this session's venv see it."""
     marker = SHARED_TORCH / ".complete"
     if not marker.exists():
-        session.run(
+        session.run_install(
             sys.executable, "-m", "pip", "install", "--quiet", "--target", str(SHARED_TORCH),
             _pinned("torch"), "numpy", external=True,
         )
         marker.touch()
-    site = session.run(
+    site = session.run_install(
         "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
         silent=True,
     ).strip()
