@@ -24,6 +24,10 @@ _LIBDEVICE_UNARY = {
     "trunc": "trunc", "round": "nearbyint",
 }
 _LIBDEVICE_BINARY = {"atan2": "atan2", "hypot": "hypot", "copysign": "copysign"}
+# libdevice has no float16/bfloat16 overloads (the JIT rejects `libdevice.cos` of a bfloat16), and
+# eager's kernels compute these in float32 anyway (opmath): such operands are widened for the call
+# and its result rounded back, whatever lowering produced them.
+_NARROW_FLOATS = (torch.float16, torch.bfloat16)
 _ROUNDING = frozenset({"floor", "ceil", "trunc", "round"})
 
 
@@ -92,17 +96,19 @@ class PointwiseOps:
         # Function calls: a Python literal argument would be typed float32 or int32 there.
         a, b = self._tensor(a), self._tensor(b)
         if name in _LIBDEVICE_BINARY:
-            return self._new(f"libdevice.{_LIBDEVICE_BINARY[name]}({a}, {b})", dtype, dims)
+            return self._math(f"libdevice.{_LIBDEVICE_BINARY[name]}", (a, b), dtype, dims)
         if name == "truncdiv":
             return self._new(f"{a} // {b}", dtype, dims)
         if name == "floordiv":
-            helper = "floordiv_float" if dtype.is_floating_point else "floordiv_int"
-            return self._new(f"helpers.{helper}({a}, {b})", dtype, dims)
+            if dtype.is_floating_point:
+                return self._math("helpers.floordiv_float", (a, b), dtype, dims)
+            return self._new(f"helpers.floordiv_int({a}, {b})", dtype, dims)
         if name == "mod":
-            return self._new(f"helpers.remainder({a}, {b})", dtype, dims)
+            return self._math("helpers.remainder", (a, b), dtype, dims)
         if name == "pow":
-            helper = "libdevice.pow" if dtype.is_floating_point else "helpers.pow_int"
-            return self._new(f"{helper}({a}, {b})", dtype, dims)
+            if dtype.is_floating_point:
+                return self._math("libdevice.pow", (a, b), dtype, dims)
+            return self._new(f"helpers.pow_int({a}, {b})", dtype, dims)
         return self._new(f"helpers.{name}({a}, {b})", dtype, dims)  # maximum, minimum
 
     def _unary(self, name, x):
@@ -115,21 +121,35 @@ class PointwiseOps:
         if name in _ROUNDING and not floating:
             return x
         if name == "sqrt":  # correctly rounded, as eager's; tl.sqrt_rn takes float32 only
-            fn = "tl.sqrt_rn" if x.dtype == torch.float32 else "libdevice.sqrt"
-            return self._new(f"{fn}({x})", x.dtype, x.dims)
+            fn = "libdevice.sqrt" if x.dtype == torch.float64 else "tl.sqrt_rn"
+            return self._math(fn, (x,), x.dtype, x.dims)
         if name == "reciprocal":
             return self._new(f"1.0 / {x}", x.dtype, x.dims)
         if name == "sigmoid":
-            return self._new(f"1.0 / (1.0 + libdevice.exp(-{x}))", x.dtype, x.dims)
+            wide = self._widened(x)
+            return self._narrowed(self._new(f"1.0 / (1.0 + libdevice.exp(-{wide}))", wide.dtype, x.dims), x.dtype)
         if name == "sign":
             return self._new(f"helpers.sign({x})", x.dtype, x.dims)
         if name in _LIBDEVICE_UNARY:
-            return self._new(f"libdevice.{_LIBDEVICE_UNARY[name]}({x})", x.dtype, x.dims)
+            return self._math(f"libdevice.{_LIBDEVICE_UNARY[name]}", (x,), x.dtype, x.dims)
         if name in ("logical_not",) or (name == "bitwise_not" and x.dtype == torch.bool):
             return self._new(f"{x} == 0", torch.bool, x.dims)
         if name == "bitwise_not":
             return self._new(f"~{x}", x.dtype, x.dims)
         return self._new(_PREDICATES[name](x, floating), torch.bool, x.dims)
+
+    def _math(self, fn: str, args, dtype, dims):
+        """`fn(*args)` computed in float32 when `dtype` is float16/bfloat16, then rounded back."""
+        if dtype not in _NARROW_FLOATS:
+            return self._new(f"{fn}({', '.join(map(str, args))})", dtype, dims)
+        wide = [self._widened(a) for a in args]
+        return self._narrowed(self._new(f"{fn}({', '.join(map(str, wide))})", torch.float32, dims), dtype)
+
+    def _widened(self, x):
+        return self.to_dtype(x, torch.float32) if x.dtype in _NARROW_FLOATS else x
+
+    def _narrowed(self, x, dtype):
+        return self.to_dtype(x, dtype) if dtype in _NARROW_FLOATS else x
 
 
 _PREDICATES = {
