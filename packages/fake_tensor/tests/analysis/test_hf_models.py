@@ -57,6 +57,20 @@ def test_logits_shape_matches_eager_at_random_sizes(analysed):
         assert report.evaluate_shape(report.outputs.logits, batch=batch, seq=seq) == tuple(real.shape)
 
 
+def test_gpt2_without_a_cache_or_mask_takes_the_traceable_path():
+    # transformers 5.24 looks for packed sequences in the position ids when there is neither an
+    # attention mask nor a cache, reading the data unless `is_tracing()`; the analysis must not.
+    model = _gpt2()
+    with torch.no_grad():
+        report = infer_shapes(model, TensorSpec((Dim("batch"), Dim("seq")), torch.long), use_cache=False)
+    batch, seq = random.randint(2, 4), random.randint(2, MAX_POSITIONS)
+    with torch.no_grad():
+        real = model(torch.randint(0, 500, (batch, seq)), use_cache=False).logits
+    assert report.evaluate_shape(report.outputs.logits, batch=batch, seq=seq) == tuple(real.shape)
+    assert any("seq <= 64" in str(c) for c in report.constraints)
+    assert not torch.compiler.is_compiling()
+
+
 def test_max_positions_constraint_is_found(analysed):
     _, report = analysed
     assert sympy.Le(SEQ, MAX_POSITIONS) in [c.condition for c in report.constraints]

@@ -17,6 +17,7 @@ Constraints that contradict a declared Dim raise `ConstraintViolationError` list
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 
@@ -93,6 +94,24 @@ def _input_device(args, kwargs) -> torch.device:
     return tensors[0].device if tensors else torch.device("cpu")
 
 
+@contextlib.contextmanager
+def _traceable_paths():
+    """`torch.compiler.is_compiling()` reads True while the analysed code runs, as under torch.compile.
+
+    Libraries keep a path for tracers beside a data-dependent fast path (transformers'
+    `find_packed_sequence_indices` asks `(mask[:, -1] == 0).all()` unless `is_tracing()`), and
+    values of fakes do not exist, so the analysis must take the tracers' path."""
+    previous = getattr(torch.compiler, "_is_compiling_flag", None)
+    if previous is None:  # torch < 2.5 keeps no such flag
+        yield
+        return
+    torch.compiler._is_compiling_flag = True
+    try:
+        yield
+    finally:
+        torch.compiler._is_compiling_flag = previous
+
+
 def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeReport:
     """Output shapes of `fn(*args, **kwargs)` for every size the `dynamic_shapes` Dims allow.
 
@@ -108,7 +127,7 @@ def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeRep
     else:
         target = fn
     try:
-        with mode, AnalysisMode(mode):
+        with mode, AnalysisMode(mode), _traceable_paths():
             outputs = target(*fake_args, **fake_kwargs)
     except FakeTensorError as error:
         # The op is in the message; the line of the analysed code that ran it is not.
