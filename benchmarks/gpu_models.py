@@ -73,8 +73,8 @@ def _t5_infer(torch):
 def _whisper_encoder_infer(torch):
     from transformers import WhisperConfig, WhisperModel
 
-    config = WhisperConfig(d_model=512, encoder_layers=6, encoder_attention_heads=8, decoder_layers=1,
-                           encoder_ffn_dim=2048, num_mel_bins=80, dropout=0.0)
+    config = WhisperConfig(d_model=512, encoder_layers=6, encoder_attention_heads=8, encoder_ffn_dim=2048,
+                           decoder_layers=1, decoder_attention_heads=8, num_mel_bins=80, dropout=0.0)
     encoder = WhisperModel(config).encoder.cuda().to(torch.bfloat16).eval()
     features = torch.randn(16, 80, 3000, device="cuda", dtype=torch.bfloat16)
     return Workload(inference(torch, lambda out: out.last_hidden_state), encoder, (features,))
