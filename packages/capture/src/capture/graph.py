@@ -69,7 +69,7 @@ class GraphBuilder:
         node.meta["example_value"] = fake
         node.meta["source"] = source
         self.inputs.append(GraphInput(source, real, node))
-        value = TensorValue(node, fake, source=source, python_cls=type(real))
+        value = TensorValue(node, fake, source=source, python_cls=type(real), real=real)
         self._input_by_id[id(real)] = value
         return value
 

@@ -59,12 +59,14 @@ def _type(frame, cls, args, kwargs):
 @rule(callable)
 def _callable(frame, args, kwargs):
     from ..values.functions import BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue
-    from ..values.objects import ClassValue, PartialValue
+    from ..values.objects import MISSING, ClassValue, PartialValue, lookup_static
 
     (obj,) = args
     if isinstance(obj, (BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue, ClassValue, PartialValue)):
         return ConstantValue(True)
-    return ConstantValue(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__"))
+    # CPython asks the type for a call slot: `__call__` somewhere in the MRO of the type, not
+    # `hasattr(cls, "__call__")` (every class has one, the metaclass's, for constructing).
+    return ConstantValue(lookup_static(obj.python_type(), "__call__")[0] is not MISSING)
 
 
 @rule(getattr)
@@ -143,7 +145,7 @@ def _id(frame, args, kwargs):
 # --- iteration ------------------------------------------------------------------------------
 
 
-@rule(iter)
+@rule(iter, accepts="(object, /)")
 def _iter(frame, args, kwargs):
     (obj,) = args
     if isinstance(obj, IteratorValue):
@@ -322,7 +324,8 @@ def _dict(frame, cls, args, kwargs):
     return DictValue(entries, python_cls=cls)
 
 
-@construct_rule(int, float, bool, str)
+@construct_rule(int, float, bool, accepts="(x=_, /)")
+@construct_rule(str, accepts="(object=_, /)")
 def _scalar(frame, cls, args, kwargs):
     if not args:
         return ConstantValue(cls())

@@ -20,7 +20,7 @@ from ..values.changing_number import ChangingNumberValue
 from ..values.constant import ConstantValue, literal_repr
 from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
-from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
 from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
@@ -36,6 +36,8 @@ def _children(value: Value) -> list[Value]:
         return [v for pair in value.entries.values() for v in pair]
     if isinstance(value, SetValue):
         return list(value.entries.values())
+    if isinstance(value, DictViewValue):
+        return [value.mapping]
     if isinstance(value, ModelOutputValue):
         return list(value.fields.values())
     if isinstance(value, NewObjectValue):
@@ -224,6 +226,8 @@ class ExpressionWriter:
             attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
             builder = self.name_for(_new_object, "new_object")
             return self._temp(value, f"{builder}({self.constant(value.cls)}, {{{attrs}}})")
+        if isinstance(value, DictViewValue):
+            return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
         if isinstance(value, IteratorValue):

@@ -1,0 +1,237 @@
+"""Never a silent wrong result: constructs that once gave an answer different from eager's
+without any error (issue 16). Each test compares with eager on fresh inputs: the first call,
+a cache hit with new values, and a call with another size (or with the input that must miss
+the cache)."""
+
+from __future__ import annotations
+
+import collections
+import typing
+
+import pytest
+import torch
+
+from helpers import compile_eager, run_and_compare
+
+
+def agree(fn, *argument_sets, **options):
+    """Compile `fn` once and compare each call with eager, in order."""
+    compiled = compile_eager(fn, **options)
+    for arguments in argument_sets:
+        run_and_compare(compiled, fn, arguments)
+    return compiled
+
+
+def sizes(*shapes):
+    return [(torch.randn(shape),) for shape in shapes]
+
+
+class Plain:
+    pass
+
+
+class WithCall:
+    def __call__(self, t):
+        return t + 1
+
+
+class WithCallInBase(WithCall):
+    pass
+
+
+@pytest.mark.parametrize(
+    "obj", [Plain(), WithCall(), WithCallInBase(), [1], (1,), {"a": 1}, Plain, len, "s", 1.5, torch.nn.ReLU()],
+    ids=lambda o: type(o).__name__,
+)
+def test_callable_follows_the_type_call_slot(obj):
+    def fn(t, o):
+        return t + (1 if callable(o) else 2)
+
+    agree(fn, (torch.randn(3), obj), (torch.randn(3), obj), (torch.randn(5), obj))
+
+
+def test_callable_entry_does_not_serve_a_non_callable():
+    def fn(t, o):
+        return t + (1 if callable(o) else 2)
+
+    agree(fn, (torch.randn(3), Plain()), (torch.randn(3), WithCall()), (torch.randn(3), [2]))
+
+
+class Overriding(torch.nn.Module):
+    def forward(self, t):
+        return t + 1
+
+    def __call__(self, t):
+        return t * 100
+
+
+class OverridingThenForward(Overriding):
+    def __call__(self, t):
+        return super().__call__(t) - self.forward(t)
+
+
+@pytest.mark.parametrize("cls", [Overriding, OverridingThenForward])
+def test_module_call_override_runs(cls):
+    module = cls()
+
+    def fn(t):
+        return module(t)
+
+    agree(fn, *sizes(3, 3, 5))
+
+
+def test_module_call_override_of_an_argument():
+    def fn(m, t):
+        return m(t)
+
+    agree(fn, (Overriding(), torch.randn(3)), (torch.nn.Identity(), torch.randn(3)), (Overriding(), torch.randn(4)))
+
+
+def test_dict_views_compare_and_count():
+    def fn(t, d):
+        return t + (1 if d.keys() == {"a", "b"} else 2) + len(d.values()) + (d.items() == {("a", 1), ("b", 2)})
+
+    agree(fn, (torch.randn(3), {"a": 1, "b": 2}), (torch.randn(3), {"a": 1, "c": 2}), (torch.randn(4), {"b": 2, "a": 1}))
+
+
+def test_dict_views_are_live_and_set_like():
+    def fn(t, d):
+        keys, values = d.keys(), d.values()
+        d["z"] = 3
+        total = sum(len(k) for k in keys) + sum(values)
+        return (
+            t + total + len(keys & {"a", "z"}) + len({"q"} | keys) + ("z" in keys) + (("a", 1) in d.items()),
+            sorted(keys - {"a"}),
+            sorted(keys ^ {"a", "w"}),
+            keys != ["a"],
+            values == values,
+            d.values() == d.values(),
+            list(d.items()),
+            keys <= {"a", "b", "c", "z"},
+        )
+
+    agree(fn, (torch.randn(3), {"a": 1, "b": 2}), (torch.randn(3), {"a": 1, "b": 5}), (torch.randn(4), {"a": 1, "c": 2}))
+
+
+def test_dict_view_escapes_live():
+    def fn(t, d):
+        return t * 2, d.keys(), d.items()
+
+    compiled = compile_eager(fn)
+    d = {"a": 1}
+    _, keys, items = compiled(torch.randn(3), d)
+    d["b"] = 2
+    assert list(keys) == ["a", "b"] and list(items) == [("a", 1), ("b", 2)]
+
+
+def test_set_iterates_in_the_real_order():
+    def fn(t):
+        out = []
+        for item in {"x", "yy", "zzz", "abc", "q", "hello", "w"}:
+            out.append(item)
+        return t + len(out[0]), out
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_hasattr_on_a_tensor_attribute_is_guarded():
+    def fn(t):
+        return t + (1 if hasattr(t, "foo") else 2)
+
+    tagged = torch.randn(3)
+    tagged.foo = 1
+    agree(fn, (torch.randn(3),), (tagged,), (torch.randn(3),), (tagged,))
+
+
+def test_tensor_instance_attributes_are_read_and_guarded():
+    def fn(t):
+        return t * getattr(t, "scale", 1) + t.bias_value
+
+    def tagged(n, **attrs):
+        x = torch.randn(n)
+        x.__dict__.update(attrs)
+        return (x,)
+
+    agree(fn, tagged(3, bias_value=1), tagged(3, bias_value=2), tagged(3, bias_value=2, scale=3), tagged(4, bias_value=2))
+
+
+def test_tensor_attribute_missing_raises_like_eager():
+    def fn(t):
+        return t + t.not_there
+
+    compiled = compile_eager(fn)
+    with pytest.raises(AttributeError):
+        compiled(torch.randn(3))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "isinstance(t, torch.Tensor, kw=1)",
+        "isinstance(t)",
+        "len()",
+        "len([1], [2])",
+        "getattr(t)",
+        "hasattr(t, 'x', 1)",
+        "max()",
+        "[1, 2].index(2, kw=1)",
+        "{}.keys(1)",
+        "sorted([1], lambda x: x)",
+        "callable()",
+        "iter()",
+        "len(5)",
+        "list(5)",
+        "torch.no_grad(1, 2)",
+    ],
+)
+def test_builtins_called_wrongly_raise_what_eager_raises(call):
+    fn = eval(f"lambda t: (t, {call})")
+    compiled = compile_eager(fn)
+    with pytest.raises(TypeError) as eager:
+        fn(torch.randn(3))
+    with pytest.raises(type(eager.value)):
+        compiled(torch.randn(3))
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["[1, 2, 3, 2].index(2, 2)", "int('ff', 16)", "int('11', base=2)", "str(b'ab', 'ascii')"],
+)
+def test_builtin_forms_a_rule_does_not_model_run_natively(call):
+    fn = eval(f"lambda t: t + len(str({call}))")
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_grad_mode_decorator_without_parentheses():
+    def fn(t):
+        @torch.no_grad
+        def double(v):
+            return v * 2
+
+        return double(t)
+
+    agree(fn, *[(torch.randn(n, requires_grad=True),) for n in (3, 3, 4)])
+
+
+def test_typing_annotations_do_not_change_guards():
+    def fn(t, d: typing.Dict[str, int], n: typing.Optional[int] = None):
+        s = t.sum()
+        print("break")
+        return t + d["a"] + s + (n or 0)
+
+    agree(fn, (torch.randn(3), {"a": 1}), (torch.randn(3), {"a": 5}), (torch.randn(3), {"a": 5}, 2), (torch.randn(4), {"b": 1, "a": 1}))
+
+
+def test_defaultdict_across_a_graph_break():
+    def fn(t, d):
+        s = t.sum()
+        print("break")
+        d["seen"] += 1
+        return t + d["a"] + s
+
+    agree(
+        fn,
+        (torch.randn(3), collections.defaultdict(int, a=1)),
+        (torch.randn(3), collections.defaultdict(int, a=2)),
+        (torch.randn(4), collections.defaultdict(int, a=torch.ones(4))),
+    )
