@@ -69,7 +69,7 @@ _counter = itertools.count()
 
 def identifier(name: str) -> str:
     """`name` made usable as a Python identifier (`<lambda>` -> `lambda`)."""
-    return re.sub(r"\W", "_", name).strip("_") or "fn"
+    return re.sub(r"\W", "_", name, flags=re.ASCII).strip("_") or "fn"
 
 
 def entry_signature(fn: types.FunctionType) -> str:

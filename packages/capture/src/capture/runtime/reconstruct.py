@@ -121,7 +121,8 @@ class ExpressionWriter:
         taken = set(self.namespace)
         for source, count in uses.items():
             if count >= 2:
-                stem = re.sub(r"\W+", "_", source.hint).strip("_") or "value"
+                # ASCII only: `\w` also matches characters no identifier may hold (¼).
+                stem = re.sub(r"\W+", "_", source.hint, flags=re.ASCII).strip("_") or "value"
                 name, i = stem, 1
                 while name in taken:
                     name, i = f"{stem}_{i}", i + 1
@@ -133,7 +134,7 @@ class ExpressionWriter:
         known = self._names.get(id(obj))
         if known is not None:
             return known
-        base = "".join(c if c.isalnum() else "_" for c in stem).strip("_") or "obj"
+        base = "".join(c if c.isascii() and c.isalnum() else "_" for c in stem).strip("_") or "obj"
         name = f"_{base}"
         i = 1
         while name in self.namespace:
