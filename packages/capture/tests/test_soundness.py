@@ -6,6 +6,7 @@ the cache)."""
 from __future__ import annotations
 
 import collections
+import functools
 import typing
 
 import pytest
@@ -235,3 +236,66 @@ def test_defaultdict_across_a_graph_break():
         (torch.randn(3), collections.defaultdict(int, a=2)),
         (torch.randn(4), collections.defaultdict(int, a=torch.ones(4))),
     )
+
+
+class ReadOnlyMap(collections.abc.Mapping):
+    def __init__(self, **items):
+        self._items = items
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+
+def test_dict_of_a_custom_mapping_goes_through_keys_and_getitem():
+    mapping = ReadOnlyMap(a=1, b=2)
+
+    def fn(t):
+        return t + dict(mapping)["a"] + {**mapping}["b"]
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_double_star_of_a_custom_mapping():
+    mapping = ReadOnlyMap(a=1, b=2)
+
+    def fn(t):
+        def inner(a=0, b=0, c=0):
+            return a * 10 + b + c
+
+        return t + inner(**mapping)
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+class Affine:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, t, shift=0.0):
+        return t * self.scale + shift
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        Affine(3.0),
+        functools.partial(torch.add, alpha=2),
+        functools.partial(lambda a, b: a - b, torch.ones(1)),
+        torch.sin,
+        torch.Tensor.relu,
+        abs,
+    ],
+    ids=["callable object", "partial of torch.add", "partial of a lambda", "torch.sin", "Tensor.relu", "abs"],
+)
+def test_any_callable_compiles(target):
+    compiled = compile_eager(target)
+    binary = isinstance(target, functools.partial) and not target.args
+    for t in (torch.randn(3), torch.randn(3), torch.randn(5)):
+        arguments = (t, t) if binary else (t,)
+        torch.testing.assert_close(compiled(*arguments), target(*arguments))

@@ -11,7 +11,7 @@ from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
@@ -301,6 +301,16 @@ def _set(frame, cls, args, kwargs):
     return result
 
 
+def _is_mapping(frame, value: Value) -> bool:
+    """Whether dict() treats `value` as a mapping: it has a `keys` attribute."""
+    if isinstance(value, (SequenceValue, SetValue, IteratorValue, DictViewValue)):
+        return False
+    try:
+        return value.has_attr(frame, "keys")
+    except Unsupported:
+        return False
+
+
 def dict_entries(frame, source: Value) -> dict:
     """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
     if isinstance(source, DictValue):
@@ -310,6 +320,11 @@ def dict_entries(frame, source: Value) -> dict:
     if isinstance(source, ModelOutputValue):
         return {k: (ConstantValue(k), v) for k, v in source.present().items()}
     entries = {}
+    if _is_mapping(frame, source):
+        # As dict() and `**` do for any object with keys(): its keys, then `obj[key]` each.
+        for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
+            entries[key_of(frame, key)] = (key, source.get_item(frame, key))
+        return entries
     for pair in source.unpack(frame):
         key, value = pair.unpack(frame)
         entries[key_of(frame, key)] = (key, value)
