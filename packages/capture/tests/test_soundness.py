@@ -299,3 +299,66 @@ def test_any_callable_compiles(target):
     for t in (torch.randn(3), torch.randn(3), torch.randn(5)):
         arguments = (t, t) if binary else (t,)
         torch.testing.assert_close(compiled(*arguments), target(*arguments))
+
+
+def test_namedtuple_made_inside_the_compiled_function_across_a_break():
+    # collections.namedtuple breaks inside (exec of the class body): its resume functions
+    # take its locals `_tuple`, `_map` as parameters, which no generated name may shadow.
+    def fn(t):
+        Point = collections.namedtuple("Point", "a b")
+        p = Point(t, 1)
+        print("break")
+        return p.a + p.b
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_entry_names_do_not_shadow_parameters():
+    def fn(outs, _v0, _s1, _new, _tuple):
+        _tuple.append(outs.sum())
+        print("break")
+        return outs + _v0 * _s1, tuple(_tuple), _new
+
+    agree(fn, *[(torch.randn(n), torch.randn(n), 2, {"k": 1}, [1]) for n in (3, 3, 4)])
+
+
+def test_class_builtins_are_not_the_metaclass_methods():
+    def fn(t):
+        pair = tuple.__new__(tuple, (t, t * 2))
+        keys = dict.fromkeys(["a", "b"], 0)
+        return pair[1] + len(keys)
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+@pytest.mark.parametrize("rebind", ["before", "after"])
+def test_closure_rebound_around_a_break(rebind):
+    def fn(t):
+        h = lambda v: v + 1  # noqa: E731
+        def g(v):
+            return h(v)
+
+        a = g(t)
+        if rebind == "before":
+            h = lambda v: v * 10  # noqa: E731
+        print("break")
+        if rebind == "after":
+            h = lambda v: v * 10  # noqa: E731
+        return g(a)
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_partial_of_a_closure_across_a_break():
+    def fn(t):
+        k = 3
+
+        def inner(a, b):
+            return a * b + k
+
+        p = functools.partial(inner, t)
+        print("break")
+        k = 5
+        return p(2)
+
+    agree(fn, *sizes(3, 3, 4))
