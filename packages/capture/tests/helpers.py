@@ -71,9 +71,12 @@ def run_and_compare(compiled, fn, arguments):
 
 
 def clone_inputs(obj):
-    """Copies of the tensors (and of the lists/dicts holding them); other objects are shared."""
+    """Copies of the tensors, with their Python attributes (and of the lists/dicts holding
+    them); other objects are shared."""
     if isinstance(obj, torch.Tensor):
-        return obj.detach().clone().requires_grad_(obj.requires_grad) if obj.is_leaf else obj.clone()
+        copy = obj.detach().clone().requires_grad_(obj.requires_grad) if obj.is_leaf else obj.clone()
+        copy.__dict__.update(obj.__dict__)
+        return copy
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
         return type(obj)(clone_inputs(x) for x in obj)
     if type(obj) is dict:

@@ -68,8 +68,8 @@ def test_shape_errors_are_the_programs_own():
         compile_eager(lambda x, y: x + y)(torch.randn(2), torch.randn(3))
 
 
-def test_optimize_refuses_non_functions():
-    with pytest.raises(capture.CaptureError, match="expects a Python function"):
+def test_optimize_refuses_non_callables():
+    with pytest.raises(capture.CaptureError, match="expects a callable"):
         capture.optimize(42, capture.backends.eager)
 
 

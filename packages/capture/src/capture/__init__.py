@@ -2,7 +2,7 @@
 into FX graphs with guards.
 
 `optimize(fn_or_module, backend)` compiles a function or module (per-function cache of
-guarded entries, recompiles, graph breaks with resume functions); `export(fn, *args)` captures
+guarded entries, recompiles, graph breaks with resume functions); `export(fn, args, kwargs)` captures
 one graph for given inputs; `mark_dynamic(t, dim)` / `mark_static(t, dim)` steer symbolic
 sizes; `disable` / `allow_in_graph` mark functions; `Unsupported` is what code capture cannot
 trace raises (a graph break, or the error with `fullgraph=True`); `reset()` forgets every

@@ -1,10 +1,15 @@
-"""`export(fn, *args, **kwargs)`: one graph for one set of example inputs, or an error.
+"""`export(fn, args, kwargs)`: one graph for one set of example inputs, or an error.
 
 Unlike `optimize`, nothing falls back: code that capture cannot put in the graph raises
 `Unsupported` (with the reason and the user's file:line), and an exception the program raises
 on the example inputs propagates. The result is an `ExportedProgram`: the captured graph
 (`graph_module`, printable with `print_readable()`), pytree specs of its inputs and outputs,
 the guards under which it is valid, and `__call__`, which checks them and runs the program.
+
+As with torch.export, `graph_module`'s placeholders are the lifted inputs first (parameters,
+buffers and other tensors the program reads that are not its arguments), then every leaf of
+the flattened `(args, kwargs)` in that order, used or not: `program.graph_module(*lifted,
+*pytree.tree_leaves((args, kwargs)))` runs the graph.
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
-from guards import GuardSet
+from guards import AttrSource, GuardSet, ItemSource, LocalSource
 from torch import nn
 
 from .backends import eager
 from .dynamic import marked_dims
 from .errors import CaptureError
+from .graph import GraphInput, placeholder_name
 from .interpreter.frame import UserException
 from .optimize import function_and_self
 from .runtime.entry import CompiledEntry, build_entry, identifier, set_compiled_graph
@@ -88,9 +94,74 @@ def _dynamic_specs(function: types.FunctionType, bound: Any, args, kwargs, dynam
     return specs
 
 
-def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
-    """Capture `fn(*args, **kwargs)` as one graph. `dynamic_shapes` (per argument: dims, or a
-    dict dim -> fake_tensor.Dim with a name and range) makes those sizes symbolic."""
+def _argument_leaves(function: types.FunctionType, bound: Any, args: tuple, kwargs: dict) -> list[tuple[Any, Any]]:
+    """(source, value) of every leaf of the flattened `(args, kwargs)`, in pytree order."""
+    parameters = list(inspect.signature(function, follow_wrapped=False).parameters.values())
+    if bound is not None:
+        parameters = parameters[1:]
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+    varkw = next((p.name for p in parameters if p.kind is p.VAR_KEYWORD), None)
+    named = {p.name for p in parameters if p.kind is not p.VAR_POSITIONAL and p.kind is not p.VAR_KEYWORD}
+
+    def argument_source(path):
+        kind, key = path[0].idx, path[1]
+        if kind == 0:  # args[i]
+            i = key.idx
+            return LocalSource(positional[i]) if i < len(positional) else ItemSource(LocalSource(varargs), i - len(positional))
+        name = key.key  # kwargs[name]
+        return LocalSource(name) if name in named or varkw is None else ItemSource(LocalSource(varkw), name)
+
+    leaves = []
+    for path, value in pytree.tree_flatten_with_path((args, kwargs))[0]:
+        source, container = argument_source(path), (args, kwargs)[path[0].idx][_key(path[1])]
+        for key in path[2:]:
+            if isinstance(key, pytree.GetAttrKey) and isinstance(container, tuple):
+                # namedtuple fields are read (and guarded) by position, as capture wraps them.
+                index = container._fields.index(key.name)
+                source, container = ItemSource(source, index), container[index]
+            elif isinstance(key, pytree.GetAttrKey):
+                source, container = AttrSource(source, key.name), getattr(container, key.name)
+            else:
+                source, container = ItemSource(source, _key(key)), container[_key(key)]
+        leaves.append((source, value))
+    return leaves
+
+
+def _key(key) -> Any:
+    return key.idx if isinstance(key, pytree.SequenceKey) else key.key
+
+
+def _inputs_in_argument_order(session: CaptureSession, result, leaves: list[tuple[Any, Any]]) -> None:
+    """Reorder the graph's placeholders: lifted inputs, then one per argument leaf (a leaf
+    the program never reads gets a placeholder nothing uses)."""
+    graph = result.graph
+    by_source = {graph_input.source: graph_input for graph_input in result.inputs}
+    leaf_sources = {source for source, _ in leaves}
+    ordered = [graph_input for graph_input in result.inputs if graph_input.source not in leaf_sources]
+    for source, value in leaves:
+        graph_input = by_source.get(source)
+        if graph_input is None:
+            node = graph.placeholder(placeholder_name(source))
+            node.meta["source"] = source
+            if isinstance(value, torch.Tensor):
+                node.meta["example_value"] = session.fake_mode.from_real(value, source=source)
+            graph_input = GraphInput(source, value, node)
+        ordered.append(graph_input)
+    operations = next(node for node in graph.nodes if node.op != "placeholder")
+    for graph_input in ordered:
+        operations.prepend(graph_input.node)  # moves it: the placeholders end up in order
+    result.inputs[:] = ordered
+    graph.lint()
+
+
+def export(fn: Any, args: tuple = (), kwargs: dict | None = None, *, dynamic_shapes=None) -> ExportedProgram:
+    """Capture `fn(*args, **kwargs)` as one graph (torch.export's calling convention).
+    `dynamic_shapes` (per argument: dims, or a dict dim -> fake_tensor.Dim with a name and
+    range) makes those sizes symbolic."""
+    if not isinstance(args, tuple):
+        raise CaptureError(f"export(fn, args, kwargs): args must be a tuple, got {type(args).__name__}")
+    kwargs = dict(kwargs or {})
     if isinstance(fn, nn.Module):
         function, bound = type(fn).forward, fn
         if "forward" in fn.__dict__:
@@ -101,9 +172,11 @@ def export(fn: Any, *args, dynamic_shapes=None, **kwargs) -> ExportedProgram:
     specs = _dynamic_specs(function, bound, args, kwargs, dynamic_shapes) if dynamic_shapes is not None else []
     try:
         with marked_dims(specs):
-            result = CaptureSession(function, full, kwargs, exporting=True).run()
+            session = CaptureSession(function, full, kwargs, exporting=True)
+            result = session.run()
     except UserException as exc:
         raise exc.value.to_real() from None
+    _inputs_in_argument_order(session, result, _argument_leaves(function, bound, args, kwargs))
     graph_module = torch.fx.GraphModule(torch.nn.Module(), result.graph)
     guard = GuardSet(result.guards).compile(function, name=f"guards_{identifier(function.__code__.co_name)}")
     entry = build_entry(function, result, graph_module, guard)

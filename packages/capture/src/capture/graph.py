@@ -35,7 +35,7 @@ class GraphInput:
     node: torch.fx.Node
 
 
-def _placeholder_name(source) -> str:
+def placeholder_name(source) -> str:
     name = re.sub(r"[^0-9a-zA-Z_]+", "_", str(source)).strip("_")
     return name or "input"
 
@@ -62,14 +62,14 @@ class GraphBuilder:
         except ConstraintViolationError as err:
             raise MarkedDimensionError(str(err)) from None
         if self._first_op is None:
-            node = self.fx.placeholder(_placeholder_name(source))
+            node = self.fx.placeholder(placeholder_name(source))
         else:
             with self.fx.inserting_before(self._first_op):
-                node = self.fx.placeholder(_placeholder_name(source))
+                node = self.fx.placeholder(placeholder_name(source))
         node.meta["example_value"] = fake
         node.meta["source"] = source
         self.inputs.append(GraphInput(source, real, node))
-        value = TensorValue(node, fake, source=source, python_cls=type(real))
+        value = TensorValue(node, fake, source=source, python_cls=type(real), real=real)
         self._input_by_id[id(real)] = value
         return value
 

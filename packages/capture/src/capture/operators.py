@@ -9,7 +9,7 @@ import operator
 from .errors import Unsupported
 from .values.base import Value
 from .values.constant import ConstantValue
-from .values.containers import ListValue, SequenceValue, TupleValue
+from .values.containers import DictValue, DictViewValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from .values.factory import evaluate_constant_operation
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
@@ -89,7 +89,35 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
         return result
+    if symbol in ("&", "|", "-", "^"):
+        result = _set_algebra(frame, symbol, a, b)
+        if result is not None:
+            return result
     raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
+
+
+def _set_members(frame, value: Value) -> dict | None:
+    """key object -> value for set-like values (sets, frozensets, keys and items views of
+    dicts), None for others."""
+    if isinstance(value, SetValue):
+        return dict(value.entries)
+    if isinstance(value, DictViewValue) and value.set_like:
+        return {key_of(frame, item): item for item in value.unpack(frame)}
+    if isinstance(value, ConstantValue) and isinstance(value.value, (set, frozenset)):
+        return {item: ConstantValue(item) for item in value.value}
+    return None
+
+
+def _set_algebra(frame, symbol: str, a: Value, b: Value) -> Value | None:
+    left, right = _set_members(frame, a), _set_members(frame, b)
+    if left is None or right is None:
+        return None
+    # The members in the order the real operation leaves them (capture.values.containers
+    # iterates a SetValue as a real set of its members would).
+    members = BINARY[symbol](set(left), set(right))
+    # set | frozenset is a set, frozenset | set a frozenset; a dict view gives a set.
+    cls = a.python_type() if not isinstance(a, DictViewValue) and not isinstance(b, DictViewValue) else set
+    return SetValue({k: left[k] if k in left else right[k] for k in members}, python_cls=cls)
 
 
 def _both_plain(a: Value, b: Value) -> bool:
@@ -116,6 +144,12 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
         return result
+    left, right = _set_members(frame, a), _set_members(frame, b)
+    if left is not None and right is not None:
+        return ConstantValue(COMPARE[symbol](set(left), set(right)))
+    if (left is not None or right is not None) and symbol in ("==", "!="):
+        # A set-like value equals no list, tuple, dict or object that is not set-like.
+        return ConstantValue(symbol == "!=")
     if symbol in ("==", "!="):
         left, right = _sequence_items(a), _sequence_items(b)
         if left is not None and right is not None:
@@ -172,7 +206,6 @@ def unary(frame, symbol: str, a: Value) -> Value:
 
 def contains(frame, item: Value, container: Value) -> Value:
     """`item in container`."""
-    from .values.containers import DictValue, SetValue, key_of
     from .values.new_objects import ModelOutputValue
     from .values.objects import python_dunder
 
@@ -180,6 +213,8 @@ def contains(frame, item: Value, container: Value) -> Value:
         return frame.session.graph.call_function(frame, operator.contains, [container, item], {})
     if isinstance(container, (DictValue, SetValue)):
         return ConstantValue(key_of(frame, item) in container.entries)
+    if isinstance(container, DictViewValue) and container.kind == "keys":
+        return ConstantValue(key_of(frame, item) in container.mapping.entries)
     if isinstance(container, ModelOutputValue):
         return ConstantValue(container._key(item.as_python_constant()) in container.present())
     if item.is_python_constant() and container.is_python_constant() and not isinstance(container, ListValue):

@@ -21,17 +21,36 @@ from .errors import CaptureError
 from .runtime import CodeCache
 from .runtime.compilation import Compilation
 from .values.modules import has_hooks
+from .values.objects import python_dunder
 
 
 def function_and_self(fn: Any) -> tuple[types.FunctionType, Any]:
-    """The Python function to capture and the object bound as its first argument, if any."""
+    """The Python function to capture and the object bound as its first argument, if any.
+
+    Like torch.compile, any callable: an object whose class defines `__call__` in Python is
+    captured through it; anything else callable (a builtin, a C function such as torch.sin, a
+    class) through a Python function that calls it."""
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
     if isinstance(fn, types.FunctionType):
         return fn, None
-    raise CaptureError(
-        f"capture.optimize expects a Python function, method or nn.Module, got {type(fn).__name__}"
-    )
+    call = python_dunder(type(fn), "__call__")
+    if call is not None:
+        return call, fn
+    if callable(fn):
+        return _calling(fn), None
+    raise CaptureError(f"capture.optimize expects a callable or an nn.Module, got {type(fn).__name__}")
+
+
+def _calling(fn: Any) -> types.FunctionType:
+    """A Python function that calls `fn`, which capture then traces like any other."""
+
+    def call(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    call.__name__ = getattr(fn, "__name__", type(fn).__name__)
+    call.__qualname__ = getattr(fn, "__qualname__", call.__name__)
+    return call
 
 
 class OptimizedModule(nn.Module):
@@ -79,6 +98,10 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     """
     if isinstance(fn_or_module, (types.FunctionType, types.MethodType)) and is_disabled(fn_or_module):
         return fn_or_module
+    if isinstance(fn_or_module, functools.partial):
+        # Its function is compiled; the bound arguments are arguments of every call.
+        compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
+        return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
     compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
     make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):

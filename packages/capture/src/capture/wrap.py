@@ -173,9 +173,11 @@ def _function(session, obj, source):
 def _builtin(session, obj, source):
     owner = getattr(obj, "__self__", None)
     if isinstance(obj, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None:
-        if not isinstance(owner, types.ModuleType) and not is_constant_type(owner) and not is_torch_operation(obj):
+        if not isinstance(owner, (types.ModuleType, type)) and not is_constant_type(owner) and not is_torch_operation(obj):
             # A bound method of a container or object: the rule for the unbound method gets
-            # the owner as its first argument, like any method call.
+            # the owner as its first argument, like any method call. (Not for a class's own
+            # builtins, `tuple.__new__`, `dict.fromkeys`: the metaclass's method of that name,
+            # `type.__new__`, is another function.)
             unbound = getattr(type(owner), obj.__name__, None)
             if unbound is not None:
                 return MethodValue(BuiltinValue(unbound), session.wrap(owner, None))

@@ -37,7 +37,8 @@ from .errors import GuardCompileError
 from .sources import LocalSource, Source
 
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
-_NOT_IDENTIFIER = re.compile(r"\W")
+# ASCII only: `\w` also matches characters no identifier may hold (¼).
+_NOT_IDENTIFIER = re.compile(r"\W", re.ASCII)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +173,14 @@ class _Namer:
 def type_spelling(kind: type) -> str:
     """How people write the type: `int`, `torch.Tensor`, `torch.nn.parameter.Parameter`."""
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def comment_text(text: str) -> str:
+    """`text` fit for one comment line: a repr, a file name or a user's `__repr__` may hold
+    line breaks, which would end the comment and leave the rest as (broken) code."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _spell(value: object) -> str:
@@ -349,10 +358,10 @@ class GuardCode:
         self._detail_explainers: dict[int, Callable] = {}
 
     def _header(self, description: str) -> list[str]:
-        header = [f"# {description}"]
+        header = [f"# {comment_text(description)}"]
         if self._ctx.constants:
             header.append("# where")
-            header.extend(f"#   {bound} = {self._ctx.spellings[bound]}" for bound in self._ctx.constants)
+            header.extend(f"#   {bound} = {comment_text(self._ctx.spellings[bound])}" for bound in self._ctx.constants)
         return header
 
     def _guard_body(self) -> list[str]:
@@ -361,7 +370,7 @@ class GuardCode:
         lines = ["    try:"]
         scope = Scope()
         for block in self._blocks:
-            lines.extend(f"        # {line}" for line in block.comment.splitlines())
+            lines.extend(f"        # {comment_text(line)}" for line in block.comment.splitlines())
             for chk in block.checks:
                 lines.extend(f"        {line}" for line in self._writer.assignments(chk.fails, scope))
                 lines.append(f"        if {self._writer.resolve(chk.fails, scope)}: return False")

@@ -39,7 +39,8 @@ class RootNames(Protocol):
 
 def _identifier_hint(text: str) -> str:
     """A readable local-variable stem for generated code: `self.layers[0]` -> `self_layers_0`."""
-    stem = re.sub(r"\W+", "_", text).strip("_")
+    # ASCII only: `\w` also matches characters no identifier may hold (¼).
+    stem = re.sub(r"\W+", "_", text, flags=re.ASCII).strip("_")
     return stem if stem and not stem[0].isdigit() else f"v_{stem}"
 
 

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from .python_builtins import dict_entries
 from .registry import rule
@@ -108,7 +108,7 @@ def _sort(frame, args, kwargs):
     return ConstantValue(None)
 
 
-@rule(list.index, tuple.index)
+@rule(list.index, tuple.index, accepts="(self, value, /)")
 def _index(frame, args, kwargs):
     seq, item, *_ = args
     for i, existing in enumerate(_expect(seq, SequenceValue, "index()").items):
@@ -183,22 +183,16 @@ def _dict_setitem(frame, args, kwargs):
     return ConstantValue(None)
 
 
-@rule(dict.keys, OrderedDict.keys)
-def _keys(frame, args, kwargs):
-    (d,) = args
-    return ListValue([k for k, _ in _as_dict(d, "dict.keys").entries.values()])
+def _view(kind: str):
+    def handler(frame, args, kwargs):
+        (d,) = args
+        return DictViewValue(_as_dict(d, f"dict.{kind}"), kind)
+
+    return handler
 
 
-@rule(dict.values, OrderedDict.values)
-def _values(frame, args, kwargs):
-    (d,) = args
-    return ListValue([v for _, v in _as_dict(d, "dict.values").entries.values()])
-
-
-@rule(dict.items, OrderedDict.items)
-def _items(frame, args, kwargs):
-    (d,) = args
-    return ListValue([TupleValue([k, v]) for k, v in _as_dict(d, "dict.items").entries.values()])
+for _kind in ("keys", "values", "items"):
+    rule(getattr(dict, _kind), getattr(OrderedDict, _kind))(_view(_kind))
 
 
 @rule(dict.pop, OrderedDict.pop)

@@ -14,6 +14,7 @@ from ..markers import is_allowed_in_graph, is_compiled, is_disabled
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
 from .registry import CONSTRUCT_RULES, rule_for
+from .signatures import check_arguments
 from .torch_ops import is_torch_operation, record_torch_call
 
 _PURE_BUILTINS = frozenset(
@@ -57,6 +58,7 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
         )
     handler = rule_for(fn)
     if handler is not None:
+        check_arguments(frame, fn, args, kwargs)
         return handler(frame, args, kwargs)
     if is_torch_operation(fn) or is_allowed_in_graph(fn):
         return record_torch_call(frame, fn, args, kwargs)
@@ -82,6 +84,7 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -
     for klass in cls.__mro__:
         handler, subclasses = CONSTRUCT_RULES.get(klass, (None, False))
         if handler is not None and (klass is cls or subclasses):
+            check_arguments(frame, cls, args, kwargs, rule_key=klass)
             return handler(frame, cls, args, kwargs)
     if issubclass(cls, BaseException):
         return ExceptionValue(cls, list(args))

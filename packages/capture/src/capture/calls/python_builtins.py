@@ -11,7 +11,7 @@ from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
@@ -59,12 +59,14 @@ def _type(frame, cls, args, kwargs):
 @rule(callable)
 def _callable(frame, args, kwargs):
     from ..values.functions import BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue
-    from ..values.objects import ClassValue, PartialValue
+    from ..values.objects import MISSING, ClassValue, PartialValue, lookup_static
 
     (obj,) = args
     if isinstance(obj, (BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue, ClassValue, PartialValue)):
         return ConstantValue(True)
-    return ConstantValue(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__"))
+    # CPython asks the type for a call slot: `__call__` somewhere in the MRO of the type, not
+    # `hasattr(cls, "__call__")` (every class has one, the metaclass's, for constructing).
+    return ConstantValue(lookup_static(obj.python_type(), "__call__")[0] is not MISSING)
 
 
 @rule(getattr)
@@ -143,7 +145,7 @@ def _id(frame, args, kwargs):
 # --- iteration ------------------------------------------------------------------------------
 
 
-@rule(iter)
+@rule(iter, accepts="(object, /)")
 def _iter(frame, args, kwargs):
     (obj,) = args
     if isinstance(obj, IteratorValue):
@@ -299,6 +301,16 @@ def _set(frame, cls, args, kwargs):
     return result
 
 
+def _is_mapping(frame, value: Value) -> bool:
+    """Whether dict() treats `value` as a mapping: it has a `keys` attribute."""
+    if isinstance(value, (SequenceValue, SetValue, IteratorValue, DictViewValue)):
+        return False
+    try:
+        return value.has_attr(frame, "keys")
+    except Unsupported:
+        return False
+
+
 def dict_entries(frame, source: Value) -> dict:
     """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
     if isinstance(source, DictValue):
@@ -308,6 +320,11 @@ def dict_entries(frame, source: Value) -> dict:
     if isinstance(source, ModelOutputValue):
         return {k: (ConstantValue(k), v) for k, v in source.present().items()}
     entries = {}
+    if _is_mapping(frame, source):
+        # As dict() and `**` do for any object with keys(): its keys, then `obj[key]` each.
+        for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
+            entries[key_of(frame, key)] = (key, source.get_item(frame, key))
+        return entries
     for pair in source.unpack(frame):
         key, value = pair.unpack(frame)
         entries[key_of(frame, key)] = (key, value)
@@ -322,7 +339,8 @@ def _dict(frame, cls, args, kwargs):
     return DictValue(entries, python_cls=cls)
 
 
-@construct_rule(int, float, bool, str)
+@construct_rule(int, float, bool, accepts="(x=_, /)")
+@construct_rule(str, accepts="(object=_, /)")
 def _scalar(frame, cls, args, kwargs):
     if not args:
         return ConstantValue(cls())

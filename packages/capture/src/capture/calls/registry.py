@@ -1,10 +1,14 @@
 """The call-rule registry: `@rule(len)` registers `handler(frame, args, kwargs) -> Value`
 for calls of `len`; `@construct_rule(list)` registers `handler(frame, cls, args, kwargs)` for
-constructing a class (and its subclasses, with `subclasses=True`)."""
+constructing a class (and its subclasses, with `subclasses=True`). `accepts="(x, /)"` says
+which of the callable's argument forms a rule models, when it models fewer than the callable
+takes (calls.signatures: the others are refused, not answered wrongly)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from .signatures import RULE_ACCEPTS, parse_signature
 
 CALL_RULES: dict[Any, Callable] = {}
 CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
@@ -19,11 +23,20 @@ def _register(table, keys, handler):
     return handler
 
 
-def rule(*callables):
+def _accepts(keys, accepts: str | None) -> None:
+    if accepts is not None:
+        for key in keys:
+            RULE_ACCEPTS[key] = parse_signature(accepts)
+
+
+def rule(*callables, accepts: str | None = None):
+    _accepts(callables, accepts)
     return lambda handler: _register(CALL_RULES, callables, handler)
 
 
-def construct_rule(*classes, subclasses: bool = False):
+def construct_rule(*classes, subclasses: bool = False, accepts: str | None = None):
+    _accepts(classes, accepts)
+
     def register(handler):
         _register(CONSTRUCT_RULES, classes, (handler, subclasses))
         return handler

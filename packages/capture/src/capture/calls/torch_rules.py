@@ -26,12 +26,13 @@ def _constant_kwargs(args, kwargs, names, defaults):
     return values
 
 
-@construct_rule(torch.no_grad)
+# Called with a function (`@torch.no_grad` without parentheses) they decorate it instead.
+@construct_rule(torch.no_grad, accepts="()")
 def _no_grad(frame, cls, args, kwargs):
     return GradModeContext(False, cls)
 
 
-@construct_rule(torch.enable_grad)
+@construct_rule(torch.enable_grad, accepts="()")
 def _enable_grad(frame, cls, args, kwargs):
     return GradModeContext(True, cls)
 

@@ -22,7 +22,6 @@ eagerly (as torch.compile skips such frames).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import types
 import warnings
@@ -95,8 +94,6 @@ def _did_work(result) -> bool:
     return ops or bool(result.side_effects)
 
 
-_temps = itertools.count()
-
 
 class _BreakPlan:
     """What the stopped frame hands on: the instruction to run natively (unless breaking
@@ -132,7 +129,7 @@ class _BreakPlan:
         lines: list[str] = []
 
         def bind(expression: str, stem: str) -> str:
-            name = f"_{stem}{next(_temps)}"
+            name = writer.temporary(f"_{stem}")
             lines.extend(writer.lines)
             writer.lines.clear()
             lines.append(f"{name} = {expression}")
@@ -180,7 +177,7 @@ class _BreakPlan:
             stack,
             snapshot.kw_names,
             name_for=writer.name_for,
-            fresh_name=lambda: f"_t{next(_temps)}",
+            fresh_name=lambda: writer.temporary("_t"),
             resume=resume,
             callee=lambda value: self._compiled_callee(writer, value),
         )

@@ -69,7 +69,7 @@ _counter = itertools.count()
 
 def identifier(name: str) -> str:
     """`name` made usable as a Python identifier (`<lambda>` -> `lambda`)."""
-    return re.sub(r"\W", "_", name).strip("_") or "fn"
+    return re.sub(r"\W", "_", name, flags=re.ASCII).strip("_") or "fn"
 
 
 def entry_signature(fn: types.FunctionType) -> str:
@@ -91,7 +91,8 @@ def build_entry(
     lines`, if given, ends the entry instead of returning the value."""
     namespace: dict[str, Any] = {}
     writer_ref: list = []
-    writer = ExpressionWriter(_EntryRoots(writer_ref, fn), "outs", result.outputs, namespace)
+    parameters = inspect.signature(fn, follow_wrapped=False).parameters
+    writer = ExpressionWriter(_EntryRoots(writer_ref, fn), result.outputs, namespace, reserved=parameters)
     writer_ref.append(writer)
 
     body: list[str] = []
@@ -102,7 +103,7 @@ def build_entry(
         inputs = ", ".join(writer.source(i.source) for i in result.inputs)
         body.extend(writer.lines)
         writer.lines.clear()
-        body.append(f"outs = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
+        body.append(f"{writer.outputs_name} = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
     body.extend(_side_effect_lines(writer, result))
     if tail is not None:
         body.extend(tail(writer))
@@ -146,14 +147,16 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
         elif isinstance(container, DictValue):
             # The new contents may be read from the old ones: build them before clearing.
             pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in container.entries.values())
-            emit(f"_new = {{{pairs}}}")
+            contents = writer.temporary("_new")
+            emit(f"{contents} = {{{pairs}}}")
             emit(f"{target}.clear()")
-            emit(f"{target}.update(_new)")
+            emit(f"{target}.update({contents})")
         else:
             items = ", ".join(writer.value(v) for v in container.entries.values())
-            emit(f"_new = [{items}]")
+            contents = writer.temporary("_new")
+            emit(f"{contents} = [{items}]")
             emit(f"{target}.clear()")
-            emit(f"{target}.update(_new)")
+            emit(f"{target}.update({contents})")
     for write in effects.attribute_writes.values():
         target = writer.value(write.target)
         for attr, value in write.values.items():

@@ -8,6 +8,7 @@ anew. Objects that have no literal spelling are bound in the entry's namespace.
 
 from __future__ import annotations
 
+import itertools
 import re
 import types
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from ..values.changing_number import ChangingNumberValue
 from ..values.constant import ConstantValue, literal_repr
 from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
-from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
 from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
@@ -36,6 +37,8 @@ def _children(value: Value) -> list[Value]:
         return [v for pair in value.entries.values() for v in pair]
     if isinstance(value, SetValue):
         return list(value.entries.values())
+    if isinstance(value, DictViewValue):
+        return [value.mapping]
     if isinstance(value, ModelOutputValue):
         return list(value.fields.values())
     if isinstance(value, NewObjectValue):
@@ -92,14 +95,19 @@ class ExpressionWriter:
     """Spells values as Python expressions of the entry function.
 
     `lines` collects statements (temporaries) that must run before the expressions are used;
-    `namespace` the objects the expressions refer to by name.
+    `namespace` the objects the expressions refer to by name. `reserved` are the entry's
+    parameter names: the user's own (a resume function's parameters are the locals of the
+    user's code, `_tuple` and `_map` in collections.namedtuple), which no name the writer
+    makes may shadow.
     """
 
-    def __init__(self, root_names, outputs_name: str, outputs: list[Value], namespace: dict[str, Any]):
+    def __init__(self, root_names, outputs: list[Value], namespace: dict[str, Any], reserved=()):
         self.root_names = root_names
-        self.outputs_name = outputs_name
-        self.output_index = {id(t.node): i for i, t in enumerate(outputs)}
         self.namespace = namespace
+        self._used = set(reserved)
+        self._counter = itertools.count()
+        self.outputs_name = self.fresh("outs")
+        self.output_index = {id(t.node): i for i, t in enumerate(outputs)}
         self.lines: list[str] = []
         self._temps: dict[int, str] = {}
         self._names: dict[int, str] = {}
@@ -116,27 +124,31 @@ class ExpressionWriter:
             while node is not None and node.base is not None:
                 uses[node] = uses.get(node, 0) + 1
                 node = node.base
-        taken = set(self.namespace)
         for source, count in uses.items():
             if count >= 2:
-                stem = re.sub(r"\W+", "_", source.hint).strip("_") or "value"
-                name, i = stem, 1
-                while name in taken:
-                    name, i = f"{stem}_{i}", i + 1
-                taken.add(name)
-                self._hoisted[source] = name
+                # ASCII only: `\w` also matches characters no identifier may hold (¼).
+                stem = re.sub(r"\W+", "_", source.hint, flags=re.ASCII).strip("_") or "value"
+                self._hoisted[source] = self.fresh(stem)
 
     # --- names ---------------------------------------------------------------------------------
+    def fresh(self, stem: str) -> str:
+        """A name no parameter, namespace entry or earlier name of this entry uses."""
+        name = stem
+        while name in self._used or name in self.namespace:
+            name = f"{stem}_{next(self._counter)}"
+        self._used.add(name)
+        return name
+
+    def temporary(self, stem: str) -> str:
+        """A fresh numbered local, `_s3`."""
+        return self.fresh(f"{stem}{next(self._counter)}")
+
     def name_for(self, obj: Any, stem: str) -> str:
         known = self._names.get(id(obj))
         if known is not None:
             return known
-        base = "".join(c if c.isalnum() else "_" for c in stem).strip("_") or "obj"
-        name = f"_{base}"
-        i = 1
-        while name in self.namespace:
-            name = f"_{base}_{i}"
-            i += 1
+        base = "".join(c if c.isascii() and c.isalnum() else "_" for c in stem).strip("_") or "obj"
+        name = self.fresh(f"_{base}")
         self.namespace[name] = obj
         self._names[id(obj)] = name
         return name
@@ -165,7 +177,7 @@ class ExpressionWriter:
         return self.name_for(obj, str(stem))
 
     def _temp(self, value: Value, expression: str) -> str:
-        name = f"_v{len(self._temps)}"
+        name = self.temporary("_v")
         self._temps[id(value)] = name
         self.lines.append(f"{name} = {expression}")
         return name
@@ -224,6 +236,8 @@ class ExpressionWriter:
             attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
             builder = self.name_for(_new_object, "new_object")
             return self._temp(value, f"{builder}({self.constant(value.cls)}, {{{attrs}}})")
+        if isinstance(value, DictViewValue):
+            return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
         if isinstance(value, IteratorValue):

@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-from ..errors import Unsupported
 from .base import Value
 
 # Types whose instances are immutable and whose operations have no side effects.
@@ -74,17 +73,22 @@ class ConstantValue(Value):
         return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, key.as_python_constant()))
 
     def unpack(self, frame):
+        from .exceptions import ExceptionValue
+        from ..interpreter.frame import UserException
+
         try:
             items = list(self.value)
-        except TypeError:
-            raise Unsupported(f"{self.describe()} is not iterable") from None
+        except TypeError as err:  # the program's own error: iterating a number
+            raise UserException(ExceptionValue.from_real(err)) from None
         return [ConstantValue(item) for item in items]
 
     def truth(self, frame) -> bool:
         return bool(self.value)
 
     def length(self, frame):
-        return ConstantValue(len(self.value))
+        from .factory import evaluate_constant_operation
+
+        return evaluate_constant_operation(frame, len, (self.value,))
 
     def has_attr(self, frame, name):
         return hasattr(self.value, name)

@@ -253,6 +253,47 @@ class DictValue(Value):
         return hasattr(self.python_cls, name)
 
 
+class DictViewValue(Value):
+    """`d.keys()`, `d.values()` or `d.items()`: a live view of a dict's entries (later changes
+    to the dict show through it). Keys and items views are set-like (`==` with sets, `&`, `|`,
+    `-`, `^`: capture.operators); a values view compares by identity only."""
+
+    def __init__(self, mapping: DictValue, kind: str):
+        super().__init__(None)
+        self.mapping = mapping
+        self.kind = kind
+
+    def describe(self):
+        return f"{self.mapping.describe()}.{self.kind}()"
+
+    def python_type(self):
+        return type(getattr(self.mapping.python_cls(), self.kind)())
+
+    def identity(self):
+        return id(self)
+
+    @property
+    def set_like(self) -> bool:
+        return self.kind != "values"
+
+    def unpack(self, frame):
+        entries = self.mapping.entries.values()
+        if self.kind == "keys":
+            return [key for key, _ in entries]
+        if self.kind == "values":
+            return [value for _, value in entries]
+        return [TupleValue([key, value]) for key, value in entries]
+
+    def truth(self, frame):
+        return bool(self.mapping.entries)
+
+    def length(self, frame):
+        return ConstantValue(len(self.mapping.entries))
+
+    def get_attr(self, frame, name):
+        return class_attribute(frame, self, self.python_type(), name)
+
+
 class SetValue(Value):
     def __init__(self, entries: dict[Any, Value], source=None, python_cls: type = set):
         super().__init__(source)
@@ -279,7 +320,9 @@ class SetValue(Value):
         self.mutated(frame)
 
     def unpack(self, frame):
-        return list(self.entries.values())
+        # In the order the real set iterates: a set of the same members, added in the same
+        # order, has the same hash-table layout (strings hash alike within one process).
+        return [self.entries[key] for key in set(self.entries)]
 
     def truth(self, frame):
         return bool(self.entries)

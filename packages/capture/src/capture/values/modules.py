@@ -38,6 +38,7 @@ def module_hooks(module: nn.Module) -> list[str]:
     return found + [name for name, hooks in _GLOBAL_HOOKS.items() if hooks]
 
 
+_MODULE_CALL = nn.Module.__dict__["__call__"]
 _CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
 
 
@@ -46,6 +47,10 @@ class ModuleValue(ObjectValue):
         return f"{type(self.obj).__name__} module"
 
     def call(self, frame, args, kwargs):
+        if lookup_static(type(self.obj), "__call__")[0] is not _MODULE_CALL:
+            # A class that overrides __call__ runs its override (which may or may not reach
+            # forward); the module's type is guarded, so the override is fixed per entry.
+            return super().call(frame, args, kwargs)
         hooks = module_hooks(self.obj)
         if hooks:
             raise Unsupported(

@@ -44,12 +44,19 @@ REFUSED_METHODS = {
 }
 
 
+_ABSENT = object()
+
+
 class TensorValue(Value):
-    def __init__(self, node: torch.fx.Node, fake: torch.Tensor, source=None, python_cls=torch.Tensor):
+    """`real` is the tensor a graph input was read from (None for tensors the graph computes,
+    which carry no Python attributes of their own)."""
+
+    def __init__(self, node: torch.fx.Node, fake: torch.Tensor, source=None, python_cls=torch.Tensor, real=None):
         super().__init__(source)
         self.node = node
         self.fake = fake
         self.python_cls = python_cls
+        self.real = real
 
     def python_type(self) -> type:
         return self.python_cls
@@ -79,8 +86,11 @@ class TensorValue(Value):
                 "reading .grad of a tensor inside a compiled function",
                 hint="read gradients outside the compiled function",
             )
-        attribute = getattr(torch.Tensor, name, None)
+        attribute = getattr(self.python_cls, name, None)
         if attribute is None:
+            own = self._own_attribute(frame, name)
+            if own is not _ABSENT:
+                return own
             from .exceptions import raise_user_error
 
             raise_user_error(frame, AttributeError, f"'Tensor' object has no attribute {name!r}")
@@ -122,4 +132,30 @@ class TensorValue(Value):
         )
 
     def has_attr(self, frame, name):
-        return hasattr(self.fake, name)
+        if hasattr(self.python_cls, name):
+            return True
+        return self._own_attribute(frame, name, read=False) is not _ABSENT
+
+    def _own_attribute(self, frame, name, read=True):
+        """`name` from the tensor's instance dict (`x.tag = ...` set before the call), read
+        and guarded through its source (with `read` False only its presence is guarded, and
+        True stands for it); `_ABSENT` (guarded absent) when it has none.
+
+        Only names the class does not define are looked up here: an instance attribute that
+        shadows a Tensor method is not something programs do (torch.compile ignores it too),
+        and guarding every method call on it would cost each input a guard."""
+        instance_dict = getattr(self.real, "__dict__", None) or {}
+        if not instance_dict and self.source is None:
+            return _ABSENT  # computed by the graph: no attributes of its own
+        from guards import AttrSource, HasAttr
+
+        from ..sources import HeldSource
+
+        if isinstance(self.source, HeldSource):
+            if instance_dict:
+                raise Unsupported(f"attribute {name!r} of a tensor held by the compiled function")
+            return _ABSENT
+        if name not in instance_dict or not read:
+            frame.session.add_guard(HasAttr(self.source, name, name in instance_dict))
+            return True if name in instance_dict else _ABSENT
+        return frame.session.wrap(instance_dict[name], AttrSource(self.source, name))
