@@ -28,7 +28,7 @@ from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .sources import HeldSource
 from .values.base import Value
-from .values.changing_number import CHANGING_NUMBER_TYPES, ChangingNumberValue
+from .values.changing_number import is_symbolic_number, symbolic_number
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
@@ -80,9 +80,8 @@ def _guard(session, guard) -> None:
 
 
 def _constant(session, obj, source) -> Value:
-    if type(obj) in CHANGING_NUMBER_TYPES and source in session.changing_numbers:
-        _guard(session, kinds.TypeMatch(source, type(obj)))
-        return ChangingNumberValue(obj, source)
+    if is_symbolic_number(session, obj, source):
+        return symbolic_number(session, obj, source)
     if source is not None:
         if _guardable_constant(obj):
             _guard(session, kinds.ConstantMatch(source, obj))

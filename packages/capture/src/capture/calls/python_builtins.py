@@ -7,6 +7,8 @@ import collections
 import functools
 import operator
 
+import torch
+
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..values.base import NotConstant, Value
@@ -333,7 +335,13 @@ def _scalar(frame, cls, args, kwargs):
         return evaluate_constant_operation(frame, cls, (value.as_python_constant(),))
     if cls is bool:
         return ConstantValue(value.truth(frame))
+    from ..values.symbolic import SymValue
     from ..values.tensor import TensorValue
+
+    if isinstance(value, SymValue) and cls in (int, float):
+        # A symbolic number stays symbolic: int() truncates, float() converts, in the graph.
+        convert = {int: torch.sym_int, float: torch.sym_float}[cls]
+        return frame.session.graph.call_function(frame, convert, [value], {})
 
     if isinstance(value, TensorValue):
         raise Unsupported(

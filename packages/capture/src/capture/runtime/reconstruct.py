@@ -16,7 +16,6 @@ from typing import Any, Iterator
 from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
-from ..values.changing_number import ChangingNumberValue
 from ..values.constant import ConstantValue, literal_repr
 from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
@@ -68,7 +67,8 @@ def graph_values_in(value: Value) -> Iterator[Value]:
             if v.node.op != "placeholder":
                 yield v
         elif isinstance(v, SymValue):
-            yield v
+            if v.node.op != "placeholder":
+                yield v
         else:
             stack.extend(_children(v))
 
@@ -185,9 +185,9 @@ class ExpressionWriter:
                 return self.source(value.source)
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, SymValue):
+            if value.node.op == "placeholder":
+                return self.source(value.source)
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
-        if isinstance(value, ChangingNumberValue):
-            return self.source(value.source)
         if isinstance(value, ConstantValue):
             return self.constant(value.value)
         if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):
