@@ -83,3 +83,20 @@ def clone_inputs(obj):
 
 def _is_args_kwargs(arguments) -> bool:
     return isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[1], dict) and isinstance(arguments[0], tuple)
+
+
+def check_across_sizes(fn, make_args, sizes=(4, 4, 7), **options):
+    """Compile `fn` (fullgraph=True unless told otherwise) and compare it with eager on fresh
+    arguments `make_args(size)` for each size: the first call captures, a second of the same
+    size hits the cache, each new size captures once more. Every capture is one graph handed
+    to the backend (no graph breaks). Returns the compiled function."""
+    options.setdefault("fullgraph", True)
+    compiled = compile_eager(fn, **options)
+    for size in sizes:
+        run_and_compare(compiled, fn, make_args(size))
+    distinct = len(dict.fromkeys(sizes))
+    assert captures(compiled) == distinct, f"expected {distinct} captures, got {captures(compiled)}"
+    compilation = cache_of(compiled).compilation
+    assert not compilation.breaks, [str(b) for b in compilation.breaks]
+    assert len(compilation.graphs) <= distinct
+    return compiled

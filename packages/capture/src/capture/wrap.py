@@ -258,6 +258,16 @@ def _partial(session, obj, source):
     return PartialValue(func, args, keywords, source)
 
 
+@wraps(functools._lru_cache_wrapper)
+def _lru_cached_function(session, obj, source):
+    # As TorchDynamo does, a call of an lru_cache/cache-wrapped function inlines the wrapped
+    # function: the cache would hold values of one trace (fake tensors, symbols), and a
+    # compiled entry runs the graph, not the function, on later calls.
+    if source is not None:
+        _guard(session, kinds.IdentityMatch(source, obj))
+    return session.wrap(obj.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
+
+
 @wraps(OrderedDict)
 def _ordered_dict(session, obj, source):
     from .values.new_objects import is_model_output

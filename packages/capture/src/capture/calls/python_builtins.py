@@ -385,6 +385,9 @@ def _super(frame, cls, args, kwargs):
 @construct_rule(functools.partial)
 def _partial(frame, cls, args, kwargs):
     func, *bound = args
+    if isinstance(func, PartialValue):
+        # partial(partial(f, a), b) is partial(f, a, b), as CPython flattens it.
+        return PartialValue(func.func, [*func.args, *bound], {**func.kwargs, **kwargs})
     return PartialValue(func, bound, kwargs)
 
 

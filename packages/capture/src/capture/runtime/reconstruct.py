@@ -17,11 +17,11 @@ from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import ConstantValue, literal_repr
-from ..values.context import GlobalStateContext
+from ..values.context import DecoratedByContext, GlobalStateContext
 from ..values.lazy import LazyInput
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
-from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NestedFunctionValue
+from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NativeFunctionValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from ..values.symbolic import SymValue
@@ -47,10 +47,12 @@ def _children(value: Value) -> list[Value]:
         return [value.func, *value.args, *value.kwargs.values()]
     if isinstance(value, MethodValue):
         return [value.func, value.obj]
+    if isinstance(value, DecoratedByContext):
+        return [value.fn]
     if isinstance(value, CellValue):
         return [value.contents] if value.contents is not None else []
     if isinstance(value, NestedFunctionValue):
-        return [*value._defaults, *value._kwdefaults.values(), *value._cells]
+        return [*value._defaults, *value._kwdefaults.values(), *value._cells, *value.attrs.values()]
     return []
 
 
@@ -73,11 +75,14 @@ def graph_values_in(value: Value) -> Iterator[Value]:
             stack.extend(_children(v))
 
 
-def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple):
-    """A function made by the traced code (a closure, a lambda), rebuilt over real cells."""
+def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict):
+    """A function made by the traced code (a closure, a lambda), rebuilt over real cells,
+    with the attributes the traced code set on it."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
     fn.__kwdefaults__ = kwdefaults or None
     fn.__qualname__ = qualname
+    for name, value in attrs.items():
+        setattr(fn, name, value)
     return fn
 
 
@@ -180,6 +185,9 @@ class ExpressionWriter:
             fn, args = value.rebuilt()
             arguments = [self.value(a) if isinstance(a, Value) else self.constant(a) for a in args]
             return f"{self.constant(fn)}({', '.join(arguments)})"
+        if isinstance(value, DecoratedByContext):
+            manager = self.value(value.manager.fresh())
+            return f"{manager}({self.value(value.fn)})"
         if isinstance(value, TensorValue):
             if value.node.op == "placeholder":
                 return self.source(value.source)
@@ -239,12 +247,15 @@ class ExpressionWriter:
             defaults = "".join(self.value(d) + ", " for d in value._defaults)
             kwdefaults = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value._kwdefaults.items())
             cells = "".join(self.value(c) + ", " for c in value._cells)
+            attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
             builder = self.name_for(_new_function, "new_function")
             code = self.name_for(value.code, f"code_{value.code.co_name}")
             return self._temp(
                 value,
-                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}))",
+                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
             )
+        if isinstance(value, NativeFunctionValue) and value.real is not None:
+            return self.constant(value.real)
         raise Unsupported(
             f"returning or storing {value.describe()} from a compiled function",
             hint="return tensors, Python constants, containers of them, or existing objects",
