@@ -15,6 +15,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
+from ..values.iterators import columns as iterator_columns
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
 
@@ -181,7 +182,7 @@ def _enumerate(frame, cls, args, kwargs):
 @construct_rule(zip)
 def _zip(frame, cls, args, kwargs):
     strict = kwargs.get("strict")
-    columns = [a.unpack(frame) for a in args]
+    columns = iterator_columns(frame, list(args))
     if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
         raise_user_error(frame, ValueError, "zip() arguments have different lengths")
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)])
@@ -196,7 +197,7 @@ def _reversed(frame, cls, args, kwargs):
 @construct_rule(map)
 def _map(frame, cls, args, kwargs):
     fn, *iterables = args
-    columns = [a.unpack(frame) for a in iterables]
+    columns = iterator_columns(frame, iterables)
     return IteratorValue([fn.call(frame, list(row), {}) for row in zip(*columns)])
 
 

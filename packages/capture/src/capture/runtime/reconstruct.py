@@ -18,6 +18,7 @@ from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import ConstantValue, literal_repr
 from ..values.context import DecoratedByContext, GlobalStateContext
+from ..values.iterators import EndlessIteratorValue
 from ..values.lazy import LazyInput
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
@@ -234,6 +235,8 @@ class ExpressionWriter:
             return self._temp(value, f"{builder}({self.constant(value.cls)}, {{{attrs}}})")
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, EndlessIteratorValue):
+            raise Unsupported(f"returning or storing {value.describe()} from a compiled function")
         if isinstance(value, IteratorValue):
             return self._temp(value, "iter([" + ", ".join(self.value(v) for v in value.items[value.position :]) + "])")
         if isinstance(value, MethodValue):

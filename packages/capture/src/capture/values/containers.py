@@ -313,12 +313,14 @@ class SliceValue(Value):
 
 class IteratorValue(Value):
     """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
-    ranges, enumerate/zip/map results and generators, which capture runs eagerly)."""
+    ranges, enumerate/zip/map results and generators, which capture runs eagerly). `returned`
+    is what a generator returned (the value of `yield from` over it)."""
 
-    def __init__(self, items: list[Value]):
+    def __init__(self, items: list[Value], returned: Value | None = None):
         super().__init__(None)
         self.items = list(items)
         self.position = 0
+        self.returned = returned
 
     def describe(self):
         return "iterator"

@@ -118,7 +118,7 @@ class InlinableFunction(Value):
         result = child.run()
         if generator:
             # Generators run to completion when created; their consumer sees the yields in order.
-            return IteratorValue(child.yielded)
+            return IteratorValue(child.yielded, returned=result)
         return result
 
     def get_attr(self, frame, name):
