@@ -3,6 +3,7 @@ fresh inputs, and count cache entries (captures)."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import capture
@@ -38,7 +39,7 @@ def assert_same(actual, expected, path="result"):
         assert list(actual.keys()) == list(expected.keys()), f"{path}: keys differ"
         for key in expected:
             assert_same(actual[key], expected[key], f"{path}[{key!r}]")
-    elif isinstance(expected, (list, tuple)):
+    elif isinstance(expected, (list, tuple, collections.deque)):
         assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
         for i, (a, e) in enumerate(zip(actual, expected)):
             assert_same(a, e, f"{path}[{i}]")

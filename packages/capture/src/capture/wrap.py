@@ -9,6 +9,7 @@ Without a source (objects computed while tracing) nothing is guarded.
 
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import inspect
@@ -266,6 +267,28 @@ def _lru_cached_function(session, obj, source):
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
     return session.wrap(obj.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
+
+
+@wraps(collections.deque)
+def _deque(session, obj, source):
+    from .values.collection_types import DequeValue
+
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.LengthMatch(source, len(obj)))
+        _guard(session, kinds.ConstantMatch(AttrSource(source, "maxlen"), obj.maxlen))
+    session.keepalive(obj)
+    items = [session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj)]
+    return DequeValue(items, obj.maxlen, source=source)
+
+
+@wraps(collections.defaultdict)
+def _defaultdict(session, obj, source):
+    from .values.collection_types import DefaultDictValue
+
+    value = _dict(session, obj, source)
+    factory = session.wrap(obj.default_factory, AttrSource(source, "default_factory") if source is not None else None)
+    return DefaultDictValue(value.entries, factory, source=source, python_cls=type(obj))
 
 
 @wraps(OrderedDict)

@@ -8,6 +8,7 @@ anew. Objects that have no literal spelling are bound in the entry's namespace.
 
 from __future__ import annotations
 
+import collections
 import re
 import types
 from collections import OrderedDict
@@ -17,6 +18,7 @@ from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import ConstantValue, literal_repr
+from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.context import DecoratedByContext, GlobalStateContext
 from ..values.iterators import EndlessIteratorValue
 from ..values.lazy import LazyInput
@@ -32,6 +34,8 @@ from ..values.tensor import TensorValue
 def _children(value: Value) -> list[Value]:
     if isinstance(value, (TupleValue, ListValue)):
         return list(value.items)
+    if isinstance(value, DefaultDictValue):
+        return [value.factory, *(v for pair in value.entries.values() for v in pair)]
     if isinstance(value, DictValue):
         return [v for pair in value.entries.values() for v in pair]
     if isinstance(value, SetValue):
@@ -214,8 +218,14 @@ class ExpressionWriter:
             if hasattr(cls, "_fields"):
                 return f"{self.constant(cls)}({items})"
             return f"{self.constant(cls)}(({items}))"
+        if isinstance(value, DequeValue):
+            items = ", ".join(self.value(v) for v in value.items)
+            return self._temp(value, f"{self.constant(collections.deque)}([{items}], {value.maxlen!r})")
         if isinstance(value, ListValue):
             return self._temp(value, "[" + ", ".join(self.value(v) for v in value.items) + "]")
+        if isinstance(value, DefaultDictValue):
+            pairs = ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in value.entries.values())
+            return self._temp(value, f"{self.constant(value.python_cls)}({self.value(value.factory)}, {{{pairs}}})")
         if isinstance(value, DictValue):
             pairs = ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in value.entries.values())
             if value.python_cls is dict:

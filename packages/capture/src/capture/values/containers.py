@@ -219,6 +219,12 @@ class DictValue(Value):
     def get_item(self, frame, key):
         k = key_of(frame, key)
         if k not in self.entries:
+            from .objects import python_dunder
+
+            # A subclass's own __missing__ (Counter's gives 0) answers, as dict.__getitem__ asks it.
+            missing = python_dunder(self.python_cls, "__missing__")
+            if missing is not None:
+                return frame.session.wrap(missing, None).call(frame, [self, key], {})
             from .exceptions import raise_user_error
 
             raise_user_error(frame, KeyError, k)
