@@ -132,6 +132,8 @@ class CaptureSession:
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
+        # Input tensors used as dict keys or set members (capture.values.tensor.tensor_key).
+        self.keyed_inputs: list[Value] = []
 
     # --- values ---------------------------------------------------------------------------------
     def wrap(self, obj: Any, source) -> Value:

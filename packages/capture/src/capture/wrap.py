@@ -224,6 +224,10 @@ def _list(session, obj, source):
 
 @wraps(dict)
 def _dict(session, obj, source):
+    if any(isinstance(key, torch.Tensor) for key in obj):
+        # Its keys have no source to read them by on later calls (torch.compile guards them
+        # by identity); dicts keyed by tensors made inside the compiled function are traced.
+        raise Unsupported("a dict keyed by tensors passed into the compiled function")
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))

@@ -18,9 +18,12 @@ from .constant import ConstantValue
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
     from .symbolic import SymValue
+    from .tensor import TensorValue, tensor_key
 
     if isinstance(value, SymValue):
         return value.specialize()
+    if isinstance(value, TensorValue):
+        return tensor_key(frame, value)
     if value.is_python_constant():
         return value.as_python_constant()
     identity = getattr(value, "identity", None)
