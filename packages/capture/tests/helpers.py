@@ -3,6 +3,7 @@ fresh inputs, and count cache entries (captures)."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import capture
@@ -38,7 +39,7 @@ def assert_same(actual, expected, path="result"):
         assert list(actual.keys()) == list(expected.keys()), f"{path}: keys differ"
         for key in expected:
             assert_same(actual[key], expected[key], f"{path}[{key!r}]")
-    elif isinstance(expected, (list, tuple)):
+    elif isinstance(expected, (list, tuple, collections.deque)):
         assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
         for i, (a, e) in enumerate(zip(actual, expected)):
             assert_same(a, e, f"{path}[{i}]")
@@ -86,3 +87,20 @@ def clone_inputs(obj):
 
 def _is_args_kwargs(arguments) -> bool:
     return isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[1], dict) and isinstance(arguments[0], tuple)
+
+
+def check_across_sizes(fn, make_args, sizes=(4, 4, 7), **options):
+    """Compile `fn` (fullgraph=True unless told otherwise) and compare it with eager on fresh
+    arguments `make_args(size)` for each size: the first call captures, a second of the same
+    size hits the cache, each new size captures once more. Every capture is one graph handed
+    to the backend (no graph breaks). Returns the compiled function."""
+    options.setdefault("fullgraph", True)
+    compiled = compile_eager(fn, **options)
+    for size in sizes:
+        run_and_compare(compiled, fn, make_args(size))
+    distinct = len(dict.fromkeys(sizes))
+    assert captures(compiled) == distinct, f"expected {distinct} captures, got {captures(compiled)}"
+    compilation = cache_of(compiled).compilation
+    assert not compilation.breaks, [str(b) for b in compilation.breaks]
+    assert len(compilation.graphs) <= distinct
+    return compiled

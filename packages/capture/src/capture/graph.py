@@ -47,7 +47,8 @@ class GraphBuilder:
         self.fx = torch.fx.Graph()
         self.fake_mode = fake_mode
         self.inputs: list[GraphInput] = []
-        self._input_by_id: dict[int, TensorValue] = {}
+        # Inputs by the id of their tensor, or (numbers) by their source.
+        self._input_by_id: dict = {}
         self._first_op: torch.fx.Node | None = None
 
     # --- inputs -----------------------------------------------------------------------------
@@ -61,17 +62,35 @@ class GraphBuilder:
             fake = self.fake_mode.from_real(real, dynamic_dims=dynamic_dims or None, source=source)
         except ConstraintViolationError as err:
             raise MarkedDimensionError(str(err)) from None
+        node = self._placeholder(source)
+        node.meta["example_value"] = fake
+        self.inputs.append(GraphInput(source, real, node))
+        value = TensorValue(node, fake, source=source, python_cls=type(real), real=real)
+        self._input_by_id[id(real)] = value
+        return value
+
+    def add_number_input(self, real: int | float, source) -> SymValue:
+        """A graph input for a Python int or float read from `source`, symbolic in the
+        ShapeEnv (capture.values.changing_number); one input per source."""
+        known = self._input_by_id.get(source)
+        if known is not None:
+            return known
+        symbol = self.fake_mode.shape_env.scalar(real, source)
+        node = self._placeholder(source)
+        node.meta["example_value"] = symbol
+        self.inputs.append(GraphInput(source, real, node))
+        value = self._input_by_id[source] = SymValue(node, symbol, source=source)
+        return value
+
+    def _placeholder(self, source) -> torch.fx.Node:
+        # Placeholders come before every operation, whenever the input is first read.
         if self._first_op is None:
             node = self.fx.placeholder(placeholder_name(source))
         else:
             with self.fx.inserting_before(self._first_op):
                 node = self.fx.placeholder(placeholder_name(source))
-        node.meta["example_value"] = fake
         node.meta["source"] = source
-        self.inputs.append(GraphInput(source, real, node))
-        value = TensorValue(node, fake, source=source, python_cls=type(real), real=real)
-        self._input_by_id[id(real)] = value
-        return value
+        return node
 
     # --- operations ---------------------------------------------------------------------------
     def call_function(self, frame, target, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -6,6 +6,10 @@
 valid only for calls where both paths lead to the same object again, or the second one's
 value would be silently ignored.
 
+`DistinctObjects`: two sources name different objects. Tensors used as dict keys or set
+members are told apart by identity (as torch hashes them): an entry that found two input
+tensors to be two keys is valid only while they are two objects.
+
 `ModuleCallMatch`: calling a module runs what the trace inlined. Hooks added later, or (for a
 module guarded by its type, capture.wrap) another instance with hooks or a `forward` of its
 own (a patched instance), must not be served by that entry.
@@ -38,6 +42,24 @@ class SameObject(Guard):
 def _same_object(guard: SameObject, ctx: EmitContext) -> list:
     value = ctx.read(guard.source)
     return [check(must_be(value, ctx.read(guard.other)), str(guard), value)]
+
+
+@dataclasses.dataclass(frozen=True)
+class DistinctObjects(Guard):
+    """`source is not other`: the paths lead to two objects."""
+
+    source: Source
+    other: Source
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"{self.source} is not {self.other}"
+
+
+@emits(DistinctObjects)
+def _distinct_objects(guard: DistinctObjects, ctx: EmitContext) -> list:
+    value = ctx.read(guard.source)
+    return [check(f"{value} is {ctx.read(guard.other)}", str(guard), value)]
 
 
 @dataclasses.dataclass(frozen=True)

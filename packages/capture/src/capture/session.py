@@ -88,7 +88,7 @@ class CaptureSession:
     symbolic, except parameters and buffers; tensors marked with `mark_dynamic` are symbolic
     in the marked dimensions whatever `dynamic` says, `mark_static` keeps dimensions static,
     and `automatic_dims` (source -> dims) lists dimensions earlier calls saw change size;
-    ints and floats read from `changing_numbers` (sources) stay out of the graph
+    ints and floats read from `changing_numbers` (sources) are symbolic graph inputs
     (capture.values.changing_number).
 
     With `stop_step` the outermost frame stops before running that step (a graph break):
@@ -121,7 +121,7 @@ class CaptureSession:
         self.live_values = live_values
         # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x
         # slower per op), so a ShapeEnv exists only when some size will be symbolic.
-        symbolic = dynamic or self.automatic_dims or _has_marked_tensor((args, kwargs))
+        symbolic = dynamic or self.automatic_dims or self.changing_numbers or _has_marked_tensor((args, kwargs))
         self.shape_env = ShapeEnv() if symbolic else None
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
         self.graph = GraphBuilder(self.fake_mode, self.wrap)
@@ -132,6 +132,8 @@ class CaptureSession:
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
+        # Input tensors used as dict keys or set members (capture.values.tensor.tensor_key).
+        self.keyed_inputs: list[Value] = []
 
     # --- values ---------------------------------------------------------------------------------
     def wrap(self, obj: Any, source) -> Value:

@@ -9,6 +9,7 @@ Without a source (objects computed while tracing) nothing is guarded.
 
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import inspect
@@ -28,7 +29,7 @@ from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .sources import HeldSource
 from .values.base import Value
-from .values.changing_number import CHANGING_NUMBER_TYPES, ChangingNumberValue
+from .values.changing_number import is_symbolic_number, symbolic_number
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
@@ -80,9 +81,8 @@ def _guard(session, guard) -> None:
 
 
 def _constant(session, obj, source) -> Value:
-    if type(obj) in CHANGING_NUMBER_TYPES and source in session.changing_numbers:
-        _guard(session, kinds.TypeMatch(source, type(obj)))
-        return ChangingNumberValue(obj, source)
+    if is_symbolic_number(session, obj, source):
+        return symbolic_number(session, obj, source)
     if source is not None:
         if _guardable_constant(obj):
             _guard(session, kinds.ConstantMatch(source, obj))
@@ -226,6 +226,10 @@ def _list(session, obj, source):
 
 @wraps(dict)
 def _dict(session, obj, source):
+    if any(isinstance(key, torch.Tensor) for key in obj):
+        # Its keys have no source to read them by on later calls (torch.compile guards them
+        # by identity); dicts keyed by tensors made inside the compiled function are traced.
+        raise Unsupported("a dict keyed by tensors passed into the compiled function")
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))
@@ -259,6 +263,38 @@ def _partial(session, obj, source):
     args = [session.wrap(a, _item_source(part("args"), i)) for i, a in enumerate(obj.args)]
     keywords = {k: session.wrap(v, _item_source(part("keywords"), k)) for k, v in obj.keywords.items()}
     return PartialValue(func, args, keywords, source)
+
+
+@wraps(functools._lru_cache_wrapper)
+def _lru_cached_function(session, obj, source):
+    # As TorchDynamo does, a call of an lru_cache/cache-wrapped function inlines the wrapped
+    # function: the cache would hold values of one trace (fake tensors, symbols), and a
+    # compiled entry runs the graph, not the function, on later calls.
+    if source is not None:
+        _guard(session, kinds.IdentityMatch(source, obj))
+    return session.wrap(obj.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
+
+
+@wraps(collections.deque)
+def _deque(session, obj, source):
+    from .values.collection_types import DequeValue
+
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.LengthMatch(source, len(obj)))
+        _guard(session, kinds.ConstantMatch(AttrSource(source, "maxlen"), obj.maxlen))
+    session.keepalive(obj)
+    items = [session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj)]
+    return DequeValue(items, obj.maxlen, source=source)
+
+
+@wraps(collections.defaultdict)
+def _defaultdict(session, obj, source):
+    from .values.collection_types import DefaultDictValue
+
+    value = _dict(session, obj, source)
+    factory = session.wrap(obj.default_factory, AttrSource(source, "default_factory") if source is not None else None)
+    return DefaultDictValue(value.entries, factory, source=source, python_cls=type(obj))
 
 
 @wraps(OrderedDict)

@@ -7,12 +7,15 @@ import collections
 import functools
 import operator
 
+import torch
+
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
+from ..values.iterators import columns as iterator_columns
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
 
@@ -181,7 +184,7 @@ def _enumerate(frame, cls, args, kwargs):
 @construct_rule(zip)
 def _zip(frame, cls, args, kwargs):
     strict = kwargs.get("strict")
-    columns = [a.unpack(frame) for a in args]
+    columns = iterator_columns(frame, list(args))
     if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
         raise_user_error(frame, ValueError, "zip() arguments have different lengths")
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)])
@@ -196,7 +199,7 @@ def _reversed(frame, cls, args, kwargs):
 @construct_rule(map)
 def _map(frame, cls, args, kwargs):
     fn, *iterables = args
-    columns = [a.unpack(frame) for a in iterables]
+    columns = iterator_columns(frame, iterables)
     return IteratorValue([fn.call(frame, list(row), {}) for row in zip(*columns)])
 
 
@@ -351,7 +354,13 @@ def _scalar(frame, cls, args, kwargs):
         return evaluate_constant_operation(frame, cls, (value.as_python_constant(),))
     if cls is bool:
         return ConstantValue(value.truth(frame))
+    from ..values.symbolic import SymValue
     from ..values.tensor import TensorValue
+
+    if isinstance(value, SymValue) and cls in (int, float):
+        # A symbolic number stays symbolic: int() truncates, float() converts, in the graph.
+        convert = {int: torch.sym_int, float: torch.sym_float}[cls]
+        return frame.session.graph.call_function(frame, convert, [value], {})
 
     if isinstance(value, TensorValue):
         raise Unsupported(
@@ -395,6 +404,9 @@ def _super(frame, cls, args, kwargs):
 @construct_rule(functools.partial)
 def _partial(frame, cls, args, kwargs):
     func, *bound = args
+    if isinstance(func, PartialValue):
+        # partial(partial(f, a), b) is partial(f, a, b), as CPython flattens it.
+        return PartialValue(func.func, [*func.args, *bound], {**func.kwargs, **kwargs})
     return PartialValue(func, bound, kwargs)
 
 

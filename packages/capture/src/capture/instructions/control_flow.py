@@ -16,6 +16,7 @@ from ..interpreter.registry import handles
 from ..operators import identical
 from ..values.constant import ConstantValue
 from ..values.containers import IteratorValue
+from ..values.iterators import EndlessIteratorValue
 from ..values.objects import ObjectValue
 
 NONE = ConstantValue(None)
@@ -67,7 +68,9 @@ handles("JUMP_IF_TRUE_OR_POP")(_jump_or_pop(True))
 handles("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
 
 
-@handles("GET_ITER")
+# `yield from x` keeps x when it is a generator (which capture has already run: an
+# IteratorValue), and iterates it otherwise, as GET_ITER does.
+@handles("GET_ITER", "GET_YIELD_FROM_ITER")
 def _get_iter(frame, inst):
     value = frame.pop()
     if isinstance(value, IteratorValue) or _is_iterator_object(value):
@@ -120,6 +123,39 @@ def _return_generator(frame, inst):
     # The generator object this would return to the caller; the POP_TOP that follows drops it.
     # Capture runs generators eagerly (see InlinableFunction.call).
     frame.push(NONE)
+
+
+# SEND drives the iterator of `yield from`: [iterator, sent] -> [iterator, item] while it
+# yields; when it is exhausted 3.11 replaces both with the iterator's return value and jumps
+# past the loop, while 3.12 leaves [iterator, return value] and jumps to END_SEND, which
+# drops the iterator. Capture's consumers only iterate, so the sent value is always None.
+_SEND_LEAVES_ITERATOR = sys.version_info >= (3, 12)
+
+
+@handles("SEND")
+def _send(frame, inst):
+    frame.pop()  # the value sent in
+    iterator = frame.peek()
+    # Capture runs generators to completion, which an endless one never reaches.
+    if not isinstance(iterator, IteratorValue) or isinstance(iterator, EndlessIteratorValue):
+        raise Unsupported(f"`yield from` over {iterator.describe()}, whose items capture cannot know in advance")
+    item = iterator.next()
+    if item is not None:
+        frame.push(item)
+        return
+    returned = iterator.returned or NONE
+    if not _SEND_LEAVES_ITERATOR:
+        frame.pop()
+    frame.push(returned)
+    frame.jump_to(inst.argval)
+
+
+@handles("END_SEND")
+def _end_send(frame, inst):
+    # 3.12: [iterator, value] -> [value].
+    value = frame.pop()
+    frame.pop()
+    frame.push(value)
 
 
 @handles("YIELD_VALUE")

@@ -20,4 +20,4 @@ def _make_function(frame, inst):
     if flags & 2:
         kwdefaults = frame.pop().str_items()
     defaults = frame.pop().unpack(frame) if flags & 1 else []
-    frame.push(NestedFunctionValue(code, frame.f_globals, code.co_qualname, defaults, kwdefaults, cells))
+    frame.push(NestedFunctionValue(code, frame.f_globals, code.co_qualname, defaults, kwdefaults, cells, bool(flags & 4)))

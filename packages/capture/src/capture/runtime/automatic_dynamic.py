@@ -7,8 +7,8 @@ does not recompile. Parameters and buffers are not inputs of this kind (their si
 static, as in torch.compile).
 
 Int and float inputs are treated alike: each entry remembers the numbers it was specialized to
-(`input_numbers`); one whose value differs in a call that misses becomes a changing number
-(`CodeCache.changing_numbers`, see capture.values.changing_number) in later captures.
+(`input_numbers`); one whose value differs in a call that misses becomes a symbolic number
+input (`CodeCache.changing_numbers`, see capture.values.changing_number) in later captures.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def input_shapes(result) -> list[tuple]:
         source = graph_input.source
         if isinstance(source, (HeldSource, ParameterSource, BufferSource)):
             continue
-        if isinstance(graph_input.value, torch.nn.Parameter):
+        if isinstance(graph_input.value, torch.nn.Parameter) or not isinstance(graph_input.value, torch.Tensor):
             continue
         fake = graph_input.node.meta["example_value"]
         shapes.append((source, tuple(s if isinstance(s, int) else None for s in fake.shape)))

@@ -2,8 +2,9 @@
 
 A call runs the first entry whose guards accept its arguments. On a miss capture runs again
 (logging, on `compiler.recompiles`, which guard of each entry failed) and the new entry is
-appended. A recompile caused by a changed size makes that dimension symbolic in later captures
-(automatic dynamic shapes, unless `dynamic=False`). After `config.recompile_limit` entries the
+appended. A recompile caused by a changed size makes that dimension symbolic in later captures,
+and one caused by a changed int or float input makes that number symbolic (automatic dynamic
+shapes, unless `dynamic=False`). After `config.recompile_limit` entries the
 function is run eagerly, with one warning.
 
 Code capture cannot trace breaks the graph (capture.runtime.breaks) unless `fullgraph=True`,
@@ -78,7 +79,7 @@ class CodeCache:
         self.run_eagerly = False
         # Dimensions of inputs (by source) seen with different sizes: symbolic from now on.
         self.automatic_dims: dict = {}
-        # Number inputs (by source) seen with different values: kept out of the graph from now on.
+        # Number inputs (by source) seen with different values: symbolic from now on.
         self.changing_numbers: set = set()
         self._warned_limit = False
 
@@ -168,10 +169,10 @@ class CodeCache:
                 self.fn.__code__.co_firstlineno,
                 recompile_reason([e.guard for e in self.entries], *args, **kwargs),
             )
-        for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
-            self.changing_numbers.add(source)
-            dynamic_log.info("%s: the number %s changes between calls; kept out of the graph", self.fn.__qualname__, source)
         if self.compilation.dynamic is None:
+            for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
+                self.changing_numbers.add(source)
+                dynamic_log.info("%s: the number %s changes between calls; now symbolic", self.fn.__qualname__, source)
             for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
                 known = self.automatic_dims.setdefault(source, set())
                 if not dims <= known:

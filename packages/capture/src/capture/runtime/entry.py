@@ -140,9 +140,15 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
 
     for container in effects.mutated_containers.values():
         target = writer.source(container.source)
+        from ..values.collection_types import DequeValue
         from ..values.containers import DictValue, ListValue
 
-        if isinstance(container, ListValue):
+        if isinstance(container, DequeValue):
+            # A deque has no slice assignment: refill it.
+            emit(f"_new = [{', '.join(writer.value(v) for v in container.items)}]")
+            emit(f"{target}.clear()")
+            emit(f"{target}.extend(_new)")
+        elif isinstance(container, ListValue):
             emit(f"{target}[:] = [{', '.join(writer.value(v) for v in container.items)}]")
         elif isinstance(container, DictValue):
             # The new contents may be read from the old ones: build them before clearing.

@@ -8,6 +8,7 @@ anew. Objects that have no literal spelling are bound in the entry's namespace.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import types
@@ -17,13 +18,14 @@ from typing import Any, Iterator
 from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
-from ..values.changing_number import ChangingNumberValue
 from ..values.constant import ConstantValue, literal_repr
-from ..values.context import GlobalStateContext
+from ..values.collection_types import DefaultDictValue, DequeValue
+from ..values.context import DecoratedByContext, GlobalStateContext
+from ..values.iterators import EndlessIteratorValue
 from ..values.lazy import LazyInput
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
-from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NestedFunctionValue
+from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NativeFunctionValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from ..values.symbolic import SymValue
@@ -33,6 +35,8 @@ from ..values.tensor import TensorValue
 def _children(value: Value) -> list[Value]:
     if isinstance(value, (TupleValue, ListValue)):
         return list(value.items)
+    if isinstance(value, DefaultDictValue):
+        return [value.factory, *(v for pair in value.entries.values() for v in pair)]
     if isinstance(value, DictValue):
         return [v for pair in value.entries.values() for v in pair]
     if isinstance(value, SetValue):
@@ -51,10 +55,12 @@ def _children(value: Value) -> list[Value]:
         return [value.func, *value.args, *value.kwargs.values()]
     if isinstance(value, MethodValue):
         return [value.func, value.obj]
+    if isinstance(value, DecoratedByContext):
+        return [value.fn]
     if isinstance(value, CellValue):
         return [value.contents] if value.contents is not None else []
     if isinstance(value, NestedFunctionValue):
-        return [*value._defaults, *value._kwdefaults.values(), *value._cells]
+        return [*value._defaults, *value._kwdefaults.values(), *value._cells, *value.attrs.values()]
     return []
 
 
@@ -71,16 +77,20 @@ def graph_values_in(value: Value) -> Iterator[Value]:
             if v.node.op != "placeholder":
                 yield v
         elif isinstance(v, SymValue):
-            yield v
+            if v.node.op != "placeholder":
+                yield v
         else:
             stack.extend(_children(v))
 
 
-def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple):
-    """A function made by the traced code (a closure, a lambda), rebuilt over real cells."""
+def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict):
+    """A function made by the traced code (a closure, a lambda), rebuilt over real cells,
+    with the attributes the traced code set on it."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
     fn.__kwdefaults__ = kwdefaults or None
     fn.__qualname__ = qualname
+    for name, value in attrs.items():
+        setattr(fn, name, value)
     return fn
 
 
@@ -192,14 +202,17 @@ class ExpressionWriter:
             fn, args = value.rebuilt()
             arguments = [self.value(a) if isinstance(a, Value) else self.constant(a) for a in args]
             return f"{self.constant(fn)}({', '.join(arguments)})"
+        if isinstance(value, DecoratedByContext):
+            manager = self.value(value.manager.fresh())
+            return f"{manager}({self.value(value.fn)})"
         if isinstance(value, TensorValue):
             if value.node.op == "placeholder":
                 return self.source(value.source)
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, SymValue):
+            if value.node.op == "placeholder":
+                return self.source(value.source)
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
-        if isinstance(value, ChangingNumberValue):
-            return self.source(value.source)
         if isinstance(value, ConstantValue):
             return self.constant(value.value)
         if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):
@@ -217,8 +230,14 @@ class ExpressionWriter:
             if hasattr(cls, "_fields"):
                 return f"{self.constant(cls)}({items})"
             return f"{self.constant(cls)}(({items}))"
+        if isinstance(value, DequeValue):
+            items = ", ".join(self.value(v) for v in value.items)
+            return self._temp(value, f"{self.constant(collections.deque)}([{items}], {value.maxlen!r})")
         if isinstance(value, ListValue):
             return self._temp(value, "[" + ", ".join(self.value(v) for v in value.items) + "]")
+        if isinstance(value, DefaultDictValue):
+            pairs = ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in value.entries.values())
+            return self._temp(value, f"{self.constant(value.python_cls)}({self.value(value.factory)}, {{{pairs}}})")
         if isinstance(value, DictValue):
             pairs = ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in value.entries.values())
             if value.python_cls is dict:
@@ -240,6 +259,8 @@ class ExpressionWriter:
             return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, EndlessIteratorValue):
+            raise Unsupported(f"returning or storing {value.describe()} from a compiled function")
         if isinstance(value, IteratorValue):
             return self._temp(value, "iter([" + ", ".join(self.value(v) for v in value.items[value.position :]) + "])")
         if isinstance(value, MethodValue):
@@ -253,12 +274,15 @@ class ExpressionWriter:
             defaults = "".join(self.value(d) + ", " for d in value._defaults)
             kwdefaults = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value._kwdefaults.items())
             cells = "".join(self.value(c) + ", " for c in value._cells)
+            attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
             builder = self.name_for(_new_function, "new_function")
             code = self.name_for(value.code, f"code_{value.code.co_name}")
             return self._temp(
                 value,
-                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}))",
+                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
             )
+        if isinstance(value, NativeFunctionValue) and value.real is not None:
+            return self.constant(value.real)
         raise Unsupported(
             f"returning or storing {value.describe()} from a compiled function",
             hint="return tensors, Python constants, containers of them, or existing objects",

@@ -1,42 +1,38 @@
-"""An int or float frame input whose value changed between calls (`n` in
-`n = x.sum().item()`, handed to the resume function after the `.item()` graph break; a float
-argument; the loop index a resume function receives).
+"""An int or float frame input whose value changes between calls (`n` in `f(x, n)`, the
+`n = x.sum().item()` a resume function receives after the `.item()` graph break, the loop
+index a resume function receives).
 
-Baking such a number into the graph would recompile for every value (the guard on it fails
-each call). torch.compile turns it into a symbolic float or int; our fake tensors have no
-symbolic floats, and their symbolic ints stand for sizes (>= 2), so capture keeps the number
-out of the graph instead: it is guarded only by its type,
-it may be stored, passed and returned, and any operation that needs its value (`y * n`,
-`n > 0`, `float(n)`) breaks the graph there. The operation then runs natively and its result
-reaches the rest of the function as an input, so no entry depends on the value.
+Baking such a number into the graph would recompile for every value (the guard on its value
+fails each call). As torch.compile does (automatic dynamic for scalars), capture specializes
+it on the first call and, once a recompile shows it changed, makes it a graph input holding a
+symbol of the ShapeEnv: a `torch.SymInt`, or a `torch.SymFloat` for floats (torch.compile
+passes those as 0-d tensors; a symbolic float gives the same results with Python's scalar
+type promotion). Arithmetic on it stays in the graph; a question about its value (`if n > 0`,
+`range(n)`) asks the ShapeEnv, which guards the answer. `dynamic=True` makes such inputs
+symbolic from the first call, `dynamic=False` always specializes them.
 """
 
 from __future__ import annotations
 
-from ..errors import Unsupported
-from .base import Value
-
+from guards import kinds
+from guards.sources import LocalSource
 
 # bool is left out: a flag that changes selects another path, worth an entry of its own.
 CHANGING_NUMBER_TYPES = (int, float)
 
 
-class ChangingNumberValue(Value):
-    def __init__(self, obj: int | float, source):
-        super().__init__(source)
-        self.obj = obj
+def is_symbolic_number(session, obj, source) -> bool:
+    """Whether the number `obj` read from `source` becomes a symbolic graph input."""
+    if type(obj) not in CHANGING_NUMBER_TYPES or source is None:
+        return False
+    if source in session.changing_numbers:
+        return True
+    # dynamic=True: the arguments themselves, not what is read through them (module
+    # attributes stay specialized, as torch.compile's are).
+    return session.dynamic and isinstance(source, LocalSource)
 
-    def python_type(self) -> type:
-        return type(self.obj)
 
-    def describe(self) -> str:
-        return f"the {type(self.obj).__name__} {self.source}, whose value changes between calls"
-
-    def as_python_constant(self):
-        raise Unsupported(
-            f"{self.describe()} is used here (capture would otherwise recompile for every value)",
-            hint="keep the value in a tensor (`x.sum()` rather than `x.sum().item()`) to keep this in the graph",
-        )
-
-    def truth(self, frame) -> bool:
-        return self.as_python_constant()
+def symbolic_number(session, obj: int | float, source):
+    """The SymValue of the graph input that carries `obj` (guarded by its type only)."""
+    session.add_guard(kinds.TypeMatch(source, type(obj)))
+    return session.graph.add_number_input(obj, source)

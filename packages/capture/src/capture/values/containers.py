@@ -18,9 +18,12 @@ from .constant import ConstantValue
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
     from .symbolic import SymValue
+    from .tensor import TensorValue, tensor_key
 
     if isinstance(value, SymValue):
         return value.specialize()
+    if isinstance(value, TensorValue):
+        return tensor_key(frame, value)
     if value.is_python_constant():
         return value.as_python_constant()
     identity = getattr(value, "identity", None)
@@ -219,6 +222,12 @@ class DictValue(Value):
     def get_item(self, frame, key):
         k = key_of(frame, key)
         if k not in self.entries:
+            from .objects import python_dunder
+
+            # A subclass's own __missing__ (Counter's gives 0) answers, as dict.__getitem__ asks it.
+            missing = python_dunder(self.python_cls, "__missing__")
+            if missing is not None:
+                return frame.session.wrap(missing, None).call(frame, [self, key], {})
             from .exceptions import raise_user_error
 
             raise_user_error(frame, KeyError, k)
@@ -356,12 +365,14 @@ class SliceValue(Value):
 
 class IteratorValue(Value):
     """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
-    ranges, enumerate/zip/map results and generators, which capture runs eagerly)."""
+    ranges, enumerate/zip/map results and generators, which capture runs eagerly). `returned`
+    is what a generator returned (the value of `yield from` over it)."""
 
-    def __init__(self, items: list[Value]):
+    def __init__(self, items: list[Value], returned: Value | None = None):
         super().__init__(None)
         self.items = list(items)
         self.position = 0
+        self.returned = returned
 
     def describe(self):
         return "iterator"

@@ -38,6 +38,19 @@ class GlobalStateContext(Value):
         """(callable, args): a call that makes a manager, not yet entered, doing the same."""
         raise NotImplementedError
 
+    def fresh(self) -> GlobalStateContext:
+        """A manager with the same settings, not yet entered (what torch's `clone()` gives)."""
+        raise NotImplementedError
+
+    def call(self, frame, args, kwargs):
+        # `@torch.no_grad()` on a function, or `torch.no_grad()(fn)`: torch's
+        # _DecoratorContextManager runs every call of `fn` inside a fresh copy of the manager.
+        if len(args) != 1 or kwargs:
+            from ..errors import Unsupported
+
+            raise Unsupported(f"calling {self.describe()} with other than one function")
+        return DecoratedByContext(self.fresh(), args[0])
+
     def get_attr(self, frame, name):
         # torch's context-manager decorators (`@torch.no_grad()` on a function) enter
         # `manager.clone()`, that is `manager.__class__(...)`, on every call.
@@ -60,6 +73,41 @@ class ContextExit(Value):
     def call(self, frame, args, kwargs):
         self.manager.exit(frame)
         return ConstantValue(None)  # never suppresses the exception
+
+
+class DecoratedByContext(Value):
+    """A function decorated with a global-state context manager: each call enters a fresh
+    copy of the manager around the call, and exits it however the call ends."""
+
+    def __init__(self, manager: GlobalStateContext, fn: Value):
+        super().__init__(None)
+        self.manager = manager
+        self.fn = fn
+
+    def describe(self):
+        return f"{self.fn.describe()} decorated with {self.manager.describe()}"
+
+    def python_type(self):
+        return self.fn.python_type()
+
+    def call(self, frame, args, kwargs):
+        from ..interpreter.frame import UserException
+
+        manager = self.manager.fresh()
+        manager.enter(frame)
+        try:
+            result = self.fn.call(frame, args, kwargs)
+        except UserException:
+            manager.exit(frame)
+            raise
+        manager.exit(frame)
+        return result
+
+    def get_attr(self, frame, name):
+        # torch's decorator is functools.wraps'ed: `__name__`, `__wrapped__` and the like.
+        if name == "__wrapped__":
+            return self.fn
+        return self.fn.get_attr(frame, name)
 
 
 def resumable_exit(value: Value) -> bool:
@@ -101,6 +149,16 @@ class GradModeContext(GlobalStateContext):
         # set_grad_enabled(mode) as a `with` restores the mode on exit, like these two.
         return (torch.enable_grad if self.enabled else torch.no_grad), ()
 
+    def fresh(self):
+        return GradModeContext(self.enabled, self.python_cls)
+
+    def call(self, frame, args, kwargs):
+        if self.applied_now:
+            # set_grad_enabled(mode) used as a decorator puts back the mode its construction
+            # changed: only the decorated function's calls run in `mode`.
+            self.apply(frame, self.previous)
+        return super().call(frame, args, kwargs)
+
 
 class InferenceModeContext(GlobalStateContext):
     python_cls = torch.inference_mode
@@ -127,6 +185,9 @@ class InferenceModeContext(GlobalStateContext):
 
     def rebuilt(self):
         return torch.inference_mode, (self.enabled,)
+
+    def fresh(self):
+        return InferenceModeContext(self.enabled)
 
     def get_attr(self, frame, name):
         if name == "mode":
@@ -160,6 +221,9 @@ class AutocastContext(GlobalStateContext):
     def rebuilt(self):
         return torch.autocast, self.args
 
+    def fresh(self):
+        return AutocastContext(*self.args)
+
 
 class NullContext(GlobalStateContext):
     """contextlib.nullcontext(value)."""
@@ -180,3 +244,6 @@ class NullContext(GlobalStateContext):
 
     def rebuilt(self):
         return contextlib.nullcontext, (self.value,)
+
+    def fresh(self):
+        return self

@@ -118,7 +118,7 @@ class InlinableFunction(Value):
         result = child.run()
         if generator:
             # Generators run to completion when created; their consumer sees the yields in order.
-            return IteratorValue(child.yielded)
+            return IteratorValue(child.yielded, returned=result)
         return result
 
     def get_attr(self, frame, name):
@@ -175,7 +175,13 @@ class FunctionValue(InlinableFunction):
         }
 
     def get_attr(self, frame, name):
-        if name in ("__wrapped__", "__self__", "__func__", "__dict__", "__module__", "__doc__"):
+        # What functools.wraps copies (`__name__` may differ from the code's name then).
+        if name in ("__wrapped__", "__self__", "__func__", "__dict__", "__module__", "__doc__", "__name__",
+                    "__qualname__", "__annotations__", "__type_params__"):  # fmt: skip
+            if not hasattr(self.fn, name):
+                from .exceptions import raise_user_error
+
+                raise_user_error(frame, AttributeError, f"'function' object has no attribute {name!r}")
             return frame.session.wrap(getattr(self.fn, name), None)
         return super().get_attr(frame, name)
 
@@ -185,9 +191,11 @@ class FunctionValue(InlinableFunction):
 
 class NestedFunctionValue(InlinableFunction):
     """A function made by MAKE_FUNCTION while tracing (closures, lambdas, comprehensions on
-    3.11): its defaults and cells are symbolic values."""
+    3.11): its defaults and cells are symbolic values. Attributes the traced code sets on it
+    (`functools.wraps` sets `__name__`, `__doc__`, `__wrapped__`...) are kept in `attrs`:
+    the function is new, so they are part of it, not side effects."""
 
-    def __init__(self, code, f_globals, name, defaults, kwdefaults, cells):
+    def __init__(self, code, f_globals, name, defaults, kwdefaults, cells, annotated: bool = False):
         super().__init__(None)
         self.code = code
         self.f_globals = f_globals
@@ -195,9 +203,46 @@ class NestedFunctionValue(InlinableFunction):
         self._defaults = tuple(defaults)
         self._kwdefaults = dict(kwdefaults)
         self._cells = cells
+        self.annotated = annotated
+        self.attrs: dict[str, Value] = {}
 
     def describe(self):
         return f"function {self.name} (defined in the traced code)"
+
+    def get_attr(self, frame, name):
+        if name in self.attrs:
+            return self.attrs[name]
+        if name == "__name__":
+            return ConstantValue(self.code.co_name)
+        if name == "__module__":
+            return frame.session.wrap(self.f_globals.get("__name__"), None)
+        if name == "__doc__":
+            # The docstring, where CPython finds it (the first constant, for some versions only
+            # when the code says it has one): ask a real function made from the same code.
+            cells = tuple(types.CellType() for _ in self.code.co_freevars)
+            return ConstantValue(types.FunctionType(self.code, {}, None, None, cells).__doc__)
+        if name == "__annotations__" and not self.annotated:
+            from .containers import DictValue
+
+            return DictValue({})
+        if name == "__type_params__":
+            from .containers import TupleValue
+
+            return TupleValue([])
+        if name == "__dict__":
+            raise Unsupported(f"reading __dict__ of {self.describe()}")
+        return super().get_attr(frame, name)
+
+    def set_attr(self, frame, name, value):
+        if name in ("__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__", "__dict__"):
+            raise Unsupported(f"setting {name} of {self.describe()}")
+        self.attrs[name] = value
+
+    def has_attr(self, frame, name):
+        if name in self.attrs:
+            return True
+        cells = tuple(types.CellType() for _ in self.code.co_freevars)
+        return hasattr(types.FunctionType(self.code, {}, None, None, cells), name)
 
     def defaults(self, frame):
         return self._defaults
@@ -327,3 +372,24 @@ def _compilable(fn) -> bool:
     if not isinstance(fn, types.FunctionType) or is_disabled(fn):
         return False
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
+
+
+class NativeFunctionValue(Value):
+    """A callable the traced code builds (`operator.itemgetter(1)`) that capture implements
+    itself: `impl(frame, args, kwargs)`. `real` is the same callable built for real, when
+    its arguments were constants (what the entry returns if the callable escapes)."""
+
+    def __init__(self, impl, name: str, real: Any = None):
+        super().__init__(None)
+        self.impl = impl
+        self.name = name
+        self.real = real
+
+    def describe(self):
+        return self.name
+
+    def python_type(self):
+        return type(self.real) if self.real is not None else types.FunctionType
+
+    def call(self, frame, args, kwargs):
+        return self.impl(frame, args, kwargs)

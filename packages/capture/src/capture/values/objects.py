@@ -9,6 +9,7 @@ properties and methods written in Python are inlined rather than run.
 from __future__ import annotations
 
 import enum
+import functools
 import types
 from typing import Any
 
@@ -343,6 +344,12 @@ class PartialValue(Value):
 
     def describe(self):
         return f"functools.partial({self.func.describe()})"
+
+    def python_type(self):
+        return functools.partial
+
+    def has_attr(self, frame, name):
+        return name in ("func", "args", "keywords") or hasattr(functools.partial, name)
 
     def call(self, frame, args, kwargs):
         return self.func.call(frame, [*self.args, *args], {**self.kwargs, **kwargs})

@@ -17,8 +17,10 @@ _PYTHON_TYPE = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}
 
 
 class SymValue(Value):
-    def __init__(self, node: torch.fx.Node, value):
-        super().__init__(None)
+    """`source` is set for a graph input (a symbolic number read from the frame)."""
+
+    def __init__(self, node: torch.fx.Node, value, source=None):
+        super().__init__(source)
         self.node = node
         self.value = value
 

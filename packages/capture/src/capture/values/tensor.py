@@ -47,6 +47,42 @@ REFUSED_METHODS = {
 _ABSENT = object()
 
 
+class TensorKey:
+    """A tensor as a dict key or set member while tracing: equal only to itself, as torch
+    hashes tensors by identity (`{t: 1}[t]`, `t in {t}`)."""
+
+    __slots__ = ("fake",)
+
+    def __init__(self, fake: torch.Tensor):
+        self.fake = fake
+
+    def __hash__(self) -> int:
+        return id(self.fake)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TensorKey) and other.fake is self.fake
+
+    def __repr__(self) -> str:
+        return f"<tensor key {id(self.fake):#x}>"
+
+
+def tensor_key(frame, value: TensorValue) -> TensorKey:
+    """The key of `value`. Two input tensors used as keys are two keys only while they are two
+    objects: an entry that told them apart is guarded so (f(x, x) then f(x, y) recaptures)."""
+    from ..guard_kinds import DistinctObjects
+    from ..sources import HeldSource
+
+    session = frame.session
+    # Held tensors (constants the entry keeps) are distinct objects by construction.
+    if value.node.op == "placeholder" and not isinstance(value.source, HeldSource):
+        for other in session.keyed_inputs:
+            if other is not value:
+                session.add_guard(DistinctObjects(value.source, other.source))
+        if value not in session.keyed_inputs:
+            session.keyed_inputs.append(value)
+    return TensorKey(value.fake)
+
+
 class TensorValue(Value):
     """`real` is the tensor a graph input was read from (None for tensors the graph computes,
     which carry no Python attributes of their own)."""

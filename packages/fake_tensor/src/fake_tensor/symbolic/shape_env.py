@@ -4,7 +4,8 @@ API (used by FakeTensorMode.from_real, capture, aot_autograd, inductor):
 
     env = ShapeEnv()                                      # duck_shape=True: equal sizes share a symbol
     sizes, strides, offset = env.symbolic_sizes_strides(t, dynamic_dims={0: Dim("batch")}, source=src)
-    env.symbol_sources[s0]     # [(source, "size" | "stride", dim), ...]: every place whose value IS s0
+    n = env.scalar(5, source=src)                         # a symbolic int (or float) input: the number itself
+    env.symbol_sources[s0]     # [(source, "size" | "stride" | "value", dim), ...]: every place whose value IS s0
     env.expression_places      # [(source, kind, dim, expr)]: places whose value is an expression
     env.hints[s0]              # the example value of s0
     env.ranges[s0]             # ValueRange, [2, oo) unless a Dim or a guard narrowed it
@@ -18,8 +19,9 @@ API (used by FakeTensorMode.from_real, capture, aot_autograd, inductor):
     env.guards_as_python()     # the same as Python source over the places (see guard_printer)
     env.evaluate_guards({source: tensor})   # do new inputs satisfy every guard?
 
-Sizes 0 and 1 are never symbolic (torch's 0/1 specialization), so every symbol is >= 2, and
-`Ne(s0, 1)`-style questions are answered from the range without a guard.
+Sizes 0 and 1 are never symbolic (torch's 0/1 specialization), so every size symbol is >= 2,
+and `Ne(s0, 1)`-style questions are answered from the range without a guard. Symbols of Python
+numbers (`scalar`) may take any value: their range is unbounded, and float ones are real.
 
 Every question (`SymNode.guard_bool` & co., routed to `evaluate`) is answered from the hints;
 the answer, simplified and put in a canonical form, becomes a guard unless the ranges and
@@ -85,6 +87,8 @@ def _normalize_dynamic_dims(ndim: int, dynamic_dims) -> dict[int, Dim | None]:
 
 
 def _place_name(source, kind: str, dim: int) -> str:
+    if kind == "value":
+        return str(source)
     if kind == "storage_offset":
         return f"{source}.storage_offset()"
     return f"{source}.{kind}()[{dim}]"
@@ -164,14 +168,29 @@ class ShapeEnv:
         self.symbol_sources[symbol].append(place)
         return symbol
 
-    def _new_symbol(self, hint: int, value_range: ValueRange, name: str | None = None) -> sympy.Symbol:
+    def scalar(self, hint: int | float, source) -> torch.SymInt | torch.SymFloat:
+        """A symbolic Python int or float input whose example value is `hint`, read from
+        `source` (place `(source, "value", 0)`). Unlike sizes it is not specialized at 0 or 1
+        and may be negative (torch.compile's automatic dynamic ints do the same); floats are
+        real symbols."""
+        pytype = type(hint)
+        symbol = self._new_symbol(hint, ValueRange(-sympy.oo, sympy.oo), pytype=pytype)
+        self.symbol_sources[symbol].append((source, "value", 0))
+        return (torch.SymFloat if pytype is float else torch.SymInt)(SymNode(symbol, self, pytype, hint))
+
+    def _new_symbol(self, hint: int, value_range: ValueRange, name: str | None = None, pytype: type = int) -> sympy.Symbol:
         # Symbols of declared Dims carry the Dim's name, so shapes print as (batch, seq, 768).
         if name is None:
             name = next(f"s{i}" for i in itertools.count(len(self.hints)) if f"s{i}" not in self._names)
         elif name in self._names:
             raise ConstraintViolationError(f"Dim name {name!r} is already the name of another symbol")
         self._names.add(name)
-        symbol = sympy.Symbol(name, integer=True, positive=True)
+        if pytype is float:
+            symbol = sympy.Symbol(name, real=True)
+        elif value_range.lower >= 0:
+            symbol = sympy.Symbol(name, integer=True, positive=True)
+        else:
+            symbol = sympy.Symbol(name, integer=True)
         self._order[symbol] = len(self._order)
         self.hints[symbol] = hint
         self.ranges[symbol] = value_range
@@ -345,6 +364,12 @@ class ShapeEnv:
             return
         subject, value = fact.lhs, fact.rhs
         current = bound(subject, self.ranges)
+        if not subject.is_integer:
+            # Real (float) subjects: strict bounds are kept as closed ones (sound, if loose),
+            # and excluding one value narrows nothing.
+            if isinstance(fact, sympy.Ne):
+                return
+            fact = {sympy.Gt: sympy.Ge, sympy.Lt: sympy.Le}.get(type(fact), type(fact))(subject, value)
         if isinstance(fact, sympy.Ne):
             # Excluding an endpoint moves it (sizes are integers); excluding an inner value
             # is not an interval.
@@ -404,7 +429,8 @@ class ShapeEnv:
         """Bounds (restated from the final ranges) and the equalities that made replacements."""
         if isinstance(expr, sympy.Eq) and (expr.lhs in self.replacements or expr.rhs in self.replacements):
             return True
-        return isinstance(expr, sympy.Rel) and expr.rhs.is_Number and type(expr) is not sympy.Ne
+        # Strict bounds only arise on float symbols, whose ranges keep them as closed ones.
+        return isinstance(expr, (sympy.Eq, sympy.Ge, sympy.Le)) and expr.rhs.is_Number
 
     def place_checks(self) -> list[tuple[Place, sympy.Expr]]:
         """(place, expr) pairs: the place must equal expr for the guards to be meaningful."""
@@ -471,6 +497,8 @@ def _value_at(expr: sympy.Basic, values: Mapping[sympy.Symbol, int]):
 
 def _read_place(tensors: Mapping[object, torch.Tensor], source, kind: str, dim: int) -> int:
     t = tensors[source]
+    if kind == "value":
+        return t
     return t.storage_offset() if kind == "storage_offset" else getattr(t, kind)(dim)
 
 

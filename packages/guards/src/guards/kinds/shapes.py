@@ -68,7 +68,7 @@ def _callable_name(name: str, ctx: EmitContext) -> str:
     return ctx.builtin(name)
 
 
-Place = Sequence  # (source, "size" | "stride" | "storage_offset", dim), as fake_tensor spells it
+Place = Sequence  # (source, "size" | "stride" | "storage_offset" | "value", dim), as fake_tensor spells it
 
 
 def shape_guards(
@@ -99,4 +99,7 @@ def _place_source(place: Place) -> Source:
             f"shape place {place!r}: its source {source!r} is not a guards Source; fakeify "
             "inputs with source=<a guards.sources.Source> so guards can read them"
         )
+    if prop == "value":
+        # A symbolic Python number input: the place is the number itself.
+        return source
     return tensor_property_source(source, prop, dim)

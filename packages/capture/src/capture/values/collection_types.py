@@ -1,0 +1,67 @@
+"""`collections.deque` and `collections.defaultdict` as symbolic containers.
+
+A deque is a list with a `maxlen` (appending past it drops items from the other end); a
+defaultdict is a dict whose missing keys call its `default_factory` and store the result.
+Both are mutated like lists and dicts (side effects replayed onto an object passed in), and
+rebuilt with their class when they escape. (`Counter` and `OrderedDict` are dicts of their
+class; Counter's methods are Python code capture inlines.)
+"""
+
+from __future__ import annotations
+
+import collections
+
+from .base import Value
+from .constant import ConstantValue
+from .containers import DictValue, ListValue, key_of
+
+
+class DequeValue(ListValue):
+    python_cls = collections.deque
+
+    def __init__(self, items, maxlen: int | None = None, source=None):
+        super().__init__(items, source)
+        self.maxlen = maxlen
+        self._trim(from_left=True)
+
+    def describe(self):
+        return "deque"
+
+    def _trim(self, *, from_left: bool) -> None:
+        if self.maxlen is None:
+            return
+        while len(self.items) > self.maxlen:
+            self.items.pop(0 if from_left else -1)
+
+    def append(self, frame, item: Value, *, left: bool = False) -> None:
+        if left:
+            self.items.insert(0, item)
+        else:
+            self.items.append(item)
+        self._trim(from_left=not left)
+        self.mutated(frame)
+
+    def get_attr(self, frame, name):
+        if name == "maxlen":
+            return ConstantValue(self.maxlen)
+        return super().get_attr(frame, name)
+
+    def with_items(self, items):
+        return DequeValue(items, self.maxlen)
+
+
+class DefaultDictValue(DictValue):
+    def __init__(self, entries, factory: Value, source=None, python_cls: type = collections.defaultdict):
+        super().__init__(entries, source, python_cls)
+        self.factory = factory
+
+    def get_item(self, frame, key):
+        k = key_of(frame, key)
+        if k not in self.entries and not (self.factory.is_python_constant() and self.factory.as_python_constant() is None):
+            self.set_item(frame, key, self.factory.call(frame, [], {}))
+        return super().get_item(frame, key)
+
+    def get_attr(self, frame, name):
+        if name == "default_factory":
+            return self.factory
+        return super().get_attr(frame, name)

@@ -1,0 +1,140 @@
+"""functools in compiled code: partial objects (calls, `.func/.args/.keywords`, hasattr),
+reduce, lru_cache/cache-wrapped functions (inlined, as TorchDynamo does) and functions
+decorated with functools.wraps, all traced into one graph."""
+
+import functools
+import operator
+
+import pytest
+import torch
+
+from helpers import check_across_sizes, compile_eager, run_and_compare
+
+
+def _add(a, b, scale=1.0):
+    return (a + b) * scale
+
+
+_ADD_HALF = functools.partial(_add, scale=0.5)
+
+
+def call_global_partial(x, y):
+    return _ADD_HALF(x, y)
+
+
+def read_partial_attributes(x, y):
+    return _ADD_HALF.func(x, y, **_ADD_HALF.keywords) + len(_ADD_HALF.args), hasattr(_ADD_HALF, "func"), hasattr(_ADD_HALF, "nope")
+
+
+def partial_made_inside(x, y):
+    first = functools.partial(_add, x)
+    nested = functools.partial(first, scale=3.0)
+    return nested(y), first(y), nested.args[0] * 2
+
+
+def partial_of_closure(x, y):
+    k = y.sum()
+
+    def inner(a, b):
+        return a * b + k
+
+    return functools.partial(inner, x)(2)
+
+
+def partial_passed_in(x, y, fn):
+    return fn(x, y)
+
+
+def reduce_tensors(x, y):
+    return functools.reduce(operator.add, [x, y, x * y]), functools.reduce(lambda a, b: a * b + 1, [x, y], y)
+
+
+def reduce_over_generator(x, y):
+    return functools.reduce(torch.maximum, (x * i for i in range(1, 4)))
+
+
+@functools.lru_cache
+def _cached_factor(n):
+    return n * 2 + 1
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_tensor_fn(t):
+    return t.sin() * 2
+
+
+@functools.cache
+def _cached_scale(name):
+    return {"double": 2.0, "half": 0.5}[name]
+
+
+def call_cached_functions(x, y):
+    return x * _cached_factor(3) + _cached_tensor_fn(y) * _cached_scale("half")
+
+
+def _plus_one(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) + 1
+
+    return wrapper
+
+
+@_plus_one
+def _doubled(t):
+    """Doubles."""
+    return t * 2
+
+
+def call_wrapped_global(x, y):
+    return _doubled(x) + _doubled(t=y)
+
+
+def wrap_inside(x, y):
+    def scaled(t):
+        """Scales."""
+        return t * 3
+
+    wrapped = _plus_one(scaled)
+    return wrapped(x), wrapped(y), wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__(x)
+
+
+def return_wrapped_function(x, y):
+    def inner(t):
+        return t - 1
+
+    return _plus_one(inner)
+
+
+FUNCTIONS = [
+    call_global_partial, read_partial_attributes, partial_made_inside, partial_of_closure, reduce_tensors,
+    reduce_over_generator, call_cached_functions, call_wrapped_global, wrap_inside,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_traces_into_one_graph(fn):
+    check_across_sizes(fn, lambda n: (torch.randn(n), torch.randn(n)))
+
+
+def test_partial_passed_as_an_argument():
+    fn = functools.partial(_add, scale=2.0)
+    check_across_sizes(partial_passed_in, lambda n: (torch.randn(n), torch.randn(n), fn))
+
+
+def test_a_returned_wrapped_function_keeps_its_metadata():
+    compiled = compile_eager(return_wrapped_function, fullgraph=True)
+    x, y = torch.randn(3), torch.randn(3)
+    got, expected = compiled(x, y), return_wrapped_function(x, y)
+    assert (got.__name__, got.__qualname__, got.__wrapped__.__name__) == (expected.__name__, expected.__qualname__, expected.__wrapped__.__name__)
+    torch.testing.assert_close(got(x), expected(x))
+
+
+def test_lru_cache_is_inlined_not_called():
+    """The cache is not consulted while tracing (it would hold fake values): eager's cache is
+    untouched by compiled calls."""
+    _cached_tensor_fn.cache_clear()
+    compiled = compile_eager(call_cached_functions, fullgraph=True)
+    for _ in range(2):
+        run_and_compare(compiled, call_cached_functions, (torch.randn(3), torch.randn(3)))
+    assert _cached_tensor_fn.cache_info().hits == 0

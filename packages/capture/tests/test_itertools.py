@@ -1,0 +1,123 @@
+"""itertools, `yield from` and generator expressions over them, traced into one graph:
+tensors flowing through the iterators stay graph values."""
+
+import itertools
+import operator
+
+import pytest
+import torch
+
+from helpers import check_across_sizes, compile_eager, run_and_compare
+
+
+def product_and_chain(x, y):
+    s = x
+    for a, b in itertools.product([1, 2], [x, y]):
+        s = s + a * b
+    for c in itertools.chain([x], (2,), [y]):
+        s = s * c
+    for c in itertools.chain.from_iterable([[x, 1], [y]]):
+        s = s - c
+    return s, list(itertools.product([x, y], repeat=2))
+
+
+def combinatorics(x, y):
+    tensors = [x, y, x * y]
+    pairs = [a - b for a, b in itertools.combinations(tensors, 2)]
+    orders = [p[0] * 2 + p[-1] for p in itertools.permutations(tensors)]
+    doubles = [a * b for a, b in itertools.combinations_with_replacement([x, y], 2)]
+    return pairs, orders, doubles, len(list(itertools.permutations(range(4), 2)))
+
+
+def accumulate_and_slice(x, y):
+    running = list(itertools.accumulate([x, y, x]))
+    products = list(itertools.accumulate([x, y, y], operator.mul, initial=y))
+    window = list(itertools.islice([x, y, x + y, x - y], 1, 4, 2))
+    return running, products, window, list(itertools.islice(itertools.count(3, 2), 4))
+
+
+def endless_iterators(x, y):
+    total = x
+    for i, t in zip(itertools.count(), [x, y, x]):
+        total = total + i * t
+    for t in itertools.repeat(y, 3):
+        total = total - t
+    scaled = [a * b for a, b in zip(itertools.cycle([1, -1]), [x, y, x])]
+    for i in itertools.count(1):
+        if i > 3:
+            break
+        total = total + i
+    return total, scaled, list(zip(itertools.repeat(x), [1, 2]))
+
+
+def pairing_helpers(x, y):
+    longest = [a if b is None else a + b for a, b in itertools.zip_longest([x, y, x], [y])]
+    filled = list(itertools.zip_longest([x], [y, x], fillvalue=2))
+    mapped = list(itertools.starmap(torch.add, [(x, y), (y, 1)]))
+    pairs = [a * b for a, b in itertools.pairwise([x, y, x + 1])]
+    return longest, filled, mapped, pairs
+
+
+def grouping_and_filtering(x, y):
+    groups = [(k, len(list(g))) for k, g in itertools.groupby([1, 1, 2, 3, 3, 3])]
+    by_rank = [(k, sum(g)) for k, g in itertools.groupby([x, y, x.unsqueeze(0)], key=lambda t: t.dim())]
+    taken = list(itertools.takewhile(lambda n: n < 3, [1, 2, 3, 1]))
+    dropped = list(itertools.dropwhile(lambda n: n < 3, [1, 2, 3, 1]))
+    kept = list(itertools.filterfalse(lambda n: n % 2, range(6)))
+    chosen = list(itertools.compress([x, y, x * 2], [1, 0, 1]))
+    first, second = itertools.tee([x, y])
+    return groups, by_rank, taken, dropped, kept, chosen, list(first), list(second)
+
+
+def generator_expressions(x, y):
+    total = sum(a * b for a, b in itertools.product([x, y], [1, 2]))
+    biggest = max(t.shape[0] * i for i, t in enumerate(itertools.chain([x], [y])))
+    return total, biggest, tuple(t * i for i, t in enumerate(itertools.islice(itertools.cycle([x, y]), 5)))
+
+
+def _inner(x):
+    yield x * 2
+    yield x + 1
+    return x * 3
+
+
+def _outer(x, y):
+    yield from [x, y]
+    result = yield from _inner(x)
+    yield result
+    yield from (t * 2 for t in (x, y))
+    yield from itertools.chain([y], [x])
+
+
+def yield_from(x, y):
+    return list(_outer(x, y)), sum(_outer(y, x))
+
+
+FUNCTIONS = [
+    product_and_chain, combinatorics, accumulate_and_slice, endless_iterators, pairing_helpers,
+    grouping_and_filtering, generator_expressions, yield_from,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_traces_into_one_graph(fn):
+    check_across_sizes(fn, lambda n: (torch.randn(n), torch.randn(n)))
+
+
+def test_endless_iterator_read_whole_breaks_with_a_reason():
+    def fn(x):
+        return x + len(list(itertools.count()))
+
+    compiled = compile_eager(fn, fullgraph=True)
+    with pytest.raises(Exception, match="never ends"):
+        compiled(torch.randn(2))
+
+
+def test_returned_itertools_iterator_is_rebuilt():
+    def fn(x, y):
+        return itertools.chain([x * 2], [y])
+
+    compiled = compile_eager(fn, fullgraph=True)
+    x, y = torch.randn(3), torch.randn(3)
+    for got, expected in itertools.zip_longest(compiled(x, y), fn(x, y)):
+        torch.testing.assert_close(got, expected)

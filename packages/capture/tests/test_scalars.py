@@ -1,0 +1,126 @@
+"""Python ints and floats whose value changes between calls: specialized on the first call,
+symbolic graph inputs (SymInt / SymFloat) after the first recompile, as with torch.compile's
+automatic dynamic scalars; `dynamic=False` always specializes, `dynamic=True` never does."""
+
+import random
+
+import pytest
+import torch
+
+from helpers import assert_same, cache_of, captures, compile_eager
+
+
+def scale_and_shift(x, n, s):
+    return x * n + s
+
+
+def branch_on_int(x, n):
+    if n > 2:
+        return x + n
+    return x - n
+
+
+def int_and_float_of_int(x, n):
+    return x * float(n) + int(n * 2.5), n * 3, n // 2
+
+
+def returns_arithmetic(x, s):
+    return x.sin() * s, s * 2.0, s - 1
+
+
+def loop_over_range(x, n):
+    for i in range(n):
+        x = x + i
+    return x
+
+
+def size_from_int(x, n):
+    return x.repeat(n) + torch.ones(n * x.shape[0])
+
+
+def _graphs(compiled) -> int:
+    return len(cache_of(compiled).compilation.graphs)
+
+
+def _run(compiled, fn, *args):
+    expected = fn(*args)
+    actual = compiled(*args)
+    assert_same(actual, expected)
+
+
+def _numbers(kind):
+    values = [random.randint(3, 50) for _ in range(6)] if kind is int else [random.uniform(-5, 5) for _ in range(6)]
+    return values
+
+
+@pytest.mark.parametrize("kind", [int, float])
+def test_changing_number_recompiles_once_then_stays_in_the_graph(kind):
+    compiled = compile_eager(scale_and_shift, fullgraph=True)
+    for i, n in enumerate(_numbers(kind)):
+        x = torch.randn(4 if i < 4 else 7)
+        _run(compiled, scale_and_shift, x, n, kind(n) / 3)
+    # The first call specializes; the second makes n and s symbolic; the new size of x at the
+    # fifth call makes its dimension symbolic.
+    assert captures(compiled) == 3
+    assert _graphs(compiled) == 3
+    placeholders = [n.meta["example_value"] for n in cache_of(compiled).entries[1].graph_module.graph.nodes if n.op == "placeholder"]
+    symbolic = {torch.SymInt: int, torch.SymFloat: float}
+    assert sorted(symbolic[type(p)].__name__ for p in placeholders if type(p) in symbolic) == sorted([kind.__name__, "float"])
+
+
+def test_branch_on_a_symbolic_int_is_guarded():
+    compiled = compile_eager(branch_on_int, fullgraph=True)
+    for n in (5, 6, 7, 1, 0, -3, 9):
+        _run(compiled, branch_on_int, torch.randn(3), n)
+    # Specialized to 5, then symbolic with n > 2, then symbolic with n <= 2.
+    assert captures(compiled) == 3
+
+
+@pytest.mark.parametrize(
+    "fn, make_number",
+    [
+        (int_and_float_of_int, lambda: random.randint(-20, 20)),
+        (returns_arithmetic, lambda: random.uniform(-3, 3)),
+        (size_from_int, lambda: random.randint(2, 6)),
+    ],
+    ids=["int() and float()", "returned arithmetic", "sizes from an int"],
+)
+def test_symbolic_numbers_compute_like_python(fn, make_number):
+    compiled = compile_eager(fn, fullgraph=True)
+    for _ in range(6):
+        _run(compiled, fn, torch.randn(3), make_number())
+    assert captures(compiled) <= 3
+
+
+def test_range_of_a_changing_int_specializes_correctly():
+    compiled = compile_eager(loop_over_range, fullgraph=True)
+    for n in (2, 3, 3, 4):
+        _run(compiled, loop_over_range, torch.randn(3), n)
+    assert captures(compiled) == 3
+
+
+def test_dynamic_false_specializes_every_value():
+    compiled = compile_eager(scale_and_shift, fullgraph=True, dynamic=False)
+    for n in (2, 3, 4, 3):
+        _run(compiled, scale_and_shift, torch.randn(4), n, 0.5)
+    assert captures(compiled) == 3
+
+
+def test_dynamic_true_makes_numbers_symbolic_from_the_first_call():
+    compiled = compile_eager(scale_and_shift, fullgraph=True, dynamic=True)
+    for n in (2, 3, -4, 0):
+        _run(compiled, scale_and_shift, torch.randn(4), n, random.uniform(-1, 1))
+    assert captures(compiled) == 1
+
+
+def test_changing_number_with_a_graph_break_still_matches(capsys):
+    def fn(x, n):
+        y = x * n
+        print("between graphs")
+        return y + n
+
+    compiled = compile_eager(fn)
+    for n in (2, 3, 4, 5):
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x, n), fn(x, n))
+    assert captures(compiled) == 2

@@ -1,0 +1,66 @@
+"""Tensors as dict keys and set members, by identity as torch hashes them (`{t: 1}[t]`,
+`t in {t}`), traced into one graph; an entry that told two input tensors apart is not used
+for a call passing one tensor twice."""
+
+import pytest
+import torch
+
+from helpers import check_across_sizes, compile_eager, run_and_compare
+
+
+def lookup_by_tensor(x, y):
+    d = {x: 1, y: x * 2}
+    d[x + 1] = 3
+    return x * d[x] + d[y], len(d), x in d, (x * 2) in d
+
+
+def set_of_tensors(x, y):
+    s = {x, y}
+    s.add(x)
+    z = x + y
+    return x * (x in s) + y * (z in s), len(s), len({x, x, z})
+
+
+def tensors_as_keys_in_a_loop(x, y):
+    counts = {}
+    for t in (x, y, x, x):
+        counts[t] = counts.get(t, 0) + 1
+    return [t * n for t, n in counts.items()]
+
+
+def returned_dict_keyed_by_tensors(x, y):
+    return {x: y.sin(), y * 2: x}
+
+
+@pytest.mark.parametrize("fn", [lookup_by_tensor, set_of_tensors, tensors_as_keys_in_a_loop], ids=lambda f: f.__name__)
+def test_traces_into_one_graph(fn):
+    check_across_sizes(fn, lambda n: (torch.randn(n), torch.randn(n)))
+
+
+def test_a_returned_dict_keeps_its_tensor_keys():
+    compiled = compile_eager(returned_dict_keyed_by_tensors, fullgraph=True)
+    x, y = torch.randn(3), torch.randn(3)
+    got, expected = compiled(x, y), returned_dict_keyed_by_tensors(x, y)
+    assert x in got and y not in got
+    for (gk, gv), (ek, ev) in zip(got.items(), expected.items()):
+        torch.testing.assert_close((gk, gv), (ek, ev))
+
+
+def test_one_tensor_passed_twice_is_one_key():
+    compiled = compile_eager(lookup_by_tensor, fullgraph=True)
+    x, y = torch.randn(3), torch.randn(3)
+    run_and_compare(compiled, lookup_by_tensor, (x, y))
+    # Eager's dict then has one key fewer: the entry for two tensors must not serve this call.
+    assert compiled(x, x)[1] == lookup_by_tensor(x, x)[1]
+    torch.testing.assert_close(compiled(x, x)[0], lookup_by_tensor(x, x)[0])
+
+
+def test_dict_keyed_by_tensors_passed_in_breaks_with_a_reason():
+    def fn(d, x):
+        return d[x] * x
+
+    compiled = compile_eager(fn, fullgraph=True)
+    x = torch.randn(3)
+    with pytest.raises(Exception, match="keyed by tensors"):
+        compiled({x: 2}, x)
+    assert torch.equal(compile_eager(fn)({x: 2}, x), fn({x: 2}, x))
