@@ -12,7 +12,7 @@ import subprocess
 import pytest
 import torch
 
-from inductor.codegen.cpp import prelude_path
+from inductor.codegen.cpp import PRELUDE
 from inductor.runtime import cpp_build
 
 # prelude function -> the eager op it stands for
@@ -40,7 +40,7 @@ if "avx512f" in _cpu_flags():
 
 
 def _harness() -> str:
-    lines = [f'#include "{prelude_path()}"']
+    lines = [f'#include "{PRELUDE}"']
     for name in FUNCTIONS:
         lines += [
             f'extern "C" void vector_{name}(const float* x, float* y, int64_t n) {{',

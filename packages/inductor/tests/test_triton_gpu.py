@@ -5,7 +5,6 @@ on CUDA through the shared `device` fixture)."""
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 
 import pytest
@@ -85,14 +84,15 @@ def test_autotuned_choice_is_stored_beside_the_kernel_and_reused(mode, monkeypat
     fn = lambda x: (aten._softmax.default(x, -1, False),)  # noqa: E731
     compiled = compile_cuda(fn, [x], mode=mode)
     assert_same(compiled(x), fn(x), rtol=1e-5, atol=1e-5)
-    [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
+    from inductor.runtime import triton_launch
+
+    [(key, name)] = re.findall(r"load_triton_kernel\('([^']+)', '([^']+)'", compiled.source)
+    path = str(triton_launch.kernel_module_path(key, name))
     stored = json.loads(open(path.replace(".py", ".autotune.json")).read())
     assert any(key.endswith("|4096,2000") for key in stored)
 
-    from inductor.runtime import triton_launch
-
     monkeypatch.setattr(triton_launch.TritonLauncher, "_fastest", lambda *a: pytest.fail("timed again"))
-    launcher = triton_launch.TritonLauncher(path, pathlib.Path(path).stem, mode or "default")
+    launcher = triton_launch.TritonLauncher(path, name, mode or "default")
     out = torch.empty_like(x)
     launcher(x, out, 4096, 2000)
     torch.testing.assert_close(out, fn(x)[0])
@@ -108,8 +108,8 @@ def test_launches_reuse_the_compiled_binary_per_specialization(monkeypatch):
     compiled = compile_cuda(fn, [base[:4096]])
     for x in (base[:4096], torch.randn(4096, device="cuda"), base[1:], base[:4096]):
         assert_same(compiled(x), fn(x))
-    [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
-    launcher = load_triton_kernel(path, pathlib.Path(path).stem, "default")
+    [(key, name)] = re.findall(r"load_triton_kernel\('([^']+)', '([^']+)'", compiled.source)
+    launcher = load_triton_kernel(key, name, "default")
     assert len({alignment for *_, alignment in launcher.compiled}) == 2
     triton_runs = []
     run = launcher.fn.run

@@ -8,7 +8,6 @@ these cover what only the Triton backend decides.
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import pytest
@@ -202,8 +201,8 @@ def test_identical_kernels_share_one_module():
 def test_kernel_files_are_readable_modules_in_the_cache():
     x = torch.randn(5, 7, device=DEVICE)
     compiled = check(lambda x: (aten.tanh.default(aten.add.Tensor(x, 1)),), x)
-    [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
-    text = open(path).read()
+    [(key, name)] = re.findall(r"load_triton_kernel\('([^']+)', '([^']+)'", compiled.source)
+    text = (inductor.cache.entry("triton", key) / f"{name}.py").read_text()
     assert text == compiled.kernel_sources["kernel0"]
     assert "@triton.jit" in text and "libdevice.tanh" in text
 
@@ -215,9 +214,9 @@ def test_triton_kernel_on_cpu_tensors_without_the_interpreter_says_how_to_fix_it
 
     x = torch.randn(4, 4)
     compiled = compile_triton(lambda x: (aten.exp.default(x),), [x])
-    [path] = re.findall(r"load_triton_kernel\('([^']+)'", compiled.source)
+    [(key, name)] = re.findall(r"load_triton_kernel\('([^']+)', '([^']+)'", compiled.source)
     monkeypatch.setattr(triton_launch, "interpreter_enabled", lambda: False)
-    launcher = triton_launch.TritonLauncher(path, pathlib.Path(path).stem, "default")
+    launcher = triton_launch.TritonLauncher(str(inductor.cache.entry("triton", key) / f"{name}.py"), name, "default")
     with pytest.raises(inductor.UnsupportedDevice, match="TRITON_INTERPRET=1"):
         launcher(x, torch.empty_like(x), 16)
 

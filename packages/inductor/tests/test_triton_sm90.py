@@ -103,7 +103,10 @@ def _cases():
 
 
 def _kernel_paths(wrapper_source: str) -> list[str]:
-    return re.findall(r"load_triton_kernel\('([^']+)'", wrapper_source)
+    from inductor.runtime.triton_launch import kernel_module_path
+
+    calls = re.findall(r"load_triton_kernel\('([^']+)', '([^']+)'", wrapper_source)
+    return [str(kernel_module_path(key, name)) for key, name in calls]
 
 
 def compile_kernel_file(path: str) -> list[str]:

@@ -16,6 +16,7 @@ when the backend is called rather than on the first run.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 import torch
@@ -69,6 +70,9 @@ class AotCompiledGraph:
         self.fakes = fake_inputs(gm, self.state, example_inputs, self.fake_mode)
         self._plans: dict[tuple[bool, ...] | None, TrainingPlan | InferencePlan] = {}
         self._output_spec = None
+        # Plans are made on first need, possibly by several threads calling at once: tracing
+        # swaps fakes into `gm`'s attributes, so one plan is made at a time.
+        self._plan_lock = threading.Lock()
 
     def __call__(self, *args):
         inputs = [*self.state.tensors, *args]
@@ -85,7 +89,10 @@ class AotCompiledGraph:
                 key = None
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._make_plan(key)
+            with self._plan_lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = self._plans[key] = self._make_plan(key)
         return plan
 
     def _make_plan(self, requires_grad: tuple[bool, ...] | None) -> TrainingPlan | InferencePlan:

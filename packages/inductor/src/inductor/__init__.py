@@ -6,11 +6,11 @@ kernels plus a Python wrapper.
 """
 
 from .compile_fx import CompiledGraph, compile_aten_graph, compile_fx
-from .errors import CppCompileError, InductorError, LoweringError, UnsupportedDevice
+from .errors import CacheWarning, CppCompileError, InductorError, LoweringError, UnsupportedDevice
 
 __version__ = "0.0.1"
 
 __all__ = [
     "CompiledGraph", "compile_aten_graph", "compile_fx",
-    "InductorError", "LoweringError", "CppCompileError", "UnsupportedDevice",
+    "InductorError", "LoweringError", "CppCompileError", "UnsupportedDevice", "CacheWarning",
 ]

@@ -1,19 +1,47 @@
-"""Where compiled artifacts live: `PTC_INDUCTOR_CACHE_DIR`, else `~/.cache/ptc_inductor`
+"""The on-disk cache of compiled artifacts: `PTC_INDUCTOR_CACHE_DIR`, else `~/.cache/ptc_inductor`
 (or a per-user folder under the system temp dir when the home is not writable).
 
-    cpp/<hash>/kernel.cpp, kernel.so     one C++ kernel, named by the hash of its source + flags
-    graphs/<hash>.py                     one compiled graph's wrapper module, named by the hash
-                                         of the graph, its input metadata and inductor's sources
+Every entry is a folder named by its key, holding its files and a `manifest.json` with each
+file's sha256:
+
+    cpp/<key>/kernel.cpp, kernel.so        one C++ kernel (key: source, flags, compiler, CPU)
+    triton/<key>/<function>.py             one Triton kernel module (key: its source); the block
+                                           sizes chosen for it go beside, in <function>.autotune.json
+    graphs/<key>/wrapper.py                one compiled graph's wrapper (key: graph, inputs,
+                                           options, versions; see compile_fx)
+
+What can go wrong, and what happens then:
+
+- Threads and processes writing at once: an entry is written into a fresh staging folder and
+  renamed into place, so a reader sees a whole entry or none; the first writer of a key wins.
+- A damaged entry (truncated, overwritten, edited, unreadable): its files are hashed before
+  anything is used (before a library is mapped, before a wrapper runs); on a mismatch the entry
+  is removed, a `CacheWarning` says so once, and the caller compiles again.
+- A moved or copied cache folder: entries name each other by key, never by absolute path.
+- A read-only cache folder: entries are read from it; new ones go to a temporary folder for
+  the rest of the process (one warning); damaged ones there are skipped rather than removed.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import getpass
 import hashlib
+import json
+import logging
 import os
 import pathlib
+import shutil
 import tempfile
+import threading
+import warnings
+
+from .errors import CacheWarning
+
+log = logging.getLogger("compiler.inductor")
+
+MANIFEST = "manifest.json"
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,9 +58,13 @@ def _default_dir() -> pathlib.Path:
 
 
 def cache_dir() -> pathlib.Path:
+    """The configured cache folder (it may be read-only: see `_writable_root`)."""
     configured = os.environ.get("PTC_INDUCTOR_CACHE_DIR")
     path = pathlib.Path(configured) if configured else _default_dir()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # a read-only parent: entries are read if there, written elsewhere
     return path
 
 
@@ -53,8 +85,177 @@ def inductor_source_hash() -> str:
 
 
 def write_atomic(path: pathlib.Path, text: str) -> None:
-    """Write via a temp file and rename: concurrent compiles never see a half-written file."""
+    """Write via a uniquely named temp file and rename: concurrent writers (threads of one
+    process too) never see a half-written file nor remove each other's temp files."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_quietly(pathlib.Path(tmp))
+        raise
+
+
+# --- entries -----------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_fallback: dict[pathlib.Path, pathlib.Path] = {}   # read-only root -> this process's temp folder
+_verified: set[pathlib.Path] = set()                # entry folders hashed whole in this process
+_reported: set[pathlib.Path] = set()                # damaged entries already warned about
+
+
+def _roots() -> list[pathlib.Path]:
+    """Where entries are looked for: the cache folder, then this process's stand-in for it."""
+    root = cache_dir()
+    return [root, _fallback[root]] if root in _fallback else [root]
+
+
+def _sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _damage(folder: pathlib.Path) -> str | None:
+    """Why `folder` is not a whole, intact entry, or None."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        if not isinstance(manifest, dict) or not manifest:
+            return "its manifest is empty"
+        for name, expected in manifest.items():
+            if _sha256(folder / name) != expected:
+                return f"{name} does not match its recorded hash"
+    except FileNotFoundError as error:
+        return f"{pathlib.Path(error.filename).name} is missing"
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        return f"it cannot be read ({error})"
+    return None
+
+
+def entry(kind: str, key: str) -> pathlib.Path | None:
+    """The folder of the intact entry `kind/key`, or None: missing, or damaged (then removed,
+    or skipped in a read-only folder, and reported once)."""
+    for root in _roots():
+        folder = root / kind / key
+        if folder in _verified:
+            return folder
+        if not folder.is_dir():
+            continue
+        reason = _damage(folder)
+        if reason is None:
+            with _lock:
+                _verified.add(folder)
+            return folder
+        _discard(folder, reason)
+    return None
+
+
+def _discard(folder: pathlib.Path, reason: str) -> None:
+    removed = _remove_entry(folder)
+    with _lock:
+        _verified.discard(folder)
+        if folder in _reported:
+            return
+        _reported.add(folder)
+    action = "removed it" if removed else "the folder is read-only, so it is skipped"
+    message = f"inductor: cache entry {folder} is damaged ({reason}); {action} and compiling again"
+    log.warning("%s", message)
+    warnings.warn(message, CacheWarning, stacklevel=2)
+
+
+def _remove_entry(folder: pathlib.Path) -> bool:
+    """Take `folder` out of the cache at once (a rename), then delete it."""
+    trash = folder.with_name(f".trash-{folder.name}-{os.getpid()}-{threading.get_ident()}")
+    try:
+        os.rename(folder, trash)
+    except FileNotFoundError:
+        return True  # another process removed it first
+    except OSError:
+        return False
+    shutil.rmtree(trash, ignore_errors=True)
+    return True
+
+
+def staging(kind: str) -> pathlib.Path:
+    """A fresh, private folder in which to build an entry of `kind`, then `commit` it."""
+    root = _writable_root()
+    try:
+        (root / kind).mkdir(parents=True, exist_ok=True)
+        return pathlib.Path(tempfile.mkdtemp(prefix=".staging-", dir=root / kind))
+    except OSError:
+        if root in _fallback.values():
+            raise
+        _use_fallback(root, "it cannot be written")
+        return staging(kind)
+
+
+def commit(kind: str, key: str, folder: pathlib.Path) -> pathlib.Path:
+    """Record the hash of every file in the staging `folder` and move it into place as
+    `kind/key`; returns the entry's folder (the one already there if another writer won)."""
+    manifest = {p.name: _sha256(p) for p in sorted(folder.iterdir()) if p.is_file()}
+    write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1))
+    target = folder.parent / key
+    for _ in range(2):
+        try:
+            os.rename(folder, target)
+            with _lock:
+                _verified.add(target)
+            return target
+        except OSError:
+            if not target.is_dir():
+                raise
+        # Another thread or process committed this key first: keep theirs if it is intact.
+        reason = _damage(target)
+        if reason is None:
+            shutil.rmtree(folder, ignore_errors=True)
+            with _lock:
+                _verified.add(target)
+            return target
+        _discard(target, reason)
+    shutil.rmtree(folder, ignore_errors=True)
+    raise OSError(f"inductor: could not store cache entry {target}")
+
+
+def publish(kind: str, key: str, files: dict[str, str]) -> pathlib.Path:
+    """Store an entry made of text files; returns its folder."""
+    folder = staging(kind)
+    try:
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        return commit(kind, key, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _writable_root() -> pathlib.Path:
+    root = cache_dir()
+    if root in _fallback:
+        return _fallback[root]
+    if not os.access(root, os.W_OK | os.X_OK):
+        _use_fallback(root, "it is not writable")
+        return _fallback[root]
+    return root
+
+
+def _use_fallback(root: pathlib.Path, why: str) -> None:
+    with _lock:
+        if root in _fallback:
+            return
+        temp = pathlib.Path(tempfile.mkdtemp(prefix="ptc_inductor_"))
+        atexit.register(shutil.rmtree, temp, ignore_errors=True)
+        _fallback[root] = temp
+    message = (
+        f"inductor: the cache folder {root} is read-only ({why}); entries already there are used, new ones "
+        f"are kept in {temp} until this process exits. Point PTC_INDUCTOR_CACHE_DIR at a writable folder "
+        "to keep them."
+    )
+    log.warning("%s", message)
+    warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def _remove_quietly(path: pathlib.Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass

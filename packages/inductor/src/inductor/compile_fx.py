@@ -1,15 +1,18 @@
 """Entry points: `compile_fx` (the "inductor" backend: aot_autograd, then one ATen graph at a
 time) and `compile_aten_graph` (lower, schedule, generate, compile, load).
 
-A compiled graph is cached on disk by the hash of its code, its inputs' sizes/strides/dtypes
-and inductor's own sources: a warm start imports the stored wrapper and skips lowering and
-code generation entirely.
+A compiled graph is cached on disk (cache.py) by the hash of its code, its inputs'
+sizes/strides/dtypes, the options, and the versions and hardware that decide the code: a warm
+start runs the stored wrapper and skips lowering and code generation entirely.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import logging
 import os
+import re
 import sys
 import time
 import types
@@ -21,6 +24,7 @@ import torch.fx
 from . import cache, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton import triton_kernel_calls
+from .codegen.triton.calls import store_kernel_module
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
@@ -91,11 +95,12 @@ def _cpp_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> t
     printed = [CppKernel(k, buffers, size_symbols) for k in kernels]
     libraries = cpp_build.build_all([p.source for p in printed])
     calls = {}
-    for k, p, lib in zip(kernels, printed, libraries):
+    for k, p, key in zip(kernels, printed, libraries):
         pointers = sum(1 for a in p.signature if a in buffers)
         calls[k.name] = KernelCall(
-            load=f"load_kernel({lib!r}, {KERNEL_SYMBOL!r}, {pointers}, {len(p.signature) - pointers})",
+            load=f"load_kernel({key!r}, {KERNEL_SYMBOL!r}, {pointers}, {len(p.signature) - pointers})",
             imports="from inductor.runtime.cpp_build import load_kernel", args=p.signature, takes_pointers=True,
+            entry=("cpp", key),
         )
     return calls, {k.name: p.source for k, p in zip(kernels, printed)}
 
@@ -183,17 +188,11 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
-                       cache.inductor_source_hash(), " ".join(cpp_build.FLAGS), backend, mode, str(pad_mm),
+                       _environment_key(backend, example_inputs), backend, mode, str(pad_mm),
                        ",".join(sorted(random_devices)), str(strided_outputs))
-    path = cache.cache_dir() / "graphs" / f"{key}.py"
-    if path.exists():
-        source = path.read_text()
-        compiled = CompiledGraph(source, _kernel_sources(source), constants, cache_hit=True)
-        metrics.counters.graph_cache_hits += 1
-        if output_code_log.isEnabledFor(logging.INFO):
-            text = "\n\n".join([source, *compiled.kernel_sources.values()])
-            output_code_log.info("inductor: graph cache hit %s\n%s", path, text)
-        return compiled
+    cached = _cached_graph(key, constants)
+    if cached is not None:
+        return cached
     start = time.perf_counter()
     ensure_meta_vals(gm, example_inputs)
     graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
@@ -204,7 +203,8 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]
     calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
     source = WrapperCodegen(graph, steps, calls).generate()
-    cache.write_atomic(path, source)
+    records = {name: {"entry": list(calls[name].entry), "source": text} for name, text in kernel_sources.items()}
+    folder = cache.publish("graphs", key, {GRAPH_WRAPPER: source, GRAPH_KERNELS: json.dumps(records, indent=1)})
     elapsed = time.perf_counter() - start
     metrics.counters.graphs_compiled += 1
     metrics.counters.kernels_generated += len(kernels)
@@ -212,24 +212,60 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     log.info("inductor: compiled %d kernels in %.2fs", len(kernels), elapsed)
     if output_code_log.isEnabledFor(logging.INFO):
         text = "\n\n".join([source, *kernel_sources.values()])
-        output_code_log.info("inductor: output code %s\n%s", path, text)
+        output_code_log.info("inductor: output code %s\n%s", folder / GRAPH_WRAPPER, text)
     return CompiledGraph(source, kernel_sources, constants, cache_hit=False)
 
 
-def _kernel_sources(wrapper_source: str) -> dict[str, str]:
-    """The C++ behind a cached wrapper, read back from the kernel cache (rebuilt if its .so was removed)."""
-    import pathlib
-    import re
+# A graph's cache entry: its wrapper, and each kernel's source with the entry it is built into
+# ({name: {"entry": [kind, key], "source": text}}), so that kernels missing or damaged in the
+# cache are rebuilt on a warm start without generating code again.
+GRAPH_WRAPPER, GRAPH_KERNELS = "wrapper.py", "kernels.json"
 
-    found = {}
-    for name, so in re.findall(r"^(\w+) = load_kernel\('([^']+)'", wrapper_source, re.M):
-        cpp = pathlib.Path(so).with_name("kernel.cpp")
-        found[name] = cpp.read_text() if cpp.exists() else ""
-        if not pathlib.Path(so).exists() and found[name]:
-            cpp_build.build(found[name])
-    for name, module in re.findall(r"^(\w+) = load_triton_kernel\('([^']+)'", wrapper_source, re.M):
-        found[name] = pathlib.Path(module).read_text()
-    return found
+
+def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
+    """The graph from its cache entry (its kernels' entries checked, rebuilt if need be), or None."""
+    folder = cache.entry("graphs", key)
+    if folder is None:
+        return None
+    source = (folder / GRAPH_WRAPPER).read_text()
+    records = json.loads((folder / GRAPH_KERNELS).read_text())
+    for record in records.values():
+        kind, kernel_key = record["entry"]
+        if cache.entry(kind, kernel_key) is None:
+            rebuilt = KERNEL_REBUILDERS[kind](record["source"])
+            if rebuilt != kernel_key:
+                raise InductorError(f"inductor: rebuilding {kind}/{kernel_key} for graph {key} gave {kind}/{rebuilt}")
+    compiled = CompiledGraph(source, {name: r["source"] for name, r in records.items()}, constants, cache_hit=True)
+    metrics.counters.graph_cache_hits += 1
+    if output_code_log.isEnabledFor(logging.INFO):
+        text = "\n\n".join([source, *compiled.kernel_sources.values()])
+        output_code_log.info("inductor: graph cache hit %s\n%s", folder / GRAPH_WRAPPER, text)
+    return compiled
+
+
+def _rebuild_triton_module(source: str) -> str:
+    return store_kernel_module(source, re.findall(r"^def (\w+)\(", source, re.M)[-1])
+
+
+# Cache entry kind -> (a kernel's source -> the key of the entry built from it).
+KERNEL_REBUILDERS = {"cpp": cpp_build.build, "triton": _rebuild_triton_module}
+
+
+def _environment_key(backend: str, example_inputs) -> str:
+    """What besides the graph and options decides the generated code: versions, and the
+    hardware the kernels are built for (CPU features for C++, GPU architecture for Triton)."""
+    parts = [torch.__version__, sys.version, cache.inductor_source_hash()]
+    cuda = sorted({x.device for x in example_inputs if isinstance(x, torch.Tensor) and x.is_cuda}, key=str)
+    if backend == "cpp":
+        parts.append(cpp_build.toolchain_key())
+    if backend == "triton" or cuda:
+        try:
+            parts.append(importlib.metadata.version("triton"))
+        except importlib.metadata.PackageNotFoundError:
+            parts.append("no triton")
+    for device in cuda:
+        parts.append(f"{torch.cuda.get_device_name(device)} sm{torch.cuda.get_device_capability(device)}")
+    return cache.digest(*parts)
 
 
 def _constants(gm) -> dict:

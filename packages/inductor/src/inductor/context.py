@@ -1,22 +1,29 @@
-"""The graph being lowered, reachable from lowering functions without threading it through every call."""
+"""The graph being lowered, reachable from lowering functions without threading it through every call.
+
+A context variable, not a module global: threads compile at the same time (a compiled
+function called from several threads; autograd compiling a backward on its own thread), and
+each must see only its own graph.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 
-_current = []
+_current: contextvars.ContextVar[tuple] = contextvars.ContextVar("inductor_lowering_graphs", default=())
 
 
 def current_graph():
-    if not _current:
+    graphs = _current.get()
+    if not graphs:
         raise RuntimeError("a lowering ran outside GraphLowering.run()")
-    return _current[-1]
+    return graphs[-1]
 
 
 @contextlib.contextmanager
 def lowering_graph(graph):
-    _current.append(graph)
+    token = _current.set((*_current.get(), graph))
     try:
         yield graph
     finally:
-        _current.pop()
+        _current.reset(token)

@@ -15,3 +15,7 @@ class CppCompileError(InductorError):
 
 class UnsupportedDevice(InductorError):
     """A graph's tensors live on a device no backend here generates code for."""
+
+
+class CacheWarning(UserWarning):
+    """The on-disk cache had a damaged entry (removed and compiled again) or is read-only."""

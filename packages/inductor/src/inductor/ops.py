@@ -12,8 +12,10 @@ Vocabulary (every dtype argument is a torch.dtype; `index` is a sympy expression
   store(name, index, value)            write it
   constant(value, dtype)               a Python scalar (inf and nan included)
   index_expr(expr, dtype)              the value of an index expression
-  indirect_indexing(value, size)       turn a loaded integer into a sympy symbol usable in an
-                                       index (negative values wrap by `size`)
+  indirect_indexing(value, size, eager_error=IndexError)   turn a loaded integer into a sympy
+                                       symbol usable in an index (negative values wrap by `size`);
+                                       out of range, the kernel raises `eager_error` (what eager
+                                       raises for that op: RuntimeError for gather, else IndexError)
   to_dtype(x, dtype)                   a cast with torch's semantics (float->int truncates,
                                        x->bool is x != 0)
   where(cond, a, b)
@@ -91,7 +93,7 @@ class TextPrinter:
 
         return render
 
-    def indirect_indexing(self, value, size):
+    def indirect_indexing(self, value, size, eager_error=IndexError):
         import sympy
 
         return sympy.Symbol(f"indirect({value})", integer=True, nonnegative=True)
@@ -136,7 +138,7 @@ class DependencyCollector:
     def store_reduction(self, name, index, value):
         self.writes.append((name, index))
 
-    def indirect_indexing(self, value, size):
+    def indirect_indexing(self, value, size, eager_error=IndexError):
         import sympy
 
         self.indirect = True

@@ -10,6 +10,7 @@ time a gradient is asked for.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -32,6 +33,8 @@ class TrainingPlan:
     differentiable: list[int]  # graph outputs whose gradients are the tangents, in order
     num_saved_tensors: int = field(init=False)
     _backward: Callable | None = field(default=None, init=False)
+    # Backwards of several threads' calls may reach the first compile together.
+    _backward_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         placeholders = self.backward_graph.graph.find_nodes(op="placeholder")
@@ -44,8 +47,10 @@ class TrainingPlan:
 
     def compiled_backward(self) -> Callable:
         if self._backward is None:
-            placeholders = self.backward_graph.graph.find_nodes(op="placeholder")
-            self._backward = self.backward_compiler(self.backward_graph, [p.meta["val"] for p in placeholders])
+            with self._backward_lock:
+                if self._backward is None:
+                    placeholders = self.backward_graph.graph.find_nodes(op="placeholder")
+                    self._backward = self.backward_compiler(self.backward_graph, [p.meta["val"] for p in placeholders])
         return self._backward
 
     def __call__(self, inputs: Sequence[Any]) -> list:

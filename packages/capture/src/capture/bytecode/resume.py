@@ -75,7 +75,8 @@ def resume_code(original: types.CodeType, offset: int, stack: tuple[str, ...], l
     key = (original, offset, stack, live)
     known = _CACHE.get(key)
     if known is None:
-        known = _CACHE[key] = _build(original, offset, stack, live)
+        # setdefault: threads building the same resume function at once all get the first one.
+        known = _CACHE.setdefault(key, _build(original, offset, stack, live))
     return known
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 import types
 import warnings
 import weakref
@@ -82,6 +83,7 @@ class CodeCache:
         # Number inputs (by source) seen with different values: symbolic from now on.
         self.changing_numbers: set = set()
         self._warned_limit = False
+        self._lock = threading.RLock()
 
         # (global state, guard, entry function) triples read by the dispatchers on every call:
         # the global state (grad mode, autocast...) is read once per call and compared with
@@ -103,16 +105,32 @@ class CodeCache:
         self._table.append((entry.guard.global_state, entry.guard, entry.function))
 
     def clear(self) -> None:
-        self.entries.clear()
-        self._table.clear()
-        self._warned_limit = False
-        self.run_eagerly = False
-        self.automatic_dims.clear()
-        self.changing_numbers.clear()
+        with self._lock:
+            self.entries.clear()
+            self._table.clear()
+            self._warned_limit = False
+            self.run_eagerly = False
+            self.automatic_dims.clear()
+            self.changing_numbers.clear()
 
     def _miss(self, args, kwargs):
+        # One compile at a time per function: threads missing together would each capture,
+        # race past the recompile limit and append duplicate entries. Whoever waited finds
+        # the entry the first thread added. The function runs outside the lock (it may call
+        # itself, or take as long as it likes).
+        with self._lock:
+            run = self._function_for(args, kwargs)
+        return run(*args, **kwargs)
+
+    def _function_for(self, args, kwargs) -> Callable:
+        """What runs this call: an entry accepting it (added by another thread while this
+        one waited), a new entry, or `fn` itself (eagerly)."""
         if self.run_eagerly:
-            return self.fn(*args, **kwargs)
+            return self.fn
+        state = current_global_state()
+        for entry_state, guard, function in self._table:
+            if entry_state == state and guard(*args, **kwargs):
+                return function
         if self.fn.__code__.co_flags & _SUSPENDING:
             # Calling it only creates a generator or coroutine, whose frame leaves and
             # re-enters at every `yield`: nothing a graph could hold.
@@ -120,7 +138,7 @@ class CodeCache:
             self.compilation.breaks.append(
                 GraphBreak(self.fn.__qualname__, "generator and coroutine functions run eagerly", outcome="eager")
             )
-            return self.fn(*args, **kwargs)
+            return self.fn
         if len(self._table) >= config.recompile_limit:
             if not self._warned_limit:
                 self._warned_limit = True
@@ -132,8 +150,8 @@ class CodeCache:
                     + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
                 )
                 recompiles_log.warning("%s", message)
-                warnings.warn(message, stacklevel=3)
-            return self.fn(*args, **kwargs)
+                warnings.warn(message, stacklevel=4)
+            return self.fn
         if self.entries:
             self._before_recompile(args, kwargs)
         session = self.new_session(args, kwargs)
@@ -147,7 +165,7 @@ class CodeCache:
             session.add_shape_guards()
             guard = compile_guards(self.fn, session.guards)
             self._table.append((guard.global_state, guard, self.fn))
-            return self.fn(*args, **kwargs)
+            return self.fn
         except Unsupported as err:
             if self.compilation.fullgraph:
                 raise
@@ -156,9 +174,9 @@ class CodeCache:
             entry = compile_break(self, err, args, kwargs)
             if entry is None:
                 self.run_eagerly = True
-                return self.fn(*args, **kwargs)
+                return self.fn
         self.add(entry)
-        return entry.function(*args, **kwargs)
+        return entry.function
 
     def _before_recompile(self, args, kwargs) -> None:
         if recompiles_log.isEnabledFor(logging.INFO):

@@ -9,6 +9,7 @@ capture is recorded in one place: `graphs` (every graph handed to the backend) a
 
 from __future__ import annotations
 
+import threading
 import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -64,6 +65,9 @@ class Compilation:
         self.breaks: list[GraphBreak] = []
         self._callees: dict[types.FunctionType, CodeCache] = {}
         self._resumes: dict[tuple, CodeCache] = {}
+        # Threads compiling functions of this compilation at once must agree on one cache per
+        # callee and resume function.
+        self._lock = threading.RLock()
 
     def adopt(self, cache: CodeCache) -> None:
         """Make `cache` the one calls of its function use (the function the user compiled
@@ -75,10 +79,11 @@ class Compilation:
         """The cache of `fn` compiled as a frame of its own (a callee of compiled code)."""
         from .cache import CodeCache
 
-        known = self._callees.get(fn)
-        if known is None:
-            known = self._callees[fn] = CodeCache(fn, self)
-        return known
+        with self._lock:
+            known = self._callees.get(fn)
+            if known is None:
+                known = self._callees[fn] = CodeCache(fn, self)
+            return known
 
     def resume_cache(self, original: types.FunctionType, resume: ResumeCode) -> CodeCache:
         """The cache of the resume function `resume` of `original` (whose globals and closure
@@ -86,10 +91,11 @@ class Compilation:
         from .cache import CodeCache
 
         key = (original, resume.code)
-        known = self._resumes.get(key)
-        if known is None:
-            name = f"{original.__name__}_resume_at_{resume.offset}"
-            fn = types.FunctionType(resume.code, original.__globals__, name, None, original.__closure__)
-            fn.__qualname__ = resume.code.co_qualname
-            known = self._resumes[key] = CodeCache(fn, self, resume=resume, original=original)
-        return known
+        with self._lock:
+            known = self._resumes.get(key)
+            if known is None:
+                name = f"{original.__name__}_resume_at_{resume.offset}"
+                fn = types.FunctionType(resume.code, original.__globals__, name, None, original.__closure__)
+                fn.__qualname__ = resume.code.co_qualname
+                known = self._resumes[key] = CodeCache(fn, self, resume=resume, original=original)
+            return known

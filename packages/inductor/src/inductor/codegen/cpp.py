@@ -32,24 +32,20 @@ import re
 import sympy
 import torch
 
-from ..cache import cache_dir, digest, write_atomic
 from ..ir import FusedKernel, InnerLoop, OuterStep
 from ..ops import COMPARISONS, UNARY, use_handler
 from . import cpp_expr
 from .cpp_expr import ctype
 from .cpp_loop_order import LANES, lane_loop
 
+# Kernels include it by name from the package (runtime/cpp_build.py passes its folder with -I,
+# and puts its text in each kernel's cache key), so a kernel's source names no cache path.
 PRELUDE = pathlib.Path(__file__).with_name("cpp_prelude.h")
 
 
-def prelude_path() -> pathlib.Path:
-    """The prelude copied into the cache under its content hash, so kernel hashes cover it."""
-    text = PRELUDE.read_text()
-    path = cache_dir() / "cpp" / f"prelude_{digest(text)}.h"
-    if not path.exists():
-        write_atomic(path, text)
-    return path
-
+# The error flag an out-of-range index sets, by the type eager raises (cpp_prelude.h; the loader
+# in runtime/cpp_build.py maps flags back to exceptions).
+BOUNDS_ERROR_CODES = {IndexError: "PTC_INDEX_OUT_OF_BOUNDS", RuntimeError: "PTC_INDEX_OUT_OF_BOUNDS_RUNTIME"}
 
 KERNEL_SYMBOL = "kernel"  # every library holds one kernel, so one exported name serves all
 PARALLEL_THRESHOLD = 32768  # elements below which threads cost more than they save
@@ -185,8 +181,9 @@ class CppKernel:
     def index_expr(self, expr, dtype):
         return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype)
 
-    def indirect_indexing(self, value, size):
-        var = self._new(f"ptc_index_in_bounds(static_cast<int64_t>({value}), {self._index(size)})", torch.int64)
+    def indirect_indexing(self, value, size, eager_error=IndexError):
+        code = BOUNDS_ERROR_CODES[eager_error]
+        var = self._new(f"ptc_index_in_bounds(static_cast<int64_t>({value}), {self._index(size)}, {code})", torch.int64)
         return sympy.Symbol(var.text, integer=True, nonnegative=True)
 
     def to_dtype(self, x, dtype):
@@ -336,7 +333,7 @@ class CppKernel:
         symbols = sorted(self.symbols)
         params += [f"const int64_t {s}" for s in symbols]
         source = "\n".join(
-            [f'#include "{prelude_path()}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
+            [f'#include "{PRELUDE.name}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
              "    ptc_error_flag = 0;", *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
         return _by_role(source, self.args, k.scratch), [*self.args, *symbols]

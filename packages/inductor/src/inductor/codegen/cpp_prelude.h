@@ -188,6 +188,7 @@ PTC_INLINE float ptc_erf(float x) {
 static int ptc_error_flag = 0;
 #define PTC_ZERO_DIVISION 1
 #define PTC_INDEX_OUT_OF_BOUNDS 2
+#define PTC_INDEX_OUT_OF_BOUNDS_RUNTIME 3
 template <typename T> PTC_INLINE T ptc_divisor(T b) {
   if (b == 0) { ptc_error_flag = PTC_ZERO_DIVISION; return 1; }
   return b;
@@ -245,8 +246,8 @@ template <typename T> PTC_INLINE T ptc_pow(T a, T b) {
 
 // A tensor-valued index, negative ones counted from the end as in eager; out of range it flags
 // the error and reads element 0 instead, so the kernel finishes without touching foreign memory.
-PTC_INLINE int64_t ptc_index_in_bounds(int64_t i, int64_t size) {
+PTC_INLINE int64_t ptc_index_in_bounds(int64_t i, int64_t size, int error) {
   i = i < 0 ? i + size : i;
-  if (i < 0 || i >= size) { ptc_error_flag = PTC_INDEX_OUT_OF_BOUNDS; return 0; }
+  if (i < 0 || i >= size) { ptc_error_flag = error; return 0; }
   return i;
 }

@@ -50,6 +50,7 @@ class KernelCall:
     imports: str             # the import line `load` needs
     args: list               # buffer names, then Python expressions over the size symbols
     takes_pointers: bool     # C++ takes `t.data_ptr()`; Triton takes the tensors
+    entry: tuple[str, str]   # the cache entry `load` reads, (kind, key): a warm start checks it
 
 
 def _shape(values) -> str:

@@ -87,8 +87,8 @@ def constant_pad_nd(x, pad, value=0.0):
     return Pointwise(x.device, x.dtype, tuple(size), inner)
 
 
-def _indirect(load_index, index, size):
-    return ops.indirect_indexing(load_index(index), size)
+def _indirect(load_index, index, size, eager_error=IndexError):
+    return ops.indirect_indexing(load_index(index), size, eager_error)
 
 
 @register_lowering(aten.gather.default)
@@ -98,7 +98,8 @@ def gather(x, dim, index, sparse_grad=False):
 
     def inner(idx):
         source = list(idx)
-        source[dim] = _indirect(load_index, idx, x.size[dim])
+        # Eager's gather raises RuntimeError for an index out of range (indexing ops raise IndexError).
+        source[dim] = _indirect(load_index, idx, x.size[dim], RuntimeError)
         return load_x(source)
 
     return Pointwise(x.device, x.dtype, tuple(index.size), inner)

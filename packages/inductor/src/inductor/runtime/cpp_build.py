@@ -1,4 +1,5 @@
-"""Compile C++ kernels with the system g++ and load them with ctypes, cached by source hash.
+"""Compile C++ kernels with the system g++ and load them with ctypes, cached by the hash of their
+source and of what else decides the code (toolchain_key: flags, compiler, CPU, prelude).
 
 Flags: -O3 -march=native for the host's vector units, -fopenmp for threads and `omp simd`,
 -fno-math-errno and -fno-trapping-math (we never read errno nor unmask FP exceptions; without
@@ -11,13 +12,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import pathlib
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
-from ..cache import cache_dir, digest, write_atomic
-from ..errors import CppCompileError
+from .. import cache
+from ..codegen.cpp import PRELUDE
+from ..errors import CppCompileError, InductorError
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-std=gnu++17", "-shared", "-fPIC", "-w"]
 
@@ -35,28 +36,49 @@ def _compiler_version() -> str:
     return subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout
 
 
-def library_path(source: str):
-    key = digest(source, " ".join(FLAGS), _compiler_version())
-    folder = cache_dir() / "cpp" / key
-    return folder / "kernel.so"
+@functools.lru_cache(maxsize=None)
+def cpu_target() -> str:
+    """What -march=native compiles for here: the CPU's model and feature flags. A library built
+    for one CPU may use instructions another lacks (SIGILL), so they are part of every key."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            lines = info.read().splitlines()
+        wanted = [line for line in lines if line.split(":")[0].strip() in ("model name", "flags", "Features")]
+        if wanted:
+            return "\n".join(dict.fromkeys(wanted))
+    except OSError:
+        pass
+    # No /proc (macOS...): ask the compiler what -march=native resolves to.
+    return subprocess.run([compiler(), "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain_key() -> str:
+    """Everything besides a kernel's source that decides its library's code."""
+    return cache.digest(" ".join(FLAGS), _compiler_version(), cpu_target(), PRELUDE.read_text())
+
+
+def library_key(source: str) -> str:
+    return cache.digest(source, toolchain_key())
 
 
 def build(source: str) -> str:
-    """Path of the shared library for `source`, compiling it unless the cache has it."""
-    so = library_path(source)
-    if so.exists():
-        return str(so)
-    cpp = so.with_name("kernel.cpp")
-    write_atomic(cpp, source)
-    tmp = so.with_name(f".kernel.{os.getpid()}.{id(source)}.so")
-    result = subprocess.run([compiler(), *FLAGS, str(cpp), "-o", str(tmp)], capture_output=True, text=True)
+    """The cache key of the library for `source`, compiling it unless the cache has it intact."""
+    key = library_key(source)
+    if cache.entry("cpp", key) is not None:
+        return key
+    folder = cache.staging("cpp")
+    (folder / "kernel.cpp").write_text(source)
+    # Relative names, run inside the folder: the library's bytes do not depend on where it is built.
+    result = subprocess.run([compiler(), *FLAGS, f"-I{PRELUDE.parent}", "kernel.cpp", "-o", "kernel.so"],
+                            capture_output=True, text=True, cwd=folder)
     if result.returncode != 0:
         raise CppCompileError(
-            f"g++ failed on generated kernel {cpp}:\n{result.stderr[-4000:]}\n"
+            f"g++ failed on generated kernel {folder / 'kernel.cpp'}:\n{result.stderr[-4000:]}\n"
             "This is an inductor bug: please report it with the kernel source."
         )
-    os.replace(tmp, so)
-    return str(so)
+    cache.commit("cpp", key, folder)
+    return key
 
 
 def build_all(sources: list[str]) -> list[str]:
@@ -71,12 +93,19 @@ def build_all(sources: list[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
-def load_kernel(path: str, name: str, n_pointers: int, n_sizes: int):
-    """The kernel as a ctypes function taking data pointers then int64 sizes."""
-    fn = getattr(ctypes.CDLL(path), name)
+def load_kernel(key: str, name: str, n_pointers: int, n_sizes: int):
+    """The kernel of library `key` as a ctypes function taking data pointers then int64 sizes.
+    The library's hash is checked first (cache.entry): a damaged file is never mapped."""
+    folder = cache.entry("cpp", key)
+    if folder is None:
+        raise InductorError(
+            f"inductor: kernel library cpp/{key} is missing or damaged in the cache {cache.cache_dir()}; "
+            "the graph using it is compiled again on its next compile"
+        )
+    fn = getattr(ctypes.CDLL(str(folder / "kernel.so")), name)
     fn.argtypes = [ctypes.c_void_p] * n_pointers + [ctypes.c_int64] * n_sizes
     fn.restype = ctypes.c_int
-    fn.errcheck = functools.partial(_raise_on_error, pathlib.Path(path).with_name("kernel.cpp"))
+    fn.errcheck = functools.partial(_raise_on_error, folder / "kernel.cpp")
     return fn
 
 
@@ -87,14 +116,17 @@ def _raise_on_error(source, status, fn, args):
     return status
 
 
-# cpp_prelude.h's PTC_ZERO_DIVISION, PTC_INDEX_OUT_OF_BOUNDS -> the error, given the kernel's source file.
-KERNEL_ERRORS = {
-    1: lambda kernel: ZeroDivisionError(
-        f"integer division or modulo by zero in compiled kernel {kernel} (eager raises "
-        "RuntimeError: ZeroDivisionError for the same inputs)"
-    ),
-    2: lambda kernel: IndexError(
+def _index_error(error_type):
+    return lambda kernel: error_type(
         f"index out of bounds in compiled kernel {kernel}: an index tensor (indexing, gather, "
-        "embedding...) holds a value outside the dimension it indexes; eager raises for the same inputs"
-    ),
+        "embedding...) holds a value outside the dimension it indexes"
+    )
+
+
+# cpp_prelude.h's error codes -> the error eager raises for the same inputs, given the kernel's
+# source file: its type, and a message starting as eager's does.
+KERNEL_ERRORS = {
+    1: lambda kernel: RuntimeError(f"ZeroDivisionError (integer division or modulo by zero in compiled kernel {kernel})"),
+    2: _index_error(IndexError),      # PTC_INDEX_OUT_OF_BOUNDS: indexing, index_select, embedding
+    3: _index_error(RuntimeError),    # PTC_INDEX_OUT_OF_BOUNDS_RUNTIME: gather
 }

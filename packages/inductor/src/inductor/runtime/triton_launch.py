@@ -1,6 +1,6 @@
 """Load generated Triton kernels from their files and launch them with tuned block sizes.
 
-The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(path, name, mode)`)
+The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(key, name, mode)`)
 and calls it with the kernel's tensors and sizes followed by the element counts
 (`xnumel[, rnumel]`). The first launch at a given size picks a block-size config: the only
 candidate, or the fastest of a few, timed on the real arguments (generated kernels only
@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import torch
 
-from ..cache import write_atomic
-from ..errors import UnsupportedDevice
+from .. import cache
+from ..errors import InductorError, UnsupportedDevice
 from . import triton_configs
 from .triton_configs import Config
 
@@ -214,7 +214,10 @@ class TritonLauncher:
     def _store_choice(self, key: str, config: Config) -> None:
         choices = self._stored_choices()
         choices[key] = config.as_dict()
-        write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
+        try:
+            cache.write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
+        except OSError as error:  # a read-only cache: the choice holds for this process only
+            log.info("inductor: could not store the block sizes chosen for %s (%s)", self.name, error)
 
 
 _TORCH_DTYPES = {
@@ -303,5 +306,17 @@ def _tuning_key(device: torch.device, numels) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def load_triton_kernel(path: str, name: str, mode: str = "default") -> TritonLauncher:
-    return TritonLauncher(path, name, mode)
+def load_triton_kernel(key: str, name: str, mode: str = "default") -> TritonLauncher:
+    """The launcher of kernel `name` in the cache entry `triton/<key>` (hash-checked first)."""
+    return TritonLauncher(str(kernel_module_path(key, name)), name, mode)
+
+
+def kernel_module_path(key: str, name: str) -> pathlib.Path:
+    """The file of kernel `name` in the cache entry `triton/<key>`, its hash checked."""
+    folder = cache.entry("triton", key)
+    if folder is None:
+        raise InductorError(
+            f"inductor: Triton kernel module triton/{key} is missing or damaged in the cache {cache.cache_dir()}; "
+            "the graph using it is compiled again on its next compile"
+        )
+    return folder / f"{name}.py"

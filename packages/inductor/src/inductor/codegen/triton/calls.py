@@ -3,6 +3,7 @@ real module (Triton's JIT reads the source of what it compiles), and describe it
 
     triton/<hash>/<function>.py               one kernel module, named by the hash of its source
     triton/<hash>/<function>.autotune.json    the block sizes chosen for it, per GPU and size
+                                              (beside the entry: not in its manifest)
 
 Identical kernels (the same layer repeated through a model) print identically, so they share
 one file, one compiled binary and one autotuning.
@@ -10,7 +11,7 @@ one file, one compiled binary and one autotuning.
 
 from __future__ import annotations
 
-from ...cache import cache_dir, digest, write_atomic
+from ... import cache
 from ...ir import ComboKernel
 from ...runtime.triton_launch import load_triton_kernel, precompile
 from ..wrapper import KernelCall, pyexpr
@@ -20,8 +21,12 @@ from .kernel import TritonKernel
 IMPORT = "from inductor.runtime.triton_launch import load_triton_kernel"
 
 
-def kernel_path(printed):
-    return cache_dir() / "triton" / digest(printed.source) / f"{printed.function_name}.py"
+def store_kernel_module(source: str, function_name: str) -> str:
+    """The cache key of the module holding `source`, writing it unless the cache has it intact."""
+    key = cache.digest(source)
+    if cache.entry("triton", key) is None:
+        cache.publish("triton", key, {f"{function_name}.py": source})
+    return key
 
 
 class PrintedCombo:
@@ -42,15 +47,14 @@ def triton_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) ->
     for kernel in kernels:
         printer = PrintedCombo if isinstance(kernel, ComboKernel) else TritonKernel
         printed = printer(kernel, buffers, size_symbols)
-        path = kernel_path(printed)
-        if not path.exists():
-            write_atomic(path, printed.source)
+        key = store_kernel_module(printed.source, printed.function_name)
         numels = [int(n) for n in printed.numels if n.is_Integer]
         if kernel.device.type == "cuda" and len(numels) == len(printed.numels):
-            ahead.append((load_triton_kernel(str(path), printed.function_name, mode), tuple(numels)))
+            ahead.append((load_triton_kernel(key, printed.function_name, mode), tuple(numels)))
         calls[kernel.name] = KernelCall(
-            load=f"load_triton_kernel({str(path)!r}, {printed.function_name!r}, {mode!r})",
+            load=f"load_triton_kernel({key!r}, {printed.function_name!r}, {mode!r})",
             imports=IMPORT,
+            entry=("triton", key),
             args=[*printed.wrapper_args, *(pyexpr(n) for n in printed.numels)],
             takes_pointers=False,
         )

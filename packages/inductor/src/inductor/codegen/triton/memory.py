@@ -108,7 +108,7 @@ class MemoryOps:
             return self._new(f"tl.full([], {text}, {triton_dtype(dtype)})", dtype, dims)
         return self._new(f"({text}).to({triton_dtype(dtype)})", dtype, dims)
 
-    def indirect_indexing(self, value, size):
+    def indirect_indexing(self, value, size, eager_error=IndexError):
         value = self._tensor(value)
         size_text, _ = self._index(size)
         wrapped = self._new(f"tl.where({value} < 0, {value} + {size_text}, {value})", value.dtype, value.dims)

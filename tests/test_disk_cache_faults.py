@@ -1,0 +1,169 @@
+"""The inductor disk cache (PTC_INDUCTOR_CACHE_DIR) survives what happens to folders on disk.
+
+Each fault is injected into a copy of a populated cache folder; then two fresh processes
+(tests/cache_processes.py) compile and run the same function there, compared with eager.
+The first must repair the cache (one warning naming the damaged entry, never a crash nor a
+wrong result), the second must find it whole (no warning, the graph served from the cache).
+The populated folder is built elsewhere and moved into place, so every case also checks that
+entries do not depend on where the folder was when they were written.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import random
+import re
+import shutil
+
+import pytest
+import torch
+import torch.fx
+
+import inductor
+from cache_processes import ProcessServer, make_writable
+from inductor.runtime import cpp_build
+
+aten = torch.ops.aten
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ProcessServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def populated(server, tmp_path_factory):
+    """A cache folder holding the workload's entries, written at another path and moved here."""
+    base = tmp_path_factory.mktemp("populated")
+    result = server.run(base / "written_here")
+    assert result.exit_code == 0 and result.matches_eager and result.graphs_compiled >= 1, result
+    shutil.move(base / "written_here", base / "moved_here")
+    return base / "moved_here"
+
+
+@pytest.fixture
+def cache_copy(populated, tmp_path):
+    folder = tmp_path / "cache"
+    shutil.copytree(populated, folder)
+    yield folder
+    make_writable(folder)
+
+
+def _one(folder: pathlib.Path, pattern: str) -> pathlib.Path:
+    """One file of the cache matching `pattern` (sorted: the same one every time)."""
+    found = sorted(folder.glob(pattern))
+    assert found, f"no {pattern} in {folder}"
+    return found[0]
+
+
+def _truncate(path: pathlib.Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _randomize(path: pathlib.Path) -> None:
+    path.write_bytes(random.Random(0).randbytes(path.stat().st_size))
+
+
+def _edit_numbers(path: pathlib.Path) -> None:
+    """Still valid Python, but computing something else: every size literal in `call` + 1."""
+    text = path.read_text()
+    head, body = text.split("def call", 1)
+    path.write_text(head + "def call" + re.sub(r"\b(\d+)\b", lambda m: str(int(m.group(1)) + 1), body))
+
+
+FAULTS = {
+    "wrapper truncated": ("graphs/*/wrapper.py", _truncate),
+    "wrapper random bytes": ("graphs/*/wrapper.py", _randomize),
+    "wrapper numbers edited": ("graphs/*/wrapper.py", _edit_numbers),
+    "library random bytes": ("cpp/*/kernel.so", _randomize),
+    "library truncated": ("cpp/*/kernel.so", _truncate),  # mapping it raised SIGBUS
+    "manifest removed": ("graphs/*/manifest.json", pathlib.Path.unlink),
+    "kernel list truncated": ("graphs/*/kernels.json", _truncate),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_damaged_entry_is_reported_once_and_rebuilt(fault, server, cache_copy):
+    pattern, damage = FAULTS[fault]
+    damaged = _one(cache_copy, pattern)
+    damage(damaged)
+
+    repairing = server.run(cache_copy)
+    assert repairing.exit_code == 0, repairing
+    assert repairing.matches_eager, repairing
+    assert len(repairing.cache_warnings) == 1, repairing
+    assert damaged.parent.name in repairing.cache_warnings[0] and "damaged" in repairing.cache_warnings[0]
+
+    after = server.run(cache_copy)
+    assert after.exit_code == 0 and after.matches_eager, after
+    assert after.cache_warnings == [], after
+    assert after.graphs_compiled == 0 and after.cache_hits >= 1, after
+
+
+def test_a_moved_cache_folder_is_used_as_is(server, cache_copy):
+    result = server.run(cache_copy)
+    assert result.exit_code == 0 and result.matches_eager, result
+    assert result.cache_warnings == [] and result.graphs_compiled == 0 and result.cache_hits >= 1, result
+
+
+def test_a_read_only_cache_folder_serves_its_entries(server, cache_copy):
+    if not server.make_read_only(cache_copy):
+        pytest.skip("cannot make a folder read-only here")
+    result = server.run(cache_copy)
+    assert result.exit_code == 0 and result.matches_eager, result
+    assert result.cache_warnings == [] and result.graphs_compiled == 0, result
+
+
+def test_an_empty_read_only_cache_folder_compiles_with_one_warning(server, tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    if not server.make_read_only(folder):
+        pytest.skip("cannot make a folder read-only here")
+    try:
+        for _ in range(2):
+            result = server.run(folder)
+            assert result.exit_code == 0 and result.matches_eager, result
+            assert len(result.cache_warnings) == 1 and "read-only" in result.cache_warnings[0], result
+        assert list(folder.iterdir()) == []
+    finally:
+        make_writable(folder)
+
+
+def test_a_damaged_entry_in_a_read_only_folder_is_skipped(server, cache_copy):
+    _randomize(_one(cache_copy, "cpp/*/kernel.so"))
+    if not server.make_read_only(cache_copy):
+        pytest.skip("cannot make a folder read-only here")
+    result = server.run(cache_copy)
+    assert result.exit_code == 0 and result.matches_eager, result
+    assert any("damaged" in w for w in result.cache_warnings), result
+
+
+def test_three_processes_share_one_cold_cache_folder(server, tmp_path):
+    results = server.run_many(tmp_path / "shared", 3)
+    assert all(r.exit_code == 0 and r.matches_eager and not r.error for r in results), results
+    assert all(r.cache_warnings == [] for r in results), results
+    assert not list((tmp_path / "shared").rglob(".staging-*")), "a writer left its staging folder behind"
+    after = server.run(tmp_path / "shared")
+    assert after.exit_code == 0 and after.matches_eager and after.graphs_compiled == 0, after
+
+
+def test_kernels_built_for_another_cpu_are_not_reused(monkeypatch, tmp_path):
+    """-march=native code from one CPU may not run on another: the CPU's flags are in the keys."""
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
+    gm = torch.fx.symbolic_trace(lambda x: (aten.sigmoid.default(aten.mul.Tensor(x, x)),))
+    x = torch.randn(9, 13)
+    first = inductor.compile_aten_graph(gm, [x])
+    torch.testing.assert_close(first(x)[0], torch.sigmoid(x * x))
+
+    monkeypatch.setattr(cpp_build, "cpu_target", lambda: "model name : another CPU\nflags : sse2")
+    cpp_build.toolchain_key.cache_clear()
+    try:
+        other = inductor.compile_aten_graph(gm, [x])
+        assert not other.cache_hit
+        assert re.findall(r"load_kernel\('(\w+)'", other.source) != re.findall(r"load_kernel\('(\w+)'", first.source)
+        torch.testing.assert_close(other(x)[0], torch.sigmoid(x * x))
+    finally:
+        cpp_build.toolchain_key.cache_clear()
