@@ -9,8 +9,6 @@ code generation entirely.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import time
 import types
 
@@ -18,7 +16,7 @@ import aot_autograd
 import torch
 import torch.fx
 
-from . import cache, metrics
+from . import cache, logs, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
@@ -33,20 +31,8 @@ from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
 
-output_code_log = logging.getLogger("compiler.output_code")
-log = logging.getLogger("compiler.inductor")
-
-
-def _logs_requested(name: str) -> bool:
-    return name in {part.strip() for part in os.environ.get("COMPILER_LOGS", "").split(",")}
-
-
-if _logs_requested("output_code") and not output_code_log.handlers:
-    # Standalone use (no `compiler` package configuring logging): honour COMPILER_LOGS here.
-    _handler = logging.StreamHandler(sys.stderr)
-    _handler.setFormatter(logging.Formatter("%(message)s"))
-    output_code_log.addHandler(_handler)
-    output_code_log.setLevel(logging.INFO)
+output_code_log = logs.channel("output_code")
+log = logs.channel("inductor")
 
 
 class CompiledGraph:

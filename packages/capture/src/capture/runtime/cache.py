@@ -24,7 +24,7 @@ import torch
 from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
-from .. import config
+from .. import config, logs
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..markers import mark_compiled
@@ -37,12 +37,12 @@ from .tail_call import TailCall
 if TYPE_CHECKING:
     from ..bytecode.resume import ResumeCode
 
-recompiles_log = logging.getLogger("compiler.recompiles")
-graph_code_log = logging.getLogger("compiler.graph_code")
-guards_log = logging.getLogger("compiler.guards")
-entry_log = logging.getLogger("compiler.bytecode")
-dynamic_log = logging.getLogger("compiler.dynamic")
-capture_log = logging.getLogger("capture")
+recompiles_log = logs.channel("recompiles")
+graph_code_log = logs.channel("graph_code")
+guards_log = logs.channel("guards")
+entry_log = logs.channel("bytecode")
+dynamic_log = logs.channel("dynamic")
+capture_log = logs.channel("capture")
 
 
 _SUSPENDING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
@@ -130,7 +130,7 @@ class CodeCache:
                     f"do not accept now run eagerly. Last reason:\n"
                     + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
                 )
-                recompiles_log.warning("%s", message)
+                recompiles_log.info("%s", message)
                 warnings.warn(message, stacklevel=3)
             return self.fn(*args, **kwargs)
         if self.entries:
