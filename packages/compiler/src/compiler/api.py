@@ -1,4 +1,5 @@
-"""`compile`, `reset`, `is_compiling`: the torch.compile-shaped entry points."""
+"""`compile`, `reset` and the small torch.compiler functions: `is_compiling`,
+`is_dynamo_compiling`, `is_exporting`, `mark_unbacked`, `cudagraph_mark_step_begin`."""
 
 from __future__ import annotations
 
@@ -88,3 +89,32 @@ def reset() -> None:
 def is_compiling() -> bool:
     """True while capture traces the calling code (as torch.compiler.is_compiling())."""
     return torch.compiler.is_compiling()
+
+
+def is_dynamo_compiling() -> bool:
+    """True while capture traces the calling code, for `compile` or `export` (torch's is True
+    while TorchDynamo traces; capture is what plays that part here)."""
+    return torch.compiler.is_compiling()
+
+
+def is_exporting() -> bool:
+    """True while `capture.export` traces the calling code (as torch.compiler.is_exporting()
+    under torch.export)."""
+    return torch.compiler.is_exporting()
+
+
+def mark_unbacked(t: torch.Tensor, index: int | list[int], **kwargs) -> None:
+    """Not supported: torch's `mark_unbacked` traces sizes with no example value (so 0 and 1
+    do not specialize), which needs unbacked symbols; fake_tensor's ShapeEnv has none. Raises
+    NotImplementedError; `mark_dynamic` keeps sizes >= 2 symbolic."""
+    raise NotImplementedError(
+        "compiler.mark_unbacked: fake_tensor has no unbacked symbols (every symbol has an example value); "
+        "use compiler.mark_dynamic, which keeps sizes >= 2 symbolic"
+    )
+
+
+def cudagraph_mark_step_begin() -> None:
+    """Nothing to do here, by design: torch's CUDA-graph trees hand out outputs that live in
+    the graphs' memory, so a new step must be marked before they may be overwritten; the
+    reduce-overhead runner here (inductor.runtime.cuda_graphs) returns copies of its outputs,
+    which no later replay overwrites. Kept so that code written for torch.compile runs."""

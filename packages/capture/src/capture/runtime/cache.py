@@ -4,7 +4,8 @@ A call runs the first entry whose guards accept its arguments. On a miss capture
 (logging, on `compiler.recompiles`, which guard of each entry failed) and the new entry is
 appended. A recompile caused by a changed size makes that dimension symbolic in later captures
 (automatic dynamic shapes, unless `dynamic=False`). After `config.recompile_limit` entries the
-function is run eagerly, with one warning.
+function is run eagerly, with one warning. The stance (capture.stance) may run the original
+instead of any entry, or refuse to capture on a miss.
 
 Code capture cannot trace breaks the graph (capture.runtime.breaks) unless `fullgraph=True`,
 which raises `Unsupported` instead. When no useful break is possible the function is marked
@@ -24,7 +25,7 @@ import torch
 from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
-from .. import config, logs
+from .. import config, logs, stance
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..markers import mark_compiled
@@ -112,6 +113,11 @@ class CodeCache:
     def _miss(self, args, kwargs):
         if self.run_eagerly:
             return self.fn(*args, **kwargs)
+        current = stance.current_stance()
+        if current == "eager_on_recompile":
+            return self.fn(*args, **kwargs)
+        if current == "fail_on_recompile":
+            self._refuse_recompile(args, kwargs)
         if self.fn.__code__.co_flags & _SUSPENDING:
             # Calling it only creates a generator or coroutine, whose frame leaves and
             # re-enters at every `yield`: nothing a graph could hold.
@@ -159,6 +165,18 @@ class CodeCache:
         self.add(entry)
         return entry.function(*args, **kwargs)
 
+    def _refuse_recompile(self, args, kwargs) -> None:
+        code = self.fn.__code__
+        message = (
+            f"Detected recompile when the compiler's stance is 'fail_on_recompile': {self.fn.__qualname__} "
+            f"({code.co_filename}:{code.co_firstlineno}) "
+        )
+        if self.entries:
+            message += "would capture again:\n" + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
+        else:
+            message += "has no compiled entry yet"
+        raise stance.RecompileError(message)
+
     def _before_recompile(self, args, kwargs) -> None:
         if recompiles_log.isEnabledFor(logging.INFO):
             recompiles_log.info(
@@ -171,7 +189,7 @@ class CodeCache:
         for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
             self.changing_numbers.add(source)
             dynamic_log.info("%s: the number %s changes between calls; kept out of the graph", self.fn.__qualname__, source)
-        if self.compilation.dynamic is None:
+        if self.compilation.dynamic is None and config.automatic_dynamic_shapes:
             for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
                 known = self.automatic_dims.setdefault(source, set())
                 if not dims <= known:
@@ -223,7 +241,8 @@ def has_operations(graph_module: torch.fx.GraphModule) -> bool:
 
 def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, resolve_tail_calls: bool) -> Callable:
     """A function with `fn`'s signature that runs the first entry of `table` whose global
-    state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`. Generated so that arguments are passed on as
+    state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`
+    (or `fn` itself under the "force_eager" stance). Generated so that arguments are passed on as
     they arrived (no *args/**kwargs repacking on the hot path). With `resolve_tail_calls` it
     runs the chain of resume functions an entry that broke its graph hands back."""
     signature = inspect.signature(fn, follow_wrapped=False)
@@ -249,6 +268,8 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
     name = f"dispatch_{identifier(fn.__name__)}"
     if resolve_tail_calls:
         body = (
+            f"    if __forced_eager[0]:\n"
+            f"        return __fn({call})\n"
             f"    __state = __current_global_state()\n"
             f"    for __entry_state, __guard, __entry in __table:\n"
             f"        if __entry_state == __state and __guard({call}):\n"
@@ -262,6 +283,8 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
         )
     else:
         body = (
+            f"    if __forced_eager[0]:\n"
+            f"        return __fn({call})\n"
             f"    __state = __current_global_state()\n"
             f"    for __entry_state, __guard, __entry in __table:\n"
             f"        if __entry_state == __state and __guard({call}):\n"
@@ -269,7 +292,8 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
             f"    return {miss_call}\n"
         )
     source = f"def {name}{inspect.Signature(params)}:\n" + body
-    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state}
+    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state,
+                 "__forced_eager": stance.forced_eager, "__fn": fn}
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     dispatch = namespace[name]
     dispatch.__defaults__ = fn.__defaults__
