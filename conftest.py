@@ -1,6 +1,7 @@
 """Shared pytest behaviour: tests marked `gpu` skip on machines without CUDA, where Triton kernels
-run in Triton's interpreter instead."""
+run in Triton's interpreter instead; `caplog` sees the records of our `compiler.*` loggers."""
 
+import logging
 import os
 
 import pytest
@@ -19,3 +20,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _compiler_logs_reach_caplog(caplog):
+    """Our loggers do not propagate to the root logger, where caplog listens (capture.logs):
+    hand their records to caplog's handler too. `caplog.at_level(logging.INFO,
+    logger="compiler.<channel>")` then turns a channel on and captures it."""
+    parent = logging.getLogger("compiler")
+    parent.addHandler(caplog.handler)
+    yield
+    parent.removeHandler(caplog.handler)

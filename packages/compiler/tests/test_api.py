@@ -120,11 +120,6 @@ def test_disable_returns_the_original():
     assert compiler.compile(fn, disable=True) is fn
 
 
-def test_mode_is_only_for_inductor():
-    with pytest.raises(TypeError, match="inductor"):
-        compiler.compile(lambda x: x, backend="eager", mode="max-autotune")
-
-
 def test_unsupported_code_raises_capture_error_with_fullgraph():
     def fn(x):
         print(x)

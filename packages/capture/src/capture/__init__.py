@@ -3,35 +3,45 @@ into FX graphs with guards.
 
 `optimize(fn_or_module, backend)` compiles a function or module (per-function cache of
 guarded entries, recompiles, graph breaks with resume functions); `export(fn, args, kwargs)` captures
-one graph for given inputs; `mark_dynamic(t, dim)` / `mark_static(t, dim)` steer symbolic
-sizes; `disable` / `allow_in_graph` mark functions; `Unsupported` is what code capture cannot
+one graph for given inputs; `mark_dynamic(t, dim)` / `maybe_mark_dynamic` / `mark_static`
+steer symbolic sizes; `disable` / `allow_in_graph` mark functions, `substitute_in_graph` /
+`assume_constant_result` say how to trace one; `Unsupported` is what code capture cannot
 trace raises (a graph break, or the error with `fullgraph=True`); `reset()` forgets every
-compiled entry; `config` holds the settings; `backends.eager` runs captured graphs as they are.
+compiled entry; `config` holds the settings, `stance` what compiled functions do on a call;
+`logs` the log channels; `backends.eager` runs captured graphs as they are.
 """
 
 __version__ = "0.1.0"
 
-from . import backends, config
-from .dynamic import mark_dynamic, mark_static
+from . import backends, config, logs, stance
+from .dynamic import mark_dynamic, mark_static, maybe_mark_dynamic
 from .errors import CaptureError, Unsupported
 from .export import ExportedProgram, ExportGuardError, export
 from .markers import allow_in_graph, disable
 from .optimize import OptimizedModule, optimize
 from .runtime import reset
+from .stance import RecompileError
+from .substitutes import assume_constant_result, substitute_in_graph
 
 __all__ = [
     "CaptureError",
     "ExportGuardError",
     "ExportedProgram",
     "OptimizedModule",
+    "RecompileError",
     "Unsupported",
     "allow_in_graph",
+    "assume_constant_result",
     "backends",
     "config",
     "disable",
     "export",
+    "logs",
     "mark_dynamic",
     "mark_static",
+    "maybe_mark_dynamic",
     "optimize",
     "reset",
+    "stance",
+    "substitute_in_graph",
 ]

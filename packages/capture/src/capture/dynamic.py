@@ -1,7 +1,8 @@
 """Marking dimensions of a tensor: `mark_dynamic(t, dim, min=None, max=None)` makes capture
 trace those sizes as symbols (one entry serves every size its shape guards allow, within the
 range if given), whatever the `dynamic` setting of the compiled function; `mark_static(t,
-dim)` keeps them specialized even under `dynamic=True` or after they changed between calls.
+dim)` keeps them specialized even under `dynamic=True` or after they changed between calls;
+`maybe_mark_dynamic` is the hint form.
 `marked_dims` applies export's `dynamic_shapes` for the duration of one capture."""
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ def mark_dynamic(tensor: torch.Tensor, dims: int | list[int], min: int | None = 
         normalized = {dim: Dim(f"dim{next(_range_names)}", **bounds) for dim in normalized}
     marked.update(normalized)
     setattr(tensor, MARK_ATTRIBUTE, marked)
+
+
+def maybe_mark_dynamic(tensor: torch.Tensor, dims: int | list[int]) -> None:
+    """A hint that dims vary: traced as symbols unless the code specializes them (then the
+    entry's guards pin the size), never an error (torch.compiler's maybe_mark_dynamic).
+    Capture never raises when a marked dim specializes, so this is `mark_dynamic` without a
+    range; torch's `mark_dynamic` raises there instead."""
+    mark_dynamic(tensor, dims)
 
 
 def mark_static(tensor: torch.Tensor, dims: int | list[int]) -> None:

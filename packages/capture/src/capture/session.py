@@ -44,22 +44,28 @@ _UNGUARDED_MODULE_PREFIXES = (
 
 
 @contextlib.contextmanager
-def _capturing():
-    """While tracing: `torch.compiler.is_compiling()` is True for code capture runs for real
-    (properties, constant folding), and the global state the traced code changes (grad mode,
-    autocast) is put back however tracing ends."""
-    # torch.compiler.is_compiling() reads this module flag (torch >= 2.5).
+def _capturing(exporting: bool):
+    """While tracing: `torch.compiler.is_compiling()` (and, under `export`,
+    `torch.compiler.is_exporting()`) is True for code capture runs for real (properties,
+    constant folding), and the global state the traced code changes (grad mode, autocast) is
+    put back however tracing ends."""
+    # torch.compiler.is_compiling() / is_exporting() read these module flags (torch >= 2.5).
     has_flag = hasattr(torch.compiler, "_is_compiling_flag")
     flag = getattr(torch.compiler, "_is_compiling_flag", False)
+    exporting_flag = getattr(torch.compiler, "_is_exporting_flag", False)
     grad_enabled = torch.is_grad_enabled()
     autocast_state = {d: (torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda")}
     if has_flag:
         torch.compiler._is_compiling_flag = True
+    if exporting:
+        torch.compiler._is_exporting_flag = True
     try:
         yield
     finally:
         if has_flag:
             torch.compiler._is_compiling_flag = flag
+        if exporting:
+            torch.compiler._is_exporting_flag = exporting_flag
         torch._C._set_grad_enabled(grad_enabled)
         for device, (enabled, dtype) in autocast_state.items():
             torch.set_autocast_enabled(device, enabled)
@@ -196,7 +202,7 @@ class CaptureSession:
 
     # --- running ----------------------------------------------------------------------------------
     def run(self) -> CaptureResult:
-        with _capturing():
+        with _capturing(self.exporting):
             return self._run(self.args, self.kwargs)
 
     def _run(self, args: tuple, kwargs: dict) -> CaptureResult:

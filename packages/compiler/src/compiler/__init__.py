@@ -1,39 +1,75 @@
-"""The public compiler namespace: compile, backends, explain, mark_dynamic, config and logging.
+"""The public compiler namespace: torch.compile and torch.compiler, built from our packages.
 
-`compile(model, backend=...)` is torch.compile built from our packages; `register_backend`,
-`list_backends` manage backends; `reset` forgets compiled code; `is_compiling` tells code
-whether it is being captured; `mark_dynamic(t, dim)` / `mark_static(t, dim)` steer symbolic
-sizes; `disable` / `allow_in_graph` mark functions; `explain(fn)(*args)` reports graphs and
-graph breaks; `set_logs` (or `COMPILER_LOGS=...`) turns on log channels.
+`compile(model, backend=...)` is torch.compile; `register_backend`, `list_backends` manage
+backends; `reset` forgets compiled code; `set_stance` says what compiled functions do on a call
+(force eager, fail on recompile, ...); `config` holds the settings a user may change;
+`mark_dynamic` / `maybe_mark_dynamic` / `mark_static` steer symbolic sizes; `disable`,
+`allow_in_graph`, `substitute_in_graph`, `assume_constant_result` say how to treat a function;
+`is_compiling` / `is_dynamo_compiling` / `is_exporting` tell code whether it is being traced;
+`explain(fn)(*args)` reports graphs and graph breaks; `set_logs` (or `COMPILER_LOGS=...`) turns
+on log channels; `save_cache_artifacts` / `load_cache_artifacts` move the compiled-code cache.
 """
 
 __version__ = "0.1.0"
 
-from capture import allow_in_graph, disable, mark_dynamic, mark_static
+from capture import (
+    RecompileError,
+    allow_in_graph,
+    assume_constant_result,
+    disable,
+    mark_dynamic,
+    mark_static,
+    maybe_mark_dynamic,
+    substitute_in_graph,
+)
 
 from . import logs
-from .api import compile, is_compiling, reset
+from .api import (
+    compile,
+    cudagraph_mark_step_begin,
+    is_compiling,
+    is_dynamo_compiling,
+    is_exporting,
+    mark_unbacked,
+    reset,
+)
 from .backends import list_backends, lookup_backend, register_backend
+from .cache_artifacts import CacheInfo, load_cache_artifacts, save_cache_artifacts
 from .errors import CompilerError, InvalidBackend
 from .explain import ExplainOutput, explain
 from .logs import set_logs
+from .settings import config
+from .stance import set_stance
 
 logs.configure_from_environment()
 
 __all__ = [
+    "CacheInfo",
     "CompilerError",
     "ExplainOutput",
     "InvalidBackend",
+    "RecompileError",
     "allow_in_graph",
+    "assume_constant_result",
     "compile",
+    "config",
+    "cudagraph_mark_step_begin",
     "disable",
     "explain",
     "is_compiling",
+    "is_dynamo_compiling",
+    "is_exporting",
     "list_backends",
+    "load_cache_artifacts",
     "lookup_backend",
     "mark_dynamic",
     "mark_static",
+    "mark_unbacked",
+    "maybe_mark_dynamic",
     "register_backend",
     "reset",
+    "save_cache_artifacts",
     "set_logs",
+    "set_stance",
+    "substitute_in_graph",
 ]

@@ -1,8 +1,10 @@
-"""`compile`, `reset`, `is_compiling`: the torch.compile-shaped entry points."""
+"""`compile`, `reset` and the small torch.compiler functions: `is_compiling`,
+`is_dynamo_compiling`, `is_exporting`, `mark_unbacked`, `cudagraph_mark_step_begin`."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import capture
@@ -13,13 +15,36 @@ from .backends import lookup_backend
 DEFAULT_BACKEND = "inductor"
 
 
-def _with_options(backend: Callable, backend_name: Any, mode: str | None, options: dict | None) -> Callable:
-    """Bind `mode`/`options` for backends that take them (inductor); others get none."""
-    if mode is None and not options:
+def _accepts_keyword(fn: Callable, name: str) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature (a C function)
+        return False
+    return any(p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.kind == p.VAR_KEYWORD
+               for p in parameters)
+
+
+def with_mode_and_options(backend: Callable, mode: str | None, options: dict | None) -> Callable:
+    """`backend` with `mode=`/`options=` bound, for a backend that declares those keyword
+    parameters (inductor's compile_fx does); checked now rather than at the first graph.
+
+    As torch.compile: mode and options together are refused; a backend with a
+    `parse_options(mode, options)` attribute has them validated by it (unknown modes or
+    keys raise, naming the valid ones). Unlike torch.compile, which warns and drops them,
+    passing them to a backend that takes none is a TypeError."""
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if mode in (None, "default") and not options:
         return backend
-    if backend_name != "inductor":
-        raise TypeError(f"mode= and options= are only understood by the inductor backend, not {backend_name!r}")
-    return functools.partial(backend, mode=mode, options=options)
+    name = getattr(backend, "__name__", repr(backend))
+    given = {"mode": mode} if mode is not None else {"options": options}
+    for keyword in given:
+        if not _accepts_keyword(backend, keyword):
+            raise TypeError(f"backend {name} takes no {keyword}= (only backends with a {keyword!r} parameter do, such as 'inductor')")
+    parse_options = getattr(backend, "parse_options", None)
+    if parse_options is not None:
+        parse_options(mode, options)
+    return functools.partial(backend, **given)
 
 
 def compile(
@@ -52,7 +77,7 @@ def compile(
         )
     if disable:
         return model
-    compiler_fn = _with_options(lookup_backend(backend), backend, mode, options)
+    compiler_fn = with_mode_and_options(lookup_backend(backend), mode, options)
     return capture.optimize(model, compiler_fn, fullgraph=fullgraph, dynamic=dynamic)
 
 
@@ -64,3 +89,32 @@ def reset() -> None:
 def is_compiling() -> bool:
     """True while capture traces the calling code (as torch.compiler.is_compiling())."""
     return torch.compiler.is_compiling()
+
+
+def is_dynamo_compiling() -> bool:
+    """True while capture traces the calling code, for `compile` or `export` (torch's is True
+    while TorchDynamo traces; capture is what plays that part here)."""
+    return torch.compiler.is_compiling()
+
+
+def is_exporting() -> bool:
+    """True while `capture.export` traces the calling code (as torch.compiler.is_exporting()
+    under torch.export)."""
+    return torch.compiler.is_exporting()
+
+
+def mark_unbacked(t: torch.Tensor, index: int | list[int], **kwargs) -> None:
+    """Not supported: torch's `mark_unbacked` traces sizes with no example value (so 0 and 1
+    do not specialize), which needs unbacked symbols; fake_tensor's ShapeEnv has none. Raises
+    NotImplementedError; `mark_dynamic` keeps sizes >= 2 symbolic."""
+    raise NotImplementedError(
+        "compiler.mark_unbacked: fake_tensor has no unbacked symbols (every symbol has an example value); "
+        "use compiler.mark_dynamic, which keeps sizes >= 2 symbolic"
+    )
+
+
+def cudagraph_mark_step_begin() -> None:
+    """Nothing to do here, by design: torch's CUDA-graph trees hand out outputs that live in
+    the graphs' memory, so a new step must be marked before they may be overwritten; the
+    reduce-overhead runner here (inductor.runtime.cuda_graphs) returns copies of its outputs,
+    which no later replay overwrites. Kept so that code written for torch.compile runs."""

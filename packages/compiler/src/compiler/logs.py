@@ -1,9 +1,12 @@
-"""Logging: `COMPILER_LOGS=graph_breaks,recompiles,guards,graph_code,bytecode,output_code`.
+"""Logging: `COMPILER_LOGS=graph_breaks,recompiles` or `compiler.set_logs("graph_breaks,recompiles")`.
 
-Like `TORCH_LOGS`: a comma list of channels, read when `compiler` is imported (or passed to
-`set_logs`). Each channel is the `logging` logger `compiler.<name>`; a listed one is set to
-DEBUG and gets a handler writing to stderr (unless it has one), so the usual `logging`
-configuration (levels, handlers, files) applies too.
+Like `TORCH_LOGS`: a comma list of channels, read when `compiler` is imported (an unknown
+name is an error naming the valid ones, as torch's import is). Each channel is the `logging`
+logger `compiler.<name>`. They are ours, not the program's: they do not propagate to the root
+logger, so `logging.basicConfig(level=logging.INFO)` prints none of them, and they write to
+stderr through one handler on the `compiler` logger (capture.logs). A channel that is off
+shows only warnings; one that is on shows everything. Add handlers to
+`logging.getLogger("compiler")` to send the records elsewhere.
 
     graph_breaks  each graph break: reason, user stack, hint, what ran instead
     recompiles    each recompile, with the guard of each entry that failed
@@ -13,52 +16,47 @@ configuration (levels, handlers, files) applies too.
     output_code   the code inductor generates (kernels and wrapper)
     dynamic       dimensions made symbolic because their size changed between calls
     perf_hints    inductor's notes on slow paths
+    capture       capture's own debug notes (a traced program that raised, ...)
+    inductor      inductor's own notes (kernels compiled and how long it took, ...)
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
-import warnings
 
-CHANNELS = ("graph_breaks", "recompiles", "guards", "graph_code", "bytecode", "output_code", "dynamic", "perf_hints")
-ENV_VAR = "COMPILER_LOGS"
+from capture import logs as capture_logs
 
-# The handler set_logs attached to each channel it turned on.
-_handlers: dict[str, logging.Handler] = {}
+CHANNELS = (
+    "graph_breaks", "recompiles", "guards", "graph_code", "bytecode", "output_code", "dynamic", "perf_hints",
+    "capture", "inductor",
+)  # fmt: skip
+ENV_VAR = capture_logs.ENV_VAR
 
 
-def set_logs(channels: str | list[str] = "") -> list[str]:
-    """Turn on the listed channels (and off the others); returns the names turned on."""
-    names = [c.strip() for c in channels.split(",")] if isinstance(channels, str) else list(channels)
+def _parse(channels: str | list[str], origin: str) -> list[str]:
+    names = [c.strip() for c in channels.split(",")] if isinstance(channels, str) else [c.strip() for c in channels]
     names = [n for n in names if n]
     unknown = [n for n in names if n not in CHANNELS]
     if unknown:
-        raise ValueError(f"unknown log channel(s) {', '.join(unknown)}; known: {', '.join(CHANNELS)}")
+        raise ValueError(
+            f"{origin}: unknown log channel(s) {', '.join(map(repr, unknown))}; the channels are: {', '.join(CHANNELS)}"
+        )
+    return names
+
+
+def set_logs(channels: str | list[str] = "") -> list[str]:
+    """Turn on the listed channels and off the others (`set_logs()` turns all off); returns
+    the names turned on. An unknown name raises ValueError before anything changes."""
+    names = _parse(channels, "compiler.set_logs")
+    capture_logs.set_up()
     for name in CHANNELS:
-        logger = logging.getLogger(f"compiler.{name}")
-        if name in names:
-            logger.setLevel(logging.DEBUG)
-            # A package may have attached its own handler already (inductor does for
-            # output_code when used alone): one handler per channel, or records print twice.
-            if not logger.handlers:
-                handler = _handlers[name] = logging.StreamHandler(sys.stderr)
-                handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
-                logger.addHandler(handler)
-        else:
-            logger.setLevel(logging.NOTSET)
-            handler = _handlers.pop(name, None)
-            if handler is not None:
-                logger.removeHandler(handler)
+        logging.getLogger(f"{capture_logs.PARENT}.{name}").setLevel(logging.DEBUG if name in names else logging.NOTSET)
     return names
 
 
 def configure_from_environment() -> None:
+    """Apply COMPILER_LOGS (called when `compiler` is imported)."""
     value = os.environ.get(ENV_VAR, "")
-    if not value:
-        return
-    try:
-        set_logs(value)
-    except ValueError as err:
-        warnings.warn(f"{ENV_VAR}: {err}", stacklevel=2)
+    if value:
+        set_logs(_parse(value, ENV_VAR))

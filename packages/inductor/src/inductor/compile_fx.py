@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import logging
-import os
 import re
 import sys
 import time
@@ -21,7 +20,7 @@ import aot_autograd
 import torch
 import torch.fx
 
-from . import cache, metrics
+from . import cache, logs, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton import triton_kernel_calls
 from .codegen.triton.calls import store_kernel_module
@@ -32,25 +31,14 @@ from .errors import InductorError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
+from .options import CompileOptions
 from .passes import fold_attention_masks
 from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
 
-output_code_log = logging.getLogger("compiler.output_code")
-log = logging.getLogger("compiler.inductor")
-
-
-def _logs_requested(name: str) -> bool:
-    return name in {part.strip() for part in os.environ.get("COMPILER_LOGS", "").split(",")}
-
-
-if _logs_requested("output_code") and not output_code_log.handlers:
-    # Standalone use (no `compiler` package configuring logging): honour COMPILER_LOGS here.
-    _handler = logging.StreamHandler(sys.stderr)
-    _handler.setFormatter(logging.Formatter("%(message)s"))
-    output_code_log.addHandler(_handler)
-    output_code_log.setLevel(logging.INFO)
+output_code_log = logs.channel("output_code")
+log = logs.channel("inductor")
 
 
 class CompiledGraph:
@@ -109,19 +97,14 @@ def _cpp_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> t
 KERNEL_BACKENDS = {"cpp": _cpp_kernel_calls, "triton": triton_kernel_calls}
 
 
-MODES = ("default", "reduce-overhead", "max-autotune")
-
-
-def cpu_kernel_backend(example_inputs, options) -> str:
-    """The backend for kernels over CPU tensors: C++ unless options ask for Triton (its
-    interpreter). Kernels over CUDA tensors are always Triton."""
+def check_devices(example_inputs) -> None:
+    """Kernels over CUDA tensors are Triton; over CPU ones, C++ or Triton (options.cpu_backend)."""
     devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
     if devices - {"cpu", "cuda"}:
         raise UnsupportedDevice(
             f"inductor generates Triton for CUDA tensors and C++ for CPU ones; this graph has {sorted(devices)} "
             "inputs. Use backend='aot_eager' for them."
         )
-    return (options or {}).get("cpu_backend", "cpp")
 
 
 def triton_device_types(backend: str) -> frozenset[str]:
@@ -129,13 +112,13 @@ def triton_device_types(backend: str) -> frozenset[str]:
     return frozenset({"cuda", "cpu"} if backend == "triton" else {"cuda"})
 
 
-def in_kernel_random_devices(backend: str, options) -> frozenset[str]:
+def in_kernel_random_devices(options: CompileOptions) -> frozenset[str]:
     """Device types whose random ops are drawn inside kernels (Triton's Philox): torch.compile's
     default. `fallback_random=True` keeps them aten calls, which draw eager's numbers under the
     same seed, as they always are for C++ kernels."""
-    if (options or {}).get("fallback_random", False):
+    if options.fallback_random:
         return frozenset()
-    return triton_device_types(backend)
+    return triton_device_types(options.cpu_backend)
 
 
 def kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str, cpu_backend: str) -> tuple[dict, dict]:
@@ -161,30 +144,23 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     for graphs whose outputs no compiled graph reads later (inference, not a forward's saved
     values, which the backward was traced to read with eager's strides).
 
-    `mode`: None/"default", "reduce-overhead" (CUDA graphs) or "max-autotune" (wider block-size
-    search); `options`: {"cpu_backend": "cpp" | "triton", "pad_mm": True | False (pad
-    misaligned matmuls; default: on CUDA where it pays, lowering/matmul_padding.py),
-    "fallback_random": True | False (random ops as aten calls drawing eager's numbers; default
-    False: Triton kernels draw their own, lowering/random.py)}."""
-    mode = mode or "default"
-    if mode not in MODES:
-        raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
-    backend = cpu_kernel_backend(example_inputs, options)
-    pad_mm = (options or {}).get("pad_mm")
-    if pad_mm is None:
-        pad_mm = current_padding_setting()
+    `mode` and `options`: torch.compile's (options.py: CompileOptions.from_user says what is
+    valid; `options` may also be a CompileOptions)."""
+    options = CompileOptions.from_user(mode, options)
+    check_devices(example_inputs)
+    pad_mm = current_padding_setting() if options.pad_mm is None else options.pad_mm
     with padding_matmuls(pad_mm):
-        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options),
-                                  strided_outputs)
-    if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
+        compiled = _compile_graph(gm, example_inputs, options.cpu_backend, options.tuning, pad_mm,
+                                  in_kernel_random_devices(options), strided_outputs)
+    if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
 
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,
                    random_devices: frozenset[str], strided_outputs: bool) -> CompiledGraph:
-    """`backend`: the one for CPU kernels (cpu_kernel_backend); `random_devices`: see
-    in_kernel_random_devices."""
+    """`backend`: the one for CPU kernels (options.cpu_backend); `mode`: how Triton kernels
+    tune (options.tuning); `random_devices`: see in_kernel_random_devices."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
@@ -325,15 +301,22 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
     fold_attention_masks(gm)
     # The backward compiles lazily, inside `.backward()`: on CUDA that runs on autograd's device
     # thread, which does not see this thread's context, so the padding setting travels as an option.
-    options = {"pad_mm": current_padding_setting(), **(options or {})}
+    options = CompileOptions.from_user(mode, options)
+    if options.pad_mm is None:
+        options = options.replace(pad_mm=current_padding_setting())
 
     def compile_graph(graph_module, inputs):
-        return compile_aten_graph(graph_module, inputs, mode=mode, options=options)
+        return compile_aten_graph(graph_module, inputs, options=options)
 
     def compile_inference(graph_module, inputs):
-        return compile_aten_graph(graph_module, inputs, mode=mode, options=options, strided_outputs=True)
+        return compile_aten_graph(graph_module, inputs, options=options, strided_outputs=True)
 
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
         partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_inference,
     )
+
+
+# How compiler.compile checks mode=/options= when it is called, before the first graph
+# (torch.compile checks inductor's there too).
+compile_fx.parse_options = CompileOptions.from_user

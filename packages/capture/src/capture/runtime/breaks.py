@@ -27,6 +27,7 @@ import types
 import warnings
 from typing import TYPE_CHECKING
 
+from .. import logs
 from ..bytecode import decode
 from ..bytecode.liveness import live_locals
 from ..bytecode.resume import ResumeCode, resume_code
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
     from .cache import CodeCache
     from .entry import CompiledEntry
 
-breaks_log = logging.getLogger("compiler.graph_breaks")
-entry_log = logging.getLogger("compiler.bytecode")
+breaks_log = logs.channel("graph_breaks")
+entry_log = logs.channel("bytecode")
 
 
 def compile_break(cache: CodeCache, err: Unsupported, args, kwargs) -> CompiledEntry | None:

@@ -5,7 +5,8 @@ A call runs the first entry whose guards accept its arguments. On a miss capture
 appended. A recompile caused by a changed size makes that dimension symbolic in later captures,
 and one caused by a changed int or float input makes that number symbolic (automatic dynamic
 shapes, unless `dynamic=False`). After `config.recompile_limit` entries the
-function is run eagerly, with one warning.
+function is run eagerly, with one warning. The stance (capture.stance) may run the original
+instead of any entry, or refuse to capture on a miss.
 
 Code capture cannot trace breaks the graph (capture.runtime.breaks) unless `fullgraph=True`,
 which raises `Unsupported` instead. When no useful break is possible the function is marked
@@ -26,7 +27,7 @@ import torch
 from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
-from .. import config
+from .. import config, logs, stance
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..markers import mark_compiled
@@ -39,12 +40,12 @@ from .tail_call import TailCall
 if TYPE_CHECKING:
     from ..bytecode.resume import ResumeCode
 
-recompiles_log = logging.getLogger("compiler.recompiles")
-graph_code_log = logging.getLogger("compiler.graph_code")
-guards_log = logging.getLogger("compiler.guards")
-entry_log = logging.getLogger("compiler.bytecode")
-dynamic_log = logging.getLogger("compiler.dynamic")
-capture_log = logging.getLogger("capture")
+recompiles_log = logs.channel("recompiles")
+graph_code_log = logs.channel("graph_code")
+guards_log = logs.channel("guards")
+entry_log = logs.channel("bytecode")
+dynamic_log = logs.channel("dynamic")
+capture_log = logs.channel("capture")
 
 
 _SUSPENDING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
@@ -131,6 +132,11 @@ class CodeCache:
         for entry_state, guard, function in self._table:
             if entry_state == state and guard(*args, **kwargs):
                 return function
+        current = stance.current_stance()
+        if current == "eager_on_recompile":
+            return self.fn
+        if current == "fail_on_recompile":
+            self._refuse_recompile(args, kwargs)
         if self.fn.__code__.co_flags & _SUSPENDING:
             # Calling it only creates a generator or coroutine, whose frame leaves and
             # re-enters at every `yield`: nothing a graph could hold.
@@ -149,7 +155,7 @@ class CodeCache:
                     f"do not accept now run eagerly. Last reason:\n"
                     + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
                 )
-                recompiles_log.warning("%s", message)
+                recompiles_log.info("%s", message)
                 warnings.warn(message, stacklevel=4)
             return self.fn
         if self.entries:
@@ -178,6 +184,18 @@ class CodeCache:
         self.add(entry)
         return entry.function
 
+    def _refuse_recompile(self, args, kwargs) -> None:
+        code = self.fn.__code__
+        message = (
+            f"Detected recompile when the compiler's stance is 'fail_on_recompile': {self.fn.__qualname__} "
+            f"({code.co_filename}:{code.co_firstlineno}) "
+        )
+        if self.entries:
+            message += "would capture again:\n" + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
+        else:
+            message += "has no compiled entry yet"
+        raise stance.RecompileError(message)
+
     def _before_recompile(self, args, kwargs) -> None:
         if recompiles_log.isEnabledFor(logging.INFO):
             recompiles_log.info(
@@ -191,6 +209,7 @@ class CodeCache:
             for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
                 self.changing_numbers.add(source)
                 dynamic_log.info("%s: the number %s changes between calls; now symbolic", self.fn.__qualname__, source)
+        if self.compilation.dynamic is None and config.automatic_dynamic_shapes:
             for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
                 known = self.automatic_dims.setdefault(source, set())
                 if not dims <= known:
@@ -242,7 +261,8 @@ def has_operations(graph_module: torch.fx.GraphModule) -> bool:
 
 def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, resolve_tail_calls: bool) -> Callable:
     """A function with `fn`'s signature that runs the first entry of `table` whose global
-    state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`. Generated so that arguments are passed on as
+    state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`
+    (or `fn` itself under the "force_eager" stance). Generated so that arguments are passed on as
     they arrived (no *args/**kwargs repacking on the hot path). With `resolve_tail_calls` it
     runs the chain of resume functions an entry that broke its graph hands back."""
     signature = inspect.signature(fn, follow_wrapped=False)
@@ -268,6 +288,8 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
     name = f"dispatch_{identifier(fn.__name__)}"
     if resolve_tail_calls:
         body = (
+            f"    if __forced_eager[0]:\n"
+            f"        return __fn({call})\n"
             f"    __state = __current_global_state()\n"
             f"    for __entry_state, __guard, __entry in __table:\n"
             f"        if __entry_state == __state and __guard({call}):\n"
@@ -281,6 +303,8 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
         )
     else:
         body = (
+            f"    if __forced_eager[0]:\n"
+            f"        return __fn({call})\n"
             f"    __state = __current_global_state()\n"
             f"    for __entry_state, __guard, __entry in __table:\n"
             f"        if __entry_state == __state and __guard({call}):\n"
@@ -288,7 +312,8 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
             f"    return {miss_call}\n"
         )
     source = f"def {name}{inspect.Signature(params)}:\n" + body
-    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state}
+    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state,
+                 "__forced_eager": stance.forced_eager, "__fn": fn}
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     dispatch = namespace[name]
     dispatch.__defaults__ = fn.__defaults__

@@ -5,19 +5,19 @@ op without a lowering (logged as a performance hint, never an error)."""
 from __future__ import annotations
 
 import contextlib
-import logging
 
 import sympy
 import torch
 import torch.utils._pytree as pytree
 from fake_tensor import FakeTensorMode
 
+from .. import logs
 from ..context import current_graph
 from ..ir import ExternKernel, IRNode, Layout, MultiOutput
 from . import register_lowering
 
 aten = torch.ops.aten
-perf_hints = logging.getLogger("compiler.perf_hints")
+perf_hints = logs.channel("perf_hints")
 
 # Ops better served by aten's own kernels (BLAS, oneDNN, flash attention) than by generated loops.
 # (mm, addmm, bmm and baddbmm are registered by matmul_padding.py, which may pad them first.)

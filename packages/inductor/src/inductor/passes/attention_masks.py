@@ -14,16 +14,16 @@ symbolic size, stays.
 
 from __future__ import annotations
 
-import logging
 from typing import Callable
 
 import torch
 import torch.fx
 import torch.nn.functional as F
 
+from .. import logs
 from .constant_subgraphs import ConstantValues
 
-log = logging.getLogger("compiler.inductor")
+log = logs.channel("inductor")
 
 SDPA_TARGETS = {F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default}
 SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")

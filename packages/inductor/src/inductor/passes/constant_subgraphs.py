@@ -10,14 +10,15 @@ it is never folded.
 
 from __future__ import annotations
 
-import logging
 import operator
 
 import torch
 import torch.fx
 from torch.utils._python_dispatch import _disable_current_modes
 
-log = logging.getLogger("compiler.inductor")
+from .. import logs
+
+log = logs.channel("inductor")
 
 # Results larger than this are not materialized: an all-true mask for BERT-base at 32x512 is an
 # expand of a 512-element tensor, a causal one a 512x512 comparison, both far below it.

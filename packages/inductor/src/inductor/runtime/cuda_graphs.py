@@ -19,11 +19,12 @@ the graph without CUDA graphs from then on.
 
 from __future__ import annotations
 
-import logging
 
 import torch
 
-perf_hints = logging.getLogger("compiler.perf_hints")
+from .. import logs
+
+perf_hints = logs.channel("perf_hints")
 
 
 class _Recording:

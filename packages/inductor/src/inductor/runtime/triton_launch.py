@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import logging
 import operator
 import os
 import pathlib
@@ -27,12 +26,12 @@ from typing import NamedTuple
 
 import torch
 
-from .. import cache
+from .. import cache, logs
 from ..errors import InductorError, UnsupportedDevice
 from . import triton_configs
 from .triton_configs import Config
 
-log = logging.getLogger("compiler.inductor")
+log = logs.channel("inductor")
 
 
 

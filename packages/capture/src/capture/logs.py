@@ -1,0 +1,60 @@
+"""The log channels capture writes to: `compiler.<channel>` loggers, silent until turned on.
+
+Like torch's TORCH_LOGS, our loggers are not the user's: a program calling
+`logging.basicConfig(level=logging.INFO)` must not get every graph, guard and recompile
+printed. So the parent logger `compiler` does not propagate to the root logger, has its own
+handler (stderr, `[compiler.<channel>] message`) and level WARNING: a channel's INFO and DEBUG
+records appear only once it is turned on (its level set to DEBUG) by `COMPILER_LOGS=a,b` or
+`compiler.set_logs("a,b")`; warnings appear always, as torch's do.
+
+`inductor` sets the same loggers up the same way (it does not depend on capture, so it has
+its own copy of `set_up`); whichever package is imported first does it, once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+ENV_VAR = "COMPILER_LOGS"
+PARENT = "compiler"
+
+
+class StderrHandler(logging.StreamHandler):
+    """Writes to the `sys.stderr` of the moment (pytest and notebooks replace it)."""
+
+    is_compiler_logs_handler = True
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler.__init__ assigns it; the property always reads sys.stderr
+        pass
+
+
+def set_up() -> None:
+    """Give the `compiler` loggers their own handler, level WARNING and no propagation, and
+    turn on the channels COMPILER_LOGS lists (once per process)."""
+    parent = logging.getLogger(PARENT)
+    if any(getattr(h, "is_compiler_logs_handler", False) for h in parent.handlers):
+        return
+    parent.propagate = False
+    if parent.level == logging.NOTSET:
+        parent.setLevel(logging.WARNING)
+    parent.addHandler(StderrHandler())
+    for name in os.environ.get(ENV_VAR, "").split(","):
+        if name.strip():
+            logging.getLogger(f"{PARENT}.{name.strip()}").setLevel(logging.DEBUG)
+
+
+def channel(name: str) -> logging.Logger:
+    """The logger of channel `name` (`compiler.<name>`)."""
+    set_up()
+    return logging.getLogger(f"{PARENT}.{name}")

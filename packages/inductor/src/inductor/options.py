@@ -1,0 +1,80 @@
+"""What `mode=` and `options=` ask of inductor: one frozen `CompileOptions`, checked once.
+
+`CompileOptions.from_user(mode, options)` starts from the mode's settings (torch.compile's
+modes, with torch's option names where the setting is the same thing), applies `options` on
+top, and raises `InductorError` naming the valid modes or keys for anything else, as
+torch.compile does for its own. The rest of inductor reads fields, never the dict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .errors import InductorError
+
+# torch.compile's modes (torch._inductor.list_mode_options()) minus "lite", which asks for
+# aten fallbacks instead of generated kernels: nothing inductor here does.
+MODES: dict[str, dict] = {
+    "default": {},
+    "reduce-overhead": {"triton.cudagraphs": True},
+    "max-autotune-no-cudagraphs": {"max_autotune": True},
+    "max-autotune": {"max_autotune": True, "triton.cudagraphs": True},
+}
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Inductor's settings for one compiled graph (the option key of each field in brackets).
+
+    max_autotune    ["max_autotune"] time more block sizes per Triton kernel
+    cudagraphs      ["triton.cudagraphs"] replay a CUDA graph's launches (graphs over CUDA tensors)
+    cpu_backend     ["cpu_backend"] "cpp" or "triton" (its interpreter) for kernels over CPU tensors
+    pad_mm          ["pad_mm"] pad misaligned matmuls; None: where it pays (lowering/matmul_padding.py)
+    fallback_random ["fallback_random"] random ops as aten calls drawing eager's numbers under
+                    the same seed, instead of Triton's in-kernel Philox (lowering/random.py)
+    """
+
+    max_autotune: bool = False
+    cudagraphs: bool = False
+    cpu_backend: str = "cpp"
+    pad_mm: bool | None = None
+    fallback_random: bool = False
+
+    @classmethod
+    def from_user(cls, mode: str | None = None, options: dict | CompileOptions | None = None) -> CompileOptions:
+        if isinstance(options, CompileOptions):
+            if mode not in (None, "default"):
+                raise InductorError("inductor: pass mode= or a CompileOptions, not both")
+            return options
+        mode = mode or "default"
+        if mode not in MODES:
+            raise InductorError(f"inductor: unknown mode {mode!r}; the modes are: {', '.join(MODES)}")
+        settings = {**MODES[mode], **(options or {})}
+        unknown = sorted(set(settings) - set(OPTION_KEYS))
+        if unknown:
+            raise InductorError(
+                f"inductor: unknown option(s) {', '.join(map(repr, unknown))}; the options are: {', '.join(OPTION_KEYS)}"
+            )
+        chosen = cls(**{OPTION_KEYS[key]: value for key, value in settings.items()})
+        if chosen.cpu_backend not in ("cpp", "triton"):
+            raise InductorError(f"inductor: cpu_backend must be 'cpp' or 'triton', not {chosen.cpu_backend!r}")
+        return chosen
+
+    def replace(self, **changes) -> CompileOptions:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def tuning(self) -> str:
+        """How Triton launchers choose block sizes: "max-autotune" (wider search) or "default"."""
+        return "max-autotune" if self.max_autotune else "default"
+
+
+# The `options=` key of each field: torch's config name where the setting is the same.
+OPTION_KEYS = {
+    "max_autotune": "max_autotune",
+    "triton.cudagraphs": "cudagraphs",
+    "cpu_backend": "cpu_backend",
+    "pad_mm": "pad_mm",
+    "fallback_random": "fallback_random",
+}
