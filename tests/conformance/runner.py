@@ -99,12 +99,10 @@ def compile_with(column: Column, fn, stats: dict):
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """The compiler declined to compile (as opposed to crashing or computing something else)."""
+    """The compiler declined to compile, with its documented error (capture.Unsupported,
+    torch._dynamo's Unsupported/UserError), as opposed to crashing or raising something else."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    modules = {cls.__module__.split(".")[0] for cls in type(exc).__mro__}
-    if "Unsupported" in names or "UserError" in names:
-        return True
-    return bool(modules & {"capture", "compiler"}) or "TorchRuntimeError" in names or "BackendCompilerFailed" in names
+    return bool(names & {"Unsupported", "UserError"})
 
 
 # ---------------------------------------------------------------------------------------------

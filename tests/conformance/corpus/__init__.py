@@ -91,3 +91,20 @@ def all_cases() -> list[Case]:
         if module.name.endswith("_cases"):
             importlib.import_module(f"{__name__}.{module.name}")
     return sorted(_CASES.values(), key=lambda case: (case.source, case.name))
+
+
+def two_vecs(n: int) -> tuple:
+    return torch.randn(n), torch.randn(n)
+
+
+def matrix(n: int) -> tuple:
+    return (torch.randn(n, 3),)
+
+
+def vec_grad(n: int) -> tuple:
+    """A float vector that requires grad (for `train` cases)."""
+    return (torch.randn(n, requires_grad=True),)
+
+
+def int_vec(n: int) -> tuple:
+    return (torch.randint(-5, 6, (n,)),)
