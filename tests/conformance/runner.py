@@ -31,7 +31,7 @@ import torch
 from corpus import Case
 
 OUTCOMES = ("pass", "wrong", "refused", "error", "timeout")
-CASE_TIMEOUT_S = 30
+CASE_TIMEOUT_S = 20
 
 
 @dataclass(frozen=True)
@@ -308,3 +308,99 @@ def run_case(case: Case, column: Column, timeout_s: int = CASE_TIMEOUT_S) -> Res
     result.ops = stats["ops"]
     result.seconds = time.perf_counter() - start
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Running many (case, column) pairs in worker processes. A case that times out or kills its
+# process can leave the compiler's global state broken (a fake mode left active, say), which
+# would make every later case in that process fail for the wrong reason; so the worker stops
+# after a timeout and the parent starts a fresh one on the remaining pairs.
+
+
+def _worker(job_path: str, out_path: str) -> int:
+    import json
+    from dataclasses import asdict
+
+    from corpus import all_cases
+
+    with open(job_path) as f:
+        job = json.load(f)
+    by_name = {case.name: case for case in all_cases()}
+    with open(out_path, "a") as out:
+        for name, column in job["pairs"]:
+            result = run_case(by_name[name], Column(**column), job["timeout_s"])
+            out.write(json.dumps(asdict(result)) + "\n")
+            out.flush()
+            if result.outcome == "timeout":
+                return 3
+    return 0
+
+
+def run_pairs(pairs: list[tuple[Case, Column]], *, workers: int = 1, timeout_s: int = CASE_TIMEOUT_S, progress=None) -> list[Result]:
+    """Results of every (case, column) pair, computed in `workers` fresh processes (restarted
+    after a timeout or a crash), in the order given."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from dataclasses import asdict
+
+    chunks = [pairs[i::workers] for i in range(workers)]
+    done: dict[tuple[str, str], Result] = {}
+    with tempfile.TemporaryDirectory(prefix="conformance-") as tmp:
+        pending = {i: list(chunk) for i, chunk in enumerate(chunks) if chunk}
+        running: dict[int, tuple] = {}
+        while pending or running:
+            for i in list(pending):
+                if i in running:
+                    continue
+                todo = pending.pop(i)
+                job = os.path.join(tmp, f"job{i}.json")
+                out = os.path.join(tmp, f"out{i}.jsonl")
+                with open(job, "w") as f:
+                    json.dump({"timeout_s": timeout_s, "pairs": [(c.name, asdict(col)) for c, col in todo]}, f)
+                open(out, "w").close()
+                proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", job, out],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                running[i] = (proc, todo, out, 0, time.monotonic())
+            for i, (proc, todo, out, seen, last) in list(running.items()):
+                with open(out) as f:
+                    lines = f.read().splitlines()
+                for line in lines[seen:]:
+                    result = Result(**json.loads(line))
+                    done[(result.case, result.column)] = result
+                    if progress:
+                        progress(result)
+                if len(lines) > seen:
+                    last = time.monotonic()
+                rc = proc.poll()
+                stuck = rc is None and time.monotonic() - last > timeout_s + 60
+                if stuck:
+                    proc.kill()
+                    proc.wait()
+                    rc = -9
+                if rc is None:
+                    running[i] = (proc, todo, out, len(lines), last)
+                    continue
+                del running[i]
+                remaining = todo[len(lines):]
+                if rc not in (0, 3) and remaining:
+                    # The process died (or hung past its alarm) on the next pair: record it, skip it.
+                    case, column = remaining.pop(0)
+                    outcome = "timeout" if stuck else "error"
+                    reason = "hung past its alarm" if stuck else f"worker process died (exit status {rc})"
+                    done[(case.name, column.label)] = Result(case.name, case.source, column.label, outcome, reason)
+                if remaining:
+                    pending[i] = remaining
+            time.sleep(0.05)
+    return [done[(case.name, column.label)] for case, column in pairs]
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if sys.argv[1:2] == ["--worker"]:
+        sys.exit(_worker(sys.argv[2], sys.argv[3]))
