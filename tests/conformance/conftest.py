@@ -1,0 +1,6 @@
+"""The conformance folder imports its own modules (corpus, runner) by name."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

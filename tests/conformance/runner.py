@@ -1,0 +1,406 @@
+"""Runs a conformance case compiled and eagerly, and says how the compiled run compares.
+
+A column is (implementation, backend, fullgraph): implementation "ours" is
+`compiler.compile`, "torch" is `torch.compile` (the reference). Each case is called three
+times (size n, size n again with fresh values: the cache hit, then another size) on inputs
+built twice from the same seed, one copy for eager and one for the compiled function. Compared:
+return values (types, tensor values and dtypes), the inputs afterwards (mutations of tensors,
+containers, objects and module state), the grads of every input leaf for `train` cases, and
+the exception type where eager raises.
+
+Outcomes: "pass"; "wrong" (a different value, dtype, mutation or grad, or no exception where
+eager raised one: never acceptable); "refused" (the compiler declined: an Unsupported error,
+under fullgraph=True for instance); "error" (the compiled run raised something else eager did
+not, or a different exception type); "timeout".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import random
+import signal
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from corpus import Case
+
+OUTCOMES = ("pass", "wrong", "refused", "error", "timeout")
+CASE_TIMEOUT_S = 20
+
+
+@dataclass(frozen=True)
+class Column:
+    impl: str  # "ours" | "torch"
+    backend: str  # "eager" | "aot_eager" | "inductor"
+    fullgraph: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.impl}/{self.backend}/{'fullgraph' if self.fullgraph else 'breaks'}"
+
+
+@dataclass
+class Result:
+    case: str
+    source: str
+    column: str
+    outcome: str
+    reason: str = ""  # the first line of what went wrong
+    graphs_first_call: int = 0  # graphs compiled by the first call
+    graphs: int = 0  # graphs compiled over all three calls
+    ops: int = 0  # op nodes in those graphs
+    seconds: float = 0.0
+    details: dict = field(default_factory=dict)
+
+
+class Mismatch(AssertionError):
+    """The compiled run differs from eager (a wrong result)."""
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm; a BaseException so the code under test does not swallow it."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiling through one column, with a backend that counts graphs and ops.
+
+
+def counting_backend(inner, stats: dict):
+    def backend(gm, example_inputs):
+        stats["graphs"] += 1
+        stats["ops"] += sum(node.op in ("call_function", "call_method", "call_module") for node in gm.graph.nodes)
+        return inner(gm, example_inputs)
+
+    return backend
+
+
+def compile_with(column: Column, fn, stats: dict):
+    if column.impl == "ours":
+        import compiler
+
+        compiler.reset()
+        inner = compiler.lookup_backend(column.backend)
+        return compiler.compile(fn, backend=counting_backend(inner, stats), fullgraph=column.fullgraph)
+    import logging
+
+    import torch._dynamo
+
+    # torch.compile logs the fake-tensor errors it then raises; the report records them.
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+    torch._dynamo.reset()
+    inner = torch._dynamo.lookup_backend(column.backend)
+    return torch.compile(fn, backend=counting_backend(inner, stats), fullgraph=column.fullgraph)
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """The compiler declined to compile, with its documented error (capture.Unsupported,
+    torch._dynamo's Unsupported/UserError), as opposed to crashing or raising something else."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"Unsupported", "UserError"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing eager with compiled.
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+
+
+def compare(actual, expected, path: str, case: Case, seen: set) -> None:
+    if id(expected) in seen:
+        return
+    if isinstance(expected, (list, dict, set, tuple)) or hasattr(expected, "__dict__"):
+        seen.add(id(expected))
+    where = path or "result"
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor):
+            raise Mismatch(f"{where}: expected a tensor, got {type(actual).__name__}")
+        if actual.dtype != expected.dtype:
+            raise Mismatch(f"{where}: dtype {actual.dtype} != {expected.dtype}")
+        if actual.shape != expected.shape:
+            raise Mismatch(f"{where}: shape {tuple(actual.shape)} != {tuple(expected.shape)}")
+        if actual.requires_grad != expected.requires_grad:
+            raise Mismatch(f"{where}: requires_grad {actual.requires_grad} != {expected.requires_grad}")
+        if case.exact_rng:
+            try:
+                torch.testing.assert_close(actual.detach(), expected.detach(), atol=case.atol, rtol=case.rtol, equal_nan=True)
+            except AssertionError as exc:
+                raise Mismatch(f"{where}: values differ ({str(exc).splitlines()[0]})") from None
+        return
+    if isinstance(expected, torch.nn.Module):
+        if type(actual) is not type(expected):
+            raise Mismatch(f"{where}: type {type(actual).__name__} != {type(expected).__name__}")
+        compare(dict(actual.state_dict(keep_vars=True)), dict(expected.state_dict(keep_vars=True)), f"{where}.state", case, seen)
+        plain = lambda m: {k: v for k, v in vars(m).items() if not k.startswith("_") and k != "training"}  # noqa: E731
+        compare(plain(actual), plain(expected), f"{where}.__dict__", case, seen)
+        return
+    if type(actual) is not type(expected):
+        raise Mismatch(f"{where}: type {type(actual).__name__} != {type(expected).__name__} ({actual!r:.60} vs {expected!r:.60})")
+    if isinstance(expected, (list, tuple)):
+        if len(actual) != len(expected):
+            raise Mismatch(f"{where}: length {len(actual)} != {len(expected)}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            compare(a, e, f"{where}[{i}]", case, seen)
+        if hasattr(expected, "__dict__"):
+            compare(vars(actual), vars(expected), f"{where}.__dict__", case, seen)
+        return
+    if isinstance(expected, dict):
+        if list(actual.keys()) != list(expected.keys()):
+            raise Mismatch(f"{where}: keys {list(actual.keys())!r:.80} != {list(expected.keys())!r:.80}")
+        for key in expected:
+            compare(actual[key], expected[key], f"{where}[{key!r}]", case, seen)
+        if hasattr(expected, "default_factory"):
+            if actual.default_factory != expected.default_factory:
+                raise Mismatch(f"{where}: default_factory differs")
+        return
+    if isinstance(expected, float):
+        if not (actual == expected or (math.isnan(actual) and math.isnan(expected)) or math.isclose(actual, expected, rel_tol=1e-6, abs_tol=case.atol)):
+            raise Mismatch(f"{where}: {actual!r} != {expected!r}")
+        return
+    if isinstance(expected, (int, bool, str, bytes, complex, type(None), range, slice, set, frozenset, torch.dtype, torch.device)):
+        if actual != expected:
+            raise Mismatch(f"{where}: {actual!r:.80} != {expected!r:.80}")
+        return
+    if isinstance(expected, np.ndarray):
+        if actual.dtype != expected.dtype or actual.shape != expected.shape or not np.allclose(actual, expected, equal_nan=True, atol=case.atol):
+            raise Mismatch(f"{where}: arrays differ")
+        return
+    if isinstance(expected, np.generic):
+        if not np.allclose(actual, expected, equal_nan=True):
+            raise Mismatch(f"{where}: {actual!r} != {expected!r}")
+        return
+    if hasattr(expected, "__dict__") and not callable(expected):
+        compare(vars(actual), vars(expected), f"{where}.__dict__", case, seen)
+        return
+    # Functions, iterators, generators and other opaque objects: the type is all we compare.
+
+
+def leaves(obj, found: list, seen: set) -> list:
+    """Tensors that receive .grad: leaf tensors requiring grad in `obj`, parameters of modules."""
+    if id(obj) in seen:
+        return found
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        if obj.requires_grad and obj.is_leaf:
+            found.append(obj)
+    elif isinstance(obj, torch.nn.Module):
+        found.extend(obj.parameters())
+    elif isinstance(obj, (list, tuple, set)):
+        for item in obj:
+            leaves(item, found, seen)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            leaves(item, found, seen)
+    elif hasattr(obj, "__dict__") and not callable(obj):
+        leaves(vars(obj), found, seen)
+    return found
+
+
+def float_outputs(obj, found: list) -> list:
+    if isinstance(obj, torch.Tensor):
+        if obj.requires_grad:
+            found.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            float_outputs(item, found)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            float_outputs(item, found)
+    return found
+
+
+def call(fn, args, seed: int):
+    """(result, exception) of fn(*args), with the RNGs seeded and printed output swallowed."""
+    seed_everything(seed)
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            return fn(*args), None
+        except _Timeout:
+            raise
+        except Exception as exc:  # noqa: BLE001  (compared with eager's)
+            return None, exc
+
+
+def backward(result) -> None:
+    outputs = float_outputs(result, [])
+    if outputs:
+        sum(out.float().sum() for out in outputs).backward()
+
+
+def check_call(case: Case, compiled, size: int, seed: int) -> None:
+    """One call: raises Mismatch for a wrong result, returns the compiled exception (refusal or
+    error) or None."""
+    seed_everything(seed)
+    expected_args = case.make_args(size)
+    seed_everything(seed)
+    actual_args = case.make_args(size)
+    expected, expected_exc = call(case.fn, expected_args, seed + 1)
+    actual, actual_exc = call(compiled, actual_args, seed + 1)
+    if expected_exc is not None:
+        if actual_exc is None:
+            raise Mismatch(f"eager raised {type(expected_exc).__name__}: {str(expected_exc)[:80]}, compiled returned {actual!r:.80}")
+        if type(actual_exc) is not type(expected_exc):
+            return actual_exc
+    elif actual_exc is not None:
+        return actual_exc
+    else:
+        compare(actual, expected, "result", case, set())
+    compare(actual_args, expected_args, "inputs", case, set())
+    if case.train and expected_exc is None:
+        backward(expected)
+        backward(actual)
+        grads_expected = [leaf.grad for leaf in leaves(expected_args, [], set())]
+        grads_actual = [leaf.grad for leaf in leaves(actual_args, [], set())]
+        compare(grads_actual, grads_expected, "grads", case, set())
+    return None
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
+
+
+def run_case(case: Case, column: Column, timeout_s: int = CASE_TIMEOUT_S) -> Result:
+    stats = {"graphs": 0, "ops": 0}
+    result = Result(case.name, case.source, column.label, "pass")
+    base_seed = zlib.crc32(case.name.encode()) % 100_000
+    start = time.perf_counter()
+
+    def on_alarm(signum, frame):
+        raise _Timeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(timeout_s)
+    try:
+        compiled = compile_with(column, case.fn, stats)
+        sizes = (case.sizes[0], case.sizes[0], case.sizes[1])
+        for index, size in enumerate(sizes):
+            problem = check_call(case, compiled, size, base_seed + 10 * index)
+            if index == 0:
+                result.graphs_first_call = stats["graphs"]
+            if problem is not None:
+                result.outcome = "refused" if is_refusal(problem) else "error"
+                result.reason = first_line(problem)
+                result.details["call"] = index + 1
+                break
+    except Mismatch as exc:
+        result.outcome = "wrong"
+        result.reason = str(exc)[:300]
+    except _Timeout:
+        result.outcome = "timeout"
+        result.reason = f"over {timeout_s} s"
+    except Exception as exc:  # noqa: BLE001  (the harness records it: compile-time crash)
+        result.outcome = "refused" if is_refusal(exc) else "error"
+        result.reason = first_line(exc)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    result.graphs = stats["graphs"]
+    result.ops = stats["ops"]
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Running many (case, column) pairs in worker processes. A case that times out or kills its
+# process can leave the compiler's global state broken (a fake mode left active, say), which
+# would make every later case in that process fail for the wrong reason; so the worker stops
+# after a timeout and the parent starts a fresh one on the remaining pairs.
+
+
+def _worker(job_path: str, out_path: str) -> int:
+    import json
+    from dataclasses import asdict
+
+    from corpus import all_cases
+
+    with open(job_path) as f:
+        job = json.load(f)
+    by_name = {case.name: case for case in all_cases()}
+    with open(out_path, "a") as out:
+        for name, column in job["pairs"]:
+            result = run_case(by_name[name], Column(**column), job["timeout_s"])
+            out.write(json.dumps(asdict(result)) + "\n")
+            out.flush()
+            if result.outcome == "timeout":
+                return 3
+    return 0
+
+
+def run_pairs(pairs: list[tuple[Case, Column]], *, workers: int = 1, timeout_s: int = CASE_TIMEOUT_S, progress=None) -> list[Result]:
+    """Results of every (case, column) pair, computed in `workers` fresh processes (restarted
+    after a timeout or a crash), in the order given."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from dataclasses import asdict
+
+    chunks = [pairs[i::workers] for i in range(workers)]
+    done: dict[tuple[str, str], Result] = {}
+    with tempfile.TemporaryDirectory(prefix="conformance-") as tmp:
+        pending = {i: list(chunk) for i, chunk in enumerate(chunks) if chunk}
+        running: dict[int, tuple] = {}
+        while pending or running:
+            for i in list(pending):
+                if i in running:
+                    continue
+                todo = pending.pop(i)
+                job = os.path.join(tmp, f"job{i}.json")
+                out = os.path.join(tmp, f"out{i}.jsonl")
+                with open(job, "w") as f:
+                    json.dump({"timeout_s": timeout_s, "pairs": [(c.name, asdict(col)) for c, col in todo]}, f)
+                open(out, "w").close()
+                proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", job, out],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                running[i] = (proc, todo, out, 0, time.monotonic())
+            for i, (proc, todo, out, seen, last) in list(running.items()):
+                with open(out) as f:
+                    lines = f.read().splitlines()
+                for line in lines[seen:]:
+                    result = Result(**json.loads(line))
+                    done[(result.case, result.column)] = result
+                    if progress:
+                        progress(result)
+                if len(lines) > seen:
+                    last = time.monotonic()
+                rc = proc.poll()
+                stuck = rc is None and time.monotonic() - last > timeout_s + 60
+                if stuck:
+                    proc.kill()
+                    proc.wait()
+                    rc = -9
+                if rc is None:
+                    running[i] = (proc, todo, out, len(lines), last)
+                    continue
+                del running[i]
+                remaining = todo[len(lines):]
+                if rc not in (0, 3) and remaining:
+                    # The process died (or hung past its alarm) on the next pair: record it, skip it.
+                    case, column = remaining.pop(0)
+                    outcome = "timeout" if stuck else "error"
+                    reason = "hung past its alarm" if stuck else f"worker process died (exit status {rc})"
+                    done[(case.name, column.label)] = Result(case.name, case.source, column.label, outcome, reason)
+                if remaining:
+                    pending[i] = remaining
+            time.sleep(0.05)
+    return [done[(case.name, column.label)] for case, column in pairs]
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if sys.argv[1:2] == ["--worker"]:
+        sys.exit(_worker(sys.argv[2], sys.argv[3]))
