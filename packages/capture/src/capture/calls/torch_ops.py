@@ -25,6 +25,8 @@ _INLINED_TORCH_MODULES = (
     "torch.utils._contextlib",
     "torch.autograd.grad_mode",
     "torch.amp.autocast_mode",
+    # Optimizers: `step()` is Python over foreach ops, traced into one graph as torch.compile does.
+    "torch.optim.",
 )
 
 _TENSOR_BASE = torch._C.TensorBase

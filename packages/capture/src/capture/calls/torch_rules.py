@@ -74,6 +74,13 @@ def _nullcontext(frame, cls, args, kwargs):
     return NullContext(args[0] if args else ConstantValue(None), cls)
 
 
+# A profiler range (every `optimizer.step()` opens one) marks time, not values: torch.compile
+# traces through it too. The compiled code's own time shows up under the graph's call instead.
+@construct_rule(torch.autograd.profiler.record_function, accepts="(name, args=None)")
+def _record_function(frame, cls, args, kwargs):
+    return NullContext(ConstantValue(None), cls)
+
+
 # --- state queries ------------------------------------------------------------------------------
 
 
