@@ -1,4 +1,4 @@
-"""Split reductions (scheduler.split_reductions): a reduction to few outputs over a long axis
+"""Split reductions (passes/split_reductions.py): a reduction to few outputs over a long axis
 runs as partial reductions over chunks plus one over the partials, with eager's results.
 
 Splitting is for GPUs; these tests turn it on for CPU tensors too, with small chunk limits, so
@@ -13,7 +13,7 @@ import torch.fx
 
 import inductor
 from conftest import backend_options, check
-from inductor import scheduler
+from inductor.passes import split_reductions
 
 aten = torch.ops.aten
 
@@ -24,22 +24,22 @@ def split_log(monkeypatch, tmp_path):
     # A graph compiled (unsplit) by another test must not come back from the on-disk cache.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
     log = []
-    real_split = scheduler._split
+    real_split = split_reductions._split
 
     def recording_split(graph, buffer, count, outer):
         log.append((buffer.name, count))
         return real_split(graph, buffer, count, outer)
 
-    monkeypatch.setattr(scheduler, "_split", recording_split)
+    monkeypatch.setattr(split_reductions, "_split", recording_split)
     return log
 
 
 @pytest.fixture
 def splits(monkeypatch, split_log):
     """Split on every device at small sizes; returns the split log."""
-    monkeypatch.setattr(scheduler, "SPLIT_DEVICES", {"cpu", "cuda"})
-    monkeypatch.setattr(scheduler, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
-    monkeypatch.setattr(scheduler, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
+    monkeypatch.setattr(split_reductions, "SPLIT_DEVICES", {"cpu", "cuda"})
+    monkeypatch.setattr(split_reductions, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
+    monkeypatch.setattr(split_reductions, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
     return split_log
 
 
@@ -142,8 +142,8 @@ def test_reduction_that_does_not_pay_stays_whole(shape, dim, device, splits):
 
 def test_outer_partials_take_short_chunks(device, splits, monkeypatch):
     # Few programs suffice here, but an outer partial stays short enough for a persistent kernel.
-    monkeypatch.setattr(scheduler, "SPLIT_TARGET_PROGRAMS", 4)
-    monkeypatch.setattr(scheduler, "SPLIT_MAX_OUTER_CHUNK", 32)
+    monkeypatch.setattr(split_reductions, "SPLIT_TARGET_PROGRAMS", 4)
+    monkeypatch.setattr(split_reductions, "SPLIT_MAX_OUTER_CHUNK", 32)
     x = torch.randn(512, 24, device=device)
     check(lambda x: (aten.sum.dim_IntList(x, [0]),), x, rtol=1e-4, atol=1e-4)
     [(_, count)] = splits

@@ -33,6 +33,7 @@ from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .options import CompileOptions
 from .passes import fold_attention_masks
+from .passes.split_reductions import split_reductions
 from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
@@ -173,6 +174,7 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     ensure_meta_vals(gm, example_inputs)
     graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
     graph.run()
+    split_reductions(graph)
     steps = combine_small_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())

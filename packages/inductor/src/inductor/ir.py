@@ -54,7 +54,7 @@ from typing import Callable
 import sympy
 import torch
 
-from .ops import TextPrinter, ops, use_handler
+from .ops import TextPrinter, collect_accesses, ops, use_handler
 from .sizes import Expr, contiguous_strides, loop_vars, product, simplify_index
 
 
@@ -208,6 +208,14 @@ class ComputedBuffer(Buffer):
         return lambda index, rindex: ops.store_reduction(
             name, layout.index(index), ops.reduction(data.acc_dtype or data.dtype, data.reduction_type, data.inner_fn(index, rindex))
         )
+
+    def reads(self) -> list[tuple[str, Expr]]:
+        """(buffer, index) of every element one store reads, in loop variables `i*` and `r*`."""
+        body, data = self.store_body(), self.data
+        index = loop_vars("i", len(data.ranges))
+        if isinstance(data, Pointwise):
+            return collect_accesses(lambda: body(index)).reads
+        return collect_accesses(lambda: body(index, loop_vars("r", len(data.reduction_ranges)))).reads
 
 
 @dataclass(frozen=True, eq=False)

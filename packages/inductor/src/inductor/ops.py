@@ -145,13 +145,17 @@ class DependencyCollector:
         return sympy.Symbol(f"indirect{len(self.reads)}", integer=True, nonnegative=True)
 
 
-def kernel_accesses(nodes) -> DependencyCollector:
-    """What a kernel's nodes (KernelNodes) load and store, in the kernel's loop variables."""
+def collect_accesses(body) -> DependencyCollector:
+    """What `body()` loads and stores (and the index expressions it uses)."""
     collector = DependencyCollector()
     with use_handler(collector):
-        for node in nodes:
-            node.body()
+        body()
     return collector
+
+
+def kernel_accesses(nodes) -> DependencyCollector:
+    """What a kernel's nodes (KernelNodes) load and store, in the kernel's loop variables."""
+    return collect_accesses(lambda: [node.body() for node in nodes])
 
 
 class IndexSubstitution:

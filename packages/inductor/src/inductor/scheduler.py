@@ -8,8 +8,8 @@ no thread reads another's unfinished output). An extern call waits until its res
 then closes the groups it reads (see "externs" below).
 Every open group only reads buffers of emitted steps, so it may be emitted at any time.
 
-Before grouping, a GPU reduction to few outputs over a long axis is split in two
-(`split_reductions`): partial reductions over chunks, then one over the partials.
+A GPU reduction to few outputs over a long axis arrives already split in two
+(passes/split_reductions.py).
 
 Then each group becomes a `FusedKernel` (ir.py): nodes split into OuterSteps and InnerLoops,
 buffers consumed only inside their stage kept in registers, and adjacent loops merged when
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 import sympy
 
 from .ir import (
-    Buffer, ComputedBuffer, ExternKernel, FusedKernel, InnerLoop, KernelNode, Layout, MultiOutput, OuterStep,
-    Pointwise, Reduction,
+    Buffer, ComputedBuffer, ExternKernel, FusedKernel, InnerLoop, KernelNode, MultiOutput, OuterStep,
+    Reduction,
 )
-from .ops import DependencyCollector, IndexSubstitution, current_handler, use_handler
-from .sizes import FloorDiv, Mod, affine_coefficient, loop_var, loop_vars, product, static_int
+from .ops import IndexSubstitution, collect_accesses, current_handler, use_handler
+from .sizes import affine_coefficient, loop_var, product, static_int
 
 MAX_OPEN_GROUPS = 8
 MAX_SCRATCH_ELEMENTS = 16384  # one inner row of a scratch buffer must fit a thread's stack comfortably
@@ -145,13 +145,6 @@ def _placement(buffer: ComputedBuffer, outer, inner) -> bool | None:
     return False if _merges(size, outer) else None
 
 
-def _collect(body):
-    collector = DependencyCollector()
-    with use_handler(collector):
-        body()
-    return collector
-
-
 class Scheduler:
     def __init__(self, graph):
         self.graph = graph
@@ -162,10 +155,9 @@ class Scheduler:
         self.kernel_count = 0
 
     def run(self):
-        split_reductions(self.graph)
         for buffer in self.graph.buffers:
             if isinstance(buffer, ComputedBuffer):
-                self._flush_externs_producing({name for name, _ in _collect_reads(buffer)})
+                self._flush_externs_producing({name for name, _ in buffer.reads()})
                 self._place(buffer)
             elif getattr(buffer, "is_fallback", False):
                 # A fallback may write into its arguments (copy_, index_put_): every kernel
@@ -219,7 +211,7 @@ class Scheduler:
         return group.outer[:split], group.outer[split:]
 
     def _member(self, buffer, outer, inner, is_inner) -> _Member:
-        collected = _collect(_body(buffer, is_inner, outer, inner))
+        collected = collect_accesses(_body(buffer, is_inner, outer, inner))
         return _Member(buffer, is_inner, collected.reads, collected.writes)
 
     def _legal(self, group: _Group, member: _Member) -> bool:
@@ -251,7 +243,7 @@ class Scheduler:
         return True
 
     def _place(self, buffer: ComputedBuffer):
-        deps = {name for name, _ in _collect_reads(buffer)}
+        deps = {name for name, _ in buffer.reads()}
         owners = [g for g in self.open if g.names & deps]
         for group in reversed(owners):
             others = [g for g in owners if g is not group]
@@ -308,7 +300,7 @@ class Scheduler:
         local, scratch = self._locals(group, stage_of)
         all_exprs = [index for m in group.members for _, index in (*m.reads, *m.writes)]
         for m in group.members:
-            all_exprs.extend(_collect(_body(m.buffer, m.is_inner, group.outer, group.inner)).index_exprs)
+            all_exprs.extend(collect_accesses(_body(m.buffer, m.is_inner, group.outer, group.inner)).index_exprs)
         outer, subs_o = _merge_loops(list(zip(outer_vars, group.outer)), all_exprs)
         inner, subs_i = _merge_loops(list(zip(inner_vars, group.inner or ())), all_exprs)
         subs = {**subs_o, **subs_i}
@@ -383,16 +375,6 @@ def _merge_loops(dims, exprs):
     return [(v, s) for v, s in merged], subs
 
 
-def _collect_reads(buffer: ComputedBuffer):
-    data = buffer.data
-    body = buffer.store_body()
-    if isinstance(data, Pointwise):
-        collected = _collect(lambda: body(loop_vars("i", len(data.ranges))))
-    else:
-        collected = _collect(lambda: body(loop_vars("i", len(data.ranges)), loop_vars("r", len(data.reduction_ranges))))
-    return collected.reads
-
-
 def extern_inputs(buffer) -> list[Buffer]:
     from .ir import storage_of
 
@@ -401,137 +383,3 @@ def extern_inputs(buffer) -> list[Buffer]:
     if isinstance(buffer, ExternKernel):
         return [storage_of(v) for v in buffer.inputs() if storage_of(v) is not None]
     return []
-
-
-# -- split reductions ------------------------------------------------------------------------
-#
-# A looped Triton reduction runs one program per XBLOCK outputs, each streaming the whole
-# reduced axis. With few outputs most of the GPU idles: a LayerNorm weight gradient (768 sums
-# over 4096 rows) ran as 12 programs of 64 columns on a 132-SM H200, 171 us where a split
-# kernel takes ~8 us. Such a reduction becomes two: partials[s, x] reduces chunk s of the axis
-# (many programs, the prologue fused in), then the original buffer reduces the `nsplit`
-# partials (its epilogue fuses after it). Only associative reductions with no index to carry
-# split; argmax/argmin stay whole.
-#
-# The C++ backend does not split: OpenMP already runs the outer loops across the few cores,
-# or the reduction itself (`parallel for reduction`) when there is a single output.
-SPLIT_DEVICES = {"cuda"}
-SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})
-SPLIT_TARGET_PROGRAMS = 1024   # ~8 programs per SM: enough to hide memory latency
-SPLIT_OUTER_XBLOCK = 64        # outputs per program of a looped outer reduction (triton_configs)
-SPLIT_MIN_CHUNK = {"outer": 128, "inner": 1024}  # a program still streams this many elements
-SPLIT_MIN_COUNT = 4            # fewer chunks do not pay for the second launch
-# A program streaming fewer elements finishes within a few microseconds, about the cost of
-# the second launch (a loss's sum over 4096 tokens stays whole).
-SPLIT_MIN_PROGRAM_ELEMENTS = 32768
-# Outer partials of at most this many rows are persistent Triton kernels whose tiles still span
-# >= 32 contiguous outputs (triton_configs._persistent), so each row read is a full 64-128 bytes;
-# a 512-row chunk would leave 4-16 outputs per program.
-SPLIT_MAX_OUTER_CHUNK = 256
-
-
-def split_reductions(graph) -> None:
-    """Replace each reduction worth splitting (see above) in `graph.buffers` by its partials
-    buffer and a reduction of those, which keeps the original name, layout and readers.
-    Each final stage waits until a buffer reads it, so that the partials of several reductions
-    of one input meet in one kernel, and so do their final stages."""
-    rewritten, waiting = [], []
-    for buffer in graph.buffers:
-        if waiting and (not isinstance(buffer, ComputedBuffer)
-                        or {name for name, _ in _collect_reads(buffer)} & {final.name for final in waiting}):
-            rewritten += waiting
-            waiting = []
-        count, outer = _split_plan(buffer)
-        if count > 1:
-            partials, final = _split(graph, buffer, count, outer)
-            rewritten.append(partials)
-            waiting.append(final)
-            graph.consumers[partials.name] = {final.name}
-            for name, _ in _collect_reads(partials):  # the partials read what the reduction read
-                graph.consumers.setdefault(name, set()).add(partials.name)
-        else:
-            rewritten.append(buffer)
-    graph.buffers = rewritten + waiting
-
-
-def _split_plan(buffer) -> tuple[int, bool]:
-    """(chunk count, whether the reduced axis is strided): count 1 when it stays whole."""
-    data = getattr(buffer, "data", None)
-    if not (isinstance(buffer, ComputedBuffer) and isinstance(data, Reduction)):
-        return 1, False
-    if buffer.device.type not in SPLIT_DEVICES or data.reduction_type not in SPLITTABLE:
-        return 1, False
-    xnumel, rnumel = static_int(product(data.ranges)), static_int(product(data.reduction_ranges))
-    if not xnumel or rnumel is None:
-        return 1, False  # symbolic sizes (None) would need the split chosen per launch; 0: nothing to do
-    outer = _reduces_strided_axis(data)
-    programs = -(-xnumel // SPLIT_OUTER_XBLOCK) if outer else xnumel
-    if rnumel * (min(xnumel, SPLIT_OUTER_XBLOCK) if outer else 1) < SPLIT_MIN_PROGRAM_ELEMENTS:
-        return 1, outer
-    wanted = -(-SPLIT_TARGET_PROGRAMS // programs)
-    if wanted < SPLIT_MIN_COUNT:
-        return 1, outer
-    if outer:
-        wanted = max(wanted, -(-rnumel // SPLIT_MAX_OUTER_CHUNK))
-    count = _chunk_count(rnumel, wanted, rnumel // SPLIT_MIN_CHUNK["outer" if outer else "inner"])
-    return (count if count >= SPLIT_MIN_COUNT else 1), outer
-
-
-def _chunk_count(rnumel: int, wanted: int, most: int) -> int:
-    """The smallest divisor of `rnumel` from `wanted` to `most`, else the largest below `most`:
-    chunks divide the reduced axis exactly, so no chunk reads past its end (4097 rows: 17 x 241)."""
-    divisors = [d for d in range(1, most + 1) if rnumel % d == 0]
-    return next((d for d in divisors if d >= wanted), divisors[-1] if divisors else 1)
-
-
-def _reduces_strided_axis(data: Reduction) -> bool:
-    """Whether the reads run contiguously along an output dim rather than the reduced one
-    (a sum over dim 0): the partials then put the chunk dim first, so rows stay contiguous.
-    Only reads that vary along both innermost dims decide: in a LayerNorm weight gradient the
-    per-row mean and rstd (indexed by the reduced dim alone) are small beside the [rows,
-    hidden] tensors."""
-    index, rindex = loop_vars("i", len(data.ranges)), loop_vars("r", len(data.reduction_ranges))
-    collected = _collect(lambda: data.inner_fn(index, rindex))
-    last_x = next((v for v, n in zip(reversed(index), reversed(data.ranges)) if n != 1), None)
-    last_r = next((v for v, n in zip(reversed(rindex), reversed(data.reduction_ranges)) if n != 1), None)
-    along_x = along_r = 0
-    for _, expr in collected.reads:
-        if last_r is None or last_r not in expr.free_symbols or last_x not in expr.free_symbols:
-            continue
-        along_r += affine_coefficient(expr, last_r) == 1
-        along_x += affine_coefficient(expr, last_x) == 1
-    return along_x > along_r
-
-
-def _split(graph, buffer: ComputedBuffer, count: int, outer: bool) -> tuple[ComputedBuffer, ComputedBuffer]:
-    data = buffer.data
-    reduced = data.reduction_ranges
-    chunk = sympy.Integer(static_int(product(reduced)) // count)
-    acc = data.acc_dtype or data.dtype
-    position = 0 if outer else len(data.ranges)  # where the chunk dim sits among the partials' dims
-
-    def partial(index, rindex):
-        # Element `chunk * s + c` of the reduced dims, in row-major order.
-        index = list(index)
-        s = index.pop(position)
-        flat = s * chunk + rindex[0]
-        unflattened, stride = [], sympy.Integer(1)
-        for k in reversed(range(len(reduced))):
-            part = FloorDiv(flat, stride)
-            unflattened.append(part if k == 0 else Mod(part, reduced[k]))
-            stride = stride * reduced[k]
-        return data.inner_fn(index, unflattened[::-1])
-
-    ranges = list(data.ranges)
-    ranges.insert(position, sympy.Integer(count))
-    partials_data = Reduction(data.device, acc, tuple(ranges), (chunk,), data.reduction_type, partial, acc)
-    partials = ComputedBuffer(graph.new_name(), Layout.contiguous(data.device, acc, ranges), partials_data)
-    load = partials.make_loader()
-
-    def combine(index, rindex):
-        index = list(index)
-        index.insert(position, rindex[0])
-        return load(index)
-
-    final = Reduction(data.device, data.dtype, data.ranges, (sympy.Integer(count),), data.reduction_type, combine, acc)
-    return partials, ComputedBuffer(buffer.name, buffer.layout, final)

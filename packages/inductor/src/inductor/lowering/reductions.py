@@ -3,7 +3,7 @@ softmax/log_softmax and layer norm.
 
 A reduction is always realized into a buffer; its input stays lazy, so the producing
 pointwise ops run inside the reduction loop (prologue fusion). On a GPU a reduction to a few
-values over many elements is split in two (see `split_count`). var/std take two passes
+values over many elements is split in two later (passes/split_reductions.py). var/std take two passes
 (mean, then the sum of squared deviations) rather than Welford's running update: the same
 accuracy, and both passes vectorize; the scheduler puts them in one kernel.
 """
@@ -16,7 +16,7 @@ import torch
 from ..context import current_graph
 from ..ir import IRNode, Pointwise, Reduction
 from ..ops import ops
-from ..sizes import FloorDiv, Mod, product
+from ..sizes import product
 from . import register_lowering
 from .pointwise import broadcast_loader, cast, pointwise, to_dtype
 from .views import squeeze, unsqueeze
@@ -53,7 +53,6 @@ def reduce(x: IRNode, dim, keepdim: bool, reduction_type: str, *, out_dtype=None
         out_dtype = out_dtype or (acc if acc in (torch.bool, torch.int64) else x.dtype)
     load = x.make_loader()
     out_sizes, reduced = tuple(x.size[k] for k in kept), tuple(x.size[k] for k in dims)
-    split = split_count(x.device, reduction_type, product(out_sizes), product(reduced))
 
     def element(index, rindex):
         full = [None] * ndim
@@ -63,64 +62,11 @@ def reduce(x: IRNode, dim, keepdim: bool, reduction_type: str, *, out_dtype=None
             full[k] = r
         return cast(load(full), x.dtype, acc)
 
-    if split > 1:
-        node = _split_reduction(x.device, out_dtype, out_sizes, reduced, reduction_type, element, acc, split)
-    else:
-        node = Reduction(x.device, out_dtype, out_sizes, reduced, reduction_type, element, acc)
-    result = current_graph().register_reduction(node)
+    result = current_graph().register_reduction(Reduction(x.device, out_dtype, out_sizes, reduced, reduction_type, element, acc))
     if keepdim:
         for k in dims:
             result = unsqueeze(result, k)
     return result
-
-
-# A reduction to a few values over many elements (a loss's mean, a full sum) would run on a GPU
-# as a few programs, each streaming millions of elements while most of the GPU idles. It is
-# split: partial reductions over `split` chunks in parallel, then one over the partials.
-SPLIT_DEVICES = {"cuda"}
-SPLIT_MAX_OUTPUTS = 128          # this many rows already occupy the GPU
-SPLIT_MIN_ELEMENTS = 32768       # shorter reductions are cheap in one program per row
-SPLIT_MIN_CHUNK = 1024
-SPLIT_TARGET_PROGRAMS = 1024
-SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})  # associative, no index to carry
-
-
-def split_count(device: torch.device, reduction_type: str, out_numel, reduced_numel) -> int:
-    """How many chunks to split a reduction into (1: none); chunks divide it exactly."""
-    if device.type not in SPLIT_DEVICES or reduction_type not in SPLITTABLE:
-        return 1
-    if not (isinstance(out_numel, sympy.Integer) and isinstance(reduced_numel, sympy.Integer)):
-        return 1
-    out_numel, reduced_numel = int(out_numel), int(reduced_numel)
-    if out_numel >= SPLIT_MAX_OUTPUTS or reduced_numel < SPLIT_MIN_ELEMENTS:
-        return 1
-    split = 1
-    while (2 * split * out_numel <= SPLIT_TARGET_PROGRAMS and reduced_numel % (2 * split) == 0
-           and reduced_numel // (2 * split) >= SPLIT_MIN_CHUNK):
-        split *= 2
-    return split if split >= 8 else 1
-
-
-def _split_reduction(device, out_dtype, out_sizes, reduced, reduction_type, element, acc, split) -> Reduction:
-    """The second stage of a split reduction; the first (partials[*out, split]) is realized here."""
-    chunk = sympy.Integer(int(product(reduced)) // split)
-
-    def partial(index, rindex):
-        # Element `chunk * s + c` of the reduced dims, in row-major order.
-        flat = index[-1] * chunk + rindex[0]
-        unflattened, stride = [], sympy.Integer(1)
-        for position in reversed(range(len(reduced))):
-            part = FloorDiv(flat, stride)
-            unflattened.append(part if position == 0 else Mod(part, reduced[position]))
-            stride = stride * reduced[position]
-        return element(index[:-1], unflattened[::-1])
-
-    partials = current_graph().register_reduction(
-        Reduction(device, acc, (*out_sizes, sympy.Integer(split)), (chunk,), reduction_type, partial, acc)
-    )
-    load_partial = partials.make_loader()
-    return Reduction(device, out_dtype, out_sizes, (sympy.Integer(split),), reduction_type,
-                     lambda index, rindex: load_partial([*index, rindex[0]]), acc)
 
 
 def _numel(x: IRNode, dims) -> sympy.Expr:

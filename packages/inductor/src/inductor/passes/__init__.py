@@ -1,7 +1,7 @@
-"""Graph passes run on the captured (torch-level) FX graph before aot_autograd traces it.
-
-`fold_attention_masks(gm)`: sdpa masks decided from constants alone become `attn_mask=None`
+"""Graph passes. On the captured (torch-level) FX graph, before aot_autograd traces it:
+`fold_attention_masks(gm)`, sdpa masks decided from constants alone become `attn_mask=None`
 or `is_causal=True` (see attention_masks.py); `ConstantValues` evaluates input-free subgraphs.
+On the lowered IR, before scheduling: `split_reductions.split_reductions(graph)`.
 """
 
 from .attention_masks import fold_attention_masks
