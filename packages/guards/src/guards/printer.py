@@ -155,15 +155,14 @@ def _binary(operator: str, precedence: int):
     return rule
 
 
-prints("FloorDiv", "CleanDiv")(_binary("//", MUL))
-prints("Mod", "PythonMod")(_binary("%", MUL))
-prints("IntTrueDiv", "FloatTrueDiv")(_binary("/", MUL))
+# fake_tensor's integer functions (fake_tensor.symbolic.functions), by name.
+prints("FloorDiv")(_binary("//", MUL))
+prints("PythonMod")(_binary("%", MUL))
 
 
-@prints("CeilDiv")
-def _ceil_div(expr, p):
-    a, b = expr.args
-    return f"-(-{p.operand(a, UNARY)} // {p.operand(b, MUL + 1)})", UNARY
+@prints("RoundToInt")
+def _round(expr, p):
+    return p.function("round", expr.args)
 
 
 _RELATIONS = {
@@ -218,24 +217,14 @@ def _abs(expr, p):
     return p.function("abs", expr.args)
 
 
-@prints("floor", "FloorToInt")
+@prints("floor")
 def _floor(expr, p):
     return p.function("math.floor", expr.args)
 
 
-@prints("ceiling", "CeilToInt")
+@prints("ceiling")
 def _ceiling(expr, p):
     return p.function("math.ceil", expr.args)
-
-
-@prints("ToFloat")
-def _to_float(expr, p):
-    return p.function("float", expr.args)
-
-
-@prints("TruncToInt")
-def _trunc(expr, p):
-    return p.function("int", expr.args)
 
 
 @prints("Piecewise")

@@ -26,7 +26,7 @@ from .lowering.extern import fallback
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import make_view, permute, strided_view
 from .ops import DependencyCollector, use_handler
-from .sizes import FloorDiv, Mod, as_expr, loop_vars
+from .sizes import as_expr, loop_vars
 
 # A lazy value read by more nodes than this, whose body does at least this many ops, is
 # realized (computed once) rather than recomputed inside each reader.
@@ -75,12 +75,10 @@ class GraphLowering(torch.fx.Interpreter):
         return name
 
     def sympify(self, value):
-        """Our sympy expression for a size: foreign symbols mapped to ours, and the integer
-        functions of fake_tensor's shape expressions (FloorDiv, PythonMod) to sizes.py's."""
+        """Our sympy expression for a size, foreign symbols mapped to ours."""
         expr = as_expr(value)
         if expr.free_symbols:
             expr = expr.xreplace({s: self.symbol_map.get(s, s) for s in expr.free_symbols})
-            expr = expr.replace(_is_foreign_function, lambda e: FOREIGN_FUNCTIONS[type(e).__name__](*e.args))
         return expr
 
     def hint(self, expr) -> int:
@@ -395,15 +393,6 @@ SIZE_ARITHMETIC = {
     operator.mod, operator.neg, operator.truediv, operator.pow, torch.sym_max, torch.sym_min, torch.sym_float,
     torch.sym_int, torch.sym_sum,
 }
-
-# Sizes are non-negative, so Python's % of a size is sizes.Mod.
-FOREIGN_FUNCTIONS = {"FloorDiv": FloorDiv, "PythonMod": Mod}
-
-
-def _is_foreign_function(expr) -> bool:
-    return (isinstance(expr, sympy.Function) and type(expr).__name__ in FOREIGN_FUNCTIONS
-            and type(expr) is not FOREIGN_FUNCTIONS[type(expr).__name__])
-
 
 def _touches_complex(node: torch.fx.Node) -> bool:
     """Kernels have no complex arithmetic: an op reading or making complex tensors (view_as_complex,

@@ -2,7 +2,8 @@
 
 Loop variables are `i0, i1, ...` (pointwise and outer dimensions) and `r0, r1, ...`
 (reduction dimensions); size symbols (`s0`, ...) come from dynamic shapes. Every symbol is a
-non-negative integer, which lets `FloorDiv` and `Mod` print as C/Triton `/` and `%`.
+non-negative integer, which lets `FloorDiv` and `PythonMod` (fake_tensor's, the one vocabulary of
+symbolic integer functions) print as C/Triton `/` and `%`.
 """
 
 from __future__ import annotations
@@ -10,67 +11,9 @@ from __future__ import annotations
 import functools
 
 import sympy
+from fake_tensor.symbolic import FloorDiv, PythonMod
 
 Expr = sympy.Expr
-
-
-class FloorDiv(sympy.Function):
-    """`a // b` for non-negative integer operands (all index arithmetic is non-negative)."""
-
-    nargs = (2,)
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, base, divisor):
-        if divisor == 1:
-            return base
-        if base == 0:
-            return sympy.Integer(0)
-        if isinstance(base, sympy.Integer) and isinstance(divisor, sympy.Integer):
-            return sympy.Integer(int(base) // int(divisor))
-        if isinstance(base, FloorDiv):
-            return FloorDiv(base.args[0], base.args[1] * divisor)
-        # (a*d + b) // d == a + b // d when every term of the sum is divisible except b.
-        if isinstance(base, sympy.Add):
-            whole, rest = [], []
-            for term in base.args:
-                (whole if _divisible(term, divisor) else rest).append(term)
-            if whole and rest:
-                return sympy.Add(*[sympy.cancel(t / divisor) for t in whole]) + FloorDiv(sympy.Add(*rest), divisor)
-            if whole and not rest:
-                return sympy.cancel(base / divisor)
-        if _divisible(base, divisor):
-            return sympy.cancel(base / divisor)
-        return None
-
-
-class Mod(sympy.Function):
-    """`a % b` for non-negative integer operands."""
-
-    nargs = (2,)
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, base, divisor):
-        if divisor == 1 or base == 0:
-            return sympy.Integer(0)
-        if isinstance(base, sympy.Integer) and isinstance(divisor, sympy.Integer):
-            return sympy.Integer(int(base) % int(divisor))
-        if isinstance(base, sympy.Add):
-            rest = [t for t in base.args if not _divisible(t, divisor)]
-            if len(rest) != len(base.args):
-                return Mod(sympy.Add(*rest), divisor)
-        if _divisible(base, divisor):
-            return sympy.Integer(0)
-        return None
-
-
-def _divisible(term: Expr, divisor: Expr) -> bool:
-    if divisor == 0:
-        return False
-    return sympy.cancel(term / divisor).is_integer is True
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,7 +62,7 @@ def contiguous_strides(size) -> tuple[Expr, ...]:
 
 
 def simplify_index(expr: Expr) -> Expr:
-    """Expand and fold `b*FloorDiv(x, b) + Mod(x, b)` back into `x`: what a view of a view leaves."""
+    """Expand and fold `b*FloorDiv(x, b) + PythonMod(x, b)` back into `x`: what a view of a view leaves."""
     expr = sympy.expand(expr)
     for _ in range(4):
         folded = _fold_div_mod(expr)
@@ -134,7 +77,7 @@ def _fold_div_mod(expr: Expr) -> Expr:
         return expr
     terms = list(expr.args)
     for m_index, term in enumerate(terms):
-        coeff, mod = _split_coeff(term, Mod)
+        coeff, mod = _split_coeff(term, PythonMod)
         if mod is None:
             continue
         base, divisor = mod.args

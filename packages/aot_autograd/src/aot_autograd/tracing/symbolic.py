@@ -18,6 +18,7 @@ from typing import Any, Callable
 import sympy
 import torch
 import torch.fx as fx
+from fake_tensor.symbolic import FloorDiv, PythonMod
 
 from ..errors import UnsupportedProgramError
 
@@ -25,22 +26,20 @@ aten = torch.ops.aten
 
 SymValue = torch.SymInt | torch.SymFloat | torch.SymBool
 
-# How each sympy head is computed in the graph, keyed by the head's class name so that
-# fake_tensor's own integer functions (`FloorDiv`, `PythonMod`) need no import of its internals.
-_OPERATORS: dict[str, Callable[..., Any]] = {
-    "Add": operator.add,
-    "Mul": operator.mul,
-    "FloorDiv": operator.floordiv,
-    "PythonMod": operator.mod,
-    "Mod": operator.mod,
-    "Max": torch.sym_max,
-    "Min": torch.sym_min,
-    "Eq": operator.eq,
-    "Ne": operator.ne,
-    "StrictLessThan": operator.lt,
-    "LessThan": operator.le,
-    "StrictGreaterThan": operator.gt,
-    "GreaterThan": operator.ge,
+# How each sympy head is computed in the graph.
+_OPERATORS: dict[type, Callable[..., Any]] = {
+    sympy.Add: operator.add,
+    sympy.Mul: operator.mul,
+    FloorDiv: operator.floordiv,
+    PythonMod: operator.mod,
+    sympy.Max: torch.sym_max,
+    sympy.Min: torch.sym_min,
+    sympy.Eq: operator.eq,
+    sympy.Ne: operator.ne,
+    sympy.StrictLessThan: operator.lt,
+    sympy.LessThan: operator.le,
+    sympy.StrictGreaterThan: operator.gt,
+    sympy.GreaterThan: operator.ge,
 }
 
 # Where a symbol can be read from a tensor input, in the order they are tried.
@@ -124,14 +123,14 @@ class SymbolicValues:
         return source()
 
     def _apply(self, expr: sympy.Basic) -> fx.Node:
-        head = type(expr).__name__
-        if head == "Pow" and expr.exp.is_Integer and int(expr.exp) > 0:
+        head = type(expr)
+        if head is sympy.Pow and expr.exp.is_Integer and int(expr.exp) > 0:
             fn, operands = operator.pow, [expr.base, expr.exp]
         elif head in _OPERATORS:
             fn, operands = _OPERATORS[head], list(expr.args)
         else:
             raise UnsupportedProgramError(
-                f"computes a symbolic size as {expr} (a {head}), which aot_autograd cannot rebuild",
+                f"computes a symbolic size as {expr} (a {head.__name__}), which aot_autograd cannot rebuild",
                 "Mark the dimensions involved static.",
             )
         args = [self._build(operand, None) for operand in operands]

@@ -1,9 +1,14 @@
 """Integer functions with Python semantics that sympy lacks: `//`, `%` and `round`.
 
+The one vocabulary of symbolic integer functions: shape guards, aot_autograd's size
+arithmetic and inductor's index arithmetic all build and print these classes.
+
 sympy's `floor(a / b)` and `Mod` do not simplify the way shape arithmetic needs (sizes are
 positive integers, divisors of sizes are almost always positive), and printing them back as
-Python needs to know that they mean `//` and `%`. Both evaluate eagerly on numbers and
-cancel exact divisions (`FloorDiv(6*s0, 3) -> 2*s0`, `FloorDiv(s0*s1, s1) -> s0`).
+Python needs to know that they mean `//` and `%`. Both evaluate eagerly on numbers, cancel
+exact divisions (`FloorDiv(6*s0, 3) -> 2*s0`, `FloorDiv(s0*s1, s1) -> s0`) and take the
+multiples of the divisor out of a sum (`(4*i0 + i1) // 4 -> i0 + i1 // 4`, an identity for
+all integers), which folds the index arithmetic of views of views.
 """
 
 from __future__ import annotations
@@ -40,6 +45,20 @@ def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return common
 
 
+def _multiples_of(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr | None, sympy.Expr]:
+    """(sum of the terms of `a` that are multiples of `b`, divided by `b`; the other terms), or
+    (None, a) when `a` is not a sum with terms of both kinds."""
+    if not isinstance(a, sympy.Add):
+        return None, a
+    whole, rest = [], []
+    for term in a.args:
+        quotient = _exact_quotient(term, b)
+        (whole if quotient is not None else rest).append(term if quotient is None else quotient)
+    if not whole or not rest:
+        return None, a
+    return sympy.Add(*whole), sympy.Add(*rest)
+
+
 class FloorDiv(sympy.Function):
     """Python's `a // b` on integers."""
 
@@ -59,6 +78,9 @@ class FloorDiv(sympy.Function):
         exact = _exact_quotient(a, b)
         if exact is not None:
             return exact
+        multiples, rest = _multiples_of(a, b)
+        if multiples is not None:
+            return multiples + FloorDiv(rest, b)
         if isinstance(a, FloorDiv) and b.is_positive and a.args[1].is_positive:
             # (x // m) // n == x // (m * n) for positive m, n.
             return FloorDiv(a.args[0], a.args[1] * b)
@@ -90,6 +112,9 @@ class PythonMod(sympy.Function):
             return sympy.Integer(0)
         if _exact_quotient(a, b) is not None:
             return sympy.Integer(0)
+        multiples, rest = _multiples_of(a, b)
+        if multiples is not None:
+            return PythonMod(rest, b)
         common = _common_factor(a, b)
         if common != 1:
             return common * PythonMod(a / common, b / common)

@@ -7,7 +7,7 @@ import math
 import sympy
 import torch
 
-from ..sizes import FloorDiv, Mod
+from ..sizes import FloorDiv, PythonMod
 
 CTYPES = {
     torch.float32: "float", torch.float64: "double", torch.float16: "_Float16", torch.bfloat16: "uint16_t",
@@ -35,7 +35,7 @@ def index(expr) -> str:
         return "(" + " * ".join(index(a) for a in expr.args) + ")"
     if isinstance(expr, FloorDiv):
         return f"({index(expr.args[0])} / {index(expr.args[1])})"
-    if isinstance(expr, Mod):
+    if isinstance(expr, PythonMod):
         return f"({index(expr.args[0])} % {index(expr.args[1])})"
     if isinstance(expr, sympy.Max):
         return _fold("ptc_max<int64_t>", expr.args)

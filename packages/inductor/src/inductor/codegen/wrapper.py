@@ -15,7 +15,7 @@ import torch
 
 from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView
 from ..runtime.cpu_memory import MIN_BYTES
-from ..sizes import FloorDiv, Mod, product
+from ..sizes import FloorDiv, PythonMod, product
 
 
 def pyexpr(expr) -> str:
@@ -27,7 +27,7 @@ def pyexpr(expr) -> str:
         return expr.name
     if isinstance(expr, FloorDiv):
         return f"({pyexpr(expr.args[0])} // {pyexpr(expr.args[1])})"
-    if isinstance(expr, Mod):
+    if isinstance(expr, PythonMod):
         return f"({pyexpr(expr.args[0])} % {pyexpr(expr.args[1])})"
     if isinstance(expr, sympy.Add):
         return "(" + " + ".join(pyexpr(a) for a in expr.args) + ")"
@@ -101,7 +101,7 @@ class WrapperCodegen:
         for step in self.steps:
             if isinstance(step, KERNEL_STEPS):
                 header.append(f"{step.name} = {self.kernels[step.name].load}")
-        body = [f"def call(args):"]
+        body = ["def call(args):"]
         params = [f"arg{k}" for k in range(len(g.graph_inputs))]
         if params:
             body.append(f"    {', '.join(params)}{',' if len(params) == 1 else ''} = args")

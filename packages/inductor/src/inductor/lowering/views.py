@@ -11,7 +11,7 @@ import torch
 
 from ..context import current_graph
 from ..ir import GenericView, IRNode, Layout, ReinterpretView, storage_of
-from ..sizes import FloorDiv, Mod, affine_coefficient, as_expr, loop_vars, product, simplify_index
+from ..sizes import FloorDiv, PythonMod, affine_coefficient, as_expr, loop_vars, product, simplify_index
 from . import register_lowering
 
 aten = torch.ops.aten
@@ -79,7 +79,7 @@ def reshape_reindex(old_size, new_size):
             divisor = sympy.Integer(1)
             for k in reversed(og):
                 part = FloorDiv(flat, divisor)
-                old[k] = part if k == og[0] else Mod(part, old_size[k])
+                old[k] = part if k == og[0] else PythonMod(part, old_size[k])
                 divisor = divisor * old_size[k]
         return old
 

@@ -19,7 +19,7 @@ import sympy
 
 from ..ir import ComputedBuffer, Layout, Reduction
 from ..ops import collect_accesses
-from ..sizes import FloorDiv, Mod, affine_coefficient, loop_vars, product, static_int
+from ..sizes import FloorDiv, PythonMod, affine_coefficient, loop_vars, product, static_int
 
 SPLIT_DEVICES = {"cuda"}
 SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})
@@ -124,7 +124,7 @@ def _split(graph, buffer: ComputedBuffer, count: int, outer: bool) -> tuple[Comp
         unflattened, stride = [], sympy.Integer(1)
         for k in reversed(range(len(reduced))):
             part = FloorDiv(flat, stride)
-            unflattened.append(part if k == 0 else Mod(part, reduced[k]))
+            unflattened.append(part if k == 0 else PythonMod(part, reduced[k]))
             stride = stride * reduced[k]
         return data.inner_fn(index, unflattened[::-1])
 

@@ -1,6 +1,6 @@
 """Sympy index expressions, dtypes and Python scalars as Triton source.
 
-Index arithmetic is non-negative (sizes.py), so `FloorDiv` and `Mod` print as Triton's `//`
+Index arithmetic is non-negative (sizes.py), so `FloorDiv` and `PythonMod` print as Triton's `//`
 and `%`, whose C semantics (truncation) agree with Python's on non-negative operands.
 """
 
@@ -11,7 +11,7 @@ import math
 import sympy
 import torch
 
-from ...sizes import FloorDiv, Mod
+from ...sizes import FloorDiv, PythonMod
 
 TRITON_DTYPES = {
     torch.float32: "tl.float32", torch.float64: "tl.float64", torch.float16: "tl.float16",
@@ -37,7 +37,7 @@ def index(expr) -> str:
         return "(" + " * ".join(index(a) for a in _ordered(expr.args)) + ")"
     if isinstance(expr, FloorDiv):
         return f"({index(expr.args[0])} // {index(expr.args[1])})"
-    if isinstance(expr, Mod):
+    if isinstance(expr, PythonMod):
         return f"({index(expr.args[0])} % {index(expr.args[1])})"
     if isinstance(expr, sympy.Max):
         return _fold("tl.maximum", expr.args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy
 
 from ...runtime.triton_configs import KIND_POINTWISE
-from ...sizes import FloorDiv, Mod
+from ...sizes import FloorDiv, PythonMod
 from . import expressions
 from .expressions import literal, triton_dtype
 
@@ -53,7 +53,7 @@ class MemoryOps:
             var, size = loops[position]
             value = FloorDiv(flat, stride)
             if position > 0:
-                value = Mod(value, size)
+                value = PythonMod(value, size)
             if var.name in self.used_vars:
                 text, _ = self._index(value)
                 lines.append(f"{var.name} = {text}")
