@@ -56,6 +56,8 @@ def prints(*names: str):
 
     def register(rule):
         for name in names:
+            if name in PRINTERS:
+                raise ValueError(f"two printers for sympy {name}: {PRINTERS[name]} and {rule}")
             PRINTERS[name] = rule
         return rule
 

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from ..interpreter.registry import check_opname
 from ..operators import BINARY, COMPARE, INPLACE
 from ..values.base import Value
 
@@ -28,6 +29,9 @@ NATIVE_STEPS: dict[str, Callable] = {}
 def native_step(*opnames: str):
     def register(emitter):
         for name in opnames:
+            check_opname(name)
+            if name in NATIVE_STEPS:
+                raise ValueError(f"two native steps for {name}: {NATIVE_STEPS[name]} and {emitter}")
             NATIVE_STEPS[name] = emitter
         return emitter
 

@@ -78,6 +78,8 @@ BOUND_RULES: dict[type, BoundRule] = {}
 def bound_rule(*classes: type):
     def register(rule: BoundRule) -> BoundRule:
         for cls in classes:
+            if cls in BOUND_RULES:
+                raise ValueError(f"two bound rules for {cls.__name__}: {BOUND_RULES[cls]} and {rule}")
             BOUND_RULES[cls] = rule
         return rule
 

@@ -41,6 +41,8 @@ def emits(kind: type[G]) -> Callable[[Emitter], Emitter]:
     """Register the function that turns guards of `kind` into checks."""
 
     def register(emitter: Emitter) -> Emitter:
+        if kind in EMITTERS:
+            raise ValueError(f"two emitters for {kind.__name__}: {EMITTERS[kind]} and {emitter}")
         EMITTERS[kind] = emitter
         return emitter
 

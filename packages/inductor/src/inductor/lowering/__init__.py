@@ -21,6 +21,8 @@ def register_lowering(*aten_ops):
         for op in aten_ops:
             overloads = [getattr(op, name) for name in op.overloads()] if isinstance(op, torch._ops.OpOverloadPacket) else [op]
             for overload in overloads:
+                if overload in LOWERINGS:
+                    raise ValueError(f"two lowerings for {overload}: {LOWERINGS[overload]} and {fn}")
                 LOWERINGS[overload] = fn
         return fn
 
