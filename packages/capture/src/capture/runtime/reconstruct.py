@@ -9,6 +9,7 @@ anew. Objects that have no literal spelling are bound in the entry's namespace.
 from __future__ import annotations
 
 import collections
+import copy
 import re
 import types
 from collections import OrderedDict
@@ -22,6 +23,7 @@ from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.context import DecoratedByContext, GlobalStateContext
 from ..values.iterators import EndlessIteratorValue
 from ..values.lazy import LazyInput
+from ..values.modules import NewModuleValue
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
 from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NativeFunctionValue, NestedFunctionValue
@@ -203,6 +205,8 @@ class ExpressionWriter:
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, ConstantValue):
             return self.constant(value.value)
+        if isinstance(value, NewModuleValue):
+            return f"{self.name_for(copy.deepcopy, 'deepcopy')}({self.constant(value.obj)})"
         if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):
             if value.source is not None:
                 return self.source(value.source)
