@@ -164,6 +164,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     mode = mode or "default"
     if mode not in MODES:
         raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
+    if any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.find_nodes(op="placeholder")):
+        # A float input that changes between calls (capture's automatic dynamic numbers):
+        # kernels take sizes, not float arguments, and baking the example value in would be
+        # wrong on every other value. The ATen graph runs as it is.
+        log.info("inductor: the graph takes a symbolic float; running its ATen graph without compiling it")
+        return gm
     backend = cpu_kernel_backend(example_inputs, options)
     pad_mm = (options or {}).get("pad_mm")
     if pad_mm is None:
