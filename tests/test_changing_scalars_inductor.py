@@ -34,3 +34,19 @@ def test_changing_numbers_match_eager_with_inductor(fn):
         expected.sum().backward()
         torch.testing.assert_close(x.grad, x_eager.grad)
     assert len(compiled._capture_cache.entries) <= 3
+
+
+def arithmetic_on_numbers(x, n, s):
+    return x * float(n) + int(s) + abs(-n) + (n == 3) + x / n + s**2 - torch.full((2,), n).sum()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_arithmetic_on_symbolic_numbers_matches_eager(backend):
+    """Division, powers, abs, comparisons and int() of floats give sympy expressions that
+    aot_autograd rebuilds, and that inductor either lowers or leaves to its ATen graph."""
+    compiler.reset()
+    compiled = compiler.compile(arithmetic_on_numbers, backend=backend, fullgraph=True)
+    for n, s in ((2, 1.5), (3, -2.5), (5, 7.25), (4, 0.5)):
+        x = torch.randn(2)
+        torch.testing.assert_close(compiled(x, n, s), arithmetic_on_numbers(x, n, s))
+    assert len(compiled._capture_cache.entries) <= 3

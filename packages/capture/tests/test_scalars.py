@@ -2,6 +2,7 @@
 symbolic graph inputs (SymInt / SymFloat) after the first recompile, as with torch.compile's
 automatic dynamic scalars; `dynamic=False` always specializes, `dynamic=True` never does."""
 
+import math
 import random
 
 import pytest
@@ -124,3 +125,16 @@ def test_changing_number_with_a_graph_break_still_matches(capsys):
         x = torch.randn(3)
         torch.testing.assert_close(compiled(x, n), fn(x, n))
     assert captures(compiled) == 2
+
+
+def python_functions_of_numbers(x, n, s):
+    return x * math.floor(s) + math.sqrt(n) + round(s, 1), str(n), f"{s:.2f}", abs(-n), min(n, 4)
+
+
+def test_python_functions_of_symbolic_numbers_specialize_correctly():
+    """math.*, round(), str() and formatting of a symbolic number give the result for one
+    value, guarded to stay that value (as torch.compile specializes there)."""
+    compiled = compile_eager(python_functions_of_numbers, fullgraph=True)
+    for n, s in ((2, 1.5), (3, 2.25), (3, 2.25), (7, -4.75)):
+        _run(compiled, python_functions_of_numbers, torch.randn(3), n, s)
+    assert captures(compiled) <= 4

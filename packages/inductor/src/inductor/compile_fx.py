@@ -24,7 +24,7 @@ from .codegen.triton import triton_kernel_calls
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
-from .errors import InductorError, UnsupportedDevice
+from .errors import InductorError, LoweringError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
@@ -164,22 +164,35 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     mode = mode or "default"
     if mode not in MODES:
         raise InductorError(f"inductor: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
-    if any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.find_nodes(op="placeholder")):
-        # A float input that changes between calls (capture's automatic dynamic numbers):
-        # kernels take sizes, not float arguments, and baking the example value in would be
-        # wrong on every other value. The ATen graph runs as it is.
-        log.info("inductor: the graph takes a symbolic float; running its ATen graph without compiling it")
+    if any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes):
+        # A float that changes between calls (capture's automatic dynamic numbers, or an int
+        # one divided): kernels take integer sizes, not float arguments, and baking the example
+        # value in would be wrong on every other value. The ATen graph runs as it is.
+        log.info("inductor: the graph computes with a symbolic float; running its ATen graph without compiling it")
         return gm
     backend = cpu_kernel_backend(example_inputs, options)
     pad_mm = (options or {}).get("pad_mm")
     if pad_mm is None:
         pad_mm = current_padding_setting()
-    with padding_matmuls(pad_mm):
-        compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options),
-                                  strided_outputs)
+    try:
+        with padding_matmuls(pad_mm):
+            compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options),
+                                      strided_outputs)
+    except (LoweringError, NotImplementedError, TypeError) as err:
+        if not _takes_symbolic_numbers(gm):
+            raise
+        # Arithmetic on an int input that changes between calls (capture's automatic dynamic
+        # numbers: `abs(n)`, `n == 3`) that lowering has no rule for yet: run the ATen graph.
+        log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
+        return gm
     if mode == "reduce-overhead" and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
+
+
+def _takes_symbolic_numbers(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph has a number among its inputs that changes between calls."""
+    return any(isinstance(n.meta.get("val"), torch.SymInt) for n in gm.graph.find_nodes(op="placeholder"))
 
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,

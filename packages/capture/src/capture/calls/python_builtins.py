@@ -339,10 +339,17 @@ def _scalar(frame, cls, args, kwargs):
     from ..values.symbolic import SymValue
     from ..values.tensor import TensorValue
 
-    if isinstance(value, SymValue) and cls in (int, float):
-        # A symbolic number stays symbolic: int() truncates, float() converts, in the graph.
-        convert = {int: torch.sym_int, float: torch.sym_float}[cls]
-        return frame.session.graph.call_function(frame, convert, [value], {})
+    if isinstance(value, SymValue):
+        if cls is value.python_type():
+            return value
+        if cls in (int, float):
+            # A symbolic number stays symbolic: int() truncates, float() converts, in the graph.
+            convert = {int: torch.sym_int, float: torch.sym_float}[cls]
+            return frame.session.graph.call_function(frame, convert, [value], {})
+        # str(): the text of one value, guarded to stay that value.
+        from ..values.factory import evaluate_constant_operation
+
+        return evaluate_constant_operation(frame, cls, (value.specialize(),))
 
     if isinstance(value, TensorValue):
         raise Unsupported(
