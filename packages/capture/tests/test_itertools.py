@@ -7,7 +7,7 @@ import operator
 import pytest
 import torch
 
-from helpers import check_across_sizes, compile_eager, run_and_compare
+from helpers import check_across_sizes, compile_eager
 
 
 def product_and_chain(x, y):

@@ -30,6 +30,7 @@ from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .sources import HeldSource
 from .values.base import Value
 from .values.changing_number import is_symbolic_number, symbolic_number
+from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
@@ -275,8 +276,6 @@ def _lru_cached_function(session, obj, source):
 
 @wraps(collections.deque)
 def _deque(session, obj, source):
-    from .values.collection_types import DequeValue
-
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.LengthMatch(source, len(obj)))
@@ -288,8 +287,6 @@ def _deque(session, obj, source):
 
 @wraps(collections.defaultdict)
 def _defaultdict(session, obj, source):
-    from .values.collection_types import DefaultDictValue
-
     value = _dict(session, obj, source)
     factory = session.wrap(obj.default_factory, AttrSource(source, "default_factory") if source is not None else None)
     return DefaultDictValue(value.entries, factory, source=source, python_cls=type(obj))
