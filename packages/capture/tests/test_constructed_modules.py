@@ -31,7 +31,9 @@ def new_module_in_eval_mode(x):
     return m(x), m.training
 
 
-@pytest.mark.parametrize("fn", [activation, sequential_of_new_modules, module_list_iterated, new_module_in_eval_mode], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn", [activation, sequential_of_new_modules, module_list_iterated, new_module_in_eval_mode], ids=lambda f: f.__name__
+)
 def test_parameter_free_modules_are_traced(fn):
     check_across_sizes(fn, lambda n: (torch.randn(2, n),))
 

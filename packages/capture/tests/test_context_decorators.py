@@ -66,7 +66,10 @@ def decorated_function_raises(x):
 
 @pytest.mark.parametrize(
     "fn",
-    [no_grad_decorator, no_grad_called_on_a_function, enable_grad_inside_no_grad, set_grad_enabled_decorator, decorated_function_raises],
+    [
+        no_grad_decorator, no_grad_called_on_a_function, enable_grad_inside_no_grad, set_grad_enabled_decorator,
+        decorated_function_raises,
+    ],  # fmt: skip
     ids=lambda f: f.__name__,
 )
 def test_grad_mode_decorators_match_eager(fn):

@@ -23,7 +23,8 @@ def call_global_partial(x, y):
 
 
 def read_partial_attributes(x, y):
-    return _ADD_HALF.func(x, y, **_ADD_HALF.keywords) + len(_ADD_HALF.args), hasattr(_ADD_HALF, "func"), hasattr(_ADD_HALF, "nope")
+    result = _ADD_HALF.func(x, y, **_ADD_HALF.keywords) + len(_ADD_HALF.args)
+    return result, hasattr(_ADD_HALF, "func"), hasattr(_ADD_HALF, "nope")
 
 
 def partial_made_inside(x, y):
@@ -126,7 +127,9 @@ def test_a_returned_wrapped_function_keeps_its_metadata():
     compiled = compile_eager(return_wrapped_function, fullgraph=True)
     x, y = torch.randn(3), torch.randn(3)
     got, expected = compiled(x, y), return_wrapped_function(x, y)
-    assert (got.__name__, got.__qualname__, got.__wrapped__.__name__) == (expected.__name__, expected.__qualname__, expected.__wrapped__.__name__)
+    for name in ("__name__", "__qualname__", "__doc__"):
+        assert getattr(got, name) == getattr(expected, name)
+    assert got.__wrapped__.__name__ == expected.__wrapped__.__name__
     torch.testing.assert_close(got(x), expected(x))
 
 

@@ -64,7 +64,8 @@ def test_changing_number_recompiles_once_then_stays_in_the_graph(kind):
     # fifth call makes its dimension symbolic.
     assert captures(compiled) == 3
     assert _graphs(compiled) == 3
-    placeholders = [n.meta["example_value"] for n in cache_of(compiled).entries[1].graph_module.graph.nodes if n.op == "placeholder"]
+    graph = cache_of(compiled).entries[1].graph_module.graph
+    placeholders = [n.meta["example_value"] for n in graph.find_nodes(op="placeholder")]
     symbolic = {torch.SymInt: int, torch.SymFloat: float}
     assert sorted(symbolic[type(p)].__name__ for p in placeholders if type(p) in symbolic) == sorted([kind.__name__, "float"])
 

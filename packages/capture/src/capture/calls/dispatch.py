@@ -79,7 +79,9 @@ def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list
     is then a constant. (Keeping floor/ceil/round symbolic would need aot_autograd and inductor
     to rebuild those size functions.)"""
     values = [*args, *kwargs.values()]
-    if not any(isinstance(v, SymValue) for v in values) or not all(isinstance(v, SymValue) or v.is_python_constant() for v in values):
+    if not any(isinstance(v, SymValue) for v in values):
+        return None
+    if not all(isinstance(v, SymValue) or v.is_python_constant() for v in values):
         return None
     return [concrete(a) for a in args], {k: concrete(v) for k, v in kwargs.items()}
 

@@ -82,7 +82,9 @@ def _unary_rule(symbol):
     return lambda frame, args, kwargs: unary(frame, symbol, *args)
 
 
-for _symbol, _fn in {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge}.items():
+for _symbol, _fn in {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
+}.items():  # fmt: skip
     rule(_fn)(_compare_rule(_symbol))
 for _symbol, _fn in {
     "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,

@@ -82,7 +82,9 @@ def graph_values_in(value: Value) -> Iterator[Value]:
             stack.extend(_children(v))
 
 
-def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict):
+def _new_function(
+    code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict
+):
     """A function made by the traced code (a closure, a lambda), rebuilt over real cells,
     with the attributes the traced code set on it."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
@@ -267,9 +269,10 @@ class ExpressionWriter:
             attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
             builder = self.name_for(_new_function, "new_function")
             code = self.name_for(value.code, f"code_{value.code.co_name}")
+            f_globals = self.name_for(value.f_globals, "globals")
             return self._temp(
                 value,
-                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
+                f"{builder}({code}, {f_globals}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
             )
         if isinstance(value, NativeFunctionValue) and value.real is not None:
             return self.constant(value.real)
