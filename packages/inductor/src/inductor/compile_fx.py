@@ -15,6 +15,7 @@ import time
 import types
 
 import aot_autograd
+import sympy
 import torch
 import torch.fx
 
@@ -170,6 +171,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         # value in would be wrong on every other value. The ATen graph runs as it is.
         log.info("inductor: the graph computes with a symbolic float; running its ATen graph without compiling it")
         return gm
+    numbers = _number_symbols(gm)
+    if numbers and _sign_sensitive(gm, numbers):
+        # Kernels compute sizes' `//`, `%`, abs, max... with non-negative operands in mind; a
+        # number input may be negative (where C's division differs from Python's).
+        log.info("inductor: the graph divides or compares a symbolic number; running its ATen graph without compiling it")
+        return gm
     backend = cpu_kernel_backend(example_inputs, options)
     pad_mm = (options or {}).get("pad_mm")
     if pad_mm is None:
@@ -179,7 +186,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
             compiled = _compile_graph(gm, example_inputs, backend, mode, pad_mm, in_kernel_random_devices(backend, options),
                                       strided_outputs)
     except (LoweringError, NotImplementedError, TypeError) as err:
-        if not _takes_symbolic_numbers(gm):
+        if not numbers:
             raise
         # Arithmetic on an int input that changes between calls (capture's automatic dynamic
         # numbers: `abs(n)`, `n == 3`) that lowering has no rule for yet: run the ATen graph.
@@ -190,9 +197,38 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     return compiled
 
 
-def _takes_symbolic_numbers(gm: torch.fx.GraphModule) -> bool:
-    """Whether the graph has a number among its inputs that changes between calls."""
-    return any(isinstance(n.meta.get("val"), torch.SymInt) for n in gm.graph.find_nodes(op="placeholder"))
+def _number_symbols(gm: torch.fx.GraphModule) -> set:
+    """Symbols of the graph's int inputs that no tensor input has as a size or stride: numbers
+    that change between calls (capture's automatic dynamic numbers), which may be negative."""
+    placeholders = [node.meta.get("val") for node in gm.graph.find_nodes(op="placeholder")]
+    sizes: set = set()
+    numbers: set = set()
+    for val in placeholders:
+        if isinstance(val, torch.Tensor):
+            for s in (*val.shape, *val.stride()):
+                if isinstance(s, torch.SymInt):
+                    sizes |= s.node.expr.free_symbols
+        elif isinstance(val, torch.SymInt):
+            numbers |= val.node.expr.free_symbols
+    return numbers - sizes
+
+
+def _sign_sensitive(gm: torch.fx.GraphModule, numbers: set) -> bool:
+    """Whether a symbolic value the graph computes from `numbers` is more than a polynomial."""
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        for value in val if isinstance(val, (tuple, list)) else (val,):
+            if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                expr = value.node.expr
+                if expr.free_symbols & numbers and not _polynomial(expr):
+                    return True
+    return False
+
+
+def _polynomial(expr) -> bool:
+    if isinstance(expr, sympy.logic.boolalg.Boolean):
+        return False
+    return not expr.atoms(sympy.Function) and all(p.exp.is_Integer and p.exp >= 0 for p in expr.atoms(sympy.Pow))
 
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,
