@@ -139,3 +139,14 @@ def test_python_functions_of_symbolic_numbers_specialize_correctly():
     for n, s in ((2, 1.5), (3, 2.25), (3, 2.25), (7, -4.75)):
         _run(compiled, python_functions_of_numbers, torch.randn(3), n, s)
     assert captures(compiled) <= 4
+
+
+def test_nan_does_not_pass_a_guard_on_a_symbolic_float():
+    def sign(x, s):
+        if s > 0:
+            return x + 1
+        return x - 1
+
+    compiled = compile_eager(sign, fullgraph=True)
+    for s in (1.0, 2.0, 3.0, float("nan"), -1.0):
+        _run(compiled, sign, torch.zeros(2), s)
