@@ -15,7 +15,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
-from ..values.iterators import columns as iterator_columns
+from ..values.iterators import EndlessIteratorValue, columns as iterator_columns
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
 
@@ -176,6 +176,8 @@ def _range(frame, cls, args, kwargs):
 def _enumerate(frame, cls, args, kwargs):
     iterable, *start = args
     first = _constant(start[0] if start else kwargs.get("start", ConstantValue(0)), "enumerate()'s start")
+    if isinstance(iterable, EndlessIteratorValue):
+        return EndlessIteratorValue(lambda i: TupleValue([ConstantValue(first + i), iterable.next()]), "enumerate")
     return IteratorValue([TupleValue([ConstantValue(i), x]) for i, x in enumerate(iterable.unpack(frame), first)])
 
 
