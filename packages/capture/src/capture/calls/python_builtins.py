@@ -15,7 +15,8 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, IteratorValue, ListValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
-from ..values.iterators import EndlessIteratorValue, columns as iterator_columns
+from ..values.iterators import EndlessIteratorValue
+from ..values.iterators import columns as iterator_columns
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
 
