@@ -51,7 +51,22 @@ def counter_basics(x, y):
     c.update([2, 3])
     c.update({"a": 4})
     top = c.most_common(1)[0]
-    return x * c[1] + y * c[5] + len(c) + top[1], c, sorted(c.elements()) if False else c.total()
+    return x * c[1] + y * c[5] + len(c) + top[1], c, c.total()
+
+
+def counter_arithmetic(x, y):
+    a, b = collections.Counter("aab"), collections.Counter(["b", "c", "c"])
+    total, difference = a + b, a - b
+    a.subtract(b)
+    return x * total["c"] + y * difference["a"], total, difference, a, sorted(total.elements()), total.most_common(2)
+
+
+def defaultdict_copied(x, y):
+    d = collections.defaultdict(list)
+    d["a"].append(x)
+    e = d.copy()
+    e["b"].append(y)
+    return d, e, e.default_factory
 
 
 def ordered_dict_order(x, y):
@@ -76,7 +91,7 @@ def interned_names(x, y):
 
 
 FUNCTIONS = [deque_both_ends, deque_with_maxlen, deque_returned, defaultdict_groups, counter_basics,
-             ordered_dict_order, from_keys, interned_names]  # fmt: skip
+             counter_arithmetic, defaultdict_copied, ordered_dict_order, from_keys, interned_names]  # fmt: skip
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)

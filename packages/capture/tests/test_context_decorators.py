@@ -49,7 +49,25 @@ def inference_mode_decorator(x):
     def infer(v):
         return (v * 2).sum(), torch.is_inference_mode_enabled()
 
-    return infer(x), torch.is_inference_mode_enabled()
+    @torch.inference_mode
+    def bare(v):
+        return v.sum()
+
+    return infer(x), bare(x), torch.is_inference_mode_enabled()
+
+
+def decorators_without_parentheses(x):
+    @torch.no_grad
+    def off(v):
+        return v * 2
+
+    @torch.enable_grad
+    def on(v):
+        return v * 3
+
+    with torch.no_grad():
+        inside = on(x)
+    return off(x), inside, torch.is_grad_enabled()
 
 
 def decorated_function_raises(x):
@@ -66,7 +84,10 @@ def decorated_function_raises(x):
 
 @pytest.mark.parametrize(
     "fn",
-    [no_grad_decorator, no_grad_called_on_a_function, enable_grad_inside_no_grad, set_grad_enabled_decorator, decorated_function_raises],
+    [
+        no_grad_decorator, no_grad_called_on_a_function, enable_grad_inside_no_grad, set_grad_enabled_decorator,
+        decorators_without_parentheses, decorated_function_raises,
+    ],  # fmt: skip
     ids=lambda f: f.__name__,
 )
 def test_grad_mode_decorators_match_eager(fn):
@@ -76,9 +97,9 @@ def test_grad_mode_decorators_match_eager(fn):
 def test_inference_mode_decorator_matches_eager():
     compiled = compile_eager(inference_mode_decorator, fullgraph=True)
     x = torch.randn(4)
-    (total, inside), outside = compiled(x)
-    (expected, expected_inside), expected_outside = inference_mode_decorator(x)
-    torch.testing.assert_close(total, expected)
+    (total, inside), bare, outside = compiled(x)
+    (expected, expected_inside), expected_bare, expected_outside = inference_mode_decorator(x)
+    torch.testing.assert_close((total, bare), (expected, expected_bare))
     assert (inside, outside) == (expected_inside, expected_outside)
 
 

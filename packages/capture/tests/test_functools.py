@@ -23,7 +23,8 @@ def call_global_partial(x, y):
 
 
 def read_partial_attributes(x, y):
-    return _ADD_HALF.func(x, y, **_ADD_HALF.keywords) + len(_ADD_HALF.args), hasattr(_ADD_HALF, "func"), hasattr(_ADD_HALF, "nope")
+    result = _ADD_HALF.func(x, y, **_ADD_HALF.keywords) + len(_ADD_HALF.args)
+    return result, hasattr(_ADD_HALF, "func"), hasattr(_ADD_HALF, "nope")
 
 
 def partial_made_inside(x, y):
@@ -106,8 +107,24 @@ def return_wrapped_function(x, y):
     return _plus_one(inner)
 
 
+def operator_functions(x, y):
+    pair = [x, y * 2]
+    total = operator.add(x, y) - operator.mul(x, 2) + operator.truediv(y, 3) + operator.neg(x) + operator.abs(y)
+    shape_first = operator.attrgetter("shape")(x)[0]
+    summed = operator.methodcaller("sum", dim=0)(x)
+    flags = (operator.lt(1, 2), operator.truth(0), operator.is_(x, x), operator.is_not(x, y), operator.contains([1, 2], 2))
+    acc = x.clone()
+    acc = operator.iadd(acc, y)
+    items = operator.itemgetter(1)(pair), operator.itemgetter(0, 1)(pair)
+    return items, total, shape_first, summed, flags, acc, operator.index(3)
+
+
+def getters_passed_in(x, y, get, method):
+    return get([x, y]), method(x)
+
+
 FUNCTIONS = [
-    call_global_partial, read_partial_attributes, partial_made_inside, partial_of_closure, reduce_tensors,
+    operator_functions, call_global_partial, read_partial_attributes, partial_made_inside, partial_of_closure, reduce_tensors,
     reduce_over_generator, call_cached_functions, call_wrapped_global, wrap_inside,
 ]  # fmt: skip
 
@@ -126,7 +143,9 @@ def test_a_returned_wrapped_function_keeps_its_metadata():
     compiled = compile_eager(return_wrapped_function, fullgraph=True)
     x, y = torch.randn(3), torch.randn(3)
     got, expected = compiled(x, y), return_wrapped_function(x, y)
-    assert (got.__name__, got.__qualname__, got.__wrapped__.__name__) == (expected.__name__, expected.__qualname__, expected.__wrapped__.__name__)
+    for name in ("__name__", "__qualname__", "__doc__"):
+        assert getattr(got, name) == getattr(expected, name)
+    assert got.__wrapped__.__name__ == expected.__wrapped__.__name__
     torch.testing.assert_close(got(x), expected(x))
 
 
@@ -138,3 +157,8 @@ def test_lru_cache_is_inlined_not_called():
     for _ in range(2):
         run_and_compare(compiled, call_cached_functions, (torch.randn(3), torch.randn(3)))
     assert _cached_tensor_fn.cache_info().hits == 0
+
+
+def test_operator_callables_passed_in():
+    get, method = operator.itemgetter(1), operator.methodcaller("mul", 3)
+    check_across_sizes(getters_passed_in, lambda n: (torch.randn(n), torch.randn(n), get, method))

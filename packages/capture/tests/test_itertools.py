@@ -7,7 +7,7 @@ import operator
 import pytest
 import torch
 
-from helpers import check_across_sizes, compile_eager, run_and_compare
+from helpers import check_across_sizes, compile_eager
 
 
 def product_and_chain(x, y):
@@ -47,6 +47,10 @@ def endless_iterators(x, y):
         if i > 3:
             break
         total = total + i
+    for i, k in enumerate(itertools.count(10, 5)):
+        if i == 2:
+            break
+        total = total * k
     return total, scaled, list(zip(itertools.repeat(x), [1, 2]))
 
 

@@ -2,6 +2,7 @@
 symbolic graph inputs (SymInt / SymFloat) after the first recompile, as with torch.compile's
 automatic dynamic scalars; `dynamic=False` always specializes, `dynamic=True` never does."""
 
+import math
 import random
 
 import pytest
@@ -63,7 +64,8 @@ def test_changing_number_recompiles_once_then_stays_in_the_graph(kind):
     # fifth call makes its dimension symbolic.
     assert captures(compiled) == 3
     assert _graphs(compiled) == 3
-    placeholders = [n.meta["example_value"] for n in cache_of(compiled).entries[1].graph_module.graph.nodes if n.op == "placeholder"]
+    graph = cache_of(compiled).entries[1].graph_module.graph
+    placeholders = [n.meta["example_value"] for n in graph.find_nodes(op="placeholder")]
     symbolic = {torch.SymInt: int, torch.SymFloat: float}
     assert sorted(symbolic[type(p)].__name__ for p in placeholders if type(p) in symbolic) == sorted([kind.__name__, "float"])
 
@@ -124,3 +126,27 @@ def test_changing_number_with_a_graph_break_still_matches(capsys):
         x = torch.randn(3)
         torch.testing.assert_close(compiled(x, n), fn(x, n))
     assert captures(compiled) == 2
+
+
+def python_functions_of_numbers(x, n, s):
+    return x * math.floor(s) + math.sqrt(n) + round(s, 1), str(n), f"{s:.2f}", abs(-n), min(n, 4)
+
+
+def test_python_functions_of_symbolic_numbers_specialize_correctly():
+    """math.*, round(), str() and formatting of a symbolic number give the result for one
+    value, guarded to stay that value (as torch.compile specializes there)."""
+    compiled = compile_eager(python_functions_of_numbers, fullgraph=True)
+    for n, s in ((2, 1.5), (3, 2.25), (3, 2.25), (7, -4.75)):
+        _run(compiled, python_functions_of_numbers, torch.randn(3), n, s)
+    assert captures(compiled) <= 4
+
+
+def test_nan_does_not_pass_a_guard_on_a_symbolic_float():
+    def sign(x, s):
+        if s > 0:
+            return x + 1
+        return x - 1
+
+    compiled = compile_eager(sign, fullgraph=True)
+    for s in (1.0, 2.0, 3.0, float("nan"), -1.0):
+        _run(compiled, sign, torch.zeros(2), s)

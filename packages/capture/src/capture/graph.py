@@ -48,14 +48,14 @@ class GraphBuilder:
         self.fake_mode = fake_mode
         self.inputs: list[GraphInput] = []
         # Inputs by the id of their tensor, or (numbers) by their source.
-        self._input_by_id: dict = {}
+        self._known_inputs: dict = {}
         self._first_op: torch.fx.Node | None = None
 
     # --- inputs -----------------------------------------------------------------------------
     def add_input(self, real: torch.Tensor, source, dynamic_dims=None) -> TensorValue:
         """A graph input for a real tensor read from `source` (symbolic in `dynamic_dims`);
         the same tensor reached by two paths is one input."""
-        known = self._input_by_id.get(id(real))
+        known = self._known_inputs.get(id(real))
         if known is not None:
             return known
         try:
@@ -66,20 +66,20 @@ class GraphBuilder:
         node.meta["example_value"] = fake
         self.inputs.append(GraphInput(source, real, node))
         value = TensorValue(node, fake, source=source, python_cls=type(real), real=real)
-        self._input_by_id[id(real)] = value
+        self._known_inputs[id(real)] = value
         return value
 
     def add_number_input(self, real: int | float, source) -> SymValue:
         """A graph input for a Python int or float read from `source`, symbolic in the
         ShapeEnv (capture.values.changing_number); one input per source."""
-        known = self._input_by_id.get(source)
+        known = self._known_inputs.get(source)
         if known is not None:
             return known
         symbol = self.fake_mode.shape_env.scalar(real, source)
         node = self._placeholder(source)
         node.meta["example_value"] = symbol
         self.inputs.append(GraphInput(source, real, node))
-        value = self._input_by_id[source] = SymValue(node, symbol, source=source)
+        value = self._known_inputs[source] = SymValue(node, symbol, source=source)
         return value
 
     def _placeholder(self, source) -> torch.fx.Node:

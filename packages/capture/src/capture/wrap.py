@@ -13,6 +13,7 @@ import collections
 import enum
 import functools
 import inspect
+import operator
 import types
 from collections import OrderedDict
 from typing import Any, Callable
@@ -23,6 +24,7 @@ from guards.sources import AttrSource, ItemSource, LocalSource
 from torch import nn
 
 from .guard_kinds import SameObject
+from .calls.functional import operator_callable
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
@@ -30,6 +32,7 @@ from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .sources import HeldSource
 from .values.base import Value
 from .values.changing_number import is_symbolic_number, symbolic_number
+from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
@@ -275,10 +278,21 @@ def _lru_cached_function(session, obj, source):
     return session.wrap(obj.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
 
 
+@wraps(operator.itemgetter, operator.attrgetter, operator.methodcaller)
+def _operator_callable(session, obj, source):
+    # Its arguments come back from __reduce__ (methodcaller's keywords in a partial); the
+    # identity guard keeps them those of this object.
+    if source is not None:
+        _guard(session, kinds.IdentityMatch(source, obj))
+    maker, args = obj.__reduce__()[:2]
+    kwargs = {}
+    if isinstance(maker, functools.partial):
+        maker, args, kwargs = maker.func, (*maker.args, *args), maker.keywords
+    return operator_callable(maker, [session.wrap(a, None) for a in args], {k: session.wrap(v, None) for k, v in kwargs.items()})
+
+
 @wraps(collections.deque)
 def _deque(session, obj, source):
-    from .values.collection_types import DequeValue
-
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.LengthMatch(source, len(obj)))
@@ -290,8 +304,6 @@ def _deque(session, obj, source):
 
 @wraps(collections.defaultdict)
 def _defaultdict(session, obj, source):
-    from .values.collection_types import DefaultDictValue
-
     value = _dict(session, obj, source)
     factory = session.wrap(obj.default_factory, AttrSource(source, "default_factory") if source is not None else None)
     return DefaultDictValue(value.entries, factory, source=source, python_cls=type(obj))

@@ -17,6 +17,7 @@ import time
 import types
 
 import aot_autograd
+import sympy
 import torch
 import torch.fx
 
@@ -27,7 +28,7 @@ from .codegen.triton.calls import store_kernel_module
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
-from .errors import InductorError, UnsupportedDevice
+from .errors import InductorError, LoweringError, UnsupportedDevice
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
@@ -149,13 +150,67 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     valid; `options` may also be a CompileOptions)."""
     options = CompileOptions.from_user(mode, options)
     check_devices(example_inputs)
+    if any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes):
+        # A float that changes between calls (capture's automatic dynamic numbers, or an int
+        # one divided): kernels take integer sizes, not float arguments, and baking the example
+        # value in would be wrong on every other value. The ATen graph runs as it is.
+        log.info("inductor: the graph computes with a symbolic float; running its ATen graph without compiling it")
+        return gm
+    numbers = _number_symbols(gm)
+    if numbers and _sign_sensitive(gm, numbers):
+        # Kernels compute sizes' `//`, `%`, abs, max... with non-negative operands in mind; a
+        # number input may be negative (where C's division differs from Python's).
+        log.info("inductor: the graph divides or compares a symbolic number; running its ATen graph without compiling it")
+        return gm
     pad_mm = current_padding_setting() if options.pad_mm is None else options.pad_mm
-    with padding_matmuls(pad_mm):
-        compiled = _compile_graph(gm, example_inputs, options.cpu_backend, options.tuning, pad_mm,
-                                  in_kernel_random_devices(options), strided_outputs)
+    try:
+        with padding_matmuls(pad_mm):
+            compiled = _compile_graph(gm, example_inputs, options.cpu_backend, options.tuning, pad_mm,
+                                      in_kernel_random_devices(options), strided_outputs)
+    except (LoweringError, NotImplementedError, TypeError) as err:
+        if not numbers:
+            raise
+        # Arithmetic on an int input that changes between calls (capture's automatic dynamic
+        # numbers: `abs(n)`, `n == 3`) that lowering has no rule for yet: run the ATen graph.
+        log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
+        return gm
     if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         return CudaGraphRunner(compiled)
     return compiled
+
+
+def _number_symbols(gm: torch.fx.GraphModule) -> set:
+    """Symbols of the graph's int inputs that no tensor input has as a size or stride: numbers
+    that change between calls (capture's automatic dynamic numbers), which may be negative."""
+    placeholders = [node.meta.get("val") for node in gm.graph.find_nodes(op="placeholder")]
+    sizes: set = set()
+    numbers: set = set()
+    for val in placeholders:
+        if isinstance(val, torch.Tensor):
+            for s in (*val.shape, *val.stride()):
+                if isinstance(s, torch.SymInt):
+                    sizes |= s.node.expr.free_symbols
+        elif isinstance(val, torch.SymInt):
+            numbers |= val.node.expr.free_symbols
+    return numbers - sizes
+
+
+def _sign_sensitive(gm: torch.fx.GraphModule, numbers: set) -> bool:
+    """Whether a symbolic value the graph computes from `numbers` is more than a polynomial."""
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        for value in val if isinstance(val, (tuple, list)) else (val,):
+            if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                expr = value.node.expr
+                if expr.free_symbols & numbers and not _polynomial(expr):
+                    return True
+    return False
+
+
+def _polynomial(expr) -> bool:
+    if isinstance(expr, sympy.logic.boolalg.Boolean):
+        return False
+    return not expr.atoms(sympy.Function) and all(p.exp.is_Integer and p.exp >= 0 for p in expr.atoms(sympy.Pow))
 
 
 def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,

@@ -184,10 +184,6 @@ class GraphLowering(torch.fx.Interpreter):
             expr = self._bind(val, name, int(example))
             self.graph_inputs.append(expr)
             return expr
-        if isinstance(val, torch.SymFloat):
-            # A float that changes between calls (capture's automatic dynamic numbers): baking
-            # the example value in would give wrong results on every other value.
-            raise LoweringError(f"{name} is a symbolic float input, which inductor cannot lower yet")
         self.graph_inputs.append(example)
         return example
 

@@ -11,6 +11,7 @@ expression is rebuilt with Python operators on those nodes. Every node made here
 
 from __future__ import annotations
 
+import math
 import operator
 from functools import reduce
 from typing import Any, Callable
@@ -40,6 +41,7 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
     sympy.LessThan: operator.le,
     sympy.StrictGreaterThan: operator.gt,
     sympy.GreaterThan: operator.ge,
+    sympy.Abs: operator.abs,
 }
 
 # Where a symbol can be read from a tensor input, in the order they are tried.
@@ -124,8 +126,12 @@ class SymbolicValues:
 
     def _apply(self, expr: sympy.Basic) -> fx.Node:
         head = type(expr)
-        if head is sympy.Pow and expr.exp.is_Integer and int(expr.exp) > 0:
+        # Capture's symbolic int and float inputs bring `1/s0` (true division) and `f0**2.0`.
+        if head is sympy.Pow and expr.exp.is_number and expr.exp != 0:
             fn, operands = operator.pow, [expr.base, expr.exp]
+        elif head is sympy.Piecewise and _is_truncation(expr):
+            # int() of a symbolic float, as torch.sym_int spells it.
+            fn, operands = math.trunc, [expr.args[0][0].args[0]]
         elif head in _OPERATORS:
             fn, operands = _OPERATORS[head], list(expr.args)
         else:
@@ -134,6 +140,10 @@ class SymbolicValues:
                 "Mark the dimensions involved static.",
             )
         args = [self._build(operand, None) for operand in operands]
+        if len(args) == 1:
+            node = self.graph.call_function(fn, (args[0],))
+            node.meta["val"] = fn(_val(args[0]))
+            return node
         # n-ary sympy heads (Add, Mul, Max) fold pairwise into binary Python operators.
         return reduce(lambda left, right: self._call(fn, left, right), args)
 
@@ -141,6 +151,17 @@ class SymbolicValues:
         node = self.graph.call_function(fn, (left, right))
         node.meta["val"] = fn(_val(left), _val(right))
         return node
+
+
+def _is_truncation(expr: sympy.Piecewise) -> bool:
+    """`Piecewise((floor(x), x >= 0), (ceiling(x), True))`: x rounded toward zero."""
+    if len(expr.args) != 2:
+        return False
+    (low, condition), (high, otherwise) = expr.args
+    if not (isinstance(low, sympy.floor) and otherwise is sympy.true):
+        return False
+    x = low.args[0]
+    return high == sympy.ceiling(x) and condition == sympy.Ge(x, 0)
 
 
 def _val(arg: Any) -> Any:

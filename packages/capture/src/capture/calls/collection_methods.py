@@ -228,3 +228,10 @@ def _select(largest: bool):
 
 rule(heapq.nlargest)(_select(largest=True))
 rule(heapq.nsmallest)(_select(largest=False))
+
+
+@rule(collections.defaultdict.copy, collections.defaultdict.__copy__)
+def _defaultdict_copy(frame, args, kwargs):
+    (d,) = args
+    _expect(d, DefaultDictValue, "defaultdict.copy")
+    return DefaultDictValue(d.entries, d.factory, python_cls=d.python_cls)

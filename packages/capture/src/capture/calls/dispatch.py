@@ -13,6 +13,7 @@ from ..errors import Unsupported
 from ..markers import is_allowed_in_graph, is_compiled, is_disabled
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
+from ..values.symbolic import SymValue, concrete
 from .registry import CONSTRUCT_RULES, rule_for
 from .signatures import check_arguments
 from .torch_ops import is_torch_operation, record_torch_call
@@ -63,7 +64,7 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
     if is_torch_operation(fn) or is_allowed_in_graph(fn):
         return record_torch_call(frame, fn, args, kwargs)
     if _is_pure(fn):
-        constants = constant_args(args, kwargs)
+        constants = constant_args(args, kwargs) or _specialized_args(args, kwargs)
         if constants is not None:
             positional, keywords = constants
             return evaluate_constant_operation(frame, lambda: fn(*positional, **keywords), ())
@@ -72,6 +73,19 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
         + (" with these arguments" if _is_pure(fn) else ""),
         hint="call it outside the compiled function, or make its arguments Python constants",
     )
+
+
+def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list, dict] | None:
+    """The arguments as constants, symbolic numbers specialized to their value (guarded), when
+    every argument is one or the other: a pure function of them (`math.sqrt(n)`, `round(s)`)
+    is then a constant. (Keeping floor/ceil/round symbolic would need aot_autograd and inductor
+    to rebuild those size functions.)"""
+    values = [*args, *kwargs.values()]
+    if not any(isinstance(v, SymValue) for v in values):
+        return None
+    if not all(isinstance(v, SymValue) or v.is_python_constant() for v in values):
+        return None
+    return [concrete(a) for a in args], {k: concrete(v) for k, v in kwargs.items()}
 
 
 def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -13,6 +13,7 @@ import sys
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..operators import binary, compare, contains, inplace, is_, unary
+from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
@@ -82,7 +83,9 @@ def _unary_rule(symbol):
     return lambda frame, args, kwargs: unary(frame, symbol, *args)
 
 
-for _symbol, _fn in {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge}.items():
+for _symbol, _fn in {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
+}.items():  # fmt: skip
     rule(_fn)(_compare_rule(_symbol))
 for _symbol, _fn in {
     "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
@@ -180,8 +183,7 @@ def _real_callable(cls, args, kwargs):
     return cls(*constants[0], **constants[1]) if constants is not None else None
 
 
-@construct_rule(operator.itemgetter)
-def _itemgetter(frame, cls, args, kwargs):
+def _itemgetter(cls, args, kwargs):
     keys = list(args)
 
     def get(frame, call_args, call_kwargs):
@@ -192,8 +194,7 @@ def _itemgetter(frame, cls, args, kwargs):
     return NativeFunctionValue(get, "operator.itemgetter", _real_callable(cls, args, kwargs))
 
 
-@construct_rule(operator.attrgetter)
-def _attrgetter(frame, cls, args, kwargs):
+def _attrgetter(cls, args, kwargs):
     paths = [a.as_python_constant().split(".") for a in args]
 
     def get(frame, call_args, call_kwargs):
@@ -209,8 +210,7 @@ def _attrgetter(frame, cls, args, kwargs):
     return NativeFunctionValue(get, "operator.attrgetter", _real_callable(cls, args, kwargs))
 
 
-@construct_rule(operator.methodcaller)
-def _methodcaller(frame, cls, args, kwargs):
+def _methodcaller(cls, args, kwargs):
     name, *bound = args
     name = name.as_python_constant()
 
@@ -219,6 +219,19 @@ def _methodcaller(frame, cls, args, kwargs):
         return obj.get_attr(frame, name).call(frame, list(bound), dict(kwargs))
 
     return NativeFunctionValue(call, f"operator.methodcaller({name!r})", _real_callable(cls, args, kwargs))
+
+
+_OPERATOR_CALLABLES = {operator.itemgetter: _itemgetter, operator.attrgetter: _attrgetter, operator.methodcaller: _methodcaller}
+
+
+def operator_callable(cls: type, args: list[Value], kwargs: dict[str, Value]) -> NativeFunctionValue:
+    """`cls(*args, **kwargs)` for cls itemgetter, attrgetter or methodcaller."""
+    return _OPERATOR_CALLABLES[cls](cls, args, kwargs)
+
+
+@construct_rule(*_OPERATOR_CALLABLES)
+def _operator_callable(frame, cls, args, kwargs):
+    return operator_callable(cls, args, kwargs)
 
 
 @rule(sys.intern)

@@ -15,6 +15,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
+from ..values.iterators import EndlessIteratorValue
 from ..values.iterators import columns as iterator_columns
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
@@ -178,6 +179,8 @@ def _range(frame, cls, args, kwargs):
 def _enumerate(frame, cls, args, kwargs):
     iterable, *start = args
     first = _constant(start[0] if start else kwargs.get("start", ConstantValue(0)), "enumerate()'s start")
+    if isinstance(iterable, EndlessIteratorValue):
+        return EndlessIteratorValue(lambda i: TupleValue([ConstantValue(first + i), iterable.next()]), "enumerate")
     return IteratorValue([TupleValue([ConstantValue(i), x]) for i, x in enumerate(iterable.unpack(frame), first)])
 
 
@@ -357,10 +360,17 @@ def _scalar(frame, cls, args, kwargs):
     from ..values.symbolic import SymValue
     from ..values.tensor import TensorValue
 
-    if isinstance(value, SymValue) and cls in (int, float):
-        # A symbolic number stays symbolic: int() truncates, float() converts, in the graph.
-        convert = {int: torch.sym_int, float: torch.sym_float}[cls]
-        return frame.session.graph.call_function(frame, convert, [value], {})
+    if isinstance(value, SymValue):
+        if cls is value.python_type():
+            return value
+        if cls in (int, float):
+            # A symbolic number stays symbolic: int() truncates, float() converts, in the graph.
+            convert = {int: torch.sym_int, float: torch.sym_float}[cls]
+            return frame.session.graph.call_function(frame, convert, [value], {})
+        # str(): the text of one value, guarded to stay that value.
+        from ..values.factory import evaluate_constant_operation
+
+        return evaluate_constant_operation(frame, cls, (value.specialize(),))
 
     if isinstance(value, TensorValue):
         raise Unsupported(

@@ -12,7 +12,7 @@ import torch
 
 from ..errors import Unsupported
 from ..values.constant import ConstantValue
-from ..values.context import AutocastContext, GradModeContext, InferenceModeContext, NullContext
+from ..values.context import AutocastContext, DecoratedByContext, GradModeContext, InferenceModeContext, NullContext
 from ..values.tensor import REFUSED_METHODS
 from .registry import construct_rule, rule
 
@@ -26,14 +26,22 @@ def _constant_kwargs(args, kwargs, names, defaults):
     return values
 
 
-# Called with a function (`@torch.no_grad` without parentheses) they decorate it instead.
-@construct_rule(torch.no_grad, accepts="()")
+def _decorating_without_parentheses(args) -> bool:
+    """`@torch.no_grad` (no call): the class receives the function and returns it decorated."""
+    return len(args) == 1 and not args[0].is_python_constant()
+
+
+@construct_rule(torch.no_grad, accepts="(orig_func=None, /)")
 def _no_grad(frame, cls, args, kwargs):
+    if _decorating_without_parentheses(args):
+        return DecoratedByContext(GradModeContext(False, cls), args[0])
     return GradModeContext(False, cls)
 
 
-@construct_rule(torch.enable_grad, accepts="()")
+@construct_rule(torch.enable_grad, accepts="(orig_func=None, /)")
 def _enable_grad(frame, cls, args, kwargs):
+    if _decorating_without_parentheses(args):
+        return DecoratedByContext(GradModeContext(True, cls), args[0])
     return GradModeContext(True, cls)
 
 
@@ -48,6 +56,8 @@ def _set_grad_enabled(frame, cls, args, kwargs):
 
 @construct_rule(torch.inference_mode)
 def _inference_mode(frame, cls, args, kwargs):
+    if _decorating_without_parentheses(args):
+        return DecoratedByContext(InferenceModeContext(True), args[0])
     return InferenceModeContext(bool(_constant_kwargs(args, kwargs, ["mode"], {"mode": True})["mode"]))
 
 

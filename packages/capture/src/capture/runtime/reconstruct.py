@@ -9,6 +9,7 @@ anew. Objects that have no literal spelling are bound in the entry's namespace.
 from __future__ import annotations
 
 import collections
+import copy
 import itertools
 import re
 import types
@@ -23,6 +24,7 @@ from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.context import DecoratedByContext, GlobalStateContext
 from ..values.iterators import EndlessIteratorValue
 from ..values.lazy import LazyInput
+from ..values.modules import NewModuleValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
 from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NativeFunctionValue, NestedFunctionValue
@@ -83,7 +85,9 @@ def graph_values_in(value: Value) -> Iterator[Value]:
             stack.extend(_children(v))
 
 
-def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict):
+def _new_function(
+    code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict
+):
     """A function made by the traced code (a closure, a lambda), rebuilt over real cells,
     with the attributes the traced code set on it."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
@@ -215,6 +219,8 @@ class ExpressionWriter:
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, ConstantValue):
             return self.constant(value.value)
+        if isinstance(value, NewModuleValue):
+            return f"{self.name_for(copy.deepcopy, 'deepcopy')}({self.constant(value.obj)})"
         if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):
             if value.source is not None:
                 return self.source(value.source)
@@ -277,9 +283,10 @@ class ExpressionWriter:
             attrs = ", ".join(f"{k!r}: {self.value(v)}" for k, v in value.attrs.items())
             builder = self.name_for(_new_function, "new_function")
             code = self.name_for(value.code, f"code_{value.code.co_name}")
+            f_globals = self.name_for(value.f_globals, "globals")
             return self._temp(
                 value,
-                f"{builder}({code}, {self.name_for(value.f_globals, 'globals')}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
+                f"{builder}({code}, {f_globals}, {value.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
             )
         if isinstance(value, NativeFunctionValue) and value.real is not None:
             return self.constant(value.real)

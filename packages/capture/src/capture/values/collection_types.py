@@ -61,6 +61,10 @@ class DefaultDictValue(DictValue):
             self.set_item(frame, key, self.factory.call(frame, [], {}))
         return super().get_item(frame, key)
 
+    def as_python_constant(self):
+        entries = {k: v.as_python_constant() for k, (_, v) in self.entries.items()}
+        return self.python_cls(self.factory.as_python_constant(), entries)
+
     def get_attr(self, frame, name):
         if name == "default_factory":
             return self.factory

@@ -199,7 +199,8 @@ class DictValue(Value):
         return id(self)
 
     def as_python_constant(self):
-        return self.python_cls((k, v.as_python_constant()) for k, (_, v) in self.entries.items())
+        # From a mapping, not pairs: Counter counts the items of any other iterable.
+        return self.python_cls({k: v.as_python_constant() for k, (_, v) in self.entries.items()})
 
     def as_fake(self):
         return {k: v.as_fake() for k, (_, v) in self.entries.items()}

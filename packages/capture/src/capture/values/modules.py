@@ -152,3 +152,14 @@ class ModuleValue(ObjectValue):
 
         if self.source is not None:
             session.add_guard(IdentityMatch(self.source, self.obj))
+
+
+class NewModuleValue(ModuleValue):
+    """A torch.nn module without parameters or buffers constructed by the traced code
+    (`nn.ReLU()`, `nn.Softmax(dim=1)`): capture constructs it for real, from constant
+    arguments, and inlines its forward like any module's. Every call would construct an equal
+    module, so the one built while tracing stands for all of them; a returned one is a copy
+    (eager returns a new module per call)."""
+
+    def describe(self):
+        return f"{type(self.obj).__name__} module (created in the traced code)"

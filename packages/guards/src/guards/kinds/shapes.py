@@ -52,8 +52,9 @@ class ShapeGuard(Guard):
 def _shape_guard(guard: ShapeGuard, ctx: EmitContext) -> list[Check]:
     reads = {symbol: ctx.read(source) for symbol, source in guard.symbols}
     call = functools.partial(_callable_name, ctx=ctx)
-    if isinstance(guard.expr, sympy.core.relational.Relational):
-        # Sizes are integers, never NaN, so `not (a >= 2)` is exactly `a < 2`.
+    if isinstance(guard.expr, sympy.core.relational.Relational) and all(s.is_integer for s, _ in guard.symbols):
+        # Sizes are integers, never NaN, so `not (a >= 2)` is exactly `a < 2` (not so for a
+        # symbolic float, which may be NaN).
         fails = python_expression(guard.expr.negated, reads, call)
     else:
         fails = must_hold(python_expression(guard.expr, reads, call))
