@@ -18,6 +18,7 @@ import torch
 import torch.fx as fx
 
 from ..errors import DoubleBackwardError
+from .autocast import without_autocast
 from .epilogue import GraphEffects
 
 Compiler = Callable[[fx.GraphModule, list], Callable]
@@ -72,7 +73,8 @@ class _CompiledFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, call: _Call, *inputs):
         plan = call.plan
-        results = plan.forward(*inputs)
+        with without_autocast():
+            results = plan.forward(*inputs)
         outputs = list(results[: plan.num_outputs])
         saved = results[plan.num_outputs :]
         ctx.plan = plan
@@ -92,10 +94,11 @@ class _CompiledFunction(torch.autograd.Function):
         tangents = [grads[i].contiguous() for i in plan.differentiable]
         args = [*ctx.saved_tensors, *ctx.saved_sizes, *tangents]
         backward = plan.compiled_backward()
-        if torch.is_grad_enabled():
-            input_grads = _GradientsWithoutBackward.apply(backward, *args)
-        else:
-            input_grads = backward(*args)
+        with without_autocast():
+            if torch.is_grad_enabled():
+                input_grads = _GradientsWithoutBackward.apply(backward, *args)
+            else:
+                input_grads = backward(*args)
         return (None, *input_grads)
 
 
