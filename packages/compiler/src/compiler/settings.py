@@ -1,4 +1,4 @@
-"""`compiler.config`: the settings a user may change, in one place, whichever package owns them.
+"""`compiler.config`: the settings a user may change, in one place, whichever package owns them::
 
     recompile_limit           entries per function before it runs eagerly (capture; default 8)
     automatic_dynamic_shapes  a size that changes between calls becomes symbolic (capture; True)
