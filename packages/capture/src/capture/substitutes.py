@@ -41,8 +41,9 @@ def substitute_in_graph(original_fn: Callable, *, can_constant_fold_through: boo
         if not skip_signature_check and None not in (original_signature, polyfill_signature):
             if original_signature != polyfill_signature:
                 raise TypeError(
-                    f"substitute_in_graph: {polyfill.__qualname__}{polyfill_signature} does not have the signature of "
-                    f"{getattr(original_fn, '__qualname__', original_fn)}{original_signature} (skip_signature_check=True allows it)"
+                    f"substitute_in_graph: {polyfill.__qualname__}{polyfill_signature} does not have the signature "
+                    f"of {getattr(original_fn, '__qualname__', original_fn)}{original_signature} "
+                    "(skip_signature_check=True allows it)"
                 )
 
         @rule(original_fn)
