@@ -20,7 +20,7 @@ def _accepts_keyword(fn: Callable, name: str) -> bool:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):  # a callable without a signature (a C function)
         return False
-    return any(p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.kind == p.VAR_KEYWORD
+    return any((p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)) or p.kind == p.VAR_KEYWORD
                for p in parameters)
 
 

@@ -3,8 +3,9 @@
 
 The cache holds compiled graphs' wrappers and their C++/Triton kernels, keyed by content
 hashes, so a process that loads them skips code generation and the C++ compiler for graphs
-it compiles again. Kept thin on purpose: the bytes are a zip of the cache folder's files
-(`inductor.cache` documents the layout); wrappers name their kernels by absolute path, so the
+it compiles again. Kept thin on purpose: the bytes are a zip of every file in the cache folder
+(torch's hold only what this process compiled; `inductor.cache` documents the layout, which
+may change under this module); wrappers name their kernels by absolute path, so the
 paths of the saving cache folder are rewritten to this one's. The kernels are built for the
 saving machine's CPU (`-march=native`): load them on machines of the same kind.
 """
