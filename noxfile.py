@@ -1,5 +1,6 @@
 """Sessions: one per package (installed alone), `integration` (the cross-package tests in
-tests/ with everything installed), `tests` (every test in one environment), `demo` (the main job).
+tests/ with everything installed), `tests` (every test in one environment), `demo` (the main job),
+`docs` (the documentation site, built strictly, with its examples run).
 
 `nox` with no arguments runs the package sessions and `integration`: every test once, each
 package's tests in an environment holding only that package and what it declares.
@@ -108,3 +109,14 @@ def demo(session: nox.Session) -> None:
     """The main job: compile a real model and report what happened and how fast."""
     _install_everything(session)
     session.run("python", "-m", "compiler.demo", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site (Sphinx with MyST Markdown, the API reference from
+    docstrings) with warnings as errors, after running the pages' examples (doctest builder).
+    Output: build/docs/html/index.html. Nothing is fetched from the network while building."""
+    _install(session, "compiler")
+    session.install("-c", str(CONSTRAINTS), "sphinx>=8", "myst-parser>=4")
+    for builder in ("doctest", "html"):
+        session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", builder, "docs", f"build/docs/{builder}")

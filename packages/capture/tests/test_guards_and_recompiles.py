@@ -92,7 +92,8 @@ def test_recompile_limit_falls_back_to_eager(monkeypatch, caplog):
     compiled(torch.randn(1))
     compiled(torch.randn(2))
     x = torch.randn(3)
-    with pytest.warns(UserWarning, match="recompile limit"), caplog.at_level(logging.INFO, logger="compiler.recompiles"):
+    recompiles = caplog.at_level(logging.INFO, logger="compiler.recompiles")
+    with pytest.warns(UserWarning, match="recompile limit"), recompiles:
         assert_same(compiled(x), fn(x))
     assert "hit the recompile limit" in caplog.text and "L['x']" in caplog.text
     assert captures(compiled) == 2

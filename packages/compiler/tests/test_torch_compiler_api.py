@@ -130,6 +130,19 @@ def test_stance_as_function_and_decorator():
     assert same_for_both(scenario) == (0, 1, 2)
 
 
+def test_set_stance_inside_a_compiled_function_is_an_error():
+    def scenario(api):
+        def fn(x):
+            api.set_stance("force_eager")
+            return x + 1
+
+        with pytest.raises(Exception, match="set_stance"):
+            api.compile(fn, backend="eager")(torch.ones(1))
+        return capture.stance.current_stance(), torch._dynamo.eval_frame._stance.stance
+
+    assert same_for_both(scenario) == ("default", "default")
+
+
 def test_unknown_stance_is_refused():
     with pytest.raises(ValueError, match="the stances are: default, force_eager"):
         compiler.set_stance("sometimes")

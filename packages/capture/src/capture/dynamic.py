@@ -34,6 +34,8 @@ def _normalized(tensor: torch.Tensor, dims) -> dict:
 
 
 def mark_dynamic(tensor: torch.Tensor, dims: int | list[int], min: int | None = None, max: int | None = None) -> None:
+    """Trace `tensor`'s sizes in `dims` as symbols in every capture it is an input of
+    (within [min, max] when given), whatever the compiled function's `dynamic` setting."""
     marked = dict(getattr(tensor, MARK_ATTRIBUTE, {}))
     normalized = _normalized(tensor, dims)
     if min is not None or max is not None:
@@ -53,6 +55,8 @@ def maybe_mark_dynamic(tensor: torch.Tensor, dims: int | list[int]) -> None:
 
 
 def mark_static(tensor: torch.Tensor, dims: int | list[int]) -> None:
+    """Keep `tensor`'s sizes in `dims` specialized, even under `dynamic=True` or after they
+    changed between calls."""
     static = set(getattr(tensor, STATIC_ATTRIBUTE, ()))
     static.update(_normalized(tensor, dims))
     setattr(tensor, STATIC_ATTRIBUTE, frozenset(static))

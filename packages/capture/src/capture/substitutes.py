@@ -5,6 +5,7 @@ capture cannot trace into) is traced as a call of `polyfill`, a Python function 
 same; called outside capture, the returned function runs `original`.
 `assume_constant_result(fn)`: a call of `fn` on constant arguments runs now, while tracing,
 and its result is a constant of the graph (no guard checks it later: the user vouches for it).
+`forbid_tracing(target, reason)`: reaching a call of `target` while tracing is an error.
 
 Both register a call rule (capture.calls.registry), as capture's own rules for builtins are.
 """
@@ -15,8 +16,8 @@ import functools
 import inspect
 from typing import Callable
 
-from .calls.registry import rule
-from .errors import Unsupported
+from .calls.registry import construct_rule, rule
+from .errors import CaptureError, Unsupported
 from .values.factory import constant_args, evaluate_constant_operation
 
 
@@ -40,8 +41,9 @@ def substitute_in_graph(original_fn: Callable, *, can_constant_fold_through: boo
         if not skip_signature_check and None not in (original_signature, polyfill_signature):
             if original_signature != polyfill_signature:
                 raise TypeError(
-                    f"substitute_in_graph: {polyfill.__qualname__}{polyfill_signature} does not have the signature of "
-                    f"{getattr(original_fn, '__qualname__', original_fn)}{original_signature} (skip_signature_check=True allows it)"
+                    f"substitute_in_graph: {polyfill.__qualname__}{polyfill_signature} does not have the signature "
+                    f"of {getattr(original_fn, '__qualname__', original_fn)}{original_signature} "
+                    "(skip_signature_check=True allows it)"
                 )
 
         @rule(original_fn)
@@ -80,3 +82,17 @@ def assume_constant_result(fn: Callable) -> Callable:
         return evaluate_constant_operation(frame, lambda: fn(*positional, **keywords), ())
 
     return fn
+
+
+def forbid_tracing(target: Callable, reason: str) -> None:
+    """Tracing a call of `target` (or, for a class, constructing one) raises `CaptureError(reason)`
+    at once, instead of tracing it or breaking the graph around it: for functions that change
+    how compiled code runs (`compiler.set_stance`), as torch.compile forbids them."""
+
+    def refuse(frame, *_):
+        raise CaptureError(reason)
+
+    if isinstance(target, type):
+        construct_rule(target)(refuse)
+    else:
+        rule(target)(refuse)

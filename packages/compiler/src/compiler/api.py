@@ -20,7 +20,7 @@ def _accepts_keyword(fn: Callable, name: str) -> bool:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):  # a callable without a signature (a C function)
         return False
-    return any(p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.kind == p.VAR_KEYWORD
+    return any((p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)) or p.kind == p.VAR_KEYWORD
                for p in parameters)
 
 
@@ -40,7 +40,9 @@ def with_mode_and_options(backend: Callable, mode: str | None, options: dict | N
     given = {"mode": mode} if mode is not None else {"options": options}
     for keyword in given:
         if not _accepts_keyword(backend, keyword):
-            raise TypeError(f"backend {name} takes no {keyword}= (only backends with a {keyword!r} parameter do, such as 'inductor')")
+            raise TypeError(
+                f"backend {name} takes no {keyword}= (only backends with a {keyword!r} parameter do, such as 'inductor')"
+            )
     parse_options = getattr(backend, "parse_options", None)
     if parse_options is not None:
         parse_options(mode, options)

@@ -17,6 +17,8 @@ import torch
 
 @dataclass
 class ExplainOutput:
+    """What `explain` found: the graphs, their operations and guards, and each graph break."""
+
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)
     graph_count: int = 0
     graph_break_count: int = 0

@@ -1,4 +1,4 @@
-"""`compiler.config`: the settings a user may change, in one place, whichever package owns them.
+"""`compiler.config`: the settings a user may change, in one place, whichever package owns them::
 
     recompile_limit           entries per function before it runs eagerly (capture; default 8)
     automatic_dynamic_shapes  a size that changes between calls becomes symbolic (capture; True)
@@ -72,7 +72,9 @@ class Config:
         """Apply `changes` for the duration of a `with` block."""
         unknown = sorted(set(changes) - set(self.names()))
         if unknown:
-            raise AttributeError(f"compiler.config has no setting(s) {', '.join(unknown)}; the settings are: {', '.join(self.names())}")
+            raise AttributeError(
+                f"compiler.config has no setting(s) {', '.join(unknown)}; the settings are: {', '.join(self.names())}"
+            )
         saved = {name: getattr(self, name) for name in changes}
         try:
             for name, value in changes.items():
@@ -84,7 +86,9 @@ class Config:
 
     def __setattr__(self, name: str, value) -> None:
         if name not in self.names():
-            raise AttributeError(f"compiler.config has no setting {name!r}; the settings are: {', '.join(self.names())}")
+            raise AttributeError(
+                f"compiler.config has no setting {name!r}; the settings are: {', '.join(self.names())}"
+            )
         super().__setattr__(name, value)
 
     def __repr__(self) -> str:

@@ -52,3 +52,8 @@ class set_stance:  # noqa: N801  (a function to its users, as torch.compiler.set
                 return fn(*args, **kwargs)
 
         return with_stance
+
+
+capture.substitutes.forbid_tracing(
+    set_stance, "compiler.set_stance may not be called inside a compiled function: call it around the call instead"
+)

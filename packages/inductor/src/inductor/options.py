@@ -53,9 +53,8 @@ class CompileOptions:
         settings = {**MODES[mode], **(options or {})}
         unknown = sorted(set(settings) - set(OPTION_KEYS))
         if unknown:
-            raise InductorError(
-                f"inductor: unknown option(s) {', '.join(map(repr, unknown))}; the options are: {', '.join(OPTION_KEYS)}"
-            )
+            names = ", ".join(map(repr, unknown))
+            raise InductorError(f"inductor: unknown option(s) {names}; the options are: {', '.join(OPTION_KEYS)}")
         chosen = cls(**{OPTION_KEYS[key]: value for key, value in settings.items()})
         if chosen.cpu_backend not in ("cpp", "triton"):
             raise InductorError(f"inductor: cpu_backend must be 'cpp' or 'triton', not {chosen.cpu_backend!r}")

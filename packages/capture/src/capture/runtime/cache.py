@@ -312,8 +312,10 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
             f"    return {miss_call}\n"
         )
     source = f"def {name}{inspect.Signature(params)}:\n" + body
-    namespace = {"__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state,
-                 "__forced_eager": stance.forced_eager, "__fn": fn}
+    namespace = {
+        "__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state,
+        "__forced_eager": stance.forced_eager, "__fn": fn,
+    }
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     dispatch = namespace[name]
     dispatch.__defaults__ = fn.__defaults__
