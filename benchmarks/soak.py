@@ -56,7 +56,8 @@ def small_models() -> list[nn.Module]:
     encoder = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
     return [
         nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16)),
-        nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()),
+        nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                      nn.Flatten()),
         nn.Sequential(nn.Linear(32, 32), encoder),
         nn.Sequential(nn.LayerNorm(16), nn.Linear(16, 16), nn.SiLU(), nn.Linear(16, 4)),
         nn.Sequential(nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 16), nn.Softmax(-1)),
@@ -77,7 +78,8 @@ def rss_mib() -> float:
 
 
 def cache_usage(folder: pathlib.Path) -> dict:
-    entries = [p for kind in ("cpp", "triton", "graphs") for p in (folder / kind).glob("*") if not p.name.startswith(".")]
+    kinds = ("cpp", "triton", "graphs")
+    entries = [p for kind in kinds for p in (folder / kind).glob("*") if not p.name.startswith(".")]
     leftovers = [p for p in folder.rglob(".*") if p.name.startswith((".staging-", ".trash-")) or p.suffix == ".tmp"]
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return {"entries": len(entries), "bytes": size, "leftovers": len(leftovers)}

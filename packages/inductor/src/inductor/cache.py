@@ -140,10 +140,10 @@ def entry(kind: str, key: str) -> pathlib.Path | None:
     or skipped in a read-only folder, and reported once)."""
     for root in _roots():
         folder = root / kind / key
-        if folder in _verified:
-            return folder
         if not folder.is_dir():
             continue
+        if folder in _verified:
+            return folder
         reason = _damage(folder)
         if reason is None:
             with _lock:

@@ -12,7 +12,6 @@ import importlib.metadata
 import json
 import logging
 import os
-import re
 import sys
 import time
 import types
@@ -24,7 +23,7 @@ import torch.fx
 from . import cache, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton import triton_kernel_calls
-from .codegen.triton.calls import store_kernel_module
+from .codegen.triton.calls import rebuild_kernel_module
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
@@ -243,12 +242,8 @@ def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
     return compiled
 
 
-def _rebuild_triton_module(source: str) -> str:
-    return store_kernel_module(source, re.findall(r"^def (\w+)\(", source, re.M)[-1])
-
-
 # Cache entry kind -> (a kernel's source -> the key of the entry built from it).
-KERNEL_REBUILDERS = {"cpp": cpp_build.build, "triton": _rebuild_triton_module}
+KERNEL_REBUILDERS = {"cpp": cpp_build.build, "triton": rebuild_kernel_module}
 
 
 def _environment_key(backend: str, example_inputs) -> str:

@@ -40,8 +40,9 @@ def combo_module(members: list) -> tuple[str, str]:
     numels, body = [], ["pid = tl.program_id(0)"]
     for k, member in enumerate(members):
         params, text = kernel_function(member, member.body_lines, program_id="pid")
-        flag = ["error_ptr"] if member.raises else []
-        *pointer_params, numel, block = [p for p in params if p != "error_ptr"]  # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
+        flag = ["error_ptr"] if member.raises else []  # the combo's own, passed on
+        # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
+        *pointer_params, numel, block = [p for p in params if p != "error_ptr"]
         signature = ", ".join([*pointer_params, numel, *flag, "pid", block])
         function = f"@triton.jit\ndef MEMBER({signature}):\n{_renumbered(text)}\n"
         name = f"member_{digest(function)[:12]}"
@@ -53,6 +54,7 @@ def combo_module(members: list) -> tuple[str, str]:
     for name, run in runs.items():
         body += _call_for_members(name, run)
     raises = any(member.raises for member in members)
+    flag = ["error_ptr"] if raises else []
     source = "\n".join([
         f"# A combo kernel: {len(members)} pointwise kernels in one launch",
         *module_head(KIND_COMBO, pointers, raises=raises),
@@ -62,7 +64,7 @@ def combo_module(members: list) -> tuple[str, str]:
         *(text for text in functions.values()),
         "",
         "@triton.jit",
-        f"def KERNEL_NAME({', '.join([*pointers, *numels, *(['error_ptr'] if raises else []), 'XBLOCK: tl.constexpr'])}):",
+        f"def KERNEL_NAME({', '.join([*pointers, *numels, *flag, 'XBLOCK: tl.constexpr'])}):",
         *indent(body),
         "",
     ])
