@@ -8,6 +8,7 @@ start runs the stored wrapper and skips lowering and code generation entirely.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import logging
@@ -254,13 +255,22 @@ def _environment_key(backend: str, example_inputs) -> str:
     if backend == "cpp":
         parts.append(cpp_build.toolchain_key())
     if backend == "triton" or cuda:
-        try:
-            parts.append(importlib.metadata.version("triton"))
-        except importlib.metadata.PackageNotFoundError:
-            parts.append("no triton")
-    for device in cuda:
-        parts.append(f"{torch.cuda.get_device_name(device)} sm{torch.cuda.get_device_capability(device)}")
+        parts.append(_triton_version())
+    parts += [_gpu_architecture(device) for device in cuda]
     return cache.digest(*parts)
+
+
+@functools.lru_cache(maxsize=None)
+def _triton_version() -> str:
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return "no triton"
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_architecture(device: torch.device) -> str:
+    return f"{torch.cuda.get_device_name(device)} sm{torch.cuda.get_device_capability(device)}"
 
 
 def _constants(gm) -> dict:
