@@ -19,6 +19,7 @@ import gc
 import json
 import os
 import pathlib
+import shutil
 import sys
 import tempfile
 import threading
@@ -146,6 +147,7 @@ def main() -> None:
         "cache_leftovers": rows[-1]["cache_leftovers"],
     }
     print(json.dumps(verdict, indent=1))
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
