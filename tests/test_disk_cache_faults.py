@@ -167,3 +167,17 @@ def test_kernels_built_for_another_cpu_are_not_reused(monkeypatch, tmp_path):
         torch.testing.assert_close(other(x)[0], torch.sigmoid(x * x))
     finally:
         cpp_build.toolchain_key.cache_clear()
+
+
+def test_what_a_killed_writer_left_behind_is_swept(server, tmp_path):
+    folder = tmp_path / "cache"
+    abandoned = folder / "cpp" / ".staging-abandoned"
+    abandoned.mkdir(parents=True)
+    (abandoned / "kernel.cpp").write_text("// a writer was killed here")
+    fresh = folder / "cpp" / ".staging-in-progress"  # another writer, still at work
+    fresh.mkdir()
+    two_hours_ago = abandoned.stat().st_mtime - 7200
+    os.utime(abandoned, (two_hours_ago, two_hours_ago))
+    result = server.run(folder)
+    assert result.exit_code == 0 and result.matches_eager, result
+    assert not abandoned.exists() and fresh.exists()

@@ -82,3 +82,21 @@ def test_racing_recompiles_stop_at_the_limit():
     with pytest.warns(UserWarning, match="recompile limit"):
         _hammer(compiled, sizes=sizes, calls=len(sizes))
     assert len(compiled._capture_cache.entries) == config.recompile_limit
+
+
+def test_is_compiling_is_off_after_threads_captured_at_once():
+    """torch.compiler.is_compiling() is one flag for the process: it is on while any thread
+    captures, and off again once all are done however their captures interleaved."""
+    functions = [compiler.compile(lambda x, k=k: torch.relu(x) + k, backend="eager") for k in range(THREADS)]
+    start = threading.Barrier(THREADS)
+
+    def work(k):
+        start.wait()
+        functions[k](torch.randn(4))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not torch.compiler.is_compiling()

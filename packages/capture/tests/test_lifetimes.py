@@ -41,3 +41,22 @@ def test_module_inputs_are_not_kept_alive():
     del x
     gc.collect()
     assert reference() is None
+
+
+@pytest.mark.parametrize("fn", [plain, breaking], ids=["one graph", "graph break"])
+def test_generated_source_lines_go_when_the_entries_do(fn):
+    """Guard and entry functions register their source with linecache (for tracebacks); a
+    process that recompiles for days must not keep every one after `reset()`."""
+    import linecache
+
+    def generated():
+        return {name for name in linecache.cache if name.startswith(("<guards ", "<capture entry "))}
+
+    before = generated()
+    compiled = capture.optimize(fn, capture.backends.eager)
+    compiled(torch.randn(3, 3), torch.randn(3, 3))
+    assert generated() - before
+    capture.reset()
+    del compiled
+    gc.collect()
+    assert generated() <= before

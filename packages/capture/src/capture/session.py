@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import threading
 import types
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -43,27 +44,39 @@ _UNGUARDED_MODULE_PREFIXES = (
 )  # fmt: skip
 
 
+# torch.compiler.is_compiling() reads a module flag (torch >= 2.5), one for the process: it is
+# on while any thread captures. Threads capturing at once each saving and restoring the flag
+# would leave it on for good (the last to finish restores what it saw: on), so they count.
+_captures = {"running": 0, "flag before": False}
+_captures_lock = threading.Lock()
+
+
+def _count_capture(change: int) -> None:
+    if not hasattr(torch.compiler, "_is_compiling_flag"):
+        return
+    with _captures_lock:
+        if _captures["running"] == 0:
+            _captures["flag before"] = torch.compiler._is_compiling_flag
+        _captures["running"] += change
+        torch.compiler._is_compiling_flag = True if _captures["running"] else _captures["flag before"]
+
+
 @contextlib.contextmanager
 def _capturing(exporting: bool):
     """While tracing: `torch.compiler.is_compiling()` (and, under `export`,
     `torch.compiler.is_exporting()`) is True for code capture runs for real (properties,
     constant folding), and the global state the traced code changes (grad mode, autocast) is
     put back however tracing ends."""
-    # torch.compiler.is_compiling() / is_exporting() read these module flags (torch >= 2.5).
-    has_flag = hasattr(torch.compiler, "_is_compiling_flag")
-    flag = getattr(torch.compiler, "_is_compiling_flag", False)
     exporting_flag = getattr(torch.compiler, "_is_exporting_flag", False)
     grad_enabled = torch.is_grad_enabled()
     autocast_state = {d: (torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda")}
-    if has_flag:
-        torch.compiler._is_compiling_flag = True
+    _count_capture(+1)
     if exporting:
         torch.compiler._is_exporting_flag = True
     try:
         yield
     finally:
-        if has_flag:
-            torch.compiler._is_compiling_flag = flag
+        _count_capture(-1)
         if exporting:
             torch.compiler._is_exporting_flag = exporting_flag
         torch._C._set_grad_enabled(grad_enabled)

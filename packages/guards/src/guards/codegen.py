@@ -30,6 +30,7 @@ import itertools
 import keyword
 import linecache
 import re
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -437,7 +438,9 @@ _counter = itertools.count()
 def _define(name: str, text: str, constants: dict[str, object]) -> Callable:
     namespace: dict[str, Any] = {"__builtins__": builtins, **constants}
     filename = f"<guards {name} #{next(_counter)}>"
-    # Registered with linecache so tracebacks and inspect.getsource show the generated lines.
+    # Registered with linecache so tracebacks and inspect.getsource show the generated lines,
+    # for as long as the function lives (a process recompiling for days must not keep them all).
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     exec(compile(text, filename, "exec"), namespace)
+    weakref.finalize(namespace[name], linecache.cache.pop, filename, None)
     return namespace[name]

@@ -35,6 +35,7 @@ import pathlib
 import shutil
 import tempfile
 import threading
+import time
 import warnings
 
 from .errors import CacheWarning
@@ -104,6 +105,8 @@ _lock = threading.Lock()
 _fallback: dict[pathlib.Path, pathlib.Path] = {}   # read-only root -> this process's temp folder
 _verified: set[pathlib.Path] = set()                # entry folders hashed whole in this process
 _reported: set[pathlib.Path] = set()                # damaged entries already warned about
+_swept: set[pathlib.Path] = set()                   # folders cleared of abandoned writes
+ABANDONED_AFTER_SECONDS = 3600
 
 
 def _roots() -> list[pathlib.Path]:
@@ -137,10 +140,10 @@ def entry(kind: str, key: str) -> pathlib.Path | None:
     or skipped in a read-only folder, and reported once)."""
     for root in _roots():
         folder = root / kind / key
-        if folder in _verified:
-            return folder
         if not folder.is_dir():
             continue
+        if folder in _verified:
+            return folder
         reason = _damage(folder)
         if reason is None:
             with _lock:
@@ -181,6 +184,7 @@ def staging(kind: str) -> pathlib.Path:
     root = _writable_root()
     try:
         (root / kind).mkdir(parents=True, exist_ok=True)
+        _sweep(root / kind)
         return pathlib.Path(tempfile.mkdtemp(prefix=".staging-", dir=root / kind))
     except OSError:
         if root in _fallback.values():
@@ -226,6 +230,22 @@ def publish(kind: str, key: str, files: dict[str, str]) -> pathlib.Path:
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _sweep(folder: pathlib.Path) -> None:
+    """Once per folder and process: delete what writers killed mid-way left behind (staging
+    and trash folders, temp files) once it is older than any write could take."""
+    with _lock:
+        if folder in _swept:
+            return
+        _swept.add(folder)
+    cutoff = time.time() - ABANDONED_AFTER_SECONDS
+    for path in folder.glob(".*"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        except OSError:
+            pass
 
 
 def _writable_root() -> pathlib.Path:

@@ -8,10 +8,10 @@ start runs the stored wrapper and skips lowering and code generation entirely.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import logging
-import re
 import sys
 import time
 import types
@@ -24,7 +24,7 @@ import torch.fx
 from . import cache, logs, metrics
 from .codegen.cpp import KERNEL_SYMBOL, CppKernel
 from .codegen.triton import triton_kernel_calls
-from .codegen.triton.calls import store_kernel_module
+from .codegen.triton.calls import rebuild_kernel_module
 from .codegen.wrapper import KernelCall, WrapperCodegen
 from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
@@ -276,12 +276,8 @@ def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
     return compiled
 
 
-def _rebuild_triton_module(source: str) -> str:
-    return store_kernel_module(source, re.findall(r"^def (\w+)\(", source, re.M)[-1])
-
-
 # Cache entry kind -> (a kernel's source -> the key of the entry built from it).
-KERNEL_REBUILDERS = {"cpp": cpp_build.build, "triton": _rebuild_triton_module}
+KERNEL_REBUILDERS = {"cpp": cpp_build.build, "triton": rebuild_kernel_module}
 
 
 def _environment_key(backend: str, example_inputs) -> str:
@@ -292,13 +288,22 @@ def _environment_key(backend: str, example_inputs) -> str:
     if backend == "cpp":
         parts.append(cpp_build.toolchain_key())
     if backend == "triton" or cuda:
-        try:
-            parts.append(importlib.metadata.version("triton"))
-        except importlib.metadata.PackageNotFoundError:
-            parts.append("no triton")
-    for device in cuda:
-        parts.append(f"{torch.cuda.get_device_name(device)} sm{torch.cuda.get_device_capability(device)}")
+        parts.append(_triton_version())
+    parts += [_gpu_architecture(device) for device in cuda]
     return cache.digest(*parts)
+
+
+@functools.lru_cache(maxsize=None)
+def _triton_version() -> str:
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return "no triton"
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_architecture(device: torch.device) -> str:
+    return f"{torch.cuda.get_device_name(device)} sm{torch.cuda.get_device_capability(device)}"
 
 
 def _constants(gm) -> dict:

@@ -50,13 +50,17 @@ capture_log = logs.channel("capture")
 
 _SUSPENDING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
-# Every cache alive, so `reset()` can empty them all.
+# Every cache alive, so `reset()` can empty them all (the lock: a set must not grow while
+# another thread copies it).
 _ALL_CACHES: weakref.WeakSet = weakref.WeakSet()
+_ALL_CACHES_LOCK = threading.Lock()
 
 
 def reset() -> None:
     """Drop every compiled entry; the next call of each compiled function captures again."""
-    for cache in list(_ALL_CACHES):
+    with _ALL_CACHES_LOCK:
+        caches = list(_ALL_CACHES)
+    for cache in caches:
         cache.clear()
 
 
@@ -72,7 +76,8 @@ class CodeCache:
         resume: ResumeCode | None = None,
         original: types.FunctionType | None = None,
     ):
-        _ALL_CACHES.add(self)
+        with _ALL_CACHES_LOCK:
+            _ALL_CACHES.add(self)
         self.fn = fn
         self.compilation = compilation
         self.resume = resume

@@ -19,6 +19,7 @@ import itertools
 import linecache
 import re
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -118,6 +119,7 @@ def build_entry(
     filename = f"<capture entry {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)
+    weakref.finalize(namespace[name], linecache.cache.pop, filename, None)  # lines live as long as the entry
     # The entry keeps what it reads by name, not the capture's values (which hold the first
     # call's arguments).
     return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name)

@@ -34,6 +34,7 @@ import torch
 
 from ..ir import FusedKernel, InnerLoop, OuterStep
 from ..ops import COMPARISONS, UNARY, use_handler
+from ..runtime.kernel_errors import BOUNDS_ERROR_CODES
 from . import cpp_expr
 from .cpp_expr import ctype
 from .cpp_loop_order import LANES, lane_loop
@@ -43,9 +44,8 @@ from .cpp_loop_order import LANES, lane_loop
 PRELUDE = pathlib.Path(__file__).with_name("cpp_prelude.h")
 
 
-# The error flag an out-of-range index sets, by the type eager raises (cpp_prelude.h; the loader
-# in runtime/cpp_build.py maps flags back to exceptions).
-BOUNDS_ERROR_CODES = {IndexError: "PTC_INDEX_OUT_OF_BOUNDS", RuntimeError: "PTC_INDEX_OUT_OF_BOUNDS_RUNTIME"}
+# Prelude functions that may set ptc_error_flag (directly or through ptc_divisor).
+FLAGGING_HELPERS = ("ptc_divisor", "ptc_truncdiv", "ptc_floordiv", "ptc_fmod", "ptc_mod", "ptc_index_in_bounds")
 
 KERNEL_SYMBOL = "kernel"  # every library holds one kernel, so one exported name serves all
 PARALLEL_THRESHOLD = 32768  # elements below which threads cost more than they save
@@ -332,8 +332,13 @@ class CppKernel:
             params.append(f"{const}{ctype(self.buffers[name].dtype)}* __restrict__ {name}")
         symbols = sorted(self.symbols)
         params += [f"const int64_t {s}" for s in symbols]
+        # The error flag is one per library: calls from several Python threads at once (ctypes
+        # releases the GIL) must not clear or read each other's, so a kernel that may set it
+        # runs one call at a time.
+        checks = any(f"{helper}(" in line for line in code for helper in FLAGGING_HELPERS)
         source = "\n".join(
             [f'#include "{PRELUDE.name}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
+             *(["    std::lock_guard<std::mutex> ptc_one_call(ptc_error_lock);"] if checks else []),
              "    ptc_error_flag = 0;", *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
         return _by_role(source, self.args, k.scratch), [*self.args, *symbols]

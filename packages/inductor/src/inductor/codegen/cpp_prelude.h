@@ -7,6 +7,7 @@
 // what <cmath>'s float and double overloads call.
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 
 #define PTC_INLINE static inline __attribute__((always_inline))
@@ -184,8 +185,11 @@ PTC_INLINE float ptc_erf(float x) {
 // Set by a kernel meeting an input eager raises for: integer division by zero (x86 would trap
 // and kill the process), or an index tensor holding a value outside the dimension it indexes (the
 // load would read outside the tensor). Each kernel clears it on entry and returns it; the ctypes
-// loader (runtime/cpp_build.py) raises the matching Python error.
+// loader (runtime/cpp_build.py) raises the matching Python error. Kernels that may set it hold
+// ptc_error_lock for the whole call, so concurrent calls from other threads cannot clobber it.
 static int ptc_error_flag = 0;
+static std::mutex ptc_error_lock;
+// The codes of runtime/kernel_errors.py.
 #define PTC_ZERO_DIVISION 1
 #define PTC_INDEX_OUT_OF_BOUNDS 2
 #define PTC_INDEX_OUT_OF_BOUNDS_RUNTIME 3

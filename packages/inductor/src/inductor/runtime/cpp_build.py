@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from .. import cache
 from ..codegen.cpp import PRELUDE
 from ..errors import CppCompileError, InductorError
+from .kernel_errors import kernel_error
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-std=gnu++17", "-shared", "-fPIC", "-w"]
 
@@ -110,23 +111,7 @@ def load_kernel(key: str, name: str, n_pointers: int, n_sizes: int):
 
 
 def _raise_on_error(source, status, fn, args):
-    """Raise what eager raises for the input the kernel flagged (cpp_prelude.h's error codes)."""
+    """Raise what eager raises for the input the kernel flagged (runtime/kernel_errors.py)."""
     if status:
-        raise KERNEL_ERRORS[status](source)
+        raise kernel_error(status, source)
     return status
-
-
-def _index_error(error_type):
-    return lambda kernel: error_type(
-        f"index out of bounds in compiled kernel {kernel}: an index tensor (indexing, gather, "
-        "embedding...) holds a value outside the dimension it indexes"
-    )
-
-
-# cpp_prelude.h's error codes -> the error eager raises for the same inputs, given the kernel's
-# source file: its type, and a message starting as eager's does.
-KERNEL_ERRORS = {
-    1: lambda kernel: RuntimeError(f"ZeroDivisionError (integer division or modulo by zero in compiled kernel {kernel})"),
-    2: _index_error(IndexError),      # PTC_INDEX_OUT_OF_BOUNDS: indexing, index_select, embedding
-    3: _index_error(RuntimeError),    # PTC_INDEX_OUT_OF_BOUNDS_RUNTIME: gather
-}

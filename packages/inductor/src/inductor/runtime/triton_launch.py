@@ -29,6 +29,7 @@ import torch
 from .. import cache, logs
 from ..errors import InductorError, UnsupportedDevice
 from . import triton_configs
+from .kernel_errors import kernel_error
 from .triton_configs import Config
 
 log = logs.channel("inductor")
@@ -76,6 +77,7 @@ class TritonLauncher:
         self.kind = module.KIND
         self.pointer_types = module.POINTER_TYPES
         self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
+        self.raises = getattr(module, "RAISES", False)
         self.numel_count = getattr(module, "NUMELS", 1 if self.kind == triton_configs.KIND_POINTWISE else 2)
         self.plans: dict[tuple, _Plan] = {}      # element counts -> plan
         self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
@@ -127,7 +129,12 @@ class TritonLauncher:
 
     def _launch(self, plan: _Plan, args):
         device = args[self.device_arg].get_device() if self.device_arg is not None else -1
-        if device < 0:  # CPU tensors: Triton's interpreter
+        if device < 0 and self.raises:  # the interpreter, with a flag for inputs eager raises on
+            flag = torch.zeros(1, dtype=torch.int32)
+            self.fn[plan.grid](*args, flag, **plan.config.launch_kwargs())
+            if code := int(flag.item()):
+                raise kernel_error(code, self.path)
+        elif device < 0:  # CPU tensors: Triton's interpreter
             self.fn[plan.grid](*args, **plan.config.launch_kwargs())
         elif device != _current_device():
             # Triton launches on the current device: make it the one holding the tensors.

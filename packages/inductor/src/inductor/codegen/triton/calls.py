@@ -11,6 +11,8 @@ one file, one compiled binary and one autotuning.
 
 from __future__ import annotations
 
+import re
+
 from ... import cache
 from ...ir import ComboKernel
 from ...runtime.triton_launch import load_triton_kernel, precompile
@@ -27,6 +29,12 @@ def store_kernel_module(source: str, function_name: str) -> str:
     if cache.entry("triton", key) is None:
         cache.publish("triton", key, {f"{function_name}.py": source})
     return key
+
+
+def rebuild_kernel_module(source: str) -> str:
+    """`store_kernel_module` for a module's source alone: its kernel is its last function
+    (a combo's members come before it)."""
+    return store_kernel_module(source, re.findall(r"^def (\w+)\(", source, re.M)[-1])
 
 
 class PrintedCombo:

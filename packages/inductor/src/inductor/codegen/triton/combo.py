@@ -40,27 +40,31 @@ def combo_module(members: list) -> tuple[str, str]:
     numels, body = [], ["pid = tl.program_id(0)"]
     for k, member in enumerate(members):
         params, text = kernel_function(member, member.body_lines, program_id="pid")
-        *pointer_params, numel, block = params  # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
-        signature = ", ".join([*pointer_params, numel, "pid", block])
+        flag = ["error_ptr"] if member.raises else []  # the combo's own, passed on
+        # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
+        *pointer_params, numel, block = [p for p in params if p != "error_ptr"]
+        signature = ", ".join([*pointer_params, numel, *flag, "pid", block])
         function = f"@triton.jit\ndef MEMBER({signature}):\n{_renumbered(text)}\n"
         name = f"member_{digest(function)[:12]}"
         functions[name] = function.replace("MEMBER", name)
         pointers.update({f"k{k}_{p}": t for p, t in pointer_types(member).items()})
         numels.append(f"k{k}_xnumel")
         body.append(f"end{k} = {f'end{k - 1} + ' if k else ''}tl.cdiv(k{k}_xnumel, XBLOCK)")
-        runs.setdefault(name, []).append((k, [*(f"k{k}_{p}" for p in pointer_params), f"k{k}_xnumel"]))
+        runs.setdefault(name, []).append((k, [*(f"k{k}_{p}" for p in pointer_params), f"k{k}_xnumel", *flag]))
     for name, run in runs.items():
         body += _call_for_members(name, run)
+    raises = any(member.raises for member in members)
+    flag = ["error_ptr"] if raises else []
     source = "\n".join([
         f"# A combo kernel: {len(members)} pointwise kernels in one launch",
-        *module_head(KIND_COMBO, pointers),
+        *module_head(KIND_COMBO, pointers, raises=raises),
         f"NUMELS = {len(members)}",
         "",
         "",
         *(text for text in functions.values()),
         "",
         "@triton.jit",
-        f"def KERNEL_NAME({', '.join([*pointers, *numels, 'XBLOCK: tl.constexpr'])}):",
+        f"def KERNEL_NAME({', '.join([*pointers, *numels, *flag, 'XBLOCK: tl.constexpr'])}):",
         *indent(body),
         "",
     ])

@@ -73,6 +73,10 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.symbols: set[str] = set()
         self.used_vars: set[str] = set()
         self.indirect_dims: dict[str, frozenset] = {}
+        # Kernels on CPU tensors run in Triton's interpreter, where checking for the inputs eager
+        # raises on costs little (runtime/kernel_errors.py); `raises`: some check was printed.
+        self.checks_errors = kernel.device.type == "cpu"
+        self.raises = False
         self.counter = 0
         self.lines: list[str] = []
         self.scopes = [Scope()]

@@ -7,7 +7,9 @@ what the kernel stored at the same index reads the stored value from registers.
 from __future__ import annotations
 
 import sympy
+import torch
 
+from ...runtime.kernel_errors import BOUNDS_ERROR_CODES
 from ...runtime.triton_configs import KIND_POINTWISE
 from ...sizes import FloorDiv, PythonMod
 from . import expressions
@@ -23,6 +25,16 @@ class MemoryOps:
         if not dims:
             return "[]"
         return f"[{'XBLOCK' if 'x' in dims else '1'}, {'RBLOCK' if 'r' in dims else '1'}]"
+
+    def flag_error(self, condition: str, dims, code: int) -> None:
+        """Where `condition` holds (on the lanes in bounds), report error `code` of
+        runtime/kernel_errors.py through the kernel's `error_ptr`, if it checks errors."""
+        if not self.checks_errors:
+            return
+        mask = self._mask(dims)
+        failing = self._new(f"({condition}) & {mask}" if mask else f"({condition})", torch.bool, dims)
+        self.lines.append(f"tl.store(error_ptr + tl.zeros({self._shape(dims)}, tl.int32), {code}, mask={failing})")
+        self.raises = True
 
     @staticmethod
     def _mask(dims) -> str | None:
@@ -112,7 +124,8 @@ class MemoryOps:
         value = self._tensor(value)
         size_text, _ = self._index(size)
         wrapped = self._new(f"tl.where({value} < 0, {value} + {size_text}, {value})", value.dtype, value.dims)
-        # Out-of-range indices are clamped, as in the C++ backend: a bad index never faults.
+        self.flag_error(f"({wrapped} < 0) | ({wrapped} >= {size_text})", value.dims, BOUNDS_ERROR_CODES[eager_error])
+        # Out-of-range indices are clamped: a bad index never faults.
         clamped = self._new(f"tl.minimum(tl.maximum({wrapped}, 0), {size_text} - 1)", value.dtype, value.dims)
         self.indirect_dims[clamped.text] = value.dims
         return sympy.Symbol(clamped.text, integer=True, nonnegative=True)

@@ -33,7 +33,7 @@ def kernel_module(printer: TritonKernel, body: list[str]) -> tuple[str, str]:
         title += f" | tiles: x over {', '.join(str(v) for v, _ in printer.loops['x'])}, r over {printer.loops['r'][0][0]}"
     source = "\n".join([
         title,
-        *module_head(printer.kind, pointer_types(printer)),
+        *module_head(printer.kind, pointer_types(printer), raises=printer.raises),
         *(["OUTER_REDUCTION = True  # the reduced axis is strided; rows are contiguous"] if printer.outer_reduction else []),
         "",
         "",
@@ -46,8 +46,9 @@ def kernel_module(printer: TritonKernel, body: list[str]) -> tuple[str, str]:
     return source.replace("KERNEL_NAME", function_name), function_name
 
 
-def module_head(kind: str, pointers: dict) -> list[str]:
-    """The imports and the header the launcher reads (KIND, POINTER_TYPES)."""
+def module_head(kind: str, pointers: dict, raises: bool = False) -> list[str]:
+    """The imports and the header the launcher reads (KIND, POINTER_TYPES, RAISES)."""
+    flag = ["RAISES = True  # takes `error_ptr` after the element counts (runtime/kernel_errors.py)"]
     return [
         _GENERATED_BY,
         "import triton",
@@ -58,6 +59,7 @@ def module_head(kind: str, pointers: dict) -> list[str]:
         "",
         f"KIND = {kind!r}",
         f"POINTER_TYPES = {{{', '.join(f'{name!r}: {ptype!r}' for name, ptype in pointers.items())}}}",
+        *(flag if raises else []),
     ]
 
 
@@ -97,6 +99,8 @@ def kernel_function(printer: TritonKernel, body: list[str],
     params = [*parameters.values(), *sorted(printer.symbols), "xnumel"]
     if two_d:
         params.append("rnumel")
+    if printer.raises:
+        params.append("error_ptr")
     params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if two_d else [])
     return params, text
 

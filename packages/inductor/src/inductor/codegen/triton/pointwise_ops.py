@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ...ops import BINARY, UNARY
+from ...runtime.kernel_errors import ZERO_DIVISION
 from .expressions import literal, triton_dtype
 from .values import TritonValue
 
@@ -29,6 +30,7 @@ _LIBDEVICE_BINARY = {"atan2": "atan2", "hypot": "hypot", "copysign": "copysign"}
 # and its result rounded back, whatever lowering produced them.
 _NARROW_FLOATS = (torch.float16, torch.bfloat16)
 _ROUNDING = frozenset({"floor", "ceil", "trunc", "round"})
+_INTEGER_DIVISIONS = frozenset({"truncdiv", "floordiv", "mod", "fmod"})  # eager raises on a zero divisor
 
 
 class PointwiseOps:
@@ -83,6 +85,8 @@ class PointwiseOps:
             a = self._tensor(a)
         dims = a.dims | b.dims
         dtype = a.dtype if a.literal is None else b.dtype
+        if name in _INTEGER_DIVISIONS and not dtype.is_floating_point and dtype != torch.bool and b.literal is None:
+            self.flag_error(f"{b} == 0", b.dims, ZERO_DIVISION)
         if name in ("eq", "ne", "lt", "le", "gt", "ge"):
             return self._new(f"{a} {_INFIX[name]} {b}", torch.bool, dims)
         if name in _LOGICAL:

@@ -1,0 +1,29 @@
+"""The errors a generated kernel reports instead of faulting, raised as eager raises them.
+
+A kernel meeting an integer division by zero (x86 traps on it and kills the process) or an
+index tensor's value outside the dimension it indexes (the load would read foreign memory)
+sets an error code and carries on safely; its caller raises the exception eager raises for
+the same inputs. C++ kernels return the code (cpp_prelude.h); Triton kernels run by the
+interpreter on CPU tensors store it through a flag pointer (codegen/triton, triton_launch.py).
+Triton kernels on the GPU do not check (as torch.compile's): an out-of-range index is clamped.
+"""
+
+from __future__ import annotations
+
+ZERO_DIVISION = 1             # eager: RuntimeError("ZeroDivisionError")
+INDEX_OUT_OF_BOUNDS = 2       # indexing, index_select, embedding: eager raises IndexError
+INDEX_OUT_OF_BOUNDS_RUNTIME = 3  # gather: eager raises RuntimeError
+
+# The code an out-of-range index sets, by the type eager raises for the op (ops.indirect_indexing).
+BOUNDS_ERROR_CODES = {IndexError: INDEX_OUT_OF_BOUNDS, RuntimeError: INDEX_OUT_OF_BOUNDS_RUNTIME}
+
+
+def kernel_error(code: int, kernel) -> Exception:
+    """The exception for error `code` of the kernel whose source is `kernel` (a path)."""
+    if code == ZERO_DIVISION:
+        return RuntimeError(f"ZeroDivisionError (integer division or modulo by zero in compiled kernel {kernel})")
+    error_type = IndexError if code == INDEX_OUT_OF_BOUNDS else RuntimeError
+    return error_type(
+        f"index out of bounds in compiled kernel {kernel}: an index tensor (indexing, gather, "
+        "embedding...) holds a value outside the dimension it indexes"
+    )
