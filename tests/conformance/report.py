@@ -26,10 +26,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 RESULTS = os.path.join(HERE, "..", "..", "benchmarks", "results")
 
-import torch  # noqa: E402
-
-from corpus import all_cases  # noqa: E402
-from runner import Column, run_pairs  # noqa: E402
+import torch
+from corpus import all_cases
+from runner import Column, run_pairs
 
 
 def normalized(reason: str) -> str:
@@ -54,12 +53,18 @@ def render(cases, columns, results, elapsed: float) -> str:
     lines = [
         "# Conformance corpus: ours vs torch.compile",
         "",
-        f"Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `tests/conformance/report.py`"
-        f" (torch {torch.__version__}, {len(cases)} cases, {elapsed:.0f} s).",
-        "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
-        " *pass* = same values, dtypes, input mutations, grads and exception types on all three.",
-        "*wrong* = a silent wrong result (or a missing exception); *refused* = Unsupported"
-        " (e.g. a graph break under fullgraph=True); *error* = another exception eager did not raise.",
+        (
+            f"Generated {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `tests/conformance/report.py`"
+            f" (torch {torch.__version__}, {len(cases)} cases, {elapsed:.0f} s)."
+        ),
+        (
+            "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
+            " *pass* = same values, dtypes, input mutations, grads and exception types on all three."
+        ),
+        (
+            "*wrong* = a silent wrong result (or a missing exception); *refused* = Unsupported"
+            " (e.g. a graph break under fullgraph=True); *error* = another exception eager did not raise."
+        ),
         "",
     ]
     pairs = sorted({(col.backend, col.fullgraph) for col in columns})
@@ -74,7 +79,6 @@ def render(cases, columns, results, elapsed: float) -> str:
             header.append("torch passes, ours not")
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))
-        totals = collections.Counter()
         for source in sources + ["**all**"]:
             group = cases if source == "**all**" else per_source[source]
             row = [source, str(len(group))]
@@ -91,7 +95,6 @@ def render(cases, columns, results, elapsed: float) -> str:
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
 
-    ours_cols = [col for col in columns if col.impl == "ours"]
     wrong = [r for r in results if r.outcome == "wrong" and r.column.startswith("ours/")]
     text = {c.name: c.text for c in cases}
     lines += ["## Wrong results under ours (top priority)", ""]
@@ -131,7 +134,6 @@ def render(cases, columns, results, elapsed: float) -> str:
         for (outcome, reason), count in ref.most_common(25):
             lines.append(f"| {count} | {outcome} | {reason.replace('|', chr(92) + '|')} |")
         lines.append("")
-    del ours_cols
     return "\n".join(lines)
 
 

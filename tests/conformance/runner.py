@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-
 from corpus import Case
 
 OUTCOMES = ("pass", "wrong", "refused", "error", "timeout")
@@ -140,7 +139,7 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
         if type(actual) is not type(expected):
             raise Mismatch(f"{where}: type {type(actual).__name__} != {type(expected).__name__}")
         compare(dict(actual.state_dict(keep_vars=True)), dict(expected.state_dict(keep_vars=True)), f"{where}.state", case, seen)
-        plain = lambda m: {k: v for k, v in vars(m).items() if not k.startswith("_") and k != "training"}  # noqa: E731
+        plain = lambda m: {k: v for k, v in vars(m).items() if not k.startswith("_") and k != "training"}
         compare(plain(actual), plain(expected), f"{where}.__dict__", case, seen)
         return
     if type(actual) is not type(expected):
@@ -158,9 +157,8 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
             raise Mismatch(f"{where}: keys {list(actual.keys())!r:.80} != {list(expected.keys())!r:.80}")
         for key in expected:
             compare(actual[key], expected[key], f"{where}[{key!r}]", case, seen)
-        if hasattr(expected, "default_factory"):
-            if actual.default_factory != expected.default_factory:
-                raise Mismatch(f"{where}: default_factory differs")
+        if hasattr(expected, "default_factory") and actual.default_factory != expected.default_factory:
+            raise Mismatch(f"{where}: default_factory differs")
         return
     if isinstance(expected, float):
         if not (actual == expected or (math.isnan(actual) and math.isnan(expected)) or math.isclose(actual, expected, rel_tol=1e-6, abs_tol=case.atol)):

@@ -20,7 +20,6 @@ import warnings
 import zlib
 
 import pytest
-
 from corpus import all_cases
 from runner import Column, run_pairs
 
