@@ -363,8 +363,10 @@ def run_pairs(pairs: list[tuple[Case, Column]], *, workers: int = 1, timeout_s: 
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 running[i] = (proc, todo, out, 0, time.monotonic())
             for i, (proc, todo, out, seen, last) in list(running.items()):
+                rc = proc.poll()  # before reading: once it has exited, its file is complete
                 with open(out) as f:
-                    lines = f.read().splitlines()
+                    # Only whole lines: the worker may be half-way through writing the next one.
+                    lines = f.read().split("\n")[:-1]
                 for line in lines[seen:]:
                     result = Result(**json.loads(line))
                     done[(result.case, result.column)] = result
@@ -372,7 +374,6 @@ def run_pairs(pairs: list[tuple[Case, Column]], *, workers: int = 1, timeout_s: 
                         progress(result)
                 if len(lines) > seen:
                     last = time.monotonic()
-                rc = proc.poll()
                 stuck = rc is None and time.monotonic() - last > timeout_s + 60
                 if stuck:
                     proc.kill()
