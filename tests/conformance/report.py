@@ -74,7 +74,7 @@ def render(cases, columns, results, elapsed: float) -> str:
         lines += [f"## backend={backend}, fullgraph={fullgraph}", ""]
         header = ["source", "cases"]
         for col in cols:
-            header += [f"{col.impl} pass", f"{col.impl} wrong", f"{col.impl} graphs (1st call / all)"]
+            header += [f"{col.impl} pass", f"{col.impl} wrong", f"{col.impl} graphs 1st call / all (ops)"]
         if len(cols) == 2:
             header.append("torch passes, ours not")
         lines.append("| " + " | ".join(header) + " |")
@@ -88,7 +88,8 @@ def render(cases, columns, results, elapsed: float) -> str:
                 wrong = sum(r.outcome == "wrong" for r in rs)
                 first = sum(r.graphs_first_call for r in rs)
                 graphs = sum(r.graphs for r in rs)
-                row += [f"{passed} ({percent(passed, len(rs))})", str(wrong) if wrong else "", f"{first} / {graphs}"]
+                ops = sum(r.ops for r in rs)
+                row += [f"{passed} ({percent(passed, len(rs))})", str(wrong) if wrong else "", f"{first} / {graphs} ({ops})"]
             if len(cols) == 2:
                 gap = sum(by_case[(c.name, cols[1].label)].outcome == "pass" and by_case[(c.name, cols[0].label)].outcome != "pass" for c in group)
                 row.append(str(gap))
