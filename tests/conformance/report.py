@@ -28,7 +28,7 @@ RESULTS = os.path.join(HERE, "..", "..", "benchmarks", "results")
 
 import torch
 from corpus import all_cases
-from runner import Column, run_pairs
+from runner import Column, Result, run_pairs
 
 
 def normalized(reason: str) -> str:
@@ -148,7 +148,19 @@ def main() -> None:
     parser.add_argument("--filter", default="", help="only cases whose name contains this")
     parser.add_argument("--subset", type=int, default=1, help="only the deterministic 1/N of the cases (by name hash)")
     parser.add_argument("--out", default=os.path.join(RESULTS, "conformance.md"))
+    parser.add_argument("--from-json", action="store_true", help="re-render the report from the results saved beside --out")
     args = parser.parse_args()
+    if args.from_json:
+        with open(os.path.splitext(args.out)[0] + ".json") as f:
+            results = [Result(**row) for row in json.load(f)]
+        labels = list(dict.fromkeys(r.column for r in results))
+        columns = [Column(impl, backend, mode == "fullgraph") for impl, backend, mode in (label.split("/") for label in labels)]
+        names = {r.case for r in results}
+        report = render([c for c in all_cases() if c.name in names], columns, results, 0.0)
+        with open(args.out, "w") as f:
+            f.write(report + "\n")
+        print(report)
+        return
     fullgraphs = {"both": (False, True), "true": (True,), "false": (False,)}[args.fullgraph]
     columns = [Column(impl, backend, fg) for backend in args.backends.split(",") for fg in fullgraphs for impl in args.impls.split(",")]
     cases = [c for c in all_cases() if args.filter in c.name and zlib.crc32(c.name.encode()) % args.subset == 0]
