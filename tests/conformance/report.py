@@ -55,7 +55,7 @@ def render(cases, columns, results, elapsed: float) -> str:
         "",
         (
             f"Generated {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `tests/conformance/report.py`"
-            f" (torch {torch.__version__}, {len(cases)} cases, {elapsed:.0f} s)."
+            f" (torch {torch.__version__}, {len(cases)} cases{f', {elapsed:.0f} s' if elapsed else ''})."
         ),
         (
             "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
