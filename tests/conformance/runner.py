@@ -317,6 +317,7 @@ def run_case(case: Case, column: Column, timeout_s: int = CASE_TIMEOUT_S) -> Res
 
 def _worker(job_path: str, out_path: str) -> int:
     import json
+    import os
     from dataclasses import asdict
 
     from corpus import all_cases
@@ -324,8 +325,11 @@ def _worker(job_path: str, out_path: str) -> int:
     with open(job_path) as f:
         job = json.load(f)
     by_name = {case.name: case for case in all_cases()}
+    parent = os.getppid()
     with open(out_path, "a") as out:
         for name, column in job["pairs"]:
+            if os.getppid() != parent:
+                return 1  # the parent is gone (killed, or a test run stopped): stop too
             result = run_case(by_name[name], Column(**column), job["timeout_s"])
             out.write(json.dumps(asdict(result)) + "\n")
             out.flush()
