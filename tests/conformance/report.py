@@ -6,7 +6,8 @@ source, a ready repro) and our failures grouped by reason.
     python tests/conformance/report.py --backends eager,aot_eager,inductor --workers 2
     python tests/conformance/report.py --impls ours --filter dict.
 
-Writes benchmarks/results/conformance.md (and the raw results as conformance.json beside it).
+Writes benchmarks/results/conformance.md (`--out` to change; `--json FILE` keeps the raw results,
+which `--from-json FILE` renders again without running anything).
 """
 
 from __future__ import annotations
@@ -148,10 +149,11 @@ def main() -> None:
     parser.add_argument("--filter", default="", help="only cases whose name contains this")
     parser.add_argument("--subset", type=int, default=1, help="only the deterministic 1/N of the cases (by name hash)")
     parser.add_argument("--out", default=os.path.join(RESULTS, "conformance.md"))
-    parser.add_argument("--from-json", action="store_true", help="re-render the report from the results saved beside --out")
+    parser.add_argument("--json", help="also save every result to this file (one JSON object a line)")
+    parser.add_argument("--from-json", help="re-render the report from results saved with --json, running nothing")
     args = parser.parse_args()
     if args.from_json:
-        with open(os.path.splitext(args.out)[0] + ".json") as f:
+        with open(args.from_json) as f:
             results = [Result(**row) for row in json.load(f)]
         labels = list(dict.fromkeys(r.column for r in results))
         columns = [Column(impl, backend, mode == "fullgraph") for impl, backend, mode in (label.split("/") for label in labels)]
@@ -179,10 +181,11 @@ def main() -> None:
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(report + "\n")
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        # One result a line, without the per-case timings: small enough to keep beside the report.
-        rows = [{k: v for k, v in asdict(r).items() if k not in ("seconds", "details")} for r in results]
-        f.write("[\n" + ",\n".join(json.dumps(row) for row in rows) + "\n]\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            # One result a line, without the per-case timings.
+            rows = [{k: v for k, v in asdict(r).items() if k not in ("seconds", "details")} for r in results]
+            f.write("[\n" + ",\n".join(json.dumps(row) for row in rows) + "\n]\n")
     print(report)
 
 
