@@ -38,6 +38,10 @@ def normalized(reason: str) -> str:
     reason = re.sub(r"0x[0-9a-f]+", "0x…", reason)
     reason = re.sub(r"tensor\(\[.*", "tensor(…)", reason)
     reason = re.sub(r"f\.<locals>\.\w+", "f.<locals>.…", reason)
+    # One mechanism, many names: group these by what is missing rather than by the name.
+    reason = re.sub(r"constructing \w+, which has a custom __new__", "constructing <class>, which has a custom __new__", reason)
+    reason = re.sub(r"call to _operator\.\w+,", "call to _operator.<function>,", reason)
+    reason = re.sub(r"'SymNode' object has no attribute '\w+'", "'SymNode' object has no attribute <operator>", reason)
     return reason[:160]
 
 
