@@ -49,7 +49,7 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def render(cases, columns, results, elapsed: float) -> str:
+def render(cases, columns, results, elapsed: float, command: str = "") -> str:
     by_case = {(r.case, r.column): r for r in results}
     sources = sorted({c.source for c in cases})
     per_source = collections.defaultdict(list)
@@ -62,6 +62,7 @@ def render(cases, columns, results, elapsed: float) -> str:
             f"Generated {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `tests/conformance/report.py`"
             f" (torch {torch.__version__}, {len(cases)} cases{f', {elapsed:.0f} s' if elapsed else ''})."
         ),
+        f"Command: `python tests/conformance/report.py {command}`" if command else "",
         (
             "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
             " *pass* = same values, dtypes, input mutations, grads and exception types on all three."
@@ -181,7 +182,7 @@ def main() -> None:
 
     results = run_pairs(pairs, workers=args.workers, timeout_s=args.timeout, progress=progress)
     elapsed = time.perf_counter() - start
-    report = render(cases, columns, results, elapsed)
+    report = render(cases, columns, results, elapsed, " ".join(sys.argv[1:]))
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(report + "\n")
