@@ -6,7 +6,8 @@ source, a ready repro) and our failures grouped by reason.
     python tests/conformance/report.py --backends eager,aot_eager,inductor --workers 2
     python tests/conformance/report.py --impls ours --filter dict.
 
-Writes benchmarks/results/conformance.md (and the raw results as conformance.json beside it).
+Writes benchmarks/results/conformance.md (`--out` to change; `--json FILE` keeps the raw results,
+which `--from-json FILE` renders again without running anything).
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ import os
 import re
 import sys
 import time
+import zlib
 from dataclasses import asdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 RESULTS = os.path.join(HERE, "..", "..", "benchmarks", "results")
 
-import torch  # noqa: E402
-
-from corpus import all_cases  # noqa: E402
-from runner import Column, run_pairs  # noqa: E402
+import torch
+from corpus import all_cases
+from runner import Column, Result, run_pairs
 
 
 def normalized(reason: str) -> str:
@@ -37,6 +38,10 @@ def normalized(reason: str) -> str:
     reason = re.sub(r"0x[0-9a-f]+", "0x…", reason)
     reason = re.sub(r"tensor\(\[.*", "tensor(…)", reason)
     reason = re.sub(r"f\.<locals>\.\w+", "f.<locals>.…", reason)
+    # One mechanism, many names: group these by what is missing rather than by the name.
+    reason = re.sub(r"constructing \w+, which has a custom __new__", "constructing <class>, which has a custom __new__", reason)
+    reason = re.sub(r"call to _operator\.\w+,", "call to _operator.<function>,", reason)
+    reason = re.sub(r"'SymNode' object has no attribute '\w+'", "'SymNode' object has no attribute <operator>", reason)
     return reason[:160]
 
 
@@ -44,7 +49,7 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def render(cases, columns, results, elapsed: float) -> str:
+def render(cases, columns, results, elapsed: float, command: str = "") -> str:
     by_case = {(r.case, r.column): r for r in results}
     sources = sorted({c.source for c in cases})
     per_source = collections.defaultdict(list)
@@ -53,12 +58,19 @@ def render(cases, columns, results, elapsed: float) -> str:
     lines = [
         "# Conformance corpus: ours vs torch.compile",
         "",
-        f"Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `tests/conformance/report.py`"
-        f" (torch {torch.__version__}, {len(cases)} cases, {elapsed:.0f} s).",
-        "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
-        " *pass* = same values, dtypes, input mutations, grads and exception types on all three.",
-        "*wrong* = a silent wrong result (or a missing exception); *refused* = Unsupported"
-        " (e.g. a graph break under fullgraph=True); *error* = another exception eager did not raise.",
+        (
+            f"Generated {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `tests/conformance/report.py`"
+            f" (torch {torch.__version__}, {len(cases)} cases{f', {elapsed:.0f} s' if elapsed else ''})."
+        ),
+        f"Command: `python tests/conformance/report.py {command}`" if command else "",
+        (
+            "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
+            " *pass* = same values, dtypes, input mutations, grads and exception types on all three."
+        ),
+        (
+            "*wrong* = a silent wrong result (or a missing exception); *refused* = Unsupported"
+            " (e.g. a graph break under fullgraph=True); *error* = another exception eager did not raise."
+        ),
         "",
     ]
     pairs = sorted({(col.backend, col.fullgraph) for col in columns})
@@ -68,12 +80,11 @@ def render(cases, columns, results, elapsed: float) -> str:
         lines += [f"## backend={backend}, fullgraph={fullgraph}", ""]
         header = ["source", "cases"]
         for col in cols:
-            header += [f"{col.impl} pass", f"{col.impl} wrong", f"{col.impl} graphs (1st call / all)"]
+            header += [f"{col.impl} pass", f"{col.impl} wrong", f"{col.impl} graphs 1st call / all (ops)"]
         if len(cols) == 2:
             header.append("torch passes, ours not")
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))
-        totals = collections.Counter()
         for source in sources + ["**all**"]:
             group = cases if source == "**all**" else per_source[source]
             row = [source, str(len(group))]
@@ -83,14 +94,14 @@ def render(cases, columns, results, elapsed: float) -> str:
                 wrong = sum(r.outcome == "wrong" for r in rs)
                 first = sum(r.graphs_first_call for r in rs)
                 graphs = sum(r.graphs for r in rs)
-                row += [f"{passed} ({percent(passed, len(rs))})", str(wrong) if wrong else "", f"{first} / {graphs}"]
+                ops = sum(r.ops for r in rs)
+                row += [f"{passed} ({percent(passed, len(rs))})", str(wrong) if wrong else "", f"{first} / {graphs} ({ops})"]
             if len(cols) == 2:
                 gap = sum(by_case[(c.name, cols[1].label)].outcome == "pass" and by_case[(c.name, cols[0].label)].outcome != "pass" for c in group)
                 row.append(str(gap))
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
 
-    ours_cols = [col for col in columns if col.impl == "ours"]
     wrong = [r for r in results if r.outcome == "wrong" and r.column.startswith("ours/")]
     text = {c.name: c.text for c in cases}
     lines += ["## Wrong results under ours (top priority)", ""]
@@ -130,7 +141,6 @@ def render(cases, columns, results, elapsed: float) -> str:
         for (outcome, reason), count in ref.most_common(25):
             lines.append(f"| {count} | {outcome} | {reason.replace('|', chr(92) + '|')} |")
         lines.append("")
-    del ours_cols
     return "\n".join(lines)
 
 
@@ -142,11 +152,25 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=int, default=20, help="seconds per case and column")
     parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    parser.add_argument("--subset", type=int, default=1, help="only the deterministic 1/N of the cases (by name hash)")
     parser.add_argument("--out", default=os.path.join(RESULTS, "conformance.md"))
+    parser.add_argument("--json", help="also save every result to this file (one JSON object a line)")
+    parser.add_argument("--from-json", help="re-render the report from results saved with --json, running nothing")
     args = parser.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            results = [Result(**row) for row in json.load(f)]
+        labels = list(dict.fromkeys(r.column for r in results))
+        columns = [Column(impl, backend, mode == "fullgraph") for impl, backend, mode in (label.split("/") for label in labels)]
+        names = {r.case for r in results}
+        report = render([c for c in all_cases() if c.name in names], columns, results, 0.0)
+        with open(args.out, "w") as f:
+            f.write(report + "\n")
+        print(report)
+        return
     fullgraphs = {"both": (False, True), "true": (True,), "false": (False,)}[args.fullgraph]
     columns = [Column(impl, backend, fg) for backend in args.backends.split(",") for fg in fullgraphs for impl in args.impls.split(",")]
-    cases = [c for c in all_cases() if args.filter in c.name]
+    cases = [c for c in all_cases() if args.filter in c.name and zlib.crc32(c.name.encode()) % args.subset == 0]
     pairs = [(case, column) for column in columns for case in cases]
     start = time.perf_counter()
     done = collections.Counter()
@@ -158,12 +182,15 @@ def main() -> None:
 
     results = run_pairs(pairs, workers=args.workers, timeout_s=args.timeout, progress=progress)
     elapsed = time.perf_counter() - start
-    report = render(cases, columns, results, elapsed)
+    report = render(cases, columns, results, elapsed, " ".join(sys.argv[1:]))
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(report + "\n")
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump([asdict(r) for r in results], f, indent=0)
+    if args.json:
+        with open(args.json, "w") as f:
+            # One result a line, without the per-case timings.
+            rows = [{k: v for k, v in asdict(r).items() if k not in ("seconds", "details")} for r in results]
+            f.write("[\n" + ",\n".join(json.dumps(row) for row in rows) + "\n]\n")
     print(report)
 
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-
 from corpus import Case
 
 OUTCOMES = ("pass", "wrong", "refused", "error", "timeout")
@@ -140,7 +139,7 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
         if type(actual) is not type(expected):
             raise Mismatch(f"{where}: type {type(actual).__name__} != {type(expected).__name__}")
         compare(dict(actual.state_dict(keep_vars=True)), dict(expected.state_dict(keep_vars=True)), f"{where}.state", case, seen)
-        plain = lambda m: {k: v for k, v in vars(m).items() if not k.startswith("_") and k != "training"}  # noqa: E731
+        plain = lambda m: {k: v for k, v in vars(m).items() if not k.startswith("_") and k != "training"}
         compare(plain(actual), plain(expected), f"{where}.__dict__", case, seen)
         return
     if type(actual) is not type(expected):
@@ -158,9 +157,8 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
             raise Mismatch(f"{where}: keys {list(actual.keys())!r:.80} != {list(expected.keys())!r:.80}")
         for key in expected:
             compare(actual[key], expected[key], f"{where}[{key!r}]", case, seen)
-        if hasattr(expected, "default_factory"):
-            if actual.default_factory != expected.default_factory:
-                raise Mismatch(f"{where}: default_factory differs")
+        if hasattr(expected, "default_factory") and actual.default_factory != expected.default_factory:
+            raise Mismatch(f"{where}: default_factory differs")
         return
     if isinstance(expected, float):
         if not (actual == expected or (math.isnan(actual) and math.isnan(expected)) or math.isclose(actual, expected, rel_tol=1e-6, abs_tol=case.atol)):
@@ -319,6 +317,7 @@ def run_case(case: Case, column: Column, timeout_s: int = CASE_TIMEOUT_S) -> Res
 
 def _worker(job_path: str, out_path: str) -> int:
     import json
+    import os
     from dataclasses import asdict
 
     from corpus import all_cases
@@ -326,8 +325,11 @@ def _worker(job_path: str, out_path: str) -> int:
     with open(job_path) as f:
         job = json.load(f)
     by_name = {case.name: case for case in all_cases()}
+    parent = os.getppid()
     with open(out_path, "a") as out:
         for name, column in job["pairs"]:
+            if os.getppid() != parent:
+                return 1  # the parent is gone (killed, or a test run stopped): stop too
             result = run_case(by_name[name], Column(**column), job["timeout_s"])
             out.write(json.dumps(asdict(result)) + "\n")
             out.flush()
@@ -365,8 +367,10 @@ def run_pairs(pairs: list[tuple[Case, Column]], *, workers: int = 1, timeout_s: 
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 running[i] = (proc, todo, out, 0, time.monotonic())
             for i, (proc, todo, out, seen, last) in list(running.items()):
+                rc = proc.poll()  # before reading: once it has exited, its file is complete
                 with open(out) as f:
-                    lines = f.read().splitlines()
+                    # Only whole lines: the worker may be half-way through writing the next one.
+                    lines = f.read().split("\n")[:-1]
                 for line in lines[seen:]:
                     result = Result(**json.loads(line))
                     done[(result.case, result.column)] = result
@@ -374,7 +378,6 @@ def run_pairs(pairs: list[tuple[Case, Column]], *, workers: int = 1, timeout_s: 
                         progress(result)
                 if len(lines) > seen:
                     last = time.monotonic()
-                rc = proc.poll()
                 stuck = rc is None and time.monotonic() - last > timeout_s + 60
                 if stuck:
                     proc.kill()

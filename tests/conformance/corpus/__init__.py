@@ -11,8 +11,8 @@ import importlib
 import linecache
 import pkgutil
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 

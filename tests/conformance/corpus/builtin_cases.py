@@ -6,7 +6,7 @@ tensors, sizes and user objects)."""
 
 import torch
 
-from . import snippets, two_vecs
+from . import snippets
 
 
 class Box:

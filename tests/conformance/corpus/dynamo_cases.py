@@ -8,11 +8,12 @@ buffers, in-place buffer updates, submodules)."""
 
 import math
 import random
+from typing import ClassVar
 
 import numpy as np
 import torch
 
-from . import add, snippets, two_vecs, vec_grad
+from . import add, snippets, vec_grad
 
 GLOBAL_SCALE = 3
 GLOBAL_LIST = [1, 2, 3]
@@ -22,7 +23,7 @@ GLOBAL_TENSOR = torch.arange(4.0)
 
 class Config:
     scale = 2
-    flags = {"double": True}
+    flags: ClassVar[dict] = {"double": True}
 
     def __init__(self):
         self.offset = 1.5

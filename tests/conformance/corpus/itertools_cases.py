@@ -8,7 +8,7 @@ import operator
 
 import torch
 
-from . import snippets, two_vecs
+from . import snippets
 
 NS = {"torch": torch, "itertools": itertools, "functools": functools, "operator": operator}
 
@@ -85,7 +85,7 @@ def keyword_only(a, *, scale=1):
     return a * scale
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_square(n):
     return n * n
 

@@ -5,7 +5,7 @@ outputs, mutation of input lists, list comprehensions over tensors), inside comp
 
 import torch
 
-from . import snippets, two_vecs
+from . import snippets
 
 NS = {"torch": torch}
 

@@ -10,7 +10,7 @@ import operator
 
 import torch
 
-from . import add, snippets, two_vecs
+from . import snippets, two_vecs
 
 NS = {"torch": torch, "math": math, "operator": operator}
 

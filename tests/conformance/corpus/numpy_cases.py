@@ -5,7 +5,7 @@ numpy dtypes and shapes as Python values."""
 import numpy as np
 import torch
 
-from . import snippets, two_vecs
+from . import snippets
 
 NS = {"torch": torch, "np": np}
 
