@@ -273,7 +273,7 @@ def test_is_exporting_under_export_only():
 
     x = torch.zeros(2)
     reference = torch.export.export(Branch(torch.compiler.is_exporting), (x,)).module()(x)
-    ours = capture.export(Branch(compiler.is_exporting), x)(x)
+    ours = capture.export(Branch(compiler.is_exporting), (x,))(x)
     torch.testing.assert_close(ours, reference)
     compiled = compiler.compile(Branch(compiler.is_exporting), backend="eager")(x)
     torch.testing.assert_close(compiled, torch.compile(Branch(torch.compiler.is_exporting), backend="eager")(x))
