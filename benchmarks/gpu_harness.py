@@ -157,12 +157,14 @@ def child(builders, name: str, phase: str, mode: str) -> dict:
         return row
     eager = runner(work.model)
     if phase == "reference":
-        _compile_and_time(torch, "eager", eager, work, row)
+        expected = _compile_and_time(torch, "eager", eager, work, row)
         del row["eager_cold_s"]
         try:
             reference_mode = work.mode  # torch.compile in its default mode unless the row names one
             reference = runner(torch.compile(work.model, mode=reference_mode))
-            _compile_and_time(torch, "torch_compile", reference, work, row)
+            actual = _compile_and_time(torch, "torch_compile", reference, work, row)
+            # How far torch.compile itself is from eager: the scale of rounding differences.
+            row["torch_compile_max_rel_error"] = _max_error(torch, actual, expected)
         except Exception as error:  # noqa: BLE001  (reported in the row)
             row["torch_compile_error"] = f"{type(error).__name__}: {error}"[:400]
     else:
