@@ -138,8 +138,9 @@ class CaptureSession:
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
-        # Input tensors used as dict keys or set members (capture.values.tensor.tensor_key).
-        self.keyed_inputs: list[Value] = []
+        # Input tensors used as dict keys or set members, by id: (value, ids of the input
+        # dicts they are keys of) (capture.values.tensor.register_input_key).
+        self.keyed_inputs: dict[int, tuple[Value, set[int]]] = {}
 
     # --- values ---------------------------------------------------------------------------------
     def wrap(self, obj: Any, source) -> Value:

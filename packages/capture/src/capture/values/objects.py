@@ -258,6 +258,21 @@ class ClassValue(Value):
     def has_attr(self, frame, name):
         return hasattr(self.cls, name)
 
+    def get_item(self, frame, key):
+        # `list[Tensor]`, `dict[str, int]` (a types.GenericAlias, as in `typing.cast(list[T],
+        # x)`), a user generic's `C[int]`, an enum's `Color['RED']`: with constant arguments
+        # the subscript is evaluated now, as annotations are, and its result is a constant.
+        if not key.is_python_constant() or not (hasattr(self.cls, "__class_getitem__") or hasattr(type(self.cls), "__getitem__")):
+            return super().get_item(frame, key)
+        try:
+            result = self.cls[key.as_python_constant()]
+        except Exception as err:
+            from .exceptions import ExceptionValue
+            from ..interpreter.frame import UserException
+
+            raise UserException(ExceptionValue.from_real(err)) from None
+        return frame.session.wrap(result, None)
+
     def call(self, frame, args, kwargs):
         from ..calls import construct
 
