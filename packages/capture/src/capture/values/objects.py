@@ -46,6 +46,11 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> 
 
     session = frame.session
     if isinstance(descriptor, types.FunctionType):
+        from ..markers import is_disabled
+
+        if is_disabled(descriptor):
+            # Runs natively (a graph break), never traced: `Optimizer.zero_grad`.
+            return MethodValue(BuiltinValue(descriptor), instance)
         return MethodValue(FunctionValue(descriptor), instance)
     if isinstance(descriptor, classmethod):
         return MethodValue(session.wrap(descriptor.__func__, None), session.wrap(cls, None))
