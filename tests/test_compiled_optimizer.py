@@ -1,8 +1,8 @@
-"""`optimizer.step()` (torch.optim, foreach implementations) through `compiler.compile` with
-`fullgraph=True`: one graph per capture, compiled by inductor (C++ kernels on CPU) or
-aot_eager, against an identical eager copy on fresh random parameters and gradients over three
-steps: parameters, optimizer state (values, dtypes, devices) and the in-place updates of the
-state tensors.
+"""`optimizer.step()` of torch.optim (foreach implementations, and Adam's for-loop one) through
+`compiler.compile` with `fullgraph=True`: one graph per capture, compiled by inductor (C++
+kernels on CPU) or aot_eager, against an identical eager copy on fresh random parameters and
+gradients over three steps: parameters, optimizer state (values, dtypes, devices) and the
+in-place updates of the state tensors.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ OPTIMIZERS = {
     "AdamW": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True),
     "Adam": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=True),
     "SGD-momentum": lambda params: torch.optim.SGD(params, lr=1e-2, momentum=0.9, foreach=True),
+    # The default on CPU: a loop over the parameters.
+    "Adam-for-loop": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=False),
 }
 
 

@@ -1,8 +1,9 @@
-"""`optimizer.step()` of torch.optim (foreach implementations) captured into one graph and
-compared with an identical eager copy: parameters and optimizer state after several steps,
-state tensors updated in place as eager updates them. What optimizer code needs of capture
-is tested alongside: gradients of inputs (`p.grad`) read and written, the optimizer's
-`state` (a dict passed in keyed by tensors), `typing.cast(list[Tensor], x)`."""
+"""`optimizer.step()` of torch.optim (foreach implementations, and Adam's for-loop one)
+captured into one graph and compared with an identical eager copy: parameters and optimizer
+state after several steps, state tensors updated in place as eager updates them. What
+optimizer code needs of capture is tested alongside: gradients of inputs (`p.grad`) read and
+written, the optimizer's `state` (a dict passed in keyed by tensors), `typing.cast(list[Tensor],
+x)`, a tensor `value=` of `addcdiv_`."""
 
 import copy
 import typing
@@ -16,6 +17,8 @@ OPTIMIZERS = {
     "AdamW": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True),
     "Adam": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=True),
     "SGD-momentum": lambda params: torch.optim.SGD(params, lr=1e-2, momentum=0.9, foreach=True),
+    # The default on CPU: a loop over the parameters.
+    "Adam-for-loop": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=False),
 }
 
 
@@ -178,3 +181,13 @@ def test_subscripted_builtin_classes_are_constants():
 
     compiled = compile_eager(fn, fullgraph=True)
     run_and_compare(compiled, fn, ([torch.randn(2), torch.randn(3)],))
+
+
+@pytest.mark.parametrize("method", ["addcdiv_", "addcdiv", "addcmul_", "addcmul"])
+def test_a_tensor_value_of_addcdiv_stays_in_the_graph(method):
+    # Eager reads the 0-dim tensor as a number (`.item()`, which a graph cannot do).
+    def fn(x, a, b, scale):
+        return getattr(x, method)(a, b, value=-scale * 2)
+
+    compiled = compile_eager(fn, fullgraph=True)
+    run_and_compare(compiled, fn, (torch.randn(4), torch.randn(4), torch.rand(4) + 1, torch.tensor(0.3)))

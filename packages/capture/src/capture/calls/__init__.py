@@ -5,7 +5,7 @@ graph, and pure functions evaluated on constants.
 Exports `call_builtin(frame, fn, args, kwargs)` and `construct(frame, class_value, args, kwargs)`.
 """
 
-from . import collection_methods, container_methods, deferred, functional, iteration, python_builtins, stdlib, torch_rules  # noqa: F401  (fill the registry)
+from . import collection_methods, container_methods, deferred, functional, iteration, python_builtins, stdlib, tensor_scalars, torch_rules  # noqa: F401  (fill the registry)
 from .dispatch import call_builtin, construct
 
 __all__ = ["call_builtin", "construct"]
