@@ -79,3 +79,26 @@ def test_compiled_step_matches_eager(name, backend_name):
     assert len(graphs) == 2
     assert [t for s in optimizer.state.values() for t in s.values()] == state_tensors
     assert_same_training_state(model, optimizer, expected_model, expected_optimizer)
+
+
+def test_training_step_is_a_forward_graph_and_an_optimizer_graph():
+    model, optimizer = model_and_optimizer("AdamW")
+    expected_model, expected_optimizer = copy.deepcopy((model, optimizer))
+
+    def train_step(model, optimizer, x):
+        optimizer.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    backend, graphs = counting("inductor")
+    compiled = compiler.compile(train_step, backend=backend)
+    for _ in range(3):
+        x = torch.randn(8, 16)
+        torch.testing.assert_close(compiled(model, optimizer, x), train_step(expected_model, expected_optimizer, x))
+    assert_same_training_state(model, optimizer, expected_model, expected_optimizer)
+    # zero_grad runs natively and backward() breaks the graph, as under torch.compile: the
+    # forward and loss are one graph, the optimizer step another (captured again once the
+    # first step has created the state).
+    assert len(graphs) == 3
