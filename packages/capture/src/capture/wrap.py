@@ -34,8 +34,8 @@ from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
 from .values.modules import ModuleValue
-from .values.tensor import TensorKey
 from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}
 
@@ -246,8 +246,6 @@ def _dict_keyed_by_tensors(session, obj, source):
     input (one object with the parameter that reaches it another way, guarded so), a
     constant key is guarded by value. Values are read through their key: `d[list(d.keys())[i]]`.
     """
-    from .values.tensor import TensorValue, register_input_key
-
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.LengthMatch(source, len(obj)))
