@@ -191,3 +191,22 @@ def test_a_tensor_value_of_addcdiv_stays_in_the_graph(method):
 
     compiled = compile_eager(fn, fullgraph=True)
     run_and_compare(compiled, fn, (torch.randn(4), torch.randn(4), torch.rand(4) + 1, torch.tensor(0.3)))
+
+
+def test_step_wrapped_by_an_lr_scheduler_matches_eager():
+    # The scheduler replaces `optimizer.step` by a wrapper that reaches the optimizer through
+    # a weak reference and binds `step` by hand (`func.__get__(opt, cls)`).
+    model, optimizer = model_and_optimizer("AdamW")
+    expected_model, expected_optimizer = copy.deepcopy((model, optimizer))
+    schedulers = [torch.optim.lr_scheduler.StepLR(o, 1, gamma=0.5) for o in (optimizer, expected_optimizer)]
+    step = compile_eager(optimizer.step, fullgraph=True)
+    for _ in range(3):
+        give_gradients(model, expected_model)
+        step()
+        expected_optimizer.step()
+        for scheduler in schedulers:
+            scheduler.step()
+    assert_same_training_state(model, optimizer, expected_model, expected_optimizer)
+    assert optimizer._opt_called
+    # A float learning rate is guarded by value: each new rate is a new capture.
+    assert captures(step) == 3

@@ -14,12 +14,14 @@ import enum
 import functools
 import inspect
 import types
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
 import torch
 from guards import kinds
-from guards.sources import AttrSource, DictItemSource, ItemSource, LocalSource, dict_key_source, has_literal_spelling
+from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
+                            has_literal_spelling)
 from torch import nn
 
 from .guard_kinds import SameObject
@@ -265,6 +267,18 @@ def _dict_keyed_by_tensors(session, obj, source):
             value_source = _item_source(source, key)
         entries[hashed] = (key_value, session.wrap(value, value_source))
     return DictValue(entries, source=source, python_cls=type(obj))
+
+
+@wraps(weakref.ref)
+def _weak_reference(session, obj, source):
+    """A weak reference (an lr scheduler's wrapper around `optimizer.step` holds one to the
+    optimizer): calling it gives its referent, read through `ref()` on later calls."""
+    from .values.objects import WeakReferenceValue
+
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+    referent_source = WeakrefReferentSource(source) if source is not None else None
+    return WeakReferenceValue(obj, lambda: session.wrap(obj(), referent_source), source)
 
 
 @wraps(set, frozenset)

@@ -288,6 +288,23 @@ class DictItemSource(Source):
 
 
 @_source_value
+class WeakrefReferentSource(Source):
+    """The object a weak reference points to, `base()` (None once it is gone)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_referent"
+
+    def code(self, base: str) -> str:
+        return f"{base}()"
+
+
+@_source_value
 class TypeSource(Source):
     """`type(base)`."""
 

@@ -221,6 +221,20 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
             raise
 
 
+class WeakReferenceValue(ObjectValue):
+    """A `weakref.ref` that existed before tracing: calling it gives its referent (or None),
+    wrapped by `referent()` with the source `ref()`."""
+
+    def __init__(self, obj, referent, source=None):
+        super().__init__(obj, source)
+        self._referent = referent
+
+    def call(self, frame, args, kwargs):
+        if args or kwargs:
+            return super().call(frame, args, kwargs)
+        return self._referent()
+
+
 class ClassValue(Value):
     """A class: calling it constructs (capture.calls), attributes are read statically."""
 
