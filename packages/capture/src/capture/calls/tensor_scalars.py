@@ -29,8 +29,9 @@ def _add_product(method):
     product, add = _WITH_VALUE[method]
 
     def handler(frame, args, kwargs):
-        value = kwargs.get("value", args[3] if len(args) > 3 else None)
-        if not isinstance(value, TensorValue):
+        # `value` is keyword-only (positional arguments are the deprecated `(value, t1, t2)`).
+        value = kwargs.get("value")
+        if not isinstance(value, TensorValue) or len(args) != 3:
             return record_torch_call(frame, method, args, kwargs)
         graph = frame.session.graph
         self, tensor1, tensor2 = args[:3]

@@ -281,7 +281,8 @@ class ClassValue(Value):
         # `list[Tensor]`, `dict[str, int]` (a types.GenericAlias, as in `typing.cast(list[T],
         # x)`), a user generic's `C[int]`, an enum's `Color['RED']`: with constant arguments
         # the subscript is evaluated now, as annotations are, and its result is a constant.
-        if not key.is_python_constant() or not (hasattr(self.cls, "__class_getitem__") or hasattr(type(self.cls), "__getitem__")):
+        # (A metaclass's own `__getitem__` may do anything: not evaluated, except Enum's.)
+        if not key.is_python_constant() or not (hasattr(self.cls, "__class_getitem__") or isinstance(self.cls, enum.EnumMeta)):
             return super().get_item(frame, key)
         try:
             result = self.cls[key.as_python_constant()]
