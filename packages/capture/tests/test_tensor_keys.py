@@ -105,3 +105,21 @@ def test_a_dict_passed_in_keyed_by_tensors_is_mutated_in_place():
     assert list(d) == [x, y] and list(d)[0] is x
     torch.testing.assert_close(d[x], torch.ones(3))
     torch.testing.assert_close(d[y], y * 2)
+
+
+def test_input_tensors_used_as_keys_are_kept_distinct_by_one_guard():
+    # An optimizer's first step uses each parameter as a key: pairwise guards would be
+    # quadratic in the number of parameters.
+    def fn(xs):
+        counts = {}
+        for x in xs:
+            counts[x] = x * 2
+        return len(counts)
+
+    compiled = compile_eager(fn, fullgraph=True)
+    xs = [torch.randn(2) for _ in range(20)]
+    assert compiled(xs) == 20
+    source = cache_of(compiled).entries[0].guard.source
+    assert source.count("are distinct objects") == 1
+    # Two of them the same object: another entry, with eager's answer.
+    assert compiled([*xs[:19], xs[0]]) == 19

@@ -259,7 +259,7 @@ def _dict_keyed_by_tensors(session, obj, source):
         key_source = dict_key_source(source, index) if source is not None else None
         key_value = session.wrap(key, key_source)
         if isinstance(key_value, TensorValue):
-            register_input_key(session, key_value, mapping=obj)
+            register_input_key(session, key_value)
             hashed = TensorKey(key_value.fake)
             value_source = DictItemSource(source, key_source) if source is not None else None
         else:

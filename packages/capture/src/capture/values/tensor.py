@@ -73,26 +73,18 @@ def tensor_key(frame, value: TensorValue) -> TensorKey:
     return TensorKey(value.fake)
 
 
-def register_input_key(session, value: TensorValue, mapping=None) -> None:
+def register_input_key(session, value: TensorValue) -> None:
     """Guard `value`, an input tensor used as a key, distinct from the other input tensors
-    used as keys; `mapping` is the input dict it is a key of. Keys of one dict are distinct
-    objects by construction: no guard between them (an optimizer's `state`, keyed by
-    hundreds of parameters, would otherwise cost a guard per pair)."""
-    from ..guard_kinds import DistinctObjects
+    used as keys (keys of a dict passed in among them: distinct by construction, so that
+    costs their guard nothing)."""
     from ..sources import HeldSource
 
     # Held tensors (constants the entry keeps) are distinct objects by construction.
     if value.node.op != "placeholder" or isinstance(value.source, HeldSource):
         return
-    keyed = session.keyed_inputs
-    known = keyed.get(id(value))
-    if known is None:
-        known = keyed[id(value)] = (value, set())
-        for other, other_dicts in keyed.values():
-            if other is not value and (mapping is None or id(mapping) not in other_dicts):
-                session.add_guard(DistinctObjects(value.source, other.source))
-    if mapping is not None:
-        known[1].add(id(mapping))
+    if id(value) not in session.keyed_inputs:
+        session.keyed_inputs[id(value)] = value
+        session.guard_distinct(value.source)
 
 
 class TensorValue(Value):
