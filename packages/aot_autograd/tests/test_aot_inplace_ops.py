@@ -98,3 +98,31 @@ def test_restride_that_moves_elements_is_refused():
     x = torch.randn(3, 4)
     with pytest.raises(UnsupportedProgramError, match="shape or storage in place"):
         aot_module_simplified(graph_calling(TransposeInPlace(), 1), [x], run_graph_module)
+
+
+class ForeachUpdate(torch.nn.Module):
+    # What a foreach optimizer step does: lists of tensors written in place, parameters
+    # (leaves that require grad) updated under no_grad.
+    def forward(self, p0, p1, g0, g1, m0, m1, step, scale):
+        with torch.no_grad():
+            torch._foreach_add_([step], 1)
+            torch._foreach_lerp_([m0, m1], [g0, g1], 0.1)
+            torch._foreach_addcdiv_([p0, p1], [m0, m1], [g0.abs() + 1, g1.abs() + 1], torch.stack([scale, scale * 2]))
+        return ()
+
+
+def test_foreach_writes_into_lists_of_inputs_match_eager():
+    def make_inputs():
+        params = [torch.randn(3, 2, requires_grad=True), torch.randn(4, requires_grad=True)]
+        return [*params, *(torch.randn_like(p) for p in params), *(torch.randn_like(p) for p in params), torch.tensor(0.0), torch.tensor(-0.01)]
+
+    inputs = make_inputs()
+    compiled = aot_module_simplified(graph_calling(ForeachUpdate(), len(inputs)), inputs, run_graph_module)
+    actual = make_inputs()
+    expected = [x.detach().clone().requires_grad_(x.requires_grad) for x in actual]
+    compiled(*actual)
+    ForeachUpdate()(*expected)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e)
+        # A parameter updated under no_grad stays a leaf, as in eager.
+        assert (a.is_leaf, a.requires_grad) == (e.is_leaf, e.requires_grad)

@@ -36,9 +36,10 @@ def assert_same(actual, expected, path="result"):
         return
     assert type(actual) is type(expected), f"{path}: {type(actual).__name__} != {type(expected).__name__}"
     if isinstance(expected, dict):
-        assert list(actual.keys()) == list(expected.keys()), f"{path}: keys differ"
-        for key in expected:
-            assert_same(actual[key], expected[key], f"{path}[{key!r}]")
+        # Keys compared like values: tensors (hashed by identity) may be keys.
+        assert_same(list(actual.keys()), list(expected.keys()), f"{path}.keys()")
+        for index, (value, expected_value) in enumerate(zip(actual.values(), expected.values())):
+            assert_same(value, expected_value, f"{path}.values()[{index}]")
     elif isinstance(expected, (list, tuple, collections.deque)):
         assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
         for i, (a, e) in enumerate(zip(actual, expected)):
@@ -71,17 +72,21 @@ def run_and_compare(compiled, fn, arguments):
     return actual
 
 
-def clone_inputs(obj):
+def clone_inputs(obj, memo=None):
     """Copies of the tensors, with their Python attributes (and of the lists/dicts holding
-    them); other objects are shared."""
+    them); other objects are shared. A tensor reached twice (a dict key that is also an
+    argument) is copied once."""
+    memo = {} if memo is None else memo
     if isinstance(obj, torch.Tensor):
-        copy = obj.detach().clone().requires_grad_(obj.requires_grad) if obj.is_leaf else obj.clone()
-        copy.__dict__.update(obj.__dict__)
-        return copy
+        if id(obj) not in memo:
+            copy = obj.detach().clone().requires_grad_(obj.requires_grad) if obj.is_leaf else obj.clone()
+            copy.__dict__.update(obj.__dict__)
+            memo[id(obj)] = copy
+        return memo[id(obj)]
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
-        return type(obj)(clone_inputs(x) for x in obj)
+        return type(obj)(clone_inputs(x, memo) for x in obj)
     if type(obj) is dict:
-        return {k: clone_inputs(v) for k, v in obj.items()}
+        return {clone_inputs(k, memo): clone_inputs(v, memo) for k, v in obj.items()}
     return obj
 
 

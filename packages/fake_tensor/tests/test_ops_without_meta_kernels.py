@@ -42,3 +42,21 @@ def test_op_without_meta_kernel_runs_its_decomposition(library):
     finally:
         del decomposition_table[op]
     assert is_fake(fake_out) and (fake_out.shape, fake_out.stride()) == (eager.shape, eager.stride())
+
+
+@pytest.mark.parametrize("op", [torch._foreach_addcdiv, torch._foreach_addcmul, torch._foreach_addcdiv_, torch._foreach_addcmul_])
+def test_foreach_ops_with_a_tensor_of_scalars(op):
+    # Their kernel reads the scalars (a CPU tensor), which a meta tensor does not hold.
+    reals = [[torch.randn(3, 2), torch.randn(5)] for _ in range(3)]
+    mode = FakeTensorMode()
+    fakes = [[mode.from_real(t) for t in ts] for ts in reals]
+    scalars = mode.from_real(torch.tensor([0.5, -2.0]))
+    with mode:
+        result = op(*fakes, scalars)
+    expected = op(*reals, torch.tensor([0.5, -2.0]))
+    if expected is None:  # in place: the first list keeps its metadata
+        result, expected = fakes[0], reals[0]
+    assert [(t.shape, t.dtype, t.device) for t in result] == [(t.shape, t.dtype, t.device) for t in expected]
+    assert all(is_fake(t) for t in result)
+    with pytest.raises(RuntimeError, match="length of scalars"), mode:
+        op(*fakes, mode.from_real(torch.tensor([1.0, 2.0, 3.0])))

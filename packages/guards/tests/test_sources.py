@@ -11,6 +11,7 @@ from guards import (
     BufferSource,
     ClosureSource,
     ConstantMatch,
+    DictItemSource,
     GlobalSource,
     GuardSet,
     IdentityMatch,
@@ -24,6 +25,7 @@ from guards import (
     SubmoduleSource,
     TypeSource,
     default_value_source,
+    dict_key_source,
     tensor_property_source,
 )
 
@@ -48,6 +50,11 @@ SELF = LocalSource("self")
         (tensor_property_source(LocalSource("x"), "storage_offset"), "L['x'].storage_offset()"),
         (default_value_source(GlobalSource("f"), 0), "G['f'].__defaults__[0]"),
         (default_value_source(GlobalSource("f"), "k"), "G['f'].__kwdefaults__['k']"),
+        (dict_key_source(AttrSource(SELF, "state"), 2), "list(L['self'].state.keys())[2]"),
+        (
+            ItemSource(DictItemSource(LocalSource("d"), dict_key_source(LocalSource("d"), 0)), "step"),
+            "L['d'][list(L['d'].keys())[0]]['step']",
+        ),
     ],
 )
 def test_source_prints_as_python(source, text):
@@ -109,3 +116,18 @@ def test_module_member_sources_see_reassigned_parameters():
     net.layers[0].weight = nn.Parameter(torch.randn(3, 3))
     assert not guard(net)
     assert guard.why(net).startswith("L['self'].layers[0].weight is <Parameter at ")
+
+
+def test_dict_keyed_by_tensors_is_read_through_its_keys():
+    # An optimizer's state: keys without a literal spelling are named by position.
+    keys = [torch.randn(2), torch.randn(3)]
+    state = {k: {"step": torch.tensor(1.0)} for k in keys}
+    d = LocalSource("d")
+    guards = [IdentityMatch(dict_key_source(d, i), k) for i, k in enumerate(keys)]
+    guards += [IdentityMatch(ItemSource(DictItemSource(d, dict_key_source(d, i)), "step"), state[k]["step"]) for i, k in enumerate(keys)]
+    guard = GuardSet(guards).compile(parameters=["d"])
+    assert guard(state)
+    # `list(d.keys())` is read once for all the keys.
+    assert guard.source.count("list(d.keys())") == 1
+    assert not guard(dict(reversed(list(state.items()))))
+    assert guard.why(dict(reversed(list(state.items())))).startswith("list(L['d'].keys())[0] is ")

@@ -100,7 +100,7 @@ class AotCompiledGraph:
             return self._inference_plan()
         fakes = [_with_requires_grad(f, r, self.fake_mode) for f, r in zip(self.fakes, requires_grad)]
         # Decompositions change no metadata; this trace only informs the plan.
-        graph, outputs, traced_inputs = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode)
+        graph, outputs, traced_inputs, rewritten = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode)
         analysed = functionalize(graph)
         effects = GraphEffects(analysed.mutated_inputs, analysed.output_aliases)
         _check_effects(effects, fakes)
@@ -110,8 +110,14 @@ class AotCompiledGraph:
             return [*(inputs[m] for m in effects.mutated_inputs), *outputs]
 
         values = graph_outputs(traced_inputs, outputs)
+        # An input written with grad mode off (an optimizer's parameter update) keeps its
+        # autograd history: no gradient flows through its new value.
+        written_without_grad = {
+            i for i, index in enumerate(effects.mutated_inputs) if index not in rewritten
+        }
         differentiable = [
-            i for i, value in enumerate(values) if i not in effects.regenerated and _carries_gradient(value)
+            i for i, value in enumerate(values)
+            if i not in effects.regenerated and i not in written_without_grad and _carries_gradient(value)
         ]
         if not differentiable:
             return self._inference_plan()
@@ -142,7 +148,7 @@ class AotCompiledGraph:
     def _inference_plan(self) -> InferencePlan:
         fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]
         with torch.no_grad():
-            graph, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
+            graph, _, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
         functional = functionalize(graph)
         effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
         _check_effects(effects, fakes)

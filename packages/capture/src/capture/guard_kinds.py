@@ -6,9 +6,11 @@
 valid only for calls where both paths lead to the same object again, or the second one's
 value would be silently ignored.
 
-`DistinctObjects`: two sources name different objects. Tensors used as dict keys or set
-members are told apart by identity (as torch hashes them): an entry that found two input
-tensors to be two keys is valid only while they are two objects.
+`DistinctObjects`: the sources name pairwise different objects. Tensors used as dict keys or
+set members are told apart by identity (as torch hashes them): an entry that found input
+tensors to be different keys is valid only while they are different objects. One guard for all
+of them, checked in one pass (an optimizer's first step uses each of its hundreds of
+parameters as a key: pairwise guards would be quadratic).
 
 `ModuleCallMatch`: calling a module runs what the trace inlined. Hooks added later, or (for a
 module guarded by its type, capture.wrap) another instance with hooks or a `forward` of its
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from guards.codegen import EmitContext, check, must_be
+from guards.codegen import EmitContext, check, must_be, must_equal
 from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
 from guards.sources import Source
 
@@ -46,20 +48,20 @@ def _same_object(guard: SameObject, ctx: EmitContext) -> list:
 
 @dataclasses.dataclass(frozen=True)
 class DistinctObjects(Guard):
-    """`source is not other`: the paths lead to two objects."""
+    """No two of `sources` are the same object."""
 
-    source: Source
-    other: Source
+    sources: tuple[Source, ...]
     priority = PRIORITY_OBJECT
 
     def __str__(self) -> str:
-        return f"{self.source} is not {self.other}"
+        return f"{', '.join(map(str, self.sources))} are distinct objects"
 
 
 @emits(DistinctObjects)
 def _distinct_objects(guard: DistinctObjects, ctx: EmitContext) -> list:
-    value = ctx.read(guard.source)
-    return [check(f"{value} is {ctx.read(guard.other)}", str(guard), value)]
+    values = ", ".join(ctx.read(source) for source in guard.sources)
+    distinct = f"{ctx.builtin('len')}({ctx.builtin('set')}({ctx.builtin('map')}({ctx.builtin('id')}, ({values},))))"
+    return [check(must_equal(distinct, str(len(guard.sources))), str(guard), distinct)]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -40,7 +40,18 @@ def disable(fn: Callable | None = None, recursive: bool = True):
 def is_disabled(fn: Any) -> bool:
     # torch.compiler.disable marks its wrappers with `_torchdynamo_disable`: code written for
     # torch.compile means the same by it.
-    return bool(getattr(fn, _DISABLED_ATTRIBUTE, False) or getattr(fn, "_torchdynamo_disable", False))
+    if getattr(fn, _DISABLED_ATTRIBUTE, False) or getattr(fn, "_torchdynamo_disable", False):
+        return True
+    return is_disabled_by_torch(fn)
+
+
+def is_disabled_by_torch(fn: Any) -> bool:
+    """The wrapper `torch._compile._disable_dynamo` puts around torch's own functions that
+    torch.compile must not trace (`Optimizer.zero_grad`, `state_dict`, ...). It marks nothing
+    until its first call, so it is known by its code: functools.wraps gives it the wrapped
+    function's names, not its globals."""
+    globals_ = getattr(fn, "__globals__", None)
+    return globals_ is not None and globals_.get("__name__") == "torch._compile" and fn.__code__.co_name == "inner"
 
 
 def mark_compiled(fn: Callable) -> Callable:

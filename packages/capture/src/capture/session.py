@@ -24,6 +24,7 @@ from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource
 
 from . import instructions  # noqa: F401  (fills the opcode registry)
 from .graph import GraphBuilder
+from .guard_kinds import DistinctObjects
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
 from .bytecode import decode
 from .interpreter.frame import Frame, StackSnapshot
@@ -151,8 +152,11 @@ class CaptureSession:
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
-        # Input tensors used as dict keys or set members (capture.values.tensor.tensor_key).
-        self.keyed_inputs: list[Value] = []
+        # Input tensors used as dict keys or set members, by id (capture.values.tensor.
+        # register_input_key), and the one guard that keeps them distinct objects.
+        self.keyed_inputs: dict[int, Value] = {}
+        self._distinct_sources: list = []
+        self._distinct: DistinctObjects | None = None
 
     # --- values ---------------------------------------------------------------------------------
     def wrap(self, obj: Any, source) -> Value:
@@ -162,6 +166,20 @@ class CaptureSession:
         if guard not in self._guard_set:
             self._guard_set.add(guard)
             self.guards.append(guard)
+
+    def guard_distinct(self, source) -> None:
+        """Add `source` to the objects guarded pairwise distinct (one guard, grown in place)."""
+        self._distinct_sources.append(source)
+        if len(self._distinct_sources) < 2:
+            return
+        previous = self._distinct
+        self._distinct = DistinctObjects(tuple(self._distinct_sources))
+        if previous is None:
+            self.guards.append(self._distinct)
+        else:
+            self.guards[self.guards.index(previous)] = self._distinct
+            self._guard_set.discard(previous)
+        self._guard_set.add(self._distinct)
 
     def keepalive(self, obj: Any) -> None:
         self._keepalive.append(obj)

@@ -36,8 +36,11 @@ class SideEffects:
         )
 
     # --- attributes of existing objects -----------------------------------------------------
-    def store_attr(self, target: Value, name: str, value: Value) -> None:
-        obj = target.identity()
+    def store_attr(self, target: Value, name: str, value: Value, obj: Any = None) -> None:
+        """`obj` is the object written to, for targets that have no `identity()` (a tensor
+        input, whose `.grad` is written)."""
+        if obj is None:
+            obj = target.identity()
         write = self.attribute_writes.get(id(obj))
         if write is None:
             write = self.attribute_writes[id(obj)] = AttributeWrite(target)

@@ -15,12 +15,14 @@ import functools
 import inspect
 import operator
 import types
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
 import torch
 from guards import kinds
-from guards.sources import AttrSource, ItemSource, LocalSource
+from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
+                            has_literal_spelling)
 from torch import nn
 
 from .guard_kinds import SameObject
@@ -38,6 +40,7 @@ from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
 from .values.modules import ModuleValue
 from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}
 
@@ -230,9 +233,7 @@ def _list(session, obj, source):
 @wraps(dict)
 def _dict(session, obj, source):
     if any(isinstance(key, torch.Tensor) for key in obj):
-        # Its keys have no source to read them by on later calls (torch.compile guards them
-        # by identity); dicts keyed by tensors made inside the compiled function are traced.
-        raise Unsupported("a dict keyed by tensors passed into the compiled function")
+        return _dict_keyed_by_tensors(session, obj, source)
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))
@@ -241,6 +242,46 @@ def _dict(session, obj, source):
     for key, value in obj.items():
         entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key)))
     return DictValue(entries, source=source, python_cls=type(obj))
+
+
+def _dict_keyed_by_tensors(session, obj, source):
+    """A dict passed in with tensors among its keys (an optimizer's `state`, keyed by its
+    parameters). Torch hashes tensors by identity, so a key is named by its position,
+    `list(d.keys())[i]`, and wrapped from there like any input: a tensor key is a tensor
+    input (one object with the parameter that reaches it another way, guarded so), a
+    constant key is guarded by value. Values are read through their key: `d[list(d.keys())[i]]`.
+    """
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.LengthMatch(source, len(obj)))
+    session.keepalive(obj)
+    entries = {}
+    for index, (key, value) in enumerate(obj.items()):
+        if not isinstance(key, torch.Tensor) and not has_literal_spelling(key):
+            raise Unsupported(f"a dict passed in keyed by tensors and by {type(key).__name__} objects")
+        key_source = dict_key_source(source, index) if source is not None else None
+        key_value = session.wrap(key, key_source)
+        if isinstance(key_value, TensorValue):
+            register_input_key(session, key_value)
+            hashed = TensorKey(key_value.fake)
+            value_source = DictItemSource(source, key_source) if source is not None else None
+        else:
+            hashed = key
+            value_source = _item_source(source, key)
+        entries[hashed] = (key_value, session.wrap(value, value_source))
+    return DictValue(entries, source=source, python_cls=type(obj))
+
+
+@wraps(weakref.ref)
+def _weak_reference(session, obj, source):
+    """A weak reference (an lr scheduler's wrapper around `optimizer.step` holds one to the
+    optimizer): calling it gives its referent, read through `ref()` on later calls."""
+    from .values.objects import WeakReferenceValue
+
+    if source is not None:
+        _guard(session, kinds.TypeMatch(source, type(obj)))
+    referent_source = WeakrefReferentSource(source) if source is not None else None
+    return WeakReferenceValue(obj, lambda: session.wrap(obj(), referent_source), source)
 
 
 @wraps(set, frozenset)

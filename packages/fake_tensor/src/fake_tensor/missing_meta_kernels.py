@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from .cpu_kernels import column_major_strides
+from .execution import run_on_meta
 from .op_rules import bound_arguments, rule_for
 
 aten = torch.ops.aten
@@ -57,3 +58,26 @@ def _geqrf(mode, func, args, kwargs):
     (a,) = args
     *batch, m, n = a.shape
     return _empty(mode, a, a.shape, column_major_strides(a.shape)), _empty(mode, a, (*batch, min(m, n)))
+
+
+# The `Tensor scalars` overloads of the foreach pointwise ops (what compiled Adam's step size
+# is: `torch.stack` of per-parameter tensors) read the scalars' values, so their kernel only
+# takes a CPU tensor, and a meta one fails ("Expected scalars to be on CPU"). The output
+# metadata is that of the `ScalarList` overload, whose meta kernel checks the rest.
+_SCALARS_TENSOR_OVERLOADS = {
+    aten._foreach_addcdiv.Tensor: aten._foreach_addcdiv.ScalarList,
+    aten._foreach_addcdiv_.Tensor: aten._foreach_addcdiv_.ScalarList,
+    aten._foreach_addcmul.Tensor: aten._foreach_addcmul.ScalarList,
+    aten._foreach_addcmul_.Tensor: aten._foreach_addcmul_.ScalarList,
+}
+
+
+@rule_for(*_SCALARS_TENSOR_OVERLOADS)
+def _foreach_with_scalars_tensor(mode, func, args, kwargs):
+    bound = bound_arguments(func, args, kwargs)
+    scalars, count = bound["scalars"], len(bound["self"])
+    if scalars.device.type != "cpu":
+        raise RuntimeError(f"Expected scalars to be on CPU, got {scalars.device} instead.")
+    if scalars.dim() != 1 or scalars.shape[0] != count:
+        raise RuntimeError(f"Expected length of scalars to match input of length {count} but got {scalars.numel()} instead.")
+    return run_on_meta(mode, _SCALARS_TENSOR_OVERLOADS[func], (bound["self"], bound["tensor1"], bound["tensor2"], [1.0] * count), {})

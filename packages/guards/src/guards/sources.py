@@ -240,6 +240,71 @@ class ItemSource(Source):
 
 
 @_source_value
+class DictKeysSource(Source):
+    """The keys of a dict as a list, `list(base.keys())`: what `DictKeySource`s index, read
+    once for all of them."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_keys"
+
+    def code(self, base: str) -> str:
+        # `.keys()`, not `list(base)`: a list or tuple must fail, not pass as its own keys.
+        return f"list({base}.keys())"
+
+
+def dict_key_source(mapping: Source, index: int) -> Source:
+    """The key at position `index` of a dict, `list(d.keys())[index]`: how a key with no
+    literal spelling (a tensor, as in `optimizer.state`) is named."""
+    return ItemSource(DictKeysSource(mapping), index)
+
+
+@_source_value
+class DictItemSource(Source):
+    """`base[key]` where the key is itself read from a source (`d[list(d.keys())[0]]`): the
+    value of a dict whose key has no literal spelling."""
+
+    base: Source
+    key: Source
+
+    @property
+    def parents(self) -> tuple[Source, ...]:
+        return (self.base, self.key)
+
+    def __str__(self) -> str:
+        return self.code(str(self.base), str(self.key))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_{self.key.hint}_value")
+
+    def code(self, base: str, key: str) -> str:
+        return f"{base}[{key}]"
+
+
+@_source_value
+class WeakrefReferentSource(Source):
+    """The object a weak reference points to, `base()` (None once it is gone)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_referent"
+
+    def code(self, base: str) -> str:
+        return f"{base}()"
+
+
+@_source_value
 class TypeSource(Source):
     """`type(base)`."""
 

@@ -235,6 +235,8 @@ class _Functionalizer:
                 args.append(value)
         new = self.emit(variant.op, *args, **kwargs)
         single = isinstance(new.meta["val"], torch.Tensor)
+        # One `Tensor[]` return (the foreach ops): `outputs` are its items.
+        single_list = len(variant.op._schema.returns) == 1 and not single
         outputs = [new] if single else [self._item(new, i) for i in range(len(new.meta["val"]))]
         recorded = node.meta.get("val")
         for index, kind in enumerate(variant.returns):
@@ -243,14 +245,14 @@ class _Functionalizer:
 
         for name, index in variant.new_values.items():
             written = bound[name]
-            if not isinstance(written, fx.Node):
-                raise UnsupportedProgramError(
-                    f"writes in place into a list of tensors ({node.target})",
-                    "Write each tensor separately.",
-                )
-            outputs[index] = self._as_dtype_of(written, outputs[index])
-            self._compare(outputs[index], written.meta["val"])
-            self._write(written, outputs[index])
+            if isinstance(written, (list, tuple)):
+                # A list written in place (`_foreach_add_(params, 1)`, what optimizers do):
+                # the functional twin returns the list of new values.
+                values = outputs if single_list else [self._item(outputs[index], i) for i in range(len(written))]
+                for tensor, value in zip(written, values, strict=True):
+                    self._write_value(tensor, value)
+                continue
+            outputs[index] = self._write_value(written, outputs[index])
 
         returned = [self._returned(kind, outputs, bound) for kind in variant.returns]
         if isinstance(node.meta.get("val"), torch.Tensor):
@@ -264,6 +266,14 @@ class _Functionalizer:
             self.plain[node] = new
             for index, item in enumerate(returned):
                 self.items[(node, index)] = item
+
+    def _write_value(self, written: fx.Node, value: fx.Node) -> fx.Node:
+        if not isinstance(written, fx.Node):
+            raise UnsupportedProgramError(f"writes in place into {type(written).__name__} {written!r}", "Write tensors only.")
+        value = self._as_dtype_of(written, value)
+        self._compare(value, written.meta["val"])
+        self._write(written, value)
+        return value
 
     def _as_dtype_of(self, written: fx.Node, value: fx.Node) -> fx.Node:
         """A write keeps the written tensor's dtype (`x.eq_(y)` leaves x float; `eq` is bool)."""

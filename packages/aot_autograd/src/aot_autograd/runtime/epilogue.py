@@ -37,10 +37,19 @@ class GraphEffects:
         when the trace's was symbolic.
         """
         first = len(self.mutated_inputs)
+        grad_enabled = torch.is_grad_enabled()
+        # Copies that record no autograd history go in one foreach call: an optimizer step
+        # writes every parameter and state tensor (hundreds of them).
+        targets, values = [], []
         for index, value in zip(self.mutated_inputs, graph_outputs[:first]):
-            target = inputs[index]
-            with torch.set_grad_enabled(torch.is_grad_enabled() and value.requires_grad):
-                target.copy_(value)
+            if grad_enabled and value.requires_grad:
+                inputs[index].copy_(value)
+            else:
+                targets.append(inputs[index])
+                values.append(value)
+        if targets:
+            with torch.no_grad():
+                torch._foreach_copy_(targets, values)
         outputs = list(graph_outputs[first:])
         for j, alias in enumerate(self.output_aliases):
             if alias is not None:

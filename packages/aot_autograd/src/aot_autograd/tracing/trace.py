@@ -64,15 +64,18 @@ def trace_forward(
     fake_mode,
     decompositions: Decompositions | None = None,
 ) -> tuple[fx.GraphModule, list, list]:
-    """(graph of `fn`, its fake outputs, the values `fn` was called with)."""
+    """(graph of `fn`, its fake outputs, the values `fn` was called with, the positions of
+    those whose autograd history `fn` changed: inputs written in place with grad mode on)."""
     recorder = AtenRecorder(decompositions, fake_mode.from_real)
     _, traced_inputs = _traced_inputs(inputs, fake_mode)
+    history = [getattr(value, "grad_fn", None) for value in traced_inputs]
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
     with fake_mode, recorder, NativeDropout():
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
-    return recorder.graph_module(), outputs, traced_inputs
+    rewritten = {i for i, value in enumerate(traced_inputs) if getattr(value, "grad_fn", None) is not history[i]}
+    return recorder.graph_module(), outputs, traced_inputs, rewritten
 
 
 def trace_joint(

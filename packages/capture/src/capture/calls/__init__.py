@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (fill the registry)
     iteration,
     python_builtins,
     stdlib,
+    tensor_scalars,
     torch_modules,
     torch_rules,
 )

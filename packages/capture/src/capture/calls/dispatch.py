@@ -10,7 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
-from ..markers import is_allowed_in_graph, is_compiled, is_disabled
+from ..markers import is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.symbolic import SymValue, concrete
@@ -51,6 +51,11 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
         raise Unsupported(
             f"call to {_name(fn)}, which runs as a compiled frame of its own",
             hint="the graph breaks around the call (the function itself breaks its graph)",
+        )
+    if is_disabled_by_torch(fn):
+        raise Unsupported(
+            f"{_name(fn)} is marked by torch not to be compiled (torch._disable_dynamo)",
+            hint="it runs natively between two graphs, as under torch.compile",
         )
     if is_disabled(fn):
         raise Unsupported(

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import types
+
 import collections
 import functools
 import operator
@@ -135,6 +137,17 @@ def _object_init(frame, args, kwargs):
     if len(args) > 1 or kwargs:
         raise_user_error(frame, TypeError, "object.__init__() takes exactly one argument (the instance to initialize)")
     return ConstantValue(None)
+
+
+@rule(types.FunctionType.__get__, accepts="(self, instance, owner=None, /)")
+def _bind_function(frame, args, kwargs):
+    """`f.__get__(obj, cls)`: `f` bound to `obj` as a method (`f` itself for obj None)."""
+    from ..values.functions import MethodValue
+
+    fn, instance = args[0], args[1]
+    if instance.is_python_constant() and instance.as_python_constant() is None:
+        return fn
+    return MethodValue(fn, instance)
 
 
 @rule(id)

@@ -11,6 +11,9 @@ from typing import Any, Callable
 from .signatures import RULE_ACCEPTS, parse_signature
 
 CALL_RULES: dict[Any, Callable] = {}
+# Rules for functions of modules capture must not import (torch._dynamo: the boundary in
+# DESIGN.md), keyed by `module.qualname`; code written for torch.compile calls them.
+NAMED_RULES: dict[str, Callable] = {}
 CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
 
 
@@ -34,6 +37,10 @@ def rule(*callables, accepts: str | None = None):
     return lambda handler: _register(CALL_RULES, callables, handler)
 
 
+def rule_named(*qualified_names: str):
+    return lambda handler: _register(NAMED_RULES, qualified_names, handler)
+
+
 def construct_rule(*classes, subclasses: bool = False, accepts: str | None = None):
     _accepts(classes, accepts)
 
@@ -55,6 +62,11 @@ def rule_for(fn: Any) -> Callable | None:
             return None
         if handler is not None:
             return handler
+        module = getattr(fn, "__module__", None)
+        if module is not None and module.startswith("torch._dynamo"):
+            handler = NAMED_RULES.get(f"{module}.{getattr(fn, '__qualname__', '')}")
+            if handler is not None:
+                return handler
         fn = getattr(fn, "__wrapped__", None)
         if fn is None:
             return None

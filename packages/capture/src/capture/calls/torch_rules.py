@@ -14,7 +14,7 @@ from ..errors import Unsupported
 from ..values.constant import ConstantValue
 from ..values.context import AutocastContext, DecoratedByContext, GradModeContext, InferenceModeContext, NullContext
 from ..values.tensor import REFUSED_METHODS
-from .registry import construct_rule, rule
+from .registry import construct_rule, rule, rule_named
 
 
 def _constant_kwargs(args, kwargs, names, defaults):
@@ -145,6 +145,17 @@ def _is_compiling(frame, args, kwargs):
 @rule(*_available("torch.compiler.is_exporting"))
 def _is_exporting(frame, args, kwargs):
     return ConstantValue(frame.session.exporting)
+
+
+@rule_named("torch._dynamo.decorators.graph_break")
+def _graph_break(frame, args, kwargs):
+    # torch.optim's `_use_grad` breaks the graph around `step()` only so that torch's AOT
+    # autograd sees the no_grad region as an inference graph (pytorch#104053); our graph
+    # holds the grad-mode switch itself, so the step traces into one graph. Anywhere else
+    # the call asks for a break, as it does of torch.compile.
+    if frame.f_globals.get("__name__", "").startswith("torch.optim."):
+        return ConstantValue(None)
+    raise Unsupported("torch._dynamo.graph_break() called", hint="remove the call to keep one graph")
 
 
 def _refuse(reason):

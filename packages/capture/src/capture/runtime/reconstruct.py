@@ -134,10 +134,18 @@ class ExpressionWriter:
         """Hoist every non-root prefix that two or more of `sources` read through."""
         uses: dict[Any, int] = {}
         for source in sources:
-            node = source.base if not isinstance(source, HeldSource) else None
-            while node is not None and node.base is not None:
+            if isinstance(source, HeldSource):
+                continue
+            # Every read-through prefix once per source (a dict item's key source is one).
+            seen: set = set()
+            pending = list(source.parents)
+            while pending:
+                node = pending.pop()
+                if node in seen or isinstance(node, HeldSource) or not node.parents:
+                    continue
+                seen.add(node)
                 uses[node] = uses.get(node, 0) + 1
-                node = node.base
+                pending.extend(node.parents)
         for source, count in uses.items():
             if count >= 2:
                 # ASCII only: `\w` also matches characters no identifier may hold (¼).
@@ -170,9 +178,10 @@ class ExpressionWriter:
     def source(self, source) -> str:
         if isinstance(source, HeldSource):
             return self.name_for(source.obj, source.name)
-        if source.base is None:
+        parents = source.parents
+        if not parents:
             return source.root_code(self.root_names)
-        expression = source.code(self.source(source.base))
+        expression = source.code(*(self.source(parent) for parent in parents))
         local = self._hoisted.get(source)
         if local is None:
             return expression

@@ -34,6 +34,7 @@ CONSTANT_TYPES: tuple[type, ...] = (
     torch.finfo,
     torch.iinfo,
     types.CodeType,
+    types.GenericAlias,  # `list[Tensor]`, as in `typing.cast(list[Tensor], x)`
 )
 
 

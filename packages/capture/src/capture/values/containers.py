@@ -235,7 +235,13 @@ class DictValue(Value):
         return self.entries[k][1]
 
     def set_item(self, frame, key, value):
-        self.entries[key_of(frame, key)] = (key, value)
+        k = key_of(frame, key)
+        current = self.entries.get(k)
+        if current is not None and current[1] is value:
+            # Storing back what the key holds (SGD's `state["momentum_buffer"] = buf` each
+            # step) changes nothing: no replay after the graph.
+            return
+        self.entries[k] = (key, value)
         self.mutated(frame)
 
     def del_item(self, frame, key):

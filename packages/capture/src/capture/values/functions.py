@@ -126,6 +126,10 @@ class InlinableFunction(Value):
             return ConstantValue(self.name)
         if name == "__code__":
             return ConstantValue(self.code)
+        if name == "__get__":
+            # Binding it by hand (`func.__get__(obj, cls)`, as an lr scheduler's wrapper of
+            # `optimizer.step` does): capture.calls.python_builtins has the rule.
+            return MethodValue(BuiltinValue(types.FunctionType.__get__), self)
         raise Unsupported(f"attribute {name!r} of function {self.name}")
 
 

@@ -46,6 +46,11 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> 
 
     session = frame.session
     if isinstance(descriptor, types.FunctionType):
+        from ..markers import is_disabled
+
+        if is_disabled(descriptor):
+            # Runs natively (a graph break), never traced: `Optimizer.zero_grad`.
+            return MethodValue(BuiltinValue(descriptor), instance)
         return MethodValue(FunctionValue(descriptor), instance)
     if isinstance(descriptor, classmethod):
         return MethodValue(session.wrap(descriptor.__func__, None), session.wrap(cls, None))
@@ -216,6 +221,20 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
             raise
 
 
+class WeakReferenceValue(ObjectValue):
+    """A `weakref.ref` that existed before tracing: calling it gives its referent (or None),
+    wrapped by `referent()` with the source `ref()`."""
+
+    def __init__(self, obj, referent, source=None):
+        super().__init__(obj, source)
+        self._referent = referent
+
+    def call(self, frame, args, kwargs):
+        if args or kwargs:
+            return super().call(frame, args, kwargs)
+        return self._referent()
+
+
 class ClassValue(Value):
     """A class: calling it constructs (capture.calls), attributes are read statically."""
 
@@ -257,6 +276,22 @@ class ClassValue(Value):
 
     def has_attr(self, frame, name):
         return hasattr(self.cls, name)
+
+    def get_item(self, frame, key):
+        # `list[Tensor]`, `dict[str, int]` (a types.GenericAlias, as in `typing.cast(list[T],
+        # x)`), a user generic's `C[int]`, an enum's `Color['RED']`: with constant arguments
+        # the subscript is evaluated now, as annotations are, and its result is a constant.
+        # (A metaclass's own `__getitem__` may do anything: not evaluated, except Enum's.)
+        if not key.is_python_constant() or not (hasattr(self.cls, "__class_getitem__") or isinstance(self.cls, enum.EnumMeta)):
+            return super().get_item(frame, key)
+        try:
+            result = self.cls[key.as_python_constant()]
+        except Exception as err:
+            from .exceptions import ExceptionValue
+            from ..interpreter.frame import UserException
+
+            raise UserException(ExceptionValue.from_real(err)) from None
+        return frame.session.wrap(result, None)
 
     def call(self, frame, args, kwargs):
         from ..calls import construct

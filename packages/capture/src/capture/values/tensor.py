@@ -69,18 +69,22 @@ class TensorKey:
 def tensor_key(frame, value: TensorValue) -> TensorKey:
     """The key of `value`. Two input tensors used as keys are two keys only while they are two
     objects: an entry that told them apart is guarded so (f(x, x) then f(x, y) recaptures)."""
-    from ..guard_kinds import DistinctObjects
+    register_input_key(frame.session, value)
+    return TensorKey(value.fake)
+
+
+def register_input_key(session, value: TensorValue) -> None:
+    """Guard `value`, an input tensor used as a key, distinct from the other input tensors
+    used as keys (keys of a dict passed in among them: distinct by construction, so that
+    costs their guard nothing)."""
     from ..sources import HeldSource
 
-    session = frame.session
     # Held tensors (constants the entry keeps) are distinct objects by construction.
-    if value.node.op == "placeholder" and not isinstance(value.source, HeldSource):
-        for other in session.keyed_inputs:
-            if other is not value:
-                session.add_guard(DistinctObjects(value.source, other.source))
-        if value not in session.keyed_inputs:
-            session.keyed_inputs.append(value)
-    return TensorKey(value.fake)
+    if value.node.op != "placeholder" or isinstance(value.source, HeldSource):
+        return
+    if id(value) not in session.keyed_inputs:
+        session.keyed_inputs[id(value)] = value
+        session.guard_distinct(value.source)
 
 
 class TensorValue(Value):
@@ -118,10 +122,7 @@ class TensorValue(Value):
         if name in COMPUTED_ATTRIBUTES:
             return graph.call_function(frame, getattr, [self, ConstantValue(name)], {})
         if name == "grad":
-            raise Unsupported(
-                "reading .grad of a tensor inside a compiled function",
-                hint="read gradients outside the compiled function",
-            )
+            return self._grad(frame)
         attribute = getattr(self.python_cls, name, None)
         if attribute is None:
             own = self._own_attribute(frame, name)
@@ -136,7 +137,36 @@ class TensorValue(Value):
             return MethodValue(BuiltinValue(attribute), self)
         raise Unsupported(f"attribute Tensor.{name}")
 
+    def _grad(self, frame) -> Value:
+        """`x.grad`: for a tensor the frame receives, its gradient is a graph input of its own
+        (`L['p'].grad`, guarded like any tensor input, or guarded None), as torch.compile
+        does; a gradient written earlier in the trace (`p.grad = g`) is that value."""
+        session = frame.session
+        if self.real is not None:
+            pending = session.side_effects.pending_attr(self.real, "grad")
+            if pending is not None:
+                return pending
+        if self.node.op != "placeholder":
+            # Computed by the graph: no backward has run on it inside the graph.
+            return ConstantValue(None)
+        from guards import AttrSource
+
+        from ..sources import HeldSource
+
+        if self.source is None or isinstance(self.source, HeldSource):
+            raise Unsupported(
+                "reading .grad of a tensor the compiled function holds as a constant",
+                hint="pass the tensor to the compiled function, or read its gradient outside it",
+            )
+        return session.wrap(self.real.grad, AttrSource(self.source, "grad"))
+
     def set_attr(self, frame, name, value):
+        if name == "grad" and self.real is not None and self.node.op == "placeholder" and self.source is not None:
+            # Replayed onto the tensor after the graph runs (zero_grad's `p.grad = None`).
+            if not (isinstance(value, TensorValue) or (value.is_python_constant() and value.as_python_constant() is None)):
+                raise Unsupported(f"setting .grad of a tensor to {value.describe()}")
+            frame.session.side_effects.store_attr(self, "grad", value, obj=self.real)
+            return
         raise Unsupported(
             f"setting attribute {name!r} of a tensor",
             hint="keep the value in a local variable or module attribute instead",
