@@ -20,6 +20,7 @@ from .markers import is_disabled
 from .errors import CaptureError
 from .runtime import CodeCache
 from .runtime.compilation import Compilation
+from .module_call import call_with_forward_hooks, hooked_call
 from .values.modules import has_hooks
 from .values.objects import python_dunder
 
@@ -70,11 +71,13 @@ class OptimizedModule(nn.Module):
     def forward(self, *args, **kwargs):
         mod = self._modules["_orig_mod"]
         if has_hooks(mod):
-            # Hooks run around forward in Module.__call__; the compiled forward does not run
-            # them, so the module is called as it is.
+            if hooked_call(mod):
+                # Forward hooks are captured with the forward (capture.module_call).
+                return self._cache.compilation.cache(call_with_forward_hooks).dispatch(mod, *args, **kwargs)
+            # Backward hooks run in Module.__call__, which wraps inputs and outputs for them.
             if not self._warned_hooks:
                 self._warned_hooks = True
-                warnings.warn(f"{type(mod).__name__} has hooks; it runs eagerly", stacklevel=2)
+                warnings.warn(f"{type(mod).__name__} has backward hooks; it runs eagerly", stacklevel=2)
             return mod(*args, **kwargs)
         return self._cache.dispatch(mod, *args, **kwargs)
 
