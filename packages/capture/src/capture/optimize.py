@@ -16,6 +16,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from .distributed import InnerForward, bucketing_backend, is_ddp
 from .markers import is_disabled
 from .errors import CaptureError
 from .runtime import CodeCache
@@ -89,6 +90,32 @@ class OptimizedModule(nn.Module):
         return self.forward(*args, **kwargs)
 
 
+class DDPOptimizedModule(OptimizedModule):
+    """A compiled DistributedDataParallel: DDP's forward runs natively, calling the compiled
+    forward of the module it wraps (capture.distributed.ddp); `_cache` is that forward's."""
+
+    def forward(self, *args, **kwargs):
+        ddp = self._modules["_orig_mod"]
+        inner = ddp.module
+        dispatch = self._cache.dispatch
+        if self._inner_forward_is_bound:
+            def compiled_forward(*a, **k):
+                return dispatch(inner, *a, **k)
+        else:
+            compiled_forward = dispatch
+        with InnerForward(inner, compiled_forward):
+            return ddp(*args, **kwargs)
+
+
+def _optimize_ddp(ddp: nn.Module, backend: Callable, fullgraph: bool, dynamic: bool | None) -> DDPOptimizedModule:
+    compilation = Compilation(bucketing_backend(ddp, backend), dynamic=dynamic, fullgraph=fullgraph)
+    inner = ddp.module
+    function, bound = function_and_self(inner.__dict__.get("forward") or type(inner).forward)
+    compiled = DDPOptimizedModule(ddp, CodeCache(function, compilation=compilation))
+    compiled._inner_forward_is_bound = bound is not None or "forward" not in inner.__dict__
+    return compiled
+
+
 def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
     """Compile `fn_or_module` with `backend(gm, example_inputs) -> callable`.
 
@@ -105,6 +132,8 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         # Its function is compiled; the bound arguments are arguments of every call.
         compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
         return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
+    if isinstance(fn_or_module, nn.Module) and is_ddp(fn_or_module):
+        return _optimize_ddp(fn_or_module, backend, fullgraph, dynamic)
     compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
     make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):
