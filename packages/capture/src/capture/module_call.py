@@ -17,6 +17,9 @@ module's, each `hook(module, args, [kwargs,] output)` may replace the output.
 
 from __future__ import annotations
 
+import types
+import weakref
+
 from torch.nn.modules import module as _torch_module
 
 
@@ -35,6 +38,22 @@ def hooked_call(module) -> bool:
         module._forward_hooks or module._forward_pre_hooks
         or _torch_module._global_forward_hooks or _torch_module._global_forward_pre_hooks
     ) and not has_backward_hooks(module)  # fmt: skip
+
+
+_PER_CLASS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def hooked_call_of(cls: type) -> types.FunctionType:
+    """`call_with_forward_hooks` as a function of its own for modules of class `cls`: a
+    compiled function keeps one cache, whose recompile limit and automatic dynamic shapes
+    would otherwise mix every hooked module of a model (an FSDP model hooks them all)."""
+    fn = _PER_CLASS.get(cls)
+    if fn is None:
+        fn = types.FunctionType(call_with_forward_hooks.__code__, call_with_forward_hooks.__globals__,
+                                f"call_{cls.__name__}_with_forward_hooks")
+        fn.__qualname__ = fn.__name__
+        _PER_CLASS[cls] = fn
+    return fn
 
 
 def call_with_forward_hooks(module, *args, **kwargs):

@@ -21,7 +21,7 @@ from .markers import is_disabled
 from .errors import CaptureError
 from .runtime import CodeCache
 from .runtime.compilation import Compilation
-from .module_call import call_with_forward_hooks, hooked_call
+from .module_call import hooked_call, hooked_call_of
 from .values.modules import has_hooks
 from .values.objects import python_dunder
 
@@ -74,7 +74,7 @@ class OptimizedModule(nn.Module):
         if has_hooks(mod):
             if hooked_call(mod):
                 # Forward hooks are captured with the forward (capture.module_call).
-                return self._cache.compilation.cache(call_with_forward_hooks).dispatch(mod, *args, **kwargs)
+                return self._cache.compilation.cache(hooked_call_of(type(mod))).dispatch(mod, *args, **kwargs)
             # Backward hooks run in Module.__call__, which wraps inputs and outputs for them.
             if not self._warned_hooks:
                 self._warned_hooks = True

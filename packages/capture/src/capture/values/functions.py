@@ -10,7 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
-from ..module_call import call_with_forward_hooks, hooked_call
+from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
 
@@ -342,7 +342,7 @@ def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, 
     elif isinstance(value, MethodValue) and isinstance(value.func, FunctionValue):
         fn, bound, module = value.func.fn, value.obj, False
     elif isinstance(value, ModuleValue) and hooked_call(value.obj):
-        fn, bound, module = call_with_forward_hooks, value, False
+        fn, bound, module = hooked_call_of(type(value.obj)), value, False
     elif isinstance(value, ModuleValue) and "forward" not in value.obj.__dict__:
         fn, bound, module = type(value.obj).forward, value, True
     else:
@@ -363,7 +363,7 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
     elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         target = (obj.__func__, LazyInput(obj.__self__, AttrSource(value.source, "__self__")), False)
     elif isinstance(obj, torch.nn.Module) and hooked_call(obj):
-        target = (call_with_forward_hooks, value, False)
+        target = (hooked_call_of(type(obj)), value, False)
     elif isinstance(obj, torch.nn.Module) and "forward" not in obj.__dict__:
         target = (type(obj).forward, value, True)
     else:

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ..errors import Unsupported
-from ..module_call import call_with_forward_hooks, has_backward_hooks
+from ..module_call import has_backward_hooks, hooked_call_of
 from .constant import ConstantValue
 from .objects import ObjectValue, lookup_static, MISSING
 
@@ -62,7 +62,7 @@ class ModuleValue(ObjectValue):
                 )
             # Forward hooks are traced with the forward (capture.module_call); one capture
             # cannot trace breaks the graph around itself.
-            return session.wrap(call_with_forward_hooks, None).call(frame, [self, *args], kwargs)
+            return session.wrap(hooked_call_of(type(self.obj)), None).call(frame, [self, *args], kwargs)
         instance_forward = self.obj.__dict__.get("forward")
         if self.source is not None:
             from ..guard_kinds import ModuleCallMatch
