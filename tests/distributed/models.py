@@ -1,5 +1,6 @@
-"""The small models the distributed tests train: an MLP and a 2-layer GPT-2 built from its
-config (random weights, no dropout, so eager and compiled runs compare exactly)."""
+"""The small models the distributed tests train: an MLP, a stack of residual MLP blocks and
+a 2-layer GPT-2 built from its config (random weights, no dropout, so eager and compiled runs
+compare exactly). `blocks(model)` names the ModuleList FSDP shards block by block."""
 
 from __future__ import annotations
 
@@ -18,6 +19,42 @@ def mlp():
         return output.square().mean()
 
     return model, batch, loss
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(16, 32)
+        self.down = nn.Linear(32, 16)
+
+    def forward(self, x):
+        return x + self.down(torch.relu(self.up(x)))
+
+
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.layers = nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def residual_blocks():
+    torch.manual_seed(0)
+
+    def batch(generator):
+        return (torch.randn(4, 8, generator=generator),), {}
+
+    def loss(output):
+        return output.square().mean()
+
+    return Blocks(), batch, loss
 
 
 def gpt2():
@@ -40,4 +77,8 @@ def gpt2():
     return model, batch, loss
 
 
-MODELS = {"mlp": mlp, "gpt2": gpt2}
+MODELS = {"mlp": mlp, "blocks": residual_blocks, "gpt2": gpt2}
+
+
+def blocks(model: nn.Module) -> nn.ModuleList:
+    return model.transformer.h if hasattr(model, "transformer") else model.layers
