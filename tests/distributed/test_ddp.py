@@ -73,8 +73,8 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
         "parameters": [(p.detach().clone(), q.detach().clone()) for p, q in zip(ddp.parameters(), eager.parameters())],
         "graphs": graphs,
         "our_buckets": [[(len(b.parameters), b.nbytes) for b in s.buckets] for s in splits],
-        # The last step's: DDP puts every parameter in one bucket in the first step, then
-        # rebuilds its buckets in the order gradients became ready.
+        # The last step's backward: in the first step DDP puts every parameter in one bucket,
+        # then rebuilds its buckets in the order gradients became ready.
         "events": compiled_events,
     }
 
@@ -129,7 +129,7 @@ def test_mlp_graph_is_split_at_ddp_buckets(mlp_runs, backend):
     for result in mlp_runs[backend]:
         # bucket_cap_mb=0.01 (10485 bytes), filled from the last layer back: the last two
         # linears (1040 + 16640 bytes) fill the first bucket, the first linear the second;
-        # one captured graph, compiled as two pieces (linear; relu, linear, relu, linear).
+        # one captured graph, compiled as two pieces (linear, relu; linear, relu, linear).
         assert result["graphs"] == [2, 3], result["graphs"]
         assert result["our_buckets"] == [[(2, 4352), (4, 17680)]]
 
@@ -153,7 +153,7 @@ def test_explain_reports_the_bucket_split(mlp_runs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["aot_eager", pytest.param("inductor", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_gpt2_training_matches_eager_ddp(backend):
     results = run_on_ranks(train_compiled_and_eager, "gpt2", backend, 0.05)
     assert_compiled_matches_eager(results)
