@@ -1,5 +1,6 @@
 """compiler.compile with FSDP2 (`fully_shard`) on 2 CPU ranks (gloo): each block compiled
-(as torchtitan does) and the whole model compiled, FSDP's hooks running natively between
+(sharded then compiled, or compiled then sharded as torchtitan does) and the whole model
+compiled, FSDP's hooks running natively between
 graphs; 3 optimizer steps match eager FSDP2 on every rank, parameters stay sharded DTensors."""
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, mode: str, 
     mesh = init_device_mesh("cpu", (world,))
     model, batch, loss_of = MODELS[model_name]()
     eager = copy.deepcopy(model)
-    shard(model, mesh)
     shard(eager, mesh)
     graphs = []
     backend = lookup_backend(backend_name)
@@ -45,12 +45,20 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, mode: str, 
         graphs.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
         return backend(gm, example_inputs)
 
-    if mode == "per_block":
+    def compile_blocks():
         layers = blocks(model)
         for i, block in enumerate(layers):
             layers[i] = compiler.compile(block, backend=counting_backend)
-        compiled = model
+
+    compiled = model
+    if mode == "compile_then_shard":  # torchtitan's order: the compiled blocks are sharded
+        compile_blocks()
+        shard(model, mesh)
+    elif mode == "per_block":
+        shard(model, mesh)
+        compile_blocks()
     else:
+        shard(model, mesh)
         compiled = compiler.compile(model, backend=counting_backend)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     eager_optimizer = torch.optim.AdamW(eager.parameters(), lr=1e-2)
@@ -75,7 +83,10 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, mode: str, 
     }
 
 
-CASES = [("blocks", mode, backend) for mode in ("per_block", "whole_model") for backend in ("aot_eager", "inductor")]
+CASES = [
+    *(("blocks", mode, backend) for mode in ("per_block", "whole_model") for backend in ("aot_eager", "inductor")),
+    ("blocks", "compile_then_shard", "aot_eager"),
+]
 
 
 def block_cases(rank: int, world: int) -> dict:
@@ -104,9 +115,9 @@ def test_training_matches_eager_fsdp(block_runs, case):
     assert_compiled_matches_eager(block_runs[case])
 
 
-@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
-def test_each_block_is_one_graph(block_runs, backend):
-    for result in block_runs[("blocks", "per_block", backend)]:
+@pytest.mark.parametrize("mode, backend", [("per_block", "aot_eager"), ("per_block", "inductor"), ("compile_then_shard", "aot_eager")])
+def test_each_block_is_one_graph(block_runs, mode, backend):
+    for result in block_runs[("blocks", mode, backend)]:
         assert result["graphs"] == [4, 4], "linear, relu, linear, add in each block"
 
 

@@ -372,9 +372,10 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
 
 
 def _compilable(fn) -> bool:
+    from ..calls.torch_ops import runs_natively
     from ..markers import is_disabled
 
-    if not isinstance(fn, types.FunctionType) or is_disabled(fn):
+    if not isinstance(fn, types.FunctionType) or is_disabled(fn) or runs_natively(fn):
         return False
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
 
