@@ -67,7 +67,7 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
         eager_optimizer.step()
         eager_optimizer.zero_grad()
         losses.append((loss.item(), eager_loss.item()))
-    splits = compiled._cache.compilation.backend.splits
+    splits = compiled._cache.compilation.graph_splits
     return {
         "losses": losses,
         "parameters": [(p.detach().clone(), q.detach().clone()) for p, q in zip(ddp.parameters(), eager.parameters())],

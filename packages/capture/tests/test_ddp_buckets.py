@@ -58,7 +58,7 @@ def test_graph_is_split_at_ddp_buckets(one_rank_group, bucket_cap_mb, pieces):
     torch.testing.assert_close(out, expected)
     for p, q in zip(model.parameters(), eager.module.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
-    (split,) = compiled._cache.compilation.backend.splits
+    (split,) = compiled._cache.compilation.graph_splits
     if pieces is None:
         assert len(graphs) == 1 and len(split.buckets) == 1
         return
@@ -73,3 +73,22 @@ def test_ddp_forward_is_not_traced(one_rank_group):
     compiled(torch.randn(8, 16))
     assert len(graphs) == 1 and not compiled._cache.compilation.breaks
     assert "forward" not in compiled._orig_mod.module.__dict__, "the compiled forward is set only during the call"
+
+
+def test_ddp_of_a_compiled_module_is_split_too(one_rank_group):
+    """`DDP(compiled_model)`: the graph is captured inside DDP's forward, which marks itself
+    active, so it is split at DDP's buckets as when the DDP module is compiled."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    model = mlp()
+    eager = copy.deepcopy(model)
+    ddp = DDP(capture.optimize(model, backend), bucket_cap_mb=0.01)
+    x = torch.randn(8, 16)
+    torch.testing.assert_close(ddp(x), eager(x))
+    assert len(graphs) == 2
+    (split,) = ddp.module._cache.compilation.graph_splits
+    assert [len(b.parameters) for b in split.buckets] == [2, 4]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from .distributed import InnerForward, bucketing_backend, is_ddp
+from .distributed import InnerForward, is_ddp
 from .markers import is_disabled
 from .errors import CaptureError
 from .runtime import CodeCache
@@ -108,7 +108,7 @@ class DDPOptimizedModule(OptimizedModule):
 
 
 def _optimize_ddp(ddp: nn.Module, backend: Callable, fullgraph: bool, dynamic: bool | None) -> DDPOptimizedModule:
-    compilation = Compilation(bucketing_backend(ddp, backend), dynamic=dynamic, fullgraph=fullgraph)
+    compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
     inner = ddp.module
     function, bound = function_and_self(inner.__dict__.get("forward") or type(inner).forward)
     compiled = DDPOptimizedModule(ddp, CodeCache(function, compilation=compilation))

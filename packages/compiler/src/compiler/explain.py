@@ -32,7 +32,7 @@ class ExplainOutput:
     @property
     def compiled_graph_count(self) -> int:
         """Graphs the backend compiled: the captured ones, after DDP bucket splits."""
-        return sum(len(s.pieces) for s in self.graph_splits) if self.graph_splits else self.graph_count
+        return self.graph_count - len(self.graph_splits) + sum(len(s.pieces) for s in self.graph_splits)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Graph break count: {self.graph_break_count}"]
@@ -73,7 +73,7 @@ def explain(fn: Any, *, dynamic: bool | None = None) -> Callable[..., ExplainOut
             ],
             out_guards=[g.guard for g in compilation.graphs],
             compiled_functions=[g.function for g in compilation.graphs],
-            graph_splits=list(getattr(compilation.backend, "splits", ())),
+            graph_splits=list(compilation.graph_splits),
         )
 
     return run

@@ -152,13 +152,14 @@ class _Piece(torch.nn.Module):
 
 class DDPBucketing:
     """A backend wrapper: graphs whose parameters span more than one DDP bucket are split
-    (`splits` records each split, for `compiler.explain`); others go to `backend` whole."""
+    (each split is appended to `splits`, for `compiler.explain`); others go to `backend`
+    whole."""
 
-    def __init__(self, backend: Callable, *, bucket_bytes_cap: int, first_bucket_bytes_cap: int):
+    def __init__(self, backend: Callable, splits: list[GraphSplit], *, bucket_bytes_cap: int, first_bucket_bytes_cap: int):
         self.backend = backend
         self.bucket_bytes_cap = bucket_bytes_cap
         self.first_bucket_bytes_cap = first_bucket_bytes_cap
-        self.splits: list[GraphSplit] = []
+        self.splits = splits
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         buckets = assign_buckets(gm, example_inputs, bucket_bytes_cap=self.bucket_bytes_cap,

@@ -5,7 +5,9 @@ bookkeeping, buffer broadcasts) runs natively; what is compiled is the wrapped m
 forward, which DDP calls in the middle. While the compiled module runs, the inner module's
 `forward` is its compiled version (an instance attribute, removed afterwards), so DDP's
 `self.module(*inputs)` runs the inner module's own hooks natively and the compiled forward.
-Its graphs are split at DDP's bucket boundaries (capture.distributed.buckets).
+DDP marks itself active around that call, and graphs captured while a DDP module is active
+are split at its bucket boundaries (capture.distributed.buckets), so `DDP(compiled_model)`
+is split too.
 """
 
 from __future__ import annotations
@@ -23,7 +25,16 @@ def is_ddp(module: nn.Module) -> bool:
     return isinstance(module, DistributedDataParallel)
 
 
-def bucketing_backend(ddp: nn.Module, backend: Callable) -> DDPBucketing:
+def active_ddp() -> nn.Module | None:
+    """The DDP module whose forward is running (DDP marks itself around its call of the inner
+    module, for torch.compile's DDPOptimizer): a graph captured then is split at its buckets,
+    whether the DDP module or the module inside it was compiled."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel._get_active_ddp_module()
+
+
+def bucketing_backend(ddp: nn.Module, backend: Callable, splits: list) -> DDPBucketing:
     """`backend` behind a DDPBucketing with `ddp`'s bucket caps (`bucket_cap_mb`; the first
     bucket is smaller when the cap is DDP's default, as in DDP's own assignment)."""
     import torch.distributed as dist
@@ -34,7 +45,7 @@ def bucketing_backend(ddp: nn.Module, backend: Callable) -> DDPBucketing:
         first = config.first_bucket_bytes_cap
     else:
         first = dist._DEFAULT_FIRST_BUCKET_BYTES if getattr(ddp, "bucket_bytes_cap_default", False) else cap
-    return DDPBucketing(backend, bucket_bytes_cap=cap, first_bucket_bytes_cap=first)
+    return DDPBucketing(backend, splits, bucket_bytes_cap=cap, first_bucket_bytes_cap=first)
 
 
 class InnerForward:
