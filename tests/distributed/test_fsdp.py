@@ -45,14 +45,16 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, mode: str, 
         graphs.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
         return backend(gm, example_inputs)
 
-    def compile_blocks():
+    def compile_blocks(**options):
         layers = blocks(model)
         for i, block in enumerate(layers):
-            layers[i] = compiler.compile(block, backend=counting_backend)
+            layers[i] = compiler.compile(block, backend=counting_backend, **options)
 
     compiled = model
-    if mode == "compile_then_shard":  # torchtitan's order: the compiled blocks are sharded
-        compile_blocks()
+    if mode == "compile_then_shard":
+        # torchtitan's order: blocks compiled with fullgraph=True, then the compiled blocks
+        # sharded (FSDP's hooks sit on the compiled module, outside its graph).
+        compile_blocks(fullgraph=True)
         shard(model, mesh)
     elif mode == "per_block":
         shard(model, mesh)
@@ -135,4 +137,9 @@ def test_gpt2_training_matches_eager_fsdp(mode):
     results = run_on_ranks(train_compiled_and_eager, "gpt2", mode, "aot_eager")
     assert_compiled_matches_eager(results)
     for result in results:
-        assert len(result["graphs"]) >= 2 and all(count > 0 for count in result["graphs"]), result["graphs"]
+        graphs = result["graphs"]
+        assert all(count > 0 for count in graphs), graphs
+        if mode == "per_block":
+            assert len(graphs) == 2, "one graph per GPT2Block"
+        else:
+            assert len(graphs) >= 3, "the blocks' graphs and the embedding's and head's around them"
