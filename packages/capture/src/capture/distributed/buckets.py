@@ -44,8 +44,11 @@ class GraphSplit:
 
     buckets: list[Bucket]
     pieces: list[torch.fx.GraphModule] = field(default_factory=list)
+    reason: str | None = None  # why a graph spanning several buckets was not split
 
     def __str__(self) -> str:
+        if self.reason is not None:
+            return self.reason
         lines = [f"split into {len(self.buckets)} graphs at DDP bucket boundaries:"]
         lines += [f"  bucket {i}: {b}" for i, b in enumerate(self.buckets)]
         return "\n".join(lines)
@@ -150,6 +153,16 @@ class _Piece(torch.nn.Module):
         return out[0] if self.single else out
 
 
+def _has_symbolic_sizes(gm: torch.fx.GraphModule) -> bool:
+    for node in gm.graph.find_nodes(op="placeholder"):
+        value = node.meta.get("example_value")
+        if isinstance(value, torch.SymInt):
+            return True
+        if isinstance(value, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in value.shape):
+            return True
+    return False
+
+
 class DDPBucketing:
     """A backend wrapper: graphs whose parameters span more than one DDP bucket are split
     (each split is appended to `splits`, for `compiler.explain`); others go to `backend`
@@ -162,9 +175,15 @@ class DDPBucketing:
         self.splits = splits
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-        buckets = assign_buckets(gm, example_inputs, bucket_bytes_cap=self.bucket_bytes_cap,
-                                 first_bucket_bytes_cap=self.first_bucket_bytes_cap)
-        split = GraphSplit(buckets)
+        if _has_symbolic_sizes(gm):
+            # Pieces get their backend's inputs from real values, which would fix the sizes
+            # the graph keeps symbolic: such a graph is compiled whole, as one bucket.
+            buckets = [Bucket(nodes=[n for n in gm.graph.nodes if n.op not in ("placeholder", "output")])]
+            split = GraphSplit(buckets, reason="not split: the graph has symbolic sizes")
+        else:
+            buckets = assign_buckets(gm, example_inputs, bucket_bytes_cap=self.bucket_bytes_cap,
+                                     first_bucket_bytes_cap=self.first_bucket_bytes_cap)
+            split = GraphSplit(buckets)
         self.splits.append(split)
         if len(buckets) == 1:
             split.pieces.append(gm)
