@@ -1,9 +1,11 @@
 """`optimize(fn_or_module, backend)`: the compiled callable a user gets back.
 
-For a function, a wrapper that runs the function's cache (`runtime.CodeCache`). For an
-nn.Module, an `OptimizedModule`: an nn.Module holding the original as `_orig_mod` (so
-`state_dict` keys read `_orig_mod.…`, as with torch.compile), forwarding attribute reads to it,
-whose `forward` runs the cache of the original's `forward` with the original as `self`.
+For a function, a wrapper that runs the function's cache (`runtime.CodeCache`). For a
+DistributedDataParallel module, a `DDPOptimizedModule` (DDP's forward runs natively around
+the compiled inner module, capture.distributed). For any other nn.Module, an
+`OptimizedModule`: an nn.Module holding the original as `_orig_mod` (so `state_dict` keys
+read `_orig_mod.…`, as with torch.compile), forwarding attribute reads to it, whose `forward`
+runs the cache of the original's `forward` with the original as `self`.
 """
 
 from __future__ import annotations
@@ -94,26 +96,24 @@ class DDPOptimizedModule(OptimizedModule):
     """A compiled DistributedDataParallel: DDP's forward runs natively, calling the compiled
     forward of the module it wraps (capture.distributed.ddp); `_cache` is that forward's."""
 
+    def __init__(self, ddp: nn.Module, compilation: Compilation):
+        inner = ddp.module
+        # The inner module's forward: its class's, or one set on the instance (bound or not).
+        function, bound = function_and_self(inner.__dict__.get("forward") or type(inner).forward)
+        super().__init__(ddp, CodeCache(function, compilation=compilation))
+        # Kept out of nn.Module's registries: the inner module is not a submodule of this one.
+        self.__dict__["_bound_to"] = bound if bound is not None else (inner if "forward" not in inner.__dict__ else None)
+
     def forward(self, *args, **kwargs):
         ddp = self._modules["_orig_mod"]
-        inner = ddp.module
-        dispatch = self._cache.dispatch
-        if self._inner_forward_is_bound:
-            def compiled_forward(*a, **k):
-                return dispatch(inner, *a, **k)
-        else:
+        dispatch, bound = self._cache.dispatch, self._bound_to
+        if bound is None:
             compiled_forward = dispatch
-        with InnerForward(inner, compiled_forward):
+        else:
+            def compiled_forward(*a, **k):
+                return dispatch(bound, *a, **k)
+        with InnerForward(ddp.module, compiled_forward):
             return ddp(*args, **kwargs)
-
-
-def _optimize_ddp(ddp: nn.Module, backend: Callable, fullgraph: bool, dynamic: bool | None) -> DDPOptimizedModule:
-    compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
-    inner = ddp.module
-    function, bound = function_and_self(inner.__dict__.get("forward") or type(inner).forward)
-    compiled = DDPOptimizedModule(ddp, CodeCache(function, compilation=compilation))
-    compiled._inner_forward_is_bound = bound is not None or "forward" not in inner.__dict__
-    return compiled
 
 
 def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
@@ -132,9 +132,9 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         # Its function is compiled; the bound arguments are arguments of every call.
         compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
         return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
-    if isinstance(fn_or_module, nn.Module) and is_ddp(fn_or_module):
-        return _optimize_ddp(fn_or_module, backend, fullgraph, dynamic)
     compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
+    if isinstance(fn_or_module, nn.Module) and is_ddp(fn_or_module):
+        return DDPOptimizedModule(fn_or_module, compilation)
     make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):
         mod = fn_or_module

@@ -42,8 +42,10 @@ class ExplainOutput:
                 lines.append(f"  {i}. " + str(record).replace("\n", "\n     "))
         for i, (name, ops) in enumerate(zip(self.compiled_functions, self.ops_per_graph), 1):
             lines.append(f"Graph {i} ({name}): {len(ops)} ops: {', '.join(ops)}")
+        if self.graph_splits:
+            lines.append(f"Graphs compiled by the backend after DDP bucket splits: {self.compiled_graph_count}")
         for i, split in enumerate(self.graph_splits, 1):
-            lines.append(f"Graph {i} " + str(split).replace("\n", "\n  "))
+            lines.append(f"DDP graph {i}: " + str(split).replace("\n", "\n  "))
         lines.append(f"Guards: {sum(len(g.guards) for g in self.out_guards)} in {len(self.out_guards)} guard functions")
         return "\n".join(lines)
 

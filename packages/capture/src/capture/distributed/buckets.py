@@ -73,16 +73,15 @@ def assign_buckets(gm: torch.fx.GraphModule, example_inputs: list, *, bucket_byt
         full = current.nbytes >= (first_bucket_bytes_cap if len(buckets) == 1 else bucket_bytes_cap)
         if full and _feeds_later_code(current):
             buckets.insert(0, Bucket())
-        for name, nbytes in first_use.get(node, ()):
-            buckets[0].parameters.append(name)
-            buckets[0].nbytes += nbytes
+        used = first_use.get(node, ())
+        buckets[0].parameters[:0] = [name for name, _ in used]  # kept in forward order
+        buckets[0].nbytes += sum(nbytes for _, nbytes in used)
         buckets[0].nodes.append(node)
     if len(buckets) > 1 and not buckets[0].parameters:
         # Operations before the first parameter's use have no bucket of their own.
         buckets[1].nodes.extend(buckets.pop(0).nodes)
     for bucket in buckets:
         bucket.nodes.reverse()
-        bucket.parameters.reverse()
     return buckets
 
 
