@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from helpers import assert_same, captures, check, compile_eager, graph_of, run_and_compare
+from helpers import assert_same, cache_of, captures, check, compile_eager, graph_of, run_and_compare
 
 
 class Block(nn.Module):
@@ -163,15 +163,58 @@ def test_parameter_updates_are_seen_without_recapture():
     assert captures(compiled) == 1
 
 
-def test_module_with_hooks_runs_eagerly():
+def _graphs(compiled):
+    return cache_of(compiled).compilation.graphs
+
+
+def _breaks(compiled):
+    return cache_of(compiled).compilation.breaks
+
+
+def test_forward_hooks_of_the_compiled_module_are_traced():
     block = Block()
-    calls = []
-    block.register_forward_hook(lambda m, i, o: calls.append(1))
+    block.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    block.register_forward_hook(lambda m, args, out: out + args[0])
     compiled = compile_eager(block)
     x = inputs()[0]
-    with pytest.warns(UserWarning, match="hooks"):
-        assert_same(compiled(x), block(x))
-    assert len(calls) == 2, "the hook ran for the compiled call too"
+    assert_same(compiled(x), block(x))
+    assert_same(compiled(x), block(x))
+    assert len(_graphs(compiled)) == 1 and not _breaks(compiled)
+
+
+def test_forward_hooks_with_kwargs_are_traced():
+    block = Block()
+    block.register_forward_pre_hook(lambda m, args, kwargs: ((args[0] + 1,), kwargs), with_kwargs=True)
+    block.register_forward_hook(lambda m, args, kwargs, out: out * 3, with_kwargs=True)
+    compiled = compile_eager(block)
+    x = inputs()[0]
+    assert_same(compiled(x), block(x))
+    assert len(_graphs(compiled)) == 1 and not _breaks(compiled)
+
+
+def test_hook_capture_cannot_trace_breaks_the_graph_around_itself(capsys):
+    """The forward around an untraceable hook is still captured, never run eagerly whole."""
+    net = Layers(2)
+    net.register_forward_pre_hook(lambda m, args: print("pre"))
+    net.layers[1].register_forward_hook(lambda m, args, out: print("post") or out + 1)
+    compiled = compile_eager(net)
+    x = inputs()[0]
+    assert_same(compiled(x), net(x))
+    assert capsys.readouterr().out.split() == ["pre", "post"] * 2
+    operations = sum(g.op_count for g in _graphs(compiled))
+    assert operations >= 4, "both layers' linear and tanh are in graphs"
+    assert "print" in _breaks(compiled)[0].reason
+
+
+def test_module_with_backward_hooks_runs_eagerly():
+    block = Block()
+    calls = []
+    block.register_full_backward_hook(lambda m, gi, go: calls.append(1))
+    compiled = compile_eager(block)
+    x = inputs()[0].requires_grad_()
+    with pytest.warns(UserWarning, match="backward hooks"):
+        compiled(x).sum().backward()
+    assert len(calls) == 1, "the backward hook ran"
 
 
 def test_functions_taking_modules():

@@ -1,9 +1,11 @@
 """`optimize(fn_or_module, backend)`: the compiled callable a user gets back.
 
-For a function, a wrapper that runs the function's cache (`runtime.CodeCache`). For an
-nn.Module, an `OptimizedModule`: an nn.Module holding the original as `_orig_mod` (so
-`state_dict` keys read `_orig_mod.…`, as with torch.compile), forwarding attribute reads to it,
-whose `forward` runs the cache of the original's `forward` with the original as `self`.
+For a function, a wrapper that runs the function's cache (`runtime.CodeCache`). For a
+DistributedDataParallel module, a `DDPOptimizedModule` (DDP's forward runs natively around
+the compiled inner module, capture.distributed). For any other nn.Module, an
+`OptimizedModule`: an nn.Module holding the original as `_orig_mod` (so `state_dict` keys
+read `_orig_mod.…`, as with torch.compile), forwarding attribute reads to it, whose `forward`
+runs the cache of the original's `forward` with the original as `self`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from .distributed import InnerForward, is_ddp
 from .markers import is_disabled
 from .errors import CaptureError
 from .runtime import CodeCache
 from .runtime.compilation import Compilation
+from .module_call import hooked_call, hooked_call_of
 from .values.modules import has_hooks
 from .values.objects import python_dunder
 
@@ -70,11 +74,13 @@ class OptimizedModule(nn.Module):
     def forward(self, *args, **kwargs):
         mod = self._modules["_orig_mod"]
         if has_hooks(mod):
-            # Hooks run around forward in Module.__call__; the compiled forward does not run
-            # them, so the module is called as it is.
+            if hooked_call(mod):
+                # Forward hooks are captured with the forward (capture.module_call).
+                return self._cache.compilation.cache(hooked_call_of(type(mod))).dispatch(mod, *args, **kwargs)
+            # Backward hooks run in Module.__call__, which wraps inputs and outputs for them.
             if not self._warned_hooks:
                 self._warned_hooks = True
-                warnings.warn(f"{type(mod).__name__} has hooks; it runs eagerly", stacklevel=2)
+                warnings.warn(f"{type(mod).__name__} has backward hooks; it runs eagerly", stacklevel=2)
             return mod(*args, **kwargs)
         return self._cache.dispatch(mod, *args, **kwargs)
 
@@ -84,6 +90,30 @@ class OptimizedModule(nn.Module):
         if has_hooks(self):
             return super().__call__(*args, **kwargs)
         return self.forward(*args, **kwargs)
+
+
+class DDPOptimizedModule(OptimizedModule):
+    """A compiled DistributedDataParallel: DDP's forward runs natively, calling the compiled
+    forward of the module it wraps (capture.distributed.ddp); `_cache` is that forward's."""
+
+    def __init__(self, ddp: nn.Module, compilation: Compilation):
+        inner = ddp.module
+        # The inner module's forward: its class's, or one set on the instance (bound or not).
+        function, bound = function_and_self(inner.__dict__.get("forward") or type(inner).forward)
+        super().__init__(ddp, CodeCache(function, compilation=compilation))
+        # Kept out of nn.Module's registries: the inner module is not a submodule of this one.
+        self.__dict__["_bound_to"] = bound if bound is not None else (inner if "forward" not in inner.__dict__ else None)
+
+    def forward(self, *args, **kwargs):
+        ddp = self._modules["_orig_mod"]
+        dispatch, bound = self._cache.dispatch, self._bound_to
+        if bound is None:
+            compiled_forward = dispatch
+        else:
+            def compiled_forward(*a, **k):
+                return dispatch(bound, *a, **k)
+        with InnerForward(ddp.module, compiled_forward):
+            return ddp(*args, **kwargs)
 
 
 def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
@@ -103,6 +133,8 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
         return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
     compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
+    if isinstance(fn_or_module, nn.Module) and is_ddp(fn_or_module):
+        return DDPOptimizedModule(fn_or_module, compilation)
     make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):
         mod = fn_or_module

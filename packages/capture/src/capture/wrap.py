@@ -28,7 +28,7 @@ from torch import nn
 from .guard_kinds import SameObject
 from .calls.functional import operator_callable
 from .calls.registry import rule_for
-from .calls.torch_ops import is_torch_operation
+from .calls.torch_ops import is_torch_operation, runs_natively
 from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .sources import HeldSource
@@ -168,7 +168,7 @@ def _function(session, obj, source):
             _guard(session, kinds.IdentityMatch(AttrSource(source, "__code__"), obj.__code__))
         else:
             _guard(session, kinds.IdentityMatch(source, obj))
-    if is_torch_operation(obj) or rule_for(obj) is not None or is_disabled(obj) or is_compiled(obj) or is_allowed_in_graph(obj):
+    if is_torch_operation(obj) or runs_natively(obj) or rule_for(obj) is not None or is_disabled(obj) or is_compiled(obj) or is_allowed_in_graph(obj):
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)
 

@@ -16,7 +16,7 @@ from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.symbolic import SymValue, concrete
 from .registry import CONSTRUCT_RULES, rule_for
 from .signatures import check_arguments
-from .torch_ops import is_torch_operation, record_torch_call
+from .torch_ops import is_torch_operation, record_torch_call, runs_natively
 
 _PURE_BUILTINS = frozenset(
     {
@@ -61,6 +61,11 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
         raise Unsupported(
             f"{_name(fn)} is marked with compiler.disable",
             hint="it runs natively between two graphs; remove the mark to trace it",
+        )
+    if runs_natively(fn):
+        raise Unsupported(
+            f"call to {_name(fn)}, which runs natively (torch.distributed)",
+            hint="collectives and the DDP/FSDP hooks run between two graphs",
         )
     handler = rule_for(fn)
     if handler is not None:

@@ -35,6 +35,7 @@ from ..errors import CaptureInternalError, Unsupported
 from ..interpreter.frame import BreakPoint, StackSnapshot, UserException, callable_slot
 from ..values.context import ContextExit
 from ..markers import mark_compiled
+from ..module_call import hooked_call, hooked_call_of
 from ..values.functions import own_frame_function
 from ..values.modules import has_hooks
 from ..values.objects import NullValue
@@ -211,7 +212,7 @@ class _BreakPlan:
         fn, bound, module = target
         dispatch = self.cache.compilation.cache(fn).dispatch
         if module:
-            call = writer.name_for(_module_call(dispatch), f"call_{fn.__qualname__.split('.')[0]}")
+            call = writer.name_for(_module_call(dispatch, self.cache.compilation), f"call_{fn.__qualname__.split('.')[0]}")
             return f"{writer.name_for(types.MethodType, 'MethodType')}({call}, {writer.value(bound)})"
         name = writer.name_for(dispatch, fn.__name__)
         if bound is None:
@@ -219,12 +220,14 @@ class _BreakPlan:
         return f"{writer.name_for(types.MethodType, 'MethodType')}({name}, {writer.value(bound)})"
 
 
-def _module_call(dispatch):
-    """`module(*args)` running the compiled forward (the module's hooks, if it gains some,
-    run through nn.Module.__call__ instead)."""
+def _module_call(dispatch, compilation):
+    """`module(*args)` running the compiled forward; if the module gains forward hooks, the
+    compiled `call_with_forward_hooks`; with backward hooks, nn.Module.__call__."""
 
     def call_module(module, *args, **kwargs):
         if has_hooks(module):
+            if hooked_call(module):
+                return compilation.cache(hooked_call_of(type(module))).dispatch(module, *args, **kwargs)
             return module(*args, **kwargs)
         return dispatch(module, *args, **kwargs)
 

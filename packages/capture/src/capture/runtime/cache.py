@@ -247,7 +247,7 @@ class CodeCache:
         entry.input_numbers = input_numbers(result)
         if operations:
             graph_code_log.debug("captured graph of %s:\n%s", name, graph_module.code)
-            set_compiled_graph(entry, self.backend(graph_module, [i.value for i in result.inputs]))
+            set_compiled_graph(entry, self.compilation.compile_graph(graph_module, [i.value for i in result.inputs]))
             self.compilation.graphs.append(CapturedGraph(name, graph_module, guard))
         guards_log.debug("%s", guard.source)
         entry_log.debug("%s", entry.source)

@@ -3,8 +3,9 @@
 Compiling a function may create more compiled functions: resume functions (the code after a
 graph break) and callees that run as their own frames (a call the outer graph could not
 inline because the callee breaks). They all use the same backend and options, and what they
-capture is recorded in one place: `graphs` (every graph handed to the backend) and `breaks`
-(every graph break, with its reason and the user's stack), which `compiler.explain` reports.
+capture is recorded in one place: `graphs` (every graph handed to the backend), `breaks`
+(every graph break, with its reason and the user's stack) and `graph_splits` (graphs split at
+DDP's gradient buckets), which `compiler.explain` reports.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import torch
+
+from ..distributed import GraphSplit, active_ddp, bucketing_backend
 
 if TYPE_CHECKING:
     from ..bytecode.resume import ResumeCode
@@ -63,11 +66,21 @@ class Compilation:
         self.fullgraph = fullgraph
         self.graphs: list[CapturedGraph] = []
         self.breaks: list[GraphBreak] = []
+        # Graphs captured inside a DistributedDataParallel forward, split at its gradient
+        # buckets (capture.distributed): one record per graph handed to the backend there.
+        self.graph_splits: list[GraphSplit] = []
         self._callees: dict[types.FunctionType, CodeCache] = {}
         self._resumes: dict[tuple, CodeCache] = {}
         # Threads compiling functions of this compilation at once must agree on one cache per
         # callee and resume function.
         self._lock = threading.RLock()
+
+    def compile_graph(self, graph_module: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        """The backend's compiled graph; inside a DDP forward, split at DDP's buckets."""
+        ddp = active_ddp()
+        if ddp is None:
+            return self.backend(graph_module, example_inputs)
+        return bucketing_backend(ddp, self.backend, self.graph_splits)(graph_module, example_inputs)
 
     def adopt(self, cache: CodeCache) -> None:
         """Make `cache` the one calls of its function use (the function the user compiled

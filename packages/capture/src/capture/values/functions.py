@@ -10,6 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
+from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
 
@@ -344,6 +345,8 @@ def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, 
         fn, bound, module = value.fn, None, False
     elif isinstance(value, MethodValue) and isinstance(value.func, FunctionValue):
         fn, bound, module = value.func.fn, value.obj, False
+    elif isinstance(value, ModuleValue) and hooked_call(value.obj):
+        fn, bound, module = hooked_call_of(type(value.obj)), value, False
     elif isinstance(value, ModuleValue) and "forward" not in value.obj.__dict__:
         fn, bound, module = type(value.obj).forward, value, True
     else:
@@ -363,6 +366,8 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
         target = (obj, None, False)
     elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         target = (obj.__func__, LazyInput(obj.__self__, AttrSource(value.source, "__self__")), False)
+    elif isinstance(obj, torch.nn.Module) and hooked_call(obj):
+        target = (hooked_call_of(type(obj)), value, False)
     elif isinstance(obj, torch.nn.Module) and "forward" not in obj.__dict__:
         target = (type(obj).forward, value, True)
     else:
@@ -371,9 +376,10 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
 
 
 def _compilable(fn) -> bool:
+    from ..calls.torch_ops import runs_natively
     from ..markers import is_disabled
 
-    if not isinstance(fn, types.FunctionType) or is_disabled(fn):
+    if not isinstance(fn, types.FunctionType) or is_disabled(fn) or runs_natively(fn):
         return False
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
 

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from ..errors import Unsupported
+from ..module_call import has_backward_hooks, hooked_call_of
 from .constant import ConstantValue
 from .objects import ObjectValue, lookup_static, MISSING
 
@@ -51,13 +52,17 @@ class ModuleValue(ObjectValue):
             # A class that overrides __call__ runs its override (which may or may not reach
             # forward); the module's type is guarded, so the override is fixed per entry.
             return super().call(frame, args, kwargs)
+        session = frame.session
         hooks = module_hooks(self.obj)
         if hooks:
-            raise Unsupported(
-                f"calling {self.describe()}, which has hooks ({', '.join(hooks)})",
-                hint="remove the hooks, or call the module outside the compiled function",
-            )
-        session = frame.session
+            if has_backward_hooks(self.obj):
+                raise Unsupported(
+                    f"calling {self.describe()}, which has backward hooks ({', '.join(hooks)})",
+                    hint="the module runs natively; remove the backward hooks to trace it",
+                )
+            # Forward hooks are traced with the forward (capture.module_call); one capture
+            # cannot trace breaks the graph around itself.
+            return session.wrap(hooked_call_of(type(self.obj)), None).call(frame, [self, *args], kwargs)
         instance_forward = self.obj.__dict__.get("forward")
         if self.source is not None:
             from ..guard_kinds import ModuleCallMatch

@@ -1,0 +1,190 @@
+"""Splitting a captured graph at DDP's gradient-bucket boundaries.
+
+DDP all-reduces gradients bucket by bucket: a bucket's all-reduce starts once every gradient
+in it is ready. One compiled graph is one autograd node, whose backward hands out all
+parameter gradients at its very end, so every bucket would wait for the whole backward.
+Split into one graph per bucket, each piece is an autograd node of its own: the last piece's
+backward finishes first, its gradients fill the first buckets, and their all-reduce overlaps
+the backward of the earlier pieces (the idea of torch.compile's DDPOptimizer).
+
+Buckets are filled as DDP fills them: walking the graph backwards (DDP assigns parameters in
+reverse order), a parameter joins the bucket of the operation that uses it first, and a new
+bucket starts once the current one holds `bucket_bytes_cap` bytes (the first one:
+`first_bucket_bytes_cap`). Each piece is compiled with the user's backend on its first call,
+with the real inputs it gets then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+from torch.fx.passes.split_module import split_module
+
+
+@dataclass
+class Bucket:
+    parameters: list[str] = field(default_factory=list)  # sources of the parameters' placeholders
+    nbytes: int = 0
+    nodes: list[torch.fx.Node] = field(default_factory=list)
+
+    @property
+    def op_count(self) -> int:
+        return sum(1 for n in self.nodes if n.op in ("call_function", "call_method"))
+
+    def __str__(self) -> str:
+        return f"{len(self.parameters)} parameters, {self.nbytes} bytes, {self.op_count} ops: {', '.join(self.parameters)}"
+
+
+@dataclass
+class GraphSplit:
+    """How one captured graph was split: its buckets in forward order, and the pieces the
+    backend compiled (filled on the first call)."""
+
+    buckets: list[Bucket]
+    pieces: list[torch.fx.GraphModule] = field(default_factory=list)
+    reason: str | None = None  # why a graph spanning several buckets was not split
+
+    def __str__(self) -> str:
+        if self.reason is not None:
+            return self.reason
+        lines = [f"split into {len(self.buckets)} graphs at DDP bucket boundaries:"]
+        lines += [f"  bucket {i}: {b}" for i, b in enumerate(self.buckets)]
+        return "\n".join(lines)
+
+
+def assign_buckets(gm: torch.fx.GraphModule, example_inputs: list, *, bucket_bytes_cap: int,
+                   first_bucket_bytes_cap: int) -> list[Bucket]:
+    """The graph's operations grouped into buckets, in forward order."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    first_use: dict[torch.fx.Node, list[tuple[str, int]]] = {}
+    for node, value in zip(placeholders, example_inputs):
+        if isinstance(value, torch.nn.Parameter) and value.requires_grad and node.users:
+            user = min(node.users, key=order.__getitem__)
+            name = str(node.meta.get("source", node.name))
+            first_use.setdefault(user, []).append((name, value.untyped_storage().nbytes()))
+    buckets = [Bucket()]  # buckets[0] is the one being filled: the earliest in forward order
+    for node in reversed(gm.graph.nodes):
+        if node.op in ("placeholder", "output"):
+            continue
+        current = buckets[0]
+        full = current.nbytes >= (first_bucket_bytes_cap if len(buckets) == 1 else bucket_bytes_cap)
+        if full and _feeds_later_code(current):
+            buckets.insert(0, Bucket())
+        used = first_use.get(node, ())
+        buckets[0].parameters[:0] = [name for name, _ in used]  # kept in forward order
+        buckets[0].nbytes += sum(nbytes for _, nbytes in used)
+        buckets[0].nodes.append(node)
+    if len(buckets) > 1 and not buckets[0].parameters:
+        # Operations before the first parameter's use have no bucket of their own.
+        buckets[1].nodes.extend(buckets.pop(0).nodes)
+    for bucket in buckets:
+        bucket.nodes.reverse()
+    return buckets
+
+
+def _feeds_later_code(bucket: Bucket) -> bool:
+    """Whether a value made in `bucket` is used outside it: a piece must output something
+    (until then the bucket grows past its cap, as torch's DDPOptimizer does)."""
+    members = set(bucket.nodes)
+    return any(user not in members for node in bucket.nodes for user in node.users)
+
+
+class BucketedGraph:
+    """The compiled form of a split graph: the pieces run in order, each compiled by
+    `backend` on the first call."""
+
+    def __init__(self, gm: torch.fx.GraphModule, buckets: list[Bucket], backend: Callable, split: GraphSplit):
+        index = {node: i for i, bucket in enumerate(buckets) for node in bucket.nodes}
+        self.split_gm = split_module(gm, gm, lambda node: index[node], keep_original_order=True)
+        self.backend = backend
+        self.split = split
+        self.compiled = False
+
+    def __call__(self, *args):
+        if self.compiled:
+            return self.split_gm(*args)
+        out = _CompilingInterpreter(self.split_gm, self.backend, self.split).run(*args)
+        self.split_gm.recompile()
+        self.compiled = True
+        return out
+
+
+class _CompilingInterpreter(torch.fx.Interpreter):
+    """Runs the split graph once, compiling each piece with the real values it receives and
+    putting the compiled piece in its place."""
+
+    def __init__(self, split_gm, backend, split: GraphSplit):
+        super().__init__(split_gm)
+        self.backend = backend
+        self.split = split
+
+    def call_module(self, target, args, kwargs):
+        piece = self.fetch_attr(target)
+        single = _make_output_a_tuple(piece)
+        compiled = _Piece(self.backend(piece, list(args)), single)
+        self.split.pieces.append(piece)
+        self.module.delete_submodule(target)
+        setattr(self.module, target, compiled)
+        return compiled(*args)
+
+
+def _make_output_a_tuple(piece: torch.fx.GraphModule) -> bool:
+    """Backends get graphs that return a tuple; returns whether it was a single value."""
+    output = next(n for n in piece.graph.nodes if n.op == "output")
+    if isinstance(output.args[0], (tuple, list)):
+        return False
+    output.args = ((output.args[0],),)
+    piece.recompile()
+    return True
+
+
+class _Piece(torch.nn.Module):
+    def __init__(self, compiled: Callable, single: bool):
+        super().__init__()
+        self.compiled = compiled
+        self.single = single
+
+    def forward(self, *args):
+        out = self.compiled(*args)
+        return out[0] if self.single else out
+
+
+def _has_symbolic_sizes(gm: torch.fx.GraphModule) -> bool:
+    for node in gm.graph.find_nodes(op="placeholder"):
+        value = node.meta.get("example_value")
+        if isinstance(value, torch.SymInt):
+            return True
+        if isinstance(value, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in value.shape):
+            return True
+    return False
+
+
+class DDPBucketing:
+    """A backend wrapper: graphs whose parameters span more than one DDP bucket are split
+    (each split is appended to `splits`, for `compiler.explain`); others go to `backend`
+    whole."""
+
+    def __init__(self, backend: Callable, splits: list[GraphSplit], *, bucket_bytes_cap: int, first_bucket_bytes_cap: int):
+        self.backend = backend
+        self.bucket_bytes_cap = bucket_bytes_cap
+        self.first_bucket_bytes_cap = first_bucket_bytes_cap
+        self.splits = splits
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        if _has_symbolic_sizes(gm):
+            # Pieces get their backend's inputs from real values, which would fix the sizes
+            # the graph keeps symbolic: such a graph is compiled whole, as one bucket.
+            buckets = [Bucket(nodes=[n for n in gm.graph.nodes if n.op not in ("placeholder", "output")])]
+            split = GraphSplit(buckets, reason="not split: the graph has symbolic sizes")
+        else:
+            buckets = assign_buckets(gm, example_inputs, bucket_bytes_cap=self.bucket_bytes_cap,
+                                     first_bucket_bytes_cap=self.first_bucket_bytes_cap)
+            split = GraphSplit(buckets)
+        self.splits.append(split)
+        if len(buckets) == 1:
+            split.pieces.append(gm)
+            return self.backend(gm, example_inputs)
+        return BucketedGraph(gm, buckets, self.backend, split)

@@ -1,0 +1,107 @@
+"""capture.optimize(DistributedDataParallel(model)) in one process (a gloo group of one rank):
+DDP's forward runs natively around the compiled inner module, whose graph is split at DDP's
+gradient buckets. (tests/distributed trains on 2 ranks.)"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import capture
+
+pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not built")
+
+
+@pytest.fixture(scope="module")
+def one_rank_group(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gloo") / "rendezvous"
+    dist.init_process_group("gloo", init_method=f"file://{path}", rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
+
+
+def compile_counting(ddp, **options):
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    return capture.optimize(ddp, backend, **options), graphs
+
+
+@pytest.mark.parametrize(
+    "bucket_cap_mb, pieces",
+    # 0.01 MB (10485 bytes), filled from the last layer back: the last two linears (1040 +
+    # 16640 bytes) make the first bucket, the first linear the second. 25 MB: one bucket.
+    [(0.01, [["linear", "relu"], ["linear", "relu", "linear"]]), (25, None)],
+)
+def test_graph_is_split_at_ddp_buckets(one_rank_group, bucket_cap_mb, pieces):
+    model = mlp()
+    eager = DDP(copy.deepcopy(model), bucket_cap_mb=bucket_cap_mb)
+    compiled, graphs = compile_counting(DDP(model, bucket_cap_mb=bucket_cap_mb))
+    x = torch.randn(8, 16)
+    out = compiled(x)
+    out.square().mean().backward()
+    expected = eager(x)
+    expected.square().mean().backward()
+    torch.testing.assert_close(out, expected)
+    for p, q in zip(model.parameters(), eager.module.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    (split,) = compiled._cache.compilation.graph_splits
+    if pieces is None:
+        assert len(graphs) == 1 and len(split.buckets) == 1
+        return
+    ops = [[n.target.__name__ for n in g.graph.nodes if n.op == "call_function"] for g in graphs]
+    assert ops == pieces
+    assert [len(b.parameters) for b in split.buckets] == [2, 4]
+
+
+def test_ddp_forward_is_not_traced(one_rank_group):
+    """DDP's own Python (pre/post-forward, the reducer) runs natively: no graph break."""
+    compiled, graphs = compile_counting(DDP(mlp(), bucket_cap_mb=25))
+    compiled(torch.randn(8, 16))
+    assert len(graphs) == 1 and not compiled._cache.compilation.breaks
+    assert "forward" not in compiled._orig_mod.module.__dict__, "the compiled forward is set only during the call"
+
+
+def test_ddp_of_a_compiled_module_is_split_too(one_rank_group):
+    """`DDP(compiled_model)`: the graph is captured inside DDP's forward, which marks itself
+    active, so it is split at DDP's buckets as when the DDP module is compiled."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    model = mlp()
+    eager = copy.deepcopy(model)
+    ddp = DDP(capture.optimize(model, backend), bucket_cap_mb=0.01)
+    x = torch.randn(8, 16)
+    torch.testing.assert_close(ddp(x), eager(x))
+    assert len(graphs) == 2
+    (split,) = ddp.module._cache.compilation.graph_splits
+    assert [len(b.parameters) for b in split.buckets] == [2, 4]
+
+
+def test_graph_with_symbolic_sizes_is_compiled_whole(one_rank_group):
+    """Known limit: pieces would be compiled for the sizes of their first call, so a graph
+    with symbolic sizes is not split (explain says so); results stay right for every size."""
+    model = mlp()
+    compiled, graphs = compile_counting(DDP(copy.deepcopy(model), bucket_cap_mb=0.01), dynamic=True)
+    for batch in (8, 5, 3):
+        x = torch.randn(batch, 16)
+        torch.testing.assert_close(compiled(x), model(x))
+    assert len(graphs) == 1
+    (split,) = compiled._cache.compilation.graph_splits
+    assert "symbolic sizes" in str(split)

@@ -1,0 +1,162 @@
+"""compiler.compile(DistributedDataParallel(model)) on 2 CPU ranks (gloo): DDP's forward runs
+natively around the compiled inner module, whose graph is split at DDP's gradient buckets;
+3 optimizer steps match eager DDP on every rank, for aot_eager and inductor."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+import torch.distributed as dist
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from models import MODELS  # noqa: E402
+from ranks import run_on_ranks  # noqa: E402
+
+STEPS = 3
+TOLERANCE = dict(rtol=1e-5, atol=1e-6)
+
+
+def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_name: str, bucket_cap_mb: float) -> dict:
+    import compiler
+    from compiler.backends import lookup_backend
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model, batch, loss_of = MODELS[model_name]()
+    eager = DDP(copy.deepcopy(model), bucket_cap_mb=bucket_cap_mb)
+    ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
+    events: list[str] = []
+
+    def recording_hook(state, bucket):
+        events.append(f"bucket {bucket.index()}")
+        return allreduce_hook(None, bucket)
+
+    ddp.register_comm_hook(None, recording_hook)
+    graphs = []
+    backend = lookup_backend(backend_name)
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
+        return backend(gm, example_inputs)
+
+    compiled = compiler.compile(ddp, backend=counting_backend)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    eager_optimizer = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
+    generator = torch.Generator().manual_seed(rank)  # each rank its own data
+    losses = []
+
+    def unpacked(x):
+        events.append("saved tensor used")
+        return x
+
+    for step in range(STEPS):
+        events.clear()
+        args, kwargs = batch(generator)
+        with torch.autograd.graph.saved_tensors_hooks(lambda x: x, unpacked):
+            loss = loss_of(compiled(*args, **kwargs))
+        loss.backward()
+        compiled_events = list(events)
+        optimizer.step()
+        optimizer.zero_grad()
+        eager_loss = loss_of(eager(*args, **kwargs))
+        eager_loss.backward()
+        eager_optimizer.step()
+        eager_optimizer.zero_grad()
+        losses.append((loss.item(), eager_loss.item()))
+    splits = compiled._cache.compilation.graph_splits
+    return {
+        "losses": losses,
+        "parameters": [(p.detach().clone(), q.detach().clone()) for p, q in zip(ddp.parameters(), eager.parameters())],
+        "graphs": graphs,
+        "our_buckets": [[(len(b.parameters), b.nbytes) for b in s.buckets] for s in splits],
+        # The last step's backward: in the first step DDP puts every parameter in one bucket,
+        # then rebuilds its buckets in the order gradients became ready.
+        "events": compiled_events,
+    }
+
+
+def mlp_cases(rank: int, world: int) -> dict:
+    """Every MLP case in one pair of processes (starting them, and importing the compiler
+    in them, is most of the time these tests take)."""
+    runs = {backend: train_compiled_and_eager(rank, world, "mlp", backend, 0.01) for backend in ("aot_eager", "inductor")}
+    runs["explain"] = explain_ddp_mlp()
+    return runs
+
+
+def explain_ddp_mlp():
+    import compiler
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model, batch, _ = MODELS["mlp"]()
+    explanation = compiler.explain(DDP(model, bucket_cap_mb=0.01))(*batch(torch.Generator())[0])
+    return {
+        "graph_count": explanation.graph_count,
+        "graph_break_count": explanation.graph_break_count,
+        "compiled_graph_count": explanation.compiled_graph_count,
+        "bucket_parameters": [len(b.parameters) for b in explanation.graph_splits[0].buckets],
+        "text": str(explanation),
+    }
+
+
+@pytest.fixture(scope="module")
+def mlp_runs():
+    by_rank = run_on_ranks(mlp_cases)
+    return {case: [runs[case] for runs in by_rank] for case in by_rank[0]}
+
+
+def assert_compiled_matches_eager(results):
+    for result in results:
+        for loss, eager_loss in result["losses"]:
+            torch.testing.assert_close(loss, eager_loss, **TOLERANCE)
+        for param, eager_param in result["parameters"]:
+            torch.testing.assert_close(param, eager_param, **TOLERANCE)
+    # DDP keeps the replicas equal: every rank ends with the same parameters.
+    for (p0, _), (p1, _) in zip(results[0]["parameters"], results[1]["parameters"]):
+        torch.testing.assert_close(p0, p1, **TOLERANCE)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_mlp_training_matches_eager_ddp(mlp_runs, backend):
+    assert_compiled_matches_eager(mlp_runs[backend])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_mlp_graph_is_split_at_ddp_buckets(mlp_runs, backend):
+    for result in mlp_runs[backend]:
+        # bucket_cap_mb=0.01 (10485 bytes), filled from the last layer back: the last two
+        # linears (1040 + 16640 bytes) fill the first bucket, the first linear the second;
+        # one captured graph, compiled as two pieces (linear, relu; linear, relu, linear).
+        assert result["graphs"] == [2, 3], result["graphs"]
+        assert result["our_buckets"] == [[(2, 4352), (4, 17680)]]
+
+
+def test_first_bucket_is_reduced_before_the_backward_of_earlier_layers(mlp_runs):
+    """The overlap the split exists for: DDP's first bucket starts its all-reduce while the
+    backward of the first piece (the first linear) has not used its saved tensors yet. (One
+    graph would be one autograd node: every gradient, so every bucket, only at its end.)"""
+    for result in mlp_runs["aot_eager"]:
+        events = result["events"]
+        first = events.index("bucket 0")
+        assert "saved tensor used" in events[first:], events
+
+
+def test_explain_reports_the_bucket_split(mlp_runs):
+    for explanation in mlp_runs["explain"]:
+        assert explanation["graph_count"] == 1 and explanation["graph_break_count"] == 0
+        assert explanation["compiled_graph_count"] == 2
+        assert explanation["bucket_parameters"] == [2, 4]
+        assert "split into 2 graphs at DDP bucket boundaries" in explanation["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_gpt2_training_matches_eager_ddp(backend):
+    results = run_on_ranks(train_compiled_and_eager, "gpt2", backend, 0.05)
+    assert_compiled_matches_eager(results)
+    for result in results:
+        assert len(result["graphs"]) >= 2, "the graph is split into DDP buckets"
+        assert all(count > 0 for count in result["graphs"])

@@ -1,0 +1,145 @@
+"""compiler.compile with FSDP2 (`fully_shard`) on 2 CPU ranks (gloo): each block compiled
+(sharded then compiled, or compiled then sharded as torchtitan does) and the whole model
+compiled, FSDP's hooks running natively between
+graphs; 3 optimizer steps match eager FSDP2 on every rank, parameters stay sharded DTensors."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from models import MODELS, blocks  # noqa: E402
+from ranks import run_on_ranks  # noqa: E402
+
+STEPS = 3
+TOLERANCE = dict(rtol=1e-5, atol=1e-6)
+
+
+def shard(model, mesh):
+    from torch.distributed.fsdp import fully_shard
+
+    for block in blocks(model):
+        fully_shard(block, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+
+
+def train_compiled_and_eager(rank: int, world: int, model_name: str, mode: str, backend_name: str) -> dict:
+    import compiler
+    from compiler.backends import lookup_backend
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor
+
+    mesh = init_device_mesh("cpu", (world,))
+    model, batch, loss_of = MODELS[model_name]()
+    eager = copy.deepcopy(model)
+    shard(eager, mesh)
+    graphs = []
+    backend = lookup_backend(backend_name)
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
+        return backend(gm, example_inputs)
+
+    def compile_blocks(**options):
+        layers = blocks(model)
+        for i, block in enumerate(layers):
+            layers[i] = compiler.compile(block, backend=counting_backend, **options)
+
+    compiled = model
+    if mode == "compile_then_shard":
+        # torchtitan's order: blocks compiled with fullgraph=True, then the compiled blocks
+        # sharded (FSDP's hooks sit on the compiled module, outside its graph).
+        compile_blocks(fullgraph=True)
+        shard(model, mesh)
+    elif mode == "per_block":
+        shard(model, mesh)
+        compile_blocks()
+    else:
+        shard(model, mesh)
+        compiled = compiler.compile(model, backend=counting_backend)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    eager_optimizer = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    generator = torch.Generator().manual_seed(rank)  # each rank its own data
+    losses = []
+    for _ in range(STEPS):
+        args, kwargs = batch(generator)
+        loss = loss_of(compiled(*args, **kwargs))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        eager_loss = loss_of(eager(*args, **kwargs))
+        eager_loss.backward()
+        eager_optimizer.step()
+        eager_optimizer.zero_grad()
+        losses.append((loss.item(), eager_loss.item()))
+    return {
+        "losses": losses,
+        "sharded": all(isinstance(p, DTensor) for p in model.parameters()),
+        "parameters": [(p.full_tensor(), q.full_tensor()) for p, q in zip(model.parameters(), eager.parameters())],
+        "graphs": graphs,
+    }
+
+
+CASES = [
+    *(("blocks", mode, backend) for mode in ("per_block", "whole_model") for backend in ("aot_eager", "inductor")),
+    ("blocks", "compile_then_shard", "aot_eager"),
+]
+
+
+def block_cases(rank: int, world: int) -> dict:
+    """Every case of the small model in one pair of processes (starting them is most of the
+    time these tests take)."""
+    return {case: train_compiled_and_eager(rank, world, *case) for case in CASES}
+
+
+@pytest.fixture(scope="module")
+def block_runs():
+    by_rank = run_on_ranks(block_cases)
+    return {case: [runs[case] for runs in by_rank] for case in CASES}
+
+
+def assert_compiled_matches_eager(results):
+    for result in results:
+        assert result["sharded"], "parameters stay sharded DTensors"
+        for loss, eager_loss in result["losses"]:
+            torch.testing.assert_close(loss, eager_loss, **TOLERANCE)
+        for param, eager_param in result["parameters"]:
+            torch.testing.assert_close(param, eager_param, **TOLERANCE)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(case[1:]))
+def test_training_matches_eager_fsdp(block_runs, case):
+    assert_compiled_matches_eager(block_runs[case])
+
+
+@pytest.mark.parametrize("mode, backend", [("per_block", "aot_eager"), ("per_block", "inductor"), ("compile_then_shard", "aot_eager")])
+def test_each_block_is_one_graph(block_runs, mode, backend):
+    for result in block_runs[("blocks", mode, backend)]:
+        assert result["graphs"] == [4, 4], "linear, relu, linear, add in each block"
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_whole_model_graphs_break_only_around_fsdp_hooks(block_runs, backend):
+    """FSDP's hooks (all-gather before a block, reshard after) run natively; every operation
+    of the model is still in a graph: the embedding, each block, the head."""
+    for result in block_runs[("blocks", "whole_model", backend)]:
+        assert result["graphs"] == [1, 4, 4, 1], result["graphs"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["per_block", "whole_model"])
+def test_gpt2_training_matches_eager_fsdp(mode):
+    results = run_on_ranks(train_compiled_and_eager, "gpt2", mode, "aot_eager")
+    assert_compiled_matches_eager(results)
+    for result in results:
+        graphs = result["graphs"]
+        assert all(count > 0 for count in graphs), graphs
+        if mode == "per_block":
+            assert len(graphs) == 2, "one graph per GPT2Block"
+        else:
+            assert len(graphs) >= 3, "the blocks' graphs and the embedding's and head's around them"
