@@ -94,10 +94,10 @@ def test_substitute_is_traced_and_runs_the_original_eagerly():
 
     x = torch.randn(3)
     with pytest.raises(capture.Unsupported, match="bisect_right"):
-        capture.export(fn, x)  # a C function capture cannot trace into
+        capture.export(fn, (x,))  # a C function capture cannot trace into
     substitute = capture.substitute_in_graph(bisect.bisect_right)(bisect_right_polyfill)
     assert substitute([1, 3, 3, 8], 3) == bisect.bisect_right([1, 3, 3, 8], 3)
-    torch.testing.assert_close(capture.export(fn, x)(x), fn(x))
+    torch.testing.assert_close(capture.export(fn, (x,))(x), fn(x))
 
 
 def test_assume_constant_result_needs_constant_arguments():
@@ -106,7 +106,7 @@ def test_assume_constant_result_needs_constant_arguments():
         return float(t.sum())
 
     with pytest.raises(capture.Unsupported, match="not constants"):
-        capture.export(lambda x: x * scale_of(x), torch.randn(2))
+        capture.export(lambda x: x * scale_of(x), (torch.randn(2),))
 
 
 def test_is_exporting_only_while_exporting():
@@ -116,5 +116,5 @@ def test_is_exporting_only_while_exporting():
         seen.append(torch.compiler.is_exporting())
         return x + 1
 
-    capture.export(fn, torch.randn(2))
+    capture.export(fn, (torch.randn(2),))
     assert seen[0] is True and not torch.compiler.is_exporting()
