@@ -124,9 +124,9 @@ def _timm(torch, name, channels_last=True):
     return model, images
 
 
-def _timm_infer(torch, name, channels_last=True):
+def _timm_infer(torch, name, channels_last=True, tolerance=5e-2):
     model, images = _timm(torch, name, channels_last)
-    return Workload(inference(torch, lambda out: out, autocast=True), model.eval(), (images,))
+    return Workload(inference(torch, lambda out: out, autocast=True), model.eval(), (images,), tolerance=tolerance)
 
 
 def _resnet50_train(torch):
@@ -177,7 +177,8 @@ BUILDERS = {
     "t5_infer": _t5_infer,
     "whisper_encoder_infer": _whisper_encoder_infer,
     "resnet50_train": _resnet50_train,
-    "mobilenetv3_infer": lambda torch: _timm_infer(torch, "mobilenetv3_large_100"),
+    # bf16 MobileNetV3 drifts from eager by ~7% of its largest logit under torch.compile too (H200).
+    "mobilenetv3_infer": lambda torch: _timm_infer(torch, "mobilenetv3_large_100", tolerance=0.1),
     "efficientnet_b0_infer": lambda torch: _timm_infer(torch, "efficientnet_b0"),
     "convnext_tiny_infer": lambda torch: _timm_infer(torch, "convnext_tiny"),
     "hf_convnext_infer": _hf_convnext_infer,

@@ -121,6 +121,8 @@ def compile_kernel_file(path: str) -> list[str]:
     name = pathlib.Path(path).stem
     fn = getattr(module, name)
     signature = dict(module.POINTER_TYPES)
+    if getattr(module, "RAISES", False):
+        signature["error_ptr"] = "*i32"  # the error flag of kernels that check (runtime/kernel_errors.py)
     for param in fn.arg_names:
         if param not in signature and param not in ("XBLOCK", "RBLOCK"):
             signature[param] = "i32"
