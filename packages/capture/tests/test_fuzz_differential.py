@@ -1,0 +1,303 @@
+"""Differential fuzzer (issue 16): random small programs, run eagerly and compiled, must agree.
+
+Hypothesis writes a function as Python source from statement templates over a typed pool of
+variables (tensors, ints, floats): closures and nested functions, a class with `__call__`, a
+property and `__getattr__`, dict/list/set/tuple operations and dict views, comprehensions,
+generators, try/except, `with` blocks, globals read and written, graph breaks (print,
+branching on tensor data), int and float arguments. The source is exec'd twice (one module
+namespace for eager, one for the compiled run, so their globals and objects evolve apart) and
+called three times: fresh values, new values (with the globals changed between calls), then a
+new size. Results, the mutated arguments and the module state must match value by value, and
+exceptions type by type. Capture may refuse code (the graph breaks), never answer wrongly; an
+`Unsupported` or internal error escaping while eager works is a finding too.
+
+CI runs a fixed budget; `CAPTURE_FUZZ_EXAMPLES=5000` runs more (a failure prints the program).
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import capture
+from helpers import assert_same, clone_inputs
+
+EXAMPLES = int(os.environ.get("CAPTURE_FUZZ_EXAMPLES", "150"))
+
+PRELUDE = '''
+import collections, contextlib, functools, io
+import torch
+
+SINK = io.StringIO()
+G_SCALE = 2.0
+G_COUNT = 0
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, t):
+        return t * self.k
+
+    @property
+    def double(self):
+        return self.k * 2
+
+    def __getattr__(self, name):
+        if name.startswith("dyn_"):
+            return len(name)
+        raise AttributeError(name)
+
+
+class Plain:
+    pass
+
+
+class Ctx:
+    def __init__(self):
+        self.entered = 0
+
+    def __enter__(self):
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.entered -= 1
+        return False
+
+
+SCALER = Scaler(3)
+CTX = Ctx()
+
+
+def gen(t, k):
+    for i in range(k):
+        yield t * i
+
+
+def state():
+    return G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue()
+'''
+
+
+class Env:
+    """The variables a generated program has bound so far, by kind."""
+
+    def __init__(self):
+        self.tensors = ["x"]
+        self.ints = ["n"]
+        self.floats = ["s"]
+        self.count = 0
+
+    def new(self, kind: str) -> str:
+        self.count += 1
+        name = f"{kind[0]}{self.count}"
+        getattr(self, kind).append(name)
+        return name
+
+
+def indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+@st.composite
+def statement(draw, env: Env, depth: int) -> list[str]:
+    """One statement (possibly compound) over `env`, binding new variables in it."""
+    a = draw(st.sampled_from(env.tensors))
+    b = draw(st.sampled_from(env.tensors))
+    i = draw(st.sampled_from(env.ints))
+    f = draw(st.sampled_from(env.floats))
+    small = draw(st.integers(0, 3))
+    key = draw(st.sampled_from(["k0", "k1", "k2"]))
+    kinds = [
+        "arith", "torch", "int", "float", "closure", "lambda", "call_object", "property", "getattr",
+        "callable", "comprehension", "generator", "dict_set", "dict_get", "dict_views", "dict_loop",
+        "list", "list_pop", "set", "tuple", "global_read", "global_write", "print", "fstring",
+        "isinstance", "object_write", "closure_rebind",
+    ]  # fmt: skip
+    if depth < 2:
+        kinds += ["if_int", "if_tensor", "try_index", "try_raise", "with_no_grad", "with_ctx", "with_null", "for_range"]
+    kind = draw(st.sampled_from(kinds))
+
+    def block() -> list[str]:
+        body = draw(st.lists(statement(env, depth + 1), min_size=1, max_size=2))
+        return [line for lines in body for line in lines]
+
+    if kind == "arith":
+        op = draw(st.sampled_from(["+", "-", "*"]))
+        return [f"{env.new('tensors')} = {a} {op} {b}"]
+    if kind == "torch":
+        fn = draw(st.sampled_from(["torch.sin({a})", "{a}.relu()", "{a}.abs().sqrt()", "torch.cat([{a}, {b}])[: {a}.shape[0]]", "{a}.sum() + {b}"]))
+        return [f"{env.new('tensors')} = {fn.format(a=a, b=b)}"]
+    if kind == "int":
+        expr = draw(st.sampled_from(["{i} * 2 + 1", "{i} % 3", "n + {i}", "-{i}", "{i} // 2"]))
+        return [f"{env.new('ints')} = {expr.format(i=i)}"]
+    if kind == "float":
+        expr = draw(st.sampled_from(["s * {i}", "{f} / 2 + 1", "{f} * {f}"]))
+        float_var = env.new("floats")
+        return [f"{float_var} = {expr.format(i=i, f=f)}", f"{env.new('tensors')} = {a} * {float_var}"]
+    if kind == "closure":
+        env.count += 1
+        helper = f"h{env.count}"
+        return [f"def {helper}(v):", f"    return v * {i} + {f}", f"{env.new('tensors')} = {helper}({a})"]
+    if kind == "lambda":
+        return [f"{env.new('tensors')} = (lambda v, k={small}: v - {i} + k)({a})"]
+    if kind == "closure_rebind":
+        env.count += 1
+        helper, bound = f"h{env.count}", f"c{env.count}"
+        first = env.new("tensors")
+        return [
+            f"{bound} = {i}",
+            f"def {helper}(v):",
+            f"    return v + {bound}",
+            f"{first} = {helper}({a})",
+            f"{bound} = {bound} + 5",
+            f"{env.new('tensors')} = {helper}({first})",
+        ]
+    if kind == "call_object":
+        return [f"{env.new('tensors')} = SCALER({a})"]
+    if kind == "property":
+        return [f"{env.new('tensors')} = {a} * SCALER.double"]
+    if kind == "getattr":
+        return [f"{env.new('ints')} = SCALER.dyn_{'ab'[:small]} + getattr(SCALER, 'missing', {i})"]
+    if kind == "callable":
+        return [f"{env.new('ints')} = int(callable(SCALER)) + int(callable(Plain())) + int(callable([{i}])) + int(hasattr({a}, 'tag'))"]
+    if kind == "comprehension":
+        return [f"{env.new('tensors')} = sum([{a} * j for j in range({small}) if j != {i}], {b} * 0)"]
+    if kind == "generator":
+        return [f"{env.new('tensors')} = sum(gen({a}, {small}), {b})"]
+    if kind == "dict_set":
+        return [f"d[{key!r}] = {a}"]
+    if kind == "dict_get":
+        return [f"{env.new('tensors')} = d.get({key!r}, {a}) + {b}"]
+    if kind == "dict_views":
+        expr = draw(st.sampled_from([
+            "len(d.keys() & {{'k0', 'k1'}})", "int(d.keys() == {{'k0'}})", "len(d.values())",
+            "int({key!r} in d.keys())", "len(d.keys() | {{'z'}})", "len(sorted(d.keys() - {{'k1'}}))",
+        ]))  # fmt: skip
+        return [f"{env.new('ints')} = {expr.format(key=key)}"]
+    if kind == "dict_loop":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", "for name, value in d.items():", f"    {target} = {target} + value * len(name)"]
+    if kind == "list":
+        op = draw(st.sampled_from(["lst.append({i})", "lst.insert(0, {i})", "lst.sort()", "lst.reverse()", "lst.extend([{i}, 1])"]))
+        return [op.format(i=i), f"{env.new('ints')} = len(lst) + sum(lst)"]
+    if kind == "list_pop":
+        return [f"{env.new('ints')} = lst.pop() + lst[0]"]
+    if kind == "set":
+        return [f"{env.new('ints')} = sum(sorted(set(lst) | {{{i}, 1}})) + len(set(lst) & {{1, 2}})"]
+    if kind == "tuple":
+        first, second = env.new("tensors"), env.new("tensors")
+        return [f"{first}, {second} = ({a} * 2, {b} + {i})"]
+    if kind == "global_read":
+        return [f"{env.new('tensors')} = {a} * G_SCALE + G_COUNT"]
+    if kind == "global_write":
+        return [f"G_COUNT = G_COUNT + {i}"]
+    if kind == "print":
+        return [f"print({i}, {a}.shape, file=SINK)"]
+    if kind == "fstring":
+        return [f"{env.new('ints')} = len(f\"{{{i}}}-{{{a}.shape}}-{{{f}:.2f}}\")"]
+    if kind == "isinstance":
+        return [f"{env.new('ints')} = int(isinstance({a}, torch.Tensor)) + int(isinstance({i}, float)) + int(isinstance({f}, (int, float)))"]
+    if kind == "object_write":
+        return [f"SCALER.k = {i} % 4"]
+    if kind == "if_int":
+        target = env.new("tensors")
+        return [f"if {i} > {small}:", f"    {target} = {a} + 1", "else:", f"    {target} = {a} - 1"]
+    if kind == "if_tensor":
+        target = env.new("tensors")
+        return [f"if {a}.sum() > 0:", f"    {target} = {a} * 2", "else:", f"    {target} = {b} * 3"]
+    if kind == "try_index":
+        target = env.new("tensors")
+        return [
+            "try:", f"    {target} = {a} + lst[{small}]",
+            "except IndexError:", f"    {target} = {a} - 1",
+        ]  # fmt: skip
+    if kind == "try_raise":
+        target = env.new("tensors")
+        return [
+            "try:", f"    if {i} % 2:", f"        raise ValueError('odd {small}')", f"    {target} = {a} * 1",
+            "except ValueError as error:", f"    {target} = {a} * len(str(error))",
+        ]  # fmt: skip
+    if kind == "with_no_grad":
+        return ["with torch.no_grad():", *indent(block())]
+    if kind == "with_ctx":
+        return ["with CTX:", *indent(block()), f"{env.new('ints')} = CTX.entered"]
+    if kind == "with_null":
+        target = env.new("tensors")
+        return [f"with contextlib.nullcontext({a}) as held:", f"    {target} = held + 1"]
+    if kind == "for_range":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"for j in range({small}):", f"    {target} = {target} + j"]
+    raise AssertionError(kind)
+
+
+@st.composite
+def programs(draw) -> str:
+    env = Env()
+    body = [line for lines in draw(st.lists(statement(env, 0), min_size=1, max_size=8)) for line in lines]
+    returned = f"[{', '.join(env.tensors)}], [{', '.join(env.ints)}], [{', '.join(env.floats)}]"
+    lines = ["def f(x, n, s, d, lst):", "    global G_COUNT", *indent(body), f"    return {returned}"]
+    return PRELUDE + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _arguments(size: int, n: int, s: float) -> tuple:
+    return (torch.randn(size), n, s, {"k0": torch.randn(size)}, [1, 2])
+
+
+def _outcome(fn, arguments, namespace):
+    try:
+        result = fn(*arguments)
+    except Exception as error:  # the program's own exception, compared by type
+        return "raised", error
+    return "returned", (result, arguments, namespace["state"]())
+
+
+def _agree(source: str, backend) -> None:
+    eager_ns: dict = {}
+    compiled_ns: dict = {}
+    exec(compile(source, "<fuzz program>", "exec"), eager_ns)
+    exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
+    compiled = capture.optimize(compiled_ns["f"], backend)
+    calls = [(3, 2, 1.5, 2.0), (3, 2, -0.5, 3.0), (4, 3, 0.25, 3.0)]
+    for size, n, s, scale in calls:
+        for namespace in (eager_ns, compiled_ns):
+            namespace["G_SCALE"] = scale  # globals change between calls
+        arguments = _arguments(size, n, s)
+        expected = _outcome(eager_ns["f"], clone_inputs(arguments), eager_ns)
+        actual = _outcome(compiled, clone_inputs(arguments), compiled_ns)
+        if expected[0] == "raised" or actual[0] == "raised":
+            assert type(actual[1]) is type(expected[1]), f"eager: {expected[1]!r}\ncompiled: {actual[1]!r}"
+            if isinstance(actual[1], capture.CaptureError):
+                raise actual[1]
+            continue
+        assert_same(actual[1], expected[1])
+
+
+def _report(source: str) -> str:
+    return "\n" + textwrap.indent(source[source.index("def f(x"):], "    ")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_compiled_programs_agree_with_eager(source):
+    try:
+        _agree(source, capture.backends.eager)
+    except Exception as error:
+        raise AssertionError(f"{type(error).__name__}: {error}\nprogram:{_report(source)}") from error
+
+
+@settings(max_examples=max(EXAMPLES // 5, 10), deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_compiled_programs_agree_with_eager_through_aot_autograd(source):
+    aot_autograd = pytest.importorskip("aot_autograd")
+    try:
+        _agree(source, aot_autograd.aot_eager)
+    except Exception as error:
+        raise AssertionError(f"{type(error).__name__}: {error}\nprogram:{_report(source)}") from error
