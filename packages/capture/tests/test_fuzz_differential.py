@@ -119,10 +119,16 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "arith", "torch", "int", "float", "closure", "lambda", "call_object", "property", "getattr",
         "callable", "comprehension", "generator", "dict_set", "dict_get", "dict_views", "dict_loop",
         "list", "list_pop", "set", "tuple", "global_read", "global_write", "print", "fstring",
-        "isinstance", "object_write", "closure_rebind",
+        "isinstance", "object_write", "closure_rebind", "local_class", "keywords", "set_iteration",
+        "string", "dict_delete", "nonlocal", "generator_expression", "min_max", "enumerate_zip",
+        "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
+        "item", "tensor_attribute",
     ]  # fmt: skip
     if depth < 2:
-        kinds += ["if_int", "if_tensor", "try_index", "try_raise", "with_no_grad", "with_ctx", "with_null", "for_range"]
+        kinds += [
+            "if_int", "if_tensor", "try_index", "try_raise", "with_no_grad", "with_ctx", "with_null",
+            "for_range", "while",
+        ]  # fmt: skip
     kind = draw(st.sampled_from(kinds))
 
     def block() -> list[str]:
@@ -235,6 +241,80 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "for_range":
         target = env.new("tensors")
         return [f"{target} = {a} * 1", f"for j in range({small}):", f"    {target} = {target} + j"]
+    if kind == "while":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", "j = 0", f"while j < {small}:", f"    {target} = {target} + j", "    j += 1"]
+    if kind == "local_class":
+        env.count += 1
+        cls, obj = f"K{env.count}", f"k{env.count}"
+        return [
+            f"class {cls}:",
+            "    def __init__(self, v):",
+            "        self.v = v",
+            "    def __call__(self, t):",
+            "        return t + self.v",
+            "    @property",
+            "    def twice(self):",
+            "        return self.v * 2",
+            f"{obj} = {cls}({i})",
+            f"{env.new('tensors')} = {obj}({a}) * {obj}.twice",
+        ]
+    if kind == "keywords":
+        env.count += 1
+        helper = f"kw{env.count}"
+        call = draw(st.sampled_from([f"{helper}({a}, 1, 2, scale={i}, z=1)", f"{helper}({a}, **{{'scale': {i}}})", f"{helper}(*[{a}, 3])"]))
+        return [
+            f"def {helper}(a, *rest, scale=1, **extra):",
+            "    return a * scale + len(rest) + len(extra)",
+            f"{env.new('tensors')} = {call}",
+        ]
+    if kind == "set_iteration":
+        return [f"{env.new('ints')} = len([item for item in {{'aa', 'b', 'ccc', 'dddd'}}][0]) + {i}"]
+    if kind == "string":
+        return [f"{env.new('ints')} = len(str({i}) + 'ab'.upper() + ','.join(['x', str({small})]))"]
+    if kind == "dict_delete":
+        return [f"d['tmp'] = {a}", "del d['tmp']", f"{env.new('ints')} = len(d)"]
+    if kind == "nonlocal":
+        env.count += 1
+        helper = f"counter{env.count}"
+        return [
+            f"def {helper}():",
+            f"    count = {i}",
+            "    def bump():",
+            "        nonlocal count",
+            "        count += 1",
+            "        return count",
+            "    bump()",
+            "    return bump()",
+            f"{env.new('ints')} = {helper}()",
+        ]
+    if kind == "generator_expression":
+        return [f"{env.new('tensors')} = sum(v * 2 for v in [{a}, {b}])"]
+    if kind == "min_max":
+        return [f"{env.new('ints')} = max({i}, n, 1) - min([{i}, 3])"]
+    if kind == "enumerate_zip":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"for idx, (p, q) in enumerate(zip([{a}, {b}], [{i}, 2])):", f"    {target} = {target} + p * q + idx"]
+    if kind == "star_unpack":
+        first = env.new("tensors")
+        return [f"{first}, *rest = [{a}, {b}, {i}]", f"{env.new('ints')} = len(rest)"]
+    if kind == "slice":
+        return [f"{env.new('ints')} = sum(lst[1:]) + len(lst[::-1]) + len(lst[:{small}])"]
+    if kind == "partial":
+        return [f"{env.new('tensors')} = functools.partial(torch.add, alpha={i})({a}, {b})"]
+    if kind == "dict_comprehension":
+        env.count += 1
+        doubled = f"dd{env.count}"
+        return [f"{doubled} = {{k: v * 2 for k, v in d.items()}}", f"{env.new('tensors')} = sum({doubled}.values(), {a})"]
+    if kind == "chained_compare":
+        return [f"{env.new('ints')} = int(0 < {i} < 5) + int({f} <= s)"]
+    if kind == "bool_ops":
+        return [f"{env.new('ints')} = int({i} and n or 3) + int(not {i})"]
+    if kind == "item":
+        return [f"{env.new('floats')} = {a}.sum().item()"]
+    if kind == "tensor_attribute":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"{target}.tag = {i}", f"{env.new('ints')} = {target}.tag + int(hasattr({target}, 'tag'))"]
     raise AssertionError(kind)
 
 
@@ -260,8 +340,9 @@ def _outcome(fn, arguments, namespace):
 
 
 def _agree(source: str, backend) -> None:
-    eager_ns: dict = {}
-    compiled_ns: dict = {}
+    # Named like a module: classes defined in a namespace without __name__ claim "builtins".
+    eager_ns: dict = {"__name__": "fuzz_program"}
+    compiled_ns: dict = {"__name__": "fuzz_program"}
     exec(compile(source, "<fuzz program>", "exec"), eager_ns)
     exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
     compiled = capture.optimize(compiled_ns["f"], backend)

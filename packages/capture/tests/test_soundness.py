@@ -362,3 +362,14 @@ def test_partial_of_a_closure_across_a_break():
         return p(2)
 
     agree(fn, *sizes(3, 3, 4))
+
+
+def test_cell_written_after_a_break_is_the_calls_own_cell():
+    def fn(n):
+        print("break")
+        k = n + 1  # a cell variable, written in the resume function
+        return lambda v: v + k
+
+    compiled = compile_eager(fn)
+    for t, n in ((torch.randn(3), 2), (torch.randn(3), 2), (torch.randn(4), 5)):
+        torch.testing.assert_close(compiled(n)(t), fn(n)(t))

@@ -166,8 +166,10 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
                 emit(f"setattr({target}, {attr!r}, {writer.value(value)})")
     for f_globals, attr, value in effects.global_writes.values():
         emit(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {writer.value(value)}")
-    for cell, source, value in effects.cell_writes.values():
-        emit(f"{writer.name_for(cell, 'cell')}.cell_contents = {writer.value(value)}")
+    for _, source, value in effects.cell_writes.values():
+        # Through the source (`C['k']`, or a resume function's cell parameter `k.cell_contents`):
+        # the cell seen at capture belongs to that call's frame; later calls bring their own.
+        emit(f"{writer.source(source)} = {writer.value(value)}")
     for fn, args, kwargs in effects.deferred_calls:
         arguments = [writer.value(a) for a in args] + [f"{k}={writer.value(v)}" for k, v in kwargs.items()]
         emit(f"{writer.name_for(fn.fn, fn.name)}({', '.join(arguments)})")
