@@ -183,6 +183,14 @@ def test_tensor_attribute_missing_raises_like_eager():
         "len(5)",
         "list(5)",
         "torch.no_grad(1, 2)",
+        "range('a')",
+        "set([[]])",
+        "{}[[]]",
+        "{[1]: 2}",
+        "getattr(t, 1)",
+        "hasattr(t, None)",
+        "isinstance(1, 2)",
+        "issubclass(1, int)",
     ],
 )
 def test_builtins_called_wrongly_raise_what_eager_raises(call):

@@ -13,6 +13,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
+from ..values.factory import evaluate_constant_operation
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
 
@@ -32,21 +33,18 @@ def _len(frame, args, kwargs):
     return obj.length(frame)
 
 
-def _isinstance_of(value: Value, classes) -> bool:
-    cls = value.python_type()
-    return issubclass(cls, classes)
-
-
 @rule(isinstance)
 def _isinstance(frame, args, kwargs):
     obj, classes = args
-    return ConstantValue(_isinstance_of(obj, _constant(classes, "isinstance()'s second argument")))
+    # Evaluated as the program would: `isinstance(x, 2)` is the program's TypeError.
+    return evaluate_constant_operation(frame, issubclass, (obj.python_type(), _constant(classes, "isinstance()'s second argument")))
 
 
 @rule(issubclass)
 def _issubclass(frame, args, kwargs):
     cls, classes = args
-    return ConstantValue(issubclass(_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument")))
+    constants = (_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument"))
+    return evaluate_constant_operation(frame, issubclass, constants)
 
 
 @construct_rule(type)
@@ -69,10 +67,17 @@ def _callable(frame, args, kwargs):
     return ConstantValue(lookup_static(obj.python_type(), "__call__")[0] is not MISSING)
 
 
+def _attribute_name(frame, value: Value, what: str) -> str:
+    name = _constant(value, f"{what}'s attribute name")
+    if not isinstance(name, str):
+        raise_user_error(frame, TypeError, f"attribute name must be string, not {type(name).__name__!r}")
+    return name
+
+
 @rule(getattr)
 def _getattr(frame, args, kwargs):
     obj, name, *default = args
-    name = _constant(name, "getattr()'s attribute name")
+    name = _attribute_name(frame, name, "getattr()")
     if not default:
         return obj.get_attr(frame, name)
     try:
@@ -86,13 +91,13 @@ def _getattr(frame, args, kwargs):
 @rule(hasattr)
 def _hasattr(frame, args, kwargs):
     obj, name = args
-    return ConstantValue(obj.has_attr(frame, _constant(name, "hasattr()'s attribute name")))
+    return ConstantValue(obj.has_attr(frame, _attribute_name(frame, name, "hasattr()")))
 
 
 @rule(setattr)
 def _setattr(frame, args, kwargs):
     obj, name, value = args
-    obj.set_attr(frame, _constant(name, "setattr()'s attribute name"), value)
+    obj.set_attr(frame, _attribute_name(frame, name, "setattr()"), value)
     return ConstantValue(None)
 
 
@@ -168,7 +173,7 @@ def _next(frame, args, kwargs):
 
 @construct_rule(range)
 def _range(frame, cls, args, kwargs):
-    return ConstantValue(range(*(_constant(a, "range() arguments") for a in args)))
+    return evaluate_constant_operation(frame, range, tuple(_constant(a, "range() arguments") for a in args))
 
 
 @construct_rule(enumerate)
@@ -376,6 +381,8 @@ def _slice(frame, cls, args, kwargs):
 
 @construct_rule(super)
 def _super(frame, cls, args, kwargs):
+    if len(args) == 1:
+        raise Unsupported("super() with one argument (an unbound super object)")
     if args:
         klass, obj = args
         return SuperValue(_constant(klass, "super()'s class"), obj)

@@ -22,7 +22,15 @@ def key_of(frame, value: Value) -> Any:
     if isinstance(value, SymValue):
         return value.specialize()
     if value.is_python_constant():
-        return value.as_python_constant()
+        key = value.as_python_constant()
+        try:
+            hash(key)
+        except TypeError as err:  # the program's own error: a list as a dict key
+            from ..interpreter.frame import UserException
+            from .exceptions import ExceptionValue
+
+            raise UserException(ExceptionValue.from_real(err)) from None
+        return key
     identity = getattr(value, "identity", None)
     if identity is not None:
         return identity()
