@@ -381,3 +381,54 @@ def test_cell_written_after_a_break_is_the_calls_own_cell():
     compiled = compile_eager(fn)
     for t, n in ((torch.randn(3), 2), (torch.randn(3), 2), (torch.randn(4), 5)):
         torch.testing.assert_close(compiled(n)(t), fn(n)(t))
+
+
+MEMBERS = {1, 2}
+
+
+def test_a_global_set_mutated_between_calls():
+    def fn(t):
+        return t + (3 in MEMBERS) + len(MEMBERS)
+
+    compiled = compile_eager(fn)
+    try:
+        for change in (None, 3, 4):
+            if change is not None:
+                MEMBERS.add(change)
+            t = torch.randn(3)
+            torch.testing.assert_close(compiled(t), fn(t))
+    finally:
+        MEMBERS.difference_update({3, 4})
+
+
+def test_hasattr_on_an_object_argument_is_guarded():
+    def fn(t, o):
+        return t + hasattr(o, "w")
+
+    tagged = Plain()
+    tagged.w = 1
+    agree(fn, (torch.randn(3), Plain()), (torch.randn(3), tagged), (torch.randn(3), Plain()))
+
+
+def test_length_and_truth_of_a_c_container_argument_are_guarded():
+    def fn(t, q):
+        return t + len(q) + bool(q)
+
+    agree(fn, *[(torch.randn(3), collections.deque(range(n))) for n in (1, 2, 0, 2)])
+
+
+def test_mutable_default_argument_changed_between_calls():
+    def helper(v, cache={}):  # noqa: B006 (the mutable default is the point)
+        return v + len(cache)
+
+    def fn(t):
+        return helper(t)
+
+    compiled = compile_eager(fn)
+    for step in range(3):
+        if step == 1:
+            helper.__defaults__[0]["a"] = 1
+        if step == 2:
+            helper.__defaults__ = ({"a": 1, "b": 2},)
+        t = torch.randn(3)
+        torch.testing.assert_close(compiled(t), fn(t))

@@ -149,9 +149,10 @@ class FunctionValue(InlinableFunction):
         return self.fn
 
     def _part_source(self, attribute: str, key):
-        # Nested functions are guarded by code, not identity (see wrap): their defaults are
-        # guarded one by one.
-        if self.source is None or not self.code.co_flags & inspect.CO_NESTED:
+        # Defaults are guarded one by one: nested functions are guarded by code, not
+        # identity (see wrap), and any function's defaults can be reassigned or, when
+        # mutable (`cache={}`), changed in place between calls.
+        if self.source is None:
             return None
         from guards.sources import AttrSource, ItemSource
 

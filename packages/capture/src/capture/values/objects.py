@@ -140,7 +140,12 @@ class ObjectValue(Value):
     def has_attr(self, frame, name):
         if frame.session.side_effects.pending_attr(self.obj, name) is not None:
             return True
-        return hasattr(self.obj, name)
+        present = hasattr(self.obj, name)
+        if self.source is not None:
+            from guards import HasAttr
+
+            frame.session.add_guard(HasAttr(self.source, name, present))
+        return present
 
     def set_attr(self, frame, name, value):
         # A class's own __setattr__ (validation, attribute aliases, nn.Module's registries)
@@ -167,8 +172,13 @@ class ObjectValue(Value):
             if method is not None:
                 result = frame.session.wrap(method, None).call(frame, [self], {})
                 return result.truth(frame)
-        if hasattr(type(self.obj), "__bool__") or hasattr(type(self.obj), "__len__"):
+        if hasattr(type(self.obj), "__bool__"):
+            if self.source is not None:
+                # No guard says what a C __bool__ will answer on the next call.
+                raise Unsupported(f"the truth value of {self.describe()} (its __bool__ is not Python code)")
             return bool(self.obj)
+        if hasattr(type(self.obj), "__len__"):
+            return self.length(frame).truth(frame)
         return True
 
     def get_item(self, frame, key):
@@ -187,7 +197,14 @@ class ObjectValue(Value):
         method = python_dunder(type(self.obj), "__len__")
         if method is not None:
             return frame.session.wrap(method, None).call(frame, [self], {})
-        return ConstantValue(len(self.obj))
+        from .factory import evaluate_constant_operation
+
+        length = evaluate_constant_operation(frame, len, (self.obj,))
+        if self.source is not None:
+            from guards import LengthMatch
+
+            frame.session.add_guard(LengthMatch(self.source, length.as_python_constant()))
+        return length
 
     def unpack(self, frame):
         return iterate_object(frame, self, type(self.obj))
