@@ -432,3 +432,46 @@ def test_mutable_default_argument_changed_between_calls():
             helper.__defaults__ = ({"a": 1, "b": 2},)
         t = torch.randn(3)
         torch.testing.assert_close(compiled(t), fn(t))
+
+
+def test_list_appended_while_iterated():
+    def fn(t, items):
+        for v in items:
+            if len(items) < 5:
+                items.append(v + 1)
+        return t + sum(items)
+
+    agree(fn, (torch.randn(3), [1]), (torch.randn(3), [2]), (torch.randn(4), [1, 2]))
+
+
+def test_list_sorted_while_iterated_across_a_break():
+    def fn(t, items):
+        seen = []
+        for v in items:
+            items.sort(reverse=True)
+            seen.append(v)
+        return t, seen
+
+    agree(fn, (torch.randn(3), [1, 3, 2]), (torch.randn(3), [5, 4, 6]), (torch.randn(4), [0, 9, 1]))
+
+
+def _grow_dict(t):
+    d = {"a": 1}
+    for k in d:
+        d[k + "x"] = 1
+    return t
+
+
+def _grow_set(t):
+    s = {1, 2}
+    for v in s:
+        s.add(v + 5)
+    return t
+
+
+@pytest.mark.parametrize("fn", [_grow_dict, _grow_set])
+def test_dict_or_set_growing_while_iterated_raises(fn):
+    with pytest.raises(RuntimeError):
+        fn(torch.randn(3))
+    with pytest.raises(RuntimeError):
+        compile_eager(fn)(torch.randn(3))

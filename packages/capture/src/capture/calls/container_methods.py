@@ -103,7 +103,7 @@ def _sort(frame, args, kwargs):
 
     (lst,) = args
     _expect(lst, ListValue, "list.sort")
-    lst.items = _sorted(frame, [lst], kwargs).items
+    lst.items[:] = _sorted(frame, [lst], kwargs).items  # in place: iterators share the item list
     lst.mutated(frame)
     return ConstantValue(None)
 

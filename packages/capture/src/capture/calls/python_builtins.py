@@ -155,7 +155,7 @@ def _iter(frame, args, kwargs):
     (obj,) = args
     if isinstance(obj, IteratorValue):
         return obj
-    return IteratorValue(obj.unpack(frame))
+    return IteratorValue.over(frame, obj)
 
 
 @rule(next)

@@ -73,7 +73,7 @@ def _get_iter(frame, inst):
     if isinstance(value, IteratorValue) or _is_iterator_object(value):
         frame.push(value)  # iter(it) is it
     else:
-        frame.push(IteratorValue(value.unpack(frame)))
+        frame.push(IteratorValue.over(frame, value))
 
 
 def _is_iterator_object(value) -> bool:

@@ -44,7 +44,7 @@ def _children(value: Value) -> list[Value]:
     if isinstance(value, NewObjectValue):
         return list(value.attrs.values())
     if isinstance(value, IteratorValue):
-        return value.items[value.position :]
+        return [value.list] if value.list is not None else value.items[value.position :]
     if isinstance(value, SliceValue):
         return list(value.parts)
     if isinstance(value, PartialValue):
@@ -82,6 +82,14 @@ def _new_function(code: types.CodeType, f_globals: dict, qualname: str, defaults
     fn.__kwdefaults__ = kwdefaults or None
     fn.__qualname__ = qualname
     return fn
+
+
+def _list_iterator(items: list, position: int) -> Iterator:
+    """An iterator over the real list (so items the rest of the loop appends are visited)
+    that has already yielded `position` items."""
+    iterator = iter(items)
+    iterator.__setstate__(position)
+    return iterator
 
 
 def _new_object(cls: type, attrs: dict) -> Any:
@@ -240,6 +248,9 @@ class ExpressionWriter:
             return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, IteratorValue) and value.list is not None:
+            builder = self.name_for(_list_iterator, "list_iterator")
+            return self._temp(value, f"{builder}({self.value(value.list)}, {value.position})")
         if isinstance(value, IteratorValue):
             return self._temp(value, "iter([" + ", ".join(self.value(v) for v in value.items[value.position :]) + "])")
         if isinstance(value, MethodValue):

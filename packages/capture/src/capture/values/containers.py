@@ -364,12 +364,33 @@ class SliceValue(Value):
 
 class IteratorValue(Value):
     """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
-    ranges, enumerate/zip/map results and generators, which capture runs eagerly)."""
+    ranges, enumerate/zip/map results and generators, which capture runs eagerly).
+
+    `over(container)` iterates the way CPython's iterator of that container does while the
+    loop body changes it: a list's iterator reads the list as it is at each step (items
+    appended in the loop are visited), a dict's or set's raises RuntimeError once its size
+    changed."""
 
     def __init__(self, items: list[Value]):
         super().__init__(None)
         self.items = list(items)
         self.position = 0
+        self._sized: Value | None = None
+        self._size = 0
+        self.list: ListValue | None = None  # the list iterated live, if any
+
+    @classmethod
+    def over(cls, frame, container: Value) -> IteratorValue:
+        if isinstance(container, ListValue):
+            iterator = cls([])
+            iterator.items = container.items  # shared: the list's own item list, changed in place
+            iterator.list = container
+            return iterator
+        iterator = cls(container.unpack(frame))
+        sized = container.mapping if isinstance(container, DictViewValue) else container
+        if isinstance(sized, (DictValue, SetValue)):
+            iterator._sized, iterator._size = sized, len(sized.entries)
+        return iterator
 
     def describe(self):
         return "iterator"
@@ -378,6 +399,13 @@ class IteratorValue(Value):
         return type(iter(()))
 
     def next(self) -> Value | None:
+        if self._sized is not None and len(self._sized.entries) != self._size:
+            from .exceptions import raise_user_error
+
+            kind = "dictionary" if isinstance(self._sized, DictValue) else "Set"
+            self._sized = None  # CPython's iterator raises once, then is exhausted
+            self.position = len(self.items)
+            raise_user_error(None, RuntimeError, f"{kind} changed size during iteration")
         if self.position >= len(self.items):
             return None
         item = self.items[self.position]
