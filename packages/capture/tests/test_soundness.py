@@ -475,3 +475,21 @@ def test_dict_or_set_growing_while_iterated_raises(fn):
         fn(torch.randn(3))
     with pytest.raises(RuntimeError):
         compile_eager(fn)(torch.randn(3))
+
+
+class Flagged:
+    flag = 1
+
+
+def test_class_attribute_read_through_type_is_guarded():
+    def fn(t, o):
+        return t + type(o).flag + o.__class__.flag
+
+    compiled = compile_eager(fn)
+    try:
+        for flag in (1, 1, 5):
+            Flagged.flag = flag
+            t = torch.randn(3)
+            torch.testing.assert_close(compiled(t, Flagged()), fn(t, Flagged()))
+    finally:
+        Flagged.flag = 1

@@ -8,6 +8,7 @@ import functools
 import operator
 
 from ..errors import Unsupported
+from ..sources import HeldSource
 from ..interpreter.frame import UserException
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
@@ -47,11 +48,20 @@ def _issubclass(frame, args, kwargs):
     return evaluate_constant_operation(frame, issubclass, constants)
 
 
+def type_of(frame, value: Value) -> Value:
+    """`type(value)`, read through `type(<source>)` when the value has one: attributes of the
+    class (a class-level flag or counter) are then guarded like any other input."""
+    from guards.sources import TypeSource
+
+    source = value.source if value.source is not None and not isinstance(value.source, HeldSource) else None
+    return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
+
+
 @construct_rule(type)
 def _type(frame, cls, args, kwargs):
     if len(args) != 1:
         raise Unsupported("creating a class with type(name, bases, dict)")
-    return frame.session.wrap(args[0].python_type(), None)
+    return type_of(frame, args[0])
 
 
 @rule(callable)

@@ -99,7 +99,9 @@ class ObjectValue(Value):
             return pending
         cls = type(self.obj)
         if name == "__class__":
-            return session.wrap(cls, None)
+            from ..calls.python_builtins import type_of
+
+            return type_of(frame, self)
         if name == "__dict__":
             raise Unsupported(f"reading __dict__ of {self.describe()}")
         if has_python_getattribute(cls):
