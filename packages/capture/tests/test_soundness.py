@@ -493,3 +493,12 @@ def test_class_attribute_read_through_type_is_guarded():
             torch.testing.assert_close(compiled(t, Flagged()), fn(t, Flagged()))
     finally:
         Flagged.flag = 1
+
+
+def test_getattr_default_on_an_object_argument_is_guarded():
+    def fn(t, o):
+        return t + getattr(o, "w", 0)
+
+    tagged = Plain()
+    tagged.w = 1
+    agree(fn, (torch.randn(3), Plain()), (torch.randn(3), tagged), (torch.randn(4), Plain()))

@@ -132,6 +132,11 @@ class ObjectValue(Value):
             # Runs the class's own __getattr__ too (nn.Module's finds parameters and children).
             result = getattr(self.obj, name)
         except AttributeError as err:
+            if self.source is not None:
+                # `getattr(o, "w", default)` answered the default: o must still lack it.
+                from guards import HasAttr
+
+                frame.session.add_guard(HasAttr(self.source, name, False))
             raise UserException(ExceptionValue.from_real(err)) from None
         if isinstance(result, types.MethodType) and result.__self__ is self.obj:
             from .functions import MethodValue
