@@ -502,3 +502,23 @@ def test_getattr_default_on_an_object_argument_is_guarded():
     tagged = Plain()
     tagged.w = 1
     agree(fn, (torch.randn(3), Plain()), (torch.randn(3), tagged), (torch.randn(4), Plain()))
+
+
+def test_hasattr_on_a_class_and_a_function_is_guarded():
+    class Holder:
+        pass
+
+    def marked(v):
+        return v
+
+    def fn(t):
+        return t + hasattr(Holder, "extra") + hasattr(marked, "tag")
+
+    compiled = compile_eager(fn)
+    for step in range(3):
+        if step == 1:
+            Holder.extra = 1
+        if step == 2:
+            marked.tag = True
+        t = torch.randn(3)
+        torch.testing.assert_close(compiled(t), fn(t))

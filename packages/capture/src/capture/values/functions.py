@@ -181,7 +181,12 @@ class FunctionValue(InlinableFunction):
         return super().get_attr(frame, name)
 
     def has_attr(self, frame, name):
-        return hasattr(self.fn, name)
+        present = hasattr(self.fn, name)
+        if self.source is not None:
+            from guards import HasAttr
+
+            frame.session.add_guard(HasAttr(self.source, name, present))
+        return present
 
 
 class NestedFunctionValue(InlinableFunction):

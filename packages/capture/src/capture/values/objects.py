@@ -273,13 +273,22 @@ class ClassValue(Value):
             from .exceptions import ExceptionValue
             from ..interpreter.frame import UserException
 
+            if self.source is not None:
+                from guards import HasAttr
+
+                session.add_guard(HasAttr(self.source, name, False))
             raise UserException(ExceptionValue.from_real(err)) from None
         # Enum members cannot be rebound (EnumType.__setattr__ refuses): no guard needed.
         guarded = self.source is not None and not isinstance(self.cls, enum.EnumMeta)
         return session.wrap(value, AttrSource(self.source, name) if guarded else None)
 
     def has_attr(self, frame, name):
-        return hasattr(self.cls, name)
+        present = hasattr(self.cls, name)
+        if self.source is not None:
+            from guards import HasAttr
+
+            frame.session.add_guard(HasAttr(self.source, name, present))
+        return present
 
     def call(self, frame, args, kwargs):
         from ..calls import construct
