@@ -522,3 +522,10 @@ def test_hasattr_on_a_class_and_a_function_is_guarded():
             marked.tag = True
         t = torch.randn(3)
         torch.testing.assert_close(compiled(t), fn(t))
+
+
+def test_compiling_a_module_that_overrides_call_runs_the_override():
+    module = OverridingThenForward()
+    compiled = compile_eager(module)
+    for t in (torch.randn(3), torch.randn(3), torch.randn(4)):
+        torch.testing.assert_close(compiled(t), module(t))
