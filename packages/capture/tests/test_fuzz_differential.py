@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import capture
-from helpers import assert_same, clone_inputs
+from helpers import assert_same
 
 EXAMPLES = int(os.environ.get("CAPTURE_FUZZ_EXAMPLES", "150"))
 
@@ -76,13 +76,26 @@ SCALER = Scaler(3)
 CTX = Ctx()
 
 
+class Holder:
+    level = 1
+
+    def __init__(self, base, **extra):
+        self.base = base
+        self.__dict__.update(extra)
+
+
+def remember(v, seen=[]):
+    seen.append(v)
+    return len(seen) + sum(seen)
+
+
 def gen(t, k):
     for i in range(k):
         yield t * i
 
 
 def state():
-    return G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue()
+    return G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue(), Holder.level, remember.__defaults__
 '''
 
 
@@ -122,7 +135,8 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "isinstance", "object_write", "closure_rebind", "local_class", "keywords", "set_iteration",
         "string", "dict_delete", "nonlocal", "generator_expression", "min_max", "enumerate_zip",
         "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
-        "item", "tensor_attribute",
+        "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
+        "mutable_default",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -241,6 +255,15 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "for_range":
         target = env.new("tensors")
         return [f"{target} = {a} * 1", f"for j in range({small}):", f"    {target} = {target} + j"]
+    if kind == "object_argument":
+        expr = draw(st.sampled_from(["getattr(o, 'w', {i})", "int(hasattr(o, 'w'))", "len(vars(o))", "o.base"]))
+        return [f"{env.new('ints')} = {expr.format(i=i)}"]
+    if kind == "object_argument_write":
+        return [f"o.base = o.base + {i}"]
+    if kind == "class_attribute":
+        return [f"{env.new('ints')} = type(o).level + o.__class__.level", f"type(o).level = {i} % 3"]
+    if kind == "mutable_default":
+        return [f"{env.new('ints')} = remember({i})"]
     if kind == "while":
         target = env.new("tensors")
         return [f"{target} = {a} * 1", "j = 0", f"while j < {small}:", f"    {target} = {target} + j", "    j += 1"]
@@ -323,12 +346,19 @@ def programs(draw) -> str:
     env = Env()
     body = [line for lines in draw(st.lists(statement(env, 0), min_size=1, max_size=8)) for line in lines]
     returned = f"[{', '.join(env.tensors)}], [{', '.join(env.ints)}], [{', '.join(env.floats)}]"
-    lines = ["def f(x, n, s, d, lst):", "    global G_COUNT", *indent(body), f"    return {returned}"]
+    lines = ["def f(x, n, s, d, lst, o):", "    global G_COUNT", *indent(body), f"    return {returned}"]
     return PRELUDE + "\n\n" + "\n".join(lines) + "\n"
 
 
-def _arguments(size: int, n: int, s: float) -> tuple:
-    return (torch.randn(size), n, s, {"k0": torch.randn(size)}, [1, 2])
+def _arguments(call: int, size: int, n: int, s: float, holder: type) -> tuple:
+    """The arguments of call number `call`: later calls change the containers' keys and
+    lengths and the object's attributes, which guards must notice."""
+    tensors = {"k0": torch.randn(size)}
+    if call == 1:
+        tensors["k1"] = torch.randn(size)
+    items = [[1, 2], [1, 2, 3], [2]][call]
+    extra = [{"w": 1}, {}, {"w": 2, "z": 0}][call]
+    return (torch.randn(size), n, s, tensors, items, holder(call, **extra))
 
 
 def _outcome(fn, arguments, namespace):
@@ -336,7 +366,8 @@ def _outcome(fn, arguments, namespace):
         result = fn(*arguments)
     except Exception as error:  # the program's own exception, compared by type
         return "raised", error
-    return "returned", (result, arguments, namespace["state"]())
+    *plain, holder = arguments  # its class differs between the two namespaces: compare its fields
+    return "returned", (result, plain, vars(holder), namespace["state"]())
 
 
 def _agree(source: str, backend) -> None:
@@ -347,12 +378,13 @@ def _agree(source: str, backend) -> None:
     exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
     compiled = capture.optimize(compiled_ns["f"], backend)
     calls = [(3, 2, 1.5, 2.0), (3, 2, -0.5, 3.0), (4, 3, 0.25, 3.0)]
-    for size, n, s, scale in calls:
+    for call, (size, n, s, scale) in enumerate(calls):
         for namespace in (eager_ns, compiled_ns):
             namespace["G_SCALE"] = scale  # globals change between calls
-        arguments = _arguments(size, n, s)
-        expected = _outcome(eager_ns["f"], clone_inputs(arguments), eager_ns)
-        actual = _outcome(compiled, clone_inputs(arguments), compiled_ns)
+        seed = torch.seed()
+        expected = _outcome(eager_ns["f"], _arguments(call, size, n, s, eager_ns["Holder"]), eager_ns)
+        torch.manual_seed(seed)
+        actual = _outcome(compiled, _arguments(call, size, n, s, compiled_ns["Holder"]), compiled_ns)
         if expected[0] == "raised" or actual[0] == "raised":
             assert type(actual[1]) is type(expected[1]), f"eager: {expected[1]!r}\ncompiled: {actual[1]!r}"
             if isinstance(actual[1], capture.CaptureError):
