@@ -105,7 +105,7 @@ def test_dict_views_are_live_and_set_like():
             sorted(keys - {"a"}),
             sorted(keys ^ {"a", "w"}),
             keys != ["a"],
-            values == values,
+            values == values,  # noqa: PLR0124 (a values view equals only itself)
             d.values() == d.values(),
             list(d.items()),
             keys <= {"a", "b", "c", "z"},
@@ -128,8 +128,8 @@ def test_dict_view_escapes_live():
 def test_set_iterates_in_the_real_order():
     def fn(t):
         out = []
-        for item in {"x", "yy", "zzz", "abc", "q", "hello", "w"}:
-            out.append(item)
+        for item in {"x", "yy", "zzz", "abc", "q", "hello", "w"}:  # noqa: PLC0208 (the set's order is the point)
+            out.append(item)  # noqa: PERF402 (a loop over the set is what is traced)
         return t + len(out[0]), out
 
     agree(fn, *sizes(3, 3, 4))
@@ -223,7 +223,7 @@ def test_grad_mode_decorator_without_parentheses():
 
 
 def test_typing_annotations_do_not_change_guards():
-    def fn(t, d: typing.Dict[str, int], n: typing.Optional[int] = None):
+    def fn(t, d: typing.Dict[str, int], n: typing.Optional[int] = None):  # noqa: UP006, UP045 (typing is the point)
         s = t.sum()
         print("break")
         return t + d["a"] + s + (n or 0)
@@ -342,16 +342,16 @@ def test_class_builtins_are_not_the_metaclass_methods():
 @pytest.mark.parametrize("rebind", ["before", "after"])
 def test_closure_rebound_around_a_break(rebind):
     def fn(t):
-        h = lambda v: v + 1  # noqa: E731
+        h = lambda v: v + 1
         def g(v):
             return h(v)
 
         a = g(t)
         if rebind == "before":
-            h = lambda v: v * 10  # noqa: E731
+            h = lambda v: v * 10
         print("break")
         if rebind == "after":
-            h = lambda v: v * 10  # noqa: E731
+            h = lambda v: v * 10
         return g(a)
 
     agree(fn, *sizes(3, 3, 4))

@@ -8,8 +8,8 @@ import functools
 import operator
 
 from ..errors import Unsupported
-from ..sources import HeldSource
 from ..interpreter.frame import UserException
+from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
