@@ -204,7 +204,15 @@ def test_builtins_called_wrongly_raise_what_eager_raises(call):
 
 @pytest.mark.parametrize(
     "call",
-    ["[1, 2, 3, 2].index(2, 2)", "int('ff', 16)", "int('11', base=2)", "str(b'ab', 'ascii')"],
+    [
+        "[1, 2, 3, 2].index(2, 2)",
+        "int('ff', 16)",
+        "int('11', base=2)",
+        "str(b'ab', 'ascii')",
+        "list(enumerate(iterable=[1, 2]))",
+        "list(enumerate([1, 2], start=3))",
+        "torch.is_autocast_enabled(device_type='cpu')",
+    ],
 )
 def test_builtin_forms_a_rule_does_not_model_run_natively(call):
     fn = eval(f"lambda t: t + len(str({call}))")

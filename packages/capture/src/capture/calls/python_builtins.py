@@ -186,7 +186,7 @@ def _range(frame, cls, args, kwargs):
     return evaluate_constant_operation(frame, range, tuple(_constant(a, "range() arguments") for a in args))
 
 
-@construct_rule(enumerate)
+@construct_rule(enumerate, accepts="(iterable, /, start=_)")
 def _enumerate(frame, cls, args, kwargs):
     iterable, *start = args
     first = _constant(start[0] if start else kwargs.get("start", ConstantValue(0)), "enumerate()'s start")
