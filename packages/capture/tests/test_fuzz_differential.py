@@ -89,6 +89,12 @@ def remember(v, seen=[]):
     return len(seen) + sum(seen)
 
 
+def counting(items):
+    for i in range(2):
+        items.append(i)
+        yield i
+
+
 def gen(t, k):
     for i in range(k):
         yield t * i
@@ -136,7 +142,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "string", "dict_delete", "nonlocal", "generator_expression", "min_max", "enumerate_zip",
         "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
-        "mutable_default",
+        "mutable_default", "generator_interleaving",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -262,6 +268,9 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         return [f"o.base = o.base + {i}"]
     if kind == "class_attribute":
         return [f"{env.new('ints')} = type(o).level + o.__class__.level", f"type(o).level = {i} % 3"]
+    if kind == "generator_interleaving":
+        target = env.new("ints")
+        return [f"{target} = 0", "for v in counting(lst):", f"    {target} = {target} + len(lst) * v"]
     if kind == "mutable_default":
         return [f"{env.new('ints')} = remember({i})"]
     if kind == "while":

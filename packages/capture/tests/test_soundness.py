@@ -537,3 +537,36 @@ def test_compiling_a_module_that_overrides_call_runs_the_override():
     compiled = compile_eager(module)
     for t in (torch.randn(3), torch.randn(3), torch.randn(4)):
         torch.testing.assert_close(compiled(t), module(t))
+
+
+def _counting(items):
+    for i in range(3):
+        items.append(i)
+        yield i
+
+
+def _counting_with_break(items):
+    for i in range(3):
+        print("break")
+        items.append(i)
+        yield i
+
+
+@pytest.mark.parametrize("producer", [_counting, _counting_with_break])
+def test_generator_steps_interleave_with_the_loop(producer):
+    def fn(t):
+        items, seen = [], []
+        for v in producer(items):
+            seen.append(len(items) + v)
+        return t, seen
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_generator_expression_sees_later_appends():
+    def fn(t, items):
+        doubled = (v * 2 for v in items)
+        items.append(3)
+        return t, list(doubled)
+
+    agree(fn, (torch.randn(3), [1, 2]), (torch.randn(3), [1, 2]), (torch.randn(4), [5]))

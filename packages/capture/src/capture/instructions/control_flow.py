@@ -118,7 +118,8 @@ def _return_const(frame, inst):
 @handles("RETURN_GENERATOR")
 def _return_generator(frame, inst):
     # The generator object this would return to the caller; the POP_TOP that follows drops it.
-    # Capture runs generators eagerly (see InlinableFunction.call).
+    # Capture makes the generator itself (values.functions.GeneratorValue), whose first
+    # `next()` runs this.
     frame.push(NONE)
 
 
@@ -126,3 +127,4 @@ def _return_generator(frame, inst):
 def _yield_value(frame, inst):
     frame.yielded.append(frame.pop())
     frame.push(NONE)  # what `send` would deliver; our consumers only iterate
+    frame.suspended = True  # the frame's run() returns; the next `next()` continues here

@@ -23,7 +23,7 @@ from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
-from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NestedFunctionValue
+from ..values.functions import BuiltinValue, FunctionValue, GeneratorValue, MethodValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from ..values.symbolic import SymValue
@@ -43,6 +43,9 @@ def _children(value: Value) -> list[Value]:
         return list(value.fields.values())
     if isinstance(value, NewObjectValue):
         return list(value.attrs.values())
+    if isinstance(value, GeneratorValue):
+        function, args, kwargs = value.call
+        return [] if value.started else [function, *args, *kwargs.values()]
     if isinstance(value, IteratorValue):
         return [value.list] if value.list is not None else value.items[value.position :]
     if isinstance(value, SliceValue):
@@ -248,6 +251,12 @@ class ExpressionWriter:
             return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, GeneratorValue) and not value.started:
+            function, args, kwargs = value.call
+            arguments = [self.value(a) for a in args] + [f"{k}={self.value(v)}" for k, v in kwargs.items()]
+            return self._temp(value, f"{self.value(function)}({', '.join(arguments)})")
+        if isinstance(value, GeneratorValue):
+            raise Unsupported(f"handing on {value.describe()}, which is suspended in the middle of the traced code")
         if isinstance(value, IteratorValue) and value.list is not None:
             builder = self.name_for(_list_iterator, "list_iterator")
             return self._temp(value, f"{builder}({self.value(value.list)}, {value.position})")

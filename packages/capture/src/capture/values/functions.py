@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import Unsupported
 from .base import Value
 from .constant import ConstantValue
+from .containers import IteratorValue
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -97,7 +98,6 @@ class InlinableFunction(Value):
 
     def call(self, frame, args, kwargs):
         from ..interpreter.frame import Frame
-        from .containers import IteratorValue
 
         code = self.code
         if code.co_flags & CO_UNSUPPORTED_KINDS:
@@ -115,11 +115,9 @@ class InlinableFunction(Value):
             function=self,
             generator=generator,
         )
-        result = child.run()
         if generator:
-            # Generators run to completion when created; their consumer sees the yields in order.
-            return IteratorValue(child.yielded)
-        return result
+            return GeneratorValue(child, self, args, kwargs)
+        return child.run()
 
     def get_attr(self, frame, name):
         if name in ("__name__", "__qualname__"):
@@ -127,6 +125,49 @@ class InlinableFunction(Value):
         if name == "__code__":
             return ConstantValue(self.code)
         raise Unsupported(f"attribute {name!r} of function {self.name}")
+
+
+class GeneratorValue(IteratorValue):
+    """A generator made by calling a generator function while tracing. As in Python, its body
+    runs only as it is iterated, up to one yield per `next()`: the consumer's loop body and
+    the generator's steps interleave (side effects on shared state, a list the generator
+    reads that the consumer appends to), which running it to completion up front got wrong.
+
+    Until its first step it is just the call that made it (`function(*args, **kwargs)`), which
+    is how a graph break before that step hands it on."""
+
+    def __init__(self, frame, function: Value, args: list[Value], kwargs: dict[str, Value]):
+        super().__init__([])
+        self.frame = frame
+        self.call = (function, list(args), dict(kwargs))
+        self.started = False
+        self.finished = False
+
+    def describe(self):
+        return f"generator {self.frame.code.co_name}"
+
+    def python_type(self):
+        return types.GeneratorType
+
+    def next(self) -> Value | None:
+        if self.finished:
+            return None
+        self.started = True
+        try:
+            self.frame.run()  # to the next yield, or the return
+        except BaseException:
+            self.finished = True
+            raise
+        if self.frame.yielded:
+            return self.frame.yielded.pop()
+        self.finished = True
+        return None
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
 
 
 class FunctionValue(InlinableFunction):
