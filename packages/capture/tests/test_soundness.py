@@ -570,3 +570,15 @@ def test_generator_expression_sees_later_appends():
         return t, list(doubled)
 
     agree(fn, (torch.randn(3), [1, 2]), (torch.randn(3), [1, 2]), (torch.randn(4), [5]))
+
+
+def test_value_reached_through_a_container_the_entry_changes():
+    # In the resume function `x` is first met as `d["k"]`; the entry replays the update of d
+    # and must still return the x it was given.
+    def fn(x, d):
+        d["k"] = x
+        print("break")
+        d.update(k=x * 2)
+        return x
+
+    agree(fn, *[(torch.randn(n), {"a": 1}) for n in (3, 3, 4)])
