@@ -142,7 +142,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "string", "dict_delete", "nonlocal", "generator_expression", "min_max", "enumerate_zip",
         "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
-        "mutable_default", "generator_interleaving",
+        "mutable_default", "generator_interleaving", "lazy_builtins",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -271,6 +271,9 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "generator_interleaving":
         target = env.new("ints")
         return [f"{target} = 0", "for v in counting(lst):", f"    {target} = {target} + len(lst) * v"]
+    if kind == "lazy_builtins":
+        made = draw(st.sampled_from(["map(lambda v: v + {i}, lst)", "zip(lst, lst)", "enumerate(lst, {small})", "filter(None, lst)"]))
+        return [f"lazy = {made.format(i=i, small=small)}", f"lst.append({i})", f"{env.new('ints')} = len(list(lazy))"]
     if kind == "mutable_default":
         return [f"{env.new('ints')} = remember({i})"]
     if kind == "while":

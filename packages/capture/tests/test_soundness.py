@@ -582,3 +582,32 @@ def test_value_reached_through_a_container_the_entry_changes():
         return x
 
     agree(fn, *[(torch.randn(n), {"a": 1}) for n in (3, 3, 4)])
+
+
+def test_map_zip_filter_enumerate_are_lazy():
+    def fn(t, items):
+        seen = []
+
+        def record(v):
+            seen.append(v)
+            return v * 2
+
+        mapped, zipped = map(record, items), zip(items, items)
+        numbered, kept = enumerate(items, 5), filter(None, items)
+        items.append(3)
+        interleaved = [len(seen) for _ in mapped]
+        return t, interleaved, list(zipped), list(numbered), list(kept)
+
+    agree(fn, (torch.randn(3), [1, 0]), (torch.randn(3), [1, 0]), (torch.randn(4), [2]))
+
+
+def test_zip_across_a_break_in_its_loop():
+    def fn(t, items):
+        total = t
+        for a, b in zip(items, items[1:]):
+            print("break")
+            items.append(a)
+            total = total + a * b
+        return total
+
+    agree(fn, (torch.randn(3), [1, 2, 3]), (torch.randn(3), [1, 2, 3]), (torch.randn(4), [2, 2]))

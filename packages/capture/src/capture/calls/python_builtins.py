@@ -12,7 +12,7 @@ from ..interpreter.frame import UserException
 from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation
 from ..values.objects import PartialValue, SuperValue
@@ -190,14 +190,16 @@ def _range(frame, cls, args, kwargs):
 def _enumerate(frame, cls, args, kwargs):
     iterable, *start = args
     first = _constant(start[0] if start else kwargs.get("start", ConstantValue(0)), "enumerate()'s start")
-    return IteratorValue([TupleValue([ConstantValue(i), x]) for i, x in enumerate(iterable.unpack(frame), first)])
+    return LazyIteratorValue(frame, "enumerate", [_iter(frame, [iterable], {})], count=first)
 
 
 @construct_rule(zip)
 def _zip(frame, cls, args, kwargs):
     strict = kwargs.get("strict")
+    if strict is None or not strict.as_python_constant():
+        return LazyIteratorValue(frame, "zip", [_iter(frame, [a], {}) for a in args])
     columns = [a.unpack(frame) for a in args]
-    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
+    if len({len(c) for c in columns}) > 1:
         raise_user_error(frame, ValueError, "zip() arguments have different lengths")
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)])
 
@@ -211,17 +213,14 @@ def _reversed(frame, cls, args, kwargs):
 @construct_rule(map)
 def _map(frame, cls, args, kwargs):
     fn, *iterables = args
-    columns = [a.unpack(frame) for a in iterables]
-    return IteratorValue([fn.call(frame, list(row), {}) for row in zip(*columns)])
+    return LazyIteratorValue(frame, "map", [_iter(frame, [a], {}) for a in iterables], function=fn)
 
 
 @construct_rule(filter)
 def _filter(frame, cls, args, kwargs):
     fn, iterable = args
-    items = iterable.unpack(frame)
-    if fn.is_python_constant() and fn.as_python_constant() is None:
-        return IteratorValue([x for x in items if x.truth(frame)])
-    return IteratorValue([x for x in items if fn.call(frame, [x], {}).truth(frame)])
+    function = None if fn.is_python_constant() and fn.as_python_constant() is None else fn
+    return LazyIteratorValue(frame, "filter", [_iter(frame, [iterable], {})], function=function)
 
 
 @rule(sorted)

@@ -21,7 +21,7 @@ from ..values.changing_number import ChangingNumberValue
 from ..values.constant import ConstantValue, literal_repr
 from ..values.context import GlobalStateContext
 from ..values.lazy import LazyInput
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
+from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
 from ..values.functions import BuiltinValue, FunctionValue, GeneratorValue, MethodValue, NestedFunctionValue
 from ..values.new_objects import ModelOutputValue, NewObjectValue
@@ -43,6 +43,8 @@ def _children(value: Value) -> list[Value]:
         return list(value.fields.values())
     if isinstance(value, NewObjectValue):
         return list(value.attrs.values())
+    if isinstance(value, LazyIteratorValue):
+        return [*value.iterators, *([value.function] if value.function is not None else [])]
     if isinstance(value, GeneratorValue):
         function, args, kwargs = value.call
         return [] if value.started else [function, *args, *kwargs.values()]
@@ -251,6 +253,16 @@ class ExpressionWriter:
             return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, LazyIteratorValue):
+            iterators = [self.value(i) for i in value.iterators]
+            if value.kind == "enumerate":
+                arguments = [*iterators, str(value.count)]
+            elif value.kind in ("map", "filter"):
+                function = self.value(value.function) if value.function is not None else "None"
+                arguments = [function, *iterators]
+            else:
+                arguments = iterators
+            return self._temp(value, f"{self.constant(value.python_type())}({', '.join(arguments)})")
         if isinstance(value, GeneratorValue) and not value.started:
             function, args, kwargs = value.call
             arguments = [self.value(a) for a in args] + [f"{k}={self.value(v)}" for k, v in kwargs.items()]

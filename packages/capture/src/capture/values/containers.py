@@ -416,3 +416,55 @@ class IteratorValue(Value):
         rest = self.items[self.position :]
         self.position = len(self.items)
         return rest
+
+
+class LazyIteratorValue(IteratorValue):
+    """`map`, `filter`, `zip` and `enumerate` objects: as in Python, each item is made when
+    asked for, from the iterators they wrap (a list appended to after the `map` was made
+    shows its new items; the function `map` calls runs between the loop's steps).
+
+    `kind` is the builtin's name; `function` what map/filter call (filter's may be None);
+    `count` what enumerate numbers the next item with. Across a graph break the object is
+    rebuilt as that builtin over its iterators, which carry their own positions."""
+
+    def __init__(self, frame, kind: str, iterators: list[IteratorValue], function: Value | None = None, count: int = 0):
+        super().__init__([])
+        self.frame = frame
+        self.kind = kind
+        self.iterators = iterators
+        self.function = function
+        self.count = count
+
+    def describe(self):
+        return f"{self.kind} object"
+
+    def python_type(self):
+        return {"map": map, "filter": filter, "zip": zip, "enumerate": enumerate}[self.kind]
+
+    def next(self) -> Value | None:
+        frame = self.frame
+        if self.kind == "filter":
+            (iterator,) = self.iterators
+            while (item := iterator.next()) is not None:
+                keep = item if self.function is None else self.function.call(frame, [item], {})
+                if keep.truth(frame):
+                    return item
+            return None
+        items = []
+        for iterator in self.iterators:  # CPython stops at the first exhausted one
+            item = iterator.next()
+            if item is None:
+                return None
+            items.append(item)
+        if self.kind == "map":
+            return self.function.call(frame, items, {})
+        if self.kind == "enumerate":
+            self.count += 1
+            return TupleValue([ConstantValue(self.count - 1), items[0]])
+        return TupleValue(items)
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
