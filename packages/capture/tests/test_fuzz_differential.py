@@ -376,7 +376,7 @@ def _arguments(call: int, size: int, n: int, s: float, holder: type) -> tuple:
 def _outcome(fn, arguments, namespace):
     try:
         result = fn(*arguments)
-    except Exception as error:  # the program's own exception, compared by type
+    except Exception as error:  # noqa: BLE001 (the program's own exception, compared by type)
         return "raised", error
     *plain, holder = arguments  # its class differs between the two namespaces: compare its fields
     return "returned", (result, plain, vars(holder), namespace["state"]())

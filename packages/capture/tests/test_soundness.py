@@ -604,7 +604,7 @@ def test_map_zip_filter_enumerate_are_lazy():
 def test_zip_across_a_break_in_its_loop():
     def fn(t, items):
         total = t
-        for a, b in zip(items, items[1:]):
+        for a, b in zip(items, items[1:]):  # noqa: RUF007 (zip is what is traced)
             print("break")
             items.append(a)
             total = total + a * b
