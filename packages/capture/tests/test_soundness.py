@@ -12,7 +12,7 @@ import typing
 import pytest
 import torch
 
-from helpers import compile_eager, run_and_compare
+from helpers import assert_same, compile_eager, run_and_compare
 
 
 def agree(fn, *argument_sets, **options):
@@ -611,3 +611,13 @@ def test_zip_across_a_break_in_its_loop():
         return total
 
     agree(fn, (torch.randn(3), [1, 2, 3]), (torch.randn(3), [1, 2, 3]), (torch.randn(4), [2, 2]))
+
+
+def test_id_of_an_input_is_its_own():
+    def fn(t, o, items):
+        return t, id(o), id(items), id(o) == id(o)
+
+    compiled = compile_eager(fn)
+    for o, items in ((Plain(), [1]), (Plain(), [1]), (Plain(), [2, 3])):
+        t = torch.randn(3)
+        assert_same(compiled(t, o, items), fn(t, o, items))

@@ -152,8 +152,15 @@ def _object_init(frame, args, kwargs):
 def _id(frame, args, kwargs):
     (obj,) = args
     identity = getattr(obj, "identity", None)
-    if identity is None:
+    if identity is None or isinstance(identity(), int):
+        # Containers stand for themselves by the id of their value (capture.values.containers):
+        # not the id the program would see.
         raise Unsupported(f"id() of {obj.describe()}")
+    if obj.source is not None and not isinstance(obj.source, HeldSource):
+        # The answer is this very object's: the entry serves only calls that bring it again.
+        from guards import IdentityMatch
+
+        frame.session.add_guard(IdentityMatch(obj.source, identity()))
     return ConstantValue(id(identity()))
 
 
