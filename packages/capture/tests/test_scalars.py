@@ -150,3 +150,19 @@ def test_nan_does_not_pass_a_guard_on_a_symbolic_float():
     compiled = compile_eager(sign, fullgraph=True)
     for s in (1.0, 2.0, 3.0, float("nan"), -1.0):
         _run(compiled, sign, torch.zeros(2), s)
+
+
+def test_augmented_assignment_of_a_symbolic_int_leaves_the_original_unchanged():
+    # `count = n; count += 1` must not change `n`: FX prints operator.iadd as `l_n += 1`.
+    def fn(x, n):
+        count = n
+        count += 1
+        count *= 2
+        return x + n, count
+
+    compiled = compile_eager(fn)
+    for n in (1, 2, 3, 7):  # symbolic from the second value on
+        x = torch.randn(3)
+        actual, expected = compiled(x, n), fn(x, n)
+        torch.testing.assert_close(actual[0], expected[0])
+        assert actual[1] == expected[1]

@@ -12,7 +12,7 @@ import typing
 import pytest
 import torch
 
-from helpers import compile_eager, run_and_compare
+from helpers import assert_same, compile_eager, run_and_compare
 
 
 def agree(fn, *argument_sets, **options):
@@ -105,7 +105,7 @@ def test_dict_views_are_live_and_set_like():
             sorted(keys - {"a"}),
             sorted(keys ^ {"a", "w"}),
             keys != ["a"],
-            values == values,
+            values == values,  # noqa: PLR0124 (a values view equals only itself)
             d.values() == d.values(),
             list(d.items()),
             keys <= {"a", "b", "c", "z"},
@@ -128,8 +128,8 @@ def test_dict_view_escapes_live():
 def test_set_iterates_in_the_real_order():
     def fn(t):
         out = []
-        for item in {"x", "yy", "zzz", "abc", "q", "hello", "w"}:
-            out.append(item)
+        for item in {"x", "yy", "zzz", "abc", "q", "hello", "w"}:  # noqa: PLC0208 (the set's order is the point)
+            out.append(item)  # noqa: PERF402 (a loop over the set is what is traced)
         return t + len(out[0]), out
 
     agree(fn, *sizes(3, 3, 4))
@@ -183,6 +183,14 @@ def test_tensor_attribute_missing_raises_like_eager():
         "len(5)",
         "list(5)",
         "torch.no_grad(1, 2)",
+        "range('a')",
+        "set([[]])",
+        "{}[[]]",
+        "{[1]: 2}",
+        "getattr(t, 1)",
+        "hasattr(t, None)",
+        "isinstance(1, 2)",
+        "issubclass(1, int)",
     ],
 )
 def test_builtins_called_wrongly_raise_what_eager_raises(call):
@@ -196,7 +204,15 @@ def test_builtins_called_wrongly_raise_what_eager_raises(call):
 
 @pytest.mark.parametrize(
     "call",
-    ["[1, 2, 3, 2].index(2, 2)", "int('ff', 16)", "int('11', base=2)", "str(b'ab', 'ascii')"],
+    [
+        "[1, 2, 3, 2].index(2, 2)",
+        "int('ff', 16)",
+        "int('11', base=2)",
+        "str(b'ab', 'ascii')",
+        "list(enumerate(iterable=[1, 2]))",
+        "list(enumerate([1, 2], start=3))",
+        "torch.is_autocast_enabled(device_type='cpu')",
+    ],
 )
 def test_builtin_forms_a_rule_does_not_model_run_natively(call):
     fn = eval(f"lambda t: t + len(str({call}))")
@@ -215,7 +231,7 @@ def test_grad_mode_decorator_without_parentheses():
 
 
 def test_typing_annotations_do_not_change_guards():
-    def fn(t, d: typing.Dict[str, int], n: typing.Optional[int] = None):
+    def fn(t, d: typing.Dict[str, int], n: typing.Optional[int] = None):  # noqa: UP006, UP045 (typing is the point)
         s = t.sum()
         print("break")
         return t + d["a"] + s + (n or 0)
@@ -334,16 +350,16 @@ def test_class_builtins_are_not_the_metaclass_methods():
 @pytest.mark.parametrize("rebind", ["before", "after"])
 def test_closure_rebound_around_a_break(rebind):
     def fn(t):
-        h = lambda v: v + 1  # noqa: E731
+        h = lambda v: v + 1
         def g(v):
             return h(v)
 
         a = g(t)
         if rebind == "before":
-            h = lambda v: v * 10  # noqa: E731
+            h = lambda v: v * 10
         print("break")
         if rebind == "after":
-            h = lambda v: v * 10  # noqa: E731
+            h = lambda v: v * 10
         return g(a)
 
     agree(fn, *sizes(3, 3, 4))
@@ -362,3 +378,246 @@ def test_partial_of_a_closure_across_a_break():
         return p(2)
 
     agree(fn, *sizes(3, 3, 4))
+
+
+def test_cell_written_after_a_break_is_the_calls_own_cell():
+    def fn(n):
+        print("break")
+        k = n + 1  # a cell variable, written in the resume function
+        return lambda v: v + k
+
+    compiled = compile_eager(fn)
+    for t, n in ((torch.randn(3), 2), (torch.randn(3), 2), (torch.randn(4), 5)):
+        torch.testing.assert_close(compiled(n)(t), fn(n)(t))
+
+
+MEMBERS = {1, 2}
+
+
+def test_a_global_set_mutated_between_calls():
+    def fn(t):
+        return t + (3 in MEMBERS) + len(MEMBERS)
+
+    compiled = compile_eager(fn)
+    try:
+        for change in (None, 3, 4):
+            if change is not None:
+                MEMBERS.add(change)
+            t = torch.randn(3)
+            torch.testing.assert_close(compiled(t), fn(t))
+    finally:
+        MEMBERS.difference_update({3, 4})
+
+
+def test_hasattr_on_an_object_argument_is_guarded():
+    def fn(t, o):
+        return t + hasattr(o, "w")
+
+    tagged = Plain()
+    tagged.w = 1
+    agree(fn, (torch.randn(3), Plain()), (torch.randn(3), tagged), (torch.randn(3), Plain()))
+
+
+def test_length_and_truth_of_a_c_container_argument_are_guarded():
+    def fn(t, q):
+        return t + len(q) + bool(q)
+
+    agree(fn, *[(torch.randn(3), collections.deque(range(n))) for n in (1, 2, 0, 2)])
+
+
+def test_mutable_default_argument_changed_between_calls():
+    def helper(v, cache={}):  # noqa: B006 (the mutable default is the point)
+        return v + len(cache)
+
+    def fn(t):
+        return helper(t)
+
+    compiled = compile_eager(fn)
+    for step in range(3):
+        if step == 1:
+            helper.__defaults__[0]["a"] = 1
+        if step == 2:
+            helper.__defaults__ = ({"a": 1, "b": 2},)
+        t = torch.randn(3)
+        torch.testing.assert_close(compiled(t), fn(t))
+
+
+def test_list_appended_while_iterated():
+    def fn(t, items):
+        for v in items:
+            if len(items) < 5:
+                items.append(v + 1)
+        return t + sum(items)
+
+    agree(fn, (torch.randn(3), [1]), (torch.randn(3), [2]), (torch.randn(4), [1, 2]))
+
+
+def test_list_sorted_while_iterated_across_a_break():
+    def fn(t, items):
+        seen = []
+        for v in items:
+            items.sort(reverse=True)
+            seen.append(v)
+        return t, seen
+
+    agree(fn, (torch.randn(3), [1, 3, 2]), (torch.randn(3), [5, 4, 6]), (torch.randn(4), [0, 9, 1]))
+
+
+def _grow_dict(t):
+    d = {"a": 1}
+    for k in d:
+        d[k + "x"] = 1
+    return t
+
+
+def _grow_set(t):
+    s = {1, 2}
+    for v in s:
+        s.add(v + 5)
+    return t
+
+
+@pytest.mark.parametrize("fn", [_grow_dict, _grow_set])
+def test_dict_or_set_growing_while_iterated_raises(fn):
+    with pytest.raises(RuntimeError):
+        fn(torch.randn(3))
+    with pytest.raises(RuntimeError):
+        compile_eager(fn)(torch.randn(3))
+
+
+class Flagged:
+    flag = 1
+
+
+def test_class_attribute_read_through_type_is_guarded():
+    def fn(t, o):
+        return t + type(o).flag + o.__class__.flag
+
+    compiled = compile_eager(fn)
+    try:
+        for flag in (1, 1, 5):
+            Flagged.flag = flag
+            t = torch.randn(3)
+            torch.testing.assert_close(compiled(t, Flagged()), fn(t, Flagged()))
+    finally:
+        Flagged.flag = 1
+
+
+def test_getattr_default_on_an_object_argument_is_guarded():
+    def fn(t, o):
+        return t + getattr(o, "w", 0)
+
+    tagged = Plain()
+    tagged.w = 1
+    agree(fn, (torch.randn(3), Plain()), (torch.randn(3), tagged), (torch.randn(4), Plain()))
+
+
+def test_hasattr_on_a_class_and_a_function_is_guarded():
+    class Holder:
+        pass
+
+    def marked(v):
+        return v
+
+    def fn(t):
+        return t + hasattr(Holder, "extra") + hasattr(marked, "tag")
+
+    compiled = compile_eager(fn)
+    for step in range(3):
+        if step == 1:
+            Holder.extra = 1
+        if step == 2:
+            marked.tag = True
+        t = torch.randn(3)
+        torch.testing.assert_close(compiled(t), fn(t))
+
+
+def test_compiling_a_module_that_overrides_call_runs_the_override():
+    module = OverridingThenForward()
+    compiled = compile_eager(module)
+    for t in (torch.randn(3), torch.randn(3), torch.randn(4)):
+        torch.testing.assert_close(compiled(t), module(t))
+
+
+def _counting(items):
+    for i in range(3):
+        items.append(i)
+        yield i
+
+
+def _counting_with_break(items):
+    for i in range(3):
+        print("break")
+        items.append(i)
+        yield i
+
+
+@pytest.mark.parametrize("producer", [_counting, _counting_with_break])
+def test_generator_steps_interleave_with_the_loop(producer):
+    def fn(t):
+        items, seen = [], []
+        for v in producer(items):
+            seen.append(len(items) + v)
+        return t, seen
+
+    agree(fn, *sizes(3, 3, 4))
+
+
+def test_generator_expression_sees_later_appends():
+    def fn(t, items):
+        doubled = (v * 2 for v in items)
+        items.append(3)
+        return t, list(doubled)
+
+    agree(fn, (torch.randn(3), [1, 2]), (torch.randn(3), [1, 2]), (torch.randn(4), [5]))
+
+
+def test_value_reached_through_a_container_the_entry_changes():
+    # In the resume function `x` is first met as `d["k"]`; the entry replays the update of d
+    # and must still return the x it was given.
+    def fn(x, d):
+        d["k"] = x
+        print("break")
+        d.update(k=x * 2)
+        return x
+
+    agree(fn, *[(torch.randn(n), {"a": 1}) for n in (3, 3, 4)])
+
+
+def test_map_zip_filter_enumerate_are_lazy():
+    def fn(t, items):
+        seen = []
+
+        def record(v):
+            seen.append(v)
+            return v * 2
+
+        mapped, zipped = map(record, items), zip(items, items)
+        numbered, kept = enumerate(items, 5), filter(None, items)
+        items.append(3)
+        interleaved = [len(seen) for _ in mapped]
+        return t, interleaved, list(zipped), list(numbered), list(kept)
+
+    agree(fn, (torch.randn(3), [1, 0]), (torch.randn(3), [1, 0]), (torch.randn(4), [2]))
+
+
+def test_zip_across_a_break_in_its_loop():
+    def fn(t, items):
+        total = t
+        for a, b in zip(items, items[1:]):  # noqa: RUF007 (zip is what is traced)
+            print("break")
+            items.append(a)
+            total = total + a * b
+        return total
+
+    agree(fn, (torch.randn(3), [1, 2, 3]), (torch.randn(3), [1, 2, 3]), (torch.randn(4), [2, 2]))
+
+
+def test_id_of_an_input_is_its_own():
+    def fn(t, o, items):
+        return t, id(o), id(items), id(o) == id(o)
+
+    compiled = compile_eager(fn)
+    for o, items in ((Plain(), [1]), (Plain(), [1]), (Plain(), [2, 3])):
+        t = torch.randn(3)
+        assert_same(compiled(t, o, items), fn(t, o, items))

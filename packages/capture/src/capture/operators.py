@@ -127,6 +127,10 @@ def _both_plain(a: Value, b: Value) -> bool:
 
 
 def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
+    if isinstance(a, SymValue):
+        # Python numbers are immutable: `n += 1` is `n = n + 1`. Recorded as operator.iadd, FX
+        # prints `l_n += 1; iadd = l_n`, which rebinds the graph's input `n` for later reads.
+        return binary(frame, symbol[:-1], a, b)
     if is_graph_value(a):
         return frame.session.graph.call_function(frame, INPLACE[symbol], [a, b], {})
     if isinstance(a, ListValue) and symbol == "+=":

@@ -138,6 +138,11 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):
         mod = fn_or_module
+        call = python_dunder(type(mod), "__call__")
+        if call is not nn.Module.__dict__["__call__"]:
+            # Calling the compiled module runs the class's own __call__, as calling the
+            # module does (torch.compile compiles `module.__call__`).
+            return OptimizedModule(mod, make_cache(call))
         forward = mod.__dict__.get("forward")
         if forward is not None:
             function, bound = function_and_self(forward)

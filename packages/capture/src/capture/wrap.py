@@ -288,9 +288,11 @@ def _weak_reference(session, obj, source):
 def _set(session, obj, source):
     if not all(is_constant_type(item) for item in obj):
         raise Unsupported("sets of non-constant objects")
+    if type(obj) not in (set, frozenset):
+        raise Unsupported(f"an instance of the set subclass {type(obj).__qualname__}")
     if source is not None:
-        _guard(session, kinds.TypeMatch(source, type(obj)))
-        _guard(session, kinds.IdentityMatch(source, obj))
+        # By contents: a set mutated between calls is the same object with other members.
+        _guard(session, kinds.ConstantMatch(source, obj))
     return SetValue({item: ConstantValue(item) for item in obj}, source=source, python_cls=type(obj))
 
 

@@ -127,7 +127,12 @@ class SymbolicValues:
     def _apply(self, expr: sympy.Basic) -> fx.Node:
         head = type(expr)
         # Capture's symbolic int and float inputs bring `1/s0` (true division) and `f0**2.0`.
-        if head is sympy.Pow and expr.exp.is_number and expr.exp != 0:
+        if head is sympy.Pow and expr.exp.is_Integer and 0 < int(expr.exp) <= 8:
+            # x**2 as x*x: torch's SymFloat.__pow__ demands a non-negative base for any exponent.
+            fn, operands = operator.mul, [expr.base] * int(expr.exp)
+        elif head is sympy.Pow and expr.exp.is_Integer and -8 <= int(expr.exp) < 0:
+            return self._call(operator.truediv, 1, self._build(expr.base ** -expr.exp, None))
+        elif head is sympy.Pow and expr.exp.is_number and expr.exp != 0:
             fn, operands = operator.pow, [expr.base, expr.exp]
         elif head is sympy.Piecewise and _is_truncation(expr):
             # int() of a symbolic float, as torch.sym_int spells it.

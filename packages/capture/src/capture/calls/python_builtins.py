@@ -13,12 +13,12 @@ import torch
 
 from ..errors import Unsupported
 from ..interpreter.frame import UserException
+from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
-from ..values.iterators import EndlessIteratorValue
-from ..values.iterators import columns as iterator_columns
+from ..values.factory import evaluate_constant_operation
 from ..values.objects import PartialValue, SuperValue
 from .registry import construct_rule, rule
 
@@ -38,28 +38,34 @@ def _len(frame, args, kwargs):
     return obj.length(frame)
 
 
-def _isinstance_of(value: Value, classes) -> bool:
-    cls = value.python_type()
-    return issubclass(cls, classes)
-
-
 @rule(isinstance)
 def _isinstance(frame, args, kwargs):
     obj, classes = args
-    return ConstantValue(_isinstance_of(obj, _constant(classes, "isinstance()'s second argument")))
+    # Evaluated as the program would: `isinstance(x, 2)` is the program's TypeError.
+    return evaluate_constant_operation(frame, issubclass, (obj.python_type(), _constant(classes, "isinstance()'s second argument")))
 
 
 @rule(issubclass)
 def _issubclass(frame, args, kwargs):
     cls, classes = args
-    return ConstantValue(issubclass(_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument")))
+    constants = (_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument"))
+    return evaluate_constant_operation(frame, issubclass, constants)
+
+
+def type_of(frame, value: Value) -> Value:
+    """`type(value)`, read through `type(<source>)` when the value has one: attributes of the
+    class (a class-level flag or counter) are then guarded like any other input."""
+    from guards.sources import TypeSource
+
+    source = value.source if value.source is not None and not isinstance(value.source, HeldSource) else None
+    return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
 
 
 @construct_rule(type)
 def _type(frame, cls, args, kwargs):
     if len(args) != 1:
         raise Unsupported("creating a class with type(name, bases, dict)")
-    return frame.session.wrap(args[0].python_type(), None)
+    return type_of(frame, args[0])
 
 
 @rule(callable)
@@ -75,10 +81,17 @@ def _callable(frame, args, kwargs):
     return ConstantValue(lookup_static(obj.python_type(), "__call__")[0] is not MISSING)
 
 
+def _attribute_name(frame, value: Value, what: str) -> str:
+    name = _constant(value, f"{what}'s attribute name")
+    if not isinstance(name, str):
+        raise_user_error(frame, TypeError, f"attribute name must be string, not {type(name).__name__!r}")
+    return name
+
+
 @rule(getattr)
 def _getattr(frame, args, kwargs):
     obj, name, *default = args
-    name = _constant(name, "getattr()'s attribute name")
+    name = _attribute_name(frame, name, "getattr()")
     if not default:
         return obj.get_attr(frame, name)
     try:
@@ -92,13 +105,13 @@ def _getattr(frame, args, kwargs):
 @rule(hasattr)
 def _hasattr(frame, args, kwargs):
     obj, name = args
-    return ConstantValue(obj.has_attr(frame, _constant(name, "hasattr()'s attribute name")))
+    return ConstantValue(obj.has_attr(frame, _attribute_name(frame, name, "hasattr()")))
 
 
 @rule(setattr)
 def _setattr(frame, args, kwargs):
     obj, name, value = args
-    obj.set_attr(frame, _constant(name, "setattr()'s attribute name"), value)
+    obj.set_attr(frame, _attribute_name(frame, name, "setattr()"), value)
     return ConstantValue(None)
 
 
@@ -154,8 +167,15 @@ def _bind_function(frame, args, kwargs):
 def _id(frame, args, kwargs):
     (obj,) = args
     identity = getattr(obj, "identity", None)
-    if identity is None:
+    if identity is None or isinstance(identity(), int):
+        # Containers stand for themselves by the id of their value (capture.values.containers):
+        # not the id the program would see.
         raise Unsupported(f"id() of {obj.describe()}")
+    if obj.source is not None and not isinstance(obj.source, HeldSource):
+        # The answer is this very object's: the entry serves only calls that bring it again.
+        from guards import IdentityMatch
+
+        frame.session.add_guard(IdentityMatch(obj.source, identity()))
     return ConstantValue(id(identity()))
 
 
@@ -167,7 +187,7 @@ def _iter(frame, args, kwargs):
     (obj,) = args
     if isinstance(obj, IteratorValue):
         return obj
-    return IteratorValue(obj.unpack(frame))
+    return IteratorValue.over(frame, obj)
 
 
 @rule(next)
@@ -185,23 +205,23 @@ def _next(frame, args, kwargs):
 
 @construct_rule(range)
 def _range(frame, cls, args, kwargs):
-    return ConstantValue(range(*(_constant(a, "range() arguments") for a in args)))
+    return evaluate_constant_operation(frame, range, tuple(_constant(a, "range() arguments") for a in args))
 
 
-@construct_rule(enumerate)
+@construct_rule(enumerate, accepts="(iterable, /, start=_)")
 def _enumerate(frame, cls, args, kwargs):
     iterable, *start = args
     first = _constant(start[0] if start else kwargs.get("start", ConstantValue(0)), "enumerate()'s start")
-    if isinstance(iterable, EndlessIteratorValue):
-        return EndlessIteratorValue(lambda i: TupleValue([ConstantValue(first + i), iterable.next()]), "enumerate")
-    return IteratorValue([TupleValue([ConstantValue(i), x]) for i, x in enumerate(iterable.unpack(frame), first)])
+    return LazyIteratorValue(frame, "enumerate", [_iter(frame, [iterable], {})], count=first)
 
 
 @construct_rule(zip)
 def _zip(frame, cls, args, kwargs):
     strict = kwargs.get("strict")
-    columns = iterator_columns(frame, list(args))
-    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
+    if strict is None or not strict.as_python_constant():
+        return LazyIteratorValue(frame, "zip", [_iter(frame, [a], {}) for a in args])
+    columns = [a.unpack(frame) for a in args]
+    if len({len(c) for c in columns}) > 1:
         raise_user_error(frame, ValueError, "zip() arguments have different lengths")
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)])
 
@@ -215,17 +235,14 @@ def _reversed(frame, cls, args, kwargs):
 @construct_rule(map)
 def _map(frame, cls, args, kwargs):
     fn, *iterables = args
-    columns = iterator_columns(frame, iterables)
-    return IteratorValue([fn.call(frame, list(row), {}) for row in zip(*columns)])
+    return LazyIteratorValue(frame, "map", [_iter(frame, [a], {}) for a in iterables], function=fn)
 
 
 @construct_rule(filter)
 def _filter(frame, cls, args, kwargs):
     fn, iterable = args
-    items = iterable.unpack(frame)
-    if fn.is_python_constant() and fn.as_python_constant() is None:
-        return IteratorValue([x for x in items if x.truth(frame)])
-    return IteratorValue([x for x in items if fn.call(frame, [x], {}).truth(frame)])
+    function = None if fn.is_python_constant() and fn.as_python_constant() is None else fn
+    return LazyIteratorValue(frame, "filter", [_iter(frame, [iterable], {})], function=function)
 
 
 @rule(sorted)
@@ -408,6 +425,8 @@ def _slice(frame, cls, args, kwargs):
 
 @construct_rule(super)
 def _super(frame, cls, args, kwargs):
+    if len(args) == 1:
+        raise Unsupported("super() with one argument (an unbound super object)")
     if args:
         klass, obj = args
         return SuperValue(_constant(klass, "super()'s class"), obj)

@@ -78,11 +78,11 @@ RULE_ACCEPTS: dict[Any, inspect.Signature] = {}
 def parse_signature(text: str) -> inspect.Signature:
     """An `inspect.Signature` from its spelling, `"(a, b=_, /, *rest)"`."""
     namespace: dict[str, Any] = {"_": None}
-    exec(f"def f{text}: pass", namespace)
+    exec(f"def f{text}: pass", namespace)  # noqa: S102 (spellings written in this package)
     return inspect.signature(namespace["f"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _callable_signature(fn: Any) -> inspect.Signature | None:
     text = _DOCUMENTED.get(fn)
     if text is not None:

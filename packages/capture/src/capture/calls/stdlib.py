@@ -25,7 +25,7 @@ def _signature(frame, args, kwargs):
     return frame.session.wrap(signature, None)
 
 
-@rule(dataclasses.fields)
+@rule(dataclasses.fields, accepts="(class_or_instance, /)")
 def _fields(frame, args, kwargs):
     (target,) = args
     cls = target.python_type() if not target.is_python_constant() else target.as_python_constant()
@@ -34,7 +34,7 @@ def _fields(frame, args, kwargs):
     return frame.session.wrap(dataclasses.fields(cls), None)
 
 
-@rule(dataclasses.is_dataclass)
+@rule(dataclasses.is_dataclass, accepts="(obj, /)")
 def _is_dataclass(frame, args, kwargs):
     (target,) = args
     obj = target.as_python_constant() if target.is_python_constant() else target.python_type()

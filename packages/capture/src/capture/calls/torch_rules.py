@@ -79,7 +79,7 @@ def _autocast(frame, cls, args, kwargs):
     return AutocastContext(device_type, dtype, options["enabled"], options["cache_enabled"])
 
 
-@construct_rule(contextlib.nullcontext)
+@construct_rule(contextlib.nullcontext, accepts="(enter_result=_, /)")
 def _nullcontext(frame, cls, args, kwargs):
     return NullContext(args[0] if args else ConstantValue(None), cls)
 
@@ -96,7 +96,9 @@ def _record_function(frame, cls, args, kwargs):
 
 def _query(fn):
     def handler(frame, args, kwargs):
-        return frame.session.wrap(fn(*(a.as_python_constant() for a in args)), None)
+        positional = [a.as_python_constant() for a in args]
+        keywords = {k: v.as_python_constant() for k, v in kwargs.items()}
+        return frame.session.wrap(fn(*positional, **keywords), None)
 
     return handler
 

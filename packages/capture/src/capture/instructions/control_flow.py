@@ -76,7 +76,7 @@ def _get_iter(frame, inst):
     if isinstance(value, IteratorValue) or _is_iterator_object(value):
         frame.push(value)  # iter(it) is it
     else:
-        frame.push(IteratorValue(value.unpack(frame)))
+        frame.push(IteratorValue.over(frame, value))
 
 
 def _is_iterator_object(value) -> bool:
@@ -121,7 +121,8 @@ def _return_const(frame, inst):
 @handles("RETURN_GENERATOR")
 def _return_generator(frame, inst):
     # The generator object this would return to the caller; the POP_TOP that follows drops it.
-    # Capture runs generators eagerly (see InlinableFunction.call).
+    # Capture makes the generator itself (values.functions.GeneratorValue), whose first
+    # `next()` runs this.
     frame.push(NONE)
 
 
@@ -162,3 +163,4 @@ def _end_send(frame, inst):
 def _yield_value(frame, inst):
     frame.yielded.append(frame.pop())
     frame.push(NONE)  # what `send` would deliver; our consumers only iterate
+    frame.suspended = True  # the frame's run() returns; the next `next()` continues here

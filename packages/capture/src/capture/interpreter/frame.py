@@ -138,9 +138,11 @@ class Frame:
         # The exception being handled, as sys.exc_info() would report it (PUSH_EXC_INFO).
         self.handled_exception: Value | None = None
         self.return_value: Value | None = None
-        # Generator frames are run to completion when created: their yields, in order.
+        # A generator frame's run() stops after each yield (`suspended`), leaving the value in
+        # `yielded` for its GeneratorValue to hand out; the next run() continues after it.
         self.generator = generator
         self.yielded: list[Value] = []
+        self.suspended = False
         # The outermost frame counts the instructions it ran (`steps`), remembers the last
         # step a resume function could start at, and stops before `stop_step` if given.
         self.steps = 0
@@ -179,6 +181,9 @@ class Frame:
                         hint="rewrite the construct, or call it outside the compiled function",
                     )
                 handler(self, inst)
+                if self.suspended:
+                    self.suspended = False
+                    return None
             except UserException as exc:
                 self._unwind(inst, exc)
             except Unsupported as err:

@@ -126,7 +126,9 @@ class _BreakPlan:
         return stack + list(self.locals.values())
 
     # --- the entry's tail ---------------------------------------------------------------------------
-    def tail(self, writer) -> list[str]:
+    def tail(self, writer) -> tuple[list[str], list[str]]:
+        """(lines that rebuild the stack and live locals, lines that run the refused
+        instruction and hand over): the entry replays side effects between the two."""
         snapshot = self.snapshot
         lines: list[str] = []
 
@@ -151,6 +153,7 @@ class _BreakPlan:
         locals_ = {name: bind(writer.value(value), "l") for name, value in self.locals.items()}
         lines.extend(writer.lines)
         writer.lines.clear()
+        rebuilt, lines = lines, []
 
         def resume(offset: int, slots: list[Slot]) -> str:
             return self._resume_call(writer, offset, slots, locals_)
@@ -168,7 +171,7 @@ class _BreakPlan:
             writer.lines.clear()
         if self.point.before:
             lines.append(resume(offset, stack))
-            return lines
+            return rebuilt, lines
         inst = self.listing.instructions[self.listing.index_of_offset[offset]]
         emitter = NATIVE_STEPS.get(inst.opname)
         if emitter is None:
@@ -190,7 +193,7 @@ class _BreakPlan:
             lines.extend("    " + line for line in step.lines)
         else:
             lines.extend(step.lines)
-        return lines
+        return rebuilt, lines
 
     def _resume_call(self, writer, offset: int, slots: list[Slot], locals_: dict[str, str]) -> str:
         live = tuple(name for name in live_locals(self.original, offset) if name in locals_)

@@ -89,7 +89,8 @@ def build_entry(
     """The entry for `result`. With `calls_graph` it calls the compiled graph, which the
     caller binds afterwards with `set_compiled_graph` (the entry is built first, so that a
     break whose values cannot be rebuilt fails before the backend runs). `tail(writer) ->
-    lines`, if given, ends the entry instead of returning the value."""
+    (rebuilding lines, handing-over lines)`, if given, ends the entry instead of returning
+    the value."""
     namespace: dict[str, Any] = {}
     writer_ref: list = []
     parameters = inspect.signature(fn, follow_wrapped=False).parameters
@@ -105,13 +106,24 @@ def build_entry(
         body.extend(writer.lines)
         writer.lines.clear()
         body.append(f"{writer.outputs_name} = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
-    body.extend(_side_effect_lines(writer, result))
+    # What the entry hands on is read before the side effects are replayed: a value read
+    # through a source names the object the trace saw at entry, and a replayed write may
+    # change what that source leads to (`d["k"] = x` then returning x, read as `d["k"]`).
     if tail is not None:
-        body.extend(tail(writer))
+        rebuilt, run = tail(writer)
+        body.extend(rebuilt)
+        body.extend(_side_effect_lines(writer, result))
+        body.extend(run)
     else:
         returned = writer.value(result.return_value)
         body.extend(writer.lines)
         writer.lines.clear()
+        effects = _side_effect_lines(writer, result)
+        if effects:
+            value = writer.temporary("_returned")
+            body.append(f"{value} = {returned}")
+            body.extend(effects)
+            returned = value
         body.append(f"return {returned}")
 
     name = f"compiled_{identifier(fn.__name__)}_{next(_counter)}"
@@ -174,8 +186,10 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
                 emit(f"setattr({target}, {attr!r}, {writer.value(value)})")
     for f_globals, attr, value in effects.global_writes.values():
         emit(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {writer.value(value)}")
-    for cell, source, value in effects.cell_writes.values():
-        emit(f"{writer.name_for(cell, 'cell')}.cell_contents = {writer.value(value)}")
+    for _, source, value in effects.cell_writes.values():
+        # Through the source (`C['k']`, or a resume function's cell parameter `k.cell_contents`):
+        # the cell seen at capture belongs to that call's frame; later calls bring their own.
+        emit(f"{writer.source(source)} = {writer.value(value)}")
     for fn, args, kwargs in effects.deferred_calls:
         arguments = [writer.value(a) for a in args] + [f"{k}={writer.value(v)}" for k, v in kwargs.items()]
         emit(f"{writer.name_for(fn.fn, fn.name)}({', '.join(arguments)})")

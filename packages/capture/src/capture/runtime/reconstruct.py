@@ -13,7 +13,6 @@ import copy
 import itertools
 import re
 import types
-from collections import OrderedDict
 from typing import Any, Iterator
 
 from ..errors import Unsupported
@@ -25,9 +24,11 @@ from ..values.context import DecoratedByContext, GlobalStateContext
 from ..values.iterators import EndlessIteratorValue
 from ..values.lazy import LazyInput
 from ..values.modules import NewModuleValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SetValue, SliceValue, TupleValue
+from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SetValue, SliceValue, TupleValue
 from ..values.cells import CellValue, ExistingCellValue
-from ..values.functions import BuiltinValue, FunctionValue, MethodValue, NativeFunctionValue, NestedFunctionValue
+from ..values.functions import (
+    BuiltinValue, FunctionValue, GeneratorValue, MethodValue, NativeFunctionValue, NestedFunctionValue,
+)
 from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from ..values.symbolic import SymValue
@@ -49,8 +50,13 @@ def _children(value: Value) -> list[Value]:
         return list(value.fields.values())
     if isinstance(value, NewObjectValue):
         return list(value.attrs.values())
+    if isinstance(value, LazyIteratorValue):
+        return [*value.iterators, *([value.function] if value.function is not None else [])]
+    if isinstance(value, GeneratorValue):
+        function, args, kwargs = value.call
+        return [] if value.started else [function, *args, *kwargs.values()]
     if isinstance(value, IteratorValue):
-        return value.items[value.position :]
+        return [value.list] if value.list is not None else value.items[value.position :]
     if isinstance(value, SliceValue):
         return list(value.parts)
     if isinstance(value, PartialValue):
@@ -96,6 +102,14 @@ def _new_function(
     for name, value in attrs.items():
         setattr(fn, name, value)
     return fn
+
+
+def _list_iterator(items: list, position: int) -> Iterator:
+    """An iterator over the real list (so items the rest of the loop appends are visited)
+    that has already yielded `position` items."""
+    iterator = iter(items)
+    iterator.__setstate__(position)
+    return iterator
 
 
 def _new_object(cls: type, attrs: dict) -> Any:
@@ -276,6 +290,25 @@ class ExpressionWriter:
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
         if isinstance(value, EndlessIteratorValue):
             raise Unsupported(f"returning or storing {value.describe()} from a compiled function")
+        if isinstance(value, LazyIteratorValue):
+            iterators = [self.value(i) for i in value.iterators]
+            if value.kind == "enumerate":
+                arguments = [*iterators, str(value.count)]
+            elif value.kind in ("map", "filter"):
+                function = self.value(value.function) if value.function is not None else "None"
+                arguments = [function, *iterators]
+            else:
+                arguments = iterators
+            return self._temp(value, f"{self.constant(value.python_type())}({', '.join(arguments)})")
+        if isinstance(value, GeneratorValue) and not value.started:
+            function, args, kwargs = value.call
+            arguments = [self.value(a) for a in args] + [f"{k}={self.value(v)}" for k, v in kwargs.items()]
+            return self._temp(value, f"{self.value(function)}({', '.join(arguments)})")
+        if isinstance(value, GeneratorValue):
+            raise Unsupported(f"handing on {value.describe()}, which is suspended in the middle of the traced code")
+        if isinstance(value, IteratorValue) and value.list is not None:
+            builder = self.name_for(_list_iterator, "list_iterator")
+            return self._temp(value, f"{builder}({self.value(value.list)}, {value.position})")
         if isinstance(value, IteratorValue):
             return self._temp(value, "iter([" + ", ".join(self.value(v) for v in value.items[value.position :]) + "])")
         if isinstance(value, MethodValue):

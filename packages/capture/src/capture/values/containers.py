@@ -25,7 +25,15 @@ def key_of(frame, value: Value) -> Any:
     if isinstance(value, TensorValue):
         return tensor_key(frame, value)
     if value.is_python_constant():
-        return value.as_python_constant()
+        key = value.as_python_constant()
+        try:
+            hash(key)
+        except TypeError as err:  # the program's own error: a list as a dict key
+            from ..interpreter.frame import UserException
+            from .exceptions import ExceptionValue
+
+            raise UserException(ExceptionValue.from_real(err)) from None
+        return key
     identity = getattr(value, "identity", None)
     if identity is not None:
         return identity()
@@ -372,14 +380,35 @@ class SliceValue(Value):
 
 class IteratorValue(Value):
     """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
-    ranges, enumerate/zip/map results and generators, which capture runs eagerly). `returned`
-    is what a generator returned (the value of `yield from` over it)."""
+    ranges, enumerate/zip/map results and generators). `returned` is what a generator returned
+    (the value of `yield from` over it).
+
+    `over(container)` iterates the way CPython's iterator of that container does while the
+    loop body changes it: a list's iterator reads the list as it is at each step (items
+    appended in the loop are visited), a dict's or set's raises RuntimeError once its size
+    changed."""
 
     def __init__(self, items: list[Value], returned: Value | None = None):
         super().__init__(None)
         self.items = list(items)
         self.position = 0
         self.returned = returned
+        self._sized: Value | None = None
+        self._size = 0
+        self.list: ListValue | None = None  # the list iterated live, if any
+
+    @classmethod
+    def over(cls, frame, container: Value) -> IteratorValue:
+        if isinstance(container, ListValue):
+            iterator = cls([])
+            iterator.items = container.items  # shared: the list's own item list, changed in place
+            iterator.list = container
+            return iterator
+        iterator = cls(container.unpack(frame))
+        sized = container.mapping if isinstance(container, DictViewValue) else container
+        if isinstance(sized, (DictValue, SetValue)):
+            iterator._sized, iterator._size = sized, len(sized.entries)
+        return iterator
 
     def describe(self):
         return "iterator"
@@ -388,6 +417,13 @@ class IteratorValue(Value):
         return type(iter(()))
 
     def next(self) -> Value | None:
+        if self._sized is not None and len(self._sized.entries) != self._size:
+            from .exceptions import raise_user_error
+
+            kind = "dictionary" if isinstance(self._sized, DictValue) else "Set"
+            self._sized = None  # CPython's iterator raises once, then is exhausted
+            self.position = len(self.items)
+            raise_user_error(None, RuntimeError, f"{kind} changed size during iteration")
         if self.position >= len(self.items):
             return None
         item = self.items[self.position]
@@ -398,3 +434,55 @@ class IteratorValue(Value):
         rest = self.items[self.position :]
         self.position = len(self.items)
         return rest
+
+
+class LazyIteratorValue(IteratorValue):
+    """`map`, `filter`, `zip` and `enumerate` objects: as in Python, each item is made when
+    asked for, from the iterators they wrap (a list appended to after the `map` was made
+    shows its new items; the function `map` calls runs between the loop's steps).
+
+    `kind` is the builtin's name; `function` what map/filter call (filter's may be None);
+    `count` what enumerate numbers the next item with. Across a graph break the object is
+    rebuilt as that builtin over its iterators, which carry their own positions."""
+
+    def __init__(self, frame, kind: str, iterators: list[IteratorValue], function: Value | None = None, count: int = 0):
+        super().__init__([])
+        self.frame = frame
+        self.kind = kind
+        self.iterators = iterators
+        self.function = function
+        self.count = count
+
+    def describe(self):
+        return f"{self.kind} object"
+
+    def python_type(self):
+        return {"map": map, "filter": filter, "zip": zip, "enumerate": enumerate}[self.kind]
+
+    def next(self) -> Value | None:
+        frame = self.frame
+        if self.kind == "filter":
+            (iterator,) = self.iterators
+            while (item := iterator.next()) is not None:
+                keep = item if self.function is None else self.function.call(frame, [item], {})
+                if keep.truth(frame):
+                    return item
+            return None
+        items = []
+        for iterator in self.iterators:  # CPython stops at the first exhausted one
+            item = iterator.next()
+            if item is None:
+                return None
+            items.append(item)
+        if self.kind == "map":
+            return self.function.call(frame, items, {})
+        if self.kind == "enumerate":
+            self.count += 1
+            return TupleValue([ConstantValue(self.count - 1), items[0]])
+        return TupleValue(items)
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items

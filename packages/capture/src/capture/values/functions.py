@@ -13,6 +13,7 @@ from ..errors import Unsupported
 from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
+from .containers import IteratorValue
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -98,7 +99,6 @@ class InlinableFunction(Value):
 
     def call(self, frame, args, kwargs):
         from ..interpreter.frame import Frame
-        from .containers import IteratorValue
 
         code = self.code
         if code.co_flags & CO_UNSUPPORTED_KINDS:
@@ -116,11 +116,9 @@ class InlinableFunction(Value):
             function=self,
             generator=generator,
         )
-        result = child.run()
         if generator:
-            # Generators run to completion when created; their consumer sees the yields in order.
-            return IteratorValue(child.yielded, returned=result)
-        return result
+            return GeneratorValue(child, self, args, kwargs)
+        return child.run()
 
     def get_attr(self, frame, name):
         if name in ("__name__", "__qualname__"):
@@ -132,6 +130,50 @@ class InlinableFunction(Value):
             # `optimizer.step` does): capture.calls.python_builtins has the rule.
             return MethodValue(BuiltinValue(types.FunctionType.__get__), self)
         raise Unsupported(f"attribute {name!r} of function {self.name}")
+
+
+class GeneratorValue(IteratorValue):
+    """A generator made by calling a generator function while tracing. As in Python, its body
+    runs only as it is iterated, up to one yield per `next()`: the consumer's loop body and
+    the generator's steps interleave (side effects on shared state, a list the generator
+    reads that the consumer appends to), which running it to completion up front got wrong.
+
+    Until its first step it is just the call that made it (`function(*args, **kwargs)`), which
+    is how a graph break before that step hands it on."""
+
+    def __init__(self, frame, function: Value, args: list[Value], kwargs: dict[str, Value]):
+        super().__init__([])
+        self.frame = frame
+        self.call = (function, list(args), dict(kwargs))
+        self.started = False
+        self.finished = False
+
+    def describe(self):
+        return f"generator {self.frame.code.co_name}"
+
+    def python_type(self):
+        return types.GeneratorType
+
+    def next(self) -> Value | None:
+        if self.finished:
+            return None
+        self.started = True
+        try:
+            result = self.frame.run()  # to the next yield, or the return
+        except BaseException:
+            self.finished = True
+            raise
+        if self.frame.yielded:
+            return self.frame.yielded.pop()
+        self.finished = True
+        self.returned = result  # what `yield from` over this generator evaluates to
+        return None
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
 
 
 class FunctionValue(InlinableFunction):
@@ -154,9 +196,10 @@ class FunctionValue(InlinableFunction):
         return self.fn
 
     def _part_source(self, attribute: str, key):
-        # Nested functions are guarded by code, not identity (see wrap): their defaults are
-        # guarded one by one.
-        if self.source is None or not self.code.co_flags & inspect.CO_NESTED:
+        # Defaults are guarded one by one: nested functions are guarded by code, not
+        # identity (see wrap), and any function's defaults can be reassigned or, when
+        # mutable (`cache={}`), changed in place between calls.
+        if self.source is None:
             return None
         from guards.sources import AttrSource, ItemSource
 
@@ -191,7 +234,12 @@ class FunctionValue(InlinableFunction):
         return super().get_attr(frame, name)
 
     def has_attr(self, frame, name):
-        return hasattr(self.fn, name)
+        present = hasattr(self.fn, name)
+        if self.source is not None:
+            from guards import HasAttr
+
+            frame.session.add_guard(HasAttr(self.source, name, present))
+        return present
 
 
 class NestedFunctionValue(InlinableFunction):

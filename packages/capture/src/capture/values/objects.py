@@ -105,7 +105,9 @@ class ObjectValue(Value):
             return pending
         cls = type(self.obj)
         if name == "__class__":
-            return session.wrap(cls, None)
+            from ..calls.python_builtins import type_of
+
+            return type_of(frame, self)
         if name == "__dict__":
             raise Unsupported(f"reading __dict__ of {self.describe()}")
         if has_python_getattribute(cls):
@@ -136,6 +138,11 @@ class ObjectValue(Value):
             # Runs the class's own __getattr__ too (nn.Module's finds parameters and children).
             result = getattr(self.obj, name)
         except AttributeError as err:
+            if self.source is not None:
+                # `getattr(o, "w", default)` answered the default: o must still lack it.
+                from guards import HasAttr
+
+                frame.session.add_guard(HasAttr(self.source, name, False))
             raise UserException(ExceptionValue.from_real(err)) from None
         if isinstance(result, types.MethodType) and result.__self__ is self.obj:
             from .functions import MethodValue
@@ -146,7 +153,12 @@ class ObjectValue(Value):
     def has_attr(self, frame, name):
         if frame.session.side_effects.pending_attr(self.obj, name) is not None:
             return True
-        return hasattr(self.obj, name)
+        present = hasattr(self.obj, name)
+        if self.source is not None:
+            from guards import HasAttr
+
+            frame.session.add_guard(HasAttr(self.source, name, present))
+        return present
 
     def set_attr(self, frame, name, value):
         # A class's own __setattr__ (validation, attribute aliases, nn.Module's registries)
@@ -173,8 +185,13 @@ class ObjectValue(Value):
             if method is not None:
                 result = frame.session.wrap(method, None).call(frame, [self], {})
                 return result.truth(frame)
-        if hasattr(type(self.obj), "__bool__") or hasattr(type(self.obj), "__len__"):
+        if hasattr(type(self.obj), "__bool__"):
+            if self.source is not None:
+                # No guard says what a C __bool__ will answer on the next call.
+                raise Unsupported(f"the truth value of {self.describe()} (its __bool__ is not Python code)")
             return bool(self.obj)
+        if hasattr(type(self.obj), "__len__"):
+            return self.length(frame).truth(frame)
         return True
 
     def get_item(self, frame, key):
@@ -193,7 +210,14 @@ class ObjectValue(Value):
         method = python_dunder(type(self.obj), "__len__")
         if method is not None:
             return frame.session.wrap(method, None).call(frame, [self], {})
-        return ConstantValue(len(self.obj))
+        from .factory import evaluate_constant_operation
+
+        length = evaluate_constant_operation(frame, len, (self.obj,))
+        if self.source is not None:
+            from guards import LengthMatch
+
+            frame.session.add_guard(LengthMatch(self.source, length.as_python_constant()))
+        return length
 
     def unpack(self, frame):
         return iterate_object(frame, self, type(self.obj))
@@ -269,13 +293,22 @@ class ClassValue(Value):
             from .exceptions import ExceptionValue
             from ..interpreter.frame import UserException
 
+            if self.source is not None:
+                from guards import HasAttr
+
+                session.add_guard(HasAttr(self.source, name, False))
             raise UserException(ExceptionValue.from_real(err)) from None
         # Enum members cannot be rebound (EnumType.__setattr__ refuses): no guard needed.
         guarded = self.source is not None and not isinstance(self.cls, enum.EnumMeta)
         return session.wrap(value, AttrSource(self.source, name) if guarded else None)
 
     def has_attr(self, frame, name):
-        return hasattr(self.cls, name)
+        present = hasattr(self.cls, name)
+        if self.source is not None:
+            from guards import HasAttr
+
+            frame.session.add_guard(HasAttr(self.source, name, present))
+        return present
 
     def get_item(self, frame, key):
         # `list[Tensor]`, `dict[str, int]` (a types.GenericAlias, as in `typing.cast(list[T],

@@ -93,20 +93,24 @@ _SINGLETON_TYPES = (
 )
 _VALUE_TYPES = (int, float, complex, str, bytes, torch.device)
 _SEQUENCE_TYPES = (tuple, list, torch.Size)
+# Sets compare as wholes (their order is the hash table's, not a sequence to walk).
+_SET_TYPES = (set, frozenset)
 
 
 def _is_constant(value: object) -> bool:
     kind = type(value)
     if kind in _SINGLETON_TYPES or kind in _VALUE_TYPES or isinstance(value, enum.Enum):
         return True
-    return kind in _SEQUENCE_TYPES and all(_is_constant(item) for item in value)
+    return kind in _SEQUENCE_TYPES + _SET_TYPES and all(_is_constant(item) for item in value)
 
 
 @dataclasses.dataclass(frozen=True)
 class ConstantMatch(Guard):
     """`source == value` with the same type, for None, bools, numbers, strings, bytes, torch
-    dtypes/devices/layouts, enum members, and tuples/lists/torch.Size of those (element-wise,
-    so `(1, 2.0)` never matches `(1, 2)`). Other objects: use IdentityMatch."""
+    dtypes/devices/layouts, enum members, tuples/lists/torch.Size of those (element-wise,
+    so `(1, 2.0)` never matches `(1, 2)`), and sets/frozensets of those (as wholes: a set
+    the program mutates between calls keeps its identity, not its contents). Other objects:
+    use IdentityMatch."""
 
     source: Source
     value: object
@@ -141,6 +145,8 @@ class ConstantMatch(Guard):
 def _typed_key(value: object) -> object:
     if type(value) in _SEQUENCE_TYPES:
         return (type(value), tuple(_typed_key(item) for item in value))
+    if type(value) in _SET_TYPES:
+        return (type(value), frozenset(_typed_key(item) for item in value))
     if type(value) is float and math.isnan(value):
         return (float, "nan")
     return (type(value), value)
@@ -169,6 +175,9 @@ def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Ch
         for index, item in enumerate(value):
             checks.extend(_constant_checks(ItemSource(source, index), item, ctx))
         return checks
+    if type(value) in _SET_TYPES:
+        expected = ctx.constant(frozenset(value), f"{source.hint}_members")
+        return [type_check, check(must_equal(read, expected), f"{source} == {value!r}", read)]
     if type(value) is float and math.isnan(value):
         # NaN is the only float unequal to itself.
         return [type_check, check(f"{read} == {read}", f"{source} is nan", read)]

@@ -1,0 +1,428 @@
+"""Differential fuzzer (issue 16): random small programs, run eagerly and compiled, must agree.
+
+Hypothesis writes a function as Python source from statement templates over a typed pool of
+variables (tensors, ints, floats): closures and nested functions, a class with `__call__`, a
+property and `__getattr__`, dict/list/set/tuple operations and dict views, comprehensions,
+generators, try/except, `with` blocks, globals read and written, graph breaks (print,
+branching on tensor data), int and float arguments. The source is exec'd twice (one module
+namespace for eager, one for the compiled run, so their globals and objects evolve apart) and
+called three times: fresh values, new values (with the globals changed between calls), then a
+new size. Results, the mutated arguments and the module state must match value by value, and
+exceptions type by type. Capture may refuse code (the graph breaks), never answer wrongly; an
+`Unsupported` or internal error escaping while eager works is a finding too.
+
+CI runs a fixed budget; `CAPTURE_FUZZ_EXAMPLES=5000` runs more (a failure prints the program).
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import capture
+from helpers import assert_same
+
+EXAMPLES = int(os.environ.get("CAPTURE_FUZZ_EXAMPLES", "150"))
+
+PRELUDE = '''
+import collections, contextlib, functools, io
+import torch
+
+SINK = io.StringIO()
+G_SCALE = 2.0
+G_COUNT = 0
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, t):
+        return t * self.k
+
+    @property
+    def double(self):
+        return self.k * 2
+
+    def __getattr__(self, name):
+        if name.startswith("dyn_"):
+            return len(name)
+        raise AttributeError(name)
+
+
+class Plain:
+    pass
+
+
+class Ctx:
+    def __init__(self):
+        self.entered = 0
+
+    def __enter__(self):
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.entered -= 1
+        return False
+
+
+SCALER = Scaler(3)
+CTX = Ctx()
+
+
+class Holder:
+    level = 1
+
+    def __init__(self, base, **extra):
+        self.base = base
+        self.__dict__.update(extra)
+
+
+def remember(v, seen=[]):
+    seen.append(v)
+    return len(seen) + sum(seen)
+
+
+def counting(items):
+    for i in range(2):
+        items.append(i)
+        yield i
+
+
+def gen(t, k):
+    for i in range(k):
+        yield t * i
+
+
+def state():
+    return G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue(), Holder.level, remember.__defaults__
+'''
+
+
+class Env:
+    """The variables a generated program has bound so far, by kind."""
+
+    def __init__(self):
+        self.tensors = ["x"]
+        self.ints = ["n"]
+        self.floats = ["s"]
+        self.count = 0
+
+    def new(self, kind: str) -> str:
+        self.count += 1
+        name = f"{kind[0]}{self.count}"
+        getattr(self, kind).append(name)
+        return name
+
+
+def indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+@st.composite
+def statement(draw, env: Env, depth: int) -> list[str]:
+    """One statement (possibly compound) over `env`, binding new variables in it."""
+    a = draw(st.sampled_from(env.tensors))
+    b = draw(st.sampled_from(env.tensors))
+    i = draw(st.sampled_from(env.ints))
+    f = draw(st.sampled_from(env.floats))
+    small = draw(st.integers(0, 3))
+    key = draw(st.sampled_from(["k0", "k1", "k2"]))
+    kinds = [
+        "arith", "torch", "int", "float", "closure", "lambda", "call_object", "property", "getattr",
+        "callable", "comprehension", "generator", "dict_set", "dict_get", "dict_views", "dict_loop",
+        "list", "list_pop", "set", "tuple", "global_read", "global_write", "print", "fstring",
+        "isinstance", "object_write", "closure_rebind", "local_class", "keywords", "set_iteration",
+        "string", "dict_delete", "nonlocal", "generator_expression", "min_max", "enumerate_zip",
+        "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
+        "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
+        "mutable_default", "generator_interleaving", "lazy_builtins",
+    ]  # fmt: skip
+    if depth < 2:
+        kinds += [
+            "if_int", "if_tensor", "try_index", "try_raise", "with_no_grad", "with_ctx", "with_null",
+            "for_range", "while",
+        ]  # fmt: skip
+    kind = draw(st.sampled_from(kinds))
+
+    def block() -> list[str]:
+        body = draw(st.lists(statement(env, depth + 1), min_size=1, max_size=2))
+        return [line for lines in body for line in lines]
+
+    if kind == "arith":
+        op = draw(st.sampled_from(["+", "-", "*"]))
+        return [f"{env.new('tensors')} = {a} {op} {b}"]
+    if kind == "torch":
+        fn = draw(st.sampled_from(["torch.sin({a})", "{a}.relu()", "{a}.abs().sqrt()", "torch.cat([{a}, {b}])[: {a}.shape[0]]", "{a}.sum() + {b}"]))
+        return [f"{env.new('tensors')} = {fn.format(a=a, b=b)}"]
+    if kind == "int":
+        expr = draw(st.sampled_from(["{i} * 2 + 1", "{i} % 3", "n + {i}", "-{i}", "{i} // 2"]))
+        return [f"{env.new('ints')} = {expr.format(i=i)}"]
+    if kind == "float":
+        expr = draw(st.sampled_from(["s * {i}", "{f} / 2 + 1", "{f} * {f}"]))
+        float_var = env.new("floats")
+        return [f"{float_var} = {expr.format(i=i, f=f)}", f"{env.new('tensors')} = {a} * {float_var}"]
+    if kind == "closure":
+        env.count += 1
+        helper = f"h{env.count}"
+        return [f"def {helper}(v):", f"    return v * {i} + {f}", f"{env.new('tensors')} = {helper}({a})"]
+    if kind == "lambda":
+        return [f"{env.new('tensors')} = (lambda v, k={small}: v - {i} + k)({a})"]
+    if kind == "closure_rebind":
+        env.count += 1
+        helper, bound = f"h{env.count}", f"c{env.count}"
+        first = env.new("tensors")
+        return [
+            f"{bound} = {i}",
+            f"def {helper}(v):",
+            f"    return v + {bound}",
+            f"{first} = {helper}({a})",
+            f"{bound} = {bound} + 5",
+            f"{env.new('tensors')} = {helper}({first})",
+        ]
+    if kind == "call_object":
+        return [f"{env.new('tensors')} = SCALER({a})"]
+    if kind == "property":
+        return [f"{env.new('tensors')} = {a} * SCALER.double"]
+    if kind == "getattr":
+        return [f"{env.new('ints')} = SCALER.dyn_{'ab'[:small]} + getattr(SCALER, 'missing', {i})"]
+    if kind == "callable":
+        return [f"{env.new('ints')} = int(callable(SCALER)) + int(callable(Plain())) + int(callable([{i}])) + int(hasattr({a}, 'tag'))"]
+    if kind == "comprehension":
+        return [f"{env.new('tensors')} = sum([{a} * j for j in range({small}) if j != {i}], {b} * 0)"]
+    if kind == "generator":
+        return [f"{env.new('tensors')} = sum(gen({a}, {small}), {b})"]
+    if kind == "dict_set":
+        return [f"d[{key!r}] = {a}"]
+    if kind == "dict_get":
+        return [f"{env.new('tensors')} = d.get({key!r}, {a}) + {b}"]
+    if kind == "dict_views":
+        expr = draw(st.sampled_from([
+            "len(d.keys() & {{'k0', 'k1'}})", "int(d.keys() == {{'k0'}})", "len(d.values())",
+            "int({key!r} in d.keys())", "len(d.keys() | {{'z'}})", "len(sorted(d.keys() - {{'k1'}}))",
+        ]))  # fmt: skip
+        return [f"{env.new('ints')} = {expr.format(key=key)}"]
+    if kind == "dict_loop":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", "for name, value in d.items():", f"    {target} = {target} + value * len(name)"]
+    if kind == "list":
+        op = draw(st.sampled_from(["lst.append({i})", "lst.insert(0, {i})", "lst.sort()", "lst.reverse()", "lst.extend([{i}, 1])"]))
+        return [op.format(i=i), f"{env.new('ints')} = len(lst) + sum(lst)"]
+    if kind == "list_pop":
+        return [f"{env.new('ints')} = lst.pop() + lst[0]"]
+    if kind == "set":
+        return [f"{env.new('ints')} = sum(sorted(set(lst) | {{{i}, 1}})) + len(set(lst) & {{1, 2}})"]
+    if kind == "tuple":
+        first, second = env.new("tensors"), env.new("tensors")
+        return [f"{first}, {second} = ({a} * 2, {b} + {i})"]
+    if kind == "global_read":
+        return [f"{env.new('tensors')} = {a} * G_SCALE + G_COUNT"]
+    if kind == "global_write":
+        return [f"G_COUNT = G_COUNT + {i}"]
+    if kind == "print":
+        return [f"print({i}, {a}.shape, file=SINK)"]
+    if kind == "fstring":
+        return [f"{env.new('ints')} = len(f\"{{{i}}}-{{{a}.shape}}-{{{f}:.2f}}\")"]
+    if kind == "isinstance":
+        return [f"{env.new('ints')} = int(isinstance({a}, torch.Tensor)) + int(isinstance({i}, float)) + int(isinstance({f}, (int, float)))"]
+    if kind == "object_write":
+        return [f"SCALER.k = {i} % 4"]
+    if kind == "if_int":
+        target = env.new("tensors")
+        return [f"if {i} > {small}:", f"    {target} = {a} + 1", "else:", f"    {target} = {a} - 1"]
+    if kind == "if_tensor":
+        target = env.new("tensors")
+        return [f"if {a}.sum() > 0:", f"    {target} = {a} * 2", "else:", f"    {target} = {b} * 3"]
+    if kind == "try_index":
+        target = env.new("tensors")
+        return [
+            "try:", f"    {target} = {a} + lst[{small}]",
+            "except IndexError:", f"    {target} = {a} - 1",
+        ]  # fmt: skip
+    if kind == "try_raise":
+        target = env.new("tensors")
+        return [
+            "try:", f"    if {i} % 2:", f"        raise ValueError('odd {small}')", f"    {target} = {a} * 1",
+            "except ValueError as error:", f"    {target} = {a} * len(str(error))",
+        ]  # fmt: skip
+    if kind == "with_no_grad":
+        return ["with torch.no_grad():", *indent(block())]
+    if kind == "with_ctx":
+        return ["with CTX:", *indent(block()), f"{env.new('ints')} = CTX.entered"]
+    if kind == "with_null":
+        target = env.new("tensors")
+        return [f"with contextlib.nullcontext({a}) as held:", f"    {target} = held + 1"]
+    if kind == "for_range":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"for j in range({small}):", f"    {target} = {target} + j"]
+    if kind == "object_argument":
+        expr = draw(st.sampled_from(["getattr(o, 'w', {i})", "int(hasattr(o, 'w'))", "len(vars(o))", "o.base"]))
+        return [f"{env.new('ints')} = {expr.format(i=i)}"]
+    if kind == "object_argument_write":
+        return [f"o.base = o.base + {i}"]
+    if kind == "class_attribute":
+        return [f"{env.new('ints')} = type(o).level + o.__class__.level", f"type(o).level = {i} % 3"]
+    if kind == "generator_interleaving":
+        target = env.new("ints")
+        return [f"{target} = 0", "for v in counting(lst):", f"    {target} = {target} + len(lst) * v"]
+    if kind == "lazy_builtins":
+        made = draw(st.sampled_from(["map(lambda v: v + {i}, lst)", "zip(lst, lst)", "enumerate(lst, {small})", "filter(None, lst)"]))
+        return [f"lazy = {made.format(i=i, small=small)}", f"lst.append({i})", f"{env.new('ints')} = len(list(lazy))"]
+    if kind == "mutable_default":
+        return [f"{env.new('ints')} = remember({i})"]
+    if kind == "while":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", "j = 0", f"while j < {small}:", f"    {target} = {target} + j", "    j += 1"]
+    if kind == "local_class":
+        env.count += 1
+        cls, obj = f"K{env.count}", f"k{env.count}"
+        return [
+            f"class {cls}:",
+            "    def __init__(self, v):",
+            "        self.v = v",
+            "    def __call__(self, t):",
+            "        return t + self.v",
+            "    @property",
+            "    def twice(self):",
+            "        return self.v * 2",
+            f"{obj} = {cls}({i})",
+            f"{env.new('tensors')} = {obj}({a}) * {obj}.twice",
+        ]
+    if kind == "keywords":
+        env.count += 1
+        helper = f"kw{env.count}"
+        call = draw(st.sampled_from([f"{helper}({a}, 1, 2, scale={i}, z=1)", f"{helper}({a}, **{{'scale': {i}}})", f"{helper}(*[{a}, 3])"]))
+        return [
+            f"def {helper}(a, *rest, scale=1, **extra):",
+            "    return a * scale + len(rest) + len(extra)",
+            f"{env.new('tensors')} = {call}",
+        ]
+    if kind == "set_iteration":
+        return [f"{env.new('ints')} = len([item for item in {{'aa', 'b', 'ccc', 'dddd'}}][0]) + {i}"]
+    if kind == "string":
+        return [f"{env.new('ints')} = len(str({i}) + 'ab'.upper() + ','.join(['x', str({small})]))"]
+    if kind == "dict_delete":
+        return [f"d['tmp'] = {a}", "del d['tmp']", f"{env.new('ints')} = len(d)"]
+    if kind == "nonlocal":
+        env.count += 1
+        helper = f"counter{env.count}"
+        return [
+            f"def {helper}():",
+            f"    count = {i}",
+            "    def bump():",
+            "        nonlocal count",
+            "        count += 1",
+            "        return count",
+            "    bump()",
+            "    return bump()",
+            f"{env.new('ints')} = {helper}()",
+        ]
+    if kind == "generator_expression":
+        return [f"{env.new('tensors')} = sum(v * 2 for v in [{a}, {b}])"]
+    if kind == "min_max":
+        return [f"{env.new('ints')} = max({i}, n, 1) - min([{i}, 3])"]
+    if kind == "enumerate_zip":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"for idx, (p, q) in enumerate(zip([{a}, {b}], [{i}, 2])):", f"    {target} = {target} + p * q + idx"]
+    if kind == "star_unpack":
+        first = env.new("tensors")
+        return [f"{first}, *rest = [{a}, {b}, {i}]", f"{env.new('ints')} = len(rest)"]
+    if kind == "slice":
+        return [f"{env.new('ints')} = sum(lst[1:]) + len(lst[::-1]) + len(lst[:{small}])"]
+    if kind == "partial":
+        return [f"{env.new('tensors')} = functools.partial(torch.add, alpha={i})({a}, {b})"]
+    if kind == "dict_comprehension":
+        env.count += 1
+        doubled = f"dd{env.count}"
+        return [f"{doubled} = {{k: v * 2 for k, v in d.items()}}", f"{env.new('tensors')} = sum({doubled}.values(), {a})"]
+    if kind == "chained_compare":
+        return [f"{env.new('ints')} = int(0 < {i} < 5) + int({f} <= s)"]
+    if kind == "bool_ops":
+        return [f"{env.new('ints')} = int({i} and n or 3) + int(not {i})"]
+    if kind == "item":
+        return [f"{env.new('floats')} = {a}.sum().item()"]
+    if kind == "tensor_attribute":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"{target}.tag = {i}", f"{env.new('ints')} = {target}.tag + int(hasattr({target}, 'tag'))"]
+    raise AssertionError(kind)
+
+
+@st.composite
+def programs(draw) -> str:
+    env = Env()
+    body = [line for lines in draw(st.lists(statement(env, 0), min_size=1, max_size=8)) for line in lines]
+    returned = f"[{', '.join(env.tensors)}], [{', '.join(env.ints)}], [{', '.join(env.floats)}]"
+    lines = ["def f(x, n, s, d, lst, o):", "    global G_COUNT", *indent(body), f"    return {returned}"]
+    return PRELUDE + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _arguments(call: int, size: int, n: int, s: float, holder: type) -> tuple:
+    """The arguments of call number `call`: later calls change the containers' keys and
+    lengths and the object's attributes, which guards must notice."""
+    tensors = {"k0": torch.randn(size)}
+    if call == 1:
+        tensors["k1"] = torch.randn(size)
+    items = [[1, 2], [1, 2, 3], [2]][call]
+    extra = [{"w": 1}, {}, {"w": 2, "z": 0}][call]
+    return (torch.randn(size), n, s, tensors, items, holder(call, **extra))
+
+
+def _outcome(fn, arguments, namespace):
+    try:
+        result = fn(*arguments)
+    except Exception as error:  # noqa: BLE001 (the program's own exception, compared by type)
+        return "raised", error
+    *plain, holder = arguments  # its class differs between the two namespaces: compare its fields
+    return "returned", (result, plain, vars(holder), namespace["state"]())
+
+
+def _agree(source: str, backend) -> None:
+    # Named like a module: classes defined in a namespace without __name__ claim "builtins".
+    eager_ns: dict = {"__name__": "fuzz_program"}
+    compiled_ns: dict = {"__name__": "fuzz_program"}
+    exec(compile(source, "<fuzz program>", "exec"), eager_ns)
+    exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
+    compiled = capture.optimize(compiled_ns["f"], backend)
+    calls = [(3, 2, 1.5, 2.0), (3, 2, -0.5, 3.0), (4, 3, 0.25, 3.0)]
+    for call, (size, n, s, scale) in enumerate(calls):
+        for namespace in (eager_ns, compiled_ns):
+            namespace["G_SCALE"] = scale  # globals change between calls
+        seed = torch.seed()
+        expected = _outcome(eager_ns["f"], _arguments(call, size, n, s, eager_ns["Holder"]), eager_ns)
+        torch.manual_seed(seed)
+        actual = _outcome(compiled, _arguments(call, size, n, s, compiled_ns["Holder"]), compiled_ns)
+        if expected[0] == "raised" or actual[0] == "raised":
+            assert type(actual[1]) is type(expected[1]), f"eager: {expected[1]!r}\ncompiled: {actual[1]!r}"
+            if isinstance(actual[1], capture.CaptureError):
+                raise actual[1]
+            continue
+        assert_same(actual[1], expected[1])
+
+
+def _report(source: str) -> str:
+    return "\n" + textwrap.indent(source[source.index("def f(x"):], "    ")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_compiled_programs_agree_with_eager(source):
+    try:
+        _agree(source, capture.backends.eager)
+    except Exception as error:
+        raise AssertionError(f"{type(error).__name__}: {error}\nprogram:{_report(source)}") from error
+
+
+@settings(max_examples=max(EXAMPLES // 5, 10), deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_compiled_programs_agree_with_eager_through_aot_autograd(source):
+    aot_autograd = pytest.importorskip("aot_autograd")
+    try:
+        _agree(source, aot_autograd.aot_eager)
+    except Exception as error:
+        raise AssertionError(f"{type(error).__name__}: {error}\nprogram:{_report(source)}") from error
