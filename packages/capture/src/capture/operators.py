@@ -4,6 +4,7 @@ sequences concatenate symbolically, and user classes' operator methods are inlin
 
 from __future__ import annotations
 
+import collections
 import operator
 
 from .errors import Unsupported
@@ -53,6 +54,11 @@ def _sequence_items(value: Value) -> list[Value] | None:
     if isinstance(value, ConstantValue) and isinstance(value.value, tuple):
         return [ConstantValue(v) for v in value.value]
     return None
+
+
+def _sequence_kind(value: Value) -> type | None:
+    cls = value.python_type()
+    return next((kind for kind in (collections.deque, list, tuple) if issubclass(cls, kind)), None)
 
 
 def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
@@ -153,7 +159,8 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
     if symbol in ("==", "!="):
         left, right = _sequence_items(a), _sequence_items(b)
         if left is not None and right is not None:
-            equal = len(left) == len(right) and all(
+            # list, tuple and deque each equal only their own kind ([1] != (1,), Size == tuple).
+            equal = _sequence_kind(a) is _sequence_kind(b) and len(left) == len(right) and all(
                 compare(frame, "==", x, y).truth(frame) for x, y in zip(left, right)
             )
             return ConstantValue(equal == (symbol == "=="))

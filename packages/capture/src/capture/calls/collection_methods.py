@@ -13,7 +13,7 @@ from ..errors import Unsupported
 from ..values.base import Value
 from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, IteratorValue, ListValue, TupleValue, key_of
+from ..values.containers import DictValue, IteratorValue, ListValue, TupleValue, iterator_over, key_of
 from ..values.exceptions import raise_user_error
 from ..values.objects import python_dunder
 from ..values.symbolic import concrete
@@ -126,7 +126,7 @@ rule(collections.deque.remove)(container_methods._remove)
 
 @rule(collections.deque.__iter__)
 def _iter(frame, args, kwargs):
-    return IteratorValue(args[0].unpack(frame))
+    return iterator_over(frame, args[0])
 
 
 # --- dicts ------------------------------------------------------------------------------------

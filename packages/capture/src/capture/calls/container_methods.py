@@ -8,7 +8,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, iterator_over, key_of
 from ..values.exceptions import raise_user_error
 from .python_builtins import dict_entries
 from .registry import rule
@@ -151,7 +151,7 @@ def _container_contains(frame, args, kwargs):
 
 @rule(list.__iter__, tuple.__iter__, dict.__iter__, set.__iter__)
 def _container_iter(frame, args, kwargs):
-    return IteratorValue(args[0].unpack(frame))
+    return iterator_over(frame, args[0])
 
 
 # --- dict --------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ..errors import Unsupported
 from ..interpreter.frame import UserException
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, iterator_over, key_of
 from ..values.exceptions import raise_user_error
 from ..values.iterators import EndlessIteratorValue
 from ..values.iterators import columns as iterator_columns
@@ -154,7 +154,7 @@ def _iter(frame, args, kwargs):
     (obj,) = args
     if isinstance(obj, IteratorValue):
         return obj
-    return IteratorValue(obj.unpack(frame))
+    return iterator_over(frame, obj)
 
 
 @rule(next)

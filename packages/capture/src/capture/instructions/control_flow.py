@@ -15,7 +15,7 @@ from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..operators import identical
 from ..values.constant import ConstantValue
-from ..values.containers import IteratorValue
+from ..values.containers import IteratorValue, iterator_over
 from ..values.iterators import EndlessIteratorValue
 from ..values.objects import ObjectValue
 
@@ -76,7 +76,7 @@ def _get_iter(frame, inst):
     if isinstance(value, IteratorValue) or _is_iterator_object(value):
         frame.push(value)  # iter(it) is it
     else:
-        frame.push(IteratorValue(value.unpack(frame)))
+        frame.push(iterator_over(frame, value))
 
 
 def _is_iterator_object(value) -> bool:

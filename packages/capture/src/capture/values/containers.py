@@ -8,11 +8,13 @@ entry when they escape.
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 from ..errors import Unsupported
 from .base import NotConstant, Value
 from .constant import ConstantValue
+from .exceptions import raise_user_error
 
 
 def key_of(frame, value: Value) -> Any:
@@ -374,6 +376,7 @@ class IteratorValue(Value):
         self.items = list(items)
         self.position = 0
         self.returned = returned
+        self.watch: MutationWatch | None = None
 
     def describe(self):
         return "iterator"
@@ -382,6 +385,8 @@ class IteratorValue(Value):
         return type(iter(()))
 
     def next(self) -> Value | None:
+        if self.watch is not None:
+            self.watch.check()
         if self.position >= len(self.items):
             return None
         item = self.items[self.position]
@@ -392,3 +397,32 @@ class IteratorValue(Value):
         rest = self.items[self.position :]
         self.position = len(self.items)
         return rest
+
+
+class MutationWatch:
+    """CPython's iterators over dicts, sets and deques raise RuntimeError at the next `next()`
+    once their container changed (dicts and sets by size, deques on any change); this is
+    that check for an IteratorValue that copied the container's items when it was made."""
+
+    def __init__(self, snapshot, message: str, frame):
+        self.snapshot = snapshot
+        self.first = snapshot()
+        self.message = message
+        self.frame = frame
+
+    def check(self) -> None:
+        if self.snapshot() != self.first:
+            raise_user_error(self.frame, RuntimeError, self.message)
+
+
+def iterator_over(frame, value: Value) -> IteratorValue:
+    """`iter(value)` for a container: its items now, and the mutated-during-iteration check."""
+    iterator = IteratorValue(value.unpack(frame))
+    cls = value.python_type()
+    if issubclass(cls, collections.deque) and isinstance(value, ListValue):
+        iterator.watch = MutationWatch(lambda: tuple(map(id, value.items)), "deque mutated during iteration", frame)
+    elif isinstance(value, DictValue) and issubclass(cls, dict):
+        iterator.watch = MutationWatch(lambda: len(value.entries), "dictionary changed size during iteration", frame)
+    elif isinstance(value, SetValue):
+        iterator.watch = MutationWatch(lambda: len(value.entries), "Set changed size during iteration", frame)
+    return iterator

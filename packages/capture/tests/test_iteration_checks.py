@@ -1,0 +1,59 @@
+"""Errors CPython raises while iterating, raised the same way in compiled code: dicts, sets
+and deques changed during iteration, and list/tuple/deque equality only within one kind."""
+
+import collections
+
+import pytest
+import torch
+
+from helpers import assert_same, compile_eager
+
+
+def dict_grows_while_iterated(x):
+    d = {1: x}
+    for k in d:
+        d[k + 1] = x
+    return x
+
+
+def set_grows_while_iterated(x):
+    s = {1}
+    for k in s:
+        s.add(k + 1)
+    return x
+
+
+def deque_appended_while_iterated(x):
+    d = collections.deque([1, 2])
+    for v in d:
+        d.append(v)
+    return x
+
+
+@pytest.mark.parametrize("fn", [dict_grows_while_iterated, set_grows_while_iterated, deque_appended_while_iterated])
+def test_changing_a_container_while_iterating_it_raises(fn):
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError) as eager:
+        fn(x)
+    with pytest.raises(RuntimeError) as compiled:
+        compile_eager(fn)(x)
+    assert str(compiled.value) == str(eager.value)
+
+
+def test_unchanged_containers_iterate_normally():
+    def fn(x):
+        d, s, q = {1: 2}, {3}, collections.deque([4])
+        return x + sum(d) + sum(s) + sum(q)
+
+    x = torch.randn(3)
+    assert_same(compile_eager(fn)(x), fn(x))
+
+
+def test_sequences_of_different_kinds_are_unequal():
+    def fn(x):
+        return x.shape == [x.shape[0]], x.shape == (x.shape[0],), collections.deque([1]) == [1]
+
+    compiled = compile_eager(fn)
+    for n in (3, 4, 5):  # the later sizes are dynamic
+        x = torch.randn(n)
+        assert_same(compiled(x), fn(x))
