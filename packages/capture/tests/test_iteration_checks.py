@@ -1,5 +1,6 @@
-"""Errors CPython raises while iterating, raised the same way in compiled code: dicts, sets
-and deques changed during iteration, and list/tuple/deque equality only within one kind."""
+"""Iteration and identity behave as in CPython in compiled code: dicts, sets and deques changed
+during iteration raise, list/tuple/deque equal only their own kind, `v in iterator` consumes up
+to the match, `id()` of one object is stable, and `sum()` refuses a string start."""
 
 import collections
 
@@ -57,3 +58,35 @@ def test_sequences_of_different_kinds_are_unequal():
     for n in (3, 4, 5):  # the later sizes are dynamic
         x = torch.randn(n)
         assert_same(compiled(x), fn(x))
+
+
+def test_in_consumes_an_iterator_only_up_to_the_match():
+    def fn(x):
+        it = iter([1, 2, 3, 4])
+        found = 2 in it
+        return x + found, list(it)
+
+    x = torch.randn(3)
+    assert_same(compile_eager(fn)(x), fn(x))
+
+
+def test_id_of_one_object_is_stable():
+    def fn(x):
+        a, d = [1], {}
+        return x + (id(a) == id(a)) + (id(d) == id(d)) + (id(a) == id(d))
+
+    x = torch.randn(3)
+    assert_same(compile_eager(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("start", ["", b""])
+def test_sum_refuses_a_string_start(start):
+    def fn(x):
+        return x, sum([start], start)
+
+    x = torch.randn(3)
+    with pytest.raises(TypeError) as eager:
+        fn(x)
+    with pytest.raises(TypeError) as compiled:
+        compile_eager(fn)(x)
+    assert str(compiled.value) == str(eager.value)

@@ -10,7 +10,7 @@ import operator
 from .errors import Unsupported
 from .values.base import Value
 from .values.constant import ConstantValue
-from .values.containers import DictValue, DictViewValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from .values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from .values.factory import evaluate_constant_operation
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
@@ -226,6 +226,14 @@ def contains(frame, item: Value, container: Value) -> Value:
         return ConstantValue(container._key(item.as_python_constant()) in container.present())
     if item.is_python_constant() and container.is_python_constant() and not isinstance(container, ListValue):
         return evaluate_constant_operation(frame, operator.contains, (container.as_python_constant(), item.as_python_constant()))
+    if isinstance(container, IteratorValue):
+        # `v in iterator` consumes the iterator only up to the first match.
+        if type(container) is not IteratorValue:
+            raise Unsupported(f"`in` over {container.describe()}")
+        while (candidate := container.next()) is not None:
+            if identical(candidate, item) or compare(frame, "==", candidate, item).truth(frame):
+                return ConstantValue(True)
+        return ConstantValue(False)
     items = _sequence_items(container)
     if items is not None:
         for candidate in items:

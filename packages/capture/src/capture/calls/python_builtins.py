@@ -279,6 +279,9 @@ def _sum(frame, args, kwargs):
 
     iterable, *start = args
     total = start[0] if start else kwargs.get("start", ConstantValue(0))
+    if issubclass(total.python_type(), (str, bytes, bytearray)):  # CPython's sum refuses these starts
+        kind = total.python_type().__name__
+        raise_user_error(frame, TypeError, f"sum() can't sum {'strings' if kind == 'str' else kind} [use {'' if kind == 'str' else 'b'}''.join(seq) instead]")
     for item in iterable.unpack(frame):
         total = binary(frame, "+", total, item)
     return total

@@ -159,7 +159,7 @@ class ListValue(SequenceValue):
         frame.session.side_effects.mutated_container(self)
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def set_item(self, frame, key, value):
         index = _index_of(key)
@@ -198,7 +198,7 @@ class DictValue(Value):
         return self.python_cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def as_python_constant(self):
         # From a mapping, not pairs: Counter counts the items of any other iterable.
@@ -282,7 +282,7 @@ class DictViewValue(Value):
         return type(getattr(self.mapping.python_cls(), self.kind)())
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     @property
     def set_like(self) -> bool:
@@ -319,7 +319,7 @@ class SetValue(Value):
         return self.python_cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def as_python_constant(self):
         return self.python_cls(v.as_python_constant() for v in self.entries.values())

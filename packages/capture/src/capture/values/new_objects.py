@@ -31,7 +31,7 @@ class NewObjectValue(Value):
         return self.cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def get_attr(self, frame, name):
         if name == "__class__":
@@ -149,7 +149,7 @@ class ModelOutputValue(Value):
         return self.cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def present(self) -> dict[str, Value]:
         """The dict view: fields that are not None, in field order."""
