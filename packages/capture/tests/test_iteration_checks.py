@@ -90,3 +90,22 @@ def test_sum_refuses_a_string_start(start):
     with pytest.raises(TypeError) as compiled:
         compile_eager(fn)(x)
     assert str(compiled.value) == str(eager.value)
+
+
+def test_a_key_that_changes_the_list_being_sorted_raises():
+    def fn(x):
+        items = [3, 1, 2]
+
+        def key(v):
+            items.append(v)
+            return v
+
+        items.sort(key=key)
+        return x
+
+    x = torch.randn(3)
+    with pytest.raises(ValueError) as eager:
+        fn(x)
+    with pytest.raises(ValueError) as compiled:
+        compile_eager(fn)(x)
+    assert str(compiled.value) == str(eager.value)

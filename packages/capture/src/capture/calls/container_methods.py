@@ -103,7 +103,16 @@ def _sort(frame, args, kwargs):
 
     (lst,) = args
     _expect(lst, ListValue, "list.sort")
-    lst.items = _sorted(frame, [lst], kwargs).items
+    # CPython empties the list while sorting; a key function that changes it makes sort fail.
+    items, lst.items = lst.items, []
+    try:
+        ordered = _sorted(frame, [ListValue(items)], kwargs).items
+    except BaseException:
+        lst.items = items
+        raise
+    if lst.items:
+        raise_user_error(frame, ValueError, "list modified during sort")
+    lst.items = ordered
     lst.mutated(frame)
     return ConstantValue(None)
 

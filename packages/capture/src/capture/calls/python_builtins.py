@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import functools
 import operator
+import types
 
 import torch
 
@@ -196,6 +197,11 @@ def _zip(frame, cls, args, kwargs):
 @construct_rule(reversed)
 def _reversed(frame, cls, args, kwargs):
     (seq,) = args
+    seq_type = seq.python_type()
+    if isinstance(getattr(seq_type, "__reversed__", None), types.FunctionType):
+        raise Unsupported(f"reversed() of {seq.describe()}, whose class defines __reversed__")
+    if not hasattr(seq_type, "__reversed__") and not (hasattr(seq_type, "__len__") and hasattr(seq_type, "__getitem__")):
+        raise_user_error(frame, TypeError, f"'{seq_type.__name__}' object is not reversible")
     return IteratorValue(seq.unpack(frame)[::-1])
 
 
