@@ -109,3 +109,13 @@ def test_a_key_that_changes_the_list_being_sorted_raises():
     with pytest.raises(ValueError) as compiled:
         compile_eager(fn)(x)
     assert str(compiled.value) == str(eager.value)
+
+
+def test_size_arithmetic_stays_a_size_when_dynamic():
+    def fn(x):
+        return x.shape + (2,), (2,) + x.shape, x.shape * 2
+
+    compiled = compile_eager(fn)
+    for n in (3, 4, 5):
+        x = torch.randn(n)
+        assert_same(compiled(x), fn(x))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import collections
 import operator
 
+import torch
+
 from .errors import Unsupported
 from .values.base import Value
 from .values.constant import ConstantValue
@@ -61,6 +63,18 @@ def _sequence_kind(value: Value) -> type | None:
     return next((kind for kind in (collections.deque, list, tuple) if issubclass(cls, kind)), None)
 
 
+def _tuple_result_cls(*operands: Value) -> type:
+    """torch.Size's + and * give a torch.Size, whichever side it is on; other tuples give tuple."""
+    return torch.Size if any(_python_cls_or_none(v) is torch.Size for v in operands) else tuple
+
+
+def _python_cls_or_none(value: Value) -> type | None:
+    try:
+        return value.python_type()
+    except Unsupported:
+        return None
+
+
 def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
     from .values.objects import python_dunder
 
@@ -84,14 +98,15 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
     if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):
         return evaluate_constant_operation(frame, BINARY[symbol], (a.as_python_constant(), b.as_python_constant()))
     left, right = _sequence_items(a), _sequence_items(b)
-    if symbol == "+" and left is not None and right is not None:
+    if symbol == "+" and left is not None and right is not None and _sequence_kind(a) is _sequence_kind(b):
         if isinstance(a, ListValue) and isinstance(b, ListValue):
             return ListValue(left + right)
-        return TupleValue(left + right)
+        return TupleValue(left + right, python_cls=_tuple_result_cls(a, b))
     if symbol == "*" and (left is not None) != (right is not None):
         items, count = (left, b) if left is not None else (right, a)
         times = count.as_python_constant()
-        return ListValue(items * times) if isinstance(a if left is not None else b, ListValue) else TupleValue(items * times)
+        sequence = a if left is not None else b
+        return ListValue(items * times) if isinstance(sequence, ListValue) else TupleValue(items * times, python_cls=_tuple_result_cls(sequence))
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
         return result
