@@ -32,7 +32,6 @@ CASES = all_cases()
 
 KNOWN_WRONG = {
     "builtin.all_any_short_circuit": "any() over a generator evaluates every item (no short-circuit)",
-    "builtin.setattr_on_slots_missing_raises": "setting an attribute outside __slots__ does not raise AttributeError",
     "contextlib.contextmanager_as_decorator": "a @contextmanager used as a decorator enters/exits twice",
     "dict.subclass_setitem_override": "a dict subclass's __setitem__ override is bypassed",
     "dicts.subclass_returned": "a dict subclass's __setitem__ override is bypassed",

@@ -1,6 +1,7 @@
 """Iteration and identity behave as in CPython in compiled code: dicts, sets and deques changed
 during iteration raise, list/tuple/deque equal only their own kind, `v in iterator` consumes up
-to the match, `id()` of one object is stable, and `sum()` refuses a string start."""
+to the match, `id()` of one object is stable, `sum()` refuses a string start, torch.Size arithmetic
+stays a Size, and objects with `__slots__` store only into their slots."""
 
 import collections
 
@@ -119,3 +120,32 @@ def test_size_arithmetic_stays_a_size_when_dynamic():
     for n in (3, 4, 5):
         x = torch.randn(n)
         assert_same(compiled(x), fn(x))
+
+
+class WithSlots:
+    __slots__ = ("a",)
+    shared = 5
+
+
+@pytest.mark.parametrize("name", ["b", "shared"])
+def test_setting_an_attribute_outside_slots_raises(name):
+    def fn(x):
+        setattr(WithSlots(), name, 3)
+        return x
+
+    x = torch.randn(3)
+    with pytest.raises(AttributeError) as eager:
+        fn(x)
+    with pytest.raises(AttributeError) as compiled:
+        compile_eager(fn)(x)
+    assert str(compiled.value) == str(eager.value)
+
+
+def test_a_slot_reads_back_what_was_stored():
+    def fn(x):
+        s = WithSlots()
+        s.a = 3
+        return x + s.a
+
+    x = torch.randn(3)
+    assert_same(compile_eager(fn)(x), fn(x))
