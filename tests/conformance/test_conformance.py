@@ -33,8 +33,6 @@ CASES = all_cases()
 KNOWN_WRONG = {
     "builtin.all_any_short_circuit": "any() over a generator evaluates every item (no short-circuit)",
     "contextlib.contextmanager_as_decorator": "a @contextmanager used as a decorator enters/exits twice",
-    "dict.subclass_setitem_override": "a dict subclass's __setitem__ override is bypassed",
-    "dicts.subclass_returned": "a dict subclass's __setitem__ override is bypassed",
     "generators.generator_expression_lazy": "a generator expression runs eagerly (side effects before next())",
     "generators.generator_returned_to_caller": "a returned generator becomes a list_iterator",
 }

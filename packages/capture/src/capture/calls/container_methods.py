@@ -188,7 +188,7 @@ def _dict_getitem(frame, args, kwargs):
 @rule(dict.__setitem__, OrderedDict.__setitem__)
 def _dict_setitem(frame, args, kwargs):
     d, key, value = args
-    d.set_item(frame, key, value)
+    (d.store_item if isinstance(d, DictValue) else d.set_item)(frame, key, value)
     return ConstantValue(None)
 
 

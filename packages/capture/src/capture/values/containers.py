@@ -237,6 +237,17 @@ class DictValue(Value):
         return self.entries[k][1]
 
     def set_item(self, frame, key, value):
+        """`d[key] = value`: through a dict subclass's own `__setitem__` when it has one."""
+        from .objects import python_dunder
+
+        override = python_dunder(self.python_cls, "__setitem__")
+        if override is not None:
+            frame.session.wrap(override, None).call(frame, [self, key, value], {})
+            return
+        self.store_item(frame, key, value)
+
+    def store_item(self, frame, key, value):
+        """dict.__setitem__ itself (what `super().__setitem__` and `dict.__init__` do)."""
         self.entries[key_of(frame, key)] = (key, value)
         self.mutated(frame)
 
