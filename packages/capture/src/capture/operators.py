@@ -4,12 +4,15 @@ sequences concatenate symbolically, and user classes' operator methods are inlin
 
 from __future__ import annotations
 
+import collections
 import operator
+
+import torch
 
 from .errors import Unsupported
 from .values.base import Value
 from .values.constant import ConstantValue
-from .values.containers import DictValue, DictViewValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from .values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from .values.factory import evaluate_constant_operation
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
@@ -55,6 +58,23 @@ def _sequence_items(value: Value) -> list[Value] | None:
     return None
 
 
+def _sequence_kind(value: Value) -> type | None:
+    cls = value.python_type()
+    return next((kind for kind in (collections.deque, list, tuple) if issubclass(cls, kind)), None)
+
+
+def _tuple_result_cls(*operands: Value) -> type:
+    """torch.Size's + and * give a torch.Size, whichever side it is on; other tuples give tuple."""
+    return torch.Size if any(_python_cls_or_none(v) is torch.Size for v in operands) else tuple
+
+
+def _python_cls_or_none(value: Value) -> type | None:
+    try:
+        return value.python_type()
+    except Unsupported:
+        return None
+
+
 def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
     from .values.objects import python_dunder
 
@@ -78,14 +98,15 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
     if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):
         return evaluate_constant_operation(frame, BINARY[symbol], (a.as_python_constant(), b.as_python_constant()))
     left, right = _sequence_items(a), _sequence_items(b)
-    if symbol == "+" and left is not None and right is not None:
+    if symbol == "+" and left is not None and right is not None and _sequence_kind(a) is _sequence_kind(b):
         if isinstance(a, ListValue) and isinstance(b, ListValue):
             return ListValue(left + right)
-        return TupleValue(left + right)
+        return TupleValue(left + right, python_cls=_tuple_result_cls(a, b))
     if symbol == "*" and (left is not None) != (right is not None):
         items, count = (left, b) if left is not None else (right, a)
         times = count.as_python_constant()
-        return ListValue(items * times) if isinstance(a if left is not None else b, ListValue) else TupleValue(items * times)
+        sequence = a if left is not None else b
+        return ListValue(items * times) if isinstance(sequence, ListValue) else TupleValue(items * times, python_cls=_tuple_result_cls(sequence))
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
         return result
@@ -157,7 +178,8 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
     if symbol in ("==", "!="):
         left, right = _sequence_items(a), _sequence_items(b)
         if left is not None and right is not None:
-            equal = len(left) == len(right) and all(
+            # list, tuple and deque each equal only their own kind ([1] != (1,), Size == tuple).
+            equal = _sequence_kind(a) is _sequence_kind(b) and len(left) == len(right) and all(
                 compare(frame, "==", x, y).truth(frame) for x, y in zip(left, right)
             )
             return ConstantValue(equal == (symbol == "=="))
@@ -223,6 +245,14 @@ def contains(frame, item: Value, container: Value) -> Value:
         return ConstantValue(container._key(item.as_python_constant()) in container.present())
     if item.is_python_constant() and container.is_python_constant() and not isinstance(container, ListValue):
         return evaluate_constant_operation(frame, operator.contains, (container.as_python_constant(), item.as_python_constant()))
+    if isinstance(container, IteratorValue):
+        # `v in iterator` consumes the iterator only up to the first match.
+        if type(container) is not IteratorValue:
+            raise Unsupported(f"`in` over {container.describe()}")
+        while (candidate := container.next()) is not None:
+            if identical(candidate, item) or compare(frame, "==", candidate, item).truth(frame):
+                return ConstantValue(True)
+        return ConstantValue(False)
     items = _sequence_items(container)
     if items is not None:
         for candidate in items:

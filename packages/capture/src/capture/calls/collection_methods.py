@@ -126,7 +126,7 @@ rule(collections.deque.remove)(container_methods._remove)
 
 @rule(collections.deque.__iter__)
 def _iter(frame, args, kwargs):
-    return IteratorValue(args[0].unpack(frame))
+    return IteratorValue.over(frame, args[0])
 
 
 # --- dicts ------------------------------------------------------------------------------------

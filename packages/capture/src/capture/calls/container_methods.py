@@ -8,7 +8,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from .python_builtins import dict_entries
 from .registry import rule
@@ -103,7 +103,18 @@ def _sort(frame, args, kwargs):
 
     (lst,) = args
     _expect(lst, ListValue, "list.sort")
-    lst.items[:] = _sorted(frame, [lst], kwargs).items  # in place: iterators share the item list
+    # CPython empties the list while sorting; a key function that changes it makes sort fail.
+    # The item list stays the same object: live iterators over the list share it.
+    items = list(lst.items)
+    lst.items.clear()
+    try:
+        ordered = _sorted(frame, [ListValue(items)], kwargs).items
+    except BaseException:
+        lst.items[:] = items
+        raise
+    if lst.items:
+        raise_user_error(frame, ValueError, "list modified during sort")
+    lst.items[:] = ordered
     lst.mutated(frame)
     return ConstantValue(None)
 
@@ -151,7 +162,7 @@ def _container_contains(frame, args, kwargs):
 
 @rule(list.__iter__, tuple.__iter__, dict.__iter__, set.__iter__)
 def _container_iter(frame, args, kwargs):
-    return IteratorValue(args[0].unpack(frame))
+    return IteratorValue.over(frame, args[0])
 
 
 # --- dict --------------------------------------------------------------------------------------
@@ -179,7 +190,7 @@ def _dict_getitem(frame, args, kwargs):
 @rule(dict.__setitem__, OrderedDict.__setitem__)
 def _dict_setitem(frame, args, kwargs):
     d, key, value = args
-    d.set_item(frame, key, value)
+    (d.store_item if isinstance(d, DictValue) else d.set_item)(frame, key, value)
     return ConstantValue(None)
 
 

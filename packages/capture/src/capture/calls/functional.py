@@ -102,6 +102,9 @@ rule(operator.inv)(_unary_rule("~"))
 
 @rule(operator.concat)
 def _concat(frame, args, kwargs):
+    first = args[0].python_type()
+    if not hasattr(first, "__getitem__"):  # operator.concat accepts sequences only
+        raise_user_error(frame, TypeError, f"'{first.__name__}' object can't be concatenated")
     return binary(frame, "+", *args)
 
 

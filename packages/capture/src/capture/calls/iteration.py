@@ -106,12 +106,23 @@ def _accumulate(frame, cls, args, kwargs):
 def _islice(frame, cls, args, kwargs):
     iterable, *bounds = args
     bounds = [_constant(b, "islice() bounds") for b in bounds]
+    try:
+        itertools.islice((), *bounds)  # the real islice's checks of its bounds and their errors
+    except (ValueError, TypeError) as error:
+        raise_user_error(frame, type(error), str(error))
     window = slice(*bounds) if len(bounds) > 1 else slice(bounds[0])
     start, stop, step = window.start or 0, window.stop, window.step or 1
     if isinstance(iterable, EndlessIteratorValue):
         if stop is None:
             raise Unsupported("islice() of an endless iterator without a stop")
         return IteratorValue(iterable.take(stop)[start::step])
+    if isinstance(iterable, IteratorValue) and stop is not None:
+        # A shared iterator gives up only the `stop` items islice reads, not all of them
+        # (`while chunk := list(islice(it, 3))` reads `it` in chunks).
+        taken = []
+        while len(taken) < stop and (item := iterable.next()) is not None:
+            taken.append(item)
+        return IteratorValue(taken[start::step])
     return IteratorValue(iterable.unpack(frame)[window])
 
 

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import types
-
 import collections
 import functools
 import operator
+import types
 
 import torch
 
@@ -167,9 +166,9 @@ def _bind_function(frame, args, kwargs):
 def _id(frame, args, kwargs):
     (obj,) = args
     identity = getattr(obj, "identity", None)
-    if identity is None or isinstance(identity(), int):
-        # Containers stand for themselves by the id of their value (capture.values.containers):
-        # not the id the program would see.
+    if identity is None or isinstance(identity(), int) or (isinstance(identity(), Value) and obj.source is not None):
+        # Containers stand for themselves by their tracker (capture.values.containers): for one
+        # passed in, not the id the program would see.
         raise Unsupported(f"id() of {obj.describe()}")
     if obj.source is not None and not isinstance(obj.source, HeldSource):
         # The answer is this very object's: the entry serves only calls that bring it again.
@@ -229,6 +228,11 @@ def _zip(frame, cls, args, kwargs):
 @construct_rule(reversed)
 def _reversed(frame, cls, args, kwargs):
     (seq,) = args
+    seq_type = seq.python_type()
+    if isinstance(getattr(seq_type, "__reversed__", None), types.FunctionType):
+        raise Unsupported(f"reversed() of {seq.describe()}, whose class defines __reversed__")
+    if not hasattr(seq_type, "__reversed__") and not (hasattr(seq_type, "__len__") and hasattr(seq_type, "__getitem__")):
+        raise_user_error(frame, TypeError, f"'{seq_type.__name__}' object is not reversible")
     return IteratorValue(seq.unpack(frame)[::-1])
 
 
@@ -309,6 +313,9 @@ def _sum(frame, args, kwargs):
 
     iterable, *start = args
     total = start[0] if start else kwargs.get("start", ConstantValue(0))
+    if issubclass(total.python_type(), (str, bytes, bytearray)):  # CPython's sum refuses these starts
+        kind = total.python_type().__name__
+        raise_user_error(frame, TypeError, f"sum() can't sum {'strings' if kind == 'str' else kind} [use {'' if kind == 'str' else 'b'}''.join(seq) instead]")
     for item in iterable.unpack(frame):
         total = binary(frame, "+", total, item)
     return total

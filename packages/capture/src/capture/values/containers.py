@@ -8,11 +8,13 @@ entry when they escape.
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 from ..errors import Unsupported
 from .base import NotConstant, Value
 from .constant import ConstantValue
+from .exceptions import raise_user_error
 
 
 def key_of(frame, value: Value) -> Any:
@@ -165,7 +167,7 @@ class ListValue(SequenceValue):
         frame.session.side_effects.mutated_container(self)
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def set_item(self, frame, key, value):
         index = _index_of(key)
@@ -204,7 +206,7 @@ class DictValue(Value):
         return self.python_cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def as_python_constant(self):
         # From a mapping, not pairs: Counter counts the items of any other iterable.
@@ -243,6 +245,17 @@ class DictValue(Value):
         return self.entries[k][1]
 
     def set_item(self, frame, key, value):
+        """`d[key] = value`: through a dict subclass's own `__setitem__` when it has one."""
+        from .objects import python_dunder
+
+        override = python_dunder(self.python_cls, "__setitem__")
+        if override is not None:
+            frame.session.wrap(override, None).call(frame, [self, key, value], {})
+            return
+        self.store_item(frame, key, value)
+
+    def store_item(self, frame, key, value):
+        """dict.__setitem__ itself (what `super().__setitem__` and `dict.__init__` do)."""
         k = key_of(frame, key)
         current = self.entries.get(k)
         if current is not None and current[1] is value:
@@ -294,7 +307,7 @@ class DictViewValue(Value):
         return type(getattr(self.mapping.python_cls(), self.kind)())
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     @property
     def set_like(self) -> bool:
@@ -331,7 +344,7 @@ class SetValue(Value):
         return self.python_cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def as_python_constant(self):
         return self.python_cls(v.as_python_constant() for v in self.entries.values())
@@ -393,21 +406,25 @@ class IteratorValue(Value):
         self.items = list(items)
         self.position = 0
         self.returned = returned
-        self._sized: Value | None = None
-        self._size = 0
+        self.watch: MutationWatch | None = None
         self.list: ListValue | None = None  # the list iterated live, if any
 
     @classmethod
     def over(cls, frame, container: Value) -> IteratorValue:
-        if isinstance(container, ListValue):
+        deque = issubclass(container.python_type(), collections.deque)
+        if isinstance(container, ListValue) and not deque:
             iterator = cls([])
             iterator.items = container.items  # shared: the list's own item list, changed in place
             iterator.list = container
             return iterator
         iterator = cls(container.unpack(frame))
         sized = container.mapping if isinstance(container, DictViewValue) else container
-        if isinstance(sized, (DictValue, SetValue)):
-            iterator._sized, iterator._size = sized, len(sized.entries)
+        if deque and isinstance(container, ListValue):
+            iterator.watch = MutationWatch(lambda: tuple(map(id, container.items)), "deque mutated during iteration", frame)
+        elif isinstance(sized, DictValue):
+            iterator.watch = MutationWatch(lambda: len(sized.entries), "dictionary changed size during iteration", frame)
+        elif isinstance(sized, SetValue):
+            iterator.watch = MutationWatch(lambda: len(sized.entries), "Set changed size during iteration", frame)
         return iterator
 
     def describe(self):
@@ -417,13 +434,10 @@ class IteratorValue(Value):
         return type(iter(()))
 
     def next(self) -> Value | None:
-        if self._sized is not None and len(self._sized.entries) != self._size:
-            from .exceptions import raise_user_error
-
-            kind = "dictionary" if isinstance(self._sized, DictValue) else "Set"
-            self._sized = None  # CPython's iterator raises once, then is exhausted
-            self.position = len(self.items)
-            raise_user_error(None, RuntimeError, f"{kind} changed size during iteration")
+        if self.watch is not None and self.watch.changed():
+            watch, self.watch = self.watch, None
+            self.position = len(self.items)  # CPython's iterator raises once, then is exhausted
+            raise_user_error(watch.frame, RuntimeError, watch.message)
         if self.position >= len(self.items):
             return None
         item = self.items[self.position]
@@ -486,3 +500,18 @@ class LazyIteratorValue(IteratorValue):
         while (item := self.next()) is not None:
             items.append(item)
         return items
+
+
+class MutationWatch:
+    """CPython's iterators over dicts, sets and deques raise RuntimeError at the next `next()`
+    once their container changed (dicts and sets by size, deques on any change); this is
+    that check for an IteratorValue that copied the container's items when it was made."""
+
+    def __init__(self, snapshot, message: str, frame):
+        self.snapshot = snapshot
+        self.first = snapshot()
+        self.message = message
+        self.frame = frame
+
+    def changed(self) -> bool:
+        return self.snapshot() != self.first

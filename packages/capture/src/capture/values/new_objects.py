@@ -8,6 +8,7 @@ compiled entry rebuilds it after the graph runs.
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections import OrderedDict
 
 from ..errors import Unsupported
@@ -31,7 +32,7 @@ class NewObjectValue(Value):
         return self.cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def get_attr(self, frame, name):
         if name == "__class__":
@@ -40,6 +41,10 @@ class NewObjectValue(Value):
         is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
         if not is_data_descriptor and name in self.attrs:
             return self.attrs[name]
+        if isinstance(descriptor, types.MemberDescriptorType):  # a __slots__ entry: its value is stored here
+            if name in self.attrs:
+                return self.attrs[name]
+            raise Unsupported(f"reading the unset slot {name!r} of {self.describe()}")
         if descriptor is not MISSING:
             bound = bind_class_attribute(frame, self, self.cls, descriptor)
             if bound is not None:
@@ -68,6 +73,14 @@ class NewObjectValue(Value):
                 raise_user_error(frame, AttributeError, f"property {name!r} has no setter")
             frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
             return
+        if self.cls.__dictoffset__ == 0 and not hasattr(type(descriptor), "__set__"):
+            # An instance without a __dict__ (every class in its MRO has __slots__) stores only
+            # into its slots; CPython words the error by whether the class has the name.
+            from .exceptions import raise_user_error
+
+            has_name = descriptor is not None and descriptor is not MISSING
+            reason = f"attribute {name!r} is read-only" if has_name else f"has no attribute {name!r}"
+            raise_user_error(frame, AttributeError, f"'{self.cls.__name__}' object {reason}")
         self.store(name, value)
 
     def store(self, name: str, value: Value) -> None:
@@ -149,7 +162,7 @@ class ModelOutputValue(Value):
         return self.cls
 
     def identity(self):
-        return id(self)
+        return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def present(self) -> dict[str, Value]:
         """The dict view: fields that are not None, in field order."""
