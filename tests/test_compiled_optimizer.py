@@ -102,3 +102,13 @@ def test_training_step_is_a_forward_graph_and_an_optimizer_graph():
     # forward and loss are one graph, the optimizer step another (captured again once the
     # first step has created the state).
     assert len(graphs) == 3
+
+
+def test_step_compiles_after_torch_dynamo_patched_the_optimizers():
+    # Importing torch._dynamo (any torch.compile in the process) wraps every optimizer's
+    # _init_group in a disabled wrapper; our graph of step() must not break on it.
+    import torch._dynamo  # noqa: F401  (the import patches the optimizer classes)
+
+    torch.compile(lambda x: x + 1, backend="eager")(torch.zeros(1))
+    assert getattr(torch.optim.AdamW._init_group, "_torchdynamo_disable", False)
+    test_compiled_step_matches_eager(next(iter(OPTIMIZERS)), "aot_eager")

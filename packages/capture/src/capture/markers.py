@@ -11,6 +11,8 @@ that reaches one calls it between graphs instead of tracing capture's own machin
 from __future__ import annotations
 
 import functools
+import inspect
+import types
 import weakref
 from typing import Any, Callable
 
@@ -43,6 +45,21 @@ def is_disabled(fn: Any) -> bool:
     if getattr(fn, _DISABLED_ATTRIBUTE, False) or getattr(fn, "_torchdynamo_disable", False):
         return True
     return is_disabled_by_torch(fn)
+
+
+def undo_dynamo_optimizer_patch(fn: Any) -> Any:
+    """What `fn` stood for before importing torch._dynamo wrapped it: Dynamo replaces every
+    optimizer's `_init_group` by a disabled wrapper (it traces the method by its own rule),
+    which would break our graph of `optimizer.step()` whenever torch._dynamo was imported in
+    the process. Any other function is returned as it is."""
+    func = getattr(fn, "__func__", fn)
+    inner = getattr(func, "__wrapped__", None)
+    if not (getattr(func, "_torchdynamo_disable", False) and inspect.isfunction(inner)):
+        return fn
+    if inner.__name__ != "_init_group" or not inner.__module__.startswith("torch.optim."):
+        return fn
+    owner = getattr(fn, "__self__", None)
+    return types.MethodType(inner, owner) if owner is not None else inner
 
 
 def is_disabled_by_torch(fn: Any) -> bool:

@@ -10,7 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
-from ..markers import is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch
+from ..markers import is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, undo_dynamo_optimizer_patch
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.symbolic import SymValue, concrete
@@ -46,6 +46,9 @@ def _is_pure(fn: Any) -> bool:
 
 
 def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    original = undo_dynamo_optimizer_patch(fn)
+    if original is not fn:
+        return frame.session.wrap(original, None).call(frame, args, kwargs)
     # Marks come first: a disabled function may wrap one that has a rule.
     if is_compiled(fn):
         raise Unsupported(
