@@ -57,25 +57,13 @@ def _product(frame, cls, args, kwargs):
     return IteratorValue([TupleValue([pool[i] for pool, i in zip(pools, row)]) for row in rows])
 
 
-@construct_rule(itertools.combinations)
-def _combinations(frame, cls, args, kwargs):
+# combinations, combinations_with_replacement and permutations pick items by position: the
+# real function run over the positions says which.
+@construct_rule(itertools.combinations, itertools.combinations_with_replacement, itertools.permutations)
+def _by_positions(frame, cls, args, kwargs):
     items = _argument(args, kwargs, 0, "iterable").unpack(frame)
-    r = _constant(_argument(args, kwargs, 1, "r"), "combinations()'s r")
-    return _by_index(items, itertools.combinations(range(len(items)), r))
-
-
-@construct_rule(itertools.combinations_with_replacement)
-def _combinations_with_replacement(frame, cls, args, kwargs):
-    items = _argument(args, kwargs, 0, "iterable").unpack(frame)
-    r = _constant(_argument(args, kwargs, 1, "r"), "combinations_with_replacement()'s r")
-    return _by_index(items, itertools.combinations_with_replacement(range(len(items)), r))
-
-
-@construct_rule(itertools.permutations)
-def _permutations(frame, cls, args, kwargs):
-    items = _argument(args, kwargs, 0, "iterable").unpack(frame)
-    r = _constant(_argument(args, kwargs, 1, "r"), "permutations()'s r")
-    return _by_index(items, itertools.permutations(range(len(items)), r))
+    r = _constant(_argument(args, kwargs, 1, "r"), f"{cls.__name__}()'s r")
+    return _by_index(items, cls(range(len(items)), r))
 
 
 @construct_rule(itertools.accumulate)
