@@ -166,7 +166,8 @@ def _bind_function(frame, args, kwargs):
 def _id(frame, args, kwargs):
     (obj,) = args
     identity = getattr(obj, "identity", None)
-    if identity is None or isinstance(identity(), int) or (isinstance(identity(), Value) and obj.source is not None):
+    identity = identity() if identity is not None else None
+    if identity is None or isinstance(identity, int) or (isinstance(identity, Value) and obj.source is not None):
         # Containers stand for themselves by their tracker (capture.values.containers): for one
         # passed in, not the id the program would see.
         raise Unsupported(f"id() of {obj.describe()}")
@@ -174,8 +175,8 @@ def _id(frame, args, kwargs):
         # The answer is this very object's: the entry serves only calls that bring it again.
         from guards import IdentityMatch
 
-        frame.session.add_guard(IdentityMatch(obj.source, identity()))
-    return ConstantValue(id(identity()))
+        frame.session.add_guard(IdentityMatch(obj.source, identity))
+    return ConstantValue(id(identity))
 
 
 # --- iteration ------------------------------------------------------------------------------
