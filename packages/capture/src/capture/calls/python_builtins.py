@@ -165,9 +165,10 @@ def _bind_function(frame, args, kwargs):
 @rule(id)
 def _id(frame, args, kwargs):
     (obj,) = args
-    identity = getattr(obj, "identity", None)
-    identity = identity() if identity is not None else None
-    if identity is None or isinstance(identity, int) or (isinstance(identity, Value) and obj.source is not None):
+    if getattr(obj, "identity", None) is None:
+        raise Unsupported(f"id() of {obj.describe()}")
+    identity = obj.identity()
+    if isinstance(identity, int) or (isinstance(identity, Value) and obj.source is not None):
         # Containers stand for themselves by their tracker (capture.values.containers): for one
         # passed in, not the id the program would see.
         raise Unsupported(f"id() of {obj.describe()}")
