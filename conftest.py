@@ -31,3 +31,19 @@ def _compiler_logs_reach_caplog(caplog):
     parent.addHandler(caplog.handler)
     yield
     parent.removeHandler(caplog.handler)
+
+
+def _register_hypothesis_profiles():
+    """Property tests and fuzzers draw the same examples on every run by default, so a CI result
+    is reproducible and a red run is a finding rather than luck; `HYPOTHESIS_PROFILE=explore`
+    draws fresh random examples (how new findings are made, e.g. with CAPTURE_FUZZ_EXAMPLES)."""
+    try:
+        from hypothesis import settings
+    except ImportError:  # a package whose tests do not use hypothesis
+        return
+    settings.register_profile("reproducible", derandomize=True)
+    settings.register_profile("explore", derandomize=False)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "reproducible"))
+
+
+_register_hypothesis_profiles()

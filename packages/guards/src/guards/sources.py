@@ -441,7 +441,8 @@ class SubmoduleSource(_ModuleMemberSource):
     registry = "_modules"
 
     def __str__(self) -> str:
-        if self.name.isdigit():
+        # Only a plain decimal literal: `²` is a digit and `01` a number, but neither is Python.
+        if re.fullmatch(r"0|[1-9][0-9]*", self.name):
             return f"{self.module}[{self.name}]"
         return super().__str__()
 
