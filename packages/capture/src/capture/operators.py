@@ -14,6 +14,7 @@ from .values.base import Value
 from .values.constant import ConstantValue
 from .values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from .values.factory import evaluate_constant_operation
+from .values.numpy_arrays import NdarrayValue, numpy_operator
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
 
@@ -93,6 +94,8 @@ def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
 
 
 def binary(frame, symbol: str, a: Value, b: Value) -> Value:
+    if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
+        return numpy_operator(frame, BINARY[symbol], a, b)
     if is_graph_value(a) or is_graph_value(b):
         return frame.session.graph.call_function(frame, BINARY[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):
@@ -152,6 +155,8 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
         # Python numbers are immutable: `n += 1` is `n = n + 1`. Recorded as operator.iadd, FX
         # prints `l_n += 1; iadd = l_n`, which rebinds the graph's input `n` for later reads.
         return binary(frame, symbol[:-1], a, b)
+    if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
+        return numpy_operator(frame, INPLACE[symbol], a, b)
     if is_graph_value(a):
         return frame.session.graph.call_function(frame, INPLACE[symbol], [a, b], {})
     if isinstance(a, ListValue) and symbol == "+=":
@@ -162,6 +167,8 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
 
 
 def compare(frame, symbol: str, a: Value, b: Value) -> Value:
+    if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
+        return numpy_operator(frame, COMPARE[symbol], a, b)
     if is_graph_value(a) or is_graph_value(b):
         return frame.session.graph.call_function(frame, COMPARE[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant():
@@ -217,6 +224,8 @@ def is_(frame, a: Value, b: Value) -> Value:
 
 
 def unary(frame, symbol: str, a: Value) -> Value:
+    if isinstance(a, NdarrayValue):
+        return numpy_operator(frame, UNARY[symbol], a)
     if is_graph_value(a):
         return frame.session.graph.call_function(frame, UNARY[symbol], [a], {})
     if a.is_python_constant():

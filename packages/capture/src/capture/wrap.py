@@ -19,6 +19,7 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
+import numpy as np
 import torch
 from guards import kinds
 from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
@@ -27,6 +28,7 @@ from torch import nn
 
 from .guard_kinds import SameObject
 from .calls.functional import operator_callable
+from .calls.numpy_table import NUMPY_CALLABLE_TYPES, is_numpy_callable
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation, runs_natively
 from .errors import Unsupported
@@ -39,6 +41,7 @@ from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
 from .values.modules import ModuleValue
+from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
 from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
@@ -121,6 +124,10 @@ def _tensor(session, obj, source):
     return value
 
 
+wraps(np.ndarray)(wrap_ndarray)
+wraps(np.generic, np.dtype, np.finfo, np.iinfo)(wrap_numpy_constant)
+
+
 @wraps(object)
 def _object(session, obj, source):
     if source is not None:
@@ -168,14 +175,15 @@ def _function(session, obj, source):
             _guard(session, kinds.IdentityMatch(AttrSource(source, "__code__"), obj.__code__))
         else:
             _guard(session, kinds.IdentityMatch(source, obj))
-    if is_torch_operation(obj) or runs_natively(obj) or rule_for(obj) is not None or is_disabled(obj) or is_compiled(obj) or is_allowed_in_graph(obj):
+    # numpy's own Python functions are traced through their rule, or break the graph: never inlined.
+    if is_torch_operation(obj) or runs_natively(obj) or rule_for(obj) is not None or is_disabled(obj) or is_compiled(obj) or is_allowed_in_graph(obj) or is_numpy_callable(obj):
         return BuiltinValue(obj, source)
     return FunctionValue(obj, source)
 
 
 @wraps(types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
        types.MethodWrapperType, types.ClassMethodDescriptorType, torch._ops.OpOverload,
-       torch._ops.OpOverloadPacket)  # fmt: skip
+       torch._ops.OpOverloadPacket, *NUMPY_CALLABLE_TYPES)  # fmt: skip
 def _builtin(session, obj, source):
     owner = getattr(obj, "__self__", None)
     if isinstance(obj, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None:

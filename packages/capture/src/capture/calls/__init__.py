@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (fill the registry)
     deferred,
     functional,
     iteration,
+    numpy_calls,
     python_builtins,
     stdlib,
     tensor_scalars,

@@ -30,6 +30,7 @@ from ..values.functions import (
     BuiltinValue, FunctionValue, GeneratorValue, MethodValue, NativeFunctionValue, NestedFunctionValue,
 )
 from ..values.new_objects import ModelOutputValue, NewObjectValue
+from ..values.numpy_arrays import NdarrayValue
 from ..values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
 from ..values.symbolic import SymValue
 from ..values.tensor import TensorValue
@@ -65,6 +66,8 @@ def _children(value: Value) -> list[Value]:
         return [value.func, value.obj]
     if isinstance(value, DecoratedByContext):
         return [value.fn]
+    if isinstance(value, NdarrayValue):
+        return [value.tensor]
     if isinstance(value, CellValue):
         return [value.contents] if value.contents is not None else []
     if isinstance(value, NestedFunctionValue):
@@ -242,6 +245,12 @@ class ExpressionWriter:
             return f"{self.outputs_name}[{self.output_index[id(value.node)]}]"
         if isinstance(value, ConstantValue):
             return self.constant(value.value)
+        if isinstance(value, NdarrayValue):
+            # An ndarray the frame received is that object; one the trace made shares the
+            # memory of the graph's tensor, as `Tensor.numpy()` does.
+            if value.source is not None:
+                return self.source(value.source)
+            return f"{self.value(value.tensor)}.numpy(force=True)"
         if isinstance(value, NewModuleValue):
             return f"{self.name_for(copy.deepcopy, 'deepcopy')}({self.constant(value.obj)})"
         if isinstance(value, (ObjectValue, ClassValue, PyModuleValue, FunctionValue, BuiltinValue)):

@@ -32,7 +32,6 @@ COMPUTED_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 # calls are refused by rules in capture.calls.torch_rules (so the graph breaks at the call).
 REFUSED_METHODS = {
     "data_ptr": "reads a memory address",
-    "numpy": "converts to a numpy array",
     "tolist": "converts tensor data to Python values",
     "item": "converts tensor data to a Python number",
     "__array__": "converts to a numpy array",

@@ -1,0 +1,102 @@
+"""Call rules between numpy and torch: numpy functions traced through torch._numpy (the table
+in numpy_table), `Tensor.numpy()` and `torch.from_numpy` / `torch.as_tensor` moving between
+tensors and ndarrays, and numpy's classes (scalar types, `np.dtype`, `np.finfo`, `np.iinfo`)
+folded to constants. A numpy function outside the table is a graph break naming it
+(capture.calls.dispatch)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..errors import Unsupported
+from ..values.base import Value
+from ..values.constant import ConstantValue
+from ..values.factory import constant_args, evaluate_constant_operation
+from ..values.numpy_arrays import NdarrayValue, numpy_operation, operation_for
+from ..values.tensor import TensorValue
+from .numpy_table import TORCH_NUMPY_FOR
+from .registry import construct_rule, rule
+from .torch_ops import record_torch_call
+
+
+def _traced(numpy_fn, torch_fn):
+    module = (getattr(numpy_fn, "__module__", None) or "numpy").replace(".", "_")
+    target = operation_for(torch_fn, f"{module}_{numpy_fn.__name__}")
+
+    def handler(frame, args, kwargs):
+        return numpy_operation(frame, target, args, kwargs)
+
+    return handler
+
+
+for _numpy_fn, _torch_fn in TORCH_NUMPY_FOR.items():
+    rule(_numpy_fn)(_traced(_numpy_fn, _torch_fn))
+
+
+@rule(torch.Tensor.numpy, accepts="(self, /, *, force=False)")
+def _tensor_numpy(frame, args, kwargs):
+    tensor, force = args[0], kwargs.get("force", ConstantValue(False)).as_python_constant()
+    fake = tensor.fake
+    if not force and (fake.requires_grad or fake.device.type != "cpu"):
+        raise Unsupported(
+            "Tensor.numpy() of a tensor that requires grad or is not on the CPU (eager raises)",
+            hint="call .detach().cpu().numpy(), or numpy(force=True)",
+        )
+    if force:
+        tensor = frame.session.graph.call_method(frame, "detach", [tensor], {})
+        if fake.device.type != "cpu":
+            tensor = frame.session.graph.call_method(frame, "cpu", [tensor], {})
+    return NdarrayValue(tensor)
+
+
+@rule(torch.from_numpy)
+def _from_numpy(frame, args, kwargs):
+    if len(args) == 1 and not kwargs and isinstance(args[0], NdarrayValue):
+        return args[0].tensor
+    return record_torch_call(frame, torch.from_numpy, args, kwargs)
+
+
+def _as_tensor_rule(fn):
+    def handler(frame, args, kwargs):
+        if not args or not isinstance(args[0], NdarrayValue):
+            return record_torch_call(frame, fn, args, kwargs)
+        tensor = args[0].tensor
+        options = {k: v for k, v in kwargs.items() if not (v.is_python_constant() and v.as_python_constant() is None)}
+        if set(options) - {"dtype", "device"} or len(args) > 1:
+            raise Unsupported(f"{fn.__name__}(ndarray, ...) with arguments capture does not model")
+        if options:
+            # Converts (a copy) only where dtype or device differ, as `Tensor.to` does.
+            return frame.session.graph.call_method(frame, "to", [tensor], options)
+        return tensor
+
+    return handler
+
+
+for _fn in (torch.as_tensor, torch.asarray):
+    rule(_fn)(_as_tensor_rule(_fn))
+
+
+def _folded(frame, cls, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    constants = constant_args(args, kwargs)
+    if constants is None:
+        raise Unsupported(f"numpy.{cls.__name__}(...) of values only known when the graph runs")
+    positional, keywords = constants
+    return evaluate_constant_operation(frame, lambda: cls(*positional, **keywords), ())
+
+
+@construct_rule(np.dtype, np.finfo, np.iinfo)
+def _numpy_constant_class(frame, cls, args, kwargs):
+    return _folded(frame, cls, args, kwargs)
+
+
+@construct_rule(np.generic, subclasses=True)
+def _numpy_scalar_type(frame, cls, args, kwargs):
+    """`np.float32(0.5)` is a numpy scalar (folded now); `np.float32(array)` casts it."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], (NdarrayValue, TensorValue)):
+        return numpy_operation(frame, operation_for(_cast_to(np.dtype(cls).name), f"numpy_{cls.__name__}"), args, {})
+    return _folded(frame, cls, args, kwargs)
+
+
+def _cast_to(dtype_name: str):
+    return lambda array: array.astype(dtype_name)

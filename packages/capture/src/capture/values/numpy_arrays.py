@@ -1,0 +1,317 @@
+"""NumPy arrays while tracing: an ndarray is a traced tensor seen through numpy's API.
+
+As torch.compile does, `x.numpy()` gives an `NdarrayValue` backed by the traced tensor, and
+everything numpy does to it (functions, methods, operators, indexing) is recorded as one
+graph node, a `NumpyOperation`: the torch._numpy implementation run on tensors (wrapped as
+torch._numpy arrays), its array results unwrapped to tensors again. Backends trace through
+that Python call like any other, so the graph they see holds torch operations.
+
+An ndarray the compiled function receives is a graph input read as `torch.as_tensor(a)`
+(sharing memory, so writes reach the caller's array), guarded on its type, dtype, shape and
+strides. An ndarray the function returns or hands to a resume function is rebuilt as a real
+ndarray (`tensor.numpy()`). Numpy scalars and dtypes are constants (`NumpyScalarValue`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import numpy as np
+import torch
+import torch._numpy as tnp
+from guards import kinds
+from guards.sources import AttrSource, Source
+from torch.utils._pytree import tree_map_only
+
+from ..errors import Unsupported
+from ..sources import HeldSource
+from .base import Value
+from .constant import ConstantValue
+from .containers import ListValue, TupleValue
+from .tensor import TensorValue
+
+# torch._numpy reads its default dtypes from torch._dynamo.config on first use; set numpy's
+# own defaults (float64, complex128, int64) now, so that module is never imported.
+tnp._dtypes.set_default_dtype("numpy", "numpy")
+
+# --- graph targets ---------------------------------------------------------------------------
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy dtype of a torch._numpy dtype."""
+    return np.dtype(dtype.name)
+
+
+def _from_numpy_world(result):
+    """torch._numpy results as graph values: arrays as their tensors, dtypes as numpy's."""
+    result = tree_map_only(tnp.ndarray, lambda array: array.tensor, result)
+    return tree_map_only(tnp._dtypes.DType, numpy_dtype, result)
+
+
+class NumpyOperation:
+    """A graph target: `fn` (of torch._numpy) called with every tensor argument as a
+    torch._numpy array. FX prints and binds it by its `__name__` (`numpy_sin`)."""
+
+    def __init__(self, fn, name: str):
+        self.fn = fn
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args, **kwargs):
+        args, kwargs = tree_map_only(torch.Tensor, tnp.ndarray, (args, kwargs))
+        return _from_numpy_world(self.fn(*args, **kwargs))
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+_OPERATIONS: dict = {}
+
+
+def operation_for(fn, name: str) -> NumpyOperation:
+    """One target per implementation, so that graphs name it once."""
+    known = _OPERATIONS.get(name)
+    if known is None:
+        known = _OPERATIONS[name] = NumpyOperation(fn, name)
+    return known
+
+
+def _method(name: str):
+    return lambda array, *args, **kwargs: getattr(array, name)(*args, **kwargs)
+
+
+def method_operation(name: str) -> NumpyOperation:
+    return operation_for(_method(name), f"ndarray_{name}")
+
+
+def attribute_operation(name: str) -> NumpyOperation:
+    return operation_for(operator.attrgetter(name), f"ndarray_{name}")
+
+
+def operator_operation(fn) -> NumpyOperation:
+    return operation_for(fn, f"ndarray_{fn.__name__.strip('_')}")
+
+
+# --- recording -----------------------------------------------------------------------------------
+
+
+def _numpy_name(value: Value):
+    """A dtype argument in the spelling torch._numpy accepts (np.float32 -> "float32")."""
+    from .objects import ClassValue
+
+    if isinstance(value, ClassValue) and issubclass(value.cls, np.generic):
+        return np.dtype(value.cls).name
+    if isinstance(value, ConstantValue) and isinstance(value.value, np.dtype):
+        return value.value.name
+    return None
+
+
+def _argument(frame, value: Value) -> Value:
+    """`value` as an argument of a NumpyOperation: arrays as their tensors, numpy dtypes as
+    names, numpy scalars as 0-d tensors (NEP 50: they are not weak like Python numbers)."""
+    if isinstance(value, NdarrayValue):
+        return value.tensor
+    if isinstance(value, TensorValue) and value.fake.requires_grad:
+        raise Unsupported("a numpy function called on a tensor that requires grad (eager numpy refuses it)")
+    name = _numpy_name(value)
+    if name is not None:
+        return ConstantValue(name)
+    if isinstance(value, NumpyScalarValue):
+        scalar = value.value
+        held = torch.tensor(scalar.item(), dtype=getattr(torch, scalar.dtype.name))
+        frame.session.keepalive(held)
+        return frame.session.wrap(held, None)
+    if type(value) in (ListValue, TupleValue):
+        items = [_argument(frame, item) for item in value.items]
+        return ListValue(items) if isinstance(value, ListValue) else TupleValue(items, python_cls=value.python_cls)
+    return value
+
+
+def _as_numpy_result(value: Value) -> Value:
+    if isinstance(value, TensorValue):
+        return NdarrayValue(value)
+    if type(value) in (ListValue, TupleValue):
+        items = [_as_numpy_result(item) for item in value.items]
+        if isinstance(value, ListValue):
+            return ListValue(items)
+        cls = tuple if value.python_cls is torch.Size else value.python_cls
+        return TupleValue(items, python_cls=cls)
+    return value
+
+
+def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """Record `target(*args, **kwargs)`; its tensors come back as ndarrays.
+
+    Any error while it runs on fake tensors is a graph break, not the program's exception:
+    torch._numpy refuses some arguments numpy takes (NotImplementedError, TypeError), and
+    only running numpy itself says what eager does."""
+    from ..interpreter.frame import UserException
+
+    args = [_argument(frame, a) for a in args]
+    kwargs = {k: _argument(frame, v) for k, v in kwargs.items()}
+    try:
+        result = frame.session.graph.call_function(frame, target, args, kwargs)
+    except UserException as err:
+        cause = err.__cause__ or err.value.describe()
+        raise Unsupported(
+            f"{target.__name__} (numpy traced through torch._numpy) failed on fake tensors: {cause!r}",
+            hint="the graph breaks and numpy runs the call natively",
+        ) from None
+    return _as_numpy_result(result)
+
+
+# --- values ----------------------------------------------------------------------------------------
+
+# ndarray attributes that leave the numpy-on-tensors model (memory, buffers, C views).
+_REFUSED_ATTRIBUTES = frozenset({"base", "ctypes", "data", "flags", "flat", "__array_interface__"})
+
+
+class NdarrayValue(Value):
+    """A numpy ndarray backed by the traced tensor `tensor`. `source` is where an ndarray the
+    frame received is read from (returned unchanged, it is that very object)."""
+
+    def __init__(self, tensor: TensorValue, source=None):
+        super().__init__(source)
+        self.tensor = tensor
+
+    def python_type(self) -> type:
+        return np.ndarray
+
+    def describe(self) -> str:
+        fake = self.tensor.fake
+        shape = "x".join(str(s) for s in fake.shape)
+        return f"a numpy ndarray ({str(fake.dtype).removeprefix('torch.')}[{shape}])"
+
+    def as_fake(self):
+        raise Unsupported(f"{self.describe()} passed to a torch operation (eager torch refuses it)")
+
+    as_node_arg = as_fake
+
+    def get_attr(self, frame, name):
+        if name in _REFUSED_ATTRIBUTES:
+            raise Unsupported(f"ndarray.{name}, which exposes memory capture does not model")
+        attribute = getattr(tnp.ndarray, name, None)
+        if attribute is None:
+            raise Unsupported(f"ndarray.{name}, which torch._numpy does not implement")
+        if callable(attribute):
+            return NdarrayMethodValue(self, name)
+        return numpy_operation(frame, attribute_operation(name), [self], {})
+
+    def has_attr(self, frame, name):
+        return hasattr(np.ndarray, name)
+
+    def get_item(self, frame, key):
+        return numpy_operation(frame, operator_operation(operator.getitem), [self, key], {})
+
+    def set_item(self, frame, key, value):
+        numpy_operation(frame, operator_operation(operator.setitem), [self, key, value], {})
+
+    def length(self, frame):
+        return self.tensor.length(frame)
+
+    def unpack(self, frame):
+        return [NdarrayValue(item) if isinstance(item, TensorValue) else item for item in self.tensor.unpack(frame)]
+
+    def truth(self, frame):
+        raise Unsupported(
+            "branching on the value of a numpy array (data-dependent control flow)",
+            hint="use np.where, or move the condition outside the compiled function",
+        )
+
+
+class NdarrayMethodValue(Value):
+    """`array.name`, bound: calling it records the torch._numpy method."""
+
+    def __init__(self, array: NdarrayValue, name: str):
+        super().__init__()
+        self.array = array
+        self.name = name
+
+    def describe(self) -> str:
+        return f"method ndarray.{self.name}"
+
+    def call(self, frame, args, kwargs):
+        return numpy_operation(frame, method_operation(self.name), [self.array, *args], kwargs)
+
+
+class NumpyScalarValue(ConstantValue):
+    """A numpy scalar (np.float32(0.5), an eps of np.finfo): a constant whose Python
+    operations fold with numpy's own rules; a torch operation receives it as the Python
+    number, as eager torch converts it."""
+
+    def as_fake(self):
+        return self.value.item()
+
+    def as_node_arg(self):
+        return self.value.item()
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+_AS_TENSOR = HeldSource(torch.as_tensor, "as_tensor")
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class TensorOfArraySource(Source):
+    """`torch.as_tensor(base)`: the tensor a graph reads from an ndarray input (same memory)."""
+
+    base: Source
+
+    @property
+    def parents(self) -> tuple[Source, ...]:
+        return (_AS_TENSOR, self.base)
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_tensor"
+
+    def __str__(self) -> str:
+        return f"torch.as_tensor({self.base})"
+
+    def code(self, as_tensor: str, base: str) -> str:
+        return f"{as_tensor}({base})"
+
+
+def wrap_ndarray(session, array: np.ndarray, source) -> NdarrayValue:
+    """An ndarray the frame receives (or a constant one): a graph input, static in its sizes."""
+    if array.dtype.hasobject or array.dtype.kind not in "biufc":
+        raise Unsupported(f"a numpy array of dtype {array.dtype}, which has no torch dtype")
+    if source is None:
+        # A constant array: the graph holds a copy (writes by the graph must not reach it).
+        tensor = torch.tensor(array)
+        session.keepalive(tensor)
+        return NdarrayValue(session.wrap(tensor, None))
+    session.add_guard(kinds.TypeMatch(source, type(array)))
+    session.add_guard(kinds.ConstantMatch(AttrSource(AttrSource(source, "dtype"), "str"), array.dtype.str))
+    session.add_guard(kinds.ConstantMatch(AttrSource(source, "shape"), array.shape))
+    session.add_guard(kinds.ConstantMatch(AttrSource(source, "strides"), array.strides))
+    tensor = torch.as_tensor(array)
+    session.keepalive(tensor)
+    return NdarrayValue(session.graph.add_input(tensor, TensorOfArraySource(source)), source)
+
+
+def wrap_numpy_constant(session, obj, source) -> ConstantValue:
+    """Numpy scalars, dtypes, finfo/iinfo: immutable, guarded by identity when read from the
+    frame (their types have no guard by value)."""
+    if source is not None:
+        session.add_guard(kinds.IdentityMatch(source, obj))
+    if isinstance(obj, np.generic):
+        return NumpyScalarValue(obj, source)
+    return ConstantValue(obj, source)
+
+
+_INPLACE_OPERATORS = frozenset({
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
+    operator.ipow, operator.imatmul, operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+})  # fmt: skip
+
+
+def numpy_operator(frame, fn, *operands: Value) -> Value:
+    """A Python operator with an ndarray operand: numpy's, or torch's when the other operand
+    is a tensor (eager torch's operator takes over then, `__array_priority__`, and sees the
+    ndarray as a tensor), except that an ndarray updated in place stays one."""
+    mixed = any(isinstance(v, TensorValue) for v in operands)
+    if mixed and not (fn in _INPLACE_OPERATORS and isinstance(operands[0], NdarrayValue)):
+        tensors = [v.tensor if isinstance(v, NdarrayValue) else v for v in operands]
+        return frame.session.graph.call_function(frame, fn, tensors, {})
+    return numpy_operation(frame, operator_operation(fn), list(operands), {})
