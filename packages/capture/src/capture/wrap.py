@@ -58,7 +58,8 @@ def wraps(*types_: type):
 
 
 def wrap(session, obj: Any, source) -> Value:
-    if is_constant_type(obj) or isinstance(obj, enum.Enum):
+    # np.float64 is a Python float too, but prints (in guards, graphs) as numpy: its own rule.
+    if (is_constant_type(obj) or isinstance(obj, enum.Enum)) and not isinstance(obj, np.generic):
         return _constant(session, obj, source)
     known = session.wrapped.get(id(obj))
     if known is not None and known[0] is obj:

@@ -24,7 +24,7 @@ from guards import kinds
 from guards.sources import AttrSource, Source
 from torch.utils._pytree import tree_map_only
 
-from ..errors import Unsupported
+from ..errors import CaptureError, Unsupported
 from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
@@ -116,7 +116,8 @@ def _argument(frame, value: Value) -> Value:
     name = _numpy_name(value)
     if name is not None:
         return ConstantValue(name)
-    if isinstance(value, NumpyScalarValue):
+    if isinstance(value, ConstantValue) and isinstance(value.value, np.generic):
+        # np.float64 is also a Python float: wrapped as a plain constant, it arrives here too.
         scalar = value.value
         held = torch.tensor(scalar.item(), dtype=getattr(torch, scalar.dtype.name))
         frame.session.keepalive(held)
@@ -151,8 +152,10 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
     kwargs = {k: _argument(frame, v) for k, v in kwargs.items()}
     try:
         result = frame.session.graph.call_function(frame, target, args, kwargs)
-    except UserException as err:
-        cause = err.__cause__ or err.value.describe()
+    except CaptureError:
+        raise
+    except Exception as err:  # the program's exception (UserException) or torch._numpy's own
+        cause = (err.__cause__ or err.value.describe()) if isinstance(err, UserException) else err
         raise Unsupported(
             f"{target.__name__} (numpy traced through torch._numpy) failed on fake tensors: {cause!r}",
             hint="the graph breaks and numpy runs the call natively",
