@@ -15,14 +15,13 @@ from ..values.constant import ConstantValue
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.numpy_arrays import NdarrayValue, numpy_operation, operation_for
 from ..values.tensor import TensorValue
-from .numpy_table import TORCH_NUMPY_FOR
+from .numpy_table import RANDOM_CALLABLES, TORCH_NUMPY_FOR
 from .registry import construct_rule, rule
 from .torch_ops import record_torch_call
 
 
 def _traced(numpy_fn, torch_fn):
-    module = (getattr(numpy_fn, "__module__", None) or "numpy").replace(".", "_")
-    target = operation_for(torch_fn, f"{module}_{numpy_fn.__name__}")
+    target = operation_for(torch_fn, getattr(numpy_fn, "__module__", None) or "numpy", numpy_fn.__name__)
 
     def handler(frame, args, kwargs):
         return numpy_operation(frame, target, args, kwargs)
@@ -32,6 +31,22 @@ def _traced(numpy_fn, torch_fn):
 
 for _numpy_fn, _torch_fn in TORCH_NUMPY_FOR.items():
     rule(_numpy_fn)(_traced(_numpy_fn, _torch_fn))
+
+
+def _refuse_random(fn):
+    name = getattr(fn, "__qualname__", None) or fn.__name__
+
+    def handler(frame, args, kwargs):
+        raise Unsupported(
+            f"numpy.random ({name}) draws from numpy's random state, which a graph cannot share",
+            hint="the call runs natively between two graphs, as under torch.compile; use torch's random functions to keep one graph",
+        )
+
+    return handler
+
+
+for _fn in RANDOM_CALLABLES:
+    rule(_fn)(_refuse_random(_fn))
 
 
 @rule(torch.Tensor.numpy, accepts="(self, /, *, force=False)")
@@ -94,7 +109,7 @@ def _numpy_constant_class(frame, cls, args, kwargs):
 def _numpy_scalar_type(frame, cls, args, kwargs):
     """`np.float32(0.5)` is a numpy scalar (folded now); `np.float32(array)` casts it."""
     if len(args) == 1 and not kwargs and isinstance(args[0], (NdarrayValue, TensorValue)):
-        return numpy_operation(frame, operation_for(_cast_to(np.dtype(cls).name), f"numpy_{cls.__name__}"), args, {})
+        return numpy_operation(frame, operation_for(_cast_to(np.dtype(cls).name), "numpy", cls.__name__), args, {})
     return _folded(frame, cls, args, kwargs)
 
 

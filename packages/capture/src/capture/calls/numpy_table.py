@@ -16,8 +16,21 @@ import types
 import numpy as np
 import torch._numpy as tnp
 
-# Types of numpy's callables that are neither Python functions nor builtins.
-NUMPY_CALLABLE_TYPES: tuple[type, ...] = (np.ufunc, type(np.sum))
+# Types of numpy's callables that are neither Python functions nor builtins (ufuncs,
+# array-function dispatchers, Cython functions such as np.random.default_rng).
+NUMPY_CALLABLE_TYPES: tuple[type, ...] = (np.ufunc, type(np.sum), type(np.random.default_rng))
+
+_FUNCTION_TYPES = (types.BuiltinFunctionType, types.FunctionType, types.MethodDescriptorType, *NUMPY_CALLABLE_TYPES)
+
+# numpy.random's functions and generator methods: never traced (see above).
+RANDOM_CALLABLES: tuple = tuple(
+    dict.fromkeys(
+        getattr(owner, name)
+        for owner in (np.random, np.random.RandomState, np.random.Generator)
+        for name in dir(owner)
+        if not name.startswith("_") and isinstance(getattr(owner, name), _FUNCTION_TYPES)
+    )
+)
 
 
 def is_numpy_callable(obj) -> bool:

@@ -51,10 +51,12 @@ def _from_numpy_world(result):
 
 class NumpyOperation:
     """A graph target: `fn` (of torch._numpy) called with every tensor argument as a
-    torch._numpy array. FX prints and binds it by its `__name__` (`numpy_sin`)."""
+    torch._numpy array. FX names it after the numpy API it implements: `numpy.sin`,
+    `numpy.linalg.norm`, `ndarray.sum` (bound in the graph's code as `numpy_sin`...)."""
 
-    def __init__(self, fn, name: str):
+    def __init__(self, fn, module: str, name: str):
         self.fn = fn
+        self.__module__ = module
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, *args, **kwargs):
@@ -62,17 +64,17 @@ class NumpyOperation:
         return _from_numpy_world(self.fn(*args, **kwargs))
 
     def __repr__(self) -> str:
-        return self.__name__
+        return f"{self.__module__}.{self.__name__}"
 
 
 _OPERATIONS: dict = {}
 
 
-def operation_for(fn, name: str) -> NumpyOperation:
-    """One target per implementation, so that graphs name it once."""
-    known = _OPERATIONS.get(name)
+def operation_for(fn, module: str, name: str) -> NumpyOperation:
+    """One target per numpy API, so that graphs name it once."""
+    known = _OPERATIONS.get((module, name))
     if known is None:
-        known = _OPERATIONS[name] = NumpyOperation(fn, name)
+        known = _OPERATIONS[module, name] = NumpyOperation(fn, module, name)
     return known
 
 
@@ -81,15 +83,15 @@ def _method(name: str):
 
 
 def method_operation(name: str) -> NumpyOperation:
-    return operation_for(_method(name), f"ndarray_{name}")
+    return operation_for(_method(name), "ndarray", name)
 
 
 def attribute_operation(name: str) -> NumpyOperation:
-    return operation_for(operator.attrgetter(name), f"ndarray_{name}")
+    return operation_for(operator.attrgetter(name), "ndarray", name)
 
 
 def operator_operation(fn) -> NumpyOperation:
-    return operation_for(fn, f"ndarray_{fn.__name__.strip('_')}")
+    return operation_for(fn, "ndarray", f"__{fn.__name__.strip('_')}__")
 
 
 # --- recording -----------------------------------------------------------------------------------
@@ -157,7 +159,7 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
     except Exception as err:  # the program's exception (UserException) or torch._numpy's own
         cause = (err.__cause__ or err.value.describe()) if isinstance(err, UserException) else err
         raise Unsupported(
-            f"{target.__name__} (numpy traced through torch._numpy) failed on fake tensors: {cause!r}",
+            f"{target!r} (numpy traced through torch._numpy) failed on fake tensors: {cause!r}",
             hint="the graph breaks and numpy runs the call natively",
         ) from None
     return _as_numpy_result(result)
