@@ -21,7 +21,7 @@ from .torch_ops import record_torch_call
 
 
 def _traced(numpy_fn, torch_fn):
-    target = operation_for(torch_fn, getattr(numpy_fn, "__module__", None) or "numpy", numpy_fn.__name__)
+    target = operation_for(torch_fn, getattr(numpy_fn, "__module__", None) or "numpy", numpy_fn.__name__, numpy_fn)
 
     def handler(frame, args, kwargs):
         return numpy_operation(frame, target, args, kwargs)

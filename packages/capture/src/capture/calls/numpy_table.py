@@ -10,7 +10,6 @@ the graph and run natively, as under torch.compile (without `use_numpy_random_st
 
 from __future__ import annotations
 
-import functools
 import types
 
 import numpy as np
@@ -39,20 +38,6 @@ def is_numpy_callable(obj) -> bool:
     return module == "numpy" or module.startswith("numpy.")
 
 
-def _single_precision_kept(transform):
-    """NumPy >= 2 computes FFTs of float32/complex64 input in single precision;
-    torch._numpy always gives double. Cast back so dtypes match eager numpy."""
-
-    @functools.wraps(transform)
-    def kept(a, *args, **kwargs):
-        result = transform(a, *args, **kwargs)
-        if tnp.asarray(a).dtype.name in ("float32", "complex64", "float16"):
-            result = result.astype("complex64" if result.dtype.name.startswith("complex") else "float32")
-        return result
-
-    return kept
-
-
 def _pairs(np_module: types.ModuleType, tnp_module: types.ModuleType):
     for name in dir(tnp_module):
         if name.startswith("_"):
@@ -67,8 +52,6 @@ def _build_table() -> dict:
     table = {}
     for np_module, tnp_module in ((np, tnp), (np.linalg, tnp.linalg), (np.fft, tnp.fft)):
         for numpy_fn, torch_fn in _pairs(np_module, tnp_module):
-            if tnp_module is tnp.fft and int(np.__version__.split(".")[0]) >= 2:
-                torch_fn = _single_precision_kept(torch_fn)
             table.setdefault(numpy_fn, torch_fn)  # aliases (np.abs is np.absolute) once
     return table
 

@@ -29,6 +29,7 @@ from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
 from .containers import ListValue, TupleValue
+from .numpy_dtype_oracle import numpy_result_dtypes
 from .tensor import TensorValue
 
 # torch._numpy reads its default dtypes from torch._dynamo.config on first use; set numpy's
@@ -54,8 +55,10 @@ class NumpyOperation:
     torch._numpy array. FX names it after the numpy API it implements: `numpy.sin`,
     `numpy.linalg.norm`, `ndarray.sum` (bound in the graph's code as `numpy_sin`...)."""
 
-    def __init__(self, fn, module: str, name: str):
+    def __init__(self, fn, module: str, name: str, numpy_fn=None):
         self.fn = fn
+        # What eager numpy runs for it (the same code when it works on either kind of array).
+        self.numpy_fn = numpy_fn or fn
         self.__module__ = module
         self.__name__ = self.__qualname__ = name
 
@@ -70,11 +73,11 @@ class NumpyOperation:
 _OPERATIONS: dict = {}
 
 
-def operation_for(fn, module: str, name: str) -> NumpyOperation:
+def operation_for(fn, module: str, name: str, numpy_fn=None) -> NumpyOperation:
     """One target per numpy API, so that graphs name it once."""
     known = _OPERATIONS.get((module, name))
     if known is None:
-        known = _OPERATIONS[module, name] = NumpyOperation(fn, module, name)
+        known = _OPERATIONS[module, name] = NumpyOperation(fn, module, name, numpy_fn)
     return known
 
 
@@ -101,7 +104,7 @@ def _numpy_name(value: Value):
     """A dtype argument in the spelling torch._numpy accepts (np.float32 -> "float32")."""
     from .objects import ClassValue
 
-    if isinstance(value, ClassValue) and issubclass(value.cls, np.generic):
+    if isinstance(value, ClassValue) and (issubclass(value.cls, np.generic) or value.cls in (bool, int, float, complex)):
         return np.dtype(value.cls).name
     if isinstance(value, ConstantValue) and isinstance(value.value, np.dtype):
         return value.value.name
@@ -154,6 +157,8 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
     kwargs = {k: _argument(frame, v) for k, v in kwargs.items()}
     try:
         result = frame.session.graph.call_function(frame, target, args, kwargs)
+        if target.numpy_fn not in _UPDATES_IN_PLACE:
+            result = with_numpy_dtypes(frame, target, args, kwargs, result)
     except CaptureError:
         raise
     except Exception as err:  # the program's exception (UserException) or torch._numpy's own
@@ -163,6 +168,45 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
             hint="the graph breaks and numpy runs the call natively",
         ) from None
     return _as_numpy_result(result)
+
+
+def with_numpy_dtypes(frame, target: NumpyOperation, args, kwargs, result: Value) -> Value:
+    """`result` with the dtypes eager numpy gives. torch._numpy differs from numpy in places
+    (`int32 / 2` is float32 there, float64 in numpy; `np.cumsum(int8)` stays int8): numpy
+    itself, run on small stand-in arrays of the same dtypes, says which dtype each result
+    has. A result torch._numpy computed at least as wide is cast to it; a narrower one would
+    have lost precision or overflowed already, so the graph breaks."""
+    expected = numpy_result_dtypes(target.numpy_fn, args, kwargs)
+    if expected is None:
+        return result  # numpy refused the stand-ins (a singular matrix, an index out of them)
+    got = [v for v in _leaves(result) if isinstance(v, TensorValue)]
+    if len(got) != len(expected):
+        return result
+    casts = {}
+    for value, dtype in zip(got, expected):
+        produced = np.dtype(str(value.fake.dtype).removeprefix("torch."))
+        if produced == dtype:
+            continue
+        if not np.can_cast(dtype, produced, casting="safe"):
+            raise Unsupported(
+                f"{target!r}: torch._numpy computes a {produced} result where numpy gives {dtype}",
+                hint="the graph breaks and numpy runs the call natively",
+            )
+        casts[id(value)] = frame.session.graph.call_function(frame, method_operation("astype"), [value, ConstantValue(dtype.name)], {})
+    return _replace_leaves(result, casts) if casts else result
+
+
+def _leaves(value: Value) -> list[Value]:
+    if type(value) in (ListValue, TupleValue):
+        return [leaf for item in value.items for leaf in _leaves(item)]
+    return [value]
+
+
+def _replace_leaves(value: Value, replacements: dict) -> Value:
+    if type(value) in (ListValue, TupleValue):
+        items = [_replace_leaves(item, replacements) for item in value.items]
+        return ListValue(items) if isinstance(value, ListValue) else TupleValue(items, python_cls=value.python_cls)
+    return replacements.get(id(value), value)
 
 
 # --- values ----------------------------------------------------------------------------------------
@@ -320,3 +364,7 @@ def numpy_operator(frame, fn, *operands: Value) -> Value:
         tensors = [v.tensor if isinstance(v, NdarrayValue) else v for v in operands]
         return frame.session.graph.call_function(frame, fn, tensors, {})
     return numpy_operation(frame, operator_operation(fn), list(operands), {})
+
+
+# Operations that write into their first argument: the array keeps its dtype.
+_UPDATES_IN_PLACE = _INPLACE_OPERATORS | {operator.setitem}
