@@ -206,3 +206,68 @@ def test_numpy_random_breaks_the_graph():
 
     with pytest.raises(capture.Unsupported, match="rand"):
         capture.optimize(fn, capture.backends.eager, fullgraph=True)(torch.randn(3))
+
+
+# torch._numpy's dtype differs from numpy's for these; numpy's own answer decides (a wider
+# result is cast to it, a narrower one breaks the graph): never a silently different dtype.
+DTYPE_DIFFERENCES = {
+    "square_of_int32_is_int32": (lambda a: np.square(a.astype(np.int32)), False),
+    "all_of_uint8_is_bool": (lambda a: (a > 0).astype(np.uint8).all(axis=1), False),
+    "fft_of_float32_is_complex64": (lambda a: np.fft.fft(a), False),
+    "einsum_of_int8_is_int8": (lambda a: np.einsum("ij,ij->i", a.astype(np.int8), a.astype(np.int8)), False),
+    "true_divide_of_int32_is_float64": (lambda a: a.astype(np.int32) / 2, True),
+    "cumsum_of_int8_is_int64": (lambda a: np.cumsum(a.astype(np.int8)), True),
+    "sum_of_uint8_is_uint64": (lambda a: a.astype(np.uint8).sum(), True),
+}
+
+
+@pytest.mark.parametrize("case", list(DTYPE_DIFFERENCES))
+def test_result_dtype_is_numpy_s(case):
+    fn, breaks = DTYPE_DIFFERENCES[case]
+    compiled = capture.optimize(fn, capture.backends.eager)
+    for size in (4, 4, 6):
+        (a,) = array32(size)
+        a *= 10
+        assert_same_numpy(compiled(a.copy()), fn(a))
+    reasons = [b.reason for b in cache_of(compiled).compilation.breaks]
+    assert bool(reasons) == breaks, reasons
+    assert all("where numpy gives" in r for r in reasons), reasons
+
+
+def test_numpy_scalar_inputs():
+    def fn(x, s, k):
+        return x * s + k
+
+    compiled = capture.optimize(fn, capture.backends.eager, fullgraph=True)
+    for n in (2, 3):
+        x, s, k = torch.randn(3), np.float64(n / 2), np.int64(n)
+        torch.testing.assert_close(compiled(x, s, k), fn(x, s, k))
+
+
+def test_ndarray_lives_across_a_graph_break():
+    def fn(x):
+        a = x.numpy() * 2
+        print("break")
+        return torch.from_numpy(a + 1), a
+
+    compiled = capture.optimize(fn, capture.backends.eager)
+    for size in (3, 3, 5):
+        x = torch.randn(size)
+        assert_same_numpy(compiled(x), fn(x))
+    reasons = [b.reason for b in cache_of(compiled).compilation.breaks]
+    assert reasons and all(r.startswith("print()") for r in reasons), reasons
+
+
+def test_writes_reach_the_array_passed_in():
+    def fn(a):
+        a[0] = 1.0
+        a *= 2
+        return a.sum()
+
+    compiled = capture.optimize(fn, capture.backends.eager, fullgraph=True)
+    for size in (3, 3):
+        a = np.random.randn(size)
+        expected_array = a.copy()
+        expected = fn(expected_array)
+        assert_same_numpy(compiled(a), expected)
+        np.testing.assert_allclose(a, expected_array)
