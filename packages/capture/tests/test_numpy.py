@@ -215,7 +215,7 @@ DTYPE_DIFFERENCES = {
     "all_of_uint8_is_bool": (lambda a: (a > 0).astype(np.uint8).all(axis=1), False),
     "fft_of_float32_is_complex64": (lambda a: np.fft.fft(a), False),
     "einsum_of_int8_is_int8": (lambda a: np.einsum("ij,ij->i", a.astype(np.int8), a.astype(np.int8)), False),
-    "true_divide_of_int32_is_float64": (lambda a: a.astype(np.int32) / 2, True),
+    "true_divide_of_int32_is_float64": (lambda a: (a.astype(np.int32) / 2, np.divide(a.astype(np.int8), 3)), False),
     "cumsum_of_int8_is_int64": (lambda a: np.cumsum(a.astype(np.int8)), True),
     "sum_of_uint8_is_uint64": (lambda a: a.astype(np.uint8).sum(), True),
 }

@@ -15,6 +15,8 @@ import types
 import numpy as np
 import torch._numpy as tnp
 
+from ..values.numpy_fixes import FIXED
+
 # Types of numpy's callables that are neither Python functions nor builtins (ufuncs,
 # array-function dispatchers, Cython functions such as np.random.default_rng).
 NUMPY_CALLABLE_TYPES: tuple[type, ...] = (np.ufunc, type(np.sum), type(np.random.default_rng))
@@ -52,7 +54,7 @@ def _build_table() -> dict:
     table = {}
     for np_module, tnp_module in ((np, tnp), (np.linalg, tnp.linalg), (np.fft, tnp.fft)):
         for numpy_fn, torch_fn in _pairs(np_module, tnp_module):
-            table.setdefault(numpy_fn, torch_fn)  # aliases (np.abs is np.absolute) once
+            table.setdefault(numpy_fn, FIXED.get(numpy_fn, torch_fn))  # aliases (np.divide is np.true_divide) once
     return table
 
 

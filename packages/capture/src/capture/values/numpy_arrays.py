@@ -30,6 +30,7 @@ from .base import Value
 from .constant import ConstantValue
 from .containers import ListValue, TupleValue
 from .numpy_dtype_oracle import numpy_result_dtypes
+from .numpy_fixes import FIXED
 from .tensor import TensorValue
 
 # torch._numpy reads its default dtypes from torch._dynamo.config on first use; set numpy's
@@ -94,7 +95,7 @@ def attribute_operation(name: str) -> NumpyOperation:
 
 
 def operator_operation(fn) -> NumpyOperation:
-    return operation_for(fn, "ndarray", f"__{fn.__name__.strip('_')}__")
+    return operation_for(FIXED.get(fn, fn), "ndarray", f"__{fn.__name__.strip('_')}__", fn)
 
 
 # --- recording -----------------------------------------------------------------------------------
