@@ -271,3 +271,21 @@ def test_writes_reach_the_array_passed_in():
         expected = fn(expected_array)
         assert_same_numpy(compiled(a), expected)
         np.testing.assert_allclose(a, expected_array)
+
+
+def test_tensor_operator_takes_an_array_as_a_tensor():
+    def fn(x):
+        return x + x.numpy().astype(np.float64), x * x.numpy().mean(), x - x.numpy()[0]
+
+    check_numpy(fn, tensor, "eager")
+
+
+def test_array_operator_with_a_tensor_is_left_to_eager():
+    def fn(x):
+        return x.numpy() + x  # numpy gives way, torch's reflected + raises TypeError
+
+    compiled = capture.optimize(fn, capture.backends.eager)
+    with pytest.raises(TypeError):
+        fn(torch.randn(3))
+    with pytest.raises(TypeError):
+        compiled(torch.randn(3))

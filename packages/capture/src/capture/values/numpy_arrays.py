@@ -100,6 +100,13 @@ def operator_operation(fn) -> NumpyOperation:
 
 # --- recording -----------------------------------------------------------------------------------
 
+_INPLACE_OPERATORS = frozenset({
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
+    operator.ipow, operator.imatmul, operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+})  # fmt: skip
+# Operations that write into their first argument: the array keeps its dtype.
+_UPDATES_IN_PLACE = _INPLACE_OPERATORS | {operator.setitem}
+
 
 def _numpy_name(value: Value):
     """A dtype argument in the spelling torch._numpy accepts (np.float32 -> "float32")."""
@@ -281,6 +288,8 @@ class NdarrayMethodValue(Value):
         return f"method ndarray.{self.name}"
 
     def call(self, frame, args, kwargs):
+        if self.name.startswith("__") and any(isinstance(v, TensorValue) for v in [*args, *kwargs.values()]):
+            raise _ndarray_dunder_with_tensor(self.name)
         return numpy_operation(frame, method_operation(self.name), [self.array, *args], kwargs)
 
 
@@ -350,22 +359,19 @@ def wrap_numpy_constant(session, obj, source) -> ConstantValue:
     return ConstantValue(obj, source)
 
 
-_INPLACE_OPERATORS = frozenset({
-    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
-    operator.ipow, operator.imatmul, operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
-})  # fmt: skip
-
-
 def numpy_operator(frame, fn, *operands: Value) -> Value:
-    """A Python operator with an ndarray operand: numpy's, or torch's when the other operand
-    is a tensor (eager torch's operator takes over then, `__array_priority__`, and sees the
-    ndarray as a tensor), except that an ndarray updated in place stays one."""
-    mixed = any(isinstance(v, TensorValue) for v in operands)
-    if mixed and not (fn in _INPLACE_OPERATORS and isinstance(operands[0], NdarrayValue)):
+    """A Python operator with an ndarray operand: numpy's, or torch's when a tensor is on
+    its left (torch's operator then sees the ndarray as a tensor)."""
+    if any(isinstance(v, TensorValue) for v in operands):
+        if isinstance(operands[0], NdarrayValue):
+            raise _ndarray_dunder_with_tensor(fn.__name__)
         tensors = [v.tensor if isinstance(v, NdarrayValue) else v for v in operands]
         return frame.session.graph.call_function(frame, fn, tensors, {})
     return numpy_operation(frame, operator_operation(fn), list(operands), {})
 
 
-# Operations that write into their first argument: the array keeps its dtype.
-_UPDATES_IN_PLACE = _INPLACE_OPERATORS | {operator.setitem}
+def _ndarray_dunder_with_tensor(name: str) -> Unsupported:
+    # ndarray's operator methods return NotImplemented for a tensor (whose
+    # __array_priority__ is higher); what Python does next (the tensor's reflected
+    # method, a TypeError for `+`) is left to eager.
+    return Unsupported(f"ndarray {name} with a tensor operand (numpy's operator gives way to torch's; eager decides)")
