@@ -234,14 +234,25 @@ def test_result_dtype_is_numpy_s(case):
     assert all("where numpy gives" in r for r in reasons), reasons
 
 
-def test_numpy_scalar_inputs():
+def test_numpy_scalar_inputs_are_guarded_by_value():
     def fn(x, s, k):
         return x * s + k
 
     compiled = capture.optimize(fn, capture.backends.eager, fullgraph=True)
-    for n in (2, 3):
-        x, s, k = torch.randn(3), np.float64(n / 2), np.int64(n)
+    for n in (2, 2, 3):
+        x, s, k = torch.randn(3), np.float64(n / 2), np.int64(n)  # new objects on every call
         torch.testing.assert_close(compiled(x, s, k), fn(x, s, k))
+    assert captures(compiled) == 2
+
+
+def test_array_subclass_and_negative_strides_are_left_to_eager():
+    def fn(a):
+        return a * 2 + 1
+
+    compiled = capture.optimize(fn, capture.backends.eager)
+    for array in (np.ma.masked_array(np.arange(4.0), mask=[0, 1, 0, 0]), np.arange(4.0)[::-1]):
+        assert_same_numpy(compiled(array), fn(array))
+        assert type(compiled(array)) is type(fn(array))
 
 
 def test_ndarray_lives_across_a_graph_break():

@@ -333,8 +333,13 @@ class TensorOfArraySource(Source):
 
 def wrap_ndarray(session, array: np.ndarray, source) -> NdarrayValue:
     """An ndarray the frame receives (or a constant one): a graph input, static in its sizes."""
+    if type(array) is not np.ndarray:
+        # np.ma.MaskedArray, np.matrix, ...: their operations are not ndarray's.
+        raise Unsupported(f"an instance of the ndarray subclass {type(array).__qualname__}")
     if array.dtype.hasobject or array.dtype.kind not in "biufc":
         raise Unsupported(f"a numpy array of dtype {array.dtype}, which has no torch dtype")
+    if any(stride < 0 or stride % array.itemsize for stride in array.strides):
+        raise Unsupported("a numpy array with negative or unaligned strides, which torch.as_tensor refuses")
     if source is None:
         # A constant array: the graph holds a copy (writes by the graph must not reach it).
         tensor = torch.tensor(array)
@@ -349,13 +354,33 @@ def wrap_ndarray(session, array: np.ndarray, source) -> NdarrayValue:
     return NdarrayValue(session.graph.add_input(tensor, TensorOfArraySource(source)), source)
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class ScalarItemSource(Source):
+    """`base.item()`: the Python number a numpy scalar holds (what its guard compares)."""
+
+    base: Source
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_item"
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    def code(self, base: str) -> str:
+        return f"{base}.item()"
+
+
 def wrap_numpy_constant(session, obj, source) -> ConstantValue:
-    """Numpy scalars, dtypes, finfo/iinfo: immutable, guarded by identity when read from the
-    frame (their types have no guard by value)."""
+    """Numpy scalars, dtypes, finfo/iinfo: immutable constants. Read from the frame, a scalar
+    is guarded by its type and value (`s.item() == 1.5`), the others by identity."""
+    if isinstance(obj, np.generic):
+        if source is not None:
+            session.add_guard(kinds.TypeMatch(source, type(obj)))
+            session.add_guard(kinds.ConstantMatch(ScalarItemSource(source), obj.item()))
+        return NumpyScalarValue(obj, source)
     if source is not None:
         session.add_guard(kinds.IdentityMatch(source, obj))
-    if isinstance(obj, np.generic):
-        return NumpyScalarValue(obj, source)
     return ConstantValue(obj, source)
 
 
