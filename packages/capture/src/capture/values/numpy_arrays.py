@@ -29,7 +29,7 @@ from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
 from .containers import ListValue, TupleValue
-from .numpy_dtype_oracle import numpy_result_dtypes
+from .numpy_dtype_oracle import numpy_result_kinds
 from .numpy_fixes import FIXED
 from .tensor import TensorValue
 
@@ -180,19 +180,25 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
 
 def with_numpy_dtypes(frame, target: NumpyOperation, args, kwargs, result: Value) -> Value:
     """`result` with the dtypes eager numpy gives. torch._numpy differs from numpy in places
-    (`int32 / 2` is float32 there, float64 in numpy; `np.cumsum(int8)` stays int8): numpy
-    itself, run on small stand-in arrays of the same dtypes, says which dtype each result
-    has. A result torch._numpy computed at least as wide is cast to it; a narrower one would
-    have lost precision or overflowed already, so the graph breaks."""
-    expected = numpy_result_dtypes(target.numpy_fn, args, kwargs)
+    (`np.cumsum(int8)` stays int8 there, int64 in numpy; `np.median(a)` is 1-d, not 0-d):
+    numpy itself, run on small stand-in arrays of the same dtypes, says which dtype and how
+    many dimensions each result has. A result torch._numpy computed at least as wide is cast
+    to numpy's dtype; a narrower one would have lost precision or overflowed already, and a
+    wrong number of dimensions is not something to patch up, so those break the graph."""
+    expected = numpy_result_kinds(target.numpy_fn, args, kwargs)
     if expected is None:
         return result  # numpy refused the stand-ins (a singular matrix, an index out of them)
     got = [v for v in _leaves(result) if isinstance(v, TensorValue)]
     if len(got) != len(expected):
         return result
     casts = {}
-    for value, dtype in zip(got, expected):
+    for value, (dtype, ndim) in zip(got, expected):
         produced = np.dtype(str(value.fake.dtype).removeprefix("torch."))
+        if value.fake.dim() != ndim:
+            raise Unsupported(
+                f"{target!r}: torch._numpy gives a {value.fake.dim()}-d result where numpy gives {ndim}-d",
+                hint="the graph breaks and numpy runs the call natively",
+            )
         if produced == dtype:
             continue
         if not np.can_cast(dtype, produced, casting="safe"):
