@@ -92,7 +92,7 @@ def indexing_and_writes(x):
 def creation_from_constants(x):
     a = x.numpy()
     n = a.shape[0]
-    made = (np.zeros(n), np.ones((2, n), dtype=np.float32), np.arange(n), np.linspace(0, 1, n), np.eye(n))
+    made = (np.zeros(n), np.ones((2, n), dtype=np.float32), np.arange(n), np.linspace(0, 1, n), np.eye(n), np.full((2, n), 2.5), np.full(n, 7))
     return made, a + np.zeros((n, 4))  # float32 + numpy's default float64
 
 

@@ -27,5 +27,14 @@ def true_divide(x, y, *args, **kwargs):
     return tnp.true_divide(x, y, *args, **kwargs)
 
 
+def full(shape, fill_value, dtype=None, *args, **kwargs):
+    """torch._numpy passes `fill_value` to torch.full as a 0-d tensor, whose value torch reads
+    (`.item()`: data-dependent, a graph break); broadcasting it reads nothing."""
+    if args or kwargs:
+        return tnp.full(shape, fill_value, dtype, *args, **kwargs)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return tnp.broadcast_to(tnp.asarray(fill_value, dtype=dtype), shape).copy()
+
+
 # numpy callable or Python operator -> what records it instead of torch._numpy's namesake.
-FIXED: dict = {np.true_divide: true_divide, operator.truediv: true_divide}
+FIXED: dict = {np.true_divide: true_divide, operator.truediv: true_divide, np.full: full}
