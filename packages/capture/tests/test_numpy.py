@@ -113,7 +113,9 @@ def matmul_linalg_fft(a):
 
 
 def array_in_tensor_out(a):
-    return torch.as_tensor(a) + 1, torch.from_numpy(a) * 2
+    copy = torch.tensor(a, dtype=torch.float64)
+    copy.add_(1)  # a copy: the array is unchanged
+    return torch.as_tensor(a) + 1, torch.from_numpy(a) * 2, copy, torch.tensor(a)
 
 
 def array_in_array_out(a):

@@ -92,6 +92,24 @@ for _fn in (torch.as_tensor, torch.asarray):
     rule(_fn)(_as_tensor_rule(_fn))
 
 
+@rule(torch.tensor)
+def _tensor_of(frame, args, kwargs):
+    """`torch.tensor(array)`: a copy, in the array's dtype unless told otherwise."""
+    if not args or not isinstance(args[0], NdarrayValue):
+        return record_torch_call(frame, torch.tensor, args, kwargs)
+    if len(args) > 1 or set(kwargs) - {"dtype", "device", "requires_grad"}:
+        raise Unsupported("torch.tensor(ndarray, ...) with arguments capture does not model")
+    graph = frame.session.graph
+    requires_grad = kwargs.pop("requires_grad", ConstantValue(False)).as_python_constant()
+    copy = graph.call_method(frame, "clone", [args[0].tensor], {})
+    options = {k: v for k, v in kwargs.items() if not (v.is_python_constant() and v.as_python_constant() is None)}
+    if options:
+        copy = graph.call_method(frame, "to", [copy], options)
+    if requires_grad:
+        copy = graph.call_method(frame, "requires_grad_", [copy], {})
+    return copy
+
+
 def _folded(frame, cls, args: list[Value], kwargs: dict[str, Value]) -> Value:
     constants = constant_args(args, kwargs)
     if constants is None:

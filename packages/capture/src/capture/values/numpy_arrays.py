@@ -246,7 +246,10 @@ class NdarrayValue(Value):
         return f"a numpy ndarray ({str(fake.dtype).removeprefix('torch.')}[{shape}])"
 
     def as_fake(self):
-        raise Unsupported(f"{self.describe()} passed to a torch operation (eager torch refuses it)")
+        raise Unsupported(
+            f"{self.describe()} passed to a torch operation, which takes tensors",
+            hint="convert it with torch.from_numpy / torch.as_tensor / torch.tensor",
+        )
 
     as_node_arg = as_fake
 
