@@ -303,3 +303,14 @@ def test_array_operator_with_a_tensor_is_left_to_eager():
         fn(torch.randn(3))
     with pytest.raises(TypeError):
         compiled(torch.randn(3))
+
+
+def test_array_input_sizes_become_dynamic_after_a_change():
+    def fn(a):
+        return a * 2 + a.sum(axis=0)
+
+    compiled = capture.optimize(fn, capture.backends.eager, fullgraph=True)
+    for size in (3, 5, 8, 9):
+        a = np.random.randn(size, 2)
+        assert_same_numpy(compiled(a), fn(a))
+    assert captures(compiled) == 2  # static, then symbolic in the size that changed

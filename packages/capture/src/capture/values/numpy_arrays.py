@@ -7,8 +7,8 @@ torch._numpy arrays), its array results unwrapped to tensors again. Backends tra
 that Python call like any other, so the graph they see holds torch operations.
 
 An ndarray the compiled function receives is a graph input read as `torch.as_tensor(a)`
-(sharing memory, so writes reach the caller's array), guarded on its type, dtype, shape and
-strides. An ndarray the function returns or hands to a resume function is rebuilt as a real
+(sharing memory, so writes reach the caller's array), guarded as that tensor (its sizes
+become symbolic like a tensor input's). An ndarray the function returns or hands to a resume function is rebuilt as a real
 ndarray (`tensor.numpy()`). Numpy scalars and dtypes are constants (`NumpyScalarValue`).
 """
 
@@ -21,11 +21,10 @@ import numpy as np
 import torch
 import torch._numpy as tnp
 from guards import kinds
-from guards.sources import AttrSource, Source
+from guards.sources import Source
 from torch.utils._pytree import tree_map_only
 
 from ..errors import CaptureError, Unsupported
-from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
 from .containers import ListValue, TupleValue
@@ -316,32 +315,31 @@ class NumpyScalarValue(ConstantValue):
 
 # --- inputs --------------------------------------------------------------------------------------
 
-_AS_TENSOR = HeldSource(torch.as_tensor, "as_tensor")
-
-
 @dataclasses.dataclass(frozen=True, repr=False)
 class TensorOfArraySource(Source):
-    """`torch.as_tensor(base)`: the tensor a graph reads from an ndarray input (same memory)."""
+    """The tensor a graph reads from an ndarray input: `torch.as_tensor(base)` (same memory).
+
+    Spelled with `__import__('torch')` because both the compiled entry and the guard function
+    evaluate it, and neither has `torch` among its names (nor has the scope automatic dynamic
+    shapes evaluate sources in): it is then a tensor source like any other, guarded by
+    TensorMatch and shape guards, whose sizes may become symbolic."""
 
     base: Source
-
-    @property
-    def parents(self) -> tuple[Source, ...]:
-        return (_AS_TENSOR, self.base)
 
     @property
     def hint(self) -> str:
         return f"{self.base.hint}_tensor"
 
     def __str__(self) -> str:
-        return f"torch.as_tensor({self.base})"
+        return self.code(str(self.base))
 
-    def code(self, as_tensor: str, base: str) -> str:
-        return f"{as_tensor}({base})"
+    def code(self, base: str) -> str:
+        return f"__import__('torch').as_tensor({base})"
 
 
 def wrap_ndarray(session, array: np.ndarray, source) -> NdarrayValue:
-    """An ndarray the frame receives (or a constant one): a graph input, static in its sizes."""
+    """An ndarray the frame receives (or a constant one): a graph input, guarded and made
+    dynamic as the tensor it is read as."""
     if type(array) is not np.ndarray:
         # np.ma.MaskedArray, np.matrix, ...: their operations are not ndarray's.
         raise Unsupported(f"an instance of the ndarray subclass {type(array).__qualname__}")
@@ -355,12 +353,13 @@ def wrap_ndarray(session, array: np.ndarray, source) -> NdarrayValue:
         session.keepalive(tensor)
         return NdarrayValue(session.wrap(tensor, None))
     session.add_guard(kinds.TypeMatch(source, type(array)))
-    session.add_guard(kinds.ConstantMatch(AttrSource(AttrSource(source, "dtype"), "str"), array.dtype.str))
-    session.add_guard(kinds.ConstantMatch(AttrSource(source, "shape"), array.shape))
-    session.add_guard(kinds.ConstantMatch(AttrSource(source, "strides"), array.strides))
     tensor = torch.as_tensor(array)
     session.keepalive(tensor)
-    return NdarrayValue(session.graph.add_input(tensor, TensorOfArraySource(source)), source)
+    tensor_source = TensorOfArraySource(source)
+    value = session.graph.add_input(tensor, tensor_source, session.dynamic_dims_of(tensor, tensor_source))
+    # Symbolic sizes and strides are left to the shape guards, as for tensor inputs.
+    session.add_guard(kinds.TensorMatch.of(tensor_source, tensor, sizes=value.fake.shape, strides=value.fake.stride()))
+    return NdarrayValue(value, source)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
