@@ -46,11 +46,8 @@ class GraphSplit:
 
     buckets: list[Bucket]
     pieces: list[torch.fx.GraphModule] = field(default_factory=list)
-    reason: str | None = None  # why a graph spanning several buckets was not split
 
     def __str__(self) -> str:
-        if self.reason is not None:
-            return self.reason
         lines = [f"split into {len(self.buckets)} graphs at DDP bucket boundaries:"]
         lines += [f"  bucket {i}: {b}" for i, b in enumerate(self.buckets)]
         return "\n".join(lines)
