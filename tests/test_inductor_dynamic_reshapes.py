@@ -122,3 +122,21 @@ def test_view_of_symbolic_input(view):
     for s0 in SIZES:
         x = torch.randn(4, s0)
         torch.testing.assert_close(compiled(x), fn(x))
+
+
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (lambda x, y: x + y.repeat(2), lambda n: [(2 * n,), (n,)]),
+        (lambda x, y: torch.cat([x, x]) * y, lambda n: [(n,), (2 * n,)]),
+        (lambda x, y: x.reshape(-1) + y, lambda n: [(n, 4), (4 * n,)]),
+    ],
+    ids=["size_is_twice_a_later_one", "size_is_half_a_later_one", "flattened_equals_other"],
+)
+def test_sizes_related_by_a_guard(fn, shapes):
+    # The shape env learns an equality (s0 == 2*s1) and replaces one symbol by an expression
+    # of another; inductor reads input sizes through those replacements.
+    compiled = compiler.compile(fn, backend="inductor", dynamic=True)
+    for n in (3, 5, 8):
+        inputs = [torch.randn(s) for s in shapes(n)]
+        torch.testing.assert_close(compiled(*inputs), fn(*inputs))
