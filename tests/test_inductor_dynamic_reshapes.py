@@ -140,3 +140,17 @@ def test_sizes_related_by_a_guard(fn, shapes):
     for n in (3, 5, 8):
         inputs = [torch.randn(s) for s in shapes(n)]
         torch.testing.assert_close(compiled(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize(
+    "split",
+    [lambda x: x.chunk(2, dim=1), lambda x: x.chunk(3, dim=1), lambda x: x.split(4, dim=1), lambda x: x.split([1, 3])],
+    ids=["chunk_2", "chunk_3", "split_4", "split_sizes"],
+)
+def test_split_of_symbolic_dim(split):
+    # Piece sizes such as (s0 + 1) // 2 are symbolic: slices of expressions, not ints.
+    fn = lambda x: [t * 2 for t in split(x)]  # noqa: E731
+    compiled = compiler.compile(fn, backend="inductor", dynamic=True)
+    for s0 in (*SIZES, 31):
+        x = torch.randn(4, s0)
+        torch.testing.assert_close(compiled(x), fn(x))

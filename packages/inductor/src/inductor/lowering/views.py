@@ -251,14 +251,22 @@ def as_strided(x, size, stride, storage_offset=None):
 
 @register_lowering(aten.split.Tensor, aten.split_with_sizes.default)
 def split(x, split_size, dim=0):
+    """Slices of `x` along `dim`; sizes may be symbolic (`chunk` of an `s1` dim gives
+    `(s1 + 1) // 2` and the rest), so they are added as expressions, never read as ints."""
     dim = _dim(dim, len(x.size))
-    n = current_graph().hint(x.size[dim])
-    sizes = split_size if isinstance(split_size, (list, tuple)) else [split_size] * (-(-n // split_size))
-    pieces, start = [], 0
+    n = x.size[dim]
+    if isinstance(split_size, (list, tuple)):
+        sizes = [as_expr(s) for s in split_size]
+    else:
+        split_size = as_expr(split_size)
+        # As many pieces as at the example size (the captured graph's output count is guarded);
+        # the last takes what is left.
+        count = max(1, -(-current_graph().hint(n) // current_graph().hint(split_size)))
+        sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
+    pieces, start = [], sympy.Integer(0)
     for piece in sizes:
-        piece = min(int(as_expr(piece)), n - start)
         pieces.append(slice_(x, dim, start, start + piece))
-        start += piece
+        start = start + piece
     return pieces
 
 
