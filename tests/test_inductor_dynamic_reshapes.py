@@ -154,3 +154,14 @@ def test_split_of_symbolic_dim(split):
     for s0 in (*SIZES, 31):
         x = torch.randn(4, s0)
         torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_graphs_that_differ_only_in_a_specialized_size_are_not_confused():
+    # max_pool1d reads its input's size as an int: each size is a graph of its own, with the
+    # same code and input shapes (4, s0) but s0 -> 6, 9, 13 and other output sizes. Inductor's
+    # compiled-graph cache must tell them apart.
+    fn = lambda x: torch.nn.functional.max_pool1d(x[None], 2)[0] * 2  # noqa: E731
+    compiled = compiler.compile(fn, backend="inductor", dynamic=True)
+    for s0 in (6, 9, 13):
+        x = torch.randn(4, s0)
+        torch.testing.assert_close(compiled(x), fn(x))
