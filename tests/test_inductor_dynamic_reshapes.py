@@ -87,7 +87,7 @@ def _run(ops, x):
     return x + 0  # a kernel reads the last view
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reshape_chains())
 def test_reshape_chain_with_symbolic_sizes_matches_eager(ops):
     compiles = []
