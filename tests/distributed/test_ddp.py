@@ -20,7 +20,9 @@ STEPS = 3
 TOLERANCE = dict(rtol=1e-5, atol=1e-6)
 
 
-def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_name: str, bucket_cap_mb: float) -> dict:
+def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_name: str, bucket_cap_mb: float,
+                             batch_sizes: tuple[int, ...] | None = None) -> dict:
+    """`batch_sizes`: compile with dynamic=True and cut step k's batch to batch_sizes[k]."""
     import compiler
     from compiler.backends import lookup_backend
     from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
@@ -43,7 +45,7 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
         graphs.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
         return backend(gm, example_inputs)
 
-    compiled = compiler.compile(ddp, backend=counting_backend)
+    compiled = compiler.compile(ddp, backend=counting_backend, dynamic=True if batch_sizes else None)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     eager_optimizer = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
     generator = torch.Generator().manual_seed(rank)  # each rank its own data
@@ -56,6 +58,8 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
     for step in range(STEPS):
         events.clear()
         args, kwargs = batch(generator)
+        if batch_sizes:
+            args = tuple(a[: batch_sizes[step]] for a in args)
         with torch.autograd.graph.saved_tensors_hooks(lambda x: x, unpacked):
             loss = loss_of(compiled(*args, **kwargs))
         loss.backward()
@@ -83,6 +87,7 @@ def mlp_cases(rank: int, world: int) -> dict:
     """Every MLP case in one pair of processes (starting them, and importing the compiler
     in them, is most of the time these tests take)."""
     runs = {backend: train_compiled_and_eager(rank, world, "mlp", backend, 0.01) for backend in ("aot_eager", "inductor")}
+    runs["inductor_symbolic_batch"] = train_compiled_and_eager(rank, world, "mlp", "inductor", 0.01, (8, 5, 3))
     runs["explain"] = explain_ddp_mlp()
     return runs
 
@@ -130,6 +135,16 @@ def test_mlp_graph_is_split_at_ddp_buckets(mlp_runs, backend):
         # bucket_cap_mb=0.01 (10485 bytes), filled from the last layer back: the last two
         # linears (1040 + 16640 bytes) fill the first bucket, the first linear the second;
         # one captured graph, compiled as two pieces (linear, relu; linear, relu, linear).
+        assert result["graphs"] == [2, 3], result["graphs"]
+        assert result["our_buckets"] == [[(2, 4352), (4, 17680)]]
+
+
+def test_mlp_with_symbolic_batch_sizes_is_split_once_and_matches_eager_ddp(mlp_runs):
+    """dynamic=True, batches of 8, 5 and 3 rows: the graph is split at the same buckets, each
+    piece compiled once for symbolic sizes, and training matches eager DDP."""
+    results = mlp_runs["inductor_symbolic_batch"]
+    assert_compiled_matches_eager(results)
+    for result in results:
         assert result["graphs"] == [2, 3], result["graphs"]
         assert result["our_buckets"] == [[(2, 4352), (4, 17680)]]
 

@@ -94,14 +94,27 @@ def test_ddp_of_a_compiled_module_is_split_too(one_rank_group):
     assert [len(b.parameters) for b in split.buckets] == [2, 4]
 
 
-def test_graph_with_symbolic_sizes_is_compiled_whole(one_rank_group):
-    """Known limit: pieces would be compiled for the sizes of their first call, so a graph
-    with symbolic sizes is not split (explain says so); results stay right for every size."""
+@pytest.mark.parametrize("dynamic", [True, None], ids=["dynamic", "automatic_dynamic"])
+def test_graph_with_symbolic_sizes_is_split_into_pieces_that_stay_symbolic(one_rank_group, dynamic):
+    """Each piece gets the size symbols of its inputs as int inputs, so its backend compiles it
+    for any size: new batch sizes run the same pieces (no compile) and match eager DDP."""
     model = mlp()
-    compiled, graphs = compile_counting(DDP(copy.deepcopy(model), bucket_cap_mb=0.01), dynamic=True)
-    for batch in (8, 5, 3):
+    eager = DDP(copy.deepcopy(model), bucket_cap_mb=0.01)
+    compiled, graphs = compile_counting(DDP(model, bucket_cap_mb=0.01), dynamic=dynamic)
+    for batch in (8, 5, 3, 11):
         x = torch.randn(batch, 16)
-        torch.testing.assert_close(compiled(x), model(x))
-    assert len(graphs) == 1
-    (split,) = compiled._cache.compilation.graph_splits
-    assert "symbolic sizes" in str(split)
+        out = compiled(x)
+        out.square().mean().backward()
+        expected = eager(x)
+        expected.square().mean().backward()
+        torch.testing.assert_close(out, expected)
+        for p, q in zip(model.parameters(), eager.module.parameters()):
+            torch.testing.assert_close(p.grad, q.grad)
+            p.grad = q.grad = None
+    split = compiled._cache.compilation.graph_splits[-1]
+    assert [len(b.parameters) for b in split.buckets] == [2, 4]
+    symbolic_pieces = graphs[-2:]
+    assert len(graphs) == (2 if dynamic else 4)  # automatic dynamic: a static split first
+    for piece in symbolic_pieces:
+        [x] = [n for n in piece.graph.nodes if n.op == "placeholder"][:1]
+        assert isinstance(x.meta["example_value"].shape[0], torch.SymInt)

@@ -206,15 +206,61 @@ def test_hook_capture_cannot_trace_breaks_the_graph_around_itself(capsys):
     assert "print" in _breaks(compiled)[0].reason
 
 
-def test_module_with_backward_hooks_runs_eagerly():
-    block = Block()
-    calls = []
-    block.register_full_backward_hook(lambda m, gi, go: calls.append(1))
+def _register_backward_hooks(block, kind, calls):
+    """A backward hook of `kind` on `block` that records the gradients it sees."""
+    if kind == "full_backward_hook":
+        block.register_full_backward_hook(lambda m, grad_in, grad_out: calls.append((*grad_in, *grad_out)))
+    else:
+        block.register_full_backward_pre_hook(lambda m, grad_out: calls.append(grad_out))
+
+
+@pytest.mark.parametrize("kind", ["full_backward_hook", "full_backward_pre_hook"])
+def test_backward_hooks_of_the_compiled_module_run_around_its_compiled_forward(kind):
+    """Module.__call__ runs natively (it wraps inputs and outputs in the autograd nodes that
+    call the hooks), its forward compiled: one graph, no break, the hooks see eager's grads.
+    (torch.compile breaks the graph there and runs the module eagerly.)"""
+    block, calls, eager_calls = Block(), [], []
+    reference = Block()
+    reference.load_state_dict(block.state_dict())
+    _register_backward_hooks(block, kind, calls)
+    _register_backward_hooks(reference, kind, eager_calls)
     compiled = compile_eager(block)
-    x = inputs()[0].requires_grad_()
-    with pytest.warns(UserWarning, match="backward hooks"):
+    for _ in range(2):  # the capture, then a cache hit
+        x = inputs()[0].requires_grad_()
+        x_ref = x.detach().clone().requires_grad_()
         compiled(x).sum().backward()
-    assert len(calls) == 1, "the backward hook ran"
+        reference(x_ref).sum().backward()
+        torch.testing.assert_close(x.grad, x_ref.grad)
+    assert captures(compiled) == 1 and not _breaks(compiled)
+    assert len(calls) == len(eager_calls) == 2
+    for seen, expected in zip(calls, eager_calls):
+        assert len(seen) == len(expected)
+        for a, b in zip(seen, expected):
+            torch.testing.assert_close(a, b)
+
+
+def test_backward_hooks_of_a_submodule_break_the_graph_with_a_reason():
+    """A submodule with backward hooks is called natively (its hooks need Module.__call__'s
+    autograd nodes around its inputs and outputs): a graph break that names the hooks."""
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Block()
+
+        def forward(self, x):
+            return self.inner(x.sin()).cos()
+
+    outer, calls = Outer(), []
+    outer.inner.register_full_backward_hook(lambda m, grad_in, grad_out: calls.append(1))
+    compiled = compile_eager(outer)
+    x = inputs()[0].requires_grad_()
+    x_ref = x.detach().clone().requires_grad_()
+    compiled(x).sum().backward()
+    outer(x_ref).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    assert len(calls) == 2, "the hook ran once per backward, compiled and eager"
+    assert "backward hooks" in _breaks(compiled)[0].reason
 
 
 def test_functions_taking_modules():

@@ -35,6 +35,17 @@ def test_dynamic_dims_are_symbolic_and_hint_the_real_metadata(make, dims):
     assert env.size_hint(fake.storage_offset()) == real.storage_offset()
 
 
+@pytest.mark.parametrize("shape", [(1, 9), (1, 1, 9, 4)], ids=["batch_of_one", "two_unit_dims"])
+def test_unit_dim_of_a_row_major_tensor_has_a_stride_that_follows_the_dynamic_size(shape):
+    # A (1, n) sequence: stride(0) is n. Kept as the int 9 it would become a guard that no
+    # other length passes, however dynamic n is.
+    real = torch.randn(shape)
+    env = ShapeEnv()
+    fake = FakeTensorMode(shape_env=env).from_real(real, dynamic_dims=[2 if len(shape) == 4 else 1])
+    assert at_hints(env, fake.stride()) == real.stride()
+    assert all(isinstance(fake.stride()[d], torch.SymInt) for d in range(real.dim()) if real.shape[d] == 1)
+
+
 PROGRAMS = {
     "linear_softmax": lambda x: torch.softmax(torch.nn.functional.linear(x, torch.ones(5, 8)), -1),
     "reshape_transpose": lambda x: x.transpose(0, 1).reshape(-1, 8),

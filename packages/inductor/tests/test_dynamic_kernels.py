@@ -35,6 +35,9 @@ CASES = {
     "reduction": (lambda x, y: (aten._softmax.default(aten.add.Tensor(x, y), -1, False),), [(0, 1), (0, 1)]),
     "layer_norm": (lambda x, y: (aten.native_layer_norm.default(x, [16], y, None, 1e-5)[0],), [(0,), ()]),
     "view": (lambda x, y: (aten.view.default(aten.add.Tensor(x, y), [-1]),), [(0,), (0,)]),
+    # std_mean's correction is the float 1.0; the count it divides by is symbolic.
+    "variance_float_correction": (lambda x, y: (aten.var.correction(aten.add.Tensor(x, y), [0], correction=1.0),),
+                                  [(0,), (0,)]),
     "arange_of_a_size": (None, [(0,), ()]),  # made on the test's device: _case_fn
 }
 

@@ -246,3 +246,31 @@ def test_broadcast_along_the_inner_loop_is_not_a_transpose():
     x, b = torch.randn(64, 48, device=DEVICE), torch.randn(64, 1, device=DEVICE)
     compiled = check(lambda x, b: (aten.add.Tensor(x, b),), x, b)
     assert kinds(compiled) == ["pointwise"]
+
+
+def test_block_sizes_are_chosen_once_per_size_bucket(monkeypatch):
+    # A kernel with symbolic sizes meets a new element count at each new length; the candidates
+    # are the same for every count that rounds up to the same power of two, so the choice is
+    # timed once per bucket, not once per count.
+    from inductor.runtime import triton_configs, triton_launch
+
+    fn = lambda x: (aten.mul.Tensor(aten.exp.default(x), 2.0),)  # noqa: E731
+    compiled = check(fn, torch.randn(300, device=DEVICE))
+    [(key, name)] = re.findall(r"load_triton_kernel\('([^']+)', '([^']+)'", compiled.source)
+    timed = []
+
+    def fastest(self, options, args, numels):
+        timed.append(numels)
+        return options[0]
+
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_fastest", fastest)
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_candidates", lambda self, numels, interpreted: [
+        triton_configs.Config(16), triton_configs.Config(32)])
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choice", lambda *a: None)
+    launcher = triton_launch.TritonLauncher(str(triton_launch.kernel_module_path(key, name)), name, "default")
+    for n in (300, 400, 511, 600):
+        x = torch.randn(n, device=DEVICE)
+        out = torch.empty_like(x)
+        launcher(x, out, n)
+        assert_same((out,), fn(x))
+    assert timed == [(300,), (600,)]

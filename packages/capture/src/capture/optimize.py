@@ -77,12 +77,25 @@ class OptimizedModule(nn.Module):
             if hooked_call(mod):
                 # Forward hooks are captured with the forward (capture.module_call).
                 return self._cache.compilation.cache(hooked_call_of(type(mod))).dispatch(mod, *args, **kwargs)
-            # Backward hooks run in Module.__call__, which wraps inputs and outputs for them.
+            if self._cache.fn is type(mod).forward:
+                return self._call_around_compiled_forward(mod, args, kwargs)
+            # A class with its own __call__ (compiled whole) and backward hooks.
             if not self._warned_hooks:
                 self._warned_hooks = True
                 warnings.warn(f"{type(mod).__name__} has backward hooks; it runs eagerly", stacklevel=2)
             return mod(*args, **kwargs)
         return self._cache.dispatch(mod, *args, **kwargs)
+
+    def _call_around_compiled_forward(self, mod: nn.Module, args, kwargs):
+        """Backward hooks (register_full_backward_hook / _pre_hook) run in Module.__call__, which
+        wraps the forward's inputs and outputs in autograd nodes that call them: that runs
+        natively around the compiled forward, so the forward stays compiled and the hooks see
+        eager's gradients. (torch.compile breaks the graph there instead: "Module-level
+        backwards hooks require compiled autograd", and runs the module eagerly.) Forward hooks
+        registered with them run natively too."""
+        dispatch = self._cache.dispatch
+        with InnerForward(mod, lambda *a, **k: dispatch(mod, *a, **k)):
+            return mod(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):
         # The wrapper itself never has hooks of its own worth running through

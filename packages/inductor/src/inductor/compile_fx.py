@@ -38,6 +38,7 @@ from .passes.split_reductions import split_reductions
 from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
+from .sizes import as_expr
 
 output_code_log = logs.channel("output_code")
 log = logs.channel("inductor")
@@ -72,12 +73,19 @@ def _input_key(example_inputs) -> str:
 
 
 def _meta_key(gm) -> str:
-    """Symbolic input sizes change the generated code: they belong in the key."""
+    """Symbolic sizes change the generated code: they belong in the key, every node's, as
+    inductor reads them (through the shape env's replacements). Two graphs of the same code and
+    input shapes `(4, s1)` differ where a guard specialized `s1` (max_pool1d reads sizes as
+    ints: s1 -> 6 in one, s1 -> 9 in the other) and so do their output sizes."""
     parts = []
     for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            val = node.meta.get("val", node.meta.get("example_value"))
-            parts.append(str(tuple(val.shape)) if isinstance(val, torch.Tensor) else str(type(val).__name__))
+        val = node.meta.get("val", node.meta.get("example_value"))
+        if isinstance(val, torch.Tensor):
+            parts.append(str(tuple(as_expr(s) for s in val.shape)))
+        elif isinstance(val, torch.SymInt):
+            parts.append(str(as_expr(val)))
+        elif node.op == "placeholder":
+            parts.append(type(val).__name__)
     return ";".join(parts)
 
 

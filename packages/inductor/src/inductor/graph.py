@@ -26,7 +26,7 @@ from .lowering.extern import fallback
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import make_view, permute, strided_view
 from .ops import DependencyCollector, use_handler
-from .sizes import as_expr, loop_vars
+from .sizes import as_expr, loop_vars, size_hint
 
 # A lazy value read by more nodes than this, whose body does at least this many ops, is
 # realized (computed once) rather than recomputed inside each reader.
@@ -174,14 +174,14 @@ class GraphLowering(torch.fx.Interpreter):
         name = f"arg{position}"
         val = self.current_node.meta.get("val", self.current_node.meta.get("example_value", example))
         if isinstance(example, torch.Tensor):
-            size = [self._bind(s, f"{name}.size({k})", int(example.shape[k])) for k, s in enumerate(val.shape)]
-            stride = [self._bind(s, f"{name}.stride({k})", int(example.stride()[k])) for k, s in enumerate(val.stride())]
+            size = [self._bind(s, f"{name}.size({k})", size_hint(example.shape[k])) for k, s in enumerate(val.shape)]
+            stride = [self._bind(s, f"{name}.stride({k})", size_hint(example.stride()[k])) for k, s in enumerate(val.stride())]
             buffer = InputBuffer(name, Layout(example.device, example.dtype, tuple(size), tuple(stride)))
             self.input_names.append(name)
             self.graph_inputs.append(buffer)
             return buffer
         if isinstance(val, (torch.SymInt, sympy.Basic)):
-            expr = self._bind(val, name, int(example))
+            expr = self._bind(val, name, size_hint(example))
             self.graph_inputs.append(expr)
             return expr
         self.graph_inputs.append(example)

@@ -38,11 +38,29 @@ def as_expr(value) -> Expr:
         for attr in ("expr", "_expr"):
             expr = getattr(node, attr, None)
             if isinstance(expr, sympy.Basic):
-                return expr
+                return _with_replacements(expr, node)
         hint = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
         if hint is not None:
             return sympy.Integer(hint)
     return sympy.Integer(int(value))
+
+
+def size_hint(value) -> int:
+    """The example value of a size (int or SymInt) without asking its shape env: `int(symint)`
+    is a question that specializes the symbol (a replacement `s1 -> 6` no guard protects)."""
+    node = getattr(value, "node", None)
+    hint = getattr(node, "hint", None)
+    return int(value) if hint is None else int(hint)
+
+
+def _with_replacements(expr: Expr, node) -> Expr:
+    """`expr` with the equalities its shape env learned from guards substituted (`s0 -> 4` after
+    `x.unflatten(0, (2, 2))`): the graph only runs where those guards pass, and a size left as
+    `s0` could not be matched against the literal sizes of a later view."""
+    replacements = getattr(getattr(node, "shape_env", None), "replacements", None)
+    if replacements and expr.free_symbols & replacements.keys():
+        return expr.xreplace(replacements)
+    return expr
 
 
 def product(values) -> Expr:

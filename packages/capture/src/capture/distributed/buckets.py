@@ -11,7 +11,8 @@ Buckets are filled as DDP fills them: walking the graph backwards (DDP assigns p
 reverse order), a parameter joins the bucket of the operation that uses it first, and a new
 bucket starts once the current one holds `bucket_bytes_cap` bytes (the first one:
 `first_bucket_bytes_cap`). Each piece is compiled with the user's backend on its first call,
-with the real inputs it gets then.
+with the real inputs it gets then; with symbolic sizes, its placeholders carry the fake values
+(sizes `s0`...) and the size symbols come in as int inputs, so each piece stays symbolic.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import sympy
 import torch
 from torch.fx.passes.split_module import split_module
 
@@ -44,11 +46,8 @@ class GraphSplit:
 
     buckets: list[Bucket]
     pieces: list[torch.fx.GraphModule] = field(default_factory=list)
-    reason: str | None = None  # why a graph spanning several buckets was not split
 
     def __str__(self) -> str:
-        if self.reason is not None:
-            return self.reason
         lines = [f"split into {len(self.buckets)} graphs at DDP bucket boundaries:"]
         lines += [f"  bucket {i}: {b}" for i, b in enumerate(self.buckets)]
         return "\n".join(lines)
@@ -98,12 +97,15 @@ class BucketedGraph:
 
     def __init__(self, gm: torch.fx.GraphModule, buckets: list[Bucket], backend: Callable, split: GraphSplit):
         index = {node: i for i, bucket in enumerate(buckets) for node in bucket.nodes}
+        self.size_inputs = _size_symbol_inputs(gm)
         self.split_gm = split_module(gm, gm, lambda node: index[node], keep_original_order=True)
         self.backend = backend
         self.split = split
         self.compiled = False
 
     def __call__(self, *args):
+        if self.size_inputs:
+            args = (*args, *(getattr(args[position], kind)(dim) for position, kind, dim in self.size_inputs))
         if self.compiled:
             return self.split_gm(*args)
         out = _CompilingInterpreter(self.split_gm, self.backend, self.split).run(*args)
@@ -152,14 +154,34 @@ class _Piece(torch.nn.Module):
         return out[0] if self.single else out
 
 
-def _has_symbolic_sizes(gm: torch.fx.GraphModule) -> bool:
-    for node in gm.graph.find_nodes(op="placeholder"):
+def _size_symbol_inputs(gm: torch.fx.GraphModule) -> list[tuple[int, str, int]]:
+    """Adds an int placeholder for each size symbol that only the inputs' shapes carry, and
+    returns where each is read from: (input position, "size" or "stride", dim).
+
+    A piece that receives a tensor whose size is `s0` must also receive `s0` itself: split_module
+    passes on the node that binds a symbol, and fails without one (KeyError: s0). A placeholder
+    binds it for every piece (a `sym_size` node would make a piece depend on itself when it
+    reads the same tensor). Each piece then compiles for symbolic sizes, as the whole graph."""
+    placeholders = list(gm.graph.find_nodes(op="placeholder"))
+    bound = {v.node.expr for n in placeholders if isinstance(v := n.meta.get("example_value"), torch.SymInt)}
+    reads = []
+    for position, node in enumerate(placeholders):
         value = node.meta.get("example_value")
-        if isinstance(value, torch.SymInt):
-            return True
-        if isinstance(value, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in value.shape):
-            return True
-    return False
+        if not isinstance(value, torch.Tensor):
+            continue
+        places = [("size", d, s) for d, s in enumerate(value.shape)] + [("stride", d, s) for d, s in enumerate(value.stride())]
+        for kind, dim, size in places:
+            symbol = size.node.expr if isinstance(size, torch.SymInt) else None
+            if isinstance(symbol, sympy.Symbol) and symbol not in bound:
+                bound.add(symbol)
+                reads.append((position, kind, dim, size))
+    last = placeholders[-1]
+    for position, kind, dim, size in reads:
+        with gm.graph.inserting_after(last):
+            last = gm.graph.placeholder(f"{placeholders[position].name}_{kind}_{dim}")
+        last.meta["example_value"] = size
+    gm.recompile()
+    return [(position, kind, dim) for position, kind, dim, _ in reads]
 
 
 class DDPBucketing:
@@ -174,15 +196,9 @@ class DDPBucketing:
         self.splits = splits
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-        if _has_symbolic_sizes(gm):
-            # Pieces get their backend's inputs from real values, which would fix the sizes
-            # the graph keeps symbolic: such a graph is compiled whole, as one bucket.
-            buckets = [Bucket(nodes=[n for n in gm.graph.nodes if n.op not in ("placeholder", "output")])]
-            split = GraphSplit(buckets, reason="not split: the graph has symbolic sizes")
-        else:
-            buckets = assign_buckets(gm, example_inputs, bucket_bytes_cap=self.bucket_bytes_cap,
-                                     first_bucket_bytes_cap=self.first_bucket_bytes_cap)
-            split = GraphSplit(buckets)
+        buckets = assign_buckets(gm, example_inputs, bucket_bytes_cap=self.bucket_bytes_cap,
+                                 first_bucket_bytes_cap=self.first_bucket_bytes_cap)
+        split = GraphSplit(buckets)
         self.splits.append(split)
         if len(buckets) == 1:
             split.pieces.append(gm)

@@ -254,6 +254,16 @@ class ShapeEnv:
             if stride != 0:
                 dense_next = stride * sizes[d]
             seen_symbolic = seen_symbolic or isinstance(sizes[d], torch.SymInt)
+        # A size-1 dim whose stride is what row-major order gives it (the batch of one in a
+        # (1, n) tensor: stride n) keeps that as an expression, as torch does: a plain int would
+        # become a guard `stride()[0] == 9` that fails at every new length after `n` went dynamic.
+        for d in reversed(range(t.dim())):
+            if t.shape[d] >= 2 or d + 1 == t.dim():
+                continue
+            row_major = strides[d + 1] * sizes[d + 1]
+            if isinstance(row_major, torch.SymInt) and real[d] == _hint_of(row_major):
+                strides[d] = row_major
+                self._record_place(source, "stride", d, row_major)
         return strides
 
     def _record_place(self, source, kind: str, dim: int, value) -> None:

@@ -161,11 +161,18 @@ def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]
 
     deviations = Pointwise(x.device, compute, x.size, squared_deviation)
     m2 = reduce(deviations, dims, keepdim, "sum", out_dtype=compute)
-    denominator = count - (1 if correction is None else correction)
+    correction = 1 if correction is None else correction
     load_m2 = m2.make_loader()
 
+    def denominator():
+        # An index expression holds integers only: a correction of 1.0 (std_mean's) is the int
+        # 1; a fractional one is subtracted in the compute dtype.
+        if float(correction).is_integer():
+            return _count(count - int(correction), compute)
+        return ops.sub(_count(count, compute), ops.constant(float(correction), compute))
+
     def variance(index):
-        value = ops.truediv(load_m2(index), _count(denominator, compute))
+        value = ops.truediv(load_m2(index), denominator())
         return cast(value, compute, x.dtype)
 
     var = Pointwise(x.device, x.dtype, m2.size, variance)

@@ -49,26 +49,9 @@ def _dim(dim, ndim):
 
 
 def reshape_reindex(old_size, new_size):
-    """new index -> old index for a row-major reshape, mapping groups of dims with equal products."""
-    graph = current_graph()
-    old_keep = [k for k, n in enumerate(old_size) if n != 1]
-    new_keep = [k for k, n in enumerate(new_size) if n != 1]
-    groups = []
-    oi = ni = 0
-    while oi < len(old_keep) and ni < len(new_keep):
-        og, ng = [old_keep[oi]], [new_keep[ni]]
-        po, pn = old_size[old_keep[oi]], new_size[new_keep[ni]]
-        oi, ni = oi + 1, ni + 1
-        while not _same_numel(po, pn):
-            if graph.hint(po) < graph.hint(pn):
-                og.append(old_keep[oi])
-                po = po * old_size[old_keep[oi]]
-                oi += 1
-            else:
-                ng.append(new_keep[ni])
-                pn = pn * new_size[new_keep[ni]]
-                ni += 1
-        groups.append((og, ng))
+    """new index -> old index for a row-major reshape: each group of new dims is flattened and
+    unflattened over the old dims whose sizes multiply to the same number."""
+    groups = reshape_groups(old_size, new_size)
 
     def reindex(index):
         old = [sympy.Integer(0)] * len(old_size)
@@ -84,6 +67,44 @@ def reshape_reindex(old_size, new_size):
         return old
 
     return reindex
+
+
+def reshape_groups(old_size, new_size) -> list[tuple[list[int], list[int]]]:
+    """Pairs (old dims, new dims) whose size products are equal at every size the graph accepts
+    (dims of size 1 take part in none). Hints only choose which side to extend; a group closes on
+    a symbolic equality, so the remap holds at any size. When the sizes left cannot be matched
+    symbolically (equal only under a guard such as `s0*s1 == s2*s3`), all of them form one last
+    group: flattening everything left is correct for any sizes with the same numel."""
+    hint = current_graph().hint
+    old = [k for k, n in enumerate(old_size) if n != 1]
+    new = [k for k, n in enumerate(new_size) if n != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    oi = ni = 0
+    while oi < len(old) and ni < len(new):
+        og, ng = [old[oi]], [new[ni]]
+        po, pn = old_size[old[oi]], new_size[new[ni]]
+        oi, ni = oi + 1, ni + 1
+        while not _same_numel(po, pn):
+            grow_old = oi < len(old) and (ni == len(new) or hint(po) < hint(pn))
+            if grow_old:
+                og.append(old[oi])
+                po = po * old_size[old[oi]]
+                oi += 1
+            elif ni < len(new):
+                ng.append(new[ni])
+                pn = pn * new_size[new[ni]]
+                ni += 1
+            else:
+                break
+        groups.append((og, ng))
+    rest = (old[oi:], new[ni:])
+    if rest[0] or rest[1]:
+        if groups:
+            groups[-1][0].extend(rest[0])
+            groups[-1][1].extend(rest[1])
+        else:
+            groups.append(rest)
+    return groups
 
 
 def _same_numel(a, b) -> bool:
@@ -230,14 +251,22 @@ def as_strided(x, size, stride, storage_offset=None):
 
 @register_lowering(aten.split.Tensor, aten.split_with_sizes.default)
 def split(x, split_size, dim=0):
+    """Slices of `x` along `dim`; sizes may be symbolic (`chunk` of an `s1` dim gives
+    `(s1 + 1) // 2` and the rest), so they are added as expressions, never read as ints."""
     dim = _dim(dim, len(x.size))
-    n = current_graph().hint(x.size[dim])
-    sizes = split_size if isinstance(split_size, (list, tuple)) else [split_size] * (-(-n // split_size))
-    pieces, start = [], 0
+    n = x.size[dim]
+    if isinstance(split_size, (list, tuple)):
+        sizes = [as_expr(s) for s in split_size]
+    else:
+        split_size = as_expr(split_size)
+        # As many pieces as at the example size (the captured graph's output count is guarded);
+        # the last takes what is left.
+        count = max(1, -(-current_graph().hint(n) // current_graph().hint(split_size)))
+        sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
+    pieces, start = [], sympy.Integer(0)
     for piece in sizes:
-        piece = min(int(as_expr(piece)), n - start)
         pieces.append(slice_(x, dim, start, start + piece))
-        start += piece
+        start = start + piece
     return pieces
 
 

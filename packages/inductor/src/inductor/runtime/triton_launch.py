@@ -2,11 +2,12 @@
 
 The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(key, name, mode)`)
 and calls it with the kernel's tensors and sizes followed by the element counts
-(`xnumel[, rnumel]`). The first launch at a given size picks a block-size config: the only
+(`xnumel[, rnumel]`). The first launch in a size bucket (each element count rounded up to a
+power of two: the candidates are the same throughout one) picks a block-size config: the only
 candidate, or the fastest of a few, timed on the real arguments (generated kernels only
 write their own outputs, so running one several times is harmless). The choice is kept in
-memory and in `<kernel>.autotune.json` beside the kernel file, keyed by GPU and size, so a
-warm start does not time again.
+memory and in `<kernel>.autotune.json` beside the kernel file, keyed by GPU and bucket, so a
+kernel with symbolic sizes is not timed again at each new length, nor a warm start at all.
 
 Kernels on CPU tensors run in Triton's interpreter, which must be switched on before triton
 is imported (TRITON_INTERPRET=1): Triton's own library functions are bound at import time.
@@ -80,6 +81,7 @@ class TritonLauncher:
         self.raises = getattr(module, "RAISES", False)
         self.numel_count = getattr(module, "NUMELS", 1 if self.kind == triton_configs.KIND_POINTWISE else 2)
         self.plans: dict[tuple, _Plan] = {}      # element counts -> plan
+        self.choices: dict[tuple, Config] = {}   # size bucket -> chosen config
         self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
         self.device_arg: int | None = None       # position of a CUDA tensor argument, once seen
         # Set at the first call, from the argument kinds the wrapper passes at every call.
@@ -183,16 +185,23 @@ class TritonLauncher:
         with self._lock:
             if numels in self.plans:
                 return self.plans[numels]
-            options = self._candidates(numels, interpreted)
-            key = _tuning_key(device, numels)
-            stored = self._stored_choices().get(key)
-            config = Config(**stored) if stored else None
-            if config is None:
-                config = options[0] if len(options) == 1 else self._fastest(options, args, numels)
-                if len(options) > 1:
-                    self._store_choice(key, config)
+            bucket = tuple(triton_configs.next_power_of_2(n) for n in numels)
+            config = self.choices.get(bucket) or self._choose(device, bucket, args, numels, interpreted)
+            self.choices[bucket] = config
             self.plans[numels] = self._plan_for(config, numels)
             return self.plans[numels]
+
+    def _choose(self, device, bucket, args, numels, interpreted) -> Config:
+        options = self._candidates(numels, interpreted)
+        key = _tuning_key(device, bucket)
+        stored = self._stored_choices().get(key)
+        if stored:
+            return Config(**stored)
+        if len(options) == 1:
+            return options[0]
+        config = self._fastest(options, args, numels)
+        self._store_choice(key, config)
+        return config
 
     def _fastest(self, options: list[Config], args, numels) -> Config:
         from triton.testing import do_bench
@@ -306,9 +315,9 @@ def _to_device(args, positions):
     return args
 
 
-def _tuning_key(device: torch.device, numels) -> str:
+def _tuning_key(device: torch.device, bucket) -> str:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-    return f"{name}|{','.join(str(int(n)) for n in numels)}"
+    return f"{name}|{','.join(str(int(n)) for n in bucket)}"
 
 
 @functools.lru_cache(maxsize=None)
