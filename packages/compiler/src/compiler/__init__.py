@@ -24,7 +24,7 @@ from capture import (
     substitute_in_graph,
 )
 
-from . import logs, report as _report_module
+from . import logs, progress, report as _report_module
 from .api import (
     compile,
     cudagraph_mark_step_begin,
@@ -45,6 +45,7 @@ from .stance import set_stance
 
 logs.configure_from_environment()
 _report_module.start_from_environment()
+progress.configure_from_environment()
 
 __all__ = [
     "CacheInfo",

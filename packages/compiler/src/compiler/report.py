@@ -108,10 +108,10 @@ def reporting_backend(backend: Callable, name: str) -> Callable:
     from capture import logs as capture_logs
 
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
-        if not _ACTIVE:
-            return backend(gm, example_inputs)
         with capture_logs.phase("backend", name):
             compiled = backend(gm, example_inputs)
+        if not _ACTIVE:
+            return compiled
         record = GraphRecord(_graph_function(gm), name, graph_listing(gm))
         for collector in list(_ACTIVE):
             collector.graphs.append(record)
