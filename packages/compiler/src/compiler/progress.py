@@ -97,8 +97,10 @@ class Progress(logging.Handler):
             if self._terminal():
                 sys.stderr.write("\r\033[K" + line[: _width()])
             elif self.mode == "always":
-                # Not a terminal: a line per change of phase, not per redraw of the clock.
-                if line.split(" ", 2)[2:] == self._shown.split(" ", 2)[2:]:
+                # Not a terminal: a line per phase entered, not per redraw of the clock nor
+                # per return to the enclosing phase.
+                now, before = line.split(" ", 2)[2], self._shown.split(" ", 2)[2:]
+                if before and before[0].startswith(now):
                     return
                 sys.stderr.write(line + "\n")
             else:
