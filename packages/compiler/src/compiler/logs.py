@@ -19,8 +19,7 @@ shows only warnings; one that is on shows everything. Add handlers to
     capture       capture's own debug notes (a traced program that raised, ...)
     inductor      inductor's own notes (kernels compiled and how long it took, ...)
     aot_graphs    the ATen graphs aot_autograd makes: joint, forward/backward after partitioning, inference
-    compile_time  where each compile phase starts and ends (capture, backend, lowering, scheduling,
-                  codegen, kernel builds), with its duration
+    compile_time  each compile phase's start and end (capture, backend, lowering, codegen...), timed
 
 The compile report and the progress lines listen to channels without printing them: `tap`
 turns channels on for one handler only; stderr still shows just the channels a user turned on.
