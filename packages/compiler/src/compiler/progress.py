@@ -80,7 +80,12 @@ class Progress(logging.Handler):
     def _line(self) -> str:
         if not self._stack or time.perf_counter() - self._started < DELAY_SECONDS:
             return ""
-        parts = self._stack + ([self._step] if self._step else [])
+        # A step ("kernel builds 3/8") stands in for the phase it counts ("kernel builds 8 C++ kernels").
+        parts = list(self._stack)
+        if self._step and parts and self._step.split(" ")[:-1] == parts[-1].split(" ")[: len(self._step.split(" ")) - 1]:
+            parts[-1] = self._step
+        elif self._step:
+            parts.append(self._step)
         return f"[compiler] {time.perf_counter() - self._started:.1f}s " + " > ".join(parts)
 
     def _terminal(self) -> bool:
@@ -130,9 +135,10 @@ class Progress(logging.Handler):
 
 def _width() -> int:
     try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns - 1
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
     except (OSError, ValueError, AttributeError):
-        return 119
+        columns = 0
+    return columns - 1 if columns > 1 else 119  # a pseudo-terminal may report 0 columns
 
 
 _HANDLER: Progress | None = None
