@@ -88,18 +88,12 @@ class Progress(logging.Handler):
             parts.append(self._step)
         return f"[compiler] {time.perf_counter() - self._started:.1f}s " + " > ".join(parts)
 
-    def _terminal(self) -> bool:
-        try:
-            return sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            return False
-
     def _draw(self) -> None:
         with self._lock:
             line = self._line()
             if not line or line == self._shown:
                 return
-            if self._terminal():
+            if _stderr_is_terminal():
                 sys.stderr.write("\r\033[K" + line[: _width()])
             elif self.mode == "always":
                 # Not a terminal: a line per phase entered, not per redraw of the clock nor
@@ -116,7 +110,7 @@ class Progress(logging.Handler):
     def _compile_ended(self, seconds: float) -> None:
         with self._lock:
             shown, self._shown = self._shown, ""
-            if shown and self._terminal():
+            if shown and _stderr_is_terminal():
                 sys.stderr.write("\r\033[K")
                 sys.stderr.flush()
         if shown:
