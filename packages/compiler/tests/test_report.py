@@ -104,3 +104,19 @@ def test_report_for_a_whole_process_from_the_environment(tmp_path):
     subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=120)
     (written,) = tmp_path.glob("compile-report-*.html")
     assert "x.sin()" in Page(written.read_text()).text
+
+
+def test_channels_a_user_turned_on_still_print_while_a_report_listens(tmp_path, capfd):
+    compiler.set_logs("graph_breaks")
+    try:
+        def breaks(x):
+            y = x + 1
+            print("break")
+            return y * 2
+
+        x = torch.randn(3)
+        torch.testing.assert_close(compiler.report(breaks, tmp_path / "r.html", backend="eager")(x), breaks(x))
+    finally:
+        compiler.set_logs()
+    err = capfd.readouterr().err
+    assert "[compiler.graph_breaks]" in err and "[compiler.guards]" not in err
