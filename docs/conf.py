@@ -2,12 +2,17 @@
 and the pages' examples run by the doctest builder (`nox -s docs` runs both builders with
 warnings as errors). Nothing here reaches the network."""
 
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "_ext"))
+
 project = "ptc"
 author = "the ptc authors"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.doctest"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.doctest", "dashboard"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_ext"]
 # Docstrings here write `name` for code, as Markdown does.
 default_role = "code"
 autodoc_member_order = "bysource"

@@ -1,8 +1,8 @@
 """The torch.compiler functions, each compared with torch.compiler's behaviour on the same
 example: set_stance (function, context manager, decorator), maybe_mark_dynamic,
 assume_constant_result, substitute_in_graph, is_dynamo_compiling, is_exporting,
-cudagraph_mark_step_begin, config (recompile_limit, automatic_dynamic_shapes), and what is
-not supported (mark_unbacked, disable(recursive=False)) failing clearly.
+cudagraph_mark_step_begin, config (recompile_limit, automatic_dynamic_shapes), disable (with
+recursive=False), and what is not supported (mark_unbacked) failing clearly.
 
 PYTEST_DONT_REWRITE: the functions here are traced.
 """
@@ -24,13 +24,13 @@ TORCH = SimpleNamespace(
     name="torch", compile=torch.compile, set_stance=torch.compiler.set_stance, reset=torch._dynamo.reset,
     maybe_mark_dynamic=torch._dynamo.maybe_mark_dynamic, assume_constant_result=torch.compiler.assume_constant_result,
     is_dynamo_compiling=torch.compiler.is_dynamo_compiling, is_exporting=torch.compiler.is_exporting,
-    config_patch=torch._dynamo.config.patch,
+    config_patch=torch._dynamo.config.patch, disable=torch.compiler.disable,
 )
 OURS = SimpleNamespace(
     name="ours", compile=compiler.compile, set_stance=compiler.set_stance, reset=compiler.reset,
     maybe_mark_dynamic=compiler.maybe_mark_dynamic, assume_constant_result=compiler.assume_constant_result,
     is_dynamo_compiling=compiler.is_dynamo_compiling, is_exporting=compiler.is_exporting,
-    config_patch=compiler.config.patch,
+    config_patch=compiler.config.patch, disable=compiler.disable,
 )
 
 
@@ -244,9 +244,87 @@ def test_substitute_in_graph_checks_the_signature():
         compiler.substitute_in_graph(math.dist)(wrong)
 
 
-def test_disable_recursive_false_says_it_is_not_supported():
-    with pytest.raises(NotImplementedError, match="recursive=False"):
-        compiler.disable(affine, recursive=False)
+# --- disable ----------------------------------------------------------------------------------
+
+def scaled_sine(x):
+    return torch.sin(x) * 2
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+class Holder:
+    block = Block()
+
+
+def eager_frame(x):
+    # Called as a global (`scaled_sine(...)`) and as a method (`Holder.block(...)`): the two
+    # kinds of call site recursive=False compiles through.
+    y = x.cos() + 1
+    return Holder.block(scaled_sine(y)) - y
+
+
+def caller(x):
+    return disabled_frame(x + 1) * 3
+
+
+disabled_frame = eager_frame  # replaced by each scenario
+
+
+def run_three_calls(compiled, fn):
+    for shape in [(4, 8), (4, 8), (6, 8)]:  # first call, cache hit with new values, new size
+        x = torch.randn(shape)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), fn(x))
+
+
+@pytest.mark.parametrize("recursive", [True, False])
+def test_disable_called_from_compiled_code(recursive):
+    """recursive=True: nothing under the disabled function is compiled; recursive=False: only
+    its own frame runs eagerly, the function and module it calls are compiled (the same
+    graphs compiled and run as with torch.compiler.disable)."""
+
+    def scenario(api):
+        global disabled_frame
+        disabled_frame = api.disable(eager_frame, recursive=recursive)
+        counting = Counting()
+        run_three_calls(api.compile(caller, backend=counting), caller)
+        return counting.compiles, counting.runs
+
+    try:
+        same_for_both(scenario)
+    finally:
+        global disabled_frame
+        disabled_frame = eager_frame
+
+
+@pytest.mark.parametrize("recursive", [True, False])
+def test_compiling_a_disabled_function(recursive):
+    """compile(disable(f)): f runs eagerly; with recursive=False what f calls is compiled.
+    (torch.compile differs here on purpose: it unwraps the disable wrapper, `innermost_fn`,
+    and compiles f whole, as if it were not disabled.)"""
+    counting = Counting()
+    fn = compiler.disable(eager_frame, recursive=recursive)
+    run_three_calls(compiler.compile(fn, backend=counting), fn)
+    calls_compiled = 2  # scaled_sine and Holder.block, each run once per call
+    assert counting.runs == (0 if recursive else 3 * calls_compiled)
+
+
+def test_disable_as_decorator_with_arguments():
+    @compiler.disable(recursive=False)
+    def frame(x):
+        return scaled_sine(x)
+
+    counting = Counting()
+    x = torch.randn(3)
+    torch.testing.assert_close(compiler.compile(frame, backend=counting)(x), frame(x))
+    assert counting.compiles == 1
 
 
 # --- is_dynamo_compiling / is_exporting -----------------------------------------------------------

@@ -16,6 +16,7 @@ when the backend is called rather than on the first run.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable, Mapping, Sequence
 
@@ -32,6 +33,9 @@ from .runtime import GraphEffects, InferencePlan, TrainingPlan
 from .tracing.trace import trace_forward, trace_joint
 
 Compiler = Callable[[fx.GraphModule, list], Callable]
+
+# COMPILER_LOGS=aot_graphs (and compiler's report): the ATen graphs before and after partitioning.
+aot_graphs_log = logging.getLogger("compiler.aot_graphs")
 
 
 def aot_module_simplified(
@@ -142,6 +146,10 @@ class AotCompiledGraph:
             functional.graph_module, [*fakes, *tangents], num_fwd_outputs=num_outputs
         )
         clone_saved_views_of_mutated_inputs(forward_graph, num_outputs, effects.mutated_inputs)
+        if aot_graphs_log.isEnabledFor(logging.DEBUG):
+            aot_graphs_log.debug("joint graph (before partitioning):\n%s", functional.graph_module.code)
+            aot_graphs_log.debug("forward graph (after partitioning):\n%s", forward_graph.code)
+            aot_graphs_log.debug("backward graph (after partitioning):\n%s", backward_graph.code)
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
         return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable)
 
@@ -152,6 +160,8 @@ class AotCompiledGraph:
         functional = functionalize(graph)
         effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
         _check_effects(effects, fakes)
+        if aot_graphs_log.isEnabledFor(logging.DEBUG):
+            aot_graphs_log.debug("inference graph:\n%s", functional.graph_module.code)
         forward = self.inference_compiler(functional.graph_module, _placeholder_values(functional.graph_module))
         return InferencePlan(forward, effects)
 

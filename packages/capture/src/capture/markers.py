@@ -2,6 +2,8 @@
 
 `disable(fn)`: `fn` is never traced; called from compiled code it runs natively (the graph
 breaks around the call), and `optimize(disable(fn))` returns it as it is.
+`disable(fn, recursive=False)`: only `fn`'s own frame runs natively; the functions and modules
+it calls are still compiled (capture.runtime.shallow_disable).
 `allow_in_graph(fn)`: a call of `fn` becomes one node of the graph instead of being inlined;
 `fn` must work on fake tensors (it runs on them while tracing) and have no side effects.
 Capture itself marks the dispatchers of compiled functions (`mark_compiled`): traced code
@@ -17,6 +19,8 @@ import weakref
 from typing import Any, Callable
 
 _DISABLED_ATTRIBUTE = "_capture_disabled"
+# On a `disable(fn, recursive=False)` wrapper: the function whose frame alone runs natively.
+_SHALLOW_ATTRIBUTE = "_capture_disabled_frame_only"
 # Set on the dispatchers of compiled functions: traced code calls them, never traces them.
 _COMPILED_ATTRIBUTE = "_capture_compiled"
 _ALLOWED_IN_GRAPH: weakref.WeakSet = weakref.WeakSet()
@@ -24,19 +28,33 @@ _ALLOWED_IN_GRAPH: weakref.WeakSet = weakref.WeakSet()
 
 def disable(fn: Callable | None = None, recursive: bool = True):
     """Return `fn` wrapped so that capture never traces it (usable as a decorator, with or
-    without parentheses). `recursive=False` is not supported: what `fn` calls is not traced
-    either."""
-    if not recursive:
-        raise NotImplementedError("disable(recursive=False) is not supported: what a disabled function calls runs natively too")
+    without parentheses). Called from compiled code, the graph breaks around the call.
+
+    `recursive=True` (the default): nothing `fn` calls is compiled either.
+    `recursive=False`: only `fn`'s own frame runs natively; the user functions and modules it
+    calls (at call sites like `helper(x)` or `self.layer(x)`) are compiled with the backend of
+    the compiled code that called `fn` — or, for `optimize(disable(fn, recursive=False))`,
+    with that backend. Called outside compiled code it simply runs, as torch's does."""
     if fn is None:
-        return disable
+        return functools.partial(disable, recursive=recursive)
 
     @functools.wraps(fn)
     def disabled(*args, **kwargs):
         return fn(*args, **kwargs)
 
     setattr(disabled, _DISABLED_ATTRIBUTE, True)
+    if not recursive:
+        setattr(disabled, _SHALLOW_ATTRIBUTE, fn)
     return disabled
+
+
+def frame_only_disabled(fn: Any) -> Callable | None:
+    """For a `disable(f, recursive=False)` wrapper: `f` (whose callees are still compiled).
+    torch.compiler.disable(f, recursive=False) wrappers mean the same and answer `f` too."""
+    original = getattr(fn, _SHALLOW_ATTRIBUTE, None)
+    if original is None and getattr(fn, "_torchdynamo_disable_recursive", True) is False:
+        original = getattr(fn, "_torchdynamo_orig_callable", None)
+    return original
 
 
 def is_disabled(fn: Any) -> bool:

@@ -19,7 +19,8 @@ import torch
 from torch import nn
 
 from .distributed import InnerForward, is_ddp
-from .markers import is_disabled
+from .markers import frame_only_disabled, is_disabled
+from .runtime.shallow_disable import frame_only_runner
 from .errors import CaptureError
 from .runtime import CodeCache
 from .runtime.compilation import Compilation
@@ -140,7 +141,11 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     `dynamic=False` never does (`mark_dynamic` dimensions are symbolic in every case).
     """
     if isinstance(fn_or_module, (types.FunctionType, types.MethodType)) and is_disabled(fn_or_module):
-        return fn_or_module
+        frame_only = frame_only_disabled(fn_or_module)
+        if frame_only is None:
+            return fn_or_module
+        # Its own frame runs natively; what it calls is compiled with this backend.
+        return frame_only_runner(frame_only, Compilation(backend, dynamic=dynamic, fullgraph=fullgraph))
     if isinstance(fn_or_module, functools.partial):
         # Its function is compiled; the bound arguments are arguments of every call.
         compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)

@@ -6,8 +6,9 @@ backends; `reset` forgets compiled code; `set_stance` says what compiled functio
 `mark_dynamic` / `maybe_mark_dynamic` / `mark_static` steer symbolic sizes; `disable`,
 `allow_in_graph`, `substitute_in_graph`, `assume_constant_result` say how to treat a function;
 `is_compiling` / `is_dynamo_compiling` / `is_exporting` tell code whether it is being traced;
-`explain(fn)(*args)` reports graphs and graph breaks; `set_logs` (or `COMPILER_LOGS=...`) turns
-on log channels; `save_cache_artifacts` / `load_cache_artifacts` move the compiled-code cache.
+`explain(fn)(*args)` reports graphs and graph breaks; `report(fn, "r.html")(*args)` (or
+`COMPILER_REPORT=dir`) writes a one-file HTML compile report; `set_logs` (or `COMPILER_LOGS=...`)
+turns on log channels; `save_cache_artifacts` / `load_cache_artifacts` move the compiled-code cache.
 """
 
 __version__ = "0.1.0"
@@ -23,7 +24,7 @@ from capture import (
     substitute_in_graph,
 )
 
-from . import logs
+from . import logs, progress, report as _report_module
 from .api import (
     compile,
     cudagraph_mark_step_begin,
@@ -38,10 +39,13 @@ from .cache_artifacts import CacheInfo, load_cache_artifacts, save_cache_artifac
 from .errors import CompilerError, InvalidBackend
 from .explain import ExplainOutput, explain
 from .logs import set_logs
+from .report import report
 from .settings import config
 from .stance import set_stance
 
 logs.configure_from_environment()
+_report_module.start_from_environment()
+progress.configure_from_environment()
 
 __all__ = [
     "CacheInfo",
@@ -67,6 +71,7 @@ __all__ = [
     "mark_unbacked",
     "maybe_mark_dynamic",
     "register_backend",
+    "report",
     "reset",
     "save_cache_artifacts",
     "set_logs",

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from typing import Any, Callable
 
 import capture
 import torch
 
 from .backends import lookup_backend
+from .report import reported, reporting_backend
 
 DEFAULT_BACKEND = "inductor"
 
@@ -58,6 +60,7 @@ def compile(
     mode: str | None = None,
     options: dict | None = None,
     disable: bool = False,
+    report: str | os.PathLike | None = None,
 ):
     """Compile a function or nn.Module (same signature as torch.compile).
 
@@ -72,15 +75,21 @@ def compile(
     torch.compile's default) is specialized on the first call; once it changes it is kept out
     of the graph, so new values do not recompile. Module instances of the same structure
     share compiled entries (their parameters are graph inputs).
+
+    `report="path.html"` writes a one-file HTML compile report after every call
+    (compiler.report); `COMPILER_REPORT=dir` writes one for the whole process.
     """
     if model is None:
         return lambda fn: compile(
-            fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable
+            fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable,
+            report=report,
         )
     if disable:
         return model
     compiler_fn = with_mode_and_options(lookup_backend(backend), mode, options)
-    return capture.optimize(model, compiler_fn, fullgraph=fullgraph, dynamic=dynamic)
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
+    compiled = capture.optimize(model, reporting_backend(compiler_fn, name), fullgraph=fullgraph, dynamic=dynamic)
+    return compiled if report is None else reported(compiled, report)
 
 
 def reset() -> None:

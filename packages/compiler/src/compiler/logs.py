@@ -18,6 +18,11 @@ shows only warnings; one that is on shows everything. Add handlers to
     perf_hints    inductor's notes on slow paths
     capture       capture's own debug notes (a traced program that raised, ...)
     inductor      inductor's own notes (kernels compiled and how long it took, ...)
+    aot_graphs    the ATen graphs aot_autograd makes: joint, forward/backward after partitioning, inference
+    compile_time  each compile phase's start and end (capture, backend, lowering, codegen...), timed
+
+The compile report and the progress lines listen to channels without printing them: `tap`
+turns channels on for one handler only; stderr still shows just the channels a user turned on.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from capture import logs as capture_logs
 
 CHANNELS = (
     "graph_breaks", "recompiles", "guards", "graph_code", "bytecode", "output_code", "dynamic", "perf_hints",
-    "capture", "inductor",
+    "capture", "inductor", "aot_graphs", "compile_time",
 )  # fmt: skip
 ENV_VAR = capture_logs.ENV_VAR
 
@@ -49,10 +54,70 @@ def set_logs(channels: str | list[str] = "") -> list[str]:
     """Turn on the listed channels and off the others (`set_logs()` turns all off); returns
     the names turned on. An unknown name raises ValueError before anything changes."""
     names = _parse(channels, "compiler.set_logs")
-    capture_logs.set_up()
-    for name in CHANNELS:
-        logging.getLogger(f"{capture_logs.PARENT}.{name}").setLevel(logging.DEBUG if name in names else logging.NOTSET)
+    _user_channels().clear()
+    _user_channels().update(names)
+    _apply_levels()
     return names
+
+
+# --- taps: channels on for a handler (the report, progress), not printed on stderr ----------------
+
+_TAPS: dict[logging.Handler, frozenset[str]] = {}
+_USER: set[str] | None = None  # channels a user turned on; None until first needed
+
+
+def _logger(name: str) -> logging.Logger:
+    return logging.getLogger(f"{capture_logs.PARENT}.{name}")
+
+
+def _user_channels() -> set[str]:
+    """The channels a user turned on: set_logs' list, or what COMPILER_LOGS set at import."""
+    global _USER
+    if _USER is None:
+        capture_logs.set_up()
+        _USER = {name for name in CHANNELS if _logger(name).level == logging.DEBUG}
+    return _USER
+
+
+def _apply_levels() -> None:
+    tapped = set().union(*_TAPS.values()) if _TAPS else set()
+    for name in CHANNELS:
+        on = name in _user_channels() or name in tapped
+        _logger(name).setLevel(logging.DEBUG if on else logging.NOTSET)
+
+
+class _ShowUserChannels(logging.Filter):
+    """On the stderr handler: a record of a channel only a tap turned on is not printed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:
+            return True
+        channel = record.name.removeprefix(capture_logs.PARENT + ".")
+        return channel not in CHANNELS or channel in _user_channels()
+
+
+_STDERR_FILTER = _ShowUserChannels()
+
+
+def tap(handler: logging.Handler, channels: list[str] | tuple[str, ...] = CHANNELS) -> None:
+    """Send `channels`' records to `handler` (added to the `compiler` logger) without
+    printing them on stderr unless a user turned them on."""
+    _user_channels()
+    parent = logging.getLogger(capture_logs.PARENT)
+    for h in parent.handlers:
+        if getattr(h, "is_compiler_logs_handler", False) and _STDERR_FILTER not in h.filters:
+            h.addFilter(_STDERR_FILTER)
+    _TAPS[handler] = frozenset(_parse(list(channels), "compiler.logs.tap"))
+    if handler not in parent.handlers:
+        parent.addHandler(handler)
+    _apply_levels()
+
+
+def untap(handler: logging.Handler) -> None:
+    """Stop what `tap(handler, ...)` started."""
+    if _TAPS.pop(handler, None) is not None:
+        logging.getLogger(capture_logs.PARENT).removeHandler(handler)
+        _apply_levels()
 
 
 def configure_from_environment() -> None:

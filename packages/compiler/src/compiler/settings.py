@@ -5,6 +5,9 @@
     capture_scalar_outputs    always False: `.item()` breaks the graph (no unbacked symbols)
     cache_dir                 inductor's on-disk cache (PTC_INDUCTOR_CACHE_DIR; default
                               ~/.cache/ptc_inductor)
+    progress                  a status line on stderr for compiles longer than 2 s: "auto"
+                              (when stderr is a terminal; the default), "always" or "never"
+                              (COMPILER_PROGRESS; compiler.progress)
 
 Read and assign them as attributes (`compiler.config.recompile_limit = 16`), or for a block
 with `with compiler.config.patch(recompile_limit=16):`. Each name is torch's for the same setting
@@ -18,6 +21,8 @@ import os
 import pathlib
 
 import capture
+
+from . import progress
 
 CACHE_DIR_VARIABLE = "PTC_INDUCTOR_CACHE_DIR"
 
@@ -63,6 +68,14 @@ class Config:
     @cache_dir.setter
     def cache_dir(self, value: str | os.PathLike) -> None:
         os.environ[CACHE_DIR_VARIABLE] = str(pathlib.Path(value).expanduser().resolve())
+
+    @property
+    def progress(self) -> str:
+        return progress.current_mode()
+
+    @progress.setter
+    def progress(self, value: str | bool) -> None:
+        progress.set_mode(value)
 
     def names(self) -> list[str]:
         return [name for name, value in vars(Config).items() if isinstance(value, property)]

@@ -1,4 +1,4 @@
-"""Guards: sources that name values in a frame, guard kinds, and guard sets compiled to one fast Python function.
+"""Guards: sources that name values in a frame, guard kinds, and guard sets compiled to one fast Python function::
 
     guard_set = GuardSet([TensorMatch.of(LocalSource("x"), x), *global_state_guards()])
     guard_fn = guard_set.compile(fn)        # same parameters as fn
@@ -8,7 +8,7 @@
 
 Tensors of many TensorMatch guards (a model's parameters) are checked together, one `map`
 per property (`kinds.tensor_groups`, which also says why no cheaper shortcut is sound). A
-caller with several compiled entries can read the global state once per call:
+caller with several compiled entries can read the global state once per call::
 
     guard_fn = guard_set.compile(fn, split_global_state=True)
     current_global_state() == guard_fn.global_state and guard_fn(*args, **kwargs)

@@ -241,7 +241,7 @@ class ItemSource(Source):
 
 @_source_value
 class DictKeysSource(Source):
-    """The keys of a dict as a list, `list(base.keys())`: what `DictKeySource`s index, read
+    """The keys of a dict as a list, `list(base.keys())`: what `DictKeySource` sources index, read
     once for all of them."""
 
     base: Source

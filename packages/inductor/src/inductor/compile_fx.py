@@ -234,16 +234,20 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
     if cached is not None:
         return cached
     start = time.perf_counter()
-    ensure_meta_vals(gm, example_inputs)
-    graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
-    graph.run()
-    split_reductions(graph)
-    steps = combine_small_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
+    with logs.phase("lowering"):
+        ensure_meta_vals(gm, example_inputs)
+        graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
+        graph.run()
+    with logs.phase("scheduling"):
+        split_reductions(graph)
+        steps = combine_small_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())
     kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]
-    calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
-    source = WrapperCodegen(graph, steps, calls).generate()
+    # Kernel code generation and builds (kernel_calls does both; the builds log their own phase).
+    with logs.phase("codegen", f"{len(kernels)} kernels"):
+        calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
+        source = WrapperCodegen(graph, steps, calls).generate()
     records = {name: {"entry": list(calls[name].entry), "source": text} for name, text in kernel_sources.items()}
     folder = cache.publish("graphs", key, {GRAPH_WRAPPER: source, GRAPH_KERNELS: json.dumps(records, indent=1)})
     elapsed = time.perf_counter() - start

@@ -13,9 +13,11 @@ has its own copy of `set_up`); whichever package is imported first does it, once
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+import time
 
 ENV_VAR = "COMPILER_LOGS"
 PARENT = "compiler"
@@ -58,3 +60,33 @@ def channel(name: str) -> logging.Logger:
     """The logger of channel `name` (`compiler.<name>`)."""
     set_up()
     return logging.getLogger(f"{PARENT}.{name}")
+
+
+# The `compile_time` channel: where each compile phase starts and ends, with its duration in
+# the record's `phase`, `subject`, `event` ("start", "end", "step") and `seconds` attributes.
+# compiler's report and progress lines read these records; COMPILER_LOGS=compile_time prints them.
+compile_time = logging.getLogger(f"{PARENT}.compile_time")
+
+
+@contextlib.contextmanager
+def phase(name: str, subject: str = ""):
+    """Time one compile phase on the `compile_time` channel (nothing when it is off)."""
+    if not compile_time.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    compile_time.debug("%s %s ...", name, subject, extra={"phase": name, "subject": subject, "event": "start"})
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds = time.perf_counter() - start
+        compile_time.debug(
+            "%s %s: %.3fs", name, subject, seconds,
+            extra={"phase": name, "subject": subject, "event": "end", "seconds": seconds},
+        )
+
+
+def phase_step(name: str, done: int, total: int) -> None:
+    """Progress inside a phase (`kernel builds 3/8`), on the `compile_time` channel."""
+    if compile_time.isEnabledFor(logging.DEBUG):
+        compile_time.debug("%s %d/%d", name, done, total, extra={"phase": name, "subject": f"{done}/{total}", "event": "step"})

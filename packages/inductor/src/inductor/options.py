@@ -25,14 +25,16 @@ MODES: dict[str, dict] = {
 
 @dataclass(frozen=True)
 class CompileOptions:
-    """Inductor's settings for one compiled graph (the option key of each field in brackets).
+    """Inductor's settings for one compiled graph.
 
-    max_autotune    ["max_autotune"] time more block sizes per Triton kernel
-    cudagraphs      ["triton.cudagraphs"] replay a CUDA graph's launches (graphs over CUDA tensors)
-    cpu_backend     ["cpu_backend"] "cpp" or "triton" (its interpreter) for kernels over CPU tensors
-    pad_mm          ["pad_mm"] pad misaligned matmuls; None: where it pays (lowering/matmul_padding.py)
-    fallback_random ["fallback_random"] random ops as aten calls drawing eager's numbers under
-                    the same seed, instead of Triton's in-kernel Philox (lowering/random.py)
+    Its fields, with the option key of each in brackets::
+
+        max_autotune    ["max_autotune"] time more block sizes per Triton kernel
+        cudagraphs      ["triton.cudagraphs"] replay a CUDA graph's launches (graphs over CUDA tensors)
+        cpu_backend     ["cpu_backend"] "cpp" or "triton" (its interpreter) for kernels over CPU tensors
+        pad_mm          ["pad_mm"] pad misaligned matmuls; None: where it pays (lowering/matmul_padding.py)
+        fallback_random ["fallback_random"] random ops as aten calls drawing eager's numbers under
+                        the same seed, instead of Triton's in-kernel Philox (lowering/random.py)
     """
 
     max_autotune: bool = False

@@ -34,13 +34,14 @@ from ..bytecode.resume import ResumeCode, resume_code
 from ..errors import CaptureInternalError, Unsupported
 from ..interpreter.frame import BreakPoint, StackSnapshot, UserException, callable_slot
 from ..values.context import ContextExit
-from ..markers import mark_compiled
+from ..markers import frame_only_disabled, mark_compiled
 from ..module_call import hooked_call, hooked_call_of
 from ..values.functions import own_frame_function
 from ..values.modules import has_hooks
 from ..values.objects import NullValue
 from .compilation import GraphBreak
 from .native_steps import NATIVE_STEPS, NativeStep, Slot
+from .shallow_disable import frame_only_runner
 from .tail_call import TailCall
 
 if TYPE_CHECKING:
@@ -206,7 +207,11 @@ class _BreakPlan:
         return f"return {writer.name_for(TailCall, 'TailCall')}({function}, ({''.join(a + ', ' for a in arguments)}))"
 
     def _compiled_callee(self, writer, value) -> str | None:
-        """For a call that broke inside the callee: the callee compiled as its own frame."""
+        """For a call that broke inside the callee: the callee compiled as its own frame. A
+        `disable(fn, recursive=False)` function: `fn` with its callees compiled."""
+        original = frame_only_disabled(getattr(value, "fn", None))
+        if original is not None:
+            return writer.name_for(frame_only_runner(original, self.cache.compilation), original.__name__)
         if not self.point.in_callee:
             return None
         target = own_frame_function(value)

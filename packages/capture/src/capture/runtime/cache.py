@@ -165,27 +165,28 @@ class CodeCache:
             return self.fn
         if self.entries:
             self._before_recompile(args, kwargs)
-        session = self.new_session(args, kwargs)
-        try:
-            entry = self.finish(session.run())
-        except UserException as exc:
-            # The traced program raises on these inputs; running it eagerly raises the same
-            # exception from the user's own code. Inputs passing the same guards would raise
-            # again: they run eagerly too, without capturing again.
-            capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
-            session.add_shape_guards()
-            guard = compile_guards(self.fn, session.guards)
-            self._table.append((guard.global_state, guard, self.fn))
-            return self.fn
-        except Unsupported as err:
-            if self.compilation.fullgraph:
-                raise
-            from .breaks import compile_break
-
-            entry = compile_break(self, err, args, kwargs)
-            if entry is None:
-                self.run_eagerly = True
+        with logs.phase("capture", self.fn.__qualname__):
+            session = self.new_session(args, kwargs)
+            try:
+                entry = self.finish(session.run())
+            except UserException as exc:
+                # The traced program raises on these inputs; running it eagerly raises the same
+                # exception from the user's own code. Inputs passing the same guards would raise
+                # again: they run eagerly too, without capturing again.
+                capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
+                session.add_shape_guards()
+                guard = compile_guards(self.fn, session.guards)
+                self._table.append((guard.global_state, guard, self.fn))
                 return self.fn
+            except Unsupported as err:
+                if self.compilation.fullgraph:
+                    raise
+                from .breaks import compile_break
+
+                entry = compile_break(self, err, args, kwargs)
+                if entry is None:
+                    self.run_eagerly = True
+                    return self.fn
         self.add(entry)
         return entry.function
 

@@ -115,8 +115,8 @@ def _traceable_paths():
 def infer_shapes(fn: Callable, *args, dynamic_shapes=None, **kwargs) -> ShapeReport:
     """Output shapes of `fn(*args, **kwargs)` for every size the `dynamic_shapes` Dims allow.
 
-    Arguments may be real tensors, fakes or `TensorSpec`s; `dynamic_shapes` names their
-    dynamic dims with `Dim`s, as torch.export does (see arguments.py).
+    Arguments may be real tensors, fakes or `TensorSpec` objects; `dynamic_shapes` names their
+    dynamic dims with `Dim` objects, as torch.export does (see arguments.py).
     """
     env = ShapeEnv()
     mode = FakeTensorMode(shape_env=env)

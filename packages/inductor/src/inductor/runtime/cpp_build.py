@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
-from .. import cache
+from .. import cache, logs
 from ..codegen.cpp import PRELUDE
 from ..errors import CppCompileError, InductorError
 from .kernel_errors import kernel_error
@@ -85,11 +86,19 @@ def build(source: str) -> str:
 def build_all(sources: list[str]) -> list[str]:
     """Compile a graph's kernels concurrently (g++ runs in subprocesses, so threads suffice)."""
     unique = list(dict.fromkeys(sources))  # a layer repeated through a model is one kernel
-    if len(unique) <= 1:
-        built = {s: build(s) for s in unique}
-    else:
-        with ThreadPoolExecutor(max_workers=min(len(unique), os.cpu_count() or 1)) as pool:
-            built = dict(zip(unique, pool.map(build, unique)))
+    done = itertools.count(1)
+
+    def build_counted(source: str) -> str:
+        key = build(source)
+        logs.phase_step("kernel builds", next(done), len(unique))
+        return key
+
+    with logs.phase("kernel builds", f"{len(unique)} C++ kernels"):
+        if len(unique) <= 1:
+            built = {s: build_counted(s) for s in unique}
+        else:
+            with ThreadPoolExecutor(max_workers=min(len(unique), os.cpu_count() or 1)) as pool:
+                built = dict(zip(unique, pool.map(build_counted, unique)))
     return [built[s] for s in sources]
 
 

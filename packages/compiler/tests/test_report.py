@@ -1,0 +1,122 @@
+"""The one-file HTML compile report: for a model with a graph break and a recompile it holds
+every section (graphs with shapes and source lines, breaks, recompiles with reasons, guards,
+bytecode and resume functions, ATen graphs, kernels, time per phase), is self-contained,
+and compiling with it prints nothing.
+
+PYTEST_DONT_REWRITE: the functions here are traced.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import os
+import subprocess
+import sys
+
+import torch
+
+import compiler
+
+
+class Page(html.parser.HTMLParser):
+    """The ids of the sections, the text of the page, and any script or outside reference."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.ids, self.chunks, self.outside, self.scripts = set(), [], [], 0
+        self.feed(text)
+        self.text = "".join(self.chunks)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.scripts += tag == "script"
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for name in ("src", "href"):
+            if attrs.get(name, "#").split(":")[0] in ("http", "https", "file", "//"):
+                self.outside.append(attrs[name])
+
+    def handle_data(self, data):
+        self.chunks.append(data)
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(8, 16)
+        self.second = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        hidden = torch.relu(self.first(x))
+        print("between the layers")  # a graph break
+        return self.second(hidden).sigmoid()
+
+
+def test_report_of_a_model_with_a_break_and_a_recompile(tmp_path, capfd):
+    model = TwoLayers()
+    path = tmp_path / "report.html"
+    compiled = compiler.compile(model, report=path)
+    for batch in (3, 3, 5):  # first call, cache hit with new values, recompile at a new size
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(compiled(x), model(x))
+    assert "[compiler." not in capfd.readouterr().err  # the report listens; stderr stays quiet
+
+    page = Page(path.read_text())
+    assert page.scripts == 0 and page.outside == []
+    sections = {"summary", "phases", "graphs", "graph-breaks", "recompiles", "guards", "bytecode", "aot-graphs", "output-code", "log"}
+    assert sections <= page.ids
+    text = page.text
+    # graphs with input shapes and the user's source line
+    assert "float32[3, 8]" in text and "hidden = torch.relu(self.first(x))" in text
+    # the break, with its reason and the user's line
+    assert "print() inside a compiled function" in text and 'print("between the layers")' in text
+    # the recompile and why: the batch size guard failed
+    assert "recompiling TwoLayers.forward" in text and "failed: got 5" in text
+    # guards, compiled entries and resume functions, ATen graphs, kernels
+    assert "def guards_forward" in text and "resume at line" in text
+    assert "joint graph (before partitioning)" in text and "backward graph (after partitioning)" in text
+    assert 'extern "C"' in text
+    for phase in ("capture", "lowering", "scheduling", "code generation", "kernel builds"):
+        assert phase in text
+
+
+def test_report_of_a_function(tmp_path):
+    def fn(x):
+        return torch.cos(x) + 1
+
+    path = tmp_path / "fn.html"
+    reported = compiler.report(fn, path, backend="eager")
+    x = torch.randn(4)
+    torch.testing.assert_close(reported(x), fn(x))
+    text = Page(path.read_text()).text
+    assert "torch.cos(l_x)" in text and "graph breaks" in text
+
+
+def test_report_for_a_whole_process_from_the_environment(tmp_path):
+    program = (
+        "import torch, compiler\n"
+        "f = compiler.compile(lambda x: x.sin() * 2, backend='eager')\n"
+        "f(torch.randn(3))\n"
+    )
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    env = {**os.environ, "COMPILER_REPORT": str(tmp_path)}
+    subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=120)
+    (written,) = tmp_path.glob("compile-report-*.html")
+    assert "x.sin()" in Page(written.read_text()).text
+
+
+def test_channels_a_user_turned_on_still_print_while_a_report_listens(tmp_path, capfd):
+    compiler.set_logs("graph_breaks")
+    try:
+        def breaks(x):
+            y = x + 1
+            print("break")
+            return y * 2
+
+        x = torch.randn(3)
+        torch.testing.assert_close(compiler.report(breaks, tmp_path / "r.html", backend="eager")(x), breaks(x))
+    finally:
+        compiler.set_logs()
+    err = capfd.readouterr().err
+    assert "[compiler.graph_breaks]" in err and "[compiler.guards]" not in err
