@@ -22,7 +22,7 @@ from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource
 
-from . import instructions  # noqa: F401  (fills the opcode registry)
+from . import config, instructions  # noqa: F401  (fills the opcode registry)
 from .graph import GraphBuilder
 from .guard_kinds import DistinctObjects
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
@@ -141,9 +141,14 @@ class CaptureSession:
         self.live_values = live_values
         # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x
         # slower per op), so a ShapeEnv exists only when some size will be symbolic.
-        symbolic = dynamic or self.automatic_dims or self.changing_numbers or _has_marked_tensor((args, kwargs))
+        unbacked = config.capture_scalar_outputs or config.capture_dynamic_output_shape_ops
+        symbolic = dynamic or self.automatic_dims or self.changing_numbers or unbacked or _has_marked_tensor((args, kwargs))
         self.shape_env = ShapeEnv() if symbolic else None
-        self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
+        self.fake_mode = FakeTensorMode(
+            shape_env=self.shape_env,
+            allow_dynamic_output_shape_ops=config.capture_dynamic_output_shape_ops,
+            allow_scalar_outputs=config.capture_scalar_outputs,
+        )
         self.graph = GraphBuilder(self.fake_mode, self.wrap)
         self.side_effects = SideEffects()
         self.guards: list = []

@@ -11,6 +11,7 @@ from .errors import (
     DeviceMismatchError,
     FakeModeMismatchError,
     FakeTensorError,
+    GuardOnDataDependentError,
     RealTensorInputError,
     StaticSizesRequiredError,
     UnsupportedFakeOpError,

@@ -33,6 +33,10 @@ from .sizes import as_expr, loop_vars
 REALIZE_USERS = 1
 REALIZE_OPS = 1
 
+# What heuristics (parallelization thresholds, tiling) assume a data-dependent size is; never
+# used for correctness, as for the sizes of dynamic inputs.
+UNBACKED_SIZE_HINT = 8192
+
 
 class GraphLowering(torch.fx.Interpreter):
     def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, in_kernel_random_devices=frozenset(),
@@ -50,6 +54,9 @@ class GraphLowering(torch.fx.Interpreter):
         self.symbol_sources: dict[sympy.Symbol, str] = {}
         self.hints: dict[sympy.Symbol, int] = {}
         self.symbol_map: dict = {}                    # foreign symbols -> ours
+        # Unbacked symbols (data-dependent sizes and numbers) by the buffer whose step makes
+        # them known; their `symbol_sources` read that buffer.
+        self.unbacked_bound_by: dict[str, list[sympy.Symbol]] = {}
         self.constants: dict[str, torch.Tensor] = {}  # get_attr tensors, by wrapper name
         self.constant_buffers: dict[str, InputBuffer] = {}
         self.outputs: list = []
@@ -245,7 +252,41 @@ class GraphLowering(torch.fx.Interpreter):
                 f"inductor lowers ATen graphs; {self.current_node.format_node()} calls {target}, which is not an "
                 "ATen overload. Run the graph through aot_autograd first (inductor.compile_fx does)."
             )
-        return fallback(target, args, kwargs)
+        result = fallback(target, args, kwargs)
+        self._bind_unbacked(self.current_val(), result)
+        return result
+
+    def _bind_unbacked(self, val, result) -> None:
+        """Bind the unbacked symbols a fallback's output brings (`nonzero`'s row count u0, the
+        number `_local_scalar_dense` read) to where the wrapper reads them after that step."""
+        if isinstance(val, (list, tuple)) and isinstance(result, (list, tuple)):
+            for item_val, item in zip(val, result):
+                self._bind_unbacked(item_val, item)
+            return
+        if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            # The extern returned a Python number; its step is the buffer registered last.
+            self._bind_one_unbacked(val, self.buffers[-1].name, "{}")
+        elif isinstance(val, torch.Tensor) and isinstance(result, Buffer):
+            for k, size in enumerate(val.shape):
+                self._bind_one_unbacked(size, result.name, f"{{}}.size({k})")
+
+    def _bind_one_unbacked(self, value, buffer_name: str, read: str) -> None:
+        node = getattr(value, "node", None)
+        if node is None or getattr(node, "hint", 0) is not None or not isinstance(node.expr, sympy.Symbol):
+            return
+        if node.expr in self.symbol_map:
+            return
+        name = node.expr.name
+        if node.pytype is float:
+            ours = sympy.Symbol(name, real=True)
+        elif node.expr.is_nonnegative:  # a size (its range starts at 0)
+            ours = sympy.Symbol(name, integer=True, nonnegative=True)
+        else:
+            ours = sympy.Symbol(name, integer=True)
+        self.symbol_map[node.expr] = ours
+        self.symbol_sources[ours] = read.format(buffer_name)
+        self.hints[ours] = UNBACKED_SIZE_HINT
+        self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)
 
     def _realize_pending(self):
         """Before an op writes to memory, compute every lazy value that may read that memory."""
@@ -387,7 +428,7 @@ SIZE_ARITHMETIC = {
     torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int, torch.ops.aten.sym_numel.default,
     torch.ops.aten.sym_storage_offset.default, operator.add, operator.sub, operator.mul, operator.floordiv,
     operator.mod, operator.neg, operator.truediv, operator.pow, torch.sym_max, torch.sym_min, torch.sym_float,
-    torch.sym_int, torch.sym_sum,
+    torch.sym_int, torch.sym_sum, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
 
 def _touches_complex(node: torch.fx.Node) -> bool:
@@ -398,7 +439,7 @@ def _touches_complex(node: torch.fx.Node) -> bool:
 
 
 def _sympify_tree(graph, value):
-    if isinstance(value, torch.SymInt):
+    if isinstance(value, (torch.SymInt, torch.SymFloat)):
         return graph.sympify(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_sympify_tree(graph, v) for v in value)

@@ -103,12 +103,16 @@ class AtenRecorder(TorchDispatchMode):
     def _bind_outputs(self, node: fx.Node, out: Any) -> None:
         if isinstance(out, torch.Tensor):
             self._track(out, node)
+            self.symbols.bind_output(node, out)
         elif isinstance(out, (tuple, list)):
             for index, item in enumerate(out):
                 if isinstance(item, torch.Tensor):
                     item_node = self.graph.call_function(operator.getitem, (node, index))
                     item_node.meta["val"] = item
                     self._track(item, item_node)
+                    self.symbols.bind_output(item_node, item)
+        else:
+            self.symbols.bind_output(node, out)  # `.item()`: the node is the number
 
     def _track(self, tensor: torch.Tensor, node: fx.Node) -> None:
         # An in-place or out= op returns the tensor it wrote to, which keeps the node that
