@@ -18,5 +18,5 @@ from .errors import (
 )
 from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
-from .symbolic import ConstraintViolationError, Dim, ShapeEnv, SymNode
+from .symbolic import UNBACKED, ConstraintViolationError, Dim, ShapeEnv, SymNode
 from .analysis import ShapeReport, TensorSpec, infer_shapes

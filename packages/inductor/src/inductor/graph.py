@@ -181,14 +181,14 @@ class GraphLowering(torch.fx.Interpreter):
         name = f"arg{position}"
         val = self.current_node.meta.get("val", self.current_node.meta.get("example_value", example))
         if isinstance(example, torch.Tensor):
-            size = [self._bind(s, f"{name}.size({k})", int(example.shape[k])) for k, s in enumerate(val.shape)]
-            stride = [self._bind(s, f"{name}.stride({k})", int(example.stride()[k])) for k, s in enumerate(val.stride())]
+            size = [self._bind(s, f"{name}.size({k})", _hint(example.shape[k])) for k, s in enumerate(val.shape)]
+            stride = [self._bind(s, f"{name}.stride({k})", _hint(example.stride()[k])) for k, s in enumerate(val.stride())]
             buffer = InputBuffer(name, Layout(example.device, example.dtype, tuple(size), tuple(stride)))
             self.input_names.append(name)
             self.graph_inputs.append(buffer)
             return buffer
         if isinstance(val, (torch.SymInt, sympy.Basic)):
-            expr = self._bind(val, name, int(example))
+            expr = self._bind(val, name, _hint(example))
             self.graph_inputs.append(expr)
             return expr
         self.graph_inputs.append(example)
@@ -430,6 +430,14 @@ SIZE_ARITHMETIC = {
     operator.mod, operator.neg, operator.truediv, operator.pow, torch.sym_max, torch.sym_min, torch.sym_float,
     torch.sym_int, torch.sym_sum, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
+
+def _hint(size) -> int:
+    """An example input's size; a fake's unbacked size (mark_unbacked) has none: assumed."""
+    node = getattr(size, "node", None)
+    if node is not None and getattr(node, "hint", 0) is None:
+        return UNBACKED_SIZE_HINT
+    return int(size)
+
 
 def _touches_complex(node: torch.fx.Node) -> bool:
     """Kernels have no complex arithmetic: an op reading or making complex tensors (view_as_complex,

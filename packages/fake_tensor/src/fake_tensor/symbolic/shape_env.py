@@ -56,7 +56,7 @@ import sympy
 import torch
 
 from fake_tensor.errors import GuardOnDataDependentError
-from fake_tensor.symbolic.dim import ConstraintViolationError, Dim
+from fake_tensor.symbolic.dim import UNBACKED, ConstraintViolationError, Dim
 from fake_tensor.symbolic.guard_printer import print_python
 from fake_tensor.symbolic.provenance import Origin, user_frame
 from fake_tensor.symbolic.simplify import canonical_relation, simplify, static_truth
@@ -257,7 +257,8 @@ class ShapeEnv:
     def symbolic_sizes_strides(self, t: torch.Tensor, dynamic_dims=None, source=None):
         """(sizes, strides, storage_offset) of `t`, with the `dynamic_dims` sizes symbolic.
 
-        `dynamic_dims`: iterable of dims, or dict dim -> Dim (or None). Sizes 0 and 1 stay
+        `dynamic_dims`: iterable of dims, or dict dim -> Dim (or None, or UNBACKED: an
+        unbacked symbol, whatever the size, see `create_unbacked`). Other sizes 0 and 1 stay
         ints. Strides are expressions in the sizes where the real strides follow from the
         sizes (contiguous and permuted-contiguous layouts); other strides that depend on a
         dynamic size get a symbol of their own.
@@ -265,7 +266,14 @@ class ShapeEnv:
         specs = _normalize_dynamic_dims(t.dim(), dynamic_dims)
         sizes: list[int | torch.SymInt] = []
         for d, hint in enumerate(t.shape):
-            if d in specs and hint >= 2:
+            if d in specs and specs[d] is UNBACKED:
+                where = _place_name(source, "size", d)
+                size = self.create_unbacked(int, 0, sympy.oo, op=f"{where} (mark_unbacked)", size_like=True)
+                # The place binds the symbol for guards on the strides that depend on it;
+                # no guard is ever about the symbol's own value.
+                self.symbol_sources[size.node.expr] = [(source, "size", d)]
+                sizes.append(size)
+            elif d in specs and hint >= 2:
                 sizes.append(self.symint(self.create_symbol(hint, (source, "size", d), specs[d])))
             else:
                 if d in specs and specs[d] is not None and not specs[d].allows(hint):
@@ -283,12 +291,13 @@ class ShapeEnv:
         real = t.stride()
         strides: list = list(real)
         dense_next: int | torch.SymInt = 1
+        dense_next_real = 1  # its value for `t` (unbacked sizes have no hint to read it from)
         seen_symbolic = False
         order = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: (real[d], -d))
         for d in order:
             if real[d] == 0:
                 stride = 0
-            elif real[d] == _hint_of(dense_next):
+            elif real[d] == dense_next_real:
                 stride = dense_next
             elif seen_symbolic:
                 stride = self.symint(self.create_symbol(real[d], (source, "stride", d)))
@@ -296,8 +305,9 @@ class ShapeEnv:
                 stride = real[d]
             strides[d] = stride
             self._record_place(source, "stride", d, stride)
-            if stride != 0:
+            if real[d] != 0:
                 dense_next = stride * sizes[d]
+                dense_next_real = real[d] * t.shape[d]
             seen_symbolic = seen_symbolic or isinstance(sizes[d], torch.SymInt)
         return strides
 
