@@ -67,6 +67,11 @@ class AtenRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        query = _METADATA_QUERIES.get(func)
+        if query is not None:
+            # C++ backward formulas ask a tensor with symbolic sizes for them through the
+            # dispatcher (masked_select's); the answer is metadata, rebuilt where it is used.
+            return query(args[0])
         decomposed = self._decompose(func, args, kwargs)
         if decomposed is not NotImplemented:
             return decomposed
@@ -166,3 +171,9 @@ class AtenRecorder(TorchDispatchMode):
             root.register_buffer(name, tensor)
         return fx.GraphModule(root, self.graph)
 
+
+_METADATA_QUERIES = {
+    torch.ops.aten.size.default: lambda t: list(t.shape),
+    torch.ops.aten.stride.default: lambda t: list(t.stride()),
+    torch.ops.aten.storage_offset.default: lambda t: t.storage_offset(),
+}
