@@ -10,7 +10,6 @@ import contextlib
 
 import torch
 
-from .. import config
 from ..errors import Unsupported
 from ..values.constant import ConstantValue
 from ..values.context import AutocastContext, DecoratedByContext, GradModeContext, InferenceModeContext, NullContext
@@ -202,8 +201,9 @@ _refuse_item = _leaves_graph("item", REFUSED_METHODS["item"])
 
 @rule(torch.Tensor.item)
 def _item(frame, args, kwargs):
-    # With capture_scalar_outputs the number is an unbacked symbol (u0) computed in the graph.
-    if not config.capture_scalar_outputs:
+    # With capture_scalar_outputs (or fullgraph) the number is an unbacked symbol (u0) computed
+    # in the graph.
+    if not frame.session.fake_mode.allow_scalar_outputs:
         _refuse_item(frame, args, kwargs)
     return frame.session.graph.call_method(frame, "item", args, kwargs)
 

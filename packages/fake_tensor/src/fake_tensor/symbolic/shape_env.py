@@ -208,7 +208,9 @@ class ShapeEnv:
             symbol = sympy.Symbol(name, integer=True)
         self._order[symbol] = len(self._order)
         self.ranges[symbol] = value_range
-        self.unbacked[symbol] = Origin(user_frame(), op or (self._op_stack[-1] if self._op_stack else None))
+        # Code that runs the user's program some other way names the user's line itself.
+        frame = self._op_stack[-1] if self._op_stack else user_frame()
+        self.unbacked[symbol] = Origin(frame, op)
         if size_like:
             self.size_like.add(symbol)
         return (torch.SymFloat if pytype is float else torch.SymInt)(SymNode(symbol, self, pytype, None))
