@@ -118,6 +118,8 @@ def _scalar_read(mode, func, args, kwargs):
     if not mode.allow_scalar_outputs:
         raise DataDependentError(func, "Tensor.item(), bool(t), int(t) and float(t) read a value from the data")
     (x,) = args
+    if isinstance(x.numel(), int) and x.numel() != 1:
+        raise RuntimeError(f"a Tensor with {x.numel()} elements cannot be converted to Scalar")  # as eager
     env, op = mode.shape_env, str(func)
     if x.dtype.is_floating_point or x.dtype.is_complex:
         if x.dtype.is_complex:
