@@ -202,7 +202,7 @@ class GraphLowering(torch.fx.Interpreter):
         if isinstance(expr, sympy.Symbol):
             ours = self.symbol_map.get(expr)
             if ours is None:
-                ours = sympy.Symbol(expr.name, integer=True, positive=True)
+                ours = _our_symbol(expr, unbacked=_hint_of(value) is None)
                 self.symbol_map[expr] = ours
                 self.symbol_sources[ours] = source
                 self.hints[ours] = hint
@@ -272,17 +272,11 @@ class GraphLowering(torch.fx.Interpreter):
 
     def _bind_one_unbacked(self, value, buffer_name: str, read: str) -> None:
         node = getattr(value, "node", None)
-        if node is None or getattr(node, "hint", 0) is not None or not isinstance(node.expr, sympy.Symbol):
+        if node is None or _hint_of(value) is not None or not isinstance(node.expr, sympy.Symbol):
             return
         if node.expr in self.symbol_map:
             return
-        name = node.expr.name
-        if node.pytype is float:
-            ours = sympy.Symbol(name, real=True)
-        elif node.expr.is_nonnegative:  # a size (its range starts at 0)
-            ours = sympy.Symbol(name, integer=True, nonnegative=True)
-        else:
-            ours = sympy.Symbol(name, integer=True)
+        ours = _our_symbol(node.expr, unbacked=True)
         self.symbol_map[node.expr] = ours
         self.symbol_sources[ours] = read.format(buffer_name)
         self.hints[ours] = UNBACKED_SIZE_HINT
@@ -431,12 +425,29 @@ SIZE_ARITHMETIC = {
     torch.sym_int, torch.sym_sum, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
 
+def _our_symbol(foreign: sympy.Symbol, *, unbacked: bool) -> sympy.Symbol:
+    """Our symbol for a tracer's. Backed sizes are positive. An unbacked symbol keeps the
+    tracer's assumptions (a row count is non-negative, `.item()` any integer or real), so
+    expressions that reach a lowering unmapped (read off a node's value) mean the same symbol."""
+    if not unbacked:
+        return sympy.Symbol(foreign.name, integer=True, positive=True)
+    if foreign.is_nonnegative:
+        return sympy.Symbol(foreign.name, integer=True, nonnegative=True)
+    if foreign.is_integer:
+        return sympy.Symbol(foreign.name, integer=True)
+    return sympy.Symbol(foreign.name, real=True)
+
+
+def _hint_of(value):
+    """A SymInt's example value; None for an unbacked one (plain ints are their own)."""
+    node = getattr(value, "node", None)
+    return getattr(node, "hint", value) if node is not None else value
+
+
 def _hint(size) -> int:
     """An example input's size; a fake's unbacked size (mark_unbacked) has none: assumed."""
-    node = getattr(size, "node", None)
-    if node is not None and getattr(node, "hint", 0) is None:
-        return UNBACKED_SIZE_HINT
-    return int(size)
+    hint = _hint_of(size)
+    return UNBACKED_SIZE_HINT if hint is None else int(hint)
 
 
 def _touches_complex(node: torch.fx.Node) -> bool:

@@ -18,7 +18,7 @@ import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..decompositions import required_decompositions
-from ..errors import TracingError
+from ..errors import TracingError, UnsupportedProgramError
 from ..functionalization.op_semantics import restrides_in_place_only
 from .arguments import map_arguments
 from .symbolic import SymbolicValues
@@ -69,9 +69,7 @@ class AtenRecorder(TorchDispatchMode):
         kwargs = kwargs or {}
         query = _METADATA_QUERIES.get(func)
         if query is not None:
-            # C++ backward formulas ask a tensor with symbolic sizes for them through the
-            # dispatcher (masked_select's); the answer is metadata, rebuilt where it is used.
-            return query(args[0])
+            return _answer_metadata_query(func, query(args[0]))
         decomposed = self._decompose(func, args, kwargs)
         if decomposed is not NotImplemented:
             return decomposed
@@ -170,6 +168,20 @@ class AtenRecorder(TorchDispatchMode):
         for name, tensor in self.constants.items():
             root.register_buffer(name, tensor)
         return fx.GraphModule(root, self.graph)
+
+
+def _answer_metadata_query(func, answer):
+    """C++ backward formulas (masked_select's) ask for sizes through the dispatcher and read
+    the answer as plain ints. Static sizes are answered; symbolic ones would be specialized
+    after capture chose its guards, so a later call of another size would reuse a wrong
+    graph: refused instead."""
+    values = answer if isinstance(answer, list) else [answer]
+    if any(isinstance(v, torch.SymInt) and v.node.is_symbolic() for v in values):
+        raise UnsupportedProgramError(
+            f"differentiates an op whose backward formula reads symbolic sizes as plain ints ({func})",
+            "Mark the dimensions involved static, or compute that part without gradients.",
+        )
+    return answer
 
 
 _METADATA_QUERIES = {
