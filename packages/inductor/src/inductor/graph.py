@@ -33,8 +33,10 @@ from .sizes import as_expr, loop_vars
 REALIZE_USERS = 1
 REALIZE_OPS = 1
 
-# What heuristics (parallelization thresholds, tiling) assume a data-dependent size is; never
-# used for correctness, as for the sizes of dynamic inputs.
+# The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
+# such as parallelization thresholds. Graphs reach inductor only with questions about such
+# sizes that their ranges decide (capture breaks the graph on the others), so a choice made
+# from this guess is never what decides a result.
 UNBACKED_SIZE_HINT = 8192
 
 
