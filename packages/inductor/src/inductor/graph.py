@@ -34,9 +34,9 @@ REALIZE_USERS = 1
 REALIZE_OPS = 1
 
 # The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
-# such as parallelization thresholds. Graphs reach inductor only with questions about such
-# sizes that their ranges decide (capture breaks the graph on the others), so a choice made
-# from this guess is never what decides a result.
+# such as parallelization thresholds. Lowerings that choose by hints (slice clamping) would
+# choose by this guess; capture breaks the graph on slices of such sizes that their ranges do
+# not decide, so those choices are not expected to reach here (not proven for every lowering).
 UNBACKED_SIZE_HINT = 8192
 
 
