@@ -167,3 +167,24 @@ def test_masked_select_gradient_at_symbolic_size_is_refused(backend):
     check_against_eager(compiled, fn, 10)
     with pytest.raises(Exception, match="backward formula reads symbolic sizes"):
         check_against_eager(compiled, fn, 13)
+
+
+def ones_of_checked_count(x):
+    n = (x > 0).sum().item()
+    torch._check(n >= 1)
+    return torch.ones(n) * 2, x + n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_check_on_an_item_is_checked_when_the_graph_runs(backend):
+    """The check holds for the calls that compiled; a call that violates it fails as eager's
+    does instead of computing on the false assumption."""
+    compiled = compiler.compile(ones_of_checked_count, backend=backend)
+    for x in (torch.randn(10).abs() + 0.1, torch.randn(10).abs().neg().index_fill(0, torch.tensor([3]), 1.0)):
+        torch.testing.assert_close(compiled(x), ones_of_checked_count(x))
+    negative = torch.full((10,), -1.0)
+    with pytest.raises(RuntimeError):
+        ones_of_checked_count(negative)
+    with pytest.raises(RuntimeError):
+        compiled(negative)
+    assert len(compiled._capture_cache.entries) == 1

@@ -56,6 +56,15 @@ class AtenRecorder(TorchDispatchMode):
         self.symbols.bind_input(node, value)
         return node
 
+    def assert_at_runtime(self, assumptions: list) -> None:
+        """`aten._assert_scalar` nodes for conditions (fake_tensor Guards over the trace's
+        symbols) that the graph must check when it runs."""
+        for assumption in assumptions:
+            condition = self.symbols.node_for_expr(assumption.expr)
+            message = f"runtime assertion {assumption.expr} failed (assumed at {assumption.origin})"
+            node = self.graph.call_function(torch.ops.aten._assert_scalar.default, (condition, message))
+            node.meta["val"] = None
+
     def output(self, values: list) -> fx.Node:
         return self.graph.output(tuple(self._as_arg(v) for v in values))
 

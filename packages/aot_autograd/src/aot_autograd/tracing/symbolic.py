@@ -110,6 +110,10 @@ class SymbolicValues:
             return value.node.constant
         return self._build(value.node.expr, value)
 
+    def node_for_expr(self, expr: sympy.Basic) -> Any:
+        """A graph argument computing `expr` over the symbols the graph binds."""
+        return self._build(expr, None)
+
     def _build(self, expr: sympy.Basic, value: Any) -> Any:
         if expr.is_Integer:
             return int(expr)

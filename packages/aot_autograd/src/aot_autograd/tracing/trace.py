@@ -8,6 +8,7 @@ placeholders of their own. Placeholders are named `primals_<i>` and `tangents_<i
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Sequence
 
 import torch
@@ -72,7 +73,7 @@ def trace_forward(
     history = [getattr(value, "grad_fn", None) for value in traced_inputs]
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
-    with fake_mode, recorder, NativeDropout():
+    with fake_mode, recorder, NativeDropout(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
     rewritten = {i for i, value in enumerate(traced_inputs) if getattr(value, "grad_fn", None) is not history[i]}
@@ -100,7 +101,7 @@ def trace_joint(
         recorder.placeholder(f"primals_{index + 1}", value)
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
-    with fake_mode, recorder, torch.enable_grad(), NativeDropout():
+    with fake_mode, recorder, torch.enable_grad(), NativeDropout(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
         tangents = _tangents_for(targets, tangents, fake_mode)
@@ -112,6 +113,18 @@ def trace_joint(
     input_grads = [next(grads) if needed else None for needed in needs_grad]
     recorder.output([*outputs, *input_grads])
     return recorder.graph_module(), tangents
+
+
+@contextlib.contextmanager
+def _runtime_asserts(recorder: AtenRecorder, fake_mode):
+    """What the traced code assumed about data-dependent values (`torch._check(n >= 1)` on an
+    `.item()`; the ShapeEnv's `runtime_asserts`) becomes `aten._assert_scalar` nodes, so the
+    compiled graph fails where eager would instead of computing on a false assumption."""
+    env = fake_mode.shape_env
+    known = len(env.runtime_asserts) if env is not None else 0
+    yield
+    if env is not None:
+        recorder.assert_at_runtime([a for a in env.runtime_asserts[known:]])
 
 
 def _tangents_for(targets: list, tangents: Sequence[torch.Tensor], fake_mode) -> list[torch.Tensor]:
