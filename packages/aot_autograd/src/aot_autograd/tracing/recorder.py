@@ -61,7 +61,11 @@ class AtenRecorder(TorchDispatchMode):
         symbols) that the graph must check when it runs."""
         for assumption in assumptions:
             condition = self.symbols.node_for_expr(assumption.expr)
-            message = f"runtime assertion {assumption.expr} failed (assumed at {assumption.origin})"
+            # The origin's frame is aot_autograd's own (it runs the captured graph): not named.
+            message = (
+                f"runtime assertion {assumption.expr} failed: the compiled graph assumed it of a "
+                f"data-dependent value (a torch._check, or a kernel's own check)"
+            )
             node = self.graph.call_function(torch.ops.aten._assert_scalar.default, (condition, message))
             node.meta["val"] = None
 
