@@ -2,7 +2,7 @@
 example: set_stance (function, context manager, decorator), maybe_mark_dynamic,
 assume_constant_result, substitute_in_graph, is_dynamo_compiling, is_exporting,
 cudagraph_mark_step_begin, config (recompile_limit, automatic_dynamic_shapes), disable (with
-recursive=False), and what is not supported (mark_unbacked) failing clearly.
+recursive=False) and mark_unbacked.
 
 PYTEST_DONT_REWRITE: the functions here are traced.
 """
@@ -23,12 +23,14 @@ import compiler
 TORCH = SimpleNamespace(
     name="torch", compile=torch.compile, set_stance=torch.compiler.set_stance, reset=torch._dynamo.reset,
     maybe_mark_dynamic=torch._dynamo.maybe_mark_dynamic, assume_constant_result=torch.compiler.assume_constant_result,
+    mark_unbacked=torch._dynamo.decorators.mark_unbacked,
     is_dynamo_compiling=torch.compiler.is_dynamo_compiling, is_exporting=torch.compiler.is_exporting,
     config_patch=torch._dynamo.config.patch, disable=torch.compiler.disable,
 )
 OURS = SimpleNamespace(
     name="ours", compile=compiler.compile, set_stance=compiler.set_stance, reset=compiler.reset,
     maybe_mark_dynamic=compiler.maybe_mark_dynamic, assume_constant_result=compiler.assume_constant_result,
+    mark_unbacked=compiler.mark_unbacked,
     is_dynamo_compiling=compiler.is_dynamo_compiling, is_exporting=compiler.is_exporting,
     config_patch=compiler.config.patch, disable=compiler.disable,
 )
@@ -171,10 +173,17 @@ def test_maybe_mark_dynamic(fn):
     same_for_both(scenario)
 
 
-def test_mark_unbacked_says_it_is_not_supported():
-    torch._dynamo.decorators.mark_unbacked(torch.randn(3, 2), 0)  # the reference accepts it
-    with pytest.raises(NotImplementedError, match="no unbacked symbols"):
-        compiler.mark_unbacked(torch.randn(3, 2), 0)
+def test_mark_unbacked_serves_every_size_with_one_graph_even_0_and_1():
+    def scenario(api):
+        backend = Counting()
+        compiled = api.compile(affine, backend=backend)
+        for rows in (3, 1, 0, 6):
+            x = torch.randn(rows, 2)
+            api.mark_unbacked(x, 0)
+            assert torch.equal(compiled(x), affine(x))
+        return backend.compiles
+
+    assert same_for_both(scenario) == 1
 
 
 # --- marks on functions ---------------------------------------------------------------------------
@@ -407,8 +416,6 @@ def test_config_refuses_unknown_settings_naming_the_known_ones():
     with pytest.raises(AttributeError, match="no setting"):
         with compiler.config.patch(nope=1):
             pass
-    with pytest.raises(NotImplementedError, match="unbacked"):
-        compiler.config.capture_scalar_outputs = True
 
 
 def test_config_patch_restores():

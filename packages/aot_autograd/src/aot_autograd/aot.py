@@ -127,7 +127,7 @@ class AotCompiledGraph:
             return self._inference_plan()
         with self.fake_mode:
             tangents = [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device) for i in differentiable]
-        joint = trace_joint(
+        joint, tangents = trace_joint(
             self._run_module,
             fakes,
             tangents,

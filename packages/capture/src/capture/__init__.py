@@ -14,7 +14,7 @@ compiled entry; `config` holds the settings, `stance` what compiled functions do
 __version__ = "0.1.0"
 
 from . import backends, config, logs, stance
-from .dynamic import mark_dynamic, mark_static, maybe_mark_dynamic
+from .dynamic import mark_dynamic, mark_static, mark_unbacked, maybe_mark_dynamic
 from .errors import CaptureError, Unsupported
 from .export import ExportedProgram, ExportGuardError, export
 from .markers import allow_in_graph, disable
@@ -38,6 +38,7 @@ __all__ = [
     "export",
     "logs",
     "mark_dynamic",
+    "mark_unbacked",
     "mark_static",
     "maybe_mark_dynamic",
     "optimize",

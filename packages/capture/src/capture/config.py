@@ -9,3 +9,12 @@ recompile_limit: int = 8
 # later captures (torch.compile's `automatic_dynamic_shapes`, default True too); False keeps
 # recompiling for every new size, up to `recompile_limit`.
 automatic_dynamic_shapes: bool = True
+
+# `Tensor.item()` becomes an unbacked symbolic number (u0) in the graph instead of a graph
+# break (torch.compile's `capture_scalar_outputs`, default False too).
+capture_scalar_outputs: bool = False
+
+# `nonzero`, boolean-mask indexing, `masked_select`, `unique` stay in the graph with an
+# unbacked size (u0) instead of breaking the graph before them (torch.compile's
+# `capture_dynamic_output_shape_ops`, default False too).
+capture_dynamic_output_shape_ops: bool = False

@@ -2,7 +2,7 @@
 trace those sizes as symbols (one entry serves every size its shape guards allow, within the
 range if given), whatever the `dynamic` setting of the compiled function; `mark_static(t,
 dim)` keeps them specialized even under `dynamic=True` or after they changed between calls;
-`maybe_mark_dynamic` is the hint form.
+`maybe_mark_dynamic` is the hint form; `mark_unbacked` traces them without example values.
 `marked_dims` applies export's `dynamic_shapes` for the duration of one capture."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import itertools
 import math
 
 import torch
-from fake_tensor import Dim
+from fake_tensor import UNBACKED, Dim
 
 # The attribute on a tensor mapping its marked dimensions to a fake_tensor.Dim (or None).
 MARK_ATTRIBUTE = "_capture_dynamic_dims"
@@ -43,6 +43,15 @@ def mark_dynamic(tensor: torch.Tensor, dims: int | list[int], min: int | None = 
         bounds = {"min": 0 if min is None else min, "max": math.inf if max is None else max}
         normalized = {dim: Dim(f"dim{next(_range_names)}", **bounds) for dim in normalized}
     marked.update(normalized)
+    setattr(tensor, MARK_ATTRIBUTE, marked)
+
+
+def mark_unbacked(tensor: torch.Tensor, dims: int | list[int]) -> None:
+    """Trace `tensor`'s sizes in `dims` as unbacked symbols (`u0`): without their example
+    values, so 0 and 1 do not specialize and no guard depends on them; code that branches on
+    them breaks the graph there (torch.compiler's mark_unbacked)."""
+    marked = dict(getattr(tensor, MARK_ATTRIBUTE, {}))
+    marked.update(dict.fromkeys(_normalized(tensor, dims), UNBACKED))
     setattr(tensor, MARK_ATTRIBUTE, marked)
 
 

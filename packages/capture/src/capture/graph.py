@@ -102,7 +102,14 @@ class GraphBuilder:
     def _record(self, frame, kind, target, args, kwargs) -> Value:
         fake_args = [as_fake(a) for a in args]
         fake_kwargs = {k: as_fake(v) for k, v in kwargs.items()}
-        result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
+        env = self.fake_mode.shape_env
+        if env is not None and frame is not None and (self.fake_mode.allow_scalar_outputs or self.fake_mode.allow_dynamic_output_shape_ops):
+            # Unbacked symbols made here name the user's line (the Python stack has only ours).
+            where = frame.location()
+            with env.attributing_to(f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno} in {where.function}: {where.source_line}"):
+                result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
+        else:
+            result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
         if result is not None and not _contains_tensor(result) and not contains_symbolic(result):
             # A metadata query (static sizes, flags, dtypes): its answer is a constant.
             # Operations that return None (`x[0] = v`) are kept for what they do, and

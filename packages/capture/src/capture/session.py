@@ -22,7 +22,7 @@ from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource
 
-from . import instructions  # noqa: F401  (fills the opcode registry)
+from . import config, instructions  # noqa: F401  (fills the opcode registry)
 from .graph import GraphBuilder
 from .guard_kinds import DistinctObjects
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
@@ -128,6 +128,7 @@ class CaptureSession:
         changing_numbers: set | None = None,
         stop_step: int | None = None,
         live_values: Callable[[StackSnapshot], list[Value]] | None = None,
+        fullgraph: bool = False,
     ):
         self.fn = fn
         self.args = args
@@ -141,9 +142,19 @@ class CaptureSession:
         self.live_values = live_values
         # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x
         # slower per op), so a ShapeEnv exists only when some size will be symbolic.
-        symbolic = dynamic or self.automatic_dims or self.changing_numbers or _has_marked_tensor((args, kwargs))
+        # Data-dependent sizes and `.item()` stay in the graph as unbacked symbols when the
+        # settings ask, and always with fullgraph=True (a break is no option there; torch
+        # does the same).
+        scalar_outputs = config.capture_scalar_outputs or fullgraph
+        dynamic_output_shapes = config.capture_dynamic_output_shape_ops or fullgraph
+        unbacked = scalar_outputs or dynamic_output_shapes
+        symbolic = dynamic or self.automatic_dims or self.changing_numbers or unbacked or _has_marked_tensor((args, kwargs))
         self.shape_env = ShapeEnv() if symbolic else None
-        self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
+        self.fake_mode = FakeTensorMode(
+            shape_env=self.shape_env,
+            allow_dynamic_output_shape_ops=dynamic_output_shapes,
+            allow_scalar_outputs=scalar_outputs,
+        )
         self.graph = GraphBuilder(self.fake_mode, self.wrap)
         self.side_effects = SideEffects()
         self.guards: list = []

@@ -114,14 +114,11 @@ def is_exporting() -> bool:
     return torch.compiler.is_exporting()
 
 
-def mark_unbacked(t: torch.Tensor, index: int | list[int], **kwargs) -> None:
-    """Not supported: torch's `mark_unbacked` traces sizes with no example value (so 0 and 1
-    do not specialize), which needs unbacked symbols; fake_tensor's ShapeEnv has none. Raises
-    NotImplementedError; `mark_dynamic` keeps sizes >= 2 symbolic."""
-    raise NotImplementedError(
-        "compiler.mark_unbacked: fake_tensor has no unbacked symbols (every symbol has an example value); "
-        "use compiler.mark_dynamic, which keeps sizes >= 2 symbolic"
-    )
+def mark_unbacked(t: torch.Tensor, index: int | list[int], *, strict: bool = False) -> None:
+    """Trace `t`'s sizes at `index` as unbacked symbols (`u0`): no example value, so sizes 0
+    and 1 do not specialize and no guard depends on them; branching on them breaks the graph
+    (as torch.compiler.mark_unbacked). `strict` is accepted for torch's signature."""
+    capture.mark_unbacked(t, index)
 
 
 def cudagraph_mark_step_begin() -> None:

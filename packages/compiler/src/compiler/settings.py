@@ -2,7 +2,11 @@
 
     recompile_limit           entries per function before it runs eagerly (capture; default 8)
     automatic_dynamic_shapes  a size that changes between calls becomes symbolic (capture; True)
-    capture_scalar_outputs    always False: `.item()` breaks the graph (no unbacked symbols)
+    capture_scalar_outputs    `.item()` is an unbacked number (u0) in the graph (capture; default
+                              False: the graph breaks at `.item()`)
+    capture_dynamic_output_shape_ops
+                              nonzero, boolean masks, masked_select, unique stay in the graph with
+                              an unbacked size (capture; default False: the graph breaks there)
     cache_dir                 inductor's on-disk cache (PTC_INDUCTOR_CACHE_DIR; default
                               ~/.cache/ptc_inductor)
     progress                  a status line on stderr for compiles longer than 2 s: "auto"
@@ -48,15 +52,19 @@ class Config:
 
     @property
     def capture_scalar_outputs(self) -> bool:
-        return False
+        return capture.config.capture_scalar_outputs
 
     @capture_scalar_outputs.setter
     def capture_scalar_outputs(self, value: bool) -> None:
-        if value:
-            raise NotImplementedError(
-                "capture_scalar_outputs=True needs unbacked symbols, which fake_tensor does not have: "
-                "`.item()` breaks the graph (as torch.compile's default does)"
-            )
+        capture.config.capture_scalar_outputs = bool(value)
+
+    @property
+    def capture_dynamic_output_shape_ops(self) -> bool:
+        return capture.config.capture_dynamic_output_shape_ops
+
+    @capture_dynamic_output_shape_ops.setter
+    def capture_dynamic_output_shape_ops(self, value: bool) -> None:
+        capture.config.capture_dynamic_output_shape_ops = bool(value)
 
     @property
     def cache_dir(self) -> str:

@@ -11,11 +11,12 @@ from .errors import (
     DeviceMismatchError,
     FakeModeMismatchError,
     FakeTensorError,
+    GuardOnDataDependentError,
     RealTensorInputError,
     StaticSizesRequiredError,
     UnsupportedFakeOpError,
 )
 from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
-from .symbolic import ConstraintViolationError, Dim, ShapeEnv, SymNode
+from .symbolic import UNBACKED, ConstraintViolationError, Dim, ShapeEnv, SymNode
 from .analysis import ShapeReport, TensorSpec, infer_shapes

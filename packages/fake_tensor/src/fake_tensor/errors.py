@@ -90,3 +90,20 @@ def _describe(tensor: object) -> str:
         return f"a storage of {tensor.nbytes()} bytes on {tensor.device}"
     shape = tuple(getattr(tensor, "shape", ()))
     return f"shape {shape}, dtype {getattr(tensor, 'dtype', '?')}, device {getattr(tensor, 'device', '?')}"
+
+
+class GuardOnDataDependentError(DataDependentError):
+    """A question about a size or value that only the data decides (an unbacked symbol such
+    as the row count of `nonzero`), which its known range cannot answer: tracing cannot go
+    on without guessing. `expr` is the question; capture breaks the graph here."""
+
+    def __init__(self, expr: object, origins: list):
+        self.expr = expr
+        self.op = None
+        made = "; ".join(f"{symbol} comes from {origin}" for symbol, origin in origins)
+        RuntimeError.__init__(
+            self,
+            f"could not decide `{expr}`: it depends on data-dependent values ({made or 'unbacked symbols'}) "
+            f"that are unknown while tracing. Branching on them (or using them as a Python int) "
+            f"needs the real data; use torch._check(...) to state what holds, or compute it in tensors.",
+        )

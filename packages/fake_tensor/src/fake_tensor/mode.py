@@ -24,9 +24,18 @@ from .modules import fake_module_copy
 
 
 class FakeTensorMode(TorchDispatchMode):
-    def __init__(self, shape_env=None):
+    """`allow_dynamic_output_shape_ops` / `allow_scalar_outputs` (both need a `shape_env`):
+    `nonzero`, boolean-mask indexing, `masked_select`, `unique` / `.item()` return fakes
+    whose size / a number that is a fresh unbacked symbol (`u0`), instead of raising
+    DataDependentError (see data_dependent.py)."""
+
+    def __init__(self, shape_env=None, *, allow_dynamic_output_shape_ops: bool = False, allow_scalar_outputs: bool = False):
         super().__init__()
+        if (allow_dynamic_output_shape_ops or allow_scalar_outputs) and shape_env is None:
+            raise ValueError("unbacked sizes and scalars need a FakeTensorMode(shape_env=ShapeEnv(), ...)")
         self.shape_env = shape_env
+        self.allow_dynamic_output_shape_ops = allow_dynamic_output_shape_ops
+        self.allow_scalar_outputs = allow_scalar_outputs
         self._real_to_fake = RealToFake(self)
         # One entry per (re-)entry of the mode: the Python dispatcher guard, or None.
         self._dispatcher_guards: list[object] = []

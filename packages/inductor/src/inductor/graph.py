@@ -26,12 +26,18 @@ from .lowering.extern import fallback
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import make_view, permute, strided_view
 from .ops import DependencyCollector, use_handler
-from .sizes import as_expr, loop_vars, size_hint
+from .sizes import as_expr, loop_vars
 
 # A lazy value read by more nodes than this, whose body does at least this many ops, is
 # realized (computed once) rather than recomputed inside each reader.
 REALIZE_USERS = 1
 REALIZE_OPS = 1
+
+# The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
+# such as parallelization thresholds. Lowerings that choose by hints (slice clamping) would
+# choose by this guess; capture breaks the graph on slices of such sizes that their ranges do
+# not decide, so those choices are not expected to reach here (not proven for every lowering).
+UNBACKED_SIZE_HINT = 8192
 
 
 class GraphLowering(torch.fx.Interpreter):
@@ -50,6 +56,9 @@ class GraphLowering(torch.fx.Interpreter):
         self.symbol_sources: dict[sympy.Symbol, str] = {}
         self.hints: dict[sympy.Symbol, int] = {}
         self.symbol_map: dict = {}                    # foreign symbols -> ours
+        # Unbacked symbols (data-dependent sizes and numbers) by the buffer whose step makes
+        # them known; their `symbol_sources` read that buffer.
+        self.unbacked_bound_by: dict[str, list[sympy.Symbol]] = {}
         self.constants: dict[str, torch.Tensor] = {}  # get_attr tensors, by wrapper name
         self.constant_buffers: dict[str, InputBuffer] = {}
         self.outputs: list = []
@@ -174,14 +183,14 @@ class GraphLowering(torch.fx.Interpreter):
         name = f"arg{position}"
         val = self.current_node.meta.get("val", self.current_node.meta.get("example_value", example))
         if isinstance(example, torch.Tensor):
-            size = [self._bind(s, f"{name}.size({k})", size_hint(example.shape[k])) for k, s in enumerate(val.shape)]
-            stride = [self._bind(s, f"{name}.stride({k})", size_hint(example.stride()[k])) for k, s in enumerate(val.stride())]
+            size = [self._bind(s, f"{name}.size({k})", _hint(example.shape[k])) for k, s in enumerate(val.shape)]
+            stride = [self._bind(s, f"{name}.stride({k})", _hint(example.stride()[k])) for k, s in enumerate(val.stride())]
             buffer = InputBuffer(name, Layout(example.device, example.dtype, tuple(size), tuple(stride)))
             self.input_names.append(name)
             self.graph_inputs.append(buffer)
             return buffer
         if isinstance(val, (torch.SymInt, sympy.Basic)):
-            expr = self._bind(val, name, size_hint(example))
+            expr = self._bind(val, name, _hint(example))
             self.graph_inputs.append(expr)
             return expr
         self.graph_inputs.append(example)
@@ -195,7 +204,7 @@ class GraphLowering(torch.fx.Interpreter):
         if isinstance(expr, sympy.Symbol):
             ours = self.symbol_map.get(expr)
             if ours is None:
-                ours = sympy.Symbol(expr.name, integer=True, positive=True)
+                ours = _our_symbol(expr, unbacked=_hint_of(value) is None)
                 self.symbol_map[expr] = ours
                 self.symbol_sources[ours] = source
                 self.hints[ours] = hint
@@ -245,7 +254,35 @@ class GraphLowering(torch.fx.Interpreter):
                 f"inductor lowers ATen graphs; {self.current_node.format_node()} calls {target}, which is not an "
                 "ATen overload. Run the graph through aot_autograd first (inductor.compile_fx does)."
             )
-        return fallback(target, args, kwargs)
+        result = fallback(target, args, kwargs)
+        self._bind_unbacked(self.current_val(), result)
+        return result
+
+    def _bind_unbacked(self, val, result) -> None:
+        """Bind the unbacked symbols a fallback's output brings (`nonzero`'s row count u0, the
+        number `_local_scalar_dense` read) to where the wrapper reads them after that step."""
+        if isinstance(val, (list, tuple)) and isinstance(result, (list, tuple)):
+            for item_val, item in zip(val, result):
+                self._bind_unbacked(item_val, item)
+            return
+        if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            # The extern returned a Python number; its step is the buffer registered last.
+            self._bind_one_unbacked(val, self.buffers[-1].name, "{}")
+        elif isinstance(val, torch.Tensor) and isinstance(result, Buffer):
+            for k, size in enumerate(val.shape):
+                self._bind_one_unbacked(size, result.name, f"{{}}.size({k})")
+
+    def _bind_one_unbacked(self, value, buffer_name: str, read: str) -> None:
+        node = getattr(value, "node", None)
+        if node is None or _hint_of(value) is not None or not isinstance(node.expr, sympy.Symbol):
+            return
+        if node.expr in self.symbol_map:
+            return
+        ours = _our_symbol(node.expr, unbacked=True)
+        self.symbol_map[node.expr] = ours
+        self.symbol_sources[ours] = read.format(buffer_name)
+        self.hints[ours] = UNBACKED_SIZE_HINT
+        self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)
 
     def _realize_pending(self):
         """Before an op writes to memory, compute every lazy value that may read that memory."""
@@ -387,8 +424,35 @@ SIZE_ARITHMETIC = {
     torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int, torch.ops.aten.sym_numel.default,
     torch.ops.aten.sym_storage_offset.default, operator.add, operator.sub, operator.mul, operator.floordiv,
     operator.mod, operator.neg, operator.truediv, operator.pow, torch.sym_max, torch.sym_min, torch.sym_float,
-    torch.sym_int, torch.sym_sum,
+    torch.sym_int, torch.sym_sum, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
+
+def _our_symbol(foreign: sympy.Symbol, *, unbacked: bool) -> sympy.Symbol:
+    """Our symbol for a tracer's. Backed sizes are positive. An unbacked symbol keeps the
+    tracer's assumptions (a row count is non-negative, `.item()` any integer or real), so
+    expressions that reach a lowering unmapped (read off a node's value) mean the same symbol."""
+    if not unbacked:
+        return sympy.Symbol(foreign.name, integer=True, positive=True)
+    if foreign.is_nonnegative:
+        return sympy.Symbol(foreign.name, integer=True, nonnegative=True)
+    if foreign.is_integer:
+        return sympy.Symbol(foreign.name, integer=True)
+    return sympy.Symbol(foreign.name, real=True)
+
+
+def _hint_of(value):
+    """A SymInt's example value; None for an unbacked one (plain ints are their own)."""
+    node = getattr(value, "node", None)
+    return getattr(node, "hint", value) if node is not None else value
+
+
+def _hint(size) -> int:
+    """An example input's size, read without asking its shape env (`int(symint)` is a question
+    that specializes the symbol: a replacement `s1 -> 6` no guard protects); a fake's unbacked
+    size (mark_unbacked) has none: assumed."""
+    hint = _hint_of(size)
+    return UNBACKED_SIZE_HINT if hint is None else int(hint)
+
 
 def _touches_complex(node: torch.fx.Node) -> bool:
     """Kernels have no complex arithmetic: an op reading or making complex tensors (view_as_complex,
@@ -398,7 +462,7 @@ def _touches_complex(node: torch.fx.Node) -> bool:
 
 
 def _sympify_tree(graph, value):
-    if isinstance(value, torch.SymInt):
+    if isinstance(value, (torch.SymInt, torch.SymFloat)):
         return graph.sympify(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_sympify_tree(graph, v) for v in value)

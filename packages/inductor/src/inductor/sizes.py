@@ -45,14 +45,6 @@ def as_expr(value) -> Expr:
     return sympy.Integer(int(value))
 
 
-def size_hint(value) -> int:
-    """The example value of a size (int or SymInt) without asking its shape env: `int(symint)`
-    is a question that specializes the symbol (a replacement `s1 -> 6` no guard protects)."""
-    node = getattr(value, "node", None)
-    hint = getattr(node, "hint", None)
-    return int(value) if hint is None else int(hint)
-
-
 def _with_replacements(expr: Expr, node) -> Expr:
     """`expr` with the equalities its shape env learned from guards substituted (`s0 -> 4` after
     `x.unflatten(0, (2, 2))`): the graph only runs where those guards pass, and a size left as

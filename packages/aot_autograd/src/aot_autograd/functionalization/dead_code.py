@@ -1,7 +1,9 @@
-"""Dead-code removal that keeps the random stream as eager consumes it.
+"""Dead-code removal that keeps the random stream as eager consumes it, and runtime checks.
 
 A random op whose result is unused still advanced the generator in eager; dropping it
-would shift every later random draw (dropout masks would differ from eager's).
+would shift every later random draw (dropout masks would differ from eager's). A runtime
+assertion (`aten._assert_scalar`, what `torch._check` on a data-dependent value becomes) has
+no result anyone uses: it is there to fail.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ def consumes_randomness(node: fx.Node) -> bool:
     return isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags
 
 
+def asserts(node: fx.Node) -> bool:
+    return node.target is torch.ops.aten._assert_scalar.default
+
+
 def remove_dead_code(graph: fx.Graph) -> None:
     for node in reversed(list(graph.nodes)):
-        if node.op in ("placeholder", "output") or node.users or consumes_randomness(node):
+        if node.op in ("placeholder", "output") or node.users or consumes_randomness(node) or asserts(node):
             continue
         graph.erase_node(node)

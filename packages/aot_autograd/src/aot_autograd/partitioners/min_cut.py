@@ -74,8 +74,13 @@ def saved_bytes(node: fx.Node) -> int | None:
     return None
 
 
+# What a data-dependent size (no hint: nonzero's row count) is assumed to be when costing.
+_UNBACKED_SIZE_GUESS = 8192
+
+
 def _hint(value) -> int:
     """A size's value at the example inputs (symbolic sizes carry it as their hint)."""
     if isinstance(value, torch.SymInt):
-        return int(value.node.hint)
+        hint = value.node.hint
+        return _UNBACKED_SIZE_GUESS if hint is None else int(hint)
     return int(value)

@@ -18,7 +18,7 @@ import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..decompositions import required_decompositions
-from ..errors import TracingError
+from ..errors import TracingError, UnsupportedProgramError
 from ..functionalization.op_semantics import restrides_in_place_only
 from .arguments import map_arguments
 from .symbolic import SymbolicValues
@@ -56,6 +56,19 @@ class AtenRecorder(TorchDispatchMode):
         self.symbols.bind_input(node, value)
         return node
 
+    def assert_at_runtime(self, assumptions: list) -> None:
+        """`aten._assert_scalar` nodes for conditions (fake_tensor Guards over the trace's
+        symbols) that the graph must check when it runs."""
+        for assumption in assumptions:
+            condition = self.symbols.node_for_expr(assumption.expr)
+            # The origin's frame is aot_autograd's own (it runs the captured graph): not named.
+            message = (
+                f"runtime assertion {assumption.expr} failed: the compiled graph assumed it of a "
+                f"data-dependent value (a torch._check, or a kernel's own check)"
+            )
+            node = self.graph.call_function(torch.ops.aten._assert_scalar.default, (condition, message))
+            node.meta["val"] = None
+
     def output(self, values: list) -> fx.Node:
         return self.graph.output(tuple(self._as_arg(v) for v in values))
 
@@ -67,6 +80,9 @@ class AtenRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        query = _METADATA_QUERIES.get(func)
+        if query is not None:
+            return _answer_metadata_query(func, query(args[0]))
         decomposed = self._decompose(func, args, kwargs)
         if decomposed is not NotImplemented:
             return decomposed
@@ -103,12 +119,16 @@ class AtenRecorder(TorchDispatchMode):
     def _bind_outputs(self, node: fx.Node, out: Any) -> None:
         if isinstance(out, torch.Tensor):
             self._track(out, node)
+            self.symbols.bind_output(node, out)
         elif isinstance(out, (tuple, list)):
             for index, item in enumerate(out):
                 if isinstance(item, torch.Tensor):
                     item_node = self.graph.call_function(operator.getitem, (node, index))
                     item_node.meta["val"] = item
                     self._track(item, item_node)
+                    self.symbols.bind_output(item_node, item)
+        else:
+            self.symbols.bind_output(node, out)  # `.item()`: the node is the number
 
     def _track(self, tensor: torch.Tensor, node: fx.Node) -> None:
         # An in-place or out= op returns the tensor it wrote to, which keeps the node that
@@ -162,3 +182,23 @@ class AtenRecorder(TorchDispatchMode):
             root.register_buffer(name, tensor)
         return fx.GraphModule(root, self.graph)
 
+
+def _answer_metadata_query(func, answer):
+    """C++ backward formulas (masked_select's) ask for sizes through the dispatcher and read
+    the answer as plain ints. Static sizes are answered; symbolic ones would be specialized
+    after capture chose its guards, so a later call of another size would reuse a wrong
+    graph: refused instead."""
+    values = answer if isinstance(answer, list) else [answer]
+    if any(isinstance(v, torch.SymInt) and v.node.is_symbolic() for v in values):
+        raise UnsupportedProgramError(
+            f"differentiates an op whose backward formula reads symbolic sizes as plain ints ({func})",
+            "Mark the dimensions involved static, or compute that part without gradients.",
+        )
+    return answer
+
+
+_METADATA_QUERIES = {
+    torch.ops.aten.size.default: lambda t: list(t.shape),
+    torch.ops.aten.stride.default: lambda t: list(t.stride()),
+    torch.ops.aten.storage_offset.default: lambda t: t.storage_offset(),
+}

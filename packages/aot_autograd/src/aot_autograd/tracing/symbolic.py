@@ -82,6 +82,19 @@ class SymbolicValues:
                 offset.node.expr, self._reader(aten.sym_storage_offset.default, node, None, offset)
             )
 
+    def bind_output(self, node: fx.Node, value: Any) -> None:
+        """An op's output that brings new unbacked symbols (the row count of `nonzero`, the
+        number `.item()` read): later uses read them from it. Symbols with a hint come from
+        the inputs and are bound there."""
+        if is_symbolic(value):
+            if value.node.hint is None and isinstance(value.node.expr, sympy.Symbol):
+                self._nodes.setdefault(value.node.expr, node)
+            return
+        if isinstance(value, torch.Tensor):
+            for dim, size in enumerate(value.shape):
+                if is_symbolic(size) and size.node.hint is None and isinstance(size.node.expr, sympy.Symbol):
+                    self._sources.setdefault(size.node.expr, self._reader(aten.sym_size.int, node, dim, size))
+
     def _reader(self, read, node: fx.Node, dim: int | None, value: SymValue) -> Callable[[], fx.Node]:
         def make() -> fx.Node:
             args = (node,) if dim is None else (node, dim)
@@ -96,6 +109,10 @@ class SymbolicValues:
         if not value.node.is_symbolic():
             return value.node.constant
         return self._build(value.node.expr, value)
+
+    def node_for_expr(self, expr: sympy.Basic) -> Any:
+        """A graph argument computing `expr` over the symbols the graph binds."""
+        return self._build(expr, None)
 
     def _build(self, expr: sympy.Basic, value: Any) -> Any:
         if expr.is_Integer:

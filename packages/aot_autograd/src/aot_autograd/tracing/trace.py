@@ -8,10 +8,12 @@ placeholders of their own. Placeholders are named `primals_<i>` and `tangents_<i
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx as fx
+import torch.utils._python_dispatch
 from torch.overrides import TorchFunctionMode
 
 from .recorder import AtenRecorder, Decompositions
@@ -71,7 +73,7 @@ def trace_forward(
     history = [getattr(value, "grad_fn", None) for value in traced_inputs]
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
-    with fake_mode, recorder, NativeDropout():
+    with fake_mode, recorder, NativeDropout(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
     rewritten = {i for i, value in enumerate(traced_inputs) if getattr(value, "grad_fn", None) is not history[i]}
@@ -87,7 +89,8 @@ def trace_joint(
     fake_mode,
     decompositions: Decompositions | None = None,
 ) -> fx.GraphModule:
-    """The graph returning (*outputs of `fn`, *gradient of each primal or None).
+    """The graph returning (*outputs of `fn`, *gradient of each primal or None), and the
+    tangents it takes (`tangents`, or fakes sized as this trace's outputs where they differ).
 
     `differentiable(inputs, outputs)` picks the tensors the tangents are the gradients of,
     in the order of `tangents`.
@@ -96,14 +99,49 @@ def trace_joint(
     leaves, traced_inputs = _traced_inputs(primals, fake_mode)
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
-    for index, value in enumerate(tangents):
-        recorder.placeholder(f"tangents_{index + 1}", value)
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
-    with fake_mode, recorder, torch.enable_grad(), NativeDropout():
+    with fake_mode, recorder, torch.enable_grad(), NativeDropout(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
+        tangents = _tangents_for(targets, tangents, fake_mode)
+        first_op = next((n for n in recorder.graph.nodes if n.op != "placeholder"), None)
+        with recorder.graph.inserting_before(first_op):
+            for index, value in enumerate(tangents):
+                recorder.placeholder(f"tangents_{index + 1}", value)
         grads = iter(torch.autograd.grad(targets, wrt, tangents, allow_unused=True) if targets else [None] * len(wrt))
     input_grads = [next(grads) if needed else None for needed in needs_grad]
     recorder.output([*outputs, *input_grads])
-    return recorder.graph_module()
+    return recorder.graph_module(), tangents
+
+
+@contextlib.contextmanager
+def _runtime_asserts(recorder: AtenRecorder, fake_mode):
+    """What the traced code assumed about data-dependent values (`torch._check(n >= 1)` on an
+    `.item()`; the ShapeEnv's `runtime_asserts`) becomes `aten._assert_scalar` nodes, so the
+    compiled graph fails where eager would instead of computing on a false assumption."""
+    env = fake_mode.shape_env
+    known = len(env.runtime_asserts) if env is not None else 0
+    yield
+    if env is not None:
+        recorder.assert_at_runtime([a for a in env.runtime_asserts[known:]])
+
+
+def _tangents_for(targets: list, tangents: Sequence[torch.Tensor], fake_mode) -> list[torch.Tensor]:
+    """The tangents, sized as this trace's outputs. A data-dependent size (nonzero's row
+    count) is a fresh unbacked symbol in every trace, so a tangent made from an earlier
+    trace's output has another symbol than the output it is the gradient of."""
+    fresh = list(tangents)
+    for index, (target, tangent) in enumerate(zip(targets, tangents)):
+        if not _same_sizes(target.shape, tangent.shape):
+            with torch.utils._python_dispatch._disable_current_modes(), fake_mode:
+                fresh[index] = torch.empty(target.shape, dtype=tangent.dtype, device=tangent.device)
+    return fresh
+
+
+def _same_sizes(a, b) -> bool:
+    # Compared as expressions: `==` on symbolic sizes would ask the ShapeEnv (and guard).
+    def expr(size):
+        return size.node.expr if isinstance(size, torch.SymInt) else size
+
+    return len(a) == len(b) and all(expr(x) == expr(y) for x, y in zip(a, b))

@@ -192,7 +192,20 @@ def _leaves_graph(name: str, what: str):
 
 
 for _name, _what in REFUSED_METHODS.items():
-    rule(getattr(torch.Tensor, _name))(_leaves_graph(_name, _what))
+    if _name != "item":
+        rule(getattr(torch.Tensor, _name))(_leaves_graph(_name, _what))
+
+
+_refuse_item = _leaves_graph("item", REFUSED_METHODS["item"])
+
+
+@rule(torch.Tensor.item)
+def _item(frame, args, kwargs):
+    # With capture_scalar_outputs (or fullgraph) the number is an unbacked symbol (u0) computed
+    # in the graph.
+    if not frame.session.fake_mode.allow_scalar_outputs:
+        _refuse_item(frame, args, kwargs)
+    return frame.session.graph.call_method(frame, "item", args, kwargs)
 
 
 @construct_rule(torch.nn.Parameter)

@@ -26,6 +26,8 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fake_tensor import GuardOnDataDependentError
+
 from ..bytecode import decode
 from ..errors import CaptureError, CaptureInternalError, Unsupported, UserLocation
 from ..values.lazy import LazyInput, realized
@@ -180,7 +182,13 @@ class Frame:
                         f"the {inst.opname} instruction is not supported",
                         hint="rewrite the construct, or call it outside the compiled function",
                     )
-                handler(self, inst)
+                try:
+                    handler(self, inst)
+                except GuardOnDataDependentError as err:
+                    raise Unsupported(
+                        f"data-dependent branching or int conversion: {err}",
+                        hint="the graph breaks here and the rest runs on the real values",
+                    ) from err
                 if self.suspended:
                     self.suspended = False
                     return None

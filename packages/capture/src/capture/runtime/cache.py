@@ -230,6 +230,7 @@ class CodeCache:
             dynamic=bool(self.compilation.dynamic),
             automatic_dims=self.automatic_dims,
             changing_numbers=self.changing_numbers,
+            fullgraph=self.compilation.fullgraph,
             **options,
         )
 

@@ -1,11 +1,11 @@
 """Symbolic sizes: `ShapeEnv` (symbols, ranges, guards), our sympy `SymNode` behind torch.SymInt.
 
-Exports ShapeEnv, SymNode, Dim, ConstraintViolationError, ValueRange, Guard, print_python, and
+Exports ShapeEnv, SymNode, Dim, UNBACKED, ConstraintViolationError, ValueRange, Guard, print_python, and
 the integer functions every layer builds and prints (FloorDiv, PythonMod, RoundToInt).
 Start at shape_env.py: its docstring is the API.
 """
 
-from fake_tensor.symbolic.dim import ConstraintViolationError, Dim
+from fake_tensor.symbolic.dim import UNBACKED, ConstraintViolationError, Dim
 from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
 from fake_tensor.symbolic.guard_printer import print_python
 from fake_tensor.symbolic.shape_env import Guard, ShapeEnv
@@ -14,5 +14,5 @@ from fake_tensor.symbolic.value_ranges import ValueRange
 
 __all__ = [
     "ConstraintViolationError", "Dim", "FloorDiv", "Guard", "PythonMod", "RoundToInt", "ShapeEnv", "SymNode",
-    "ValueRange", "print_python",
+    "UNBACKED", "ValueRange", "print_python",
 ]

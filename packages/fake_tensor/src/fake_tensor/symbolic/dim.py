@@ -40,5 +40,16 @@ class Dim:
         return f"Dim({', '.join([repr(self.name), *bounds])})"
 
 
+class _Unbacked:
+    """The `dynamic_dims` spec `UNBACKED`: the size becomes an unbacked symbol (`u0`), traced
+    without its example value, so 0 and 1 do not specialize and nothing is guarded on it."""
+
+    def __repr__(self) -> str:
+        return "UNBACKED"
+
+
+UNBACKED = _Unbacked()
+
+
 class ConstraintViolationError(FakeTensorError):
     """The code, or the example sizes, contradict a declared `Dim`."""

@@ -16,6 +16,7 @@ API (used by FakeTensorMode.from_real, capture, aot_autograd, inductor):
     env.evaluate(expr)         # the answer at the example sizes, recorded as a guard (SymNodes call this)
     with env.attributing_to("aten.view at model.py:12"): ...   # origin of guards recorded inside
     env.produce_guards()       # [sympy boolean] over symbols: ranges, equalities, recorded guards
+    n = env.create_unbacked(int, 0, 64, op="aten.nonzero")  # u0: a size/value read from data (no hint)
     env.guards_as_python()     # the same as Python source over the places (see guard_printer)
     env.evaluate_guards({source: tensor})   # do new inputs satisfy every guard?
 
@@ -27,6 +28,13 @@ Every question (`SymNode.guard_bool` & co., routed to `evaluate`) is answered fr
 the answer, simplified and put in a canonical form, becomes a guard unless the ranges and
 replacements already imply it. Equalities become replacements (`Eq(s1, s0)` makes s1 -> s0,
 `Eq(s0, 8)` makes s0 -> 8) and one-symbol bounds narrow ranges, so later questions simplify.
+
+Unbacked symbols (`u0`, `uf0`) stand for what only the data decides: the row count of
+`nonzero`, the value of `.item()`. They have a range but no example value (`has_hint()` is
+False), no place in the inputs, and never appear in guards: a question the range cannot
+decide raises `GuardOnDataDependentError` (the caller, e.g. capture, breaks the graph there)
+instead of specializing. `guard_or_false`/`guard_or_true` answer the safe default without a
+guard, `expect_true` records a runtime assertion (`runtime_asserts`) and learns the fact.
 
 Places. A symbol stands for every place listed in `symbol_sources[sym]`: the guard code binds
 the symbol from the first place and checks that the others are equal (duck sizing). A place
@@ -47,7 +55,8 @@ from collections.abc import Callable, Mapping
 import sympy
 import torch
 
-from fake_tensor.symbolic.dim import ConstraintViolationError, Dim
+from fake_tensor.errors import GuardOnDataDependentError
+from fake_tensor.symbolic.dim import UNBACKED, ConstraintViolationError, Dim
 from fake_tensor.symbolic.guard_printer import print_python
 from fake_tensor.symbolic.provenance import Origin, user_frame
 from fake_tensor.symbolic.simplify import canonical_relation, simplify, static_truth
@@ -120,6 +129,12 @@ class ShapeEnv:
         self._order: dict[sympy.Symbol, int] = {}
         # Compound expressions that guards bounded (their ranges live in `ranges` too).
         self._bounded_exprs: dict[sympy.Expr, None] = {}
+        # Unbacked symbols -> where they came from; the size-like ones (row counts) may be
+        # assumed >= 2 by size-oblivious questions, as torch's meta kernels expect.
+        self.unbacked: dict[sympy.Symbol, Origin] = {}
+        self.size_like: set[sympy.Symbol] = set()
+        # Facts `expect_true` assumed about unbacked symbols, to check when the graph runs.
+        self.runtime_asserts: list[Guard] = []
 
     # --- symbols -----------------------------------------------------------------------------
     @property
@@ -178,6 +193,36 @@ class ShapeEnv:
         self.symbol_sources[symbol].append((source, "value", 0))
         return (torch.SymFloat if pytype is float else torch.SymInt)(SymNode(symbol, self, pytype, hint))
 
+    def create_unbacked(self, pytype: type = int, lower=-sympy.oo, upper=sympy.oo, *, op: str | None = None, size_like: bool = False):
+        """A fresh unbacked SymInt/SymFloat (`u0`, `uf0`) in [lower, upper]: a value only the
+        data decides, created by `op` (named in the errors about it)."""
+        prefix = "uf" if pytype is float else "u"
+        name = next(f"{prefix}{i}" for i in itertools.count(len(self.unbacked)) if f"{prefix}{i}" not in self._names)
+        self._names.add(name)
+        value_range = ValueRange.of(lower, upper)
+        if pytype is float:
+            symbol = sympy.Symbol(name, real=True)
+        elif value_range.lower >= 0:
+            symbol = sympy.Symbol(name, integer=True, nonnegative=True)
+        else:
+            symbol = sympy.Symbol(name, integer=True)
+        self._order[symbol] = len(self._order)
+        self.ranges[symbol] = value_range
+        # Code that runs the user's program some other way names the user's line itself.
+        frame = self._op_stack[-1] if self._op_stack else user_frame()
+        self.unbacked[symbol] = Origin(frame, op)
+        if size_like:
+            self.size_like.add(symbol)
+        return (torch.SymFloat if pytype is float else torch.SymInt)(SymNode(symbol, self, pytype, None))
+
+    def has_hint(self, expr) -> bool:
+        """Whether `expr` has an example value (it mentions no unbacked symbol)."""
+        if isinstance(expr, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return expr.node.hint is not None
+        if not isinstance(expr, sympy.Basic) or not self.unbacked:
+            return True
+        return self.unbacked.keys().isdisjoint(expr.free_symbols)
+
     def _new_symbol(self, hint: int, value_range: ValueRange, name: str | None = None, pytype: type = int) -> sympy.Symbol:
         # Symbols of declared Dims carry the Dim's name, so shapes print as (batch, seq, 768).
         if name is None:
@@ -203,6 +248,8 @@ class ShapeEnv:
     def make_node(self, expr: sympy.Basic, pytype: type, hint) -> SymNode:
         if self.replacements:
             expr = expr.xreplace(self.replacements)
+        if hint is None and _is_constant(expr):  # unbacked symbols that cancelled (u0 - u0)
+            hint = bool(expr) if pytype is bool else pytype(expr)
         # torch's SymFloat magic methods cannot unwrap a constant SymFloat (they assert), so
         # float results stay symbolic-looking even when their expression is a number.
         constant = hint if pytype is not float and _is_constant(expr) else None
@@ -212,7 +259,8 @@ class ShapeEnv:
     def symbolic_sizes_strides(self, t: torch.Tensor, dynamic_dims=None, source=None):
         """(sizes, strides, storage_offset) of `t`, with the `dynamic_dims` sizes symbolic.
 
-        `dynamic_dims`: iterable of dims, or dict dim -> Dim (or None). Sizes 0 and 1 stay
+        `dynamic_dims`: iterable of dims, or dict dim -> Dim (or None, or UNBACKED: an
+        unbacked symbol, whatever the size, see `create_unbacked`). Other sizes 0 and 1 stay
         ints. Strides are expressions in the sizes where the real strides follow from the
         sizes (contiguous and permuted-contiguous layouts); other strides that depend on a
         dynamic size get a symbol of their own.
@@ -220,7 +268,14 @@ class ShapeEnv:
         specs = _normalize_dynamic_dims(t.dim(), dynamic_dims)
         sizes: list[int | torch.SymInt] = []
         for d, hint in enumerate(t.shape):
-            if d in specs and hint >= 2:
+            if d in specs and specs[d] is UNBACKED:
+                where = _place_name(source, "size", d)
+                size = self.create_unbacked(int, 0, sympy.oo, op=f"{where} (mark_unbacked)", size_like=True)
+                # The place binds the symbol for guards on the strides that depend on it;
+                # no guard is ever about the symbol's own value.
+                self.symbol_sources[size.node.expr] = [(source, "size", d)]
+                sizes.append(size)
+            elif d in specs and hint >= 2:
                 sizes.append(self.symint(self.create_symbol(hint, (source, "size", d), specs[d])))
             else:
                 if d in specs and specs[d] is not None and not specs[d].allows(hint):
@@ -238,12 +293,13 @@ class ShapeEnv:
         real = t.stride()
         strides: list = list(real)
         dense_next: int | torch.SymInt = 1
+        dense_next_real = 1  # its value for `t` (unbacked sizes have no hint to read it from)
         seen_symbolic = False
         order = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: (real[d], -d))
         for d in order:
             if real[d] == 0:
                 stride = 0
-            elif real[d] == _hint_of(dense_next):
+            elif real[d] == dense_next_real:
                 stride = dense_next
             elif seen_symbolic:
                 stride = self.symint(self.create_symbol(real[d], (source, "stride", d)))
@@ -251,8 +307,9 @@ class ShapeEnv:
                 stride = real[d]
             strides[d] = stride
             self._record_place(source, "stride", d, stride)
-            if stride != 0:
+            if real[d] != 0:
                 dense_next = stride * sizes[d]
+                dense_next_real = real[d] * t.shape[d]
             seen_symbolic = seen_symbolic or isinstance(sizes[d], torch.SymInt)
         # A size-1 dim whose stride is what row-major order gives it (the batch of one in a
         # (1, n) tensor: stride n) keeps that as an expression, as torch does: a plain int would
@@ -290,9 +347,13 @@ class ShapeEnv:
     def size_hint(self, expr) -> int | float | bool:
         """`expr` (sympy, SymInt or int) at the example values of its symbols."""
         if isinstance(expr, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            if expr.node.hint is None:
+                raise GuardOnDataDependentError(expr.node.expr, self._unbacked_origins(expr.node.expr))
             return expr.node.hint
         if isinstance(expr, (int, float, bool)):
             return expr
+        if not self.has_hint(expr):
+            raise GuardOnDataDependentError(expr, self._unbacked_origins(expr))
         if isinstance(expr, sympy.Symbol):
             return self.hints[expr]
         value = expr.xreplace(self.hints)
@@ -311,6 +372,8 @@ class ShapeEnv:
         if answered is not _UNANSWERED:
             return answered
         if hint is None:
+            if not self.has_hint(expr):
+                return self.decide_without_hint(expr)
             hint = self.size_hint(expr)
         simplified = self.simplify(expr)
         if _is_constant(simplified):
@@ -327,11 +390,67 @@ class ShapeEnv:
         self._answers[expr] = hint
         return hint
 
+    # --- questions about unbacked symbols -------------------------------------------------------
+    def decide_without_hint(self, expr: sympy.Basic, *, size_oblivious: bool = False):
+        """The answer the ranges alone give to a question mentioning unbacked symbols; no guard.
+        Raises GuardOnDataDependentError when they do not decide it. `size_oblivious` also
+        assumes size-like unbacked symbols are >= 2 (torch: a kernel that works for sizes >= 2
+        works for 0 and 1 as well, so a question like `u0 == 1` need not stop tracing)."""
+        ranges = self.ranges
+        if size_oblivious and self.size_like:
+            ranges = dict(ranges)
+            for symbol in self.size_like:
+                ranges[symbol] = ranges[symbol].intersect(ValueRange.of(2, sympy.oo))
+        simplified = simplify(expr, self.replacements, ranges)
+        if isinstance(simplified, sympy.logic.boolalg.BooleanAtom):
+            return bool(simplified)
+        if simplified.is_Number:
+            return int(simplified) if simplified.is_Integer else float(simplified)
+        truth = static_truth(simplified, ranges) if isinstance(simplified, sympy.logic.boolalg.Boolean) else None
+        if truth is not None:
+            return truth
+        raise GuardOnDataDependentError(simplified, self._unbacked_origins(expr))
+
+    def maybe_decide_without_hint(self, expr: sympy.Basic, *, size_oblivious: bool = False):
+        try:
+            return self.decide_without_hint(expr, size_oblivious=size_oblivious)
+        except GuardOnDataDependentError:
+            return None
+
+    def assume_at_runtime(self, condition: sympy.Basic) -> None:
+        """`expect_true` on a condition about unbacked symbols: assumed from now on, and kept
+        in `runtime_asserts` for whoever runs the graph to check. Only single-symbol bounds
+        narrow ranges (compound facts are kept but teach nothing)."""
+        condition = canonical_relation(self.simplify(condition))
+        if condition is sympy.true or any(a.expr == condition for a in self.runtime_asserts):
+            return
+        op = self._op_stack[-1] if self._op_stack else None
+        self.runtime_asserts.append(Guard(condition, Origin(user_frame(), op)))
+        self.op_cache.clear()
+        if isinstance(condition, (sympy.Ge, sympy.Le, sympy.Eq)) and isinstance(condition.lhs, sympy.Symbol) and condition.rhs.is_Number:
+            narrower = {
+                sympy.Ge: ValueRange(condition.rhs, sympy.oo),
+                sympy.Le: ValueRange(-sympy.oo, condition.rhs),
+                sympy.Eq: ValueRange(condition.rhs, condition.rhs),
+            }[type(condition)]
+            self.ranges[condition.lhs] = self.ranges[condition.lhs].intersect(narrower)
+
+    def _unbacked_origins(self, expr: sympy.Basic) -> list[tuple[sympy.Symbol, Origin]]:
+        return [(s, self.unbacked[s]) for s in sorted(expr.free_symbols, key=str) if s in self.unbacked]
+
     # --- the protocol torch's Python shape code calls ------------------------------------------
     # torch._refs and torch._decomp call helpers such as `guard_or_false(a)` and
     # `statically_known_true(a)` from torch.fx.experimental.symbolic_shapes; those reach
     # through `a.node.shape_env` to the methods below, by these names.
     def evaluate_sym_node(self, node: SymNode, size_oblivious: bool = False, fallback_value=None):
+        if node.hint is None and node.constant is None:
+            # guard_or_false/true pass their default as `fallback_value`: answer it, no guard.
+            answer = self.maybe_decide_without_hint(node.expr, size_oblivious=size_oblivious)
+            if answer is not None:
+                return answer
+            if fallback_value is not None:
+                return fallback_value
+            return self.decide_without_hint(node.expr, size_oblivious=size_oblivious)
         return node.guard_bool() if node.pytype is bool else node.guard_int()
 
     def _maybe_evaluate_static(self, expr: sympy.Basic, **_):

@@ -71,7 +71,8 @@ class SymNode:
         return self.constant is None
 
     def has_hint(self) -> bool:
-        return True
+        # False for expressions over unbacked symbols (`u0`): their hint is None.
+        return self.hint is not None
 
     def maybe_as_int(self) -> int | None:
         return self.constant if self.pytype is int else None
@@ -119,12 +120,36 @@ class SymNode:
     def guard_float(self, file: builtins.str = "", line: int = 0) -> float:
         return self.shape_env.evaluate(self.expr, self.hint) if self.constant is None else self.constant
 
-    # Without unbacked symbols every symbol has a hint, so these all answer from it and guard
-    # (as torch does for backed symbols).
-    expect_true = guard_bool
-    guard_or_false = guard_bool
-    guard_or_true = guard_bool
-    guard_size_oblivious = guard_bool
+    # With a hint these answer from it and guard (as torch does for backed symbols). Without
+    # one (unbacked symbols) they answer what the ranges decide, else: the safe default with
+    # no guard (`guard_or_*`), an assumption checked at runtime (`expect_true`), or the
+    # answer for sizes >= 2 (`guard_size_oblivious`).
+    def guard_or_false(self, file: builtins.str = "", line: int = 0) -> bool:
+        if self.hint is not None or self.constant is not None:
+            return self.guard_bool()
+        answer = self.shape_env.maybe_decide_without_hint(self.expr)
+        return False if answer is None else answer
+
+    def guard_or_true(self, file: builtins.str = "", line: int = 0) -> bool:
+        if self.hint is not None or self.constant is not None:
+            return self.guard_bool()
+        answer = self.shape_env.maybe_decide_without_hint(self.expr)
+        return True if answer is None else answer
+
+    def expect_true(self, file: builtins.str = "", line: int = 0) -> bool:
+        if self.hint is not None or self.constant is not None:
+            return self.guard_bool()
+        if self.shape_env.maybe_decide_without_hint(self.expr) is None:
+            self.shape_env.assume_at_runtime(self.expr)
+        return True
+
+    def expect_size(self, file: builtins.str = "", line: int = 0) -> bool:
+        return self.ge(self.wrap_int(0)).expect_true(file, line)
+
+    def guard_size_oblivious(self, file: builtins.str = "", line: int = 0) -> bool:
+        if self.hint is not None or self.constant is not None:
+            return self.guard_bool()
+        return self.shape_env.decide_without_hint(self.expr, size_oblivious=True)
 
     def statically_known_true(self, file: builtins.str = "", line: int = 0) -> bool:
         if self.constant is not None:
@@ -135,7 +160,8 @@ class SymNode:
         if ndigits is not None:
             # Rounding to decimals has no integer meaning: specialize on the value.
             return self.wrap_float(builtins.round(self.guard_float(), ndigits))
-        return self.shape_env.make_node(RoundToInt(self.expr), int, builtins.round(self.hint))
+        hint = None if self.hint is None else builtins.round(self.hint)
+        return self.shape_env.make_node(RoundToInt(self.expr), int, hint)
 
     def bool_(self) -> bool:
         return self.guard_bool()
@@ -150,7 +176,8 @@ class SymNode:
     def sym_sum(self, args: list[SymNode]) -> SymNode:
         expr = sympy.Add(*(a.expr for a in args))
         pytype = float if any(a.pytype is float for a in args) else int
-        return self.shape_env.make_node(expr, pytype, sum(a.hint for a in args))
+        hints = [a.hint for a in args]
+        return self.shape_env.make_node(expr, pytype, None if None in hints else sum(hints))
 
 
 # --- binary operations: name -> (sympy builder, Python operator, result type) ----------------
@@ -169,7 +196,7 @@ def _bool_type(a: SymNode, b: SymNode) -> type:
 
 def _pow_type(a: SymNode, b: SymNode) -> type:
     # Python: int ** negative int is a float.
-    return int if a.pytype is int and b.pytype is int and b.hint >= 0 else float
+    return int if a.pytype is int and b.pytype is int and (b.hint is None or b.hint >= 0) else float
 
 
 def _floordiv_expr(a: SymNode, b: SymNode) -> sympy.Expr:
@@ -240,8 +267,9 @@ def _binary_method(name: str, build_expr, python_op, result_type):
                 expr = env.simplify(expr)
             env.op_cache[key] = expr
         pytype = result_type(self, other)
-        hint = python_op(self.hint, other.hint)
-        return env.make_node(expr, pytype, pytype(hint))
+        if self.hint is None or other.hint is None:  # over unbacked symbols: no example value
+            return env.make_node(expr, pytype, None)
+        return env.make_node(expr, pytype, pytype(python_op(self.hint, other.hint)))
 
     method.__name__ = name
     return method
@@ -279,7 +307,8 @@ def _unary_method(name: str, build_expr, python_fn, result_type):
             # floor/ceil/trunc of an integer is the integer itself.
             expr = self.expr if result_type is int and self.pytype is int else build_expr(self.expr)
             self.shape_env.op_cache[key] = expr
-        return self.shape_env.make_node(expr, pytype, pytype(python_fn(self.hint)))
+        hint = None if self.hint is None else pytype(python_fn(self.hint))
+        return self.shape_env.make_node(expr, pytype, hint)
 
     method.__name__ = name
     return method

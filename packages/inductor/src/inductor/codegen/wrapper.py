@@ -18,6 +18,9 @@ from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import FloorDiv, PythonMod, product
 
 
+_RELATIONS = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
 def pyexpr(expr) -> str:
     """A sympy size expression as Python over the bound symbol names."""
     expr = sympy.sympify(expr)
@@ -39,6 +42,13 @@ def pyexpr(expr) -> str:
         return f"min({', '.join(pyexpr(a) for a in expr.args)})"
     if isinstance(expr, sympy.Pow):
         return f"({pyexpr(expr.base)} ** {pyexpr(expr.exp)})"
+    # Graph outputs may be conditions on sizes (`u0 > 3`, returned for a branch after the graph).
+    if isinstance(expr, sympy.logic.boolalg.BooleanAtom):
+        return str(bool(expr))
+    if isinstance(expr, sympy.Rel) and expr.rel_op in _RELATIONS:
+        return f"({pyexpr(expr.lhs)} {_RELATIONS[expr.rel_op]} {pyexpr(expr.rhs)})"
+    if isinstance(expr, (sympy.Float, sympy.Rational)):
+        return repr(float(expr))
     raise NotImplementedError(f"Python printing of size expression {expr}")
 
 
@@ -107,8 +117,10 @@ class WrapperCodegen:
             body.append(f"    {', '.join(params)}{',' if len(params) == 1 else ''} = args")
         for name in g.constants:
             body.append(f"    {name} = constants[{name!r}]")
+        bound_later = {symbol for symbols in g.unbacked_bound_by.values() for symbol in symbols}
         for symbol, source in sorted(g.symbol_sources.items(), key=lambda kv: kv[0].name):
-            body.append(f"    {symbol.name} = {source}")
+            if symbol not in bound_later:
+                body.append(f"    {symbol.name} = {source}")
         free: dict[tuple, list[str]] = {}
         for k, step in enumerate(self.steps):
             if isinstance(step, KERNEL_STEPS):
@@ -128,6 +140,10 @@ class WrapperCodegen:
                 args += [f"{key}={self._value(v)}" for key, v in step.kwargs.items()]
                 call = f"{step.kernel}({', '.join(args)})"
                 body.append(f"    {step.name} = {_checked(call, step.layout) if step.layout else call}")
+            # Data-dependent sizes (the rows `nonzero` found, the number `.item()` read) are
+            # known once the step that produced them ran.
+            for symbol in g.unbacked_bound_by.get(step.name, ()):
+                body.append(f"    {symbol.name} = {g.symbol_sources[symbol]}")
             dead = [n for n, last in last_use.items() if last == k and n in self.buffers and n not in g.output_names
                     and not isinstance(self.buffers[n], InputBuffer) and not n.startswith("const_")]
             released = []

@@ -157,6 +157,15 @@ def fallback(op, args, kwargs):
     return extern_call(op, args, kwargs, is_fallback=True)
 
 
+@register_lowering(aten._assert_scalar.default)
+def assert_scalar(condition, message):
+    """A runtime assertion on sizes or numbers (`torch._check` on a data-dependent value): the
+    wrapper evaluates the condition when the graph runs and the aten op raises if it is false."""
+    graph = current_graph()
+    op = aten._assert_scalar.default
+    graph.register_extern(ExternKernel(graph.new_name(), None, str_op(op), (condition, message), {}, False, False))
+
+
 for _name in EXTERN_OPS:
     if hasattr(aten, _name):
         # getattr, not aten.__getattr__: the latter builds a fresh packet whose overloads are

@@ -1,0 +1,190 @@
+"""Data-dependent sizes and `.item()` through every backend (eager, aot_eager, inductor on CPU).
+
+With `compiler.config.capture_dynamic_output_shape_ops` / `capture_scalar_outputs` the
+captured graph keeps `nonzero`, boolean masks, `masked_select`, `unique` and `.item()` with an
+unbacked size / number (u0). aot_autograd reads each unbacked symbol from the op that made it,
+inductor runs that op as an ATen call and reads the symbol from its result, then generates
+kernels over it. Results and gradients equal eager's on the first call, on a cache hit where
+a different number of elements is selected (no recompile), and at a new size.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch._dynamo
+
+import compiler
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+def masked_square_sum(x):
+    y = x[x > 0]
+    return (y * y).sum() + y.shape[0], y.exp() * 2
+
+
+def nonzero_gather(x, w):
+    index = torch.nonzero(x.detach() > 0).squeeze(1)
+    return (x[index] * w[index]).sum()
+
+
+def masked_select_softplus(x):
+    # Detached: masked_select's backward formula reads sizes as plain ints, which aot_autograd
+    # refuses for symbolic sizes (see test_masked_select_gradient_at_symbolic_size_is_refused).
+    selected = torch.masked_select(x.detach(), x.detach() > 0.5)
+    return torch.nn.functional.softplus(selected).sum() * x.sum()
+
+
+def scale_by_item(x):
+    return (x * x.detach().abs().sum().item()).sum()
+
+
+def unique_shifted(x):
+    values = torch.unique((x * 2).round().detach())
+    return values.sum() + x.sum()
+
+
+def count_arithmetic(x):
+    y = x[x > 0]
+    return torch.cat([y, y + 1]).cos().sum() * (y.shape[0] // 2 + 1)
+
+
+SCENARIOS = [masked_square_sum, nonzero_gather, masked_select_softplus, scale_by_item, unique_shifted, count_arithmetic]
+
+
+@pytest.fixture(autouse=True)
+def captured_data_dependent_ops():
+    compiler.reset()
+    with compiler.config.patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
+        yield
+    compiler.reset()
+
+
+def leaves(n_args: int, size: int):
+    return [torch.randn(size, requires_grad=True) for _ in range(n_args)]
+
+
+def check_against_eager(compiled, fn, size: int):
+    args = leaves(fn.__code__.co_argcount, size)
+    eager_args = [a.detach().clone().requires_grad_() for a in args]
+    out, expected = compiled(*args), fn(*eager_args)
+    torch.testing.assert_close(out, expected)
+    loss, eager_loss = (out[0], expected[0]) if isinstance(out, tuple) else (out, expected)
+    loss.backward()
+    eager_loss.backward()
+    for a, e in zip(args, eager_args):
+        torch.testing.assert_close(a.grad, e.grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", SCENARIOS, ids=lambda f: f.__name__)
+def test_values_and_gradients_match_eager_without_recompiling_for_new_counts(fn, backend):
+    compiled = compiler.compile(fn, backend=backend)
+    for _ in range(3):  # one size, fresh data: the count of selected elements changes
+        check_against_eager(compiled, fn, 10)
+    assert len(compiled._capture_cache.entries) == 1
+    check_against_eager(compiled, fn, 13)  # a new size: one recompile, then symbolic
+    check_against_eager(compiled, fn, 6)
+    assert len(compiled._capture_cache.entries) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_element_and_every_element_selected(backend):
+    compiled = compiler.compile(masked_square_sum, backend=backend)
+    for x in (torch.full((10,), -1.0), torch.full((10,), 2.0), torch.randn(10)):
+        torch.testing.assert_close(compiled(x), masked_square_sum(x))
+    assert len(compiled._capture_cache.entries) == 1
+
+
+def branch_on_count(x):
+    y = x[x > 0]
+    if y.shape[0] > 4:
+        return y.sum()
+    return y.mean() - 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_branch_on_a_count_breaks_the_graph_and_matches_eager(backend):
+    compiled = compiler.compile(branch_on_count, backend=backend)
+    for x in (torch.randn(9), torch.full((9,), 1.0), torch.full((9,), -1.0).index_fill(0, torch.tensor([0]), 3.0)):
+        torch.testing.assert_close(compiled(x), branch_on_count(x))
+
+
+def rows_and_columns(x):
+    return (x * 2).sum(0), x.t() @ x, torch.cat([x, x]).relu()
+
+
+def graphs_torch_compiles(fn, calls) -> int:
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=counting)
+    for make in calls:
+        compiled(make())
+    return len(graphs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_mark_unbacked_serves_0_1_and_more_as_torch_does(backend, dim):
+    """One graph for every size of the marked dim, 0 and 1 included; marking dim 1 of a
+    contiguous tensor makes dim 0's stride that size, which a size-0 tensor lacks: torch
+    recompiles there too."""
+
+    def marked(n):
+        def make():
+            shape = [4, 4]
+            shape[dim] = n
+            x = torch.randn(shape)
+            compiler.mark_unbacked(x, dim)
+            torch._dynamo.decorators.mark_unbacked(x, dim)  # for the reference
+            return x
+
+        return make
+
+    calls = [marked(n) for n in (3, 1, 0, 7, 5)]
+    compiled = compiler.compile(rows_and_columns, backend=backend)
+    for make in calls:
+        x = make()
+        torch.testing.assert_close(compiled(x), rows_and_columns(x))
+    assert len(compiled._capture_cache.entries) == graphs_torch_compiles(rows_and_columns, calls)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_masked_select_gradient_at_symbolic_size_is_refused(backend):
+    """The gradient of masked_select works at a static size; at a symbolic one its backward
+    formula would specialize the size after the guards were chosen: a clear error instead."""
+
+    def fn(x):
+        return torch.masked_select(x, x > 0).sum()
+
+    compiled = compiler.compile(fn, backend=backend)
+    check_against_eager(compiled, fn, 10)
+    with pytest.raises(Exception, match="backward formula reads symbolic sizes"):
+        check_against_eager(compiled, fn, 13)
+
+
+def ones_of_checked_count(x):
+    n = (x > 0).sum().item()
+    torch._check(n >= 1)
+    return torch.ones(n) * 2, x + n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_check_on_an_item_is_checked_when_the_graph_runs(backend):
+    """The check holds for the calls that compiled; a call that violates it fails as eager's
+    does instead of computing on the false assumption."""
+    compiled = compiler.compile(ones_of_checked_count, backend=backend)
+    for x in (torch.randn(10).abs() + 0.1, torch.randn(10).abs().neg().index_fill(0, torch.tensor([3]), 1.0)):
+        torch.testing.assert_close(compiled(x), ones_of_checked_count(x))
+    negative = torch.full((10,), -1.0)
+    with pytest.raises(RuntimeError):
+        ones_of_checked_count(negative)
+    with pytest.raises(RuntimeError):
+        compiled(negative)
+    assert len(compiled._capture_cache.entries) == 1
