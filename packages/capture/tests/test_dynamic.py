@@ -89,3 +89,27 @@ def test_parameters_stay_static():
     placeholders = [n for n in compiled._cache.entries[0].graph_module.graph.nodes if n.op == "placeholder"]
     weight = next(n for n in placeholders if "weight" in n.name)
     assert all(isinstance(s, int) for s in weight.meta["example_value"].shape)
+
+
+def test_sizes_a_backend_specializes_while_compiling_are_guarded():
+    """A backend may ask about a symbolic size while it compiles (`int(s0)` in a lowering, a
+    C++ backward reading sizes as ints) and generate code for that size only: the guard of the
+    entry must then reject other sizes, though capture itself left the size symbolic."""
+
+    def double(x):
+        return x * 2
+
+    def backend_for_one_size(gm, example_inputs):
+        x = next(n for n in gm.graph.nodes if n.op == "placeholder").meta["example_value"]
+        size = int(x.shape[0])  # a question about s0: specializes it, with a guard
+
+        def run(*args):
+            return [out[:size] for out in gm(*args)]  # code that is right for this size only
+
+        return run
+
+    compiled = capture.optimize(double, backend=backend_for_one_size, dynamic=True)
+    for n in (4, 6, 4, 9):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), double(x))
+    assert captures(compiled) == 3

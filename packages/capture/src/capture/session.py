@@ -101,6 +101,8 @@ class CaptureResult:
     side_effects: SideEffects
     # Where the outermost frame stopped (a graph break), with its stack and locals.
     stopped: StackSnapshot | None = None
+    # Adds to `guards` the shape guards taken since (by the backend, while it compiles).
+    add_shape_guards: Callable[[], None] = lambda: None
 
 
 class CaptureSession:
@@ -297,6 +299,7 @@ class CaptureSession:
             guards=self.guards,
             side_effects=self.side_effects,
             stopped=stopped,
+            add_shape_guards=self.add_shape_guards,
         )
 
     def add_shape_guards(self) -> None:

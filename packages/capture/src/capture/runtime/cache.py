@@ -250,6 +250,12 @@ class CodeCache:
         if operations:
             graph_code_log.debug("captured graph of %s:\n%s", name, graph_module.code)
             set_compiled_graph(entry, self.compilation.compile_graph(graph_module, [i.value for i in result.inputs]))
+            # The backend reads the same symbolic sizes and may specialize one while it compiles
+            # (code generated for that size only): its questions guard the entry too.
+            guard_count = len(result.guards)
+            result.add_shape_guards()
+            if len(result.guards) != guard_count:
+                guard = entry.guard = compile_guards(self.fn, result.guards)
             self.compilation.graphs.append(CapturedGraph(name, graph_module, guard))
         guards_log.debug("%s", guard.source)
         entry_log.debug("%s", entry.source)
