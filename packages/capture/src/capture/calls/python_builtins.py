@@ -268,32 +268,43 @@ def _sorted(frame, args, kwargs):
 # --- reductions -------------------------------------------------------------------------------
 
 
+def each_item(frame, iterable: Value):
+    """The items of `iterable` one at a time, as CPython's consumers pull them: a generator's
+    body (or a map's function) runs only up to the item asked for, so a consumer that stops
+    early (`any`, `all`, `in`) leaves the rest unrun and one that raises midway stops the
+    producer's side effects where eager stops them."""
+    iterator = _iter(frame, [iterable], {})
+    while (item := iterator.next()) is not None:
+        yield item
+
+
 @rule(all)
 def _all(frame, args, kwargs):
     (iterable,) = args
-    return ConstantValue(all(x.truth(frame) for x in iterable.unpack(frame)))
+    return ConstantValue(all(x.truth(frame) for x in each_item(frame, iterable)))
 
 
 @rule(any)
 def _any(frame, args, kwargs):
     (iterable,) = args
-    return ConstantValue(any(x.truth(frame) for x in iterable.unpack(frame)))
+    return ConstantValue(any(x.truth(frame) for x in each_item(frame, iterable)))
 
 
 def _min_max(frame, args, kwargs, pick):
     from ..operators import compare
 
-    items = args[0].unpack(frame) if len(args) == 1 else list(args)
     if "key" in kwargs or "default" in kwargs:
+        items = args[0].unpack(frame) if len(args) == 1 else list(args)
         if all(x.is_python_constant() for x in items):
             constants = {k: v.as_python_constant() for k, v in kwargs.items()}
             return frame.session.wrap(pick([x.as_python_constant() for x in items], **constants), None)
         raise Unsupported(f"{pick.__name__}() with key= or default= on non-constant values")
-    if not items:
+    items = each_item(frame, args[0]) if len(args) == 1 else iter(args)
+    best = next(items, None)
+    if best is None:
         raise_user_error(frame, ValueError, f"{pick.__name__}() arg is an empty sequence")
-    best = items[0]
     op = ">" if pick is max else "<"
-    for item in items[1:]:
+    for item in items:  # compared as they come, between the producer's steps, as CPython does
         if compare(frame, op, item, best).truth(frame):
             best = item
     return best
@@ -318,7 +329,7 @@ def _sum(frame, args, kwargs):
     if issubclass(total.python_type(), (str, bytes, bytearray)):  # CPython's sum refuses these starts
         kind = total.python_type().__name__
         raise_user_error(frame, TypeError, f"sum() can't sum {'strings' if kind == 'str' else kind} [use {'' if kind == 'str' else 'b'}''.join(seq) instead]")
-    for item in iterable.unpack(frame):
+    for item in each_item(frame, iterable):
         total = binary(frame, "+", total, item)
     return total
 
