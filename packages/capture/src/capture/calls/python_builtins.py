@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import collections
 import functools
 import operator
@@ -29,6 +30,17 @@ def _constant(value: Value, what: str):
         return concrete(value)
     except NotConstant:
         raise Unsupported(f"{what} must be a Python constant, got {value.describe()}") from None
+
+
+@rule(builtins.__build_class__)
+def _build_class(frame, args, kwargs):
+    # A class body runs once, natively, at the graph break this makes: the class it creates
+    # (methods, properties, dunders, bases) is then an input of the rest of the function.
+    name = args[1].as_python_constant() if len(args) > 1 and args[1].is_python_constant() else "?"
+    raise Unsupported(
+        f"class statement `class {name}` (capture does not run class bodies)",
+        hint="define the class outside the compiled function; without fullgraph=True the class is made between two graphs",
+    )
 
 
 @rule(len)
