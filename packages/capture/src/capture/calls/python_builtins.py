@@ -434,6 +434,10 @@ def _scalar(frame, cls, args, kwargs):
 
         return evaluate_constant_operation(frame, cls, (value.specialize(),))
 
+    from ..values.exceptions import ExceptionValue
+
+    if cls is str and isinstance(value, ExceptionValue) and (text := value.text()) is not None:
+        return ConstantValue(text)
     if isinstance(value, TensorValue):
         raise Unsupported(
             f"{cls.__name__}() of a tensor reads its data",

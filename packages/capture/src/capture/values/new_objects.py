@@ -83,6 +83,24 @@ class NewObjectValue(Value):
             raise_user_error(frame, AttributeError, f"'{self.cls.__name__}' object {reason}")
         self.store(name, value)
 
+    def del_attr(self, frame, name):
+        # As object.__delattr__ does (contextlib's context managers `del self.args` on entry).
+        deleter = python_dunder(self.cls, "__delattr__")
+        if deleter is not None:
+            frame.session.wrap(deleter, None).call(frame, [self, ConstantValue(name)], {})
+            return
+        descriptor, _ = lookup_static(self.cls, name)
+        if isinstance(descriptor, property) and descriptor.fdel is not None:
+            frame.session.wrap(descriptor.fdel, None).call(frame, [self], {})
+            return
+        if hasattr(type(descriptor), "__delete__") and not isinstance(descriptor, types.MemberDescriptorType):
+            raise Unsupported(f"deleting attribute {name!r} of {self.describe()}, a descriptor's")
+        if name not in self.attrs:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, AttributeError, f"'{self.cls.__name__}' object has no attribute {name!r}" if descriptor is MISSING else name)
+        del self.attrs[name]
+
     def store(self, name: str, value: Value) -> None:
         """Set an attribute without running `__setattr__` (object.__setattr__)."""
         self.attrs[name] = value
