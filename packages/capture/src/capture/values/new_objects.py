@@ -14,7 +14,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from .base import Value
 from .constant import ConstantValue
-from .objects import MISSING, bind_class_attribute, lookup_static, python_dunder
+from .objects import MISSING, bind_class_attribute, dunder_length, dunder_truth, lookup_static, python_dunder
 
 
 class NewObjectValue(Value):
@@ -115,7 +115,8 @@ class NewObjectValue(Value):
         for name in ("__bool__", "__len__"):
             method = python_dunder(self.cls, name)
             if method is not None:
-                return frame.session.wrap(method, None).call(frame, [self], {}).truth(frame)
+                result = frame.session.wrap(method, None).call(frame, [self], {})
+                return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
         return True
 
     def get_item(self, frame, key):
@@ -128,7 +129,7 @@ class NewObjectValue(Value):
         method = python_dunder(self.cls, "__len__")
         if method is None:
             raise Unsupported(f"len() of {self.describe()}")
-        return frame.session.wrap(method, None).call(frame, [self], {})
+        return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
 
     def unpack(self, frame):
         from .objects import iterate_object
