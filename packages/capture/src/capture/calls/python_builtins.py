@@ -305,20 +305,24 @@ def _any(frame, args, kwargs):
 def _min_max(frame, args, kwargs, pick):
     from ..operators import compare
 
-    if "key" in kwargs or "default" in kwargs:
-        items = args[0].unpack(frame) if len(args) == 1 else list(args)
-        if all(x.is_python_constant() for x in items):
-            constants = {k: v.as_python_constant() for k, v in kwargs.items()}
-            return frame.session.wrap(pick([x.as_python_constant() for x in items], **constants), None)
-        raise Unsupported(f"{pick.__name__}() with key= or default= on non-constant values")
+    key = kwargs.get("key")
+    if key is not None and key.is_python_constant() and key.as_python_constant() is None:
+        key = None
+    default = kwargs.get("default")
+    if default is not None and len(args) != 1:
+        raise_user_error(frame, TypeError, f"Cannot specify a default for {pick.__name__}() with multiple positional arguments")
     items = each_item(frame, args[0]) if len(args) == 1 else iter(args)
     best = next(items, None)
     if best is None:
+        if default is not None:
+            return default
         raise_user_error(frame, ValueError, f"{pick.__name__}() arg is an empty sequence")
+    best_key = best if key is None else key.call(frame, [best], {})
     op = ">" if pick is max else "<"
-    for item in items:  # compared as they come, between the producer's steps, as CPython does
-        if compare(frame, op, item, best).truth(frame):
-            best = item
+    for item in items:  # keyed and compared as they come, between the producer's steps, as CPython does
+        item_key = item if key is None else key.call(frame, [item], {})
+        if compare(frame, op, item_key, best_key).truth(frame):
+            best, best_key = item, item_key
     return best
 
 
