@@ -207,3 +207,29 @@ def test_deleting_attributes_of_an_object_made_in_the_function():
         return b.v * 2, hasattr(b, "w"), missing
 
     agree(f, fullgraph=True)
+
+
+class Countdown:
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.n <= 0:
+            raise StopIteration
+        self.n -= 1
+        return self.n
+
+
+def test_iterator_object_advances_one_item_at_a_time():
+    def f(x):
+        countdown = Countdown(x.shape[0] + 2)
+        for i in countdown:
+            x = x + i
+            if i == 2:
+                break  # eager leaves countdown.n at 2: the rest is never pulled
+        return x, countdown.n, list(countdown), list(Countdown(3))
+
+    agree(f, fullgraph=True)

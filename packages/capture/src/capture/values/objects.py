@@ -262,9 +262,11 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     `__getitem__` with 0, 1, ... until IndexError."""
     from ..interpreter.frame import UserException
 
-    method = python_dunder(cls, "__iter__")
-    if method is not None:
-        return frame.session.wrap(method, None).call(frame, [value], {}).unpack(frame)
+    from .iterators import python_iterator
+
+    iterator = python_iterator(frame, value, cls)
+    if iterator is not None:
+        return iterator.unpack(frame)
     getitem = python_dunder(cls, "__getitem__")
     if getitem is None:
         raise Unsupported(f"iterating over {value.describe()}")
