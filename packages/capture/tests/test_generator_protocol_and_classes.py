@@ -233,3 +233,36 @@ def test_iterator_object_advances_one_item_at_a_time():
         return x, countdown.n, list(countdown), list(Countdown(3))
 
     agree(f, fullgraph=True)
+
+
+def test_cause_and_context_of_exceptions_raised_in_the_traced_code():
+    def f(x):
+        out = []
+        try:
+            try:
+                raise KeyError("a")
+            except KeyError as error:
+                raise ValueError("b") from error
+        except ValueError as error:
+            out += [type(error.__cause__).__name__, error.__suppress_context__, type(error.__context__).__name__]
+        try:
+            try:
+                raise KeyError
+            finally:
+                raise ValueError
+        except ValueError as error:
+            out += [type(error.__context__).__name__, error.__cause__ is None, error.__suppress_context__]
+        return x + 1, out
+
+    agree(f, fullgraph=True)
+
+
+def test_context_the_caller_may_set_is_refused():
+    def f(x):
+        try:
+            raise ValueError
+        except ValueError as error:
+            return x, error.__context__  # the caller may be handling an exception: unknown here
+
+    with pytest.raises(capture.Unsupported, match="__context__"):
+        compile_eager(f, fullgraph=True)(torch.randn(2))

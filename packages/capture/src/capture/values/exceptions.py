@@ -15,6 +15,12 @@ class ExceptionValue(Value):
         self.exc_type = exc_type
         self.args = args
         self.real = real
+        # Set when the traced code raises it (`raise`, capture.instructions.exceptions): the
+        # `from` cause, and the exception being handled then (None: not known while tracing,
+        # the caller of the compiled function may be handling one).
+        self.cause: Value | None = None
+        self.suppress_context = False
+        self.context: Value | None = None
 
     @classmethod
     def from_real(cls, exc: BaseException) -> ExceptionValue:
@@ -36,6 +42,14 @@ class ExceptionValue(Value):
             return TupleValue(list(self.args))
         if name == "value" and issubclass(self.exc_type, StopIteration) and self.real is None:
             return self.args[0] if self.args else ConstantValue(None)  # what the generator returned
+        if self.real is None and name == "__cause__":
+            return self.cause or ConstantValue(None)
+        if self.real is None and name == "__suppress_context__":
+            return ConstantValue(self.suppress_context)
+        if self.real is None and name == "__context__":
+            if self.context is None:
+                raise Unsupported(f"__context__ of {self.describe()} raised outside the traced code's except blocks (the caller's handled exception is not known)")
+            return self.context
         if name == "with_traceback":  # sets __traceback__ (which capture does not model) and returns the exception
             from .functions import NativeMethodValue
 
