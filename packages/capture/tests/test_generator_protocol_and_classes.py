@@ -266,3 +266,16 @@ def test_context_the_caller_may_set_is_refused():
 
     with pytest.raises(capture.Unsupported, match="__context__"):
         compile_eager(f, fullgraph=True)(torch.randn(2))
+
+
+def test_exc_info_inside_an_except_block():
+    import sys
+
+    def f(x):
+        try:
+            raise ValueError("v")
+        except ValueError:
+            kind, value, traceback = sys.exc_info()
+            return x + 1, kind.__name__, str(value), sys.exception() is value, traceback is None
+
+    agree(f, fullgraph=True)
