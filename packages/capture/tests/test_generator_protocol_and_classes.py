@@ -279,3 +279,11 @@ def test_exc_info_inside_an_except_block():
             return x + 1, kind.__name__, str(value), sys.exception() is value, traceback is None
 
     agree(f, fullgraph=True)
+
+
+def test_class_of_containers_is_their_class_not_a_descriptor():
+    def f(x):
+        # `[1].__class__` once gave object's `__class__` descriptor (singledispatch then failed).
+        return x + 1, [1].__class__, (1,).__class__, {1: 2}.__class__, {1}.__class__, [1].__class__ is list
+
+    agree(f, fullgraph=True)

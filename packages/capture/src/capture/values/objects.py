@@ -95,6 +95,12 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> 
         return session.wrap(descriptor.fget, None).call(frame, [instance], {})
     if isinstance(descriptor, (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinMethodType)):
         return MethodValue(BuiltinValue(descriptor), instance)
+    if isinstance(descriptor, types.GetSetDescriptorType) and descriptor.__name__ == "__class__":
+        return session.wrap(instance.python_type(), None)
+    if not isinstance(descriptor, type) and hasattr(type(descriptor), "__get__"):
+        # Any other descriptor computes the attribute (`__dict__`, a C struct member, a
+        # cached_property): the descriptor object itself is not the answer.
+        raise Unsupported(f"reading the attribute {getattr(descriptor, '__name__', '?')!r} of {instance.describe()}, which its class computes ({type(descriptor).__name__})")
     return None
 
 
