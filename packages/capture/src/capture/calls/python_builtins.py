@@ -126,6 +126,13 @@ def _setattr(frame, args, kwargs):
     return ConstantValue(None)
 
 
+@rule(delattr)
+def _delattr(frame, args, kwargs):
+    obj, name = args
+    obj.del_attr(frame, _attribute_name(frame, name, "delattr()"))
+    return ConstantValue(None)
+
+
 @rule(object.__setattr__)
 def _object_setattr(frame, args, kwargs):
     from ..values.new_objects import NewObjectValue

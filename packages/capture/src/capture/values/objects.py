@@ -319,6 +319,12 @@ class ClassValue(Value):
     def identity(self):
         return self.cls
 
+    def truth(self, frame):
+        # A class is true unless its metaclass says otherwise (`if exc_type:` in __exit__).
+        if any(hasattr(type(self.cls), name) for name in ("__bool__", "__len__")):
+            return super().truth(frame)
+        return True
+
     def get_attr(self, frame, name):
         from guards import AttrSource
 
