@@ -287,3 +287,14 @@ def test_class_of_containers_is_their_class_not_a_descriptor():
         return x + 1, [1].__class__, (1,).__class__, {1: 2}.__class__, {1}.__class__, [1].__class__ is list
 
     agree(f, fullgraph=True)
+
+
+Point = __import__("collections").namedtuple("Point", "x y")
+
+
+def test_namedtuple_make_and_replace():
+    def f(x):
+        made = Point._make([1, x])
+        return made, made._replace(x=5), Point(2, x)._replace(y=x * 2)
+
+    agree(f, fullgraph=True)

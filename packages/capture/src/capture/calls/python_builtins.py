@@ -551,6 +551,17 @@ def _not(frame, args, kwargs):
     return ConstantValue(not args[0].truth(frame))
 
 
+@rule(tuple.__new__)
+def _tuple_new(frame, args, kwargs):
+    # `tuple.__new__(cls, iterable)`: how a namedtuple's _make (and so _replace) builds one.
+    cls_value, *rest = args
+    cls = _constant(cls_value, "tuple.__new__()'s class")
+    if not (isinstance(cls, type) and issubclass(cls, tuple)) or len(rest) > 1 or kwargs:
+        raise Unsupported(f"tuple.__new__ with {cls_value.describe()}")
+    items = list(each_item(frame, rest[0])) if rest else []
+    return TupleValue(items, python_cls=cls)
+
+
 @construct_rule(tuple, subclasses=True)
 def _tuple(frame, cls, args, kwargs):
     """Tuples, namedtuples and struct sequences (namedtuples bind their fields by name)."""
