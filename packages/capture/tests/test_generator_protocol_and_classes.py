@@ -6,6 +6,7 @@ inputs: first call, cache hit, new size."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 
 import pytest
@@ -289,7 +290,7 @@ def test_class_of_containers_is_their_class_not_a_descriptor():
     agree(f, fullgraph=True)
 
 
-Point = __import__("collections").namedtuple("Point", "x y")
+Point = collections.namedtuple("Point", "x y")
 
 
 def test_namedtuple_make_and_replace():
