@@ -551,6 +551,15 @@ def _not(frame, args, kwargs):
     return ConstantValue(not args[0].truth(frame))
 
 
+@construct_rule(types.MethodType, accepts="(function, instance, /)")
+def _method_type(frame, cls, args, kwargs):
+    # `MethodType(fn, obj)`: what ExitStack does to keep a context manager's bound __exit__.
+    from ..values.functions import MethodValue
+
+    function, instance = args
+    return MethodValue(function, instance)
+
+
 @rule(tuple.__new__)
 def _tuple_new(frame, args, kwargs):
     # `tuple.__new__(cls, iterable)`: how a namedtuple's _make (and so _replace) builds one.
