@@ -299,3 +299,10 @@ def test_namedtuple_make_and_replace():
         return made, made._replace(x=5), Point(2, x)._replace(y=x * 2)
 
     agree(f, fullgraph=True)
+
+
+def test_zip_of_nothing_is_empty():
+    def f(x):
+        return x + 1, list(zip()), [pair for pair in zip()]  # once an endless run of ()
+
+    agree(f, fullgraph=True)

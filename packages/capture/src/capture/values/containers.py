@@ -489,6 +489,8 @@ class LazyIteratorValue(IteratorValue):
                 if keep.truth(frame):
                     return item
             return None
+        if not self.iterators:
+            return None  # `zip()` of nothing is empty (not an endless run of empty tuples)
         items = []
         for iterator in self.iterators:  # CPython stops at the first exhausted one
             item = iterator.next()
