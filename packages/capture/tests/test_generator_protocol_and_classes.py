@@ -306,3 +306,23 @@ def test_zip_of_nothing_is_empty():
         return x + 1, list(zip()), [pair for pair in zip()]  # once an endless run of ()
 
     agree(f, fullgraph=True)
+
+
+def test_set_methods_in_place_and_copies():
+    def f(x, given):
+        a = {1, 2, 3, 4}
+        b = a.copy()
+        b.add(9)
+        a.difference_update([1], (2,))
+        a.remove(3)
+        c = {1, 2, 3}
+        c.intersection_update({2, 3, 7}, [3])
+        d = {5}
+        popped = d.pop()
+        d.clear()
+        given.difference_update({1})
+        return x + len(a), a, b, c, d, popped, a.isdisjoint(v for v in (4, 5))
+
+    compiled = compile_eager(f, fullgraph=True)
+    for shape in (3, 3, 5):
+        run_and_compare(compiled, f, (torch.randn(shape), {1, 2}))

@@ -313,6 +313,41 @@ def _set_pop(frame, args, kwargs):
     return first
 
 
+@rule(set.clear)
+def _set_clear(frame, args, kwargs):
+    (s,) = args
+    _expect(s, SetValue, "set.clear").entries.clear()
+    s.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(set.copy)
+@rule(frozenset.copy)
+def _set_copy(frame, args, kwargs):
+    (s,) = args
+    if s.python_type() is frozenset:
+        return s  # frozenset.copy() is the same object
+    return SetValue(dict(_expect(s, SetValue, "set.copy").entries))
+
+
+def _keep_members(keep_common: bool):
+    def update(frame, args, kwargs):
+        s, *others = args
+        entries = _expect(s, SetValue, "set update").entries
+        for other in others:
+            keys = {key_of(frame, item) for item in other.unpack(frame)}
+            for key in [k for k in entries if (k in keys) != keep_common]:
+                del entries[key]
+        s.mutated(frame)
+        return ConstantValue(None)
+
+    return update
+
+
+rule(set.intersection_update)(_keep_members(True))
+rule(set.difference_update)(_keep_members(False))
+
+
 @rule(set.isdisjoint)
 @rule(frozenset.isdisjoint)
 def _set_isdisjoint(frame, args, kwargs):
