@@ -31,7 +31,6 @@ TIMEOUT_S = 20 if FULL else 6
 CASES = all_cases()
 
 KNOWN_WRONG = {
-    "builtin.all_any_short_circuit": "any() over a generator evaluates every item (no short-circuit)",
 }
 
 

@@ -142,7 +142,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "string", "dict_delete", "nonlocal", "generator_expression", "min_max", "enumerate_zip",
         "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
-        "mutable_default", "generator_interleaving", "lazy_builtins",
+        "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -274,6 +274,14 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "lazy_builtins":
         made = draw(st.sampled_from(["map(lambda v: v + {i}, lst)", "zip(lst, lst)", "enumerate(lst, {small})", "filter(None, lst)"]))
         return [f"lazy = {made.format(i=i, small=small)}", f"lst.append({i})", f"{env.new('ints')} = len(list(lazy))"]
+    if kind == "short_circuit":
+        # Consumers that stop early must stop the generator's side effects where eager does.
+        expr = draw(st.sampled_from([
+            "any(lst.append(v) or v > {i} for v in range(4))", "all(lst.append(v) or v < {small} for v in range(4))",
+            "{small} in (lst.append(v) or v for v in range(5))", "next((v for v in counting(lst) if v > {small}), -1)",
+            "max(remember(v) for v in range({small} + 1))", "any(remember(v) > {i} for v in counting(lst))",
+        ]))  # fmt: skip
+        return [f"{env.new('ints')} = int({expr.format(i=i, small=small)}) + len(lst)"]
     if kind == "mutable_default":
         return [f"{env.new('ints')} = remember({i})"]
     if kind == "while":

@@ -255,9 +255,7 @@ def contains(frame, item: Value, container: Value) -> Value:
     if item.is_python_constant() and container.is_python_constant() and not isinstance(container, ListValue):
         return evaluate_constant_operation(frame, operator.contains, (container.as_python_constant(), item.as_python_constant()))
     if isinstance(container, IteratorValue):
-        # `v in iterator` consumes the iterator only up to the first match.
-        if type(container) is not IteratorValue:
-            raise Unsupported(f"`in` over {container.describe()}")
+        # `v in iterator` consumes the iterator (a generator's body too) only up to the first match.
         while (candidate := container.next()) is not None:
             if identical(candidate, item) or compare(frame, "==", candidate, item).truth(frame):
                 return ConstantValue(True)

@@ -128,3 +128,28 @@ def test_hot_queries_read_attributes():
     assert not node.is_constant() and node.maybe_as_int() is None
     assert node.wrap_int(3).maybe_as_int() == 3 and node.wrap_int(3).is_constant()
     assert isinstance(node.expr, sympy.Symbol)
+
+
+@settings(max_examples=20, deadline=None)
+@given(a=sizes, a2=sizes, k=st.integers(1, 5))
+def test_shift_by_a_constant_stays_symbolic(a, a2, k):
+    env, sa, _ = two_symbols(a, 3)
+    for fn in (lambda v: v << k, lambda v: v >> k, lambda v: (-v) >> k):
+        result = fn(sa)
+        assert isinstance(result, torch.SymInt) and same(env.size_hint(result), fn(a))
+        assert same(value_at(result, {sa.node.expr: a2}), fn(a2))
+    assert env.guards == []
+
+
+@pytest.mark.parametrize("fn", [operator.and_, operator.or_, operator.xor, lambda a, b: b << a])
+def test_bit_operations_on_a_symbol_specialize_with_a_guard(fn):
+    env, sa, sb = two_symbols(5, 12)
+    result = fn(sa, sb)
+    assert result == fn(5, 12)
+    assert env.guards  # the operands' values were guarded
+
+
+def test_negative_shift_count_is_pythons_error():
+    env, sa, _ = two_symbols(5, 7)
+    with pytest.raises(ValueError, match="negative shift count"):
+        sa << -sa

@@ -285,6 +285,80 @@ def _discard(frame, args, kwargs):
     return ConstantValue(None)
 
 
+@rule(set.remove)
+def _set_remove(frame, args, kwargs):
+    s, item = args
+    key = key_of(frame, item)
+    if key not in _expect(s, SetValue, "set.remove").entries:
+        raise_user_error(frame, KeyError, item.as_python_constant() if item.is_python_constant() else key)
+    del s.entries[key]
+    s.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(set.pop)
+def _set_pop(frame, args, kwargs):
+    (s,) = args
+    if not _expect(s, SetValue, "set.pop").entries:
+        raise_user_error(frame, KeyError, "pop from an empty set")
+    # CPython pops from where its last pop stopped (a cursor in the hash table that capture
+    # does not model): the first member in iteration order is right only for a set made here
+    # and not popped before, or a set of one member.
+    if len(s.entries) > 1 and (s.source is not None or getattr(s, "popped", False)):
+        raise Unsupported("set.pop() of a set popped before or passed in (which member comes out depends on its past pops)")
+    first = s.unpack(frame)[0]
+    del s.entries[key_of(frame, first)]
+    s.popped = True
+    s.mutated(frame)
+    return first
+
+
+@rule(set.clear)
+def _set_clear(frame, args, kwargs):
+    (s,) = args
+    _expect(s, SetValue, "set.clear").entries.clear()
+    s.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(set.copy)
+@rule(frozenset.copy)
+def _set_copy(frame, args, kwargs):
+    (s,) = args
+    if s.python_type() is frozenset:
+        return s  # frozenset.copy() is the same object
+    return SetValue(dict(_expect(s, SetValue, "set.copy").entries))
+
+
+def _keep_members(keep_common: bool):
+    def update(frame, args, kwargs):
+        s, *others = args
+        entries = _expect(s, SetValue, "set update").entries
+        for other in others:
+            keys = {key_of(frame, item) for item in other.unpack(frame)}
+            for key in [k for k in entries if (k in keys) != keep_common]:
+                del entries[key]
+        s.mutated(frame)
+        return ConstantValue(None)
+
+    return update
+
+
+rule(set.intersection_update)(_keep_members(True))
+rule(set.difference_update)(_keep_members(False))
+
+
+@rule(set.isdisjoint)
+@rule(frozenset.isdisjoint)
+def _set_isdisjoint(frame, args, kwargs):
+    from .python_builtins import each_item
+
+    s, other = args
+    members = _expect(s, SetValue, "set.isdisjoint").entries
+    # Stops at the first common member, as CPython does when `other` is not a set.
+    return ConstantValue(not any(key_of(frame, item) in members for item in each_item(frame, other)))
+
+
 def _set_algebra(method):
     def handler(frame, args, kwargs):
         try:

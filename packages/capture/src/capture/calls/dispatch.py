@@ -120,7 +120,7 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -
     if is_torch_operation(cls):
         return record_torch_call(frame, cls, args, kwargs)
     constants = constant_args(args, kwargs)
-    if cls.__module__ == "builtins" or cls.__module__.startswith("torch"):
+    if _written_in_c(cls) or (getattr(cls, "__module__", None) or "").startswith("torch"):
         if constants is not None and _is_constant_class(cls):
             positional, keywords = constants
             return evaluate_constant_operation(frame, lambda: cls(*positional, **keywords), ())
@@ -138,6 +138,15 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -
 
         raise_user_error(frame, TypeError, f"{cls.__name__}() takes no arguments")
     return instance
+
+
+def _written_in_c(cls: type) -> bool:
+    """A builtin type, not a class statement's class (which claims the module "builtins" too
+    when its code was exec'd without a `__name__` global)."""
+    return not cls.__flags__ & _HEAP_TYPE and cls.__module__ == "builtins"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on every class made by a class statement or type()
 
 
 def _plain_new(cls: type) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import collections
 import functools
 import operator
@@ -29,6 +30,17 @@ def _constant(value: Value, what: str):
         return concrete(value)
     except NotConstant:
         raise Unsupported(f"{what} must be a Python constant, got {value.describe()}") from None
+
+
+@rule(builtins.__build_class__)
+def _build_class(frame, args, kwargs):
+    # A class body runs once, natively, at the graph break this makes: the class it creates
+    # (methods, properties, dunders, bases) is then an input of the rest of the function.
+    name = args[1].as_python_constant() if len(args) > 1 and args[1].is_python_constant() else "?"
+    raise Unsupported(
+        f"class statement `class {name}` (capture does not run class bodies)",
+        hint="define the class outside the compiled function; without fullgraph=True the class is made between two graphs",
+    )
 
 
 @rule(len)
@@ -111,6 +123,13 @@ def _hasattr(frame, args, kwargs):
 def _setattr(frame, args, kwargs):
     obj, name, value = args
     obj.set_attr(frame, _attribute_name(frame, name, "setattr()"), value)
+    return ConstantValue(None)
+
+
+@rule(delattr)
+def _delattr(frame, args, kwargs):
+    obj, name = args
+    obj.del_attr(frame, _attribute_name(frame, name, "delattr()"))
     return ConstantValue(None)
 
 
@@ -268,34 +287,49 @@ def _sorted(frame, args, kwargs):
 # --- reductions -------------------------------------------------------------------------------
 
 
+def each_item(frame, iterable: Value):
+    """The items of `iterable` one at a time, as CPython's consumers pull them: a generator's
+    body (or a map's function) runs only up to the item asked for, so a consumer that stops
+    early (`any`, `all`, `in`) leaves the rest unrun and one that raises midway stops the
+    producer's side effects where eager stops them."""
+    iterator = _iter(frame, [iterable], {})
+    while (item := iterator.next()) is not None:
+        yield item
+
+
 @rule(all)
 def _all(frame, args, kwargs):
     (iterable,) = args
-    return ConstantValue(all(x.truth(frame) for x in iterable.unpack(frame)))
+    return ConstantValue(all(x.truth(frame) for x in each_item(frame, iterable)))
 
 
 @rule(any)
 def _any(frame, args, kwargs):
     (iterable,) = args
-    return ConstantValue(any(x.truth(frame) for x in iterable.unpack(frame)))
+    return ConstantValue(any(x.truth(frame) for x in each_item(frame, iterable)))
 
 
 def _min_max(frame, args, kwargs, pick):
     from ..operators import compare
 
-    items = args[0].unpack(frame) if len(args) == 1 else list(args)
-    if "key" in kwargs or "default" in kwargs:
-        if all(x.is_python_constant() for x in items):
-            constants = {k: v.as_python_constant() for k, v in kwargs.items()}
-            return frame.session.wrap(pick([x.as_python_constant() for x in items], **constants), None)
-        raise Unsupported(f"{pick.__name__}() with key= or default= on non-constant values")
-    if not items:
+    key = kwargs.get("key")
+    if key is not None and key.is_python_constant() and key.as_python_constant() is None:
+        key = None
+    default = kwargs.get("default")
+    if default is not None and len(args) != 1:
+        raise_user_error(frame, TypeError, f"Cannot specify a default for {pick.__name__}() with multiple positional arguments")
+    items = each_item(frame, args[0]) if len(args) == 1 else iter(args)
+    best = next(items, None)
+    if best is None:
+        if default is not None:
+            return default
         raise_user_error(frame, ValueError, f"{pick.__name__}() arg is an empty sequence")
-    best = items[0]
+    best_key = best if key is None else key.call(frame, [best], {})
     op = ">" if pick is max else "<"
-    for item in items[1:]:
-        if compare(frame, op, item, best).truth(frame):
-            best = item
+    for item in items:  # keyed and compared as they come, between the producer's steps, as CPython does
+        item_key = item if key is None else key.call(frame, [item], {})
+        if compare(frame, op, item_key, best_key).truth(frame):
+            best, best_key = item, item_key
     return best
 
 
@@ -318,7 +352,7 @@ def _sum(frame, args, kwargs):
     if issubclass(total.python_type(), (str, bytes, bytearray)):  # CPython's sum refuses these starts
         kind = total.python_type().__name__
         raise_user_error(frame, TypeError, f"sum() can't sum {'strings' if kind == 'str' else kind} [use {'' if kind == 'str' else 'b'}''.join(seq) instead]")
-    for item in iterable.unpack(frame):
+    for item in each_item(frame, iterable):
         total = binary(frame, "+", total, item)
     return total
 
@@ -411,6 +445,10 @@ def _scalar(frame, cls, args, kwargs):
 
         return evaluate_constant_operation(frame, cls, (value.specialize(),))
 
+    from ..values.exceptions import ExceptionValue
+
+    if cls is str and isinstance(value, ExceptionValue) and (text := value.text()) is not None:
+        return ConstantValue(text)
     if isinstance(value, TensorValue):
         raise Unsupported(
             f"{cls.__name__}() of a tensor reads its data",
@@ -511,6 +549,26 @@ def _neg(frame, args, kwargs):
 @rule(operator.not_)
 def _not(frame, args, kwargs):
     return ConstantValue(not args[0].truth(frame))
+
+
+@construct_rule(types.MethodType, accepts="(function, instance, /)")
+def _method_type(frame, cls, args, kwargs):
+    # `MethodType(fn, obj)`: what ExitStack does to keep a context manager's bound __exit__.
+    from ..values.functions import MethodValue
+
+    function, instance = args
+    return MethodValue(function, instance)
+
+
+@rule(tuple.__new__)
+def _tuple_new(frame, args, kwargs):
+    # `tuple.__new__(cls, iterable)`: how a namedtuple's _make (and so _replace) builds one.
+    cls_value, *rest = args
+    cls = _constant(cls_value, "tuple.__new__()'s class")
+    if not (isinstance(cls, type) and issubclass(cls, tuple)) or len(rest) > 1 or kwargs:
+        raise Unsupported(f"tuple.__new__ with {cls_value.describe()}")
+    items = list(each_item(frame, rest[0])) if rest else []
+    return TupleValue(items, python_cls=cls)
 
 
 @construct_rule(tuple, subclasses=True)

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
+import types
 
 from ..errors import Unsupported
+from ..values.base import Value
+from ..values.containers import TupleValue
 from ..values.functions import FunctionValue, MethodValue
 from .registry import rule
 
@@ -39,3 +43,39 @@ def _is_dataclass(frame, args, kwargs):
     (target,) = args
     obj = target.as_python_constant() if target.is_python_constant() else target.python_type()
     return frame.session.wrap(dataclasses.is_dataclass(obj), None)
+
+
+class _TracebackValue(Value):
+    """The traceback of an exception the traced code handles: capture has no frames to build
+    it from, so any use of it (reading it, returning it, `is None`) is refused."""
+
+    def __init__(self, exc: Value):
+        super().__init__(None)
+        self.exc = exc
+
+    def describe(self):
+        return f"the traceback of {self.exc.describe()}"
+
+    def python_type(self):
+        return types.TracebackType
+
+
+def _handled(frame, what: str) -> Value:
+    from ..instructions.exceptions import handled_exception
+
+    exc = handled_exception(frame)
+    if exc is None:
+        # The caller of the compiled function may be handling one: not known while tracing.
+        raise Unsupported(f"{what} outside the traced code's except blocks")
+    return exc
+
+
+@rule(sys.exc_info)
+def _exc_info(frame, args, kwargs):
+    exc = _handled(frame, "sys.exc_info()")
+    return TupleValue([frame.session.wrap(exc.python_type(), None), exc, _TracebackValue(exc)])
+
+
+@rule(sys.exception)
+def _exception(frame, args, kwargs):
+    return _handled(frame, "sys.exception()")

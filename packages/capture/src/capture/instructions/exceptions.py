@@ -25,9 +25,25 @@ def _raise_varargs(frame, inst):
         if frame.handled_exception is None:
             raise Unsupported("bare `raise` with no exception being handled")
         raise UserException(frame.handled_exception)
-    if inst.arg == 2:
-        frame.pop()  # the cause (`raise X from Y`) does not change which exception travels
-    raise UserException(_as_exception(frame, frame.pop()))
+    cause = frame.pop() if inst.arg == 2 else None
+    exc = _as_exception(frame, frame.pop())
+    if cause is not None:  # `raise X from Y`: Y is X.__cause__ (None too), and X's context is not shown
+        if not (cause.is_python_constant() and cause.as_python_constant() is None):
+            cause = _as_exception(frame, cause)
+        exc.cause, exc.suppress_context = cause, True
+    handled = handled_exception(frame)
+    if handled is not None and handled is not exc:
+        exc.context = handled  # as CPython sets __context__ to the exception being handled
+    raise UserException(exc)
+
+
+def handled_exception(frame):
+    """The exception the innermost traced frame is handling, as sys.exc_info() sees it."""
+    while frame is not None:
+        if frame.handled_exception is not None:
+            return frame.handled_exception
+        frame = frame.parent
+    return None
 
 
 @handles("RERAISE")

@@ -188,6 +188,14 @@ def _load_assertion_error(frame, inst):
     frame.push(frame.session.wrap(AssertionError, None))
 
 
+# A class statement: `__build_class__(body, name, *bases)`. Calling it is refused (capture
+# does not run class bodies), which breaks the graph at that call: the class is made natively
+# between two graphs and what follows it is traced with the class as an input.
+@handles("LOAD_BUILD_CLASS")
+def _load_build_class(frame, inst):
+    frame.push(frame.session.wrap(builtins.__build_class__, None))
+
+
 @handles("IMPORT_NAME")
 def _import_name(frame, inst):
     fromlist = frame.pop().as_python_constant()

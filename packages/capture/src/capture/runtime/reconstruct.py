@@ -21,7 +21,7 @@ from ..values.base import Value
 from ..values.constant import ConstantValue, literal_repr
 from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.context import DecoratedByContext, GlobalStateContext
-from ..values.iterators import EndlessIteratorValue
+from ..values.iterators import EndlessIteratorValue, ObjectIteratorValue
 from ..values.lazy import LazyInput
 from ..values.modules import NewModuleValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SetValue, SliceValue, TupleValue
@@ -53,6 +53,8 @@ def _children(value: Value) -> list[Value]:
         return list(value.attrs.values())
     if isinstance(value, LazyIteratorValue):
         return [*value.iterators, *([value.function] if value.function is not None else [])]
+    if isinstance(value, ObjectIteratorValue):
+        return [value.obj]
     if isinstance(value, GeneratorValue):
         function, args, kwargs = value.call
         return [] if value.started else [function, *args, *kwargs.values()]
@@ -297,6 +299,8 @@ class ExpressionWriter:
             return f"{self.value(value.mapping)}.{value.kind}()"
         if isinstance(value, SliceValue):
             return "slice(" + ", ".join(self.value(p) for p in value.parts) + ")"
+        if isinstance(value, ObjectIteratorValue):
+            return self.value(value.obj)  # the iterator is that object, its position in its attributes
         if isinstance(value, EndlessIteratorValue):
             raise Unsupported(f"returning or storing {value.describe()} from a compiled function")
         if isinstance(value, LazyIteratorValue):

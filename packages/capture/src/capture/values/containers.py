@@ -411,6 +411,13 @@ class IteratorValue(Value):
 
     @classmethod
     def over(cls, frame, container: Value) -> IteratorValue:
+        from .iterators import python_iterator
+        from .new_objects import NewObjectValue
+
+        if isinstance(container, NewObjectValue):  # its items made one at a time, by its __next__
+            lazy = python_iterator(frame, container, container.cls)
+            if lazy is not None:
+                return lazy
         deque = issubclass(container.python_type(), collections.deque)
         if isinstance(container, ListValue) and not deque:
             iterator = cls([])
@@ -482,6 +489,8 @@ class LazyIteratorValue(IteratorValue):
                 if keep.truth(frame):
                     return item
             return None
+        if not self.iterators:
+            return None  # `zip()` of nothing is empty (not an endless run of empty tuples)
         items = []
         for iterator in self.iterators:  # CPython stops at the first exhausted one
             item = iterator.next()

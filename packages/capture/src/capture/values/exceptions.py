@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
+from ..errors import Unsupported
 from .base import Value
 from .constant import ConstantValue
 
@@ -14,6 +15,12 @@ class ExceptionValue(Value):
         self.exc_type = exc_type
         self.args = args
         self.real = real
+        # Set when the traced code raises it (`raise`, capture.instructions.exceptions): the
+        # `from` cause, and the exception being handled then (None: not known while tracing,
+        # the caller of the compiled function may be handling one).
+        self.cause: Value | None = None
+        self.suppress_context = False
+        self.context: Value | None = None
 
     @classmethod
     def from_real(cls, exc: BaseException) -> ExceptionValue:
@@ -25,14 +32,50 @@ class ExceptionValue(Value):
     def describe(self):
         return f"{self.exc_type.__name__} exception"
 
+    def identity(self):
+        return self  # raised, caught and re-raised as this one value: `exc is value` compares these
+
     def get_attr(self, frame, name):
         from .containers import TupleValue
 
         if name == "args":
             return TupleValue(list(self.args))
+        if name == "value" and issubclass(self.exc_type, StopIteration) and self.real is None:
+            return self.args[0] if self.args else ConstantValue(None)  # what the generator returned
+        if self.real is None and name == "__cause__":
+            return self.cause or ConstantValue(None)
+        if self.real is None and name == "__suppress_context__":
+            return ConstantValue(self.suppress_context)
+        if self.real is None and name == "__context__":
+            if self.context is None:
+                raise Unsupported(f"__context__ of {self.describe()} raised outside the traced code's except blocks (the caller's handled exception is not known)")
+            return self.context
+        if name == "with_traceback":  # sets __traceback__ (which capture does not model) and returns the exception
+            from .functions import NativeMethodValue
+
+            def with_traceback(frame, exc, traceback):
+                if not (traceback.is_python_constant() and traceback.as_python_constant() is None):
+                    raise Unsupported(f"with_traceback() of {self.describe()} with a traceback")
+                return exc
+
+            return NativeMethodValue(with_traceback, self, "with_traceback")
         if self.real is not None and hasattr(self.real, name):
             return frame.session.wrap(getattr(self.real, name), None)
         return super().get_attr(frame, name)
+
+    def text(self) -> str | None:
+        """`str(exc)` when no user code decides it (the class's __new__, __init__ and __str__
+        are CPython's, the args constants), else None."""
+        from .objects import python_dunder
+
+        if self.real is not None:
+            return str(self.real)
+        if any(python_dunder(self.exc_type, name) is not None for name in ("__new__", "__init__", "__str__")):
+            return None
+        if not all(arg.is_python_constant() for arg in self.args):
+            return None
+        written_in_c = next(k for k in self.exc_type.__mro__ if not k.__flags__ & (1 << 9))  # not a heap type
+        return str(written_in_c(*(arg.as_python_constant() for arg in self.args)))
 
     def to_real(self) -> BaseException:
         """The exception as a Python object (to re-raise it for the user)."""

@@ -175,6 +175,68 @@ class GeneratorValue(IteratorValue):
             items.append(item)
         return items
 
+    # --- send, throw, close: the generator protocol beyond iteration --------------------------
+    def get_attr(self, frame, name):
+        methods = {"send": self.send, "throw": self.throw, "close": self.close, "__next__": self._next_or_stop}
+        if name not in methods:
+            return super().get_attr(frame, name)
+        method = methods[name]
+        return NativeMethodValue(lambda frame, generator, *args: method(frame, *args), self, f"generator.{name}")
+
+    def _next_or_stop(self, frame) -> Value:
+        item = self.next()
+        if item is None:
+            from .exceptions import ExceptionValue
+            from ..interpreter.frame import UserException
+
+            returned = getattr(self, "returned", None)
+            has_value = returned is not None and not (returned.is_python_constant() and returned.as_python_constant() is None)
+            raise UserException(ExceptionValue(StopIteration, [returned] if has_value else []))
+        return item
+
+    def send(self, frame, value: Value) -> Value:
+        if not self.started and not (value.is_python_constant() and value.as_python_constant() is None):
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, TypeError, "can't send non-None value to a just-started generator")
+        if self.started and not self.finished:
+            self.frame.stack[-1] = value  # where YIELD_VALUE left None for the value sent in
+        return self._next_or_stop(frame)
+
+    def throw(self, frame, exc: Value, *rest: Value) -> Value:
+        from .exceptions import ExceptionValue
+        from ..interpreter.frame import UserException
+
+        if not isinstance(exc, ExceptionValue):  # `throw(ValueError)` or `throw(ValueError, "msg")`
+            exc = exc.call(frame, list(rest[:1]), {})
+            if not isinstance(exc, ExceptionValue):
+                raise Unsupported(f"generator.throw() of {exc.describe()}")
+        if not self.started or self.finished:
+            self.finished = True
+            raise UserException(exc)
+        try:
+            # Raised where the generator is suspended (its yield), routed through its handlers.
+            self.frame._unwind(self.frame.current, UserException(exc))
+        except UserException:
+            self.finished = True
+            raise
+        return self._next_or_stop(frame)
+
+    def close(self, frame) -> Value:
+        from .exceptions import ExceptionValue, raise_user_error
+        from ..interpreter.frame import UserException
+
+        if not self.started or self.finished:
+            self.finished = True
+            return ConstantValue(None)
+        try:
+            self.throw(frame, ExceptionValue(GeneratorExit, []))
+        except UserException as exc:
+            if issubclass(exc.value.python_type(), (GeneratorExit, StopIteration)):
+                return ConstantValue(None)
+            raise
+        raise_user_error(frame, RuntimeError, "generator ignored GeneratorExit")
+
 
 class FunctionValue(InlinableFunction):
     """A function that exists before tracing (from the user's modules or libraries)."""

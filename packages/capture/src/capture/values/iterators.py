@@ -47,3 +47,55 @@ def columns(frame, iterables: list[Value]) -> list[list[Value]]:
         raise Unsupported("zip or map over endless iterators only")
     length = min(len(items) for items in finite.values())
     return [finite[i] if i in finite else it.take(length) for i, it in enumerate(iterables)]
+
+
+class ObjectIteratorValue(IteratorValue):
+    """An iterator object of a user class (`__next__` written in Python): each item is one call
+    of its `__next__`, made when the traced code asks for it, so a loop that breaks leaves the
+    object where eager leaves it. Across a graph break it is the object itself."""
+
+    def __init__(self, frame, obj: Value, method):
+        super().__init__([])
+        self.frame = frame
+        self.obj = obj
+        self.method = method
+
+    def describe(self):
+        return f"iterator {self.obj.describe()}"
+
+    def python_type(self):
+        return self.obj.python_type()
+
+    def next(self) -> Value | None:
+        from ..interpreter.frame import UserException
+
+        try:
+            return self.frame.session.wrap(self.method, None).call(self.frame, [self.obj], {})
+        except UserException as exc:
+            if issubclass(exc.value.python_type(), StopIteration):
+                return None
+            raise
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
+
+
+def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:
+    """`iter(value)` for an object whose class writes `__iter__` in Python: a generator it
+    returns, an iterator object with a Python `__next__`, or an iterator over the iterable it
+    returns; None when `cls` has no Python `__iter__`."""
+    from .objects import python_dunder
+
+    method = python_dunder(cls, "__iter__")
+    if method is None:
+        return None
+    result = frame.session.wrap(method, None).call(frame, [value], {})
+    if isinstance(result, IteratorValue):
+        return result
+    advance = python_dunder(result.python_type(), "__next__")
+    if advance is not None:
+        return ObjectIteratorValue(frame, result, advance)
+    return IteratorValue.over(frame, result)

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from .base import Value
 from .constant import ConstantValue
-from .objects import MISSING, bind_class_attribute, lookup_static, python_dunder
+from .objects import MISSING, bind_class_attribute, dunder_length, dunder_truth, lookup_static, python_dunder
 
 
 class NewObjectValue(Value):
@@ -83,6 +83,24 @@ class NewObjectValue(Value):
             raise_user_error(frame, AttributeError, f"'{self.cls.__name__}' object {reason}")
         self.store(name, value)
 
+    def del_attr(self, frame, name):
+        # As object.__delattr__ does (contextlib's context managers `del self.args` on entry).
+        deleter = python_dunder(self.cls, "__delattr__")
+        if deleter is not None:
+            frame.session.wrap(deleter, None).call(frame, [self, ConstantValue(name)], {})
+            return
+        descriptor, _ = lookup_static(self.cls, name)
+        if isinstance(descriptor, property) and descriptor.fdel is not None:
+            frame.session.wrap(descriptor.fdel, None).call(frame, [self], {})
+            return
+        if hasattr(type(descriptor), "__delete__") and not isinstance(descriptor, types.MemberDescriptorType):
+            raise Unsupported(f"deleting attribute {name!r} of {self.describe()}, a descriptor's")
+        if name not in self.attrs:
+            from .exceptions import raise_user_error
+
+            raise_user_error(frame, AttributeError, f"'{self.cls.__name__}' object has no attribute {name!r}" if descriptor is MISSING else name)
+        del self.attrs[name]
+
     def store(self, name: str, value: Value) -> None:
         """Set an attribute without running `__setattr__` (object.__setattr__)."""
         self.attrs[name] = value
@@ -97,7 +115,8 @@ class NewObjectValue(Value):
         for name in ("__bool__", "__len__"):
             method = python_dunder(self.cls, name)
             if method is not None:
-                return frame.session.wrap(method, None).call(frame, [self], {}).truth(frame)
+                result = frame.session.wrap(method, None).call(frame, [self], {})
+                return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
         return True
 
     def get_item(self, frame, key):
@@ -110,7 +129,7 @@ class NewObjectValue(Value):
         method = python_dunder(self.cls, "__len__")
         if method is None:
             raise Unsupported(f"len() of {self.describe()}")
-        return frame.session.wrap(method, None).call(frame, [self], {})
+        return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
 
     def unpack(self, frame):
         from .objects import iterate_object

@@ -33,6 +33,39 @@ def has_python_getattribute(cls: type) -> bool:
     return isinstance(attribute, types.FunctionType)
 
 
+def dunder_truth(frame, result: Value) -> bool:
+    """The truth of what a Python `__bool__` returned, as CPython's truth test takes it: a
+    bool, anything else is the program's TypeError."""
+    cls = result.python_type()
+    if cls is not bool:
+        from .exceptions import raise_user_error
+
+        raise_user_error(frame, TypeError, f"__bool__ should return bool, returned {cls.__name__}")
+    return result.truth(frame)
+
+
+def dunder_length(frame, result: Value) -> Value:
+    """What a Python `__len__` returned, as len() takes it: an int >= 0, else the program's
+    TypeError or ValueError."""
+    from .exceptions import raise_user_error
+
+    cls = result.python_type()
+    if not issubclass(cls, int):
+        if hasattr(cls, "__index__"):
+            raise Unsupported(f"__len__ returning {result.describe()} (converted with __index__)")
+        raise_user_error(frame, TypeError, f"'{cls.__name__}' object cannot be interpreted as an integer")
+    if result.is_python_constant():
+        length = result.as_python_constant()
+        if length < 0:
+            raise_user_error(frame, ValueError, "__len__() should return >= 0")
+        return ConstantValue(int(length))
+    from ..operators import compare
+
+    if compare(frame, "<", result, ConstantValue(0)).truth(frame):
+        raise_user_error(frame, ValueError, "__len__() should return >= 0")
+    return result
+
+
 def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     """A special method of `cls` written in Python (which capture inlines), if any."""
     attribute, _ = lookup_static(cls, name)
@@ -62,6 +95,12 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> 
         return session.wrap(descriptor.fget, None).call(frame, [instance], {})
     if isinstance(descriptor, (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinMethodType)):
         return MethodValue(BuiltinValue(descriptor), instance)
+    if isinstance(descriptor, types.GetSetDescriptorType) and descriptor.__name__ == "__class__":
+        return session.wrap(instance.python_type(), None)
+    if not isinstance(descriptor, type) and hasattr(type(descriptor), "__get__"):
+        # Any other descriptor computes the attribute (`__dict__`, a C struct member, a
+        # cached_property): the descriptor object itself is not the answer.
+        raise Unsupported(f"reading the attribute {getattr(descriptor, '__name__', '?')!r} of {instance.describe()}, which its class computes ({type(descriptor).__name__})")
     return None
 
 
@@ -184,7 +223,7 @@ class ObjectValue(Value):
             method = python_dunder(type(self.obj), name)
             if method is not None:
                 result = frame.session.wrap(method, None).call(frame, [self], {})
-                return result.truth(frame)
+                return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
         if hasattr(type(self.obj), "__bool__"):
             if self.source is not None:
                 # No guard says what a C __bool__ will answer on the next call.
@@ -209,7 +248,7 @@ class ObjectValue(Value):
     def length(self, frame):
         method = python_dunder(type(self.obj), "__len__")
         if method is not None:
-            return frame.session.wrap(method, None).call(frame, [self], {})
+            return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
         from .factory import evaluate_constant_operation
 
         length = evaluate_constant_operation(frame, len, (self.obj,))
@@ -229,9 +268,11 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     `__getitem__` with 0, 1, ... until IndexError."""
     from ..interpreter.frame import UserException
 
-    method = python_dunder(cls, "__iter__")
-    if method is not None:
-        return frame.session.wrap(method, None).call(frame, [value], {}).unpack(frame)
+    from .iterators import python_iterator
+
+    iterator = python_iterator(frame, value, cls)
+    if iterator is not None:
+        return iterator.unpack(frame)
     getitem = python_dunder(cls, "__getitem__")
     if getitem is None:
         raise Unsupported(f"iterating over {value.describe()}")
@@ -277,6 +318,12 @@ class ClassValue(Value):
 
     def identity(self):
         return self.cls
+
+    def truth(self, frame):
+        # A class is true unless its metaclass says otherwise (`if exc_type:` in __exit__).
+        if any(hasattr(type(self.cls), name) for name in ("__bool__", "__len__")):
+            return super().truth(frame)
+        return True
 
     def get_attr(self, frame, name):
         from guards import AttrSource

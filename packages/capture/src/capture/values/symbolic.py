@@ -39,6 +39,11 @@ class SymValue(Value):
     def truth(self, frame):
         return bool(self.value)
 
+    def get_attr(self, frame, name):
+        # int and float methods the graph has no node for (`n.bit_length()`, `f.is_integer()`,
+        # `n.to_bytes(...)`): those of the value at the example inputs, guarded to stay it.
+        return frame.session.wrap(self.specialize(), None).get_attr(frame, name)
+
     def specialize(self):
         """The concrete value at the example inputs, guarded to stay so."""
         return self.python_type()(self.value)

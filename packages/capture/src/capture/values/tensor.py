@@ -182,7 +182,11 @@ class TensorValue(Value):
             raise Unsupported("iterating over a 0-d tensor")
         count = self.fake.shape[0]
         if not isinstance(count, int):
-            raise Unsupported("iterating over a tensor whose first dimension is symbolic")
+            # One item per row: the count is specialized, guarded as `int(n)` is (as torch.compile does).
+            try:
+                count = int(count)
+            except Exception:  # noqa: BLE001 (a size with no value to specialize to: data-dependent)
+                raise Unsupported("iterating over a tensor whose first dimension is data-dependent") from None
         return [self.get_item(frame, ConstantValue(i)) for i in range(count)]
 
     def length(self, frame):

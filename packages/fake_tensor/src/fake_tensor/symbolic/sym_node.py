@@ -316,3 +316,32 @@ def _unary_method(name: str, build_expr, python_fn, result_type):
 
 for _name, _spec in UNARY_OPS.items():
     setattr(SymNode, _name, _unary_method(_name, *_spec))
+
+
+# --- bit operations on ints ---------------------------------------------------------------------
+# A shift by a known count is arithmetic (`n << k` is `n * 2**k`, `n >> k` is `n // 2**k`);
+# the count itself and the operands of &, |, ^ have no expression the guard printers know, so
+# they are specialized to their values (guarded, as `int(n)` is) and the result is a constant.
+
+def _shift_method(name: str, python_op: Callable, arithmetic: str):
+    def method(self: SymNode, other: SymNode) -> SymNode:
+        python_op(self.hint, other.hint)  # a negative count is Python's ValueError, before any guard
+        power = self.wrap_int(2 ** other.guard_int())
+        return getattr(self, arithmetic)(power)
+
+    method.__name__ = name
+    return method
+
+
+def _specializing_method(name: str, python_op: Callable):
+    def method(self: SymNode, other: SymNode) -> SymNode:
+        return self.wrap_int(python_op(self.guard_int(), other.guard_int()))
+
+    method.__name__ = name
+    return method
+
+
+SymNode.lshift = _shift_method("lshift", operator.lshift, "mul")
+SymNode.rshift = _shift_method("rshift", operator.rshift, "int_floordiv")
+for _name, _op in {"bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor}.items():
+    setattr(SymNode, _name, _specializing_method(_name, _op))
