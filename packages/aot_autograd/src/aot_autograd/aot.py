@@ -24,7 +24,7 @@ import torch.fx as fx
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import UnsupportedProgramError
-from .functionalization import functionalize
+from .functionalization import functionalize, keep_input_writes_in_graph
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .partitioners import default_partition
@@ -43,7 +43,11 @@ def aot_module_simplified(
     decompositions: Mapping[Any, Callable] | None = None,
     partition_fn: Callable | None = None,
     inference_compiler: Compiler | None = None,
+    keep_input_mutations: bool = False,
 ) -> Callable:
+    """`keep_input_mutations`: inference graphs end in `copy_` into each input they mutate
+    (the compiler writes the new values in place) instead of returning the new values for the
+    epilogue to copy back."""
     compiled = AotCompiledGraph(
         gm,
         example_inputs,
@@ -52,14 +56,17 @@ def aot_module_simplified(
         inference_compiler=inference_compiler or fw_compiler,
         decompositions=decompositions or {},
         partition_fn=partition_fn or default_partition,
+        keep_input_mutations=keep_input_mutations,
     )
     compiled.plan_for([*compiled.state.tensors, *example_inputs])
     return compiled
 
 
 class AotCompiledGraph:
-    def __init__(self, gm, example_inputs, *, fw_compiler, bw_compiler, inference_compiler, decompositions, partition_fn):
+    def __init__(self, gm, example_inputs, *, fw_compiler, bw_compiler, inference_compiler, decompositions, partition_fn,
+                 keep_input_mutations=False):
         self.gm = gm
+        self.keep_input_mutations = keep_input_mutations
         self.state = ModuleState(gm)
         self.fw_compiler = fw_compiler
         self.bw_compiler = bw_compiler
@@ -152,7 +159,11 @@ class AotCompiledGraph:
         functional = functionalize(graph)
         effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
         _check_effects(effects, fakes)
-        forward = self.inference_compiler(functional.graph_module, _placeholder_values(functional.graph_module))
+        graph_module = functional.graph_module
+        if self.keep_input_mutations and effects.mutated_inputs:
+            graph_module = keep_input_writes_in_graph(functional)
+            effects = GraphEffects([], effects.output_aliases, tuple(effects.mutated_inputs))
+        forward = self.inference_compiler(graph_module, _placeholder_values(graph_module))
         return InferencePlan(forward, effects)
 
     def _run_module(self, *inputs) -> list:

@@ -376,6 +376,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
         partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_inference,
+        keep_input_mutations=True,
     )
 
 

@@ -109,6 +109,9 @@ class WrapperCodegen:
             body.append(f"    {name} = constants[{name!r}]")
         for symbol, source in sorted(g.symbol_sources.items(), key=lambda kv: kv[0].name):
             body.append(f"    {symbol.name} = {source}")
+        for name, target in g.input_writes.items():
+            if name in self.shaped:  # an extern reads it by its own name
+                body.append(f"    {name} = {target}  # computed into the input's memory")
         free: dict[tuple, list[str]] = {}
         for k, step in enumerate(self.steps):
             if isinstance(step, KERNEL_STEPS):
@@ -129,7 +132,8 @@ class WrapperCodegen:
                 call = f"{step.kernel}({', '.join(args)})"
                 body.append(f"    {step.name} = {_checked(call, step.layout) if step.layout else call}")
             dead = [n for n, last in last_use.items() if last == k and n in self.buffers and n not in g.output_names
-                    and not isinstance(self.buffers[n], InputBuffer) and not n.startswith("const_")]
+                    and n not in g.input_writes and not isinstance(self.buffers[n], InputBuffer)
+                    and not n.startswith("const_")]
             released = []
             for name in dead:
                 buf = self.buffers[name]
