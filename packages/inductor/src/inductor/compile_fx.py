@@ -52,6 +52,7 @@ class CompiledGraph:
         module.constants = constants
         exec(compile(source, "<inductor wrapper>", "exec"), module.__dict__)
         self._call = module.call
+        self.written_inputs: tuple[int, ...] = module.written_inputs  # argument positions written in place
 
     @property
     def kernel_count(self) -> int:
@@ -175,6 +176,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
         return gm
     if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
+        if compiled.written_inputs:
+            # Recording runs the graph once more, and a replay writes the runner's copies of the
+            # inputs: both would break writes into the caller's tensors.
+            log.info("inductor: the graph writes its inputs %s in place; running it without CUDA graphs",
+                     list(compiled.written_inputs))
+            return compiled
         return CudaGraphRunner(compiled)
     return compiled
 

@@ -101,6 +101,10 @@ class WrapperCodegen:
         for step in self.steps:
             if isinstance(step, KERNEL_STEPS):
                 header.append(f"{step.name} = {self.kernels[step.name].load}")
+        # Arguments whose memory the kernels write (input_writes.py): replaying this graph on
+        # copies of them (CUDA graphs) would lose the writes.
+        written = sorted(g.graph_inputs.index(self.buffers[name]) for name in set(g.input_writes.values()))
+        header.append(f"written_inputs = {tuple(written)!r}")
         body = ["def call(args):"]
         params = [f"arg{k}" for k in range(len(g.graph_inputs))]
         if params:
