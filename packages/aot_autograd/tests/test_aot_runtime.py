@@ -119,3 +119,28 @@ def test_graph_without_differentiable_outputs_returns_what_eager_returns():
     torch.testing.assert_close(actual, expected)
     assert [o.requires_grad for o in actual] == [o.requires_grad for o in expected]
     assert (len(compilers.inference), len(compilers.forward)) == (1, 0)
+
+
+def scale_in_place(x, y):
+    x.mul_(y)
+    return (x + y,)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_inference_graph_writes_mutated_inputs_itself_when_asked(keep):
+    compilers = Compilers()
+    x, y = torch.randn(5, 3), torch.randn(5, 3)
+    compiled = compilers.compile(scale_in_place, [x.clone(), y], keep_input_mutations=keep)
+    ours, expected = x.clone(), x.clone()
+    before = ours._version
+    with torch.no_grad():
+        out = compiled(ours, y)
+        (ref,) = scale_in_place(expected, y)
+    torch.testing.assert_close(out[0], ref)
+    torch.testing.assert_close(ours, expected)
+    assert ours._version > before
+    (graph,) = compilers.inference
+    writes = [n for n in graph.graph.nodes if n.target is torch.ops.aten.copy_.default]
+    # Kept: the graph ends in copy_ into the input and returns only the user's output.
+    assert len(writes) == (1 if keep else 0)
+    assert len(graph.graph.find_nodes(op="output")[0].args[0]) == (1 if keep else 2)

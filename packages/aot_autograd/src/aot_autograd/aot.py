@@ -25,7 +25,7 @@ import torch.fx as fx
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import UnsupportedProgramError
-from .functionalization import functionalize
+from .functionalization import functionalize, keep_input_writes_in_graph
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .partitioners import default_partition
@@ -47,7 +47,11 @@ def aot_module_simplified(
     decompositions: Mapping[Any, Callable] | None = None,
     partition_fn: Callable | None = None,
     inference_compiler: Compiler | None = None,
+    keep_input_mutations: bool = False,
 ) -> Callable:
+    """`keep_input_mutations`: inference graphs end in `copy_` into each input they mutate
+    (the compiler writes the new values in place) instead of returning the new values for the
+    epilogue to copy back."""
     compiled = AotCompiledGraph(
         gm,
         example_inputs,
@@ -56,14 +60,17 @@ def aot_module_simplified(
         inference_compiler=inference_compiler or fw_compiler,
         decompositions=decompositions or {},
         partition_fn=partition_fn or default_partition,
+        keep_input_mutations=keep_input_mutations,
     )
     compiled.plan_for([*compiled.state.tensors, *example_inputs])
     return compiled
 
 
 class AotCompiledGraph:
-    def __init__(self, gm, example_inputs, *, fw_compiler, bw_compiler, inference_compiler, decompositions, partition_fn):
+    def __init__(self, gm, example_inputs, *, fw_compiler, bw_compiler, inference_compiler, decompositions, partition_fn,
+                 keep_input_mutations=False):
         self.gm = gm
+        self.keep_input_mutations = keep_input_mutations
         self.state = ModuleState(gm)
         self.fw_compiler = fw_compiler
         self.bw_compiler = bw_compiler
@@ -160,9 +167,13 @@ class AotCompiledGraph:
         functional = functionalize(graph)
         effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
         _check_effects(effects, fakes)
+        graph_module = functional.graph_module
+        if self.keep_input_mutations and effects.mutated_inputs:
+            graph_module = keep_input_writes_in_graph(functional)
+            effects = GraphEffects([], effects.output_aliases, tuple(effects.mutated_inputs))
         if aot_graphs_log.isEnabledFor(logging.DEBUG):
-            aot_graphs_log.debug("inference graph:\n%s", functional.graph_module.code)
-        forward = self.inference_compiler(functional.graph_module, _placeholder_values(functional.graph_module))
+            aot_graphs_log.debug("inference graph:\n%s", graph_module.code)
+        forward = self.inference_compiler(graph_module, _placeholder_values(graph_module))
         return InferencePlan(forward, effects)
 
     def _run_module(self, *inputs) -> list:

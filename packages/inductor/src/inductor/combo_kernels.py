@@ -46,17 +46,19 @@ def combine_small_kernels(steps: list, graph, devices: set[str]) -> list:
             described[id(step)] = _movable(step, devices, computed)
         return described[id(step)]
 
-    steps = _hoist_input_readers(steps, inputs, movable)
-    return _defer_output_writers(steps, inputs, movable)
+    # Buffers stored into an input's memory write that input as much as a fallback does.
+    writers = inputs | set(graph.input_writes)
+    steps = _hoist_input_readers(steps, inputs, writers, movable)
+    return _defer_output_writers(steps, writers, movable)
 
 
-def _hoist_input_readers(steps: list, inputs: set[str], movable) -> list:
+def _hoist_input_readers(steps: list, inputs: set[str], writers: set[str], movable) -> list:
     combined, run, held = [], None, 0
     for step in steps:
         kernel = movable(step)
         if kernel is None or not all(name in inputs for name, _ in kernel.reads):
             combined.append(step)
-            if _may_write(step, inputs):
+            if _may_write(step, writers):
                 run = None
             continue
         if run is None or _full(run, held + kernel.written, step):
@@ -68,7 +70,7 @@ def _hoist_input_readers(steps: list, inputs: set[str], movable) -> list:
     return [_combo(s) if isinstance(s, list) else s for s in combined]
 
 
-def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
+def _defer_output_writers(steps: list, writers: set[str], movable) -> list:
     read_later: list[set[str]] = []
     seen: set[str] = set()
     for step in reversed(steps):
@@ -86,8 +88,9 @@ def _defer_output_writers(steps: list, inputs: set[str], movable) -> list:
 
     for step, later in zip(steps, read_later):
         kernel = movable(step)
-        if kernel is None or any(node.name in later for node in step.nodes):
-            if _may_write(step, inputs):
+        writes_input = _may_write(step, writers)
+        if kernel is None or writes_input or any(node.name in later for node in step.nodes):
+            if writes_input:
                 close()
             combined.append(step)
             continue
@@ -149,5 +152,5 @@ def _step_reads(step, movable) -> set[str]:
     return {buffer.name for buffer in extern_inputs(step)}
 
 
-def _may_write(step, inputs: set[str]) -> bool:
-    return getattr(step, "is_fallback", False) or any(node.name in inputs for node in getattr(step, "nodes", ()))
+def _may_write(step, writers: set[str]) -> bool:
+    return getattr(step, "is_fallback", False) or any(node.name in writers for node in getattr(step, "nodes", ()))

@@ -53,6 +53,7 @@ class CompiledGraph:
         module.constants = constants
         exec(compile(source, "<inductor wrapper>", "exec"), module.__dict__)
         self._call = module.call
+        self.written_inputs: tuple[int, ...] = module.written_inputs  # argument positions written in place
 
     @property
     def kernel_count(self) -> int:
@@ -183,6 +184,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
         return gm
     if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
+        if compiled.written_inputs:
+            # Recording runs the graph once more, and a replay writes the runner's copies of the
+            # inputs: both would break writes into the caller's tensors.
+            log.info("inductor: the graph writes its inputs %s in place; running it without CUDA graphs",
+                     list(compiled.written_inputs))
+            return compiled
         return CudaGraphRunner(compiled)
     return compiled
 
@@ -388,6 +395,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
         partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_inference,
+        keep_input_mutations=True,
     )
 
 

@@ -13,6 +13,8 @@ import functools
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 
+from .foreach_decompositions import foreach_decompositions
+
 aten = torch.ops.aten
 
 # Lowered directly (lowering/), so their decompositions would only make the graph longer.
@@ -57,6 +59,7 @@ def _table():
     table.update(get_decompositions(EXTRA))
     for op in LOWERED_DIRECTLY:
         table.pop(op, None)
+    table.update(foreach_decompositions())
     # A random op's decomposition draws its numbers differently from its kernel (native_dropout
     # becomes `rand_like(x) > p`; eager's kernel calls bernoulli_): the lowering decides.
     return {op: fn for op, fn in table.items() if torch.Tag.nondeterministic_seeded not in op.tags}

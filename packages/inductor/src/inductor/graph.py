@@ -1,7 +1,9 @@
 """GraphLowering: walks an ATen FX graph and builds IR through the lowering table.
 
 Inputs become InputBuffers (symbolic sizes keep their symbols, bound in the wrapper from
-the argument that carries them). Each node's result stays lazy (Pointwise, views) until a
+the argument that carries them). A `copy_` into an input that ends the graph (aot_autograd
+puts an input's new value there, see input_writes.py) stores the value into the input's
+memory: the buffer computing it is stored in place when that is safe. Each node's result stays lazy (Pointwise, views) until a
 consumer needs memory; a lazy result read by several nodes is realized so it is computed
 once. Ops without a lowering run as aten calls (see lowering/extern.py).
 """
@@ -16,6 +18,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 
 from .context import lowering_graph
+from .input_writes import InputWrite, stored_in_place, write_buffers, writes_input_at_end
 from .errors import LoweringError
 from .ir import (
     Buffer, ComputedBuffer, ExternKernel, GenericView, InputBuffer, IRNode, Layout, MultiOutput, Pointwise,
@@ -71,6 +74,9 @@ class GraphLowering(torch.fx.Interpreter):
         # Lazy values whose traced (eager) layout is dense in another order than row-major (a
         # channels-last activation), by id: an extern reading one gets it laid out the same way.
         self._traced_orders: dict[int, tuple[IRNode, list[int]]] = {}
+        # Buffer name -> input name: buffers computed straight into an input's memory.
+        self.input_writes: dict[str, str] = {}
+        self._pending_writes: list[InputWrite] = []
         self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
 
     # -- services for lowerings --------------------------------------------------------
@@ -155,7 +161,9 @@ class GraphLowering(torch.fx.Interpreter):
     def run(self):
         with lowering_graph(self):
             result = super().run(*self.example_inputs)
-        self.remove_dead_buffers()
+        candidates = write_buffers(self, self._pending_writes)
+        self.remove_dead_buffers(keep={buffer.name for _, buffer in candidates})
+        self.input_writes = stored_in_place(self, candidates)
         return result
 
     def run_node(self, node):
@@ -243,6 +251,9 @@ class GraphLowering(torch.fx.Interpreter):
         args, kwargs = _sympify_tree(self, args), _sympify_tree(self, kwargs)
         if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
             self._realize_pending()
+            if writes_input_at_end(self, self.current_node, args):
+                self._pending_writes.append(InputWrite(args[0], args[1]))
+                return args[0]
         lowering = None if _touches_complex(self.current_node) else LOWERINGS.get(target)
         if lowering is not None:
             try:
@@ -344,9 +355,10 @@ class GraphLowering(torch.fx.Interpreter):
             return value
         return view if _strided_in_order(view.layout, memory_order(val)) else value
 
-    def remove_dead_buffers(self):
-        """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)."""
-        live: set[str] = set(self.output_names)
+    def remove_dead_buffers(self, keep: set[str] = frozenset()):
+        """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)
+        besides outputs and `keep`."""
+        live: set[str] = set(self.output_names) | set(keep)
         kept = []
         for buffer in reversed(self.buffers):
             if isinstance(buffer, ComputedBuffer) and buffer.name not in live:

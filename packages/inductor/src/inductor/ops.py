@@ -158,6 +158,25 @@ def kernel_accesses(nodes) -> DependencyCollector:
     return collect_accesses(lambda: [node.body() for node in nodes])
 
 
+class BufferRenaming:
+    """Forwards every call to `inner`, loading and storing buffers under the names in `names`."""
+
+    def __init__(self, inner, names: dict):
+        self.inner, self.names = inner, names
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def load(self, name, index):
+        return self.inner.load(self.names.get(name, name), index)
+
+    def store(self, name, index, value):
+        return self.inner.store(self.names.get(name, name), index, value)
+
+    def store_reduction(self, name, index, value):
+        return self.inner.store_reduction(self.names.get(name, name), index, value)
+
+
 class IndexSubstitution:
     """Forwards every call to `inner`, rewriting index expressions by `subs` first: how a body
     written over one set of loop variables runs inside a kernel whose loops were merged."""

@@ -26,10 +26,15 @@ from .ir import (
     Buffer, ComputedBuffer, ExternKernel, FusedKernel, InnerLoop, KernelNode, MultiOutput, OuterStep,
     Reduction,
 )
-from .ops import IndexSubstitution, collect_accesses, current_handler, use_handler
+from .ops import BufferRenaming, IndexSubstitution, collect_accesses, current_handler, use_handler
 from .sizes import affine_coefficient, loop_var, product, static_int
 
-MAX_OPEN_GROUPS = 8
+MAX_OPEN_GROUPS = 64
+# Unrelated work joins a group (one loop over both) only over small loops, where it saves a
+# launch. Over large ones it saves nothing and costs: an optimizer step's 16 same-shaped weights
+# in one loop (112 arrays) ran 3x slower on CPU than one loop per weight, the hardware
+# prefetchers tracking only so many streams.
+MAX_UNRELATED_ELEMENTS = 65536
 MAX_SCRATCH_ELEMENTS = 16384  # one inner row of a scratch buffer must fit a thread's stack comfortably
 
 
@@ -153,12 +158,18 @@ class Scheduler:
         self.pending: list = []         # extern calls not yet emitted, in graph order
         self.emitted: set[str] = set(graph.input_names)
         self.kernel_count = 0
+        # Buffers stored into an input's memory (input_writes.py): kernels name the input instead.
+        self.input_writes: dict[str, str] = graph.input_writes
 
     def run(self):
         for buffer in self.graph.buffers:
             if isinstance(buffer, ComputedBuffer):
                 self._flush_externs_producing({name for name, _ in buffer.reads()})
-                self._place(buffer)
+                target = self.input_writes.get(buffer.name)
+                if target is not None:
+                    # Every reader of the input's old value runs first (or in the same loop iteration).
+                    self._flush_externs_reading(target)
+                self._place(buffer, self._open_readers(target) if target else set())
             elif getattr(buffer, "is_fallback", False):
                 # A fallback may write into its arguments (copy_, index_put_): every kernel
                 # placed before it in the graph must have run, readers of those inputs included.
@@ -184,6 +195,13 @@ class Scheduler:
     def _flush_externs_producing(self, deps):
         last = max((k for k, e in enumerate(self.pending) if e.name in deps), default=-1)
         self._flush_externs(last + 1)
+
+    def _flush_externs_reading(self, name: str):
+        last = max((k for k, e in enumerate(self.pending) if name in {b.name for b in extern_inputs(e)}), default=-1)
+        self._flush_externs(last + 1)
+
+    def _open_readers(self, name: str) -> set[str]:
+        return {m.buffer.name for g in self.open for m in g.members if any(r == name for r, _ in m.reads)}
 
     def _flush_externs(self, count: int):
         for extern in self.pending[:count]:
@@ -212,14 +230,24 @@ class Scheduler:
 
     def _member(self, buffer, outer, inner, is_inner) -> _Member:
         collected = collect_accesses(_body(buffer, is_inner, outer, inner))
-        return _Member(buffer, is_inner, collected.reads, collected.writes)
+        writes = collected.writes
+        target = self.input_writes.get(buffer.name)
+        if target is not None:
+            writes = [*writes, *((target, index) for _, index in writes)]
+        return _Member(buffer, is_inner, collected.reads, writes)
 
     def _legal(self, group: _Group, member: _Member) -> bool:
+        """Each element a member reads of a buffer the group writes is the one written at that
+        loop position, and the candidate writing an input's memory (input_writes.py) overwrites
+        only elements the group's readers of the old value read at the same position."""
         written = {}
         for m in group.members:
             for name, index in m.writes:
                 written[name] = index
-        return all(written[name] == index for name, index in member.reads if name in written)
+        if not all(written[name] == index for name, index in member.reads if name in written):
+            return False
+        mine = dict(member.writes)
+        return all(mine[name] == index for m in group.members for name, index in m.reads if name in mine)
 
     def _try_join(self, group: _Group, buffer: ComputedBuffer) -> bool:
         if group.members[0].buffer.device != buffer.device:
@@ -242,9 +270,12 @@ class Scheduler:
         group.outer, group.inner, group.members = outer, inner, [*members, candidate]
         return True
 
-    def _place(self, buffer: ComputedBuffer):
-        deps = {name for name, _ in buffer.reads()}
+    def _place(self, buffer: ComputedBuffer, after: set[str]):
+        """`after`: buffers that must run before it (or in its loop iteration), beside those it reads."""
+        deps = {name for name, _ in buffer.reads()} | after
         owners = [g for g in self.open if g.names & deps]
+        if self._join_merged(owners, buffer):
+            return
         for group in reversed(owners):
             others = [g for g in owners if g is not group]
             if self._try_join(group, buffer):
@@ -254,7 +285,7 @@ class Scheduler:
         for group in owners:
             self._emit(group)
         for group in reversed(self.open):
-            if self._try_join(group, buffer):
+            if _small_loops(group) and self._try_join(group, buffer):
                 return
         data = buffer.data
         if isinstance(data, Reduction):
@@ -266,6 +297,22 @@ class Scheduler:
         self.open.append(group)
         if len(self.open) > MAX_OPEN_GROUPS:
             self._emit(self.open[0])
+
+    def _join_merged(self, owners: list[_Group], buffer: ComputedBuffer) -> bool:
+        """Join `buffer` to the union of the open groups it reads, when they share its loops:
+        one loop then computes a parameter's whole update (its decay, moments and step, each
+        from another foreach op) instead of one loop per op. Open groups read only emitted
+        buffers, never each other, so their members may run in one loop in any order."""
+        if len(owners) < 2 or len({(g.outer, g.inner) for g in owners}) != 1:
+            return False
+        merged = _Group(owners[0].outer, owners[0].inner, [m for g in owners for m in g.members])
+        if not self._try_join(merged, buffer):
+            return False
+        at = self.open.index(owners[-1])
+        self.open[at] = merged
+        for group in owners[:-1]:
+            self.open.remove(group)
+        return True
 
     def _emit_groups_reading(self, deps):
         for group in [g for g in self.open if g.names & deps]:
@@ -306,7 +353,7 @@ class Scheduler:
         subs = {**subs_o, **subs_i}
 
         def node(m):
-            body = _body(m.buffer, m.is_inner, group.outer, group.inner)
+            body = _renamed(_body(m.buffer, m.is_inner, group.outer, group.inner), self.input_writes)
             return KernelNode(m.buffer, _substituted(body, subs), isinstance(m.buffer.data, Reduction))
 
         built = [
@@ -326,7 +373,7 @@ class Scheduler:
         keep, scratch = set(), set()
         for m in group.members:
             name = m.buffer.name
-            if name in self.graph.output_names:
+            if name in self.graph.output_names or name in self.input_writes:
                 continue
             users = consumers.get(name, set())
             if not users or not users <= group.names:
@@ -338,6 +385,23 @@ class Scheduler:
                     continue
             keep.add(name)
         return keep, scratch
+
+
+def _renamed(body, names: dict):
+    """`body` loading and storing buffers under other names (an input written in place)."""
+    if not names:
+        return body
+
+    def run():
+        with use_handler(BufferRenaming(current_handler(), names)):
+            body()
+
+    return run
+
+
+def _small_loops(group: _Group) -> bool:
+    numel = static_int(product((*group.outer, *(group.inner or ()))))
+    return numel is not None and numel <= MAX_UNRELATED_ELEMENTS
 
 
 def _substituted(body, subs):

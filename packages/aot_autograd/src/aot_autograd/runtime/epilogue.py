@@ -4,6 +4,9 @@ values are applied to the real tensors.
 - Mutated inputs: the graph returned their new values first; they are copied into the real
   inputs, so that a BatchNorm's running stats or an argument written in place change as in
   eager.
+- Inputs the compiled graph wrote in place itself (`written_in_graph`, see
+  functionalization/writes_in_graph.py): only their version counters move, as eager's in-place
+  ops move them (autograd checks them on saved tensors).
 - Aliased outputs: an output that was a view of an input (or of another output) in eager is
   handed back as a view of the real tensor, with the geometry the trace recorded, so that it
   shares storage (and autograd history) as in eager.
@@ -23,6 +26,7 @@ from ..functionalization import OutputAlias
 class GraphEffects:
     mutated_inputs: list[int]
     output_aliases: list[OutputAlias | None]
+    written_in_graph: tuple[int, ...] = ()
 
     @property
     def regenerated(self) -> list[int]:
@@ -50,6 +54,8 @@ class GraphEffects:
         if targets:
             with torch.no_grad():
                 torch._foreach_copy_(targets, values)
+        if self.written_in_graph:
+            torch.autograd.graph.increment_version([inputs[index] for index in self.written_in_graph])
         outputs = list(graph_outputs[first:])
         for j, alias in enumerate(self.output_aliases):
             if alias is not None:

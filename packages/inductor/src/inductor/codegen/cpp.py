@@ -22,6 +22,10 @@ stage as a `lane` loop across the tile, with one accumulator per lane:
         for lane: buf[x] = acc[lane]
 
 Math goes through cpp_prelude.h, whose float functions vectorize without -ffast-math.
+
+Values that do not change across the loops (an optimizer's bias correction `pow(beta, step)`,
+scalars read from 0-d tensors) are computed once, before them: GCC vectorizes no loop that calls
+`powf` or loads a `bool` (bool buffers are passed as uint8_t for that reason too).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import sympy
 import torch
 
 from ..ir import FusedKernel, InnerLoop, OuterStep
-from ..ops import COMPARISONS, UNARY, use_handler
+from ..ops import COMPARISONS, UNARY, kernel_accesses, use_handler
 from ..runtime.kernel_errors import BOUNDS_ERROR_CODES
 from . import cpp_expr
 from .cpp_expr import ctype
@@ -76,10 +80,11 @@ _REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
 
 
 class CppValue:
-    """A C++ expression (usually a variable) and the torch dtype it holds."""
+    """A C++ expression (usually a variable), the torch dtype it holds, and whether it is the
+    same in every loop iteration (then it is computed before the loops)."""
 
-    def __init__(self, text: str, dtype: torch.dtype):
-        self.text, self.dtype = text, dtype
+    def __init__(self, text: str, dtype: torch.dtype, invariant: bool = False):
+        self.text, self.dtype, self.invariant = text, dtype, invariant
 
     def __str__(self):
         return self.text
@@ -96,6 +101,8 @@ class CppKernel:
         self.symbols: set[str] = set()
         self.counter = 0
         self.lines: list[str] = []
+        self.hoisted: list[str] = []           # loop-invariant values, computed before the loops
+        self.written = {name for name, _ in kernel_accesses(kernel.nodes).writes}
         self.pre: list[str] = []
         self.post: list[str] = []
         self.cse: list[dict] = [{}]
@@ -110,12 +117,19 @@ class CppKernel:
 
     # -- ops handler -------------------------------------------------------------------
 
-    def _new(self, text: str, dtype: torch.dtype) -> CppValue:
+    def _new(self, text: str, dtype: torch.dtype, *operands) -> CppValue:
+        """`text` in a new variable; computed before the loops when every operand is invariant
+        (a value that may set the error flag stays in the loop: it must not fire when the loop
+        runs no iteration)."""
         for scope in reversed(self.cse):
             if text in scope:
                 return scope[text]
         name = f"tmp{self.counter}"
         self.counter += 1
+        if operands and all(getattr(o, "invariant", False) for o in operands) and not _flags(text):
+            self.hoisted.append(f"const {ctype(dtype)} {name} = {text};")
+            value = self.cse[0][text] = CppValue(name, dtype, invariant=True)
+            return value
         value = self._declare(name, dtype, text)
         self.cse[-1][text] = value
         return value
@@ -163,7 +177,25 @@ class CppKernel:
             return self.local_values[name]
         if name not in self.kernel.scratch:
             self.args.setdefault(name, False)
-        return self._new(self._element(name, index), self.buffers[name].dtype)
+        dtype = self.buffers[name].dtype
+        text = self._element(name, index)
+        if dtype == torch.bool and name not in self.kernel.scratch:
+            text = f"({text} != 0)"  # a uint8_t pointer (see the module docstring)
+        if self._invariant_load(name, index):
+            return self._new(text, dtype, _INVARIANT)
+        return self._new(text, dtype)
+
+    def _invariant_load(self, name, index) -> bool:
+        """A read of an element the loops do not move, of a buffer this kernel does not write
+        and that has one (so that reading it before the loops cannot fall outside it)."""
+        if name in self.written or name in self.kernel.scratch or name in self.kernel.locals:
+            return False
+        if not sympy.sympify(index).free_symbols <= self.size_symbols:
+            return False
+        numel = sympy.Integer(1)
+        for n in self.buffers[name].layout.size:
+            numel = numel * n
+        return numel.is_positive is True
 
     def store(self, name, index, value):
         if name in self.kernel.locals:
@@ -176,10 +208,11 @@ class CppKernel:
         self.cse[-1][target] = value  # a later load of this element in this scope reuses the value
 
     def constant(self, value, dtype):
-        return CppValue(cpp_expr.constant(value, dtype), dtype)
+        return CppValue(cpp_expr.constant(value, dtype), dtype, invariant=True)
 
     def index_expr(self, expr, dtype):
-        return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype)
+        invariant = sympy.sympify(expr).free_symbols <= self.size_symbols
+        return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype, *([_INVARIANT] if invariant else []))
 
     def indirect_indexing(self, value, size, eager_error=IndexError):
         code = BOUNDS_ERROR_CODES[eager_error]
@@ -190,32 +223,32 @@ class CppKernel:
         if x.dtype == dtype:
             return x
         if dtype == torch.bool:
-            return self._new(f"({x} != 0)", dtype)
+            return self._new(f"({x} != 0)", dtype, x)
         if x.dtype == torch.bfloat16:
-            x = self._new(f"bf16_to_float({x})", torch.float32)
+            x = self._new(f"bf16_to_float({x})", torch.float32, x)
             if dtype == torch.float32:
                 return x
         if dtype == torch.bfloat16:
-            return self._new(f"float_to_bf16(static_cast<float>({x}))", dtype)
+            return self._new(f"float_to_bf16(static_cast<float>({x}))", dtype, x)
         if dtype in (torch.uint8, torch.int8, torch.int16) and x.dtype.is_floating_point:
             # Through int64, so out-of-range values wrap as in eager: c10 converts float to uint8
             # that way (-25.0 gives 231), and x86 converts to int8/int16 through int32 (300.0 gives
             # 44). A direct conversion is undefined out of range: vector units and constant
             # folding saturate instead.
-            return self._new(f"static_cast<{ctype(dtype)}>(static_cast<int64_t>({x}))", dtype)
-        return self._new(f"static_cast<{ctype(dtype)}>({x})", dtype)
+            return self._new(f"static_cast<{ctype(dtype)}>(static_cast<int64_t>({x}))", dtype, x)
+        return self._new(f"static_cast<{ctype(dtype)}>({x})", dtype, x)
 
     def where(self, cond, a, b):
-        return self._new(f"{cond} ? {a} : {b}", a.dtype)
+        return self._new(f"{cond} ? {a} : {b}", a.dtype, cond, a, b)
 
     def logical_xor(self, a, b):
-        return self._new(f"static_cast<bool>({a}) != static_cast<bool>({b})", torch.bool)
+        return self._new(f"static_cast<bool>({a}) != static_cast<bool>({b})", torch.bool, a, b)
 
     def __getattr__(self, name):
         if name in _INFIX:
             return lambda a, b: self._binary(name, a, b)
         if name in _CALLS:
-            return lambda a, b: self._new(f"{_CALLS[name]}({a}, {b})", a.dtype)
+            return lambda a, b: self._new(f"{_CALLS[name]}({a}, {b})", a.dtype, a, b)
         if name in UNARY:
             return lambda x: self._unary(name, x)
         raise AttributeError(f"the C++ printer has no rule for ops.{name}")
@@ -223,13 +256,13 @@ class CppKernel:
     def _binary(self, name, a, b):
         dtype = torch.bool if name in COMPARISONS else a.dtype
         if a.dtype == torch.bool and name in ("add", "mul"):
-            return self._new(f"{a} {'||' if name == 'add' else '&&'} {b}", torch.bool)
-        return self._new(f"{a} {_INFIX[name]} {b}", dtype)
+            return self._new(f"{a} {'||' if name == 'add' else '&&'} {b}", torch.bool, a, b)
+        return self._new(f"{a} {_INFIX[name]} {b}", dtype, a, b)
 
     def _unary(self, name, x):
         dtype = torch.bool if name in COMPARISONS else x.dtype
         if x.dtype == torch.float32 and name in _FLOAT_MATH:
-            return self._new(f"{_FLOAT_MATH[name]}({x})", dtype)
+            return self._new(f"{_FLOAT_MATH[name]}({x})", dtype, x)
         special = {
             "neg": f"-{x}", "reciprocal": f"1 / {x}", "rsqrt": f"1 / ptc_libm::sqrt({x})",
             "logical_not": f"!{x}", "bitwise_not": f"!{x}" if x.dtype == torch.bool else f"~{x}",
@@ -241,12 +274,12 @@ class CppKernel:
             text = special[name]
             if name in ("neg", "bitwise_not") and x.dtype not in (torch.bool,) and not x.dtype.is_floating_point:
                 text = f"static_cast<{ctype(x.dtype)}>({text})"
-            return self._new(text, dtype)
+            return self._new(text, dtype, x)
         if name == "abs" and not x.dtype.is_floating_point:
-            return self._new(f"({x} < 0 ? -{x} : {x})", dtype)
+            return self._new(f"({x} < 0 ? -{x} : {x})", dtype, x)
         if name in ("floor", "ceil", "trunc", "round") and not x.dtype.is_floating_point:
             return x
-        return self._new(f"{_CMATH[name]}({x})", dtype)
+        return self._new(f"{_CMATH[name]}({x})", dtype, x)
 
     def reduction(self, dtype, reduction_type, value):
         acc = f"acc{self.counter}"
@@ -329,17 +362,19 @@ class CppKernel:
         params = []
         for name, written in self.args.items():
             const = "" if written else "const "
-            params.append(f"{const}{ctype(self.buffers[name].dtype)}* __restrict__ {name}")
+            dtype = self.buffers[name].dtype
+            pointee = "uint8_t" if dtype == torch.bool else ctype(dtype)
+            params.append(f"{const}{pointee}* __restrict__ {name}")
         symbols = sorted(self.symbols)
         params += [f"const int64_t {s}" for s in symbols]
         # The error flag is one per library: calls from several Python threads at once (ctypes
         # releases the GIL) must not clear or read each other's, so a kernel that may set it
         # runs one call at a time.
-        checks = any(f"{helper}(" in line for line in code for helper in FLAGGING_HELPERS)
+        checks = any(_flags(line) for line in code)
         source = "\n".join(
             [f'#include "{PRELUDE.name}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
              *(["    std::lock_guard<std::mutex> ptc_one_call(ptc_error_lock);"] if checks else []),
-             "    ptc_error_flag = 0;", *_indent(code), "    return ptc_error_flag;", "}", ""]
+             "    ptc_error_flag = 0;", *_indent(self.hoisted), *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
         return _by_role(source, self.args, k.scratch), [*self.args, *symbols]
 
@@ -389,6 +424,15 @@ class CppKernel:
         if isinstance(total, sympy.Integer):
             return "" if int(total) < PARALLEL_THRESHOLD else "always"
         return f"{self._index(total)} >= {PARALLEL_THRESHOLD}"
+
+
+def _flags(text: str) -> bool:
+    """Whether `text` calls a prelude function that may set ptc_error_flag."""
+    return any(f"{helper}(" in text for helper in FLAGGING_HELPERS)
+
+
+# An operand that is the same in every iteration (what a load at a fixed element passes to _new).
+_INVARIANT = CppValue("", torch.int64, invariant=True)
 
 
 def _by_role(source: str, args: dict, scratch) -> str:

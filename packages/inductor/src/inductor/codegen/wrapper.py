@@ -111,6 +111,10 @@ class WrapperCodegen:
         for step in self.steps:
             if isinstance(step, KERNEL_STEPS):
                 header.append(f"{step.name} = {self.kernels[step.name].load}")
+        # Arguments whose memory the kernels write (input_writes.py): replaying this graph on
+        # copies of them (CUDA graphs) would lose the writes.
+        written = sorted(g.graph_inputs.index(self.buffers[name]) for name in set(g.input_writes.values()))
+        header.append(f"written_inputs = {tuple(written)!r}")
         body = ["def call(args):"]
         params = [f"arg{k}" for k in range(len(g.graph_inputs))]
         if params:
@@ -121,6 +125,9 @@ class WrapperCodegen:
         for symbol, source in sorted(g.symbol_sources.items(), key=lambda kv: kv[0].name):
             if symbol not in bound_later:
                 body.append(f"    {symbol.name} = {source}")
+        for name, target in g.input_writes.items():
+            if name in self.shaped:  # an extern reads it by its own name
+                body.append(f"    {name} = {target}  # computed into the input's memory")
         free: dict[tuple, list[str]] = {}
         for k, step in enumerate(self.steps):
             if isinstance(step, KERNEL_STEPS):
@@ -145,7 +152,8 @@ class WrapperCodegen:
             for symbol in g.unbacked_bound_by.get(step.name, ()):
                 body.append(f"    {symbol.name} = {g.symbol_sources[symbol]}")
             dead = [n for n, last in last_use.items() if last == k and n in self.buffers and n not in g.output_names
-                    and not isinstance(self.buffers[n], InputBuffer) and not n.startswith("const_")]
+                    and n not in g.input_writes and not isinstance(self.buffers[n], InputBuffer)
+                    and not n.startswith("const_")]
             released = []
             for name in dead:
                 buf = self.buffers[name]
