@@ -3,6 +3,8 @@ batch size, with symbolic sizes reaching both the forward and the backward graph
 
 from __future__ import annotations
 
+import operator
+
 import pytest
 import torch
 
@@ -77,3 +79,29 @@ def test_inference_with_a_symbolic_batch_size():
         for batch in (3, 8):
             x = torch.randn(batch, 3, 4)
             torch.testing.assert_close(compiled(x), model(x))
+
+
+def _graph_returning_float_of_size() -> torch.fx.GraphModule:
+    """`float(x.shape[0])` as capture records it: the SymFloat shares the SymInt's expression."""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    size = graph.call_function(getattr, (x, "shape"))
+    first = graph.call_function(operator.getitem, (size, 0))
+    as_float = graph.call_function(torch.sym_float, (first,))
+    graph.output((graph.call_function(operator.add, (x, as_float)), as_float))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_a_float_of_a_symbolic_size_stays_a_float(requires_grad):
+    gm = _graph_returning_float_of_size()
+    example = torch.randn(5, requires_grad=requires_grad)
+    (placeholder,) = gm.graph.find_nodes(op="placeholder")
+    placeholder.meta["example_value"] = FakeTensorMode(shape_env=ShapeEnv()).from_real(example, dynamic_dims=[0])
+    compiled = aot_module_simplified(gm, [example], recording_compiler([]))
+    for n in (5, 5, 9):
+        x = torch.randn(n, requires_grad=requires_grad)
+        actual, expected = compiled(x), gm(x)
+        assert type(actual[1]) is type(expected[1]) is float
+        assert actual[1] == expected[1]
+        torch.testing.assert_close(actual[0], expected[0])

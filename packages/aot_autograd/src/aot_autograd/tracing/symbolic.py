@@ -95,7 +95,12 @@ class SymbolicValues:
         """A graph argument standing for `value`: a node, or a plain number when constant."""
         if not value.node.is_symbolic():
             return value.node.constant
-        return self._build(value.node.expr, value)
+        built = self._build(value.node.expr, value)
+        if isinstance(value, torch.SymFloat) and not isinstance(_val(built), (float, torch.SymFloat)):
+            # float(s0) has the expression of s0 itself: without the conversion the graph
+            # would hand back an int where the program made a float.
+            return self._call_unary(torch.sym_float, built)
+        return built
 
     def _build(self, expr: sympy.Basic, value: Any) -> Any:
         if expr.is_Integer:
@@ -146,11 +151,14 @@ class SymbolicValues:
             )
         args = [self._build(operand, None) for operand in operands]
         if len(args) == 1:
-            node = self.graph.call_function(fn, (args[0],))
-            node.meta["val"] = fn(_val(args[0]))
-            return node
+            return self._call_unary(fn, args[0])
         # n-ary sympy heads (Add, Mul, Max) fold pairwise into binary Python operators.
         return reduce(lambda left, right: self._call(fn, left, right), args)
+
+    def _call_unary(self, fn, arg: Any) -> fx.Node:
+        node = self.graph.call_function(fn, (arg,))
+        node.meta["val"] = fn(_val(arg))
+        return node
 
     def _call(self, fn, left: Any, right: Any) -> fx.Node:
         node = self.graph.call_function(fn, (left, right))
