@@ -81,20 +81,33 @@ def test_inference_with_a_symbolic_batch_size():
             torch.testing.assert_close(compiled(x), model(x))
 
 
-def _graph_returning_float_of_size() -> torch.fx.GraphModule:
-    """`float(x.shape[0])` as capture records it: the SymFloat shares the SymInt's expression."""
+# Python arithmetic on a size as capture records it; fake tensors keep each result as one sympy
+# expression (float(n) shares n's, n // 2.5 is floor(0.4*s0), 3 ** n a Pow) that aot_autograd
+# rebuilds as graph nodes.
+SIZE_ARITHMETIC = {
+    "float": lambda n: torch.sym_float(n),
+    "floordiv_float": lambda n: n // 2.5,
+    "mod_float": lambda n: n % 2.5,
+    "int_of_product": lambda n: torch.sym_int(n * 1.5),
+    "int_to_the_size": lambda n: 3**n,
+}
+
+
+def _graph_returning(arithmetic) -> torch.fx.GraphModule:
+    """`r = arithmetic(x.shape[0]); return x + r, r`."""
     graph = torch.fx.Graph()
     x = graph.placeholder("x")
-    size = graph.call_function(getattr, (x, "shape"))
-    first = graph.call_function(operator.getitem, (size, 0))
-    as_float = graph.call_function(torch.sym_float, (first,))
-    graph.output((graph.call_function(operator.add, (x, as_float)), as_float))
+    size = graph.call_function(operator.getitem, (graph.call_function(getattr, (x, "shape")), 0))
+    tracer = torch.fx.proxy.GraphAppendingTracer(graph)
+    r = arithmetic(torch.fx.Proxy(size, tracer)).node
+    graph.output((graph.call_function(operator.add, (x, r)), r))
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
-def test_a_float_of_a_symbolic_size_stays_a_float(requires_grad):
-    gm = _graph_returning_float_of_size()
+@pytest.mark.parametrize("arithmetic", SIZE_ARITHMETIC)
+def test_python_arithmetic_on_a_symbolic_size(arithmetic, requires_grad):
+    gm = _graph_returning(SIZE_ARITHMETIC[arithmetic])
     example = torch.randn(5, requires_grad=requires_grad)
     (placeholder,) = gm.graph.find_nodes(op="placeholder")
     placeholder.meta["example_value"] = FakeTensorMode(shape_env=ShapeEnv()).from_real(example, dynamic_dims=[0])
@@ -102,6 +115,6 @@ def test_a_float_of_a_symbolic_size_stays_a_float(requires_grad):
     for n in (5, 5, 9):
         x = torch.randn(n, requires_grad=requires_grad)
         actual, expected = compiled(x), gm(x)
-        assert type(actual[1]) is type(expected[1]) is float
+        assert type(actual[1]) is type(expected[1])
         assert actual[1] == expected[1]
         torch.testing.assert_close(actual[0], expected[0])

@@ -42,6 +42,9 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
     sympy.StrictGreaterThan: operator.gt,
     sympy.GreaterThan: operator.ge,
     sympy.Abs: operator.abs,
+    # `n // 2.5` is floor(0.4*s0), `int(n * 1.5)` of a size floor(1.5*s0).
+    sympy.floor: math.floor,
+    sympy.ceiling: math.ceil,
 }
 
 # Where a symbol can be read from a tensor input, in the order they are tried.
@@ -137,7 +140,8 @@ class SymbolicValues:
             fn, operands = operator.mul, [expr.base] * int(expr.exp)
         elif head is sympy.Pow and expr.exp.is_Integer and -8 <= int(expr.exp) < 0:
             return self._call(operator.truediv, 1, self._build(expr.base ** -expr.exp, None))
-        elif head is sympy.Pow and expr.exp.is_number and expr.exp != 0:
+        elif head is sympy.Pow and expr.exp != 0:
+            # A number to a symbolic power too (`3 ** n`).
             fn, operands = operator.pow, [expr.base, expr.exp]
         elif head is sympy.Piecewise and _is_truncation(expr):
             # int() of a symbolic float, as torch.sym_int spells it.
