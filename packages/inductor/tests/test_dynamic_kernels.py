@@ -111,3 +111,15 @@ def test_output_that_is_a_view_of_an_input_stays_a_view(name, device):
         assert_same(view, expected)
         assert view.stride() == expected.stride() and view.storage_offset() == expected.storage_offset()
         assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_squeeze_of_a_symbolic_size_that_is_one(device):
+    # unbind's decomposition slices the last piece as x[k:] (size s0 - k, 1 at the traced size,
+    # which the tracer guarded on) and squeezes it: the output must lose that dim.
+    def fn(x):
+        return (aten.squeeze.dim(aten.slice.Tensor(x, 0, 8, 9223372036854775807), 0), aten.mul.Tensor(x, 2.0))
+
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(9, 3, device=device)], {0: [0]}),
+                             [torch.randn(9, 3, device=device)])
+    x = torch.randn(9, 3, device=device)
+    assert_same(compiled(x), fn(x))
