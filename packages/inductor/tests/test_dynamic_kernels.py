@@ -123,3 +123,20 @@ def test_squeeze_of_a_symbolic_size_that_is_one(device):
                              [torch.randn(9, 3, device=device)])
     x = torch.randn(9, 3, device=device)
     assert_same(compiled(x), fn(x))
+
+
+NEGATIVE_SIZE_ARITHMETIC = {
+    "mod": lambda x: (aten.add.Tensor(x, (-aten.sym_size.int(x, 0)) % 3),),
+    "floordiv": lambda x: (aten.add.Tensor(x, (-aten.sym_size.int(x, 0)) // 3),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_SIZE_ARITHMETIC))
+def test_python_rounding_of_a_negative_size_in_a_kernel(name, device):
+    # Index arithmetic is non-negative, but a size the program negates is not: `-n % 3` and
+    # `-n // 3` must round as Python does (toward -inf), not as C's truncating `%` and `/`.
+    fn = NEGATIVE_SIZE_ARITHMETIC[name]
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(4, device=device)], {0: [0]}), [torch.randn(4, device=device)])
+    for n in (4, 7, 8):
+        x = torch.randn(n, device=device)
+        assert_same(compiled(x), fn(x))

@@ -33,10 +33,13 @@ def index(expr) -> str:
         return "(" + " + ".join(terms) + ")"
     if isinstance(expr, sympy.Mul):
         return "(" + " * ".join(index(a) for a in expr.args) + ")"
-    if isinstance(expr, FloorDiv):
-        return f"({index(expr.args[0])} / {index(expr.args[1])})"
-    if isinstance(expr, PythonMod):
-        return f"({index(expr.args[0])} % {index(expr.args[1])})"
+    if isinstance(expr, (FloorDiv, PythonMod)):
+        a, b = expr.args
+        if not _nonnegative(a, b):
+            # A size the program computed (`-n % 3`): Python rounds toward -inf, C truncates.
+            fn = "ptc_floordiv" if isinstance(expr, FloorDiv) else "ptc_mod"
+            return f"{fn}<int64_t>({index(a)}, {index(b)})"
+        return f"({index(a)} {'/' if isinstance(expr, FloorDiv) else '%'} {index(b)})"
     if isinstance(expr, sympy.Max):
         return _fold("ptc_max<int64_t>", expr.args)
     if isinstance(expr, sympy.Min):
@@ -44,6 +47,11 @@ def index(expr) -> str:
     if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
         return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
     raise NotImplementedError(f"C++ printing of index expression {expr} ({type(expr).__name__})")
+
+
+def _nonnegative(*operands) -> bool:
+    """Index arithmetic (loop variables, sizes) is; C's truncation then agrees with Python."""
+    return all(sympy.sympify(x).is_nonnegative for x in operands)
 
 
 def _fold(fn, args):
