@@ -140,3 +140,24 @@ def test_python_rounding_of_a_negative_size_in_a_kernel(name, device):
     for n in (4, 7, 8):
         x = torch.randn(n, device=device)
         assert_same(compiled(x), fn(x))
+
+
+SIZE_COMPARISONS = {
+    "ge": lambda n: n >= 3,
+    "ne": lambda n: n != 3,
+    "le_float": lambda n: n <= 7.5,
+    "abs": lambda n: abs(n - 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_COMPARISONS))
+def test_comparisons_and_abs_of_a_size(name, device):
+    # A SymBool or abs() the program computes from a size, used in a kernel and returned.
+    def fn(x):
+        r = SIZE_COMPARISONS[name](aten.sym_size.int(x, 0))
+        return aten.add.Tensor(x, r), r
+
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(5, device=device)], {0: [0]}), [torch.randn(5, device=device)])
+    for n in (5, 8):
+        x = torch.randn(n, device=device)
+        assert_same(compiled(x), fn(x))

@@ -46,7 +46,17 @@ def index(expr) -> str:
         return _fold("ptc_min<int64_t>", expr.args)
     if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
         return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
+    # What the program computes from sizes and feeds to a kernel: `x + (n >= 3)`, `abs(n - 10)`.
+    if isinstance(expr, sympy.Rel) and expr.rel_op in _COMPARISONS:
+        return f"({index(expr.lhs)} {expr.rel_op} {index(expr.rhs)})"
+    if isinstance(expr, sympy.Abs):
+        return f"ptc_max<int64_t>({index(expr.args[0])}, -{index(expr.args[0])})"
+    if isinstance(expr, sympy.Float):
+        return repr(float(expr))
     raise NotImplementedError(f"C++ printing of index expression {expr} ({type(expr).__name__})")
+
+
+_COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 
 
 def _nonnegative(*operands) -> bool:

@@ -39,6 +39,17 @@ def pyexpr(expr) -> str:
         return f"min({', '.join(pyexpr(a) for a in expr.args)})"
     if isinstance(expr, sympy.Pow):
         return f"({pyexpr(expr.base)} ** {pyexpr(expr.exp)})"
+    # Sizes the program computed and returns: `n >= 3`, `abs(n - 10)`, `n // 2.5`.
+    if isinstance(expr, sympy.Rel) and expr.rel_op in ("<", "<=", ">", ">=", "==", "!="):
+        return f"({pyexpr(expr.lhs)} {expr.rel_op} {pyexpr(expr.rhs)})"
+    if isinstance(expr, sympy.Abs):
+        return f"abs({pyexpr(expr.args[0])})"
+    if isinstance(expr, sympy.Float):
+        return repr(float(expr))
+    if isinstance(expr, sympy.floor):
+        return f"int({pyexpr(expr.args[0])} // 1)"
+    if isinstance(expr, sympy.ceiling):
+        return f"-int(-{pyexpr(expr.args[0])} // 1)"
     raise NotImplementedError(f"Python printing of size expression {expr}")
 
 

@@ -52,6 +52,13 @@ def index(expr) -> str:
         return _fold("tl.minimum", expr.args)
     if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
         return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
+    # What the program computes from sizes and feeds to a kernel: `x + (n >= 3)`, `abs(n - 10)`.
+    if isinstance(expr, sympy.Rel) and expr.rel_op in ("<", "<=", ">", ">=", "==", "!="):
+        return f"({index(expr.lhs)} {expr.rel_op} {index(expr.rhs)})"
+    if isinstance(expr, sympy.Abs):
+        return f"tl.abs({index(expr.args[0])})"
+    if isinstance(expr, sympy.Float):
+        return repr(float(expr))
     raise NotImplementedError(f"Triton printing of index expression {expr} ({type(expr).__name__})")
 
 
