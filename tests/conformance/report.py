@@ -49,7 +49,7 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def render(cases, columns, results, elapsed: float, command: str = "") -> str:
+def render(cases, columns, results, elapsed: float, command: str = "", note: str = "") -> str:
     by_case = {(r.case, r.column): r for r in results}
     sources = sorted({c.source for c in cases})
     per_source = collections.defaultdict(list)
@@ -63,6 +63,7 @@ def render(cases, columns, results, elapsed: float, command: str = "") -> str:
             f" (torch {torch.__version__}, {len(cases)} cases{f', {elapsed:.0f} s' if elapsed else ''})."
         ),
         f"Command: `python tests/conformance/report.py {command}`" if command else "",
+        note,
         (
             "Each case runs three calls (size n, size n with fresh values, another size) against eager;"
             " *pass* = same values, dtypes, input mutations, grads and exception types on all three."
@@ -77,7 +78,12 @@ def render(cases, columns, results, elapsed: float, command: str = "") -> str:
     impls = [impl for impl in ("ours", "torch") if any(col.impl == impl for col in columns)]
     for backend, fullgraph in pairs:
         cols = [Column(impl, backend, fullgraph) for impl in impls]
+        # Results merged from runs over different subsets: each table covers the cases its columns ran.
+        ran = [c for c in cases if all((c.name, col.label) in by_case for col in cols)]
+        ran_names = {c.name for c in ran}
         lines += [f"## backend={backend}, fullgraph={fullgraph}", ""]
+        if len(ran) != len(cases):
+            lines += [f"{len(ran)} of the {len(cases)} cases (a deterministic subset).", ""]
         header = ["source", "cases"]
         for col in cols:
             header += [f"{col.impl} pass", f"{col.impl} wrong", f"{col.impl} graphs 1st call / all (ops)"]
@@ -86,7 +92,9 @@ def render(cases, columns, results, elapsed: float, command: str = "") -> str:
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))
         for source in sources + ["**all**"]:
-            group = cases if source == "**all**" else per_source[source]
+            group = [c for c in (cases if source == "**all**" else per_source[source]) if c.name in ran_names]
+            if not group:
+                continue
             row = [source, str(len(group))]
             for col in cols:
                 rs = [by_case[(c.name, col.label)] for c in group]
@@ -155,15 +163,19 @@ def main() -> None:
     parser.add_argument("--subset", type=int, default=1, help="only the deterministic 1/N of the cases (by name hash)")
     parser.add_argument("--out", default=os.path.join(RESULTS, "conformance.md"))
     parser.add_argument("--json", help="also save every result to this file (one JSON object a line)")
-    parser.add_argument("--from-json", help="re-render the report from results saved with --json, running nothing")
+    parser.add_argument("--from-json", help="re-render the report from results saved with --json, running nothing "
+                        "(several files, comma-separated, are merged: e.g. runs of different backends and subsets)")
+    parser.add_argument("--note", default="", help="a line for the report's header (how a merged report was run)")
     args = parser.parse_args()
     if args.from_json:
-        with open(args.from_json) as f:
-            results = [Result(**row) for row in json.load(f)]
+        results = []
+        for path in args.from_json.split(","):
+            with open(path) as f:
+                results += [Result(**row) for row in json.load(f)]
         labels = list(dict.fromkeys(r.column for r in results))
         columns = [Column(impl, backend, mode == "fullgraph") for impl, backend, mode in (label.split("/") for label in labels)]
         names = {r.case for r in results}
-        report = render([c for c in all_cases() if c.name in names], columns, results, 0.0)
+        report = render([c for c in all_cases() if c.name in names], columns, results, 0.0, note=args.note)
         with open(args.out, "w") as f:
             f.write(report + "\n")
         print(report)
@@ -182,7 +194,7 @@ def main() -> None:
 
     results = run_pairs(pairs, workers=args.workers, timeout_s=args.timeout, progress=progress)
     elapsed = time.perf_counter() - start
-    report = render(cases, columns, results, elapsed, " ".join(sys.argv[1:]))
+    report = render(cases, columns, results, elapsed, " ".join(sys.argv[1:]), note=args.note)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(report + "\n")

@@ -6,6 +6,10 @@ fullgraph=False, and a deterministic third of them with fullgraph=True as well, 
 exception, fails the case's test. Refusals (Unsupported) and other errors are recorded, not
 failed: `python tests/conformance/report.py` lists them grouped by reason, beside torch.compile.
 
+A fixed handful of cases (BACKEND_CASES: arithmetic on symbolic sizes, views, grads and buffer
+mutation, where aot_autograd and inductor have given wrong results the eager backend did not)
+also runs under `aot_eager` and `inductor`, fullgraph=False.
+
 CONFORMANCE_FULL=1 runs every case with fullgraph False and True on the backends named by
 CONFORMANCE_BACKENDS (default "eager,aot_eager,inductor"; comma-separated).
 
@@ -34,6 +38,21 @@ KNOWN_WRONG = {
 }
 
 
+# Run under aot_eager and inductor in CI as well (seconds: a few C++ kernels to build).
+BACKEND_CASES = {
+    "float.float_of_size",  # float(n) came back an int from aot_autograd at a new size
+    "int_size.floordiv_size_by_float",  # floor(0.4*s0)
+    "int_size.mod_negative_size_by_int",  # -n % 3 printed as C's truncating %
+    "int_size.ge_size_by_int",  # a SymBool from a size, in a kernel and returned
+    "itertools.pairwise_tensors_diff",  # unbind's last piece kept a [1] dim at a new size
+    "builtins_tensor.tuple_of_size_arith",
+    "modules_train.batchnorm_running_stats",  # buffer mutation and grads
+    "autograd.function_scale_grad",  # a custom autograd.Function's backward
+}
+CI_BACKENDS = ("aot_eager", "inductor")
+BACKEND_TIMEOUT_S = 60
+
+
 def in_ci_subset(case) -> bool:
     """The deterministic third of the corpus that CI also runs with fullgraph=True."""
     return zlib.crc32(case.name.encode()) % 3 == 0
@@ -49,13 +68,27 @@ def pairs_to_run():
     return pairs
 
 
+def backend_pairs_to_run():
+    """BACKEND_CASES under the backends CI does not otherwise run."""
+    if FULL:
+        return []
+    return [(case, Column("ours", backend, False)) for backend in CI_BACKENDS if backend not in BACKENDS
+            for case in CASES if case.name in BACKEND_CASES]
+
+
 @pytest.fixture(scope="module")
 def results():
     workers = int(os.environ.get("CONFORMANCE_WORKERS", "1"))
     by_case: dict[str, list] = {}
-    for result in run_pairs(pairs_to_run(), workers=workers, timeout_s=TIMEOUT_S):
-        by_case.setdefault(result.case, []).append(result)
+    # Compiling C++ kernels takes longer than a normal case's few-second allowance.
+    for pairs, timeout_s in ((pairs_to_run(), TIMEOUT_S), (backend_pairs_to_run(), BACKEND_TIMEOUT_S)):
+        for result in run_pairs(pairs, workers=workers, timeout_s=timeout_s):
+            by_case.setdefault(result.case, []).append(result)
     return by_case
+
+
+def test_backend_cases_exist():
+    assert BACKEND_CASES <= {case.name for case in CASES}
 
 
 def test_corpus_is_large_and_sourced():

@@ -3,6 +3,8 @@ batch size, with symbolic sizes reaching both the forward and the backward graph
 
 from __future__ import annotations
 
+import operator
+
 import pytest
 import torch
 
@@ -77,3 +79,42 @@ def test_inference_with_a_symbolic_batch_size():
         for batch in (3, 8):
             x = torch.randn(batch, 3, 4)
             torch.testing.assert_close(compiled(x), model(x))
+
+
+# Python arithmetic on a size as capture records it; fake tensors keep each result as one sympy
+# expression (float(n) shares n's, n // 2.5 is floor(0.4*s0), 3 ** n a Pow) that aot_autograd
+# rebuilds as graph nodes.
+SIZE_ARITHMETIC = {
+    "float": lambda n: torch.sym_float(n),
+    "floordiv_float": lambda n: n // 2.5,
+    "mod_float": lambda n: n % 2.5,
+    "int_of_product": lambda n: torch.sym_int(n * 1.5),
+    "int_to_the_size": lambda n: 3**n,
+}
+
+
+def _graph_returning(arithmetic) -> torch.fx.GraphModule:
+    """`r = arithmetic(x.shape[0]); return x + r, r`."""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    size = graph.call_function(operator.getitem, (graph.call_function(getattr, (x, "shape")), 0))
+    tracer = torch.fx.proxy.GraphAppendingTracer(graph)
+    r = arithmetic(torch.fx.Proxy(size, tracer)).node
+    graph.output((graph.call_function(operator.add, (x, r)), r))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("arithmetic", SIZE_ARITHMETIC)
+def test_python_arithmetic_on_a_symbolic_size(arithmetic, requires_grad):
+    gm = _graph_returning(SIZE_ARITHMETIC[arithmetic])
+    example = torch.randn(5, requires_grad=requires_grad)
+    (placeholder,) = gm.graph.find_nodes(op="placeholder")
+    placeholder.meta["example_value"] = FakeTensorMode(shape_env=ShapeEnv()).from_real(example, dynamic_dims=[0])
+    compiled = aot_module_simplified(gm, [example], recording_compiler([]))
+    for n in (5, 5, 9):
+        x = torch.randn(n, requires_grad=requires_grad)
+        actual, expected = compiled(x), gm(x)
+        assert type(actual[1]) is type(expected[1])
+        assert actual[1] == expected[1]
+        torch.testing.assert_close(actual[0], expected[0])

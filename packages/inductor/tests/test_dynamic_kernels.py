@@ -114,3 +114,53 @@ def test_output_that_is_a_view_of_an_input_stays_a_view(name, device):
         assert_same(view, expected)
         assert view.stride() == expected.stride() and view.storage_offset() == expected.storage_offset()
         assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_squeeze_of_a_symbolic_size_that_is_one(device):
+    # unbind's decomposition slices the last piece as x[k:] (size s0 - k, 1 at the traced size,
+    # which the tracer guarded on) and squeezes it: the output must lose that dim.
+    def fn(x):
+        return (aten.squeeze.dim(aten.slice.Tensor(x, 0, 8, 9223372036854775807), 0), aten.mul.Tensor(x, 2.0))
+
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(9, 3, device=device)], {0: [0]}),
+                             [torch.randn(9, 3, device=device)])
+    x = torch.randn(9, 3, device=device)
+    assert_same(compiled(x), fn(x))
+
+
+NEGATIVE_SIZE_ARITHMETIC = {
+    "mod": lambda x: (aten.add.Tensor(x, (-aten.sym_size.int(x, 0)) % 3),),
+    "floordiv": lambda x: (aten.add.Tensor(x, (-aten.sym_size.int(x, 0)) // 3),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_SIZE_ARITHMETIC))
+def test_python_rounding_of_a_negative_size_in_a_kernel(name, device):
+    # Index arithmetic is non-negative, but a size the program negates is not: `-n % 3` and
+    # `-n // 3` must round as Python does (toward -inf), not as C's truncating `%` and `/`.
+    fn = NEGATIVE_SIZE_ARITHMETIC[name]
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(4, device=device)], {0: [0]}), [torch.randn(4, device=device)])
+    for n in (4, 7, 8):
+        x = torch.randn(n, device=device)
+        assert_same(compiled(x), fn(x))
+
+
+SIZE_COMPARISONS = {
+    "ge": lambda n: n >= 3,
+    "ne": lambda n: n != 3,
+    "le_float": lambda n: n <= 7.5,
+    "abs": lambda n: abs(n - 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_COMPARISONS))
+def test_comparisons_and_abs_of_a_size(name, device):
+    # A SymBool or abs() the program computes from a size, used in a kernel and returned.
+    def fn(x):
+        r = SIZE_COMPARISONS[name](aten.sym_size.int(x, 0))
+        return aten.add.Tensor(x, r), r
+
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(5, device=device)], {0: [0]}), [torch.randn(5, device=device)])
+    for n in (5, 8):
+        x = torch.randn(n, device=device)
+        assert_same(compiled(x), fn(x))

@@ -10,6 +10,7 @@ once. Ops without a lowering run as aten calls (see lowering/extern.py).
 
 from __future__ import annotations
 
+import math
 import operator
 
 import sympy
@@ -436,7 +437,9 @@ SIZE_ARITHMETIC = {
     torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int, torch.ops.aten.sym_numel.default,
     torch.ops.aten.sym_storage_offset.default, operator.add, operator.sub, operator.mul, operator.floordiv,
     operator.mod, operator.neg, operator.truediv, operator.pow, torch.sym_max, torch.sym_min, torch.sym_float,
-    torch.sym_int, torch.sym_sum, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    torch.sym_int, torch.sym_sum, operator.abs, math.floor, math.ceil, math.trunc,
+    # Comparisons of sizes (`n >= 3`) are SymBools the same way.
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
 
 def _our_symbol(foreign: sympy.Symbol, *, unbacked: bool) -> sympy.Symbol:

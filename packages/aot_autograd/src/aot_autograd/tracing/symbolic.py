@@ -42,6 +42,9 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
     sympy.StrictGreaterThan: operator.gt,
     sympy.GreaterThan: operator.ge,
     sympy.Abs: operator.abs,
+    # `n // 2.5` is floor(0.4*s0), `int(n * 1.5)` of a size floor(1.5*s0).
+    sympy.floor: math.floor,
+    sympy.ceiling: math.ceil,
 }
 
 # Where a symbol can be read from a tensor input, in the order they are tried.
@@ -108,7 +111,12 @@ class SymbolicValues:
         """A graph argument standing for `value`: a node, or a plain number when constant."""
         if not value.node.is_symbolic():
             return value.node.constant
-        return self._build(value.node.expr, value)
+        built = self._build(value.node.expr, value)
+        if isinstance(value, torch.SymFloat) and not isinstance(_val(built), (float, torch.SymFloat)):
+            # float(s0) has the expression of s0 itself: without the conversion the graph
+            # would hand back an int where the program made a float.
+            return self._call_unary(torch.sym_float, built)
+        return built
 
     def node_for_expr(self, expr: sympy.Basic) -> Any:
         """A graph argument computing `expr` over the symbols the graph binds."""
@@ -149,7 +157,8 @@ class SymbolicValues:
             fn, operands = operator.mul, [expr.base] * int(expr.exp)
         elif head is sympy.Pow and expr.exp.is_Integer and -8 <= int(expr.exp) < 0:
             return self._call(operator.truediv, 1, self._build(expr.base ** -expr.exp, None))
-        elif head is sympy.Pow and expr.exp.is_number and expr.exp != 0:
+        elif head is sympy.Pow and expr.exp != 0:
+            # A number to a symbolic power too (`3 ** n`).
             fn, operands = operator.pow, [expr.base, expr.exp]
         elif head is sympy.Piecewise and _is_truncation(expr):
             # int() of a symbolic float, as torch.sym_int spells it.
@@ -163,11 +172,14 @@ class SymbolicValues:
             )
         args = [self._build(operand, None) for operand in operands]
         if len(args) == 1:
-            node = self.graph.call_function(fn, (args[0],))
-            node.meta["val"] = fn(_val(args[0]))
-            return node
+            return self._call_unary(fn, args[0])
         # n-ary sympy heads (Add, Mul, Max) fold pairwise into binary Python operators.
         return reduce(lambda left, right: self._call(fn, left, right), args)
+
+    def _call_unary(self, fn, arg: Any) -> fx.Node:
+        node = self.graph.call_function(fn, (arg,))
+        node.meta["val"] = fn(_val(arg))
+        return node
 
     def _call(self, fn, left: Any, right: Any) -> fx.Node:
         node = self.graph.call_function(fn, (left, right))

@@ -33,17 +33,35 @@ def index(expr) -> str:
         return "(" + " + ".join(terms) + ")"
     if isinstance(expr, sympy.Mul):
         return "(" + " * ".join(index(a) for a in expr.args) + ")"
-    if isinstance(expr, FloorDiv):
-        return f"({index(expr.args[0])} / {index(expr.args[1])})"
-    if isinstance(expr, PythonMod):
-        return f"({index(expr.args[0])} % {index(expr.args[1])})"
+    if isinstance(expr, (FloorDiv, PythonMod)):
+        a, b = expr.args
+        if not _nonnegative(a, b):
+            # A size the program computed (`-n % 3`): Python rounds toward -inf, C truncates.
+            fn = "ptc_floordiv" if isinstance(expr, FloorDiv) else "ptc_mod"
+            return f"{fn}<int64_t>({index(a)}, {index(b)})"
+        return f"({index(a)} {'/' if isinstance(expr, FloorDiv) else '%'} {index(b)})"
     if isinstance(expr, sympy.Max):
         return _fold("ptc_max<int64_t>", expr.args)
     if isinstance(expr, sympy.Min):
         return _fold("ptc_min<int64_t>", expr.args)
     if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
         return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
+    # What the program computes from sizes and feeds to a kernel: `x + (n >= 3)`, `abs(n - 10)`.
+    if isinstance(expr, sympy.Rel) and expr.rel_op in _COMPARISONS:
+        return f"({index(expr.lhs)} {expr.rel_op} {index(expr.rhs)})"
+    if isinstance(expr, sympy.Abs):
+        return f"ptc_max<int64_t>({index(expr.args[0])}, -{index(expr.args[0])})"
+    if isinstance(expr, sympy.Float):
+        return repr(float(expr))
     raise NotImplementedError(f"C++ printing of index expression {expr} ({type(expr).__name__})")
+
+
+_COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def _nonnegative(*operands) -> bool:
+    """Index arithmetic (loop variables, sizes) is; C's truncation then agrees with Python."""
+    return all(sympy.sympify(x).is_nonnegative for x in operands)
 
 
 def _fold(fn, args):

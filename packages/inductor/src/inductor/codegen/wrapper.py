@@ -18,7 +18,7 @@ from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import FloorDiv, PythonMod, product
 
 
-_RELATIONS = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_RELATIONS = {"==", "!=", "<", "<=", ">", ">="}
 
 
 def pyexpr(expr) -> str:
@@ -42,13 +42,20 @@ def pyexpr(expr) -> str:
         return f"min({', '.join(pyexpr(a) for a in expr.args)})"
     if isinstance(expr, sympy.Pow):
         return f"({pyexpr(expr.base)} ** {pyexpr(expr.exp)})"
-    # Graph outputs may be conditions on sizes (`u0 > 3`, returned for a branch after the graph).
+    # Sizes the program computed and returns: `n >= 3`, `abs(n - 10)`, `n // 2.5`, and
+    # conditions on sizes (`u0 > 3`, returned for a branch after the graph).
     if isinstance(expr, sympy.logic.boolalg.BooleanAtom):
         return str(bool(expr))
     if isinstance(expr, sympy.Rel) and expr.rel_op in _RELATIONS:
-        return f"({pyexpr(expr.lhs)} {_RELATIONS[expr.rel_op]} {pyexpr(expr.rhs)})"
+        return f"({pyexpr(expr.lhs)} {expr.rel_op} {pyexpr(expr.rhs)})"
+    if isinstance(expr, sympy.Abs):
+        return f"abs({pyexpr(expr.args[0])})"
     if isinstance(expr, (sympy.Float, sympy.Rational)):
         return repr(float(expr))
+    if isinstance(expr, sympy.floor):
+        return f"int({pyexpr(expr.args[0])} // 1)"
+    if isinstance(expr, sympy.ceiling):
+        return f"-int(-{pyexpr(expr.args[0])} // 1)"
     raise NotImplementedError(f"Python printing of size expression {expr}")
 
 

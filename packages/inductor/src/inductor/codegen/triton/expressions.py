@@ -1,7 +1,8 @@
 """Sympy index expressions, dtypes and Python scalars as Triton source.
 
 Index arithmetic is non-negative (sizes.py), so `FloorDiv` and `PythonMod` print as Triton's `//`
-and `%`, whose C semantics (truncation) agree with Python's on non-negative operands.
+and `%`, whose C semantics (truncation) agree with Python's on non-negative operands; sizes the
+program computed may be negative and get Python's rounding spelled out.
 """
 
 from __future__ import annotations
@@ -35,16 +36,29 @@ def index(expr) -> str:
         return "(" + " + ".join(index(t) for t in _ordered(expr.args)) + ")"
     if isinstance(expr, sympy.Mul):
         return "(" + " * ".join(index(a) for a in _ordered(expr.args)) + ")"
-    if isinstance(expr, FloorDiv):
-        return f"({index(expr.args[0])} // {index(expr.args[1])})"
-    if isinstance(expr, PythonMod):
-        return f"({index(expr.args[0])} % {index(expr.args[1])})"
+    if isinstance(expr, (FloorDiv, PythonMod)):
+        a, b = (index(x) for x in expr.args)
+        # Triton's `//` and `%` truncate like C's; Python's round toward -inf, which differs when
+        # a size the program computed is negative (`-n % 3`).
+        if all(sympy.sympify(x).is_nonnegative for x in expr.args):
+            return f"({a} {'//' if isinstance(expr, FloorDiv) else '%'} {b})"
+        off = f"((({a} % {b}) != 0) & ((({a} % {b}) < 0) != ({b} < 0)))"
+        if isinstance(expr, FloorDiv):
+            return f"(({a} // {b}) - tl.where({off}, 1, 0))"
+        return f"(({a} % {b}) + tl.where({off}, {b}, 0))"
     if isinstance(expr, sympy.Max):
         return _fold("tl.maximum", expr.args)
     if isinstance(expr, sympy.Min):
         return _fold("tl.minimum", expr.args)
     if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
         return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
+    # What the program computes from sizes and feeds to a kernel: `x + (n >= 3)`, `abs(n - 10)`.
+    if isinstance(expr, sympy.Rel) and expr.rel_op in ("<", "<=", ">", ">=", "==", "!="):
+        return f"({index(expr.lhs)} {expr.rel_op} {index(expr.rhs)})"
+    if isinstance(expr, sympy.Abs):
+        return f"tl.abs({index(expr.args[0])})"
+    if isinstance(expr, sympy.Float):
+        return repr(float(expr))
     raise NotImplementedError(f"Triton printing of index expression {expr} ({type(expr).__name__})")
 
 
