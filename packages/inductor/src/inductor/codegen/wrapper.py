@@ -8,8 +8,6 @@ calls extern ops through torch.ops, and drops every buffer after its last use. T
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sympy
 import torch
 
@@ -42,17 +40,6 @@ def pyexpr(expr) -> str:
     raise NotImplementedError(f"Python printing of size expression {expr}")
 
 
-@dataclass(frozen=True)
-class KernelCall:
-    """How the wrapper loads and calls one generated kernel; each backend makes its own."""
-
-    load: str                # Python expression, run once at import, giving the callable
-    imports: str             # the import line `load` needs
-    args: list               # buffer names, then Python expressions over the size symbols
-    takes_pointers: bool     # C++ takes `t.data_ptr()`; Triton takes the tensors
-    entry: tuple[str, str]   # the cache entry `load` reads, (kind, key): a warm start checks it
-
-
 def _shape(values) -> str:
     items = [pyexpr(v) for v in values]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -60,7 +47,7 @@ def _shape(values) -> str:
 
 class WrapperCodegen:
     def __init__(self, graph, steps, kernels: dict):
-        """`kernels`: kernel name -> KernelCall from the backend."""
+        """`kernels`: kernel name -> its backend's KernelCall (codegen/backend.py)."""
         self.graph, self.steps, self.kernels = graph, steps, kernels
         self.lines: list[str] = []
         self.buffers = {b.name: b for b in graph.buffers}

@@ -7,7 +7,7 @@ import math
 import sympy
 import torch
 
-from ..sizes import FloorDiv, PythonMod
+from ...sizes import FloorDiv, PythonMod
 
 CTYPES = {
     torch.float32: "float", torch.float64: "double", torch.float16: "_Float16", torch.bfloat16: "uint16_t",
