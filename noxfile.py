@@ -27,7 +27,7 @@ SHARED_TORCH = ROOT / ".nox" / "_shared_torch"
 # boundary test in tests/ checks that imports agree with them).
 PACKAGES: dict[str, list[str]] = {
     "fake_tensor": [],
-    "guards": [],
+    "guards": ["fake_tensor"],
     "capture": ["fake_tensor", "guards"],
     "aot_autograd": ["fake_tensor"],
     "inductor": ["fake_tensor", "aot_autograd"],

@@ -10,34 +10,25 @@ from __future__ import annotations
 
 import sympy
 import torch
+from fake_tensor.symbolic.printing import PYTHON, ExpressionPrinter
 
 from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView
 from ..runtime.cpu_memory import MIN_BYTES
-from ..sizes import FloorDiv, PythonMod, product
+from ..sizes import product
+
+
+def _unprintable(expr, p):
+    raise NotImplementedError(f"Python printing of size expression {expr}")
+
+
+# fake_tensor's one printer, Python's spelling of what size arithmetic builds.
+_SIZES = ExpressionPrinter(PYTHON.only("Symbol", "Integer", "Add", "Mul", "Pow", "FloorDiv", "PythonMod", "Max", "Min"),
+                           unknown=_unprintable)
 
 
 def pyexpr(expr) -> str:
     """A sympy size expression as Python over the bound symbol names."""
-    expr = sympy.sympify(expr)
-    if isinstance(expr, sympy.Integer):
-        return str(int(expr))
-    if isinstance(expr, sympy.Symbol):
-        return expr.name
-    if isinstance(expr, FloorDiv):
-        return f"({pyexpr(expr.args[0])} // {pyexpr(expr.args[1])})"
-    if isinstance(expr, PythonMod):
-        return f"({pyexpr(expr.args[0])} % {pyexpr(expr.args[1])})"
-    if isinstance(expr, sympy.Add):
-        return "(" + " + ".join(pyexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, sympy.Mul):
-        return "(" + " * ".join(pyexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, sympy.Max):
-        return f"max({', '.join(pyexpr(a) for a in expr.args)})"
-    if isinstance(expr, sympy.Min):
-        return f"min({', '.join(pyexpr(a) for a in expr.args)})"
-    if isinstance(expr, sympy.Pow):
-        return f"({pyexpr(expr.base)} ** {pyexpr(expr.exp)})"
-    raise NotImplementedError(f"Python printing of size expression {expr}")
+    return _SIZES.text(expr)
 
 
 def _shape(values) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import sympy
 import torch
-
-from ...sizes import FloorDiv, PythonMod
+from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, binary, folded
 
 CTYPES = {
     torch.float32: "float", torch.float64: "double", torch.float16: "_Float16", torch.bfloat16: "uint16_t",
@@ -20,37 +20,35 @@ def ctype(dtype: torch.dtype) -> str:
     return CTYPES[dtype]
 
 
-def index(expr) -> str:
-    """An int64 C++ expression; every symbol is a loop variable, a kernel argument or an indirect index."""
-    expr = sympy.sympify(expr)
-    if isinstance(expr, sympy.Integer):
-        value = int(expr)
-        return f"{value}L" if abs(value) >= 2**31 else str(value)
-    if isinstance(expr, sympy.Symbol):
-        return expr.name
-    if isinstance(expr, sympy.Add):
-        terms = [index(t) for t in expr.args]
-        return "(" + " + ".join(terms) + ")"
-    if isinstance(expr, sympy.Mul):
-        return "(" + " * ".join(index(a) for a in expr.args) + ")"
-    if isinstance(expr, FloorDiv):
-        return f"({index(expr.args[0])} / {index(expr.args[1])})"
-    if isinstance(expr, PythonMod):
-        return f"({index(expr.args[0])} % {index(expr.args[1])})"
-    if isinstance(expr, sympy.Max):
-        return _fold("ptc_max<int64_t>", expr.args)
-    if isinstance(expr, sympy.Min):
-        return _fold("ptc_min<int64_t>", expr.args)
-    if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
-        return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
+def _integer(expr, p):
+    value = int(expr)
+    return f"{value}L" if abs(value) >= 2**31 else str(value), ATOM if value >= 0 else UNARY
+
+
+def _power(expr, p):
+    """A positive integer power as repeated multiplication (C has no `**`)."""
+    if not (isinstance(expr.exp, sympy.Integer) and expr.exp > 0):
+        return p.unknown(expr, p)
+    return "*".join([p.operand(expr.base, MUL + 1)] * int(expr.exp)), MUL
+
+
+def _unprintable(expr, p):
     raise NotImplementedError(f"C++ printing of index expression {expr} ({type(expr).__name__})")
 
 
-def _fold(fn, args):
-    out = index(args[0])
-    for a in args[1:]:
-        out = f"{fn}({out}, {index(a)})"
-    return out
+# Index arithmetic is non-negative (sizes.py), so FloorDiv and PythonMod are C's `/` and `%`.
+CPP_INDEX = PYTHON.only("Symbol", "Add", "Mul").with_rules({
+    "Integer": _integer, "Pow": _power, "FloorDiv": binary("/", MUL), "PythonMod": binary("%", MUL),
+    "Max": folded("ptc_max<int64_t>"), "Min": folded("ptc_min<int64_t>"),
+})
+_PRINTER = ExpressionPrinter(CPP_INDEX, unknown=_unprintable)
+
+
+@functools.lru_cache(maxsize=4096)
+def index(expr) -> str:
+    """An int64 C++ expression; every symbol is a loop variable, a kernel argument or an indirect
+    index. Parenthesized unless it is a name, a number or a call, so it reads as one operand."""
+    return _PRINTER.text(expr, UNARY)
 
 
 def constant(value, dtype: torch.dtype) -> str:

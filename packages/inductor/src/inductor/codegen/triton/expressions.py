@@ -1,17 +1,19 @@
 """Sympy index expressions, dtypes and Python scalars as Triton source.
 
-Index arithmetic is non-negative (sizes.py), so `FloorDiv` and `PythonMod` print as Triton's `//`
-and `%`, whose C semantics (truncation) agree with Python's on non-negative operands.
+Indices print with fake_tensor's one printer (fake_tensor/symbolic/printing.py) in Python's
+spelling, Triton's own Max/Min and powers aside. Index arithmetic is non-negative (sizes.py), so
+`FloorDiv` and `PythonMod` print as Triton's `//` and `%`, whose C semantics (truncation) agree
+with Python's on non-negative operands.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import sympy
 import torch
-
-from ...sizes import FloorDiv, PythonMod
+from fake_tensor.symbolic.printing import MUL, PYTHON, UNARY, ExpressionPrinter, folded
 
 TRITON_DTYPES = {
     torch.float32: "tl.float32", torch.float64: "tl.float64", torch.float16: "tl.float16",
@@ -24,40 +26,28 @@ def triton_dtype(dtype: torch.dtype) -> str:
     return TRITON_DTYPES[dtype]
 
 
-def index(expr) -> str:
-    """A Triton expression; symbols are loop variables, kernel arguments or indirect indices."""
-    expr = sympy.sympify(expr)
-    if isinstance(expr, sympy.Integer):
-        return str(int(expr))
-    if isinstance(expr, sympy.Symbol):
-        return expr.name
-    if isinstance(expr, sympy.Add):
-        return "(" + " + ".join(index(t) for t in _ordered(expr.args)) + ")"
-    if isinstance(expr, sympy.Mul):
-        return "(" + " * ".join(index(a) for a in _ordered(expr.args)) + ")"
-    if isinstance(expr, FloorDiv):
-        return f"({index(expr.args[0])} // {index(expr.args[1])})"
-    if isinstance(expr, PythonMod):
-        return f"({index(expr.args[0])} % {index(expr.args[1])})"
-    if isinstance(expr, sympy.Max):
-        return _fold("tl.maximum", expr.args)
-    if isinstance(expr, sympy.Min):
-        return _fold("tl.minimum", expr.args)
-    if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
-        return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
+def _power(expr, p):
+    """A positive integer power as repeated multiplication."""
+    if not (isinstance(expr.exp, sympy.Integer) and expr.exp > 0):
+        return p.unknown(expr, p)
+    return "*".join([p.operand(expr.base, MUL + 1)] * int(expr.exp)), MUL
+
+
+def _unprintable(expr, p):
     raise NotImplementedError(f"Triton printing of index expression {expr} ({type(expr).__name__})")
 
 
-def _ordered(args):
-    """Constants last, so `x0 + 128*x1 + 5` reads in loop order."""
-    return sorted(args, key=lambda a: (a.is_number, sympy.default_sort_key(a)))
+TRITON_INDEX = PYTHON.only("Symbol", "Integer", "Add", "Mul", "FloorDiv", "PythonMod").with_rules({
+    "Pow": _power, "Max": folded("tl.maximum"), "Min": folded("tl.minimum"),
+})
+_PRINTER = ExpressionPrinter(TRITON_INDEX, unknown=_unprintable)
 
 
-def _fold(fn, args):
-    out = index(args[0])
-    for a in args[1:]:
-        out = f"{fn}({out}, {index(a)})"
-    return out
+@functools.lru_cache(maxsize=4096)
+def index(expr) -> str:
+    """A Triton expression; symbols are loop variables, kernel arguments or indirect indices.
+    Parenthesized unless it is a name, a number or a call, so it reads as one operand."""
+    return _PRINTER.text(expr, UNARY)
 
 
 def literal(value, dtype: torch.dtype) -> str:
