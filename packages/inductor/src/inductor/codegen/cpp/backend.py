@@ -23,7 +23,7 @@ class CppBackend(KernelBackend):
             calls[k.name] = KernelCall(
                 load=f"load_kernel({key!r}, {KERNEL_SYMBOL!r}, {pointers}, {len(p.signature) - pointers})",
                 imports="from inductor.runtime.cpp_build import load_kernel", args=p.signature,
-                takes_pointers=True, entry=(self.name, key), source=p.source, symbol=KERNEL_SYMBOL,
+                takes_pointers=self.pointer_arguments, entry=(self.name, key), source=p.source, symbol=KERNEL_SYMBOL,
             )
         return calls
 

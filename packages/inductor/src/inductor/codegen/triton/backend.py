@@ -69,7 +69,7 @@ class TritonBackend(KernelBackend):
                 imports=IMPORT,
                 entry=(self.name, key),
                 args=[*printed.wrapper_args, *(pyexpr(n) for n in printed.numels)],
-                takes_pointers=False,
+                takes_pointers=self.pointer_arguments,
                 source=printed.source,
                 symbol=printed.function_name,
             )
