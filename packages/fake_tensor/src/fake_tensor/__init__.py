@@ -19,3 +19,9 @@ from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
 from .symbolic import ConstraintViolationError, Dim, ShapeEnv, SymNode
 from .analysis import ShapeReport, TensorSpec, infer_shapes
+
+__all__ = [
+    "ConstraintViolationError", "DataDependentError", "DeviceMismatchError", "Dim", "FakeModeMismatchError",
+    "FakeTensor", "FakeTensorError", "FakeTensorMode", "RealTensorInputError", "ShapeEnv", "ShapeReport",
+    "StaticSizesRequiredError", "SymNode", "TensorSpec", "UnsupportedFakeOpError", "infer_shapes", "is_fake",
+]
