@@ -23,7 +23,7 @@ def _unprintable(expr, p):
 
 # fake_tensor's one printer, Python's spelling of what size arithmetic builds.
 _SIZES = ExpressionPrinter(PYTHON.only("Symbol", "Integer", "Add", "Mul", "Pow", "FloorDiv", "PythonMod", "Max", "Min"),
-                           unknown=_unprintable)
+                           unknown=_unprintable, ordered=False)
 
 
 def pyexpr(expr) -> str:

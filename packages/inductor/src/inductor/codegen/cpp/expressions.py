@@ -41,7 +41,7 @@ CPP_INDEX = PYTHON.only("Symbol", "Add", "Mul").with_rules({
     "Integer": _integer, "Pow": _power, "FloorDiv": binary("/", MUL), "PythonMod": binary("%", MUL),
     "Max": folded("ptc_max<int64_t>"), "Min": folded("ptc_min<int64_t>"),
 })
-_PRINTER = ExpressionPrinter(CPP_INDEX, unknown=_unprintable)
+_PRINTER = ExpressionPrinter(CPP_INDEX, unknown=_unprintable, ordered=False)
 
 
 @functools.lru_cache(maxsize=4096)

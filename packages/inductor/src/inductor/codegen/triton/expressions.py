@@ -40,7 +40,7 @@ def _unprintable(expr, p):
 TRITON_INDEX = PYTHON.only("Symbol", "Integer", "Add", "Mul", "FloorDiv", "PythonMod").with_rules({
     "Pow": _power, "Max": folded("tl.maximum"), "Min": folded("tl.minimum"),
 })
-_PRINTER = ExpressionPrinter(TRITON_INDEX, unknown=_unprintable)
+_PRINTER = ExpressionPrinter(TRITON_INDEX, unknown=_unprintable, ordered=False)
 
 
 @functools.lru_cache(maxsize=4096)
