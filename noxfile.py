@@ -1,9 +1,10 @@
 """Sessions: one per package (installed alone), `integration` (the cross-package tests in
 tests/ with everything installed), `tests` (every test in one environment), `demo` (the main job),
-`docs` (the documentation site, built strictly, with its examples run).
+`docs` (the documentation site, built strictly, with its examples run), `lint` (ruff with the
+root ruff.toml).
 
-`nox` with no arguments runs the package sessions and `integration`: every test once, each
-package's tests in an environment holding only that package and what it declares.
+`nox` with no arguments runs `lint`, the package sessions and `integration`: every test once,
+each package's tests in an environment holding only that package and what it declares.
 
 torch is large, so it is installed once into `.nox/_shared_torch` (pinned by constraints.txt,
 which on our machines resolves to the CPU wheel on disk) and every session's virtualenv sees
@@ -27,14 +28,14 @@ SHARED_TORCH = ROOT / ".nox" / "_shared_torch"
 # boundary test in tests/ checks that imports agree with them).
 PACKAGES: dict[str, list[str]] = {
     "fake_tensor": [],
-    "guards": [],
+    "guards": ["fake_tensor"],
     "capture": ["fake_tensor", "guards"],
     "aot_autograd": ["fake_tensor"],
     "inductor": ["fake_tensor", "aot_autograd"],
     "compiler": ["fake_tensor", "guards", "capture", "aot_autograd", "inductor"],
 }
 
-nox.options.sessions = [*PACKAGES, "integration"]
+nox.options.sessions = ["lint", *PACKAGES, "integration"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -120,3 +121,10 @@ def docs(session: nox.Session) -> None:
     session.install("-c", str(CONSTRAINTS), "sphinx>=8", "myst-parser>=4")
     for builder in ("doctest", "html"):
         session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", builder, "docs", f"build/docs/{builder}")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """`ruff check` over the repository with ruff.toml's rules (a second or two)."""
+    session.install("ruff")
+    session.run("ruff", "check", ".", *session.posargs)

@@ -101,7 +101,7 @@ def test_imports_only_declared_packages(package):
             top = name.split(".")[0]
             if top in PACKAGES and top not in declared:
                 offences.append(f"{path.relative_to(ROOT)}:{line}: imports {top}")
-    assert not offences, f"imports packages its pyproject.toml does not declare:\n" + "\n".join(offences)
+    assert not offences, "imports packages its pyproject.toml does not declare:\n" + "\n".join(offences)
 
 
 def test_boundary_checker_sees_violations():

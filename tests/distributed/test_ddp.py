@@ -9,7 +9,6 @@ import os
 
 import pytest
 import torch
-import torch.distributed as dist
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import captures, check, compile_eager, graph_of, run_and_compare
+from helpers import check, compile_eager, graph_of
 
 
 def two():

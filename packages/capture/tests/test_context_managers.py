@@ -8,7 +8,7 @@ import contextlib
 import pytest
 import torch
 
-from helpers import assert_same, captures, check, compile_eager, graph_of
+from helpers import captures, check, compile_eager, graph_of
 
 
 def leaf():

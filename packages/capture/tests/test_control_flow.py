@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from helpers import captures, check, compile_eager, run_and_compare
+from helpers import captures, check, run_and_compare
 
 
 def one():

@@ -1,4 +1,4 @@
-"""The C++ prelude's float math (codegen/cpp_prelude.h) gives eager's results in vectorized loops
+"""The C++ prelude's float math (runtime/cpp_prelude.h) gives eager's results in vectorized loops
 and in scalar code alike, on special values (NaN, +-inf, +-0, huge, tiny, subnormal, the edges
 of each function's clamps), at every vector width this CPU can run: AVX-512 machines run
 512-bit loops under -march=native, where a width assumption would show up."""
@@ -12,8 +12,8 @@ import subprocess
 import pytest
 import torch
 
-from inductor.codegen.cpp import PRELUDE
 from inductor.runtime import cpp_build
+from inductor.runtime.cpp_build import PRELUDE
 
 # prelude function -> the eager op it stands for
 FUNCTIONS = {

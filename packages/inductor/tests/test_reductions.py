@@ -140,10 +140,12 @@ SPLIT_CASES = {
 @pytest.mark.parametrize("name", sorted(SPLIT_CASES))
 def test_split_reductions_match_eager(name, device, monkeypatch, tmp_path):
     # Split reductions are for GPUs; made to happen on CPU here, where both backends check them.
+    from inductor.codegen.targets import BACKENDS
     from inductor.passes import split_reductions
 
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))  # no unsplit graph from another test
-    monkeypatch.setattr(split_reductions, "SPLIT_DEVICES", {"cpu", "cuda"})
+    for target in BACKENDS.values():
+        monkeypatch.setattr(target, "split_reductions_on", frozenset({"cpu", "cuda"}))
     monkeypatch.setattr(split_reductions, "SPLIT_MIN_PROGRAM_ELEMENTS", 2048)  # small enough for the interpreter
     monkeypatch.setattr(split_reductions, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
     x = torch.randn(4, 4096, device=device)

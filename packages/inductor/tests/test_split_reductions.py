@@ -13,6 +13,7 @@ import torch.fx
 
 import inductor
 from conftest import backend_options, check
+from inductor.codegen.targets import BACKENDS
 from inductor.passes import split_reductions
 
 aten = torch.ops.aten
@@ -37,7 +38,8 @@ def split_log(monkeypatch, tmp_path):
 @pytest.fixture
 def splits(monkeypatch, split_log):
     """Split on every device at small sizes; returns the split log."""
-    monkeypatch.setattr(split_reductions, "SPLIT_DEVICES", {"cpu", "cuda"})
+    for target in BACKENDS.values():
+        monkeypatch.setattr(target, "split_reductions_on", frozenset({"cpu", "cuda"}))
     monkeypatch.setattr(split_reductions, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
     monkeypatch.setattr(split_reductions, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
     return split_log

@@ -15,7 +15,6 @@ import types
 import warnings
 from typing import Any, Callable
 
-import torch
 from torch import nn
 
 from .distributed import InnerForward, is_ddp

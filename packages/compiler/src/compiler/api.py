@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from typing import Any, Callable
+from typing import Callable
 
 import capture
 import torch

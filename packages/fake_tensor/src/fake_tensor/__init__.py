@@ -20,3 +20,10 @@ from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
 from .symbolic import UNBACKED, ConstraintViolationError, Dim, ShapeEnv, SymNode
 from .analysis import ShapeReport, TensorSpec, infer_shapes
+
+__all__ = [
+    "ConstraintViolationError", "DataDependentError", "DeviceMismatchError", "Dim", "FakeModeMismatchError",
+    "FakeTensor", "FakeTensorError", "FakeTensorMode", "GuardOnDataDependentError", "RealTensorInputError",
+    "ShapeEnv", "ShapeReport", "StaticSizesRequiredError", "SymNode", "TensorSpec", "UNBACKED",
+    "UnsupportedFakeOpError", "infer_shapes", "is_fake",
+]

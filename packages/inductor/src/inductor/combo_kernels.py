@@ -35,15 +35,16 @@ MAX_COMBO_BYTES = 64 << 20
 MAX_COMBO_MEMBERS = 32
 
 
-def combine_small_kernels(steps: list, graph, devices: set[str]) -> list:
-    """`steps` with runs of movable pointwise kernels on `devices` as ComboKernels."""
+def combine_small_kernels(steps: list, graph, combines) -> list:
+    """`steps` with runs of movable pointwise kernels as ComboKernels; `combines(device)`: whether
+    the kernel backend of a device runs combo kernels (KernelTargets.combo_kernels)."""
     inputs = set(graph.input_buffers())
     computed = {b.name: b.layout for b in graph.buffers}
     described: dict[int, _Movable | None] = {}  # both passes ask about the same kernels
 
     def movable(step):
         if id(step) not in described:
-            described[id(step)] = _movable(step, devices, computed)
+            described[id(step)] = _movable(step, combines, computed)
         return described[id(step)]
 
     # Buffers stored into an input's memory write that input as much as a fallback does.
@@ -121,10 +122,10 @@ class _Movable:
         self.reads, self.read, self.written = reads, read, written
 
 
-def _movable(step, devices: set[str], computed: dict) -> _Movable | None:
-    """A pointwise (not tiled) FusedKernel of static sizes on `devices`, described (the bytes it
+def _movable(step, combines, computed: dict) -> _Movable | None:
+    """A pointwise (not tiled) FusedKernel of static sizes on a device that `combines`, described (the bytes it
     reads count computed buffers only: graph inputs stay alive anyway); else None."""
-    if not isinstance(step, FusedKernel) or step.device.type not in devices or step.is_reduction:
+    if not isinstance(step, FusedKernel) or not combines(step.device) or step.is_reduction:
         return None
     collector = kernel_accesses(step.nodes)
     if kernel_kind(step, collector.reads, collector.writes) != KIND_POINTWISE:

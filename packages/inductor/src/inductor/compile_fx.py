@@ -8,8 +8,6 @@ start runs the stored wrapper and skips lowering and code generation entirely.
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
 import json
 import logging
 import sys
@@ -22,20 +20,17 @@ import torch
 import torch.fx
 
 from . import cache, logs, metrics
-from .codegen.cpp import KERNEL_SYMBOL, CppKernel
-from .codegen.triton import triton_kernel_calls
-from .codegen.triton.calls import rebuild_kernel_module
-from .codegen.wrapper import KernelCall, WrapperCodegen
+from .codegen.targets import BACKENDS, KernelTargets
+from .codegen.wrapper import WrapperCodegen
 from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
-from .errors import InductorError, LoweringError, UnsupportedDevice
+from .errors import InductorError, LoweringError
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.split_reductions import split_reductions
-from .runtime import cpp_build
 from .runtime.cuda_graphs import CudaGraphRunner
 from .scheduler import Scheduler
 from .sizes import as_expr
@@ -90,62 +85,6 @@ def _meta_key(gm) -> str:
     return ";".join(parts)
 
 
-def _cpp_kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str) -> tuple[dict, dict]:
-    printed = [CppKernel(k, buffers, size_symbols) for k in kernels]
-    libraries = cpp_build.build_all([p.source for p in printed])
-    calls = {}
-    for k, p, key in zip(kernels, printed, libraries):
-        pointers = sum(1 for a in p.signature if a in buffers)
-        calls[k.name] = KernelCall(
-            load=f"load_kernel({key!r}, {KERNEL_SYMBOL!r}, {pointers}, {len(p.signature) - pointers})",
-            imports="from inductor.runtime.cpp_build import load_kernel", args=p.signature, takes_pointers=True,
-            entry=("cpp", key),
-        )
-    return calls, {k.name: p.source for k, p in zip(kernels, printed)}
-
-
-# Kernel backends: (kernels, buffers, size symbols, mode) -> ({name: KernelCall}, {name: source}).
-KERNEL_BACKENDS = {"cpp": _cpp_kernel_calls, "triton": triton_kernel_calls}
-
-
-def check_devices(example_inputs) -> None:
-    """Kernels over CUDA tensors are Triton; over CPU ones, C++ or Triton (options.cpu_backend)."""
-    devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
-    if devices - {"cpu", "cuda"}:
-        raise UnsupportedDevice(
-            f"inductor generates Triton for CUDA tensors and C++ for CPU ones; this graph has {sorted(devices)} "
-            "inputs. Use backend='aot_eager' for them."
-        )
-
-
-def triton_device_types(backend: str) -> frozenset[str]:
-    """Device types whose kernels are Triton's (`backend`: the one for CPU kernels)."""
-    return frozenset({"cuda", "cpu"} if backend == "triton" else {"cuda"})
-
-
-def in_kernel_random_devices(options: CompileOptions) -> frozenset[str]:
-    """Device types whose random ops are drawn inside kernels (Triton's Philox): torch.compile's
-    default. `fallback_random=True` keeps them aten calls, which draw eager's numbers under the
-    same seed, as they always are for C++ kernels."""
-    if options.fallback_random:
-        return frozenset()
-    return triton_device_types(options.cpu_backend)
-
-
-def kernel_calls(kernels, buffers: dict, size_symbols: set, mode: str, cpu_backend: str) -> tuple[dict, dict]:
-    """Each kernel printed by the backend for its device (a graph may mix CUDA kernels with a CPU
-    one, e.g. over a CPU scalar), as ({name: KernelCall}, {name: source}) in kernel order."""
-    groups: dict[str, list] = {}
-    for kernel in kernels:
-        groups.setdefault("triton" if kernel.device.type == "cuda" else cpu_backend, []).append(kernel)
-    calls, sources = {}, {}
-    for backend, group in groups.items():
-        group_calls, group_sources = KERNEL_BACKENDS[backend](group, buffers, size_symbols, mode)
-        calls.update(group_calls)
-        sources.update(group_sources)
-    return calls, {k.name: sources[k.name] for k in kernels}
-
-
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None,
                        strided_outputs: bool = False):
     """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
@@ -158,7 +97,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     `mode` and `options`: torch.compile's (options.py: CompileOptions.from_user says what is
     valid; `options` may also be a CompileOptions)."""
     options = CompileOptions.from_user(mode, options)
-    check_devices(example_inputs)
+    targets = KernelTargets.from_options(options)
+    targets.check(example_inputs)
     if any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes):
         # A float that changes between calls (capture's automatic dynamic numbers, or an int
         # one divided): kernels take integer sizes, not float arguments, and baking the example
@@ -174,8 +114,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     pad_mm = current_padding_setting() if options.pad_mm is None else options.pad_mm
     try:
         with padding_matmuls(pad_mm):
-            compiled = _compile_graph(gm, example_inputs, options.cpu_backend, options.tuning, pad_mm,
-                                      in_kernel_random_devices(options), strided_outputs)
+            compiled = _compile_graph(gm, example_inputs, targets, options.tuning, pad_mm, strided_outputs)
     except (LoweringError, NotImplementedError, TypeError) as err:
         if not numbers:
             raise
@@ -228,34 +167,35 @@ def _polynomial(expr) -> bool:
     return not expr.atoms(sympy.Function) and all(p.exp.is_Integer and p.exp >= 0 for p in expr.atoms(sympy.Pow))
 
 
-def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | None,
-                   random_devices: frozenset[str], strided_outputs: bool) -> CompiledGraph:
-    """`backend`: the one for CPU kernels (options.cpu_backend); `mode`: how Triton kernels
-    tune (options.tuning); `random_devices`: see in_kernel_random_devices."""
+def _compile_graph(gm, example_inputs, targets: KernelTargets, tuning: str, pad_mm: bool | None,
+                   strided_outputs: bool) -> CompiledGraph:
+    """`targets`: each device's kernel backend; `tuning`: how Triton kernels tune (options.tuning)."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
-                       _environment_key(backend, example_inputs), backend, mode, str(pad_mm),
-                       ",".join(sorted(random_devices)), str(strided_outputs))
+                       _environment_key(targets, example_inputs), targets.key(), tuning, str(pad_mm),
+                       str(strided_outputs))
     cached = _cached_graph(key, constants)
     if cached is not None:
         return cached
     start = time.perf_counter()
     with logs.phase("lowering"):
         ensure_meta_vals(gm, example_inputs)
-        graph = GraphLowering(gm, example_inputs, in_kernel_random_devices=random_devices, strided_outputs=strided_outputs)
+        graph = GraphLowering(gm, example_inputs, targets=targets, strided_outputs=strided_outputs)
         graph.run()
     with logs.phase("scheduling"):
         split_reductions(graph)
-        steps = combine_small_kernels(Scheduler(graph).run(), graph, triton_device_types(backend))
+        steps = combine_small_kernels(Scheduler(graph).run(), graph, targets.combo_kernels)
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())
     kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]
     # Kernel code generation and builds (kernel_calls does both; the builds log their own phase).
     with logs.phase("codegen", f"{len(kernels)} kernels"):
-        calls, kernel_sources = kernel_calls(kernels, buffers, set(graph.symbol_sources), mode, backend)
+        calls = targets.kernel_calls(kernels, buffers, set(graph.symbol_sources), tuning)
         source = WrapperCodegen(graph, steps, calls).generate()
-    records = {name: {"entry": list(calls[name].entry), "source": text} for name, text in kernel_sources.items()}
+    kernel_sources = {name: call.source for name, call in calls.items()}
+    records = {name: {"entry": list(call.entry), "symbol": call.symbol, "source": call.source}
+               for name, call in calls.items()}
     folder = cache.publish("graphs", key, {GRAPH_WRAPPER: source, GRAPH_KERNELS: json.dumps(records, indent=1)})
     elapsed = time.perf_counter() - start
     metrics.counters.graphs_compiled += 1
@@ -269,8 +209,8 @@ def _compile_graph(gm, example_inputs, backend: str, mode: str, pad_mm: bool | N
 
 
 # A graph's cache entry: its wrapper, and each kernel's source with the entry it is built into
-# ({name: {"entry": [kind, key], "source": text}}), so that kernels missing or damaged in the
-# cache are rebuilt on a warm start without generating code again.
+# ({name: {"entry": [backend name, key], "symbol": function, "source": text}}), so that kernels
+# missing or damaged in the cache are rebuilt on a warm start without generating code again.
 GRAPH_WRAPPER, GRAPH_KERNELS = "wrapper.py", "kernels.json"
 
 
@@ -284,7 +224,7 @@ def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
     for record in records.values():
         kind, kernel_key = record["entry"]
         if cache.entry(kind, kernel_key) is None:
-            rebuilt = KERNEL_REBUILDERS[kind](record["source"])
+            rebuilt = BACKENDS[kind].rebuild(record["source"], record["symbol"])
             if rebuilt != kernel_key:
                 raise InductorError(f"inductor: rebuilding {kind}/{kernel_key} for graph {key} gave {kind}/{rebuilt}")
     compiled = CompiledGraph(source, {name: r["source"] for name, r in records.items()}, constants, cache_hit=True)
@@ -295,34 +235,11 @@ def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
     return compiled
 
 
-# Cache entry kind -> (a kernel's source -> the key of the entry built from it).
-KERNEL_REBUILDERS = {"cpp": cpp_build.build, "triton": rebuild_kernel_module}
-
-
-def _environment_key(backend: str, example_inputs) -> str:
+def _environment_key(targets: KernelTargets, example_inputs) -> str:
     """What besides the graph and options decides the generated code: versions, and the
-    hardware the kernels are built for (CPU features for C++, GPU architecture for Triton)."""
-    parts = [torch.__version__, sys.version, cache.inductor_source_hash()]
-    cuda = sorted({x.device for x in example_inputs if isinstance(x, torch.Tensor) and x.is_cuda}, key=str)
-    if backend == "cpp":
-        parts.append(cpp_build.toolchain_key())
-    if backend == "triton" or cuda:
-        parts.append(_triton_version())
-    parts += [_gpu_architecture(device) for device in cuda]
-    return cache.digest(*parts)
-
-
-@functools.lru_cache(maxsize=None)
-def _triton_version() -> str:
-    try:
-        return importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        return "no triton"
-
-
-@functools.lru_cache(maxsize=None)
-def _gpu_architecture(device: torch.device) -> str:
-    return f"{torch.cuda.get_device_name(device)} sm{torch.cuda.get_device_capability(device)}"
+    toolchains and hardware the kernels are built for (each backend's `environment`)."""
+    return cache.digest(torch.__version__, sys.version, cache.inductor_source_hash(),
+                        *targets.environment(example_inputs))
 
 
 def _constants(gm) -> dict:

@@ -45,11 +45,10 @@ UNBACKED_SIZE_HINT = 8192
 
 
 class GraphLowering(torch.fx.Interpreter):
-    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, in_kernel_random_devices=frozenset(),
-                 strided_outputs: bool = False):
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, targets, strided_outputs: bool = False):
         super().__init__(gm, garbage_collect_values=False)
-        # Device types whose kernels draw random numbers themselves (lowering/random.py).
-        self.in_kernel_random_devices = frozenset(in_kernel_random_devices)
+        # Each device's kernel backend (codegen/targets.py): what lowerings and passes may ask of it.
+        self.targets = targets
         # Whether an output may be a strided view of a buffer in eager's dim order rather than
         # eager's exact strides (see `_as_strided_output`).
         self.strided_outputs = strided_outputs
@@ -83,7 +82,8 @@ class GraphLowering(torch.fx.Interpreter):
     # -- services for lowerings --------------------------------------------------------
 
     def in_kernel_random(self, device: torch.device) -> bool:
-        return device.type in self.in_kernel_random_devices
+        """Whether kernels on `device` draw random numbers themselves (lowering/random.py)."""
+        return self.targets.in_kernel_random(device)
 
     def new_name(self) -> str:
         name = f"buf{self._counter}"

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
 from ..values.exceptions import raise_user_error
 from .python_builtins import dict_entries
 from .registry import rule

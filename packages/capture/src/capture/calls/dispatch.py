@@ -4,8 +4,6 @@ else is unsupported, named in the error."""
 
 from __future__ import annotations
 
-import builtins
-import dataclasses
 import types
 from typing import Any
 

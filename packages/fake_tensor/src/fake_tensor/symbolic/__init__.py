@@ -1,7 +1,8 @@
 """Symbolic sizes: `ShapeEnv` (symbols, ranges, guards), our sympy `SymNode` behind torch.SymInt.
 
 Exports ShapeEnv, SymNode, Dim, UNBACKED, ConstraintViolationError, ValueRange, Guard, print_python, and
-the integer functions every layer builds and prints (FloorDiv, PythonMod, RoundToInt).
+the integer functions every layer builds and prints (FloorDiv, PythonMod, RoundToInt);
+`printing.py` holds the one sympy printer every layer spells them with.
 Start at shape_env.py: its docstring is the API.
 """
 

@@ -21,7 +21,6 @@ from ..ir import ComputedBuffer, Layout, Reduction
 from ..ops import collect_accesses
 from ..sizes import FloorDiv, PythonMod, affine_coefficient, loop_vars, product, static_int
 
-SPLIT_DEVICES = {"cuda"}
 SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})
 SPLIT_TARGET_PROGRAMS = 1024   # ~8 programs per SM: enough to hide memory latency
 SPLIT_OUTER_XBLOCK = 64        # outputs per program of a looped outer reduction (triton_configs)
@@ -47,7 +46,7 @@ def split_reductions(graph) -> None:
                         or {name for name, _ in buffer.reads()} & {final.name for final in waiting}):
             rewritten += waiting
             waiting = []
-        count, outer = _split_plan(buffer)
+        count, outer = _split_plan(buffer, graph.targets)
         if count > 1:
             partials, final = _split(graph, buffer, count, outer)
             rewritten.append(partials)
@@ -60,12 +59,13 @@ def split_reductions(graph) -> None:
     graph.buffers = rewritten + waiting
 
 
-def _split_plan(buffer) -> tuple[int, bool]:
-    """(chunk count, whether the reduced axis is strided): count 1 when it stays whole."""
+def _split_plan(buffer, targets) -> tuple[int, bool]:
+    """(chunk count, whether the reduced axis is strided): count 1 when it stays whole, as on
+    every device whose kernel backend does not split (`KernelBackend.split_reductions_on`)."""
     data = getattr(buffer, "data", None)
     if not (isinstance(buffer, ComputedBuffer) and isinstance(data, Reduction)):
         return 1, False
-    if buffer.device.type not in SPLIT_DEVICES or data.reduction_type not in SPLITTABLE:
+    if not targets.splits_reductions(buffer.device) or data.reduction_type not in SPLITTABLE:
         return 1, False
     xnumel, rnumel = static_int(product(data.ranges)), static_int(product(data.reduction_ranges))
     if not xnumel or rnumel is None:

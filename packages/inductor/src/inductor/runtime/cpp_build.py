@@ -13,15 +13,18 @@ import ctypes
 import functools
 import itertools
 import os
+import pathlib
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from .. import cache, logs
-from ..codegen.cpp import PRELUDE
 from ..errors import CppCompileError, InductorError
 from .kernel_errors import kernel_error
 
+# Every kernel includes it by name (`build` passes its folder with -I, and `toolchain_key` puts its
+# text in each kernel's cache key), so a kernel's source names no cache path.
+PRELUDE = pathlib.Path(__file__).with_name("cpp_prelude.h")
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-std=gnu++17", "-shared", "-fPIC", "-w"]
 
 

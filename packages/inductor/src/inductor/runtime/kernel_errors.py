@@ -3,7 +3,7 @@
 A kernel meeting an integer division by zero (x86 traps on it and kills the process) or an
 index tensor's value outside the dimension it indexes (the load would read foreign memory)
 sets an error code and carries on safely; its caller raises the exception eager raises for
-the same inputs. C++ kernels return the code (cpp_prelude.h); Triton kernels run by the
+the same inputs. C++ kernels return the code (runtime/cpp_prelude.h); Triton kernels run by the
 interpreter on CPU tensors store it through a flag pointer (codegen/triton, triton_launch.py).
 Triton kernels on the GPU do not check (as torch.compile's): an out-of-range index is clamped.
 """

@@ -1,18 +1,20 @@
 """Sympy index expressions, dtypes and Python scalars as Triton source.
 
-Index arithmetic is non-negative (sizes.py), so `FloorDiv` and `PythonMod` print as Triton's `//`
-and `%`, whose C semantics (truncation) agree with Python's on non-negative operands; sizes the
-program computed may be negative and get Python's rounding spelled out.
+Indices print with fake_tensor's one printer (fake_tensor/symbolic/printing.py) in Python's
+spelling, Triton's own Max/Min and powers aside. Index arithmetic is non-negative (sizes.py), so
+`FloorDiv` and `PythonMod` print as Triton's `//` and `%`, whose C semantics (truncation) agree
+with Python's on non-negative operands; sizes the program computed may be negative and get
+Python's rounding spelled out.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import sympy
 import torch
-
-from ...sizes import FloorDiv, PythonMod
+from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, call, folded
 
 TRITON_DTYPES = {
     torch.float32: "tl.float32", torch.float64: "tl.float64", torch.float16: "tl.float16",
@@ -25,53 +27,54 @@ def triton_dtype(dtype: torch.dtype) -> str:
     return TRITON_DTYPES[dtype]
 
 
-def index(expr) -> str:
-    """A Triton expression; symbols are loop variables, kernel arguments or indirect indices."""
-    expr = sympy.sympify(expr)
-    if isinstance(expr, sympy.Integer):
-        return str(int(expr))
-    if isinstance(expr, sympy.Symbol):
-        return expr.name
-    if isinstance(expr, sympy.Add):
-        return "(" + " + ".join(index(t) for t in _ordered(expr.args)) + ")"
-    if isinstance(expr, sympy.Mul):
-        return "(" + " * ".join(index(a) for a in _ordered(expr.args)) + ")"
-    if isinstance(expr, (FloorDiv, PythonMod)):
-        a, b = (index(x) for x in expr.args)
-        # Triton's `//` and `%` truncate like C's; Python's round toward -inf, which differs when
-        # a size the program computed is negative (`-n % 3`).
-        if all(sympy.sympify(x).is_nonnegative for x in expr.args):
-            return f"({a} {'//' if isinstance(expr, FloorDiv) else '%'} {b})"
-        off = f"((({a} % {b}) != 0) & ((({a} % {b}) < 0) != ({b} < 0)))"
-        if isinstance(expr, FloorDiv):
-            return f"(({a} // {b}) - tl.where({off}, 1, 0))"
-        return f"(({a} % {b}) + tl.where({off}, {b}, 0))"
-    if isinstance(expr, sympy.Max):
-        return _fold("tl.maximum", expr.args)
-    if isinstance(expr, sympy.Min):
-        return _fold("tl.minimum", expr.args)
-    if isinstance(expr, sympy.Pow) and isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
-        return "(" + " * ".join([index(expr.base)] * int(expr.exp)) + ")"
-    # What the program computes from sizes and feeds to a kernel: `x + (n >= 3)`, `abs(n - 10)`.
-    if isinstance(expr, sympy.Rel) and expr.rel_op in ("<", "<=", ">", ">=", "==", "!="):
-        return f"({index(expr.lhs)} {expr.rel_op} {index(expr.rhs)})"
-    if isinstance(expr, sympy.Abs):
-        return f"tl.abs({index(expr.args[0])})"
-    if isinstance(expr, sympy.Float):
-        return repr(float(expr))
+def _power(expr, p):
+    """A positive integer power as repeated multiplication."""
+    if not (isinstance(expr.exp, sympy.Integer) and expr.exp > 0):
+        return p.unknown(expr, p)
+    return "*".join([p.operand(expr.base, MUL + 1)] * int(expr.exp)), MUL
+
+
+def _unprintable(expr, p):
     raise NotImplementedError(f"Triton printing of index expression {expr} ({type(expr).__name__})")
 
 
-def _ordered(args):
-    """Constants last, so `x0 + 128*x1 + 5` reads in loop order."""
-    return sorted(args, key=lambda a: (a.is_number, sympy.default_sort_key(a)))
+def _rounding_down(floor: bool):
+    """Triton's `//` and `%` truncate like C's; Python's round toward -inf, which differs when a
+    size the program computed is negative (`-n % 3`): then the correction is spelled out."""
+    truncating = PYTHON["FloorDiv" if floor else "PythonMod"]
+
+    def rule(expr, p):
+        if all(arg.is_nonnegative for arg in expr.args):
+            return truncating(expr, p)
+        a, b = (p.text(x, UNARY) for x in expr.args)
+        off = f"((({a} % {b}) != 0) & ((({a} % {b}) < 0) != ({b} < 0)))"
+        if floor:
+            return f"(({a} // {b}) - tl.where({off}, 1, 0))", ATOM
+        return f"(({a} % {b}) + tl.where({off}, {b}, 0))", ATOM
+
+    return rule
 
 
-def _fold(fn, args):
-    out = index(args[0])
-    for a in args[1:]:
-        out = f"{fn}({out}, {index(a)})"
-    return out
+def _float(expr, p):
+    return repr(float(expr)), ATOM
+
+
+# What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`.
+TRITON_INDEX = PYTHON.only(
+    "Symbol", "Integer", "Add", "Mul",
+    "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan",
+).with_rules({
+    "Pow": _power, "Max": folded("tl.maximum"), "Min": folded("tl.minimum"), "Float": _float,
+    "Abs": call("tl.abs"), "FloorDiv": _rounding_down(floor=True), "PythonMod": _rounding_down(floor=False),
+})
+_PRINTER = ExpressionPrinter(TRITON_INDEX, unknown=_unprintable, ordered=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def index(expr) -> str:
+    """A Triton expression; symbols are loop variables, kernel arguments or indirect indices.
+    Parenthesized unless it is a name, a number or a call, so it reads as one operand."""
+    return _PRINTER.text(expr, UNARY)
 
 
 def literal(value, dtype: torch.dtype) -> str:

@@ -11,9 +11,9 @@ reduction loop: every load is contiguous again.
 
 from __future__ import annotations
 
-from ..ir import FusedKernel, InnerLoop
-from ..ops import DependencyCollector, use_handler
-from ..sizes import affine_coefficient, static_int
+from ...ir import FusedKernel, InnerLoop
+from ...ops import DependencyCollector, use_handler
+from ...sizes import affine_coefficient, static_int
 
 LANES = 32  # elements per tile: four AVX2 vectors of float accumulators, to hide add latency
 MIN_LANES = 8  # one AVX2 vector of floats

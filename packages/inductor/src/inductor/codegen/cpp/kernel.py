@@ -12,7 +12,7 @@ Layout of a kernel (see ir.FusedKernel):
 
 A kernel without inner loops vectorizes its innermost outer loop instead; one without outer
 loops parallelizes its inner loops (`parallel for simd reduction(...)`: per-thread partials).
-A column reduction (see cpp_loop_order.py) tiles its last outer loop instead and runs every
+A column reduction (see loop_order.py) tiles its last outer loop instead and runs every
 stage as a `lane` loop across the tile, with one accumulator per lane:
 
     for x{n-1}_tile in steps of LANES:        (parallel, collapsed with the other outer loops)
@@ -21,7 +21,7 @@ stage as a `lane` loop across the tile, with one accumulator per lane:
         for r0 ...: for lane: body; acc[lane] += value;     (the lane loop vectorizes)
         for lane: buf[x] = acc[lane]
 
-Math goes through cpp_prelude.h, whose float functions vectorize without -ffast-math.
+Math goes through runtime/cpp_prelude.h, whose float functions vectorize without -ffast-math.
 
 Values that do not change across the loops (an optimizer's bias correction `pow(beta, step)`,
 scalars read from 0-d tensors) are computed once, before them: GCC vectorizes no loop that calls
@@ -30,23 +30,18 @@ scalars read from 0-d tensors) are computed once, before them: GCC vectorizes no
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import sympy
 import torch
 
-from ..ir import FusedKernel, InnerLoop, OuterStep
-from ..ops import COMPARISONS, UNARY, kernel_accesses, use_handler
-from ..runtime.kernel_errors import BOUNDS_ERROR_CODES
-from . import cpp_expr
-from .cpp_expr import ctype
-from .cpp_loop_order import LANES, lane_loop
-
-# Kernels include it by name from the package (runtime/cpp_build.py passes its folder with -I,
-# and puts its text in each kernel's cache key), so a kernel's source names no cache path.
-PRELUDE = pathlib.Path(__file__).with_name("cpp_prelude.h")
-
+from ...ir import FusedKernel, InnerLoop, OuterStep
+from ...ops import COMPARISONS, UNARY, kernel_accesses, use_handler
+from ...runtime.cpp_build import PRELUDE
+from ...runtime.kernel_errors import BOUNDS_ERROR_CODES
+from . import expressions
+from .expressions import ctype
+from .loop_order import LANES, lane_loop
 
 # Prelude functions that may set ptc_error_flag (directly or through ptc_divisor).
 FLAGGING_HELPERS = ("ptc_divisor", "ptc_truncdiv", "ptc_floordiv", "ptc_fmod", "ptc_mod", "ptc_index_in_bounds")
@@ -164,7 +159,7 @@ class CppKernel:
     def _index(self, expr) -> str:
         expr = sympy.sympify(expr)
         self.symbols |= {s.name for s in expr.free_symbols if s in self.size_symbols}
-        return cpp_expr.index(expr)
+        return expressions.index(expr)
 
     def _element(self, name, index) -> str:
         """`name[index]`; a scratch buffer holds one inner row, indexed by the inner position."""
@@ -208,7 +203,7 @@ class CppKernel:
         self.cse[-1][target] = value  # a later load of this element in this scope reuses the value
 
     def constant(self, value, dtype):
-        return CppValue(cpp_expr.constant(value, dtype), dtype, invariant=True)
+        return CppValue(expressions.constant(value, dtype), dtype, invariant=True)
 
     def index_expr(self, expr, dtype):
         invariant = sympy.sympify(expr).free_symbols <= self.size_symbols

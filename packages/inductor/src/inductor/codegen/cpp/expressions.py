@@ -1,0 +1,98 @@
+"""Sympy index expressions and Python scalars as C++ source."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import sympy
+import torch
+from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, binary, folded
+
+CTYPES = {
+    torch.float32: "float", torch.float64: "double", torch.float16: "_Float16", torch.bfloat16: "uint16_t",
+    torch.int64: "int64_t", torch.int32: "int32_t", torch.int16: "int16_t", torch.int8: "int8_t",
+    torch.uint8: "uint8_t", torch.bool: "bool",
+}
+
+
+def ctype(dtype: torch.dtype) -> str:
+    return CTYPES[dtype]
+
+
+def _integer(expr, p):
+    value = int(expr)
+    return f"{value}L" if abs(value) >= 2**31 else str(value), ATOM if value >= 0 else UNARY
+
+
+def _power(expr, p):
+    """A positive integer power as repeated multiplication (C has no `**`)."""
+    if not (isinstance(expr.exp, sympy.Integer) and expr.exp > 0):
+        return p.unknown(expr, p)
+    return "*".join([p.operand(expr.base, MUL + 1)] * int(expr.exp)), MUL
+
+
+def _unprintable(expr, p):
+    raise NotImplementedError(f"C++ printing of index expression {expr} ({type(expr).__name__})")
+
+
+def _rounding_down(c_operator: str, helper: str):
+    """Index arithmetic (loop variables, sizes) is non-negative, where C's truncating `/` and `%`
+    agree with Python's; a size the program computed (`-n % 3`) may not be: Python rounds
+    toward -inf, so those call the prelude's Python-rounding helper."""
+    c_rule = binary(c_operator, MUL)
+
+    def rule(expr, p):
+        if all(arg.is_nonnegative for arg in expr.args):
+            return c_rule(expr, p)
+        return p.function(f"{helper}<int64_t>", expr.args)
+
+    return rule
+
+
+def _absolute(expr, p):
+    operand = p.text(expr.args[0], UNARY)
+    return f"ptc_max<int64_t>({operand}, -{operand})", ATOM
+
+
+def _float(expr, p):
+    return repr(float(expr)), ATOM
+
+
+# What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`.
+CPP_INDEX = PYTHON.only(
+    "Symbol", "Add", "Mul", "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan",
+).with_rules({
+    "Integer": _integer, "Pow": _power, "Float": _float, "Abs": _absolute,
+    "FloorDiv": _rounding_down("/", "ptc_floordiv"), "PythonMod": _rounding_down("%", "ptc_mod"),
+    "Max": folded("ptc_max<int64_t>"), "Min": folded("ptc_min<int64_t>"),
+})
+_PRINTER = ExpressionPrinter(CPP_INDEX, unknown=_unprintable, ordered=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def index(expr) -> str:
+    """An int64 C++ expression; every symbol is a loop variable, a kernel argument or an indirect
+    index. Parenthesized unless it is a name, a number or a call, so it reads as one operand."""
+    return _PRINTER.text(expr, UNARY)
+
+
+def constant(value, dtype: torch.dtype) -> str:
+    if dtype == torch.bool:
+        return "true" if value else "false"
+    if dtype == torch.bfloat16:
+        return f"float_to_bf16({constant(value, torch.float32)})"
+    if dtype == torch.float16:
+        return f"static_cast<_Float16>({constant(value, torch.float32)})"
+    if dtype.is_floating_point:
+        value = float(value)
+        compute = "float" if dtype == torch.float32 else "double"
+        if math.isnan(value):
+            return f"std::numeric_limits<{compute}>::quiet_NaN()"
+        if math.isinf(value):
+            sign = "-" if value < 0 else ""
+            return f"{sign}std::numeric_limits<{compute}>::infinity()"
+        text = repr(value)
+        return f"{text}f" if dtype == torch.float32 else text
+    value = int(value)
+    return f"static_cast<{ctype(dtype)}>({value}L)"
