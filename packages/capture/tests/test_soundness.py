@@ -621,3 +621,29 @@ def test_id_of_an_input_is_its_own():
     for o, items in ((Plain(), [1]), (Plain(), [1]), (Plain(), [2, 3])):
         t = torch.randn(3)
         assert_same(compiled(t, o, items), fn(t, o, items))
+
+
+class _Slotted:
+    __slots__ = ("scale",)
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def _two_parameters(a, b):
+    return a
+
+
+def test_attributes_a_class_computes_are_read_from_objects_passed_in():
+    """A slot and a C-computed field (`inspect.Signature.parameters` reads its `_parameters`
+    slot; HF's apply_chunking_to_forward does this) of a real object are read from the object,
+    guarded, not refused."""
+    import inspect
+
+    def fn(x, obj):
+        return x * obj.scale + len(inspect.signature(_two_parameters).parameters)
+
+    compiled = compile_eager(fn, fullgraph=True)
+    for scale in (2.0, 2.0, 3.0):
+        x = torch.randn(4)
+        run_and_compare(compiled, fn, (x, _Slotted(scale)))

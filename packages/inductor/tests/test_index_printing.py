@@ -49,11 +49,21 @@ def test_python_and_triton_indices_evaluate_like_sympy(expr, values):
     assert eval(triton.index(expr), {"tl": TL}, scope) == expected
 
 
-@pytest.mark.parametrize("printer", [cpp.index, triton.index, pyexpr])
+@pytest.mark.parametrize("printer", [cpp.index, triton.index])
 @pytest.mark.parametrize("expr", [x0 / 2, sympy.floor(x0 * 1.5)], ids=["rational", "float"])
 def test_what_a_target_cannot_spell_is_not_implemented(printer, expr):
     with pytest.raises(NotImplementedError):
         printer(expr)
+
+
+@pytest.mark.parametrize("expr", [
+    sympy.floor(x0 * 1.5), sympy.ceiling(x0 / 4), sympy.Abs(x0 - 10), x0 >= 3, sympy.Ne(x0, 3),
+], ids=["floor", "ceiling", "abs", "ge", "ne"])
+@pytest.mark.parametrize("value", [0, 3, 7, 12])
+def test_wrapper_spells_sizes_the_program_computed(expr, value):
+    """The wrapper returns sizes a program computed from sizes (`int(n * 1.5)`, `n >= 3`):
+    its Python, without `math`, evaluates like sympy."""
+    assert eval(pyexpr(expr), {}, {"x0": value}) == expr.subs(x0, value)
 
 
 @pytest.mark.parametrize("printer", [cpp.index, triton.index])

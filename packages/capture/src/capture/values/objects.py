@@ -72,9 +72,11 @@ def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     return attribute if isinstance(attribute, types.FunctionType) else None
 
 
-def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> Value | None:
+def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, readable: bool = False) -> Value | None:
     """What reading a class attribute through an instance gives, for descriptors capture
-    models; None for plain class data (the caller wraps it)."""
+    models; None for plain class data (the caller wraps it). `readable`: the instance is a
+    real object whose attribute the caller reads natively when this gives None (a slot, a
+    C-computed field of an `inspect.Signature`), rather than wrapping the descriptor."""
     from .functions import BuiltinValue, FunctionValue, MethodValue
 
     session = frame.session
@@ -97,7 +99,7 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any) -> 
         return MethodValue(BuiltinValue(descriptor), instance)
     if isinstance(descriptor, types.GetSetDescriptorType) and descriptor.__name__ == "__class__":
         return session.wrap(instance.python_type(), None)
-    if not isinstance(descriptor, type) and hasattr(type(descriptor), "__get__"):
+    if not readable and not isinstance(descriptor, type) and hasattr(type(descriptor), "__get__"):
         # Any other descriptor computes the attribute (`__dict__`, a C struct member, a
         # cached_property): the descriptor object itself is not the answer.
         raise Unsupported(f"reading the attribute {getattr(descriptor, '__name__', '?')!r} of {instance.describe()}, which its class computes ({type(descriptor).__name__})")
@@ -164,7 +166,7 @@ class ObjectValue(Value):
         if not is_data_descriptor and instance_dict is not None and name in instance_dict:
             return session.wrap(instance_dict[name], self.attribute_source(name))
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, cls, descriptor)
+            bound = bind_class_attribute(frame, self, cls, descriptor, readable=True)
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
