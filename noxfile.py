@@ -105,7 +105,9 @@ def tests(session: nox.Session) -> None:
                 env={"HF_HUB_OFFLINE": "1"})
 
 
-@nox.session
+# reuse_venv: a second run (e.g. `nox -s demo -- --model bert`) reuses the environment
+# instead of reinstalling torch-adjacent dependencies and every package.
+@nox.session(reuse_venv=True)
 def demo(session: nox.Session) -> None:
     """The main job: compile a real model and report what happened and how fast."""
     _install_everything(session)
