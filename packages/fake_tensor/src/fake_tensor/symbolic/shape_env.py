@@ -200,12 +200,7 @@ class ShapeEnv:
         name = next(f"{prefix}{i}" for i in itertools.count(len(self.unbacked)) if f"{prefix}{i}" not in self._names)
         self._names.add(name)
         value_range = ValueRange.of(lower, upper)
-        if pytype is float:
-            symbol = sympy.Symbol(name, real=True)
-        elif value_range.lower >= 0:
-            symbol = sympy.Symbol(name, integer=True, nonnegative=True)
-        else:
-            symbol = sympy.Symbol(name, integer=True)
+        symbol = _symbol(name, pytype, value_range, nonnegative=True)
         self._order[symbol] = len(self._order)
         self.ranges[symbol] = value_range
         # Code that runs the user's program some other way names the user's line itself.
@@ -230,12 +225,7 @@ class ShapeEnv:
         elif name in self._names:
             raise ConstraintViolationError(f"Dim name {name!r} is already the name of another symbol")
         self._names.add(name)
-        if pytype is float:
-            symbol = sympy.Symbol(name, real=True)
-        elif value_range.lower >= 0:
-            symbol = sympy.Symbol(name, integer=True, positive=True)
-        else:
-            symbol = sympy.Symbol(name, integer=True)
+        symbol = _symbol(name, pytype, value_range, nonnegative=False)
         self._order[symbol] = len(self._order)
         self.hints[symbol] = hint
         self.ranges[symbol] = value_range
@@ -646,3 +636,12 @@ def _range_conditions(expr: sympy.Expr, known: ValueRange, implied: ValueRange) 
 def _hint_of(value) -> int:
     return value.node.hint if isinstance(value, torch.SymInt) else value
 
+
+def _symbol(name: str, pytype: type, value_range: ValueRange, *, nonnegative: bool) -> sympy.Symbol:
+    """A float symbol is real; an int one with a range from 0 up is positive (a size: sizes 0 and
+    1 specialize), or only non-negative for an unbacked count, which may be 0."""
+    if pytype is float:
+        return sympy.Symbol(name, real=True)
+    if value_range.lower >= 0:
+        return sympy.Symbol(name, integer=True, **({"nonnegative": True} if nonnegative else {"positive": True}))
+    return sympy.Symbol(name, integer=True)
