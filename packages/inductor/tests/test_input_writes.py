@@ -5,13 +5,14 @@ allocates the new value nor copies it back."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
 import torch
 
 import inductor
-from conftest import backend_options, traced
+from conftest import backend_options, traced, uses_triton
 
 pytest.importorskip("aot_autograd")
 
@@ -90,6 +91,35 @@ def test_input_written_in_place_matches_eager(fn, transposed, device):
     compiled = inductor.compile_fx(traced(Fn(fn)), [t.clone() for t in inputs], options=backend_options())
     run_both(compiled, fn, inputs)
     run_both(compiled, fn, inputs_for(fn, device, transposed))  # the cached graph, new values
+
+
+@pytest.mark.parametrize("fn", [scale_and_shift, normalize_rows], ids=lambda f: f.__name__)
+def test_timing_block_sizes_does_not_apply_an_in_place_update_again(fn, device, monkeypatch):
+    # Choosing among block sizes runs a kernel several times; for a kernel that updates an input
+    # in place (an optimizer step's parameters), each timed run on the real input would apply
+    # the update once more (AdamW on the H200 was wrong on its first call only).
+    if not uses_triton(device):
+        pytest.skip("only Triton kernels are timed")
+    from inductor.runtime import triton_launch
+
+    def time_by_running_three_times(launch):
+        for _ in range(3):
+            launch()
+        return 1.0
+
+    one_config = triton_launch.TritonLauncher._candidates
+
+    def two_configs(self, numels, interpreted):
+        [config] = one_config(self, numels, interpreted)
+        return [config, dataclasses.replace(config, XBLOCK=max(1, config.XBLOCK // 2))]
+
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_candidates", two_configs)
+    monkeypatch.setattr(triton_launch, "_time_ms", time_by_running_three_times)
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choice", lambda *a: None)
+    inputs = [torch.randn(7, 9, device=device) + 4, torch.randn(7, 9, device=device) + 4]  # a size of its own
+    compiled = inductor.compile_fx(traced(Fn(fn)), [t.clone() for t in inputs], options=backend_options())
+    run_both(compiled, fn, inputs)
+    run_both(compiled, fn, [torch.randn(7, 9, device=device) + 4, torch.randn(7, 9, device=device) + 4])
 
 
 def wrapper_source(caplog, fn, inputs) -> str:

@@ -4,8 +4,9 @@ The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(key, name
 and calls it with the kernel's tensors and sizes followed by the element counts
 (`xnumel[, rnumel]`). The first launch in a size bucket (each element count rounded up to a
 power of two: the candidates are the same throughout one) picks a block-size config: the only
-candidate, or the fastest of a few, timed on the real arguments (generated kernels only
-write their own outputs, so running one several times is harmless). The choice is kept in
+candidate, or the fastest of a few, timed on the real inputs and on stand-ins for the tensors
+the kernel stores to (a kernel may update a graph input in place, and timing it on the real
+one would apply the update once per timed run). The choice is kept in
 memory and in `<kernel>.autotune.json` beside the kernel file, keyed by GPU and bucket, so a
 kernel with symbolic sizes is not timed again at each new length, nor a warm start at all.
 
@@ -204,17 +205,36 @@ class TritonLauncher:
         return config
 
     def _fastest(self, options: list[Config], args, numels) -> Config:
-        from triton.testing import do_bench
-
+        try:
+            args = self._with_stand_ins_for_stores(args)
+        except torch.OutOfMemoryError:  # no room for the stand-ins: take the best guess untimed
+            return options[0]
         timings = []
         for config in options:
             try:
                 plan = self._plan_for(config, numels)
-                timings.append((do_bench(lambda: self._launch(plan, args), warmup=5, rep=20), config))
+                timings.append((_time_ms(lambda: self._launch(plan, args)), config))
             except Exception as error:  # a config the compiler rejects (e.g. out of shared memory) is skipped
                 if "OutOfResources" not in type(error).__name__ and "out of resource" not in str(error):
                     raise
         return min(timings, key=lambda pair: pair[0])[1]
+
+    def _with_stand_ins_for_stores(self, args) -> list:
+        """`args` with each tensor the kernel stores to replaced by an uninitialized tensor of the
+        same layout over storage of its own (one per storage, so aliases stay aliases). Reads
+        through another parameter still see the real values; nothing real is written."""
+        written = {k for k, name in enumerate(self.fn.arg_names) if "out_ptr" in name}
+        stand_ins: dict[int, torch.Tensor] = {}
+        args = list(args)
+        for k in written:
+            tensor = args[k]
+            storage = tensor.untyped_storage()
+            if storage.data_ptr() not in stand_ins:
+                stand_ins[storage.data_ptr()] = torch.empty(storage.nbytes(), dtype=torch.uint8, device=tensor.device)
+            copy = stand_ins[storage.data_ptr()]
+            args[k] = torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
+                copy.untyped_storage(), tensor.storage_offset(), tensor.size(), tensor.stride())
+        return args
 
     def _choices_path(self) -> pathlib.Path:
         return pathlib.Path(self.path).with_suffix(".autotune.json")
@@ -233,6 +253,12 @@ class TritonLauncher:
             cache.write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
         except OSError as error:  # a read-only cache: the choice holds for this process only
             log.info("inductor: could not store the block sizes chosen for %s (%s)", self.name, error)
+
+
+def _time_ms(launch) -> float:
+    from triton.testing import do_bench
+
+    return do_bench(launch, warmup=5, rep=20)
 
 
 _TORCH_DTYPES = {
