@@ -274,6 +274,12 @@ class Scheduler:
         """`after`: buffers that must run before it (or in its loop iteration), beside those it reads."""
         deps = {name for name, _ in buffer.reads()} | after
         owners = [g for g in self.open if g.names & deps]
+        # A group on another device (CPU scalars a CUDA kernel reads: an optimizer's bias
+        # corrections) can never hold this buffer: it runs first, and is no reason to split
+        # the same-device groups this buffer could merge.
+        for group in [g for g in owners if g.members[0].buffer.device != buffer.device]:
+            self._emit(group)
+            owners.remove(group)
         if self._join_merged(owners, buffer):
             return
         for group in reversed(owners):
