@@ -137,6 +137,22 @@ def test_cpu_scalar_tensor_mixed_with_cuda_tensors(name):
     assert compiled(x, scale)[0].device == x.device
 
 
+def bias_corrected_updates(x, y, step):
+    # An optimizer's shape: a value computed on CPU from a CPU step count, read by CUDA kernels.
+    correction = aten.rsub.Scalar(aten.pow.Scalar(0.9, step), 1)
+    return (aten.div.Tensor(aten.exp.default(x), correction), aten.div.Tensor(aten.sum.dim_IntList(y, [1]), correction))
+
+
+def test_a_cpu_value_cuda_kernels_read_is_copied_to_the_device_once_without_waiting():
+    x, y = torch.randn(64, 64, device="cuda"), torch.randn(32, 48, device="cuda")
+    compiled = compile_cuda(bias_corrected_updates, [x, y, torch.tensor(3.0)])
+    # Pinned memory and one asynchronous copy (a pageable copy per kernel blocked the host).
+    assert "pin_memory=True" in compiled.source and compiled.source.count("non_blocking=True") == 1
+    for step in range(1, 40):  # new values each call: no call may see an earlier call's copy
+        x, y, count = torch.randn(64, 64, device="cuda"), torch.randn(32, 48, device="cuda"), torch.tensor(float(step))
+        assert_same(compiled(x, y, count), bias_corrected_updates(x, y, count))
+
+
 class Attention(torch.nn.Module):
     def forward(self, q, k, v):
         return (torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2,)
