@@ -153,6 +153,22 @@ def test_a_cpu_value_cuda_kernels_read_is_copied_to_the_device_once_without_wait
         assert_same(compiled(x, y, count), bias_corrected_updates(x, y, count))
 
 
+def scaled_by_a_cpu_count(x, count):
+    return (aten.mul.Tensor(aten.exp.default(x), count), aten.sum.dim_IntList(aten.mul.Tensor(x, count), [0]))
+
+
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_cpu_scalar_arguments_are_copied_once_per_call_with_this_calls_values(mode):
+    # The 0-d CPU arguments CUDA kernels read go to the device in one copy per call; CUDA graphs
+    # are off for such a graph (a replay would copy the recorded call's pinned memory again).
+    x = torch.randn(64, 64, device="cuda")
+    compiled = compile_cuda(scaled_by_a_cpu_count, [x, torch.tensor(2.0)], mode=mode)
+    assert compiled.source.count("pin_memory()") == 1
+    for step in range(1, 8):
+        x, count = torch.randn(64, 64, device="cuda"), torch.tensor(float(step))
+        assert_same(compiled(x, count), scaled_by_a_cpu_count(x, count))
+
+
 class Attention(torch.nn.Module):
     def forward(self, q, k, v):
         return (torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2,)

@@ -49,6 +49,7 @@ class CompiledGraph:
         exec(compile(source, "<inductor wrapper>", "exec"), module.__dict__)
         self._call = module.call
         self.written_inputs: tuple[int, ...] = module.written_inputs  # argument positions written in place
+        self.copies_host_values: bool = module.copies_host_values  # CPU values copied to the device
 
     @property
     def kernel_count(self) -> int:
@@ -128,6 +129,10 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
             # inputs: both would break writes into the caller's tensors.
             log.info("inductor: the graph writes its inputs %s in place; running it without CUDA graphs",
                      list(compiled.written_inputs))
+            return compiled
+        if compiled.copies_host_values:
+            # A replay would copy from the pinned memory of the recorded call, not this call's values.
+            log.info("inductor: the graph reads CPU values on the GPU; running it without CUDA graphs")
             return compiled
         return CudaGraphRunner(compiled)
     return compiled

@@ -15,6 +15,7 @@ from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
 from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import product
+from .host_values import BIND_TIME, HostValues
 
 
 def _unprintable(expr, p):
@@ -68,25 +69,13 @@ class WrapperCodegen:
             return [step.parent.name]
         return [v.name if isinstance(v, Buffer) else v.data.name for v in step.inputs()]
 
-    def _host_buffers_of_device_kernels(self) -> set[str]:
-        """Computed CPU buffers a CUDA kernel reads (0-d values eager lets join CUDA ops, e.g. an
-        optimizer's bias corrections from CPU step counts). Each is computed into pinned memory
-        and copied to the device once, asynchronously, right after the step computing it;
-        otherwise every kernel reading it would copy it from pageable memory, which blocks the
-        host until the GPU is idle (73 such copies per compiled AdamW step on an H200)."""
-        return {
-            name for step in self.steps if isinstance(step, KERNEL_STEPS) and step.device.type == "cuda"
-            for name in self.kernels[step.name].args
-            if isinstance(self.buffers.get(name), ComputedBuffer) and self.buffers[name].layout.device.type == "cpu"
-        }
-
     def generate(self) -> str:
-        self.on_device = {name: f"{name}_on_device" for name in self._host_buffers_of_device_kernels()}
-        self.memory = MemoryPlan(self.graph, self.steps, self.buffers, self._reads, pinned=set(self.on_device))
-        body = ["def call(args):", *self._bind_inputs()]
+        self.host_values = HostValues(self.steps, self.kernels, self.buffers, self.graph.input_writes, self._reads)
+        self.memory = MemoryPlan(self.graph, self.steps, self.buffers, self._reads, pinned=self.host_values.pinned)
+        body = ["def call(args):", *self._bind_inputs(), *self.host_values.lines_after(BIND_TIME)]
         for k, step in enumerate(self.steps):
             body += self._step(step)
-            body += self._copies_to_device(step)
+            body += self.host_values.lines_after(k)
             body += self._bind_unbacked(step)
             body += self.memory.release_after(k)
         body.append(self._return())
@@ -110,6 +99,7 @@ class WrapperCodegen:
         g = self.graph
         written = sorted(g.graph_inputs.index(self.buffers[name]) for name in set(g.input_writes.values()))
         header.append(f"written_inputs = {tuple(written)!r}")
+        header.append(f"copies_host_values = {bool(self.host_values.on_device)!r}")
         return header
 
     def _bind_inputs(self) -> list[str]:
@@ -129,16 +119,6 @@ class WrapperCodegen:
             if name in self.memory.shaped:  # an extern reads it by its own name
                 lines.append(f"    {name} = {target}  # computed into the input's memory")
         return lines
-
-    def _copies_to_device(self, step) -> list[str]:
-        written = [node.name for node in step.nodes] if isinstance(step, KERNEL_STEPS) else []
-        return [f"    {self.on_device[name]} = {name}.to({str(device)!r}, non_blocking=True)"
-                for name in written if name in self.on_device
-                for device in [self._device_reading(name)]]
-
-    def _device_reading(self, name: str) -> torch.device:
-        return next(step.device for step in self.steps if isinstance(step, KERNEL_STEPS)
-                    and step.device.type == "cuda" and name in self.kernels[step.name].args)
 
     def _bind_unbacked(self, step) -> list[str]:
         """Data-dependent sizes (the rows `nonzero` found, the number `.item()` read) are known
@@ -166,7 +146,7 @@ class WrapperCodegen:
             if isinstance(buf, ComputedBuffer) and _written_by(step, name):
                 lines.append("    " + self.memory.allocate(buf))
         pointer = ".data_ptr()" if call.takes_pointers else ""
-        on_device = self.on_device if step.device.type == "cuda" else {}
+        on_device = self.host_values.on_device if step.device.type == "cuda" else {}
         args = [on_device.get(a) or (f"{a}{pointer}" if a in self.buffers else a) for a in call.args]
         lines.append(f"    {step.name}({', '.join(args)})")
         return lines
