@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import compiler
@@ -40,28 +41,8 @@ class Page(html.parser.HTMLParser):
         self.chunks.append(data)
 
 
-class TwoLayers(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.first = torch.nn.Linear(8, 16)
-        self.second = torch.nn.Linear(16, 4)
-
-    def forward(self, x):
-        hidden = torch.relu(self.first(x))
-        print("between the layers")  # a graph break
-        return self.second(hidden).sigmoid()
-
-
-def test_report_of_a_model_with_a_break_and_a_recompile(tmp_path, capfd):
-    model = TwoLayers()
-    path = tmp_path / "report.html"
-    compiled = compiler.compile(model, report=path)
-    for batch in (3, 3, 5):  # first call, cache hit with new values, recompile at a new size
-        x = torch.randn(batch, 8)
-        torch.testing.assert_close(compiled(x), model(x))
-    assert "[compiler." not in capfd.readouterr().err  # the report listens; stderr stays quiet
-
-    page = Page(path.read_text())
+def test_report_of_a_model_with_a_break_and_a_recompile(model_report):
+    page = Page(model_report.read_text())
     assert page.scripts == 0 and page.outside == []
     sections = {"summary", "phases", "graphs", "graph-breaks", "recompiles", "guards", "bytecode", "aot-graphs", "output-code", "log"}
     assert sections <= page.ids
@@ -80,7 +61,14 @@ def test_report_of_a_model_with_a_break_and_a_recompile(tmp_path, capfd):
         assert phase in text
 
 
-def test_report_of_a_function(tmp_path):
+def test_report_is_valid_html(model_report):
+    html5lib = pytest.importorskip("html5lib", reason="html5lib is in ptc-compiler's test extra")
+    parser = html5lib.HTMLParser(strict=True)  # raises at the first parse error
+    parser.parse(model_report.read_text())
+    assert parser.errors == []
+
+
+def test_report_of_a_function(tmp_path, capfd):
     def fn(x):
         return torch.cos(x) + 1
 
@@ -88,6 +76,7 @@ def test_report_of_a_function(tmp_path):
     reported = compiler.report(fn, path, backend="eager")
     x = torch.randn(4)
     torch.testing.assert_close(reported(x), fn(x))
+    assert "[compiler." not in capfd.readouterr().err  # the report listens; stderr stays quiet
     text = Page(path.read_text()).text
     assert "torch.cos(l_x)" in text and "graph breaks" in text
 
