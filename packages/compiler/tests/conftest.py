@@ -26,10 +26,11 @@ class TwoLayers(torch.nn.Module):
 
 @pytest.fixture(scope="session")
 def model_report(tmp_path_factory):
-    """The report's path, after a first call, a cache hit with new values and a recompile."""
+    """The report's path, after a first call, a cache hit with new values and a recompile, with
+    the kernels' times."""
     model = TwoLayers()
     path = tmp_path_factory.mktemp("report") / "report.html"
-    compiled = compiler.compile(model, report=path)
+    compiled = compiler.report(model, path, profile_kernels=True)
     for batch in (3, 3, 5):
         x = torch.randn(batch, 8)
         torch.testing.assert_close(compiled(x), model(x))

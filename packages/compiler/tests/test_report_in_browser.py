@@ -20,7 +20,8 @@ import pytest
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH (apt-get install chromium)")
 
-SECTIONS = ("summary", "phases", "graphs", "graph-breaks", "recompiles", "guards", "bytecode", "aot-graphs", "output-code", "log")
+SECTIONS = ("summary", "phases", "graphs", "graph-breaks", "recompiles", "guards", "bytecode", "aot-graphs", "output-code",
+            "kernel-time", "log")
 WINDOW = (1280, 900)
 
 # Run by the browser in a copy of the report, after layout: what is broken, as JSON in a <pre>
