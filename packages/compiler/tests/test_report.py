@@ -154,3 +154,16 @@ def test_channels_a_user_turned_on_still_print_while_a_report_listens(tmp_path, 
         compiler.set_logs()
     err = capfd.readouterr().err
     assert "[compiler.graph_breaks]" in err and "[compiler.guards]" not in err
+
+
+@pytest.mark.gpu
+def test_profiled_report_shows_the_gpu_time_of_triton_kernels(tmp_path):
+    def gelu_affine(x):
+        return torch.nn.functional.gelu(x * 2 + 1)
+
+    path = tmp_path / "gpu.html"
+    x = torch.randn(1 << 20, device="cuda")
+    torch.testing.assert_close(compiler.report(gelu_affine, path, profile_kernels=True)(x), gelu_affine(x))
+    rows = Page(path.read_text()).tables["kernels"]
+    assert rows and all(per_call.endswith("us (GPU)") for _, _, _, per_call, *_ in rows)
+    assert {int(nbytes.replace(",", "")) for _, _, _, _, nbytes, *_ in rows} == {2 * x.numel() * x.element_size()}

@@ -109,7 +109,10 @@ class Collector(logging.Handler):
         return sum(1 for e in self.events if e.channel == "compile_time" and e.phase == "capture" and e.kind == "end")
 
     def add_kernel_times(self, fn: Callable, args: tuple, kwargs: dict) -> None:
-        measured = profile_kernels(fn, args, kwargs)
+        try:
+            measured = profile_kernels(fn, args, kwargs)
+        except Exception as error:  # the user's call succeeded; the report says why it has no times
+            measured = f"not measured: calling the function again raised {type(error).__name__}: {error}"
         if isinstance(measured, str):
             self.profile_notes.append(measured)
             return
