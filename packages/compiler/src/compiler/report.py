@@ -72,8 +72,9 @@ class Collector(logging.Handler):
         super().__init__(level=logging.DEBUG)
         self.events: list[Event] = []
         self.graphs: list[GraphRecord] = []
-        # Per-kernel time: None when not asked for, else a note or the kernels measured so far.
+        # Per-kernel time (kernel_profile.py): asked for here, else by COMPILER_REPORT_PROFILE.
         self.profile = os.environ.get(PROFILE_ENV_VAR, "") not in ("", "0") if profile is None else profile
+        self.captures = 0  # functions captured so far: a call that captured also compiled
         self.kernel_times: dict[tuple, KernelTime] = {}
         self.profile_notes: list[str] = []
         self.started = time.perf_counter()
@@ -89,6 +90,7 @@ class Collector(logging.Handler):
         )
         with self._events_lock:
             self.events.append(event)
+            self.captures += channel == "compile_time" and event.phase == "capture" and event.kind == "end"
 
     @functools.cached_property
     def _wall_start(self) -> float:
@@ -103,10 +105,6 @@ class Collector(logging.Handler):
         logs.untap(self)
         if self in _ACTIVE:
             _ACTIVE.remove(self)
-
-    def captures(self) -> int:
-        """Functions captured so far (a call that captured also compiled)."""
-        return sum(1 for e in self.events if e.channel == "compile_time" and e.phase == "capture" and e.kind == "end")
 
     def add_kernel_times(self, fn: Callable, args: tuple, kwargs: dict) -> None:
         try:
@@ -429,12 +427,12 @@ def reported(compiled: Callable, path: str | os.PathLike, profile_kernels: bool 
     def around(inner, args, kwargs):
         collector.start()
         try:
-            captured = collector.captures()
+            captured = collector.captures
             result = inner(*args, **kwargs)
         finally:
             collector.stop()
             collector.write(path)
-        if collector.profile and collector.captures() > captured:
+        if collector.profile and collector.captures > captured:
             collector.add_kernel_times(inner, args, kwargs)
             collector.write(path)
         return result
@@ -478,9 +476,9 @@ def profiled_for_process_report(compiled: Callable) -> Callable:
     collector = _PROCESS_REPORT[0]
 
     def around(inner, args, kwargs):
-        captured = collector.captures()
+        captured = collector.captures
         result = inner(*args, **kwargs)
-        if collector.captures() > captured:
+        if collector.captures > captured:
             collector.add_kernel_times(inner, args, kwargs)
         return result
 
