@@ -4,13 +4,17 @@ tests/ with everything installed), `tests` (every test in one environment), `dem
 root ruff.toml).
 
 `nox` with no arguments runs `lint`, the package sessions and `integration`: every test once,
-each package's tests in an environment holding only that package and what it declares.
+each package's tests in an environment holding only that package and what it declares; then
+`integration` builds the documentation in its environment (everything is installed there
+already), as `docs` does.
 
 torch is large, so it is installed once into `.nox/_shared_torch` (pinned by constraints.txt,
 which on our machines resolves to the CPU wheel on disk) and every session's virtualenv sees
 it through a `.pth` file. pip then treats `torch>=2.11` as already satisfied, while our own
 packages and their other dependencies are still installed per session, so a package's
-session holds only what that package declares.
+session holds only what that package declares. Our packages are built without build isolation
+(setuptools comes with the shared torch): an isolated build makes a fresh environment and
+installs setuptools into it for every package, which took most of an install's time.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ def _share_torch(session: nox.Session) -> None:
     if not marker.exists():
         session.run_install(
             sys.executable, "-m", "pip", "install", "--quiet", "--target", str(SHARED_TORCH),
-            _pinned("torch"), "numpy", external=True,
+            _pinned("torch"), "numpy", "setuptools>=68", external=True,
         )
         marker.touch()
     site = session.run_install(
@@ -69,7 +73,7 @@ def _install(session: nox.Session, *packages: str) -> None:
             if dep not in closure:
                 closure.append(dep)
     _share_torch(session)
-    session.install("-c", str(CONSTRAINTS), *(f"./packages/{name}[test]" for name in closure))
+    session.install("--no-build-isolation", "-c", str(CONSTRAINTS), *(f"./packages/{name}[test]" for name in closure))
 
 
 def _package_session(name: str):
@@ -92,9 +96,13 @@ def _install_everything(session: nox.Session) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """Install every package; run the cross-package, boundary and real-model tests in tests/."""
+    """Install every package; run the cross-package, boundary and real-model tests in tests/,
+    then build the documentation as `docs` does (about half a minute). With arguments
+    (`nox -s integration -- -k name`) it runs the tests they select and builds nothing."""
     _install_everything(session)
     session.run("pytest", "tests", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
+    if not session.posargs:
+        _build_docs(session)
 
 
 @nox.session
@@ -120,9 +128,16 @@ def docs(session: nox.Session) -> None:
     docstrings) with warnings as errors, after running the pages' examples (doctest builder).
     Output: build/docs/html/index.html. Nothing is fetched from the network while building."""
     _install(session, "compiler")
+    _build_docs(session)
+
+
+def _build_docs(session: nox.Session) -> None:
+    """Run the pages' examples (the doctest builder, the only one that executes them), then
+    write the HTML from the documents the first build parsed (one doctree folder for both)."""
     session.install("-c", str(CONSTRAINTS), "sphinx>=8", "myst-parser>=4")
     for builder in ("doctest", "html"):
-        session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", builder, "docs", f"build/docs/{builder}")
+        session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", builder, "-d", "build/docs/doctrees",
+                    "docs", f"build/docs/{builder}", env={"HF_HUB_OFFLINE": "1"})
 
 
 @nox.session

@@ -12,7 +12,7 @@ import capture
 import torch
 
 from .backends import lookup_backend
-from .report import reported, reporting_backend
+from .report import profiled_for_process_report, reported, reporting_backend
 
 DEFAULT_BACKEND = "inductor"
 
@@ -77,7 +77,8 @@ def compile(
     share compiled entries (their parameters are graph inputs).
 
     `report="path.html"` writes a one-file HTML compile report after every call
-    (compiler.report); `COMPILER_REPORT=dir` writes one for the whole process.
+    (compiler.report); `COMPILER_REPORT=dir` writes one for the whole process;
+    `COMPILER_REPORT_PROFILE=1` adds each generated kernel's time to either.
     """
     if model is None:
         return lambda fn: compile(
@@ -89,7 +90,7 @@ def compile(
     compiler_fn = with_mode_and_options(lookup_backend(backend), mode, options)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
     compiled = capture.optimize(model, reporting_backend(compiler_fn, name), fullgraph=fullgraph, dynamic=dynamic)
-    return compiled if report is None else reported(compiled, report)
+    return profiled_for_process_report(compiled) if report is None else reported(compiled, report)
 
 
 def reset() -> None:

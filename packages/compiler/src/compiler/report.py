@@ -15,6 +15,12 @@ with the user's stack; guards of each cache entry; recompiles and why; the trans
 bytecode (compiled entries) and resume functions; the ATen graphs before and after
 partitioning; the generated wrapper and kernel sources; then the whole log in order. The
 page is static HTML with inline CSS: no script, nothing fetched from the network.
+
+With `profile_kernels=True` (or `COMPILER_REPORT_PROFILE=1`), each call that compiled something
+is followed by a few more calls of the compiled function with the same arguments under
+torch.profiler (kernel_profile.py), and the report shows each generated kernel's time, bytes and
+bandwidth next to its source. Those calls repeat what the function does: profile functions without
+side effects (inference, a loss), not a training step.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import html
 import logging
 import os
 import pathlib
+import re
 import threading
 import time
 from typing import Any, Callable
@@ -33,8 +40,10 @@ from typing import Any, Callable
 import torch
 
 from . import logs
+from .kernel_profile import RUNS, KernelTime, profile_kernels
 
 ENV_VAR = "COMPILER_REPORT"
+PROFILE_ENV_VAR = "COMPILER_REPORT_PROFILE"
 
 
 @dataclasses.dataclass
@@ -59,10 +68,15 @@ class GraphRecord:
 class Collector(logging.Handler):
     """Receives the channels' records and the backend's graphs while a report is on."""
 
-    def __init__(self):
+    def __init__(self, profile: bool | None = None):
         super().__init__(level=logging.DEBUG)
         self.events: list[Event] = []
         self.graphs: list[GraphRecord] = []
+        # Per-kernel time (kernel_profile.py): asked for here, else by COMPILER_REPORT_PROFILE.
+        self.profile = os.environ.get(PROFILE_ENV_VAR, "") not in ("", "0") if profile is None else profile
+        self.captures = 0  # functions captured so far: a call that captured also compiled
+        self.kernel_times: dict[tuple, KernelTime] = {}
+        self.profile_notes: list[str] = []
         self.started = time.perf_counter()
         self._events_lock = threading.Lock()
 
@@ -76,6 +90,7 @@ class Collector(logging.Handler):
         )
         with self._events_lock:
             self.events.append(event)
+            self.captures += channel == "compile_time" and event.phase == "capture" and event.kind == "end"
 
     @functools.cached_property
     def _wall_start(self) -> float:
@@ -90,6 +105,20 @@ class Collector(logging.Handler):
         logs.untap(self)
         if self in _ACTIVE:
             _ACTIVE.remove(self)
+
+    def add_kernel_times(self, fn: Callable, args: tuple, kwargs: dict) -> None:
+        try:
+            measured = profile_kernels(fn, args, kwargs)
+        except Exception as error:  # the user's call succeeded; the report says why it has no times
+            measured = f"not measured: calling the function again raised {type(error).__name__}: {error}"
+        if isinstance(measured, str):
+            self.profile_notes.append(measured)
+            return
+        for time_ in measured:
+            key = (time_.graph, time_.kernel, time_.nbytes)
+            total = self.kernel_times.setdefault(key, KernelTime(*key, on_gpu=time_.on_gpu))
+            total.calls += time_.calls
+            total.seconds += time_.seconds
 
     def write(self, path: str | os.PathLike) -> pathlib.Path:
         path = pathlib.Path(path)
@@ -269,7 +298,8 @@ def render(collector: Collector) -> str:
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>Compile report</h1><p>process {os.getpid()}, written {time.strftime('%Y-%m-%d %H:%M:%S')}</p>",
         "<nav><a href='#summary'>Summary</a><a href='#phases'>Compile time</a><a href='#graphs'>Graphs</a>"
-        + "".join(f"<a href='#{sid}'>{html.escape(title)}</a>" for sid, title, *_ in SECTIONS)
+        + "".join(f"<a href='#{sid}'>{html.escape(title)}</a>" + ("<a href='#kernel-time'>Kernel time</a>" if sid == "output-code" else "")
+                  for sid, title, *_ in SECTIONS)
         + "<a href='#log'>Log</a></nav>",
         "<h2 id='summary'>Summary</h2><table>"
         + "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>" for k, v in summary_rows)
@@ -280,9 +310,13 @@ def render(collector: Collector) -> str:
     for sid, title, channels, what in SECTIONS:
         chosen = [e for e in events if e.channel in channels]
         body = "".join(
-            _details(_first_line(e.message), _pre(e.message), open_=sid == "graph-breaks") for e in chosen
+            _details(_first_line(e.message), _pre(e.message), open_=sid == "graph-breaks")
+            + (_kernel_table(collector, e.message) if sid == "output-code" else "")
+            for e in chosen
         ) or "<p>None.</p>"
         parts.append(f"<h2 id='{sid}'>{html.escape(title)} ({len(chosen)})</h2><p>{html.escape(what)}</p>{body}")
+        if sid == "output-code":
+            parts.append(_kernel_time_section(collector))
     log_lines = "\n".join(f"{e.seconds_since_start:9.3f}s [{e.channel}] {_first_line(e.message, 200)}" for e in events)
     parts.append(f"<h2 id='log'>Log</h2><p>Every record, in order (first lines).</p>{_pre(log_lines)}")
     parts.append("</body></html>")
@@ -306,6 +340,59 @@ def _phases_section(phases: dict[str, float]) -> str:
     )
 
 
+# The output_code channel names each graph's cache folder, .../graphs/<key>/wrapper.py; kernel
+# ranges name the graph by the key's first digits (inductor/runtime/profiling.py).
+_GRAPH_FOLDER = re.compile(r"graphs/([0-9a-f]+)/wrapper\.py")
+_KERNEL_COLUMNS = "<tr><th>graph</th><th>kernel</th><th>calls</th><th>time per call</th><th>bytes per call</th><th>bandwidth</th><th>share</th></tr>"
+
+
+def _kernel_rows(times: list[KernelTime], total: float) -> str:
+    rows = []
+    for k in sorted(times, key=lambda k: -k.seconds):
+        clock = "GPU" if k.on_gpu else "wall"
+        rows.append(
+            f"<tr><td>{k.graph}</td><td>{html.escape(k.kernel)}</td><td>{k.calls}</td>"
+            f"<td>{k.seconds_per_call * 1e6:.1f} us ({clock})</td><td>{k.nbytes:,}</td>"
+            f"<td>{k.bandwidth / 1e9:.3g} GB/s</td><td>{100 * k.seconds / total:.0f}%</td></tr>"
+        )
+    return f"<table class='kernels'>{_KERNEL_COLUMNS}{''.join(rows)}</table>"
+
+
+def _kernel_table(collector: Collector, message: str) -> str:
+    """The measured times of the kernels of the graph an output_code record shows."""
+    found = _GRAPH_FOLDER.search(message)
+    if not collector.kernel_times or found is None:
+        return ""
+    graph = found.group(1)
+    times = [k for k in collector.kernel_times.values() if graph.startswith(k.graph)]
+    if not times:
+        return "<p class='channel'>No kernel of this graph ran while profiled.</p>"
+    return _kernel_rows(times, sum(k.seconds for k in collector.kernel_times.values()) or 1.0)
+
+
+def _kernel_time_section(collector: Collector) -> str:
+    times = list(collector.kernel_times.values())
+    heading = f"<h2 id='kernel-time'>Kernel time ({len(times)})</h2>"
+    if not collector.profile:
+        return heading + (
+            f"<p>Not measured: pass <code>profile_kernels=True</code> to <code>compiler.report</code> or set"
+            f" <code>{PROFILE_ENV_VAR}=1</code>.</p>"
+        )
+    what = (
+        f"<p>Each generated kernel, from {RUNS} calls under torch.profiler after each call that compiled:"
+        " time per call (GPU time where the profiler saw the kernel run on a GPU, else the call's wall time),"
+        " the bytes of the distinct buffers it takes, and those bytes per second (a lower bound on the"
+        " bandwidth it reached). Extern ops (matmuls run by ATen) are not listed.</p>"
+    )
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in dict.fromkeys(collector.profile_notes))
+    if not times:
+        return heading + what + notes + (
+            "<p>No generated kernel ran while profiled (a graph run by ATen without compiling, or CUDA"
+            " graphs, whose replays run kernels outside these ranges).</p>"
+        )
+    return heading + what + notes + _kernel_rows(times, sum(k.seconds for k in times) or 1.0)
+
+
 def _graphs_section(graphs: list[GraphRecord]) -> str:
     body = "".join(
         _details(f"graph {i} of {g.function} (backend {g.backend})", _pre(g.listing), open_=True)
@@ -319,33 +406,55 @@ def _graphs_section(graphs: list[GraphRecord]) -> str:
 
 # --- the ways to turn it on ----------------------------------------------------------------------
 
-def report(fn: Any, path: str | os.PathLike = "compile-report.html", **compile_options) -> Callable:
+def report(fn: Any, path: str | os.PathLike = "compile-report.html", *, profile_kernels: bool | None = None,
+           **compile_options) -> Callable:
     """Returns a function that calls `fn` compiled (afresh, with `compile_options` as for
     `compiler.compile`) and writes the compile report to `path` after each call; its calls
-    add to one report, so calling it with a new shape shows the recompile."""
+    add to one report, so calling it with a new shape shows the recompile.
+
+    `profile_kernels=True` (default: `COMPILER_REPORT_PROFILE=1`): after each call that compiled,
+    call the compiled function a few more times with the same arguments under torch.profiler and
+    show each generated kernel's time, bytes and bandwidth (only for functions without side effects)."""
     from .api import compile as compile_
 
-    return compile_(fn, report=path, **compile_options)
+    return reported(compile_(fn, **compile_options), path, profile_kernels)
 
 
-def reported(compiled: Callable, path: str | os.PathLike) -> Callable:
+def reported(compiled: Callable, path: str | os.PathLike, profile_kernels: bool | None = None) -> Callable:
     """`compiled` (a function or compiled module) collecting into one report at `path`."""
-    collector = Collector()
-    inner = compiled.forward if isinstance(compiled, torch.nn.Module) else compiled
+    collector = Collector(profile_kernels)
 
-    def call(*args, **kwargs):
+    def around(inner, args, kwargs):
         collector.start()
         try:
-            return inner(*args, **kwargs)
+            captured = collector.captures
+            result = inner(*args, **kwargs)
         finally:
             collector.stop()
             collector.write(path)
+        if collector.profile and collector.captures > captured:
+            collector.add_kernel_times(inner, args, kwargs)
+            collector.write(path)
+        return result
+
+    return _calls_through(compiled, around)
+
+
+def _calls_through(compiled: Callable, around: Callable) -> Callable:
+    """`compiled` whose calls run as `around(the compiled call, args, kwargs)`."""
+    inner = compiled.forward if isinstance(compiled, torch.nn.Module) else compiled
+
+    def call(*args, **kwargs):
+        return around(inner, args, kwargs)
 
     if isinstance(compiled, torch.nn.Module):
         compiled.forward = call  # the compiled module's calls go through the report
         return compiled
     functools.update_wrapper(call, compiled)
     return call
+
+
+_PROCESS_REPORT: list[Collector] = []  # COMPILER_REPORT's collector, once started
 
 
 def start_from_environment() -> None:
@@ -355,4 +464,22 @@ def start_from_environment() -> None:
         return
     collector = Collector()
     collector.start()
+    _PROCESS_REPORT.append(collector)
     atexit.register(lambda: collector.write(pathlib.Path(folder) / f"compile-report-{os.getpid()}.html"))
+
+
+def profiled_for_process_report(compiled: Callable) -> Callable:
+    """With COMPILER_REPORT and COMPILER_REPORT_PROFILE set: `compiled`, each call that compiled
+    followed by profiled calls whose kernel times go to the process's report."""
+    if not _PROCESS_REPORT or not _PROCESS_REPORT[0].profile:
+        return compiled
+    collector = _PROCESS_REPORT[0]
+
+    def around(inner, args, kwargs):
+        captured = collector.captures
+        result = inner(*args, **kwargs)
+        if collector.captures > captured:
+            collector.add_kernel_times(inner, args, kwargs)
+        return result
+
+    return _calls_through(compiled, around)

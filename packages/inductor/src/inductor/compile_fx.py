@@ -32,6 +32,7 @@ from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.split_reductions import split_reductions
 from .runtime.cuda_graphs import CudaGraphRunner
+from .runtime.profiling import profiled_call
 from .scheduler import Scheduler
 from .sizes import as_expr
 
@@ -42,12 +43,13 @@ log = logs.channel("inductor")
 class CompiledGraph:
     """A callable running the wrapper; `source` is its Python, `kernel_sources` the kernels it calls."""
 
-    def __init__(self, source: str, kernel_sources: dict[str, str], constants: dict, cache_hit: bool):
-        self.source, self.kernel_sources, self.cache_hit = source, kernel_sources, cache_hit
+    def __init__(self, key: str, source: str, kernel_sources: dict[str, str], constants: dict, cache_hit: bool):
+        self.key, self.source, self.kernel_sources, self.cache_hit = key, source, kernel_sources, cache_hit
         module = types.ModuleType("inductor_compiled_graph")
         module.constants = constants
         exec(compile(source, "<inductor wrapper>", "exec"), module.__dict__)
         self._call = module.call
+        self._profiled_call = None  # made on the first call under torch.profiler (runtime/profiling.py)
         self.written_inputs: tuple[int, ...] = module.written_inputs  # argument positions written in place
         self.copies_host_values: bool = module.copies_host_values  # CPU values copied to the device
 
@@ -56,6 +58,10 @@ class CompiledGraph:
         return len(self.kernel_sources)
 
     def __call__(self, *args):
+        if torch.autograd._profiler_enabled():
+            if self._profiled_call is None:
+                self._profiled_call = profiled_call(self._call, self.kernel_sources, self.key)
+            return self._profiled_call(list(args))
         return self._call(list(args))
 
 
@@ -210,7 +216,7 @@ def _compile_graph(gm, example_inputs, targets: KernelTargets, tuning: str, pad_
     if output_code_log.isEnabledFor(logging.INFO):
         text = "\n\n".join([source, *kernel_sources.values()])
         output_code_log.info("inductor: output code %s\n%s", folder / GRAPH_WRAPPER, text)
-    return CompiledGraph(source, kernel_sources, constants, cache_hit=False)
+    return CompiledGraph(key, source, kernel_sources, constants, cache_hit=False)
 
 
 # A graph's cache entry: its wrapper, and each kernel's source with the entry it is built into
@@ -232,7 +238,7 @@ def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
             rebuilt = BACKENDS[kind].rebuild(record["source"], record["symbol"])
             if rebuilt != kernel_key:
                 raise InductorError(f"inductor: rebuilding {kind}/{kernel_key} for graph {key} gave {kind}/{rebuilt}")
-    compiled = CompiledGraph(source, {name: r["source"] for name, r in records.items()}, constants, cache_hit=True)
+    compiled = CompiledGraph(key, source, {name: r["source"] for name, r in records.items()}, constants, cache_hit=True)
     metrics.counters.graph_cache_hits += 1
     if output_code_log.isEnabledFor(logging.INFO):
         text = "\n\n".join([source, *compiled.kernel_sources.values()])
