@@ -17,6 +17,9 @@ import pytest
 import torch
 
 import compiler
+import report_fixture
+
+model_report = report_fixture.model_report  # the session's report, a fixture pytest finds here
 
 
 class Page(html.parser.HTMLParser):

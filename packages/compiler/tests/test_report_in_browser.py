@@ -16,6 +16,9 @@ import subprocess
 import zlib
 
 import pytest
+import report_fixture
+
+model_report = report_fixture.model_report  # the session's report, a fixture pytest finds here
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH (apt-get install chromium)")

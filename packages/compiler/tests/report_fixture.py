@@ -1,5 +1,8 @@
 """One compile report of a model with a graph break and a recompile, written once per session
 and read by the report's content, HTML-validity and browser tests (compiling it is the slow part).
+Test modules import the fixture (`from report_fixture import model_report`): a conftest.py here
+would be imported as the module `conftest`, the name inductor's tests import theirs by when the
+whole suite runs in one process.
 
 PYTEST_DONT_REWRITE: the model here is traced.
 """
@@ -24,10 +27,19 @@ class TwoLayers(torch.nn.Module):
         return self.second(hidden).sigmoid()
 
 
+_written: list = []  # each importing module gets its own fixture; the report is written once
+
+
 @pytest.fixture(scope="session")
 def model_report(tmp_path_factory):
     """The report's path, after a first call, a cache hit with new values and a recompile, with
     the kernels' times."""
+    if not _written:
+        _written.append(_write_report(tmp_path_factory))
+    return _written[0]
+
+
+def _write_report(tmp_path_factory):
     model = TwoLayers()
     path = tmp_path_factory.mktemp("report") / "report.html"
     compiled = compiler.report(model, path, profile_kernels=True)
