@@ -14,11 +14,14 @@ symbolic from the first call, `dynamic=False` always specializes them.
 
 from __future__ import annotations
 
+import torch
 from guards import kinds
 from guards.sources import ItemSource, LocalSource
 
 # bool is left out: a flag that changes selects another path, worth an entry of its own.
 CHANGING_NUMBER_TYPES = (int, float)
+# Constants whose int items may change one by one (a shape computed before a graph break).
+SIZE_TUPLES = (tuple, torch.Size)
 
 
 def is_symbolic_number(session, obj, source) -> bool:
@@ -33,7 +36,7 @@ def is_symbolic_number(session, obj, source) -> bool:
 
 
 def holds_symbolic_number(session, obj: tuple, source) -> bool:
-    """Whether a tuple of constants read from `source` holds a number that becomes symbolic:
+    """Whether a tuple (or torch.Size) of constants read from `source` holds a number that becomes symbolic:
     then its items are wrapped one by one instead of the tuple being one guarded constant.
     (A resume function receives the `output_shape = (-1, seq_len, hidden)` a model computed
     before a graph break: pinning the whole tuple would recompile for every sequence length.)"""
@@ -44,10 +47,10 @@ def holds_symbolic_number(session, obj: tuple, source) -> bool:
 
 def pinned_numbers(source, value):
     """(source, number) of each int and float in a constant pinned at `source`: the value
-    itself, or the items of a tuple (nested tuples too), each readable on its own."""
+    itself, or the items of a tuple or torch.Size (nested too), each readable on its own."""
     if type(value) in CHANGING_NUMBER_TYPES:
         yield source, value
-    elif type(value) is tuple:
+    elif type(value) in SIZE_TUPLES:
         for i, item in enumerate(value):
             yield from pinned_numbers(ItemSource(source, i), item)
 
