@@ -36,13 +36,16 @@ def is_symbolic_number(session, obj, source) -> bool:
 
 
 def holds_symbolic_number(session, obj: tuple, source) -> bool:
-    """Whether a tuple (or torch.Size) of constants read from `source` holds a number that becomes symbolic:
-    then its items are wrapped one by one instead of the tuple being one guarded constant.
+    """Whether a tuple (or torch.Size) of constants read from `source` holds a number that
+    becomes symbolic: then its items are wrapped one by one instead of the tuple being one
+    guarded constant.
     (A resume function receives the `output_shape = (-1, seq_len, hidden)` a model computed
     before a graph break: pinning the whole tuple would recompile for every sequence length.)"""
     if source is None:
         return False
-    return any(changing != source and _tuple_root(changing, stop=source) == source for changing in session.changing_numbers)
+    return any(
+        changing != source and _tuple_root(changing, stop=source) == source for changing in session.changing_numbers
+    )
 
 
 def pinned_numbers(source, value):
