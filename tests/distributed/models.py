@@ -1,6 +1,8 @@
 """The small models the distributed tests train: an MLP, a stack of residual MLP blocks and
 a 2-layer GPT-2 built from its config (random weights, no dropout, so eager and compiled runs
-compare exactly). `blocks(model)` names the ModuleList FSDP shards block by block."""
+compare exactly). `batch(generator, size)` makes one step's inputs: `size` rows for the MLPs,
+a sequence length for GPT-2 (None: the model's usual size). `blocks(model)` names the
+ModuleList FSDP shards block by block."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ def mlp():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
 
-    def batch(generator):
-        return (torch.randn(8, 16, generator=generator),), {}
+    def batch(generator, rows=None):
+        return (torch.randn(rows or 8, 16, generator=generator),), {}
 
     def loss(output):
         return output.square().mean()
@@ -48,8 +50,8 @@ class Blocks(nn.Module):
 def residual_blocks():
     torch.manual_seed(0)
 
-    def batch(generator):
-        return (torch.randn(4, 8, generator=generator),), {}
+    def batch(generator, rows=None):
+        return (torch.randn(rows or 4, 8, generator=generator),), {}
 
     def loss(output):
         return output.square().mean()
@@ -67,8 +69,8 @@ def gpt2():
     )  # fmt: skip
     model = transformers.GPT2LMHeadModel(config)
 
-    def batch(generator):
-        ids = torch.randint(0, 96, (2, 12), generator=generator)
+    def batch(generator, length=None):
+        ids = torch.randint(0, 96, (2, length or 12), generator=generator)
         return (), {"input_ids": ids, "labels": ids, "use_cache": False}
 
     def loss(output):

@@ -20,8 +20,8 @@ TOLERANCE = dict(rtol=1e-5, atol=1e-6)
 
 
 def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_name: str, bucket_cap_mb: float,
-                             batch_sizes: tuple[int, ...] | None = None) -> dict:
-    """`batch_sizes`: compile with dynamic=True and cut step k's batch to batch_sizes[k]."""
+                             sizes: tuple[int, ...] | None = None, dynamic: bool | None = None) -> dict:
+    """`sizes`: step k's batch has sizes[k] rows (MLP) or tokens (GPT-2)."""
     import compiler
     from compiler.backends import lookup_backend
     from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
@@ -44,7 +44,7 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
         graphs.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
         return backend(gm, example_inputs)
 
-    compiled = compiler.compile(ddp, backend=counting_backend, dynamic=True if batch_sizes else None)
+    compiled = compiler.compile(ddp, backend=counting_backend, dynamic=dynamic)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     eager_optimizer = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
     generator = torch.Generator().manual_seed(rank)  # each rank its own data
@@ -54,11 +54,10 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
         events.append("saved tensor used")
         return x
 
+    graphs_after_step = []
     for step in range(STEPS):
         events.clear()
-        args, kwargs = batch(generator)
-        if batch_sizes:
-            args = tuple(a[: batch_sizes[step]] for a in args)
+        args, kwargs = batch(generator, sizes[step] if sizes else None)
         with torch.autograd.graph.saved_tensors_hooks(lambda x: x, unpacked):
             loss = loss_of(compiled(*args, **kwargs))
         loss.backward()
@@ -70,11 +69,13 @@ def train_compiled_and_eager(rank: int, world: int, model_name: str, backend_nam
         eager_optimizer.step()
         eager_optimizer.zero_grad()
         losses.append((loss.item(), eager_loss.item()))
+        graphs_after_step.append(len(graphs))
     splits = compiled._cache.compilation.graph_splits
     return {
         "losses": losses,
         "parameters": [(p.detach().clone(), q.detach().clone()) for p, q in zip(ddp.parameters(), eager.parameters())],
         "graphs": graphs,
+        "graphs_after_step": graphs_after_step,
         "our_buckets": [[(len(b.parameters), b.nbytes) for b in s.buckets] for s in splits],
         # The last step's backward: in the first step DDP puts every parameter in one bucket,
         # then rebuilds its buckets in the order gradients became ready.
@@ -86,7 +87,7 @@ def mlp_cases(rank: int, world: int) -> dict:
     """Every MLP case in one pair of processes (starting them, and importing the compiler
     in them, is most of the time these tests take)."""
     runs = {backend: train_compiled_and_eager(rank, world, "mlp", backend, 0.01) for backend in ("aot_eager", "inductor")}
-    runs["inductor_symbolic_batch"] = train_compiled_and_eager(rank, world, "mlp", "inductor", 0.01, (8, 5, 3))
+    runs["inductor_symbolic_batch"] = train_compiled_and_eager(rank, world, "mlp", "inductor", 0.01, (8, 5, 3), True)
     runs["explain"] = explain_ddp_mlp()
     return runs
 
@@ -166,11 +167,21 @@ def test_explain_reports_the_bucket_split(mlp_runs):
         assert "split into 2 graphs at DDP bucket boundaries" in explanation["text"]
 
 
+LENGTHS = (16, 24, 9)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
-def test_gpt2_training_matches_eager_ddp(backend):
-    results = run_on_ranks(train_compiled_and_eager, "gpt2", backend, 0.05)
+@pytest.mark.parametrize("backend, dynamic", [("aot_eager", None), ("inductor", True)], ids=["aot_eager-automatic", "inductor-dynamic"])
+def test_gpt2_with_changing_sequence_lengths_matches_eager_ddp(backend, dynamic):
+    """GPT-2 at 16, 24 then 9 tokens a step. Automatic dynamic: the first length compiles a
+    static split, the second a symbolic one (its pieces get the length as an int input), the
+    third reuses it. dynamic=True (inductor, one compile to keep CI short): symbolic from the
+    first step. Every step's loss and every final parameter match eager DDP on every rank."""
+    results = run_on_ranks(train_compiled_and_eager, "gpt2", backend, 0.05, LENGTHS, dynamic)
     assert_compiled_matches_eager(results)
     for result in results:
-        assert len(result["graphs"]) >= 2, "the graph is split into DDP buckets"
+        pieces = [len(split) for split in result["our_buckets"]]
+        assert pieces == ([2, 2] if dynamic is None else [2]), "each capture split into 2 DDP buckets"
         assert all(count > 0 for count in result["graphs"])
+        # No graph compiled after the last new capture: not one per new length.
+        assert result["graphs_after_step"] == ([2, 4, 4] if dynamic is None else [2, 2, 2]), result["graphs"]

@@ -118,3 +118,18 @@ def test_graph_with_symbolic_sizes_is_split_into_pieces_that_stay_symbolic(one_r
     for piece in symbolic_pieces:
         [x] = [n for n in piece.graph.nodes if n.op == "placeholder"][:1]
         assert isinstance(x.meta["example_value"].shape[0], torch.SymInt)
+
+
+def test_optimize_ddp_false_compiles_the_graph_whole(one_rank_group, monkeypatch):
+    """`capture.config.optimize_ddp = False` (torch.compile's switch of that name): one graph,
+    not split, still matching eager DDP."""
+    monkeypatch.setattr(capture.config, "optimize_ddp", False)
+    model = mlp()
+    eager = DDP(copy.deepcopy(model), bucket_cap_mb=0.01)
+    compiled, graphs = compile_counting(DDP(model, bucket_cap_mb=0.01))
+    x = torch.randn(8, 16)
+    compiled(x).square().mean().backward()
+    eager(x).square().mean().backward()
+    for p, q in zip(model.parameters(), eager.module.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    assert len(graphs) == 1 and not compiled._cache.compilation.graph_splits

@@ -166,3 +166,43 @@ def test_augmented_assignment_of_a_symbolic_int_leaves_the_original_unchanged():
         actual, expected = compiled(x, n), fn(x, n)
         torch.testing.assert_close(actual[0], expected[0])
         assert actual[1] == expected[1]
+
+
+def view_as_shape(x, shape):
+    return x.view(shape) * shape[1]
+
+
+def test_changing_int_inside_a_tuple_argument_becomes_symbolic():
+    """An argument holding a tuple of ints (the `output_shape = (-1, seq_len, hidden)` a
+    model's resume function receives after a graph break): once one item changes, that item
+    is a symbolic input and a third value reuses the entry; the other items stay pinned."""
+    compiled = compile_eager(view_as_shape, fullgraph=True)
+    for n in (4, 6, 3, 5):
+        _run(compiled, view_as_shape, torch.randn(2 * n), (-1, n))
+    assert captures(compiled) == 2
+    _run(compiled, view_as_shape, torch.randn(12), (2, 6))  # the pinned -1 changed
+    assert captures(compiled) == 3
+
+
+def test_tuple_item_changing_under_dynamic_true_becomes_symbolic_after_one_recompile():
+    compiled = compile_eager(view_as_shape, fullgraph=True, dynamic=True)
+    for n in (4, 6, 3, 5):
+        _run(compiled, view_as_shape, torch.randn(2 * n), (-1, n))
+    assert captures(compiled) == 2
+
+
+def resume_with_a_shape(x):
+    shape = (-1,) + x.view(2, -1).shape[1:]  # a torch.Size, as GPT-2's output_shape
+    print("between graphs")
+    return x.view(shape) * shape[1]
+
+
+def test_resume_function_receiving_a_tuple_of_sizes_recompiles_once(capsys):
+    """The resume function gets `shape` as an argument: its sizes become symbolic after
+    the first change, not pinned per length."""
+    compiled = compile_eager(resume_with_a_shape)
+    for n in (4, 6, 3, 5):
+        x = torch.randn(2 * n)
+        torch.testing.assert_close(compiled(x), resume_with_a_shape(x))
+    (resume,) = cache_of(compiled).compilation._resumes.values()
+    assert captures(compiled) == 2 and len(resume.entries) == 2

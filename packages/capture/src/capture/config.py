@@ -18,3 +18,9 @@ capture_scalar_outputs: bool = False
 # unbacked size (u0) instead of breaking the graph before them (torch.compile's
 # `capture_dynamic_output_shape_ops`, default False too).
 capture_dynamic_output_shape_ops: bool = False
+
+# Graphs captured inside a DistributedDataParallel forward are split at DDP's gradient
+# buckets, so a bucket's all-reduce overlaps the backward of earlier layers
+# (capture.distributed; torch.compile's `optimize_ddp`, default True too). False compiles
+# each graph whole: every bucket then waits for the end of the backward.
+optimize_ddp: bool = True

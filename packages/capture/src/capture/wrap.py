@@ -35,7 +35,7 @@ from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled
 from .sources import HeldSource
 from .values.base import Value
-from .values.changing_number import is_symbolic_number, symbolic_number
+from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbolic_number, symbolic_number
 from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
@@ -93,6 +93,8 @@ def _guard(session, guard) -> None:
 def _constant(session, obj, source) -> Value:
     if is_symbolic_number(session, obj, source):
         return symbolic_number(session, obj, source)
+    if type(obj) in SIZE_TUPLES and holds_symbolic_number(session, obj, source):
+        return _tuple(session, obj, source)
     if source is not None:
         if _guardable_constant(obj):
             _guard(session, kinds.ConstantMatch(source, obj))

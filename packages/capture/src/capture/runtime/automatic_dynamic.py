@@ -21,7 +21,7 @@ from guards import kinds
 from guards.sources import BufferSource, LocalSource, ParameterSource
 
 from ..sources import HeldSource
-from ..values.changing_number import CHANGING_NUMBER_TYPES
+from ..values.changing_number import pinned_numbers
 
 
 def input_shapes(result) -> list[tuple]:
@@ -40,11 +40,12 @@ def input_shapes(result) -> list[tuple]:
 
 def input_numbers(result) -> list[tuple]:
     """(source, value) of the ints and floats read from the frame's arguments that the entry's
-    guards pin to one value."""
+    guards pin to one value (each item of a pinned tuple of numbers too)."""
     return [
-        (guard.source, guard.value)
+        pinned
         for guard in result.guards
-        if type(guard) is kinds.ConstantMatch and type(guard.value) in CHANGING_NUMBER_TYPES and isinstance(guard.source.root(), LocalSource)
+        if type(guard) is kinds.ConstantMatch and isinstance(guard.source.root(), LocalSource)
+        for pinned in pinned_numbers(guard.source, guard.value)
     ]
 
 

@@ -211,7 +211,9 @@ class CodeCache:
                 self.fn.__code__.co_firstlineno,
                 recompile_reason([e.guard for e in self.entries], *args, **kwargs),
             )
-        if self.compilation.dynamic is None:
+        if self.compilation.dynamic is not False:
+            # Under dynamic=True too: numbers read through an argument (the items of a tuple
+            # it holds) start specialized, and become symbolic once they change.
             for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
                 self.changing_numbers.add(source)
                 dynamic_log.info("%s: the number %s changes between calls; now symbolic", self.fn.__qualname__, source)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 import torch
 
+from .. import config
 from ..distributed import GraphSplit, active_ddp, bucketing_backend
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class Compilation:
     def compile_graph(self, graph_module: torch.fx.GraphModule, example_inputs: list) -> Callable:
         """The backend's compiled graph; inside a DDP forward, split at DDP's buckets."""
         ddp = active_ddp()
-        if ddp is None:
+        if ddp is None or not config.optimize_ddp:
             return self.backend(graph_module, example_inputs)
         return bucketing_backend(ddp, self.backend, self.graph_splits)(graph_module, example_inputs)
 

@@ -14,11 +14,14 @@ symbolic from the first call, `dynamic=False` always specializes them.
 
 from __future__ import annotations
 
+import torch
 from guards import kinds
-from guards.sources import LocalSource
+from guards.sources import ItemSource, LocalSource
 
 # bool is left out: a flag that changes selects another path, worth an entry of its own.
 CHANGING_NUMBER_TYPES = (int, float)
+# Constants whose int items may change one by one (a shape computed before a graph break).
+SIZE_TUPLES = (tuple, torch.Size)
 
 
 def is_symbolic_number(session, obj, source) -> bool:
@@ -30,6 +33,37 @@ def is_symbolic_number(session, obj, source) -> bool:
     # dynamic=True: the arguments themselves, not what is read through them (module
     # attributes stay specialized, as torch.compile's are).
     return session.dynamic and isinstance(source, LocalSource)
+
+
+def holds_symbolic_number(session, obj: tuple, source) -> bool:
+    """Whether a tuple (or torch.Size) of constants read from `source` holds a number that
+    becomes symbolic: then its items are wrapped one by one instead of the tuple being one
+    guarded constant.
+    (A resume function receives the `output_shape = (-1, seq_len, hidden)` a model computed
+    before a graph break: pinning the whole tuple would recompile for every sequence length.)"""
+    if source is None:
+        return False
+    return any(
+        changing != source and _tuple_root(changing, stop=source) == source for changing in session.changing_numbers
+    )
+
+
+def pinned_numbers(source, value):
+    """(source, number) of each int and float in a constant pinned at `source`: the value
+    itself, or the items of a tuple or torch.Size (nested too), each readable on its own."""
+    if type(value) in CHANGING_NUMBER_TYPES:
+        yield source, value
+    elif type(value) in SIZE_TUPLES:
+        for i, item in enumerate(value):
+            yield from pinned_numbers(ItemSource(source, i), item)
+
+
+def _tuple_root(source, stop=None):
+    """`source` without its trailing integer subscripts (`L['shape'][1]` -> `L['shape']`),
+    stopping at `stop` if it is met on the way."""
+    while isinstance(source, ItemSource) and type(source.key) is int and source != stop:
+        source = source.base
+    return source
 
 
 def symbolic_number(session, obj: int | float, source):
