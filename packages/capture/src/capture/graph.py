@@ -20,8 +20,7 @@ import torch.fx
 
 from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensorError, FakeTensorMode
 
-from .errors import MarkedDimensionError, Unsupported
-from .interpreter.frame import UserException
+from .errors import MarkedDimensionError, Unsupported, UserException
 from .values.base import Value
 from .values.constant import ConstantValue
 from .values.symbolic import SymValue, contains_symbolic, is_symbolic

@@ -10,8 +10,7 @@ import functools
 import operator
 import sys
 
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
 from ..operators import binary, compare, contains, inplace, is_, unary
 from ..values.base import Value
 from ..values.constant import ConstantValue

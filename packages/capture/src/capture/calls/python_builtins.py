@@ -11,8 +11,7 @@ import types
 
 import torch
 
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
 from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue

@@ -3,8 +3,7 @@ handling: handlers are found in the exception table by `Frame._unwind`)."""
 
 from __future__ import annotations
 
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
 from ..interpreter.registry import handles
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import sys
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from ..interpreter.registry import handles
 from ..values.cells import CellValue
 from ..values.constant import ConstantValue
@@ -203,7 +203,6 @@ def _import_name(frame, inst):
     try:
         module = builtins.__import__(inst.argval, frame.f_globals, None, fromlist, level)
     except ImportError as err:
-        from ..interpreter.frame import UserException
         from ..values.exceptions import ExceptionValue
 
         raise UserException(ExceptionValue.from_real(err)) from None

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from fake_tensor import GuardOnDataDependentError
 
 from ..bytecode import decode
-from ..errors import CaptureError, CaptureInternalError, Unsupported, UserLocation
+from ..errors import CaptureError, CaptureInternalError, Unsupported, UserException, UserLocation
 from ..values.lazy import LazyInput, realized
 from .registry import HANDLERS
 
@@ -40,25 +40,6 @@ if TYPE_CHECKING:
 # Inlining depth at which capture stops: deep recursion in traced code is almost always
 # unbounded recursion on something capture treats as a constant.
 MAX_INLINE_DEPTH = 64
-
-
-class UserException(Exception):
-    """An exception the traced program raises, as a symbolic value, while it is traced."""
-
-    def __init__(self, value: Value):
-        self.value = value
-        # The user's lines the exception travelled through, innermost first.
-        self.stack: list[UserLocation] = []
-        super().__init__(value)
-
-    def __str__(self) -> str:
-        where = "\n".join(str(loc) for loc in reversed(self.stack))
-        return f"{self.value.describe()}: {_message(self.value)}\n{where}"
-
-
-def _message(value) -> str:
-    args = getattr(value, "args", [])
-    return ", ".join(a.describe() for a in args)
 
 
 @dataclass(frozen=True)

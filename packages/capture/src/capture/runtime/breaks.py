@@ -31,8 +31,8 @@ from .. import logs
 from ..bytecode import decode
 from ..bytecode.liveness import live_locals
 from ..bytecode.resume import ResumeCode, resume_code
-from ..errors import CaptureInternalError, Unsupported
-from ..interpreter.frame import BreakPoint, StackSnapshot, UserException, callable_slot
+from ..errors import CaptureInternalError, Unsupported, UserException
+from ..interpreter.frame import BreakPoint, StackSnapshot, callable_slot
 from ..values.context import ContextExit
 from ..markers import frame_only_disabled, mark_compiled
 from ..module_call import hooked_call, hooked_call_of

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from ..errors import UserException
 from .base import Value
 
 # Types whose instances are immutable and whose operations have no side effects.
@@ -75,7 +76,6 @@ class ConstantValue(Value):
 
     def unpack(self, frame):
         from .exceptions import ExceptionValue
-        from ..interpreter.frame import UserException
 
         try:
             items = list(self.value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import NotConstant, Value
 from .constant import ConstantValue
 from .exceptions import raise_user_error
@@ -31,7 +31,6 @@ def key_of(frame, value: Value) -> Any:
         try:
             hash(key)
         except TypeError as err:  # the program's own error: a list as a dict key
-            from ..interpreter.frame import UserException
             from .exceptions import ExceptionValue
 
             raise UserException(ExceptionValue.from_real(err)) from None

@@ -15,6 +15,7 @@ import contextlib
 
 import torch
 
+from ..errors import UserException
 from .base import Value
 from .constant import ConstantValue
 
@@ -91,8 +92,6 @@ class DecoratedByContext(Value):
         return self.fn.python_type()
 
     def call(self, frame, args, kwargs):
-        from ..interpreter.frame import UserException
-
         manager = self.manager.fresh()
         manager.enter(frame)
         try:

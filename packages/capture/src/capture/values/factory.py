@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..errors import UserException
 from .base import NotConstant, Value
 
 
 def evaluate_constant_operation(frame, fn: Callable, args: tuple) -> Value:
     """Run `fn(*args)` on Python constants now; an exception it raises is the traced
     program's exception."""
-    from ..interpreter.frame import UserException
     from .exceptions import ExceptionValue
 
     try:

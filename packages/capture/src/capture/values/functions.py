@@ -9,7 +9,7 @@ import inspect
 import types
 from typing import Any
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
@@ -187,7 +187,6 @@ class GeneratorValue(IteratorValue):
         item = self.next()
         if item is None:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             returned = getattr(self, "returned", None)
             has_value = returned is not None and not (returned.is_python_constant() and returned.as_python_constant() is None)
@@ -205,7 +204,6 @@ class GeneratorValue(IteratorValue):
 
     def throw(self, frame, exc: Value, *rest: Value) -> Value:
         from .exceptions import ExceptionValue
-        from ..interpreter.frame import UserException
 
         if not isinstance(exc, ExceptionValue):  # `throw(ValueError)` or `throw(ValueError, "msg")`
             exc = exc.call(frame, list(rest[:1]), {})
@@ -224,7 +222,6 @@ class GeneratorValue(IteratorValue):
 
     def close(self, frame) -> Value:
         from .exceptions import ExceptionValue, raise_user_error
-        from ..interpreter.frame import UserException
 
         if not self.started or self.finished:
             self.finished = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import Value
 from .containers import IteratorValue
 
@@ -67,8 +67,6 @@ class ObjectIteratorValue(IteratorValue):
         return self.obj.python_type()
 
     def next(self) -> Value | None:
-        from ..interpreter.frame import UserException
-
         try:
             return self.frame.session.wrap(self.method, None).call(self.frame, [self.obj], {})
         except UserException as exc:

@@ -24,7 +24,7 @@ from guards import kinds
 from guards.sources import Source
 from torch.utils._pytree import tree_map_only
 
-from ..errors import CaptureError, Unsupported
+from ..errors import CaptureError, Unsupported, UserException
 from .base import Value
 from .constant import ConstantValue
 from .containers import ListValue, TupleValue
@@ -158,7 +158,6 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
     Any error while it runs on fake tensors is a graph break, not the program's exception:
     torch._numpy refuses some arguments numpy takes (NotImplementedError, TypeError), and
     only running numpy itself says what eager does."""
-    from ..interpreter.frame import UserException
 
     args = [_argument(frame, a) for a in args]
     kwargs = {k: _argument(frame, v) for k, v in kwargs.items()}

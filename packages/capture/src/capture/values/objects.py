@@ -13,7 +13,7 @@ import functools
 import types
 from typing import Any
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import Value
 from .constant import ConstantValue
 
@@ -173,7 +173,6 @@ class ObjectValue(Value):
 
     def _concrete_attr(self, frame, name):
         from .exceptions import ExceptionValue
-        from ..interpreter.frame import UserException
 
         try:
             # Runs the class's own __getattr__ too (nn.Module's finds parameters and children).
@@ -268,7 +267,6 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     """The items of `iter(value)` for an object whose class defines iteration in Python:
     `__iter__` (a generator, or returning an iterable), else the old protocol of
     `__getitem__` with 0, 1, ... until IndexError."""
-    from ..interpreter.frame import UserException
 
     from .iterators import python_iterator
 
@@ -340,7 +338,6 @@ class ClassValue(Value):
             value = getattr(self.cls, name)
         except AttributeError as err:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             if self.source is not None:
                 from guards import HasAttr
@@ -370,7 +367,6 @@ class ClassValue(Value):
             result = self.cls[key.as_python_constant()]
         except Exception as err:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             raise UserException(ExceptionValue.from_real(err)) from None
         return frame.session.wrap(result, None)
@@ -405,7 +401,6 @@ class PyModuleValue(Value):
             value = getattr(self.module, name)
         except AttributeError as err:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             raise UserException(ExceptionValue.from_real(err)) from None
         return frame.session.wrap(value, frame.session.module_attribute_source(self, name))
