@@ -96,6 +96,21 @@ class Value:
         except NotConstant:
             raise Unsupported(f"{self.describe()} cannot be passed to a tensor operation") from None
 
+    # --- rebuilt by the compiled entry after the graph has run (capture.runtime.reconstruct) ---
+    def reconstruct(self, writer) -> str:
+        """A Python expression of the compiled entry that evaluates to this value: objects that
+        existed before the call are read through their source, ones the trace made are built
+        anew. `writer` (runtime.reconstruct.ExpressionWriter) spells the values this one
+        contains (`writer.value`), sources, constants and temporaries."""
+        raise Unsupported(
+            f"returning or storing {self.describe()} from a compiled function",
+            hint="return tensors, Python constants, containers of them, or existing objects",
+        )
+
+    def inner_values(self) -> list[Value]:
+        """The values `reconstruct` spells this one from (which graph outputs it needs)."""
+        return []
+
     def __repr__(self) -> str:
         where = f" from {self.source}" if self.source is not None else ""
         return f"<{self.describe()}{where}>"

@@ -94,6 +94,9 @@ class ConstantValue(Value):
     def has_attr(self, frame, name):
         return hasattr(self.value, name)
 
+    def reconstruct(self, writer):
+        return writer.constant(self.value)
+
 
 def literal_repr(value: Any) -> str | None:
     """A Python expression that evaluates to `value`, for values whose repr round-trips."""

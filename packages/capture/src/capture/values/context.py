@@ -59,6 +59,11 @@ class GlobalStateContext(Value):
             return frame.session.wrap(self.python_type(), None)
         return super().get_attr(frame, name)
 
+    def reconstruct(self, writer):
+        fn, args = self.rebuilt()
+        arguments = [writer.value(a) if isinstance(a, Value) else writer.constant(a) for a in args]
+        return f"{writer.constant(fn)}({', '.join(arguments)})"
+
 
 class ContextExit(Value):
     """The bound `__exit__` of a context manager capture models (what BEFORE_WITH leaves on
@@ -107,6 +112,12 @@ class DecoratedByContext(Value):
         if name == "__wrapped__":
             return self.fn
         return self.fn.get_attr(frame, name)
+
+    def reconstruct(self, writer):
+        return f"{writer.value(self.manager.fresh())}({writer.value(self.fn)})"
+
+    def inner_values(self):
+        return [self.fn]
 
 
 def resumable_exit(value: Value) -> bool:

@@ -234,6 +234,17 @@ class GeneratorValue(IteratorValue):
             raise
         raise_user_error(frame, RuntimeError, "generator ignored GeneratorExit")
 
+    def reconstruct(self, writer):
+        if self.started:
+            raise Unsupported(f"handing on {self.describe()}, which is suspended in the middle of the traced code")
+        function, args, kwargs = self.call
+        arguments = [writer.value(a) for a in args] + [f"{k}={writer.value(v)}" for k, v in kwargs.items()]
+        return writer.bind(self, f"{writer.value(function)}({', '.join(arguments)})")
+
+    def inner_values(self):
+        function, args, kwargs = self.call
+        return [] if self.started else [function, *args, *kwargs.values()]
+
 
 class FunctionValue(InlinableFunction):
     """A function that exists before tracing (from the user's modules or libraries)."""
@@ -300,6 +311,9 @@ class FunctionValue(InlinableFunction):
             frame.session.add_guard(HasAttr(self.source, name, present))
         return present
 
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
+
 
 class NestedFunctionValue(InlinableFunction):
     """A function made by MAKE_FUNCTION while tracing (closures, lambdas, comprehensions on
@@ -365,6 +379,22 @@ class NestedFunctionValue(InlinableFunction):
     def closure_cells(self, frame):
         return dict(zip(self.code.co_freevars, self._cells))
 
+    def reconstruct(self, writer):
+        defaults = "".join(writer.value(d) + ", " for d in self._defaults)
+        kwdefaults = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self._kwdefaults.items())
+        cells = "".join(writer.value(c) + ", " for c in self._cells)
+        attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
+        builder = writer.name_for(_new_function, "new_function")
+        code = writer.name_for(self.code, f"code_{self.code.co_name}")
+        f_globals = writer.name_for(self.f_globals, "globals")
+        return writer.bind(
+            self,
+            f"{builder}({code}, {f_globals}, {self.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
+        )
+
+    def inner_values(self):
+        return [*self._defaults, *self._kwdefaults.values(), *self._cells, *self.attrs.values()]
+
 
 class MethodValue(Value):
     """A bound method: `func` called with `obj` as its first argument."""
@@ -389,6 +419,12 @@ class MethodValue(Value):
         if name == "__func__":
             return self.func
         return self.func.get_attr(frame, name)
+
+    def reconstruct(self, writer):
+        return f"{writer.constant(types.MethodType)}({writer.value(self.func)}, {writer.value(self.obj)})"
+
+    def inner_values(self):
+        return [self.func, self.obj]
 
 
 class BuiltinValue(Value):
@@ -420,6 +456,9 @@ class BuiltinValue(Value):
 
     def has_attr(self, frame, name):
         return hasattr(self.fn, name)
+
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
 
 
 class NativeMethodValue(Value):
@@ -491,6 +530,19 @@ def _compilable(fn) -> bool:
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
 
 
+def _new_function(
+    code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict
+):
+    """A function made by the traced code (a closure, a lambda), rebuilt over real cells,
+    with the attributes the traced code set on it."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__qualname__ = qualname
+    for name, value in attrs.items():
+        setattr(fn, name, value)
+    return fn
+
+
 class NativeFunctionValue(Value):
     """A callable the traced code builds (`operator.itemgetter(1)`) that capture implements
     itself: `impl(frame, args, kwargs)`. `real` is the same callable built for real, when
@@ -510,3 +562,8 @@ class NativeFunctionValue(Value):
 
     def call(self, frame, args, kwargs):
         return self.impl(frame, args, kwargs)
+
+    def reconstruct(self, writer):
+        if self.real is None:
+            return super().reconstruct(writer)
+        return writer.constant(self.real)

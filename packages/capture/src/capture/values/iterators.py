@@ -37,6 +37,9 @@ class EndlessIteratorValue(IteratorValue):
     def unpack(self, frame):
         raise Unsupported(f"reading every item of {self.describe()}, which never ends")
 
+    def reconstruct(self, writer):
+        raise Unsupported(f"returning or storing {self.describe()} from a compiled function")
+
 
 def columns(frame, iterables: list[Value]) -> list[list[Value]]:
     """The items of each iterable, the endless ones cut at the shortest finite one's length."""
@@ -79,6 +82,12 @@ class ObjectIteratorValue(IteratorValue):
         while (item := self.next()) is not None:
             items.append(item)
         return items
+
+    def reconstruct(self, writer):
+        return writer.value(self.obj)  # the iterator is that object, its position in its attributes
+
+    def inner_values(self):
+        return [self.obj]
 
 
 def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:

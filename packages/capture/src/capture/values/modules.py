@@ -6,6 +6,8 @@ attributes become graph inputs (see `capture.wrap`); containers (`ModuleList`, `
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
@@ -168,3 +170,6 @@ class NewModuleValue(ModuleValue):
 
     def describe(self):
         return f"{type(self.obj).__name__} module (created in the traced code)"
+
+    def reconstruct(self, writer):
+        return f"{writer.name_for(copy.deepcopy, 'deepcopy')}({writer.constant(self.obj)})"

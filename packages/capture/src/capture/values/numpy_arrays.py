@@ -282,6 +282,16 @@ class NdarrayValue(Value):
             hint="use np.where, or move the condition outside the compiled function",
         )
 
+    def reconstruct(self, writer):
+        # An ndarray the frame received is that object; one the trace made shares the memory of
+        # the graph's tensor, as `Tensor.numpy()` does.
+        if self.source is not None:
+            return writer.source(self.source)
+        return f"{writer.value(self.tensor)}.numpy(force=True)"
+
+    def inner_values(self):
+        return [self.tensor]
+
 
 class NdarrayMethodValue(Value):
     """`array.name`, bound: calling it records the torch._numpy method."""

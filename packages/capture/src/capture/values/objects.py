@@ -262,6 +262,9 @@ class ObjectValue(Value):
     def unpack(self, frame):
         return iterate_object(frame, self, type(self.obj))
 
+    def reconstruct(self, writer):
+        return writer.existing(self, self.obj)
+
 
 def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     """The items of `iter(value)` for an object whose class defines iteration in Python:
@@ -376,6 +379,9 @@ class ClassValue(Value):
 
         return construct(frame, self, args, kwargs)
 
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
+
 
 class PyModuleValue(Value):
     """A Python module (`torch`, `math`, the user's own modules)."""
@@ -407,6 +413,9 @@ class PyModuleValue(Value):
 
     def has_attr(self, frame, name):
         return hasattr(self.module, name)
+
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
 
 
 class SuperValue(Value):
@@ -476,3 +485,6 @@ class PartialValue(Value):
         if name == "keywords":
             return DictValue.from_str_keys(self.kwargs)
         return super().get_attr(frame, name)
+
+    def inner_values(self):
+        return [self.func, *self.args, *self.kwargs.values()]

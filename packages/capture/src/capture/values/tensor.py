@@ -228,3 +228,8 @@ class TensorValue(Value):
             frame.session.add_guard(HasAttr(self.source, name, name in instance_dict))
             return True if name in instance_dict else _ABSENT
         return frame.session.wrap(instance_dict[name], AttrSource(self.source, name))
+
+    def reconstruct(self, writer):
+        if self.node.op == "placeholder":
+            return writer.source(self.source)
+        return writer.graph_output(self)
