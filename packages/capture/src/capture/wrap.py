@@ -30,9 +30,9 @@ from .guard_kinds import SameObject
 from .calls.functional import operator_callable
 from .calls.numpy_table import NUMPY_CALLABLE_TYPES, is_numpy_callable
 from .calls.registry import rule_for
-from .calls.torch_ops import is_torch_operation, runs_natively
+from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
-from .markers import is_allowed_in_graph, is_compiled, is_disabled
+from .markers import is_allowed_in_graph, is_compiled, is_disabled, runs_natively
 from .sources import HeldSource
 from .values.base import Value
 from .values.changing_number import is_symbolic_number, symbolic_number

@@ -8,13 +8,15 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
-from ..markers import is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, undo_dynamo_optimizer_patch
+from ..markers import (
+    is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, runs_natively, undo_dynamo_optimizer_patch,
+)
 from ..values.base import Value
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.symbolic import SymValue, concrete
 from .registry import CONSTRUCT_RULES, rule_for
 from .signatures import check_arguments
-from .torch_ops import is_torch_operation, record_torch_call, runs_natively
+from .torch_ops import is_torch_operation, record_torch_call
 
 _PURE_BUILTINS = frozenset(
     {

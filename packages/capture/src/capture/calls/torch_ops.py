@@ -44,19 +44,6 @@ def is_tensor_method(fn: Any) -> bool:
     return isinstance(fn, types.FunctionType) and fn.__module__ == "torch._tensor"
 
 
-# Python code under torch that always runs natively, between graphs: torch.distributed's
-# collectives, DDP's and FSDP's hooks and state machines work on real process groups and
-# tensors (torch.compile skips these files too).
-_NATIVE_TORCH_MODULES = ("torch.distributed.", "torch.nn.parallel.")
-
-
-def runs_natively(fn: Any) -> bool:
-    """A torch function capture neither inlines nor records: the graph breaks around its call."""
-    code_module = getattr(fn, "__globals__", {}).get("__name__") if isinstance(fn, types.FunctionType) else None
-    module = code_module or getattr(fn, "__module__", None) or ""
-    return module.startswith(_NATIVE_TORCH_MODULES)
-
-
 def is_torch_operation(fn: Any) -> bool:
     if isinstance(fn, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return True

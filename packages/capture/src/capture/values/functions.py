@@ -10,6 +10,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported, UserException
+from ..markers import is_disabled, runs_natively
 from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
@@ -522,9 +523,6 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
 
 
 def _compilable(fn) -> bool:
-    from ..calls.torch_ops import runs_natively
-    from ..markers import is_disabled
-
     if not isinstance(fn, types.FunctionType) or is_disabled(fn) or runs_natively(fn):
         return False
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)

@@ -14,6 +14,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported, UserException
+from ..markers import is_disabled
 from .base import Value
 from .constant import ConstantValue
 
@@ -81,8 +82,6 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, 
 
     session = frame.session
     if isinstance(descriptor, types.FunctionType):
-        from ..markers import is_disabled
-
         if is_disabled(descriptor):
             # Runs natively (a graph break), never traced: `Optimizer.zero_grad`.
             return MethodValue(BuiltinValue(descriptor), instance)
