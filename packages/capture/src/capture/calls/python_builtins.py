@@ -18,7 +18,7 @@ from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation
-from ..values.objects import PartialValue, SuperValue
+from ..values.objects import PartialValue, SuperValue, type_of
 from .registry import construct_rule, rule
 
 
@@ -60,15 +60,6 @@ def _issubclass(frame, args, kwargs):
     cls, classes = args
     constants = (_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument"))
     return evaluate_constant_operation(frame, issubclass, constants)
-
-
-def type_of(frame, value: Value) -> Value:
-    """`type(value)`, read through `type(<source>)` when the value has one: attributes of the
-    class (a class-level flag or counter) are then guarded like any other input."""
-    from guards.sources import TypeSource
-
-    source = value.source if value.source is not None and not isinstance(value.source, HeldSource) else None
-    return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
 
 
 @construct_rule(type)

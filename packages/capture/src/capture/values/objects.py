@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import Unsupported, UserException
 from ..markers import is_disabled
+from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
 
@@ -65,6 +66,15 @@ def dunder_length(frame, result: Value) -> Value:
     if compare(frame, "<", result, ConstantValue(0)).truth(frame):
         raise_user_error(frame, ValueError, "__len__() should return >= 0")
     return result
+
+
+def type_of(frame, value: Value) -> Value:
+    """`type(value)`, read through `type(<source>)` when the value has one: attributes of the
+    class (a class-level flag or counter) are then guarded like any other input."""
+    from guards.sources import TypeSource
+
+    source = value.source if value.source is not None and not isinstance(value.source, HeldSource) else None
+    return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
 
 
 def python_dunder(cls: type, name: str) -> types.FunctionType | None:
@@ -145,8 +155,6 @@ class ObjectValue(Value):
             return pending
         cls = type(self.obj)
         if name == "__class__":
-            from ..calls.python_builtins import type_of
-
             return type_of(frame, self)
         if name == "__dict__":
             raise Unsupported(f"reading __dict__ of {self.describe()}")
