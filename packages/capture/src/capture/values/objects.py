@@ -18,6 +18,7 @@ from ..markers import is_disabled
 from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
+from .deferred import logger_method
 
 MISSING = object()
 
@@ -160,8 +161,6 @@ class ObjectValue(Value):
             raise Unsupported(f"reading __dict__ of {self.describe()}")
         if has_python_getattribute(cls):
             return self._concrete_attr(frame, name)
-        from ..calls.deferred import logger_method
-
         deferred = logger_method(frame, self, name)
         if deferred is not None:
             return deferred
