@@ -11,6 +11,10 @@ exactly as CPython 3.11+ does; ones no frame handles leave the capture (the call
 the function eagerly, so the user sees the real exception). `Unsupported` errors collect the
 user's file:line of every frame they cross.
 
+Values reach the layers above them only through the frame they are handed: calling what
+capture does not inline (`call_builtin`, `construct`), comparing (`compare`), inlining a call
+(`inline`), the `values.base.TracingFrame` protocol this class implements.
+
 `snapshot()` describes the frame at the current instruction (stack and live locals): what a
 graph break needs to hand over to a resume function. The outermost frame (the function being
 compiled) also counts its steps: an `Unsupported` leaving it records where the graph can
@@ -29,7 +33,12 @@ from typing import TYPE_CHECKING, Any
 from fake_tensor import GuardOnDataDependentError
 
 from ..bytecode import decode
+from ..calls import call_builtin, construct
 from ..errors import CaptureError, CaptureInternalError, Unsupported, UserException, UserLocation
+from ..operators import compare
+from ..values.constant import ConstantValue
+from ..values.context import resumable_exit
+from ..values.functions import own_frame_function
 from ..values.lazy import LazyInput, realized
 from .registry import HANDLERS
 
@@ -197,8 +206,6 @@ class Frame:
         between KW_NAMES and its CALL."""
         if self.kw_names is not None and inst.opname != "CALL":
             return False
-        from ..values.context import resumable_exit
-
         for entry, kind in self.listing.handler_chain(inst.offset):
             if kind == "with":
                 if not resumable_exit(self.stack[entry.depth - 1]):
@@ -220,8 +227,6 @@ class Frame:
     def _callee_can_run_inside_try(self, inst: dis.Instruction) -> bool:
         """Whether the call at `inst` (whose callee broke) sits only inside `try` bodies, not
         in an `except` handler or a `with` block, and calls a function capture can compile."""
-        from ..values.functions import own_frame_function
-
         if inst.opname not in ("CALL", "CALL_FUNCTION_EX") or self.handled_exception is not None:
             return False
         if any(kind == "with" for _, kind in self.listing.handler_chain(inst.offset)):
@@ -236,8 +241,6 @@ class Frame:
         if entry is None:
             exc.stack.append(self.location())
             raise exc
-        from ..values.constant import ConstantValue
-
         del self.stack[entry.depth :]
         if entry.lasti:
             self.stack.append(ConstantValue(inst.offset))
@@ -246,6 +249,26 @@ class Frame:
 
     def jump_to(self, offset: int) -> None:
         self.ip = self.listing.index(offset)
+
+    def throw(self, exc: UserException) -> None:
+        """Raise a traced exception at the current instruction (where a generator is
+        suspended, for `generator.throw`)."""
+        self._unwind(self.current, exc)
+
+    # --- what values ask of the frame (values.base.TracingFrame) ---------------------------------
+    def call_builtin(self, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        return call_builtin(self, fn, args, kwargs)
+
+    def construct(self, cls: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        return construct(self, cls, args, kwargs)
+
+    def compare(self, symbol: str, a: Value, b: Value) -> Value:
+        return compare(self, symbol, a, b)
+
+    def inline(
+        self, code: types.CodeType, f_globals: dict, locals_: dict, cells: dict, *, function: Value, generator: bool
+    ) -> Frame:
+        return Frame(self.session, code, f_globals, locals_, cells, parent=self, function=function, generator=generator)
 
     # --- stack helpers ------------------------------------------------------------------------
     # `pop`, `popn` and `peek` hand out wrapped values (a frame input is wrapped, and guarded,

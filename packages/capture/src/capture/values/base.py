@@ -9,12 +9,36 @@ default of each is to refuse with `Unsupported`, and subclasses implement what t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import types
+from typing import Any, Protocol
 
 from ..errors import Unsupported
 
-if TYPE_CHECKING:
-    from ..interpreter.frame import Frame
+
+class TracingFrame(Protocol):
+    """What a value may ask of the frame that traces it; `interpreter.frame.Frame` implements
+    it. Values never import the interpreter, `calls` or `operators`: what they need of those
+    layers comes through here, so imports point one way (interpreter -> calls, operators ->
+    values)."""
+
+    # The CaptureSession: `wrap`, `graph`, `side_effects`, `add_guard`, ...
+    session: Any
+
+    def call_builtin(self, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """Call a callable capture does not inline (capture.calls)."""
+
+    def construct(self, cls: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """Call a class: `cls(*args, **kwargs)` (capture.calls)."""
+
+    def compare(self, symbol: str, a: Value, b: Value) -> Value:
+        """`a <symbol> b` for a comparison operator (capture.operators)."""
+
+    def inline(
+        self, code: types.CodeType, f_globals: dict, locals_: dict, cells: dict, *, function: Value, generator: bool
+    ) -> TracingFrame:
+        """A child frame that interprets `code`, called from this one. Its `run()` interprets
+        it to the return (or, for a generator, to the next yield, leaving the value in
+        `yielded`); `throw(exc)` raises a `UserException` where it is suspended."""
 
 
 class NotConstant(Exception):
@@ -46,39 +70,39 @@ class Value:
         raise NotConstant(self.describe())
 
     # --- what bytecode does to it ---------------------------------------------------------
-    def get_attr(self, frame: Frame, name: str) -> Value:
+    def get_attr(self, frame: TracingFrame, name: str) -> Value:
         raise Unsupported(f"attribute {name!r} of {self.describe()}")
 
-    def set_attr(self, frame: Frame, name: str, value: Value) -> None:
+    def set_attr(self, frame: TracingFrame, name: str, value: Value) -> None:
         raise Unsupported(f"setting attribute {name!r} of {self.describe()}")
 
-    def del_attr(self, frame: Frame, name: str) -> None:
+    def del_attr(self, frame: TracingFrame, name: str) -> None:
         raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
 
-    def call(self, frame: Frame, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def call(self, frame: TracingFrame, args: list[Value], kwargs: dict[str, Value]) -> Value:
         raise Unsupported(f"calling {self.describe()}")
 
-    def get_item(self, frame: Frame, key: Value) -> Value:
+    def get_item(self, frame: TracingFrame, key: Value) -> Value:
         raise Unsupported(f"indexing {self.describe()}")
 
-    def set_item(self, frame: Frame, key: Value, value: Value) -> None:
+    def set_item(self, frame: TracingFrame, key: Value, value: Value) -> None:
         raise Unsupported(f"item assignment on {self.describe()}")
 
-    def del_item(self, frame: Frame, key: Value) -> None:
+    def del_item(self, frame: TracingFrame, key: Value) -> None:
         raise Unsupported(f"item deletion on {self.describe()}")
 
-    def unpack(self, frame: Frame) -> list[Value]:
+    def unpack(self, frame: TracingFrame) -> list[Value]:
         """The items iterating over this value yields, when capture can know them all."""
         raise Unsupported(f"iterating over {self.describe()}")
 
-    def truth(self, frame: Frame) -> bool:
+    def truth(self, frame: TracingFrame) -> bool:
         """bool(value), when it is known at trace time."""
         raise Unsupported(f"the truth value of {self.describe()} is not known while tracing")
 
-    def length(self, frame: Frame) -> Value:
+    def length(self, frame: TracingFrame) -> Value:
         raise Unsupported(f"len() of {self.describe()}")
 
-    def has_attr(self, frame: Frame, name: str) -> bool:
+    def has_attr(self, frame: TracingFrame, name: str) -> bool:
         raise Unsupported(f"hasattr on {self.describe()}")
 
     # --- as an argument of a graph operation -------------------------------------------------

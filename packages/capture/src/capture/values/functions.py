@@ -99,24 +99,13 @@ class InlinableFunction(Value):
         return types.FunctionType
 
     def call(self, frame, args, kwargs):
-        from ..interpreter.frame import Frame
-
         code = self.code
         if code.co_flags & CO_UNSUPPORTED_KINDS:
             raise Unsupported(f"calling the coroutine or async generator {self.name}")
         locals_ = bind_arguments(frame, code, self.name, args, kwargs, self.defaults(frame), self.kwdefaults(frame))
         frame.session.entered_function(self)
         generator = bool(code.co_flags & CO_GENERATOR)
-        child = Frame(
-            frame.session,
-            code,
-            self.f_globals,
-            locals_,
-            self.closure_cells(frame),
-            parent=frame,
-            function=self,
-            generator=generator,
-        )
+        child = frame.inline(code, self.f_globals, locals_, self.closure_cells(frame), function=self, generator=generator)
         if generator:
             return GeneratorValue(child, self, args, kwargs)
         return child.run()
@@ -215,7 +204,7 @@ class GeneratorValue(IteratorValue):
             raise UserException(exc)
         try:
             # Raised where the generator is suspended (its yield), routed through its handlers.
-            self.frame._unwind(self.frame.current, UserException(exc))
+            self.frame.throw(UserException(exc))
         except UserException:
             self.finished = True
             raise
@@ -448,9 +437,7 @@ class BuiltinValue(Value):
         return self.fn
 
     def call(self, frame, args, kwargs):
-        from ..calls import call_builtin
-
-        return call_builtin(frame, self.fn, args, kwargs)
+        return frame.call_builtin(self.fn, args, kwargs)
 
     def get_attr(self, frame, name):
         return frame.session.wrap(getattr(self.fn, name), None)

@@ -62,9 +62,7 @@ def dunder_length(frame, result: Value) -> Value:
         if length < 0:
             raise_user_error(frame, ValueError, "__len__() should return >= 0")
         return ConstantValue(int(length))
-    from ..operators import compare
-
-    if compare(frame, "<", result, ConstantValue(0)).truth(frame):
+    if frame.compare("<", result, ConstantValue(0)).truth(frame):
         raise_user_error(frame, ValueError, "__len__() should return >= 0")
     return result
 
@@ -381,9 +379,7 @@ class ClassValue(Value):
         return frame.session.wrap(result, None)
 
     def call(self, frame, args, kwargs):
-        from ..calls import construct
-
-        return construct(frame, self, args, kwargs)
+        return frame.construct(self, args, kwargs)
 
     def reconstruct(self, writer):
         return writer.existing(self, self.as_python_constant())
