@@ -270,6 +270,15 @@ class Frame:
     ) -> Frame:
         return Frame(self.session, code, f_globals, locals_, cells, parent=self, function=function, generator=generator)
 
+    def current_exception(self) -> Value | None:
+        """The exception the innermost traced frame is handling, as sys.exc_info() sees it."""
+        frame = self
+        while frame is not None:
+            if frame.handled_exception is not None:
+                return frame.handled_exception
+            frame = frame.parent
+        return None
+
     # --- stack helpers ------------------------------------------------------------------------
     # `pop`, `popn` and `peek` hand out wrapped values (a frame input is wrapped, and guarded,
     # when an instruction first looks at it); `push`, `pop_raw` move values as they are.
