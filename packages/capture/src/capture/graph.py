@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 import torch.fx
@@ -211,6 +211,25 @@ def _contains_tensor(obj) -> bool:
     if isinstance(obj, dict):
         return any(_contains_tensor(x) for x in obj.values())
     return False
+
+
+def graph_values_in(value: Value) -> Iterator[Value]:
+    """The graph-computed tensors and symbolic sizes that rebuilding `value` needs."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, TensorValue):
+            if v.node.op != "placeholder":
+                yield v
+        elif isinstance(v, SymValue):
+            if v.node.op != "placeholder":
+                yield v
+        else:
+            stack.extend(v.inner_values())
 
 
 def as_fake(value: Value):

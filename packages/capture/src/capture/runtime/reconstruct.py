@@ -10,32 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Iterator
+from typing import Any
 
 from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import literal_repr
-from ..values.symbolic import SymValue
-from ..values.tensor import TensorValue
-
-
-def graph_values_in(value: Value) -> Iterator[Value]:
-    """The graph-computed tensors and symbolic sizes that rebuilding `value` needs."""
-    seen: set[int] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, TensorValue):
-            if v.node.op != "placeholder":
-                yield v
-        elif isinstance(v, SymValue):
-            if v.node.op != "placeholder":
-                yield v
-        else:
-            stack.extend(v.inner_values())
 
 
 class ExpressionWriter:
