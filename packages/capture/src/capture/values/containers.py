@@ -15,11 +15,11 @@ from ..errors import Unsupported, UserException
 from .base import NotConstant, Value
 from .constant import ConstantValue
 from .exceptions import raise_user_error
+from .symbolic import SymValue, concrete
 
 
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
-    from .symbolic import SymValue
     from .tensor import TensorValue, tensor_key
 
     if isinstance(value, SymValue):
@@ -109,8 +109,6 @@ def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
 
 
 def _index_of(key: Value):
-    from .symbolic import concrete
-
     try:
         return concrete(key)
     except NotConstant:

@@ -15,7 +15,7 @@ import contextlib
 
 import torch
 
-from ..errors import UserException
+from ..errors import Unsupported, UserException
 from .base import Value
 from .constant import ConstantValue
 
@@ -47,8 +47,6 @@ class GlobalStateContext(Value):
         # `@torch.no_grad()` on a function, or `torch.no_grad()(fn)`: torch's
         # _DecoratorContextManager runs every call of `fn` inside a fresh copy of the manager.
         if len(args) != 1 or kwargs:
-            from ..errors import Unsupported
-
             raise Unsupported(f"calling {self.describe()} with other than one function")
         return DecoratedByContext(self.fresh(), args[0])
 

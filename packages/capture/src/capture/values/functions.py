@@ -15,6 +15,7 @@ from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
 from .containers import IteratorValue
+from .lazy import LazyInput
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -470,7 +471,6 @@ def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, 
     function to compile as a frame of its own, the value bound as its first argument (None
     for a plain function) and whether it is a module's forward (then called through
     `module(...)` semantics). None when the callable is nothing of that kind."""
-    from .lazy import LazyInput
     from .modules import ModuleValue
 
     if isinstance(value, LazyInput):
@@ -492,8 +492,6 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
     """`own_frame_function` of a frame input not looked at yet (a callable passed in)."""
     import torch
     from guards.sources import AttrSource
-
-    from .lazy import LazyInput
 
     obj = value.obj
     if isinstance(obj, types.FunctionType):

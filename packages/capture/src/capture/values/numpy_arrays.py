@@ -30,6 +30,7 @@ from .constant import ConstantValue
 from .containers import ListValue, TupleValue
 from .numpy_dtype_oracle import numpy_result_kinds
 from .numpy_fixes import FIXED
+from .objects import ClassValue
 from .tensor import TensorValue
 
 # torch._numpy reads its default dtypes from torch._dynamo.config on first use; set numpy's
@@ -109,8 +110,6 @@ _UPDATES_IN_PLACE = _INPLACE_OPERATORS | {operator.setitem}
 
 def _numpy_name(value: Value):
     """A dtype argument in the spelling torch._numpy accepts (np.float32 -> "float32")."""
-    from .objects import ClassValue
-
     if isinstance(value, ClassValue) and (issubclass(value.cls, np.generic) or value.cls in (bool, int, float, complex)):
         return np.dtype(value.cls).name
     if isinstance(value, ConstantValue) and isinstance(value.value, np.dtype):
