@@ -23,6 +23,8 @@ from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensor
 from .errors import MarkedDimensionError, Unsupported, UserException
 from .values.base import Value
 from .values.constant import ConstantValue
+from .values.containers import ListValue, TupleValue
+from .values.exceptions import ExceptionValue
 from .values.symbolic import SymValue, contains_symbolic, is_symbolic
 from .values.tensor import TensorValue
 
@@ -153,14 +155,10 @@ class GraphBuilder:
         except (RuntimeError, TypeError, ValueError, IndexError) as err:
             # What eager would raise too (a shape mismatch, a bad argument): it is the user's
             # exception, and it travels through the traced program's own handlers.
-            from .values.exceptions import ExceptionValue
-
             raise UserException(ExceptionValue.from_real(err)) from err
 
     # --- results --------------------------------------------------------------------------------
     def wrap_result(self, node: torch.fx.Node, result) -> Value:
-        from .values.containers import TupleValue, ListValue
-
         if isinstance(result, torch.Tensor):
             node.meta["example_value"] = result
             return TensorValue(node, result)

@@ -39,10 +39,12 @@ from .values.changing_number import is_symbolic_number, symbolic_number
 from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
+from .values.context import AutocastContext, GradModeContext, InferenceModeContext
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
 from .values.modules import ModuleValue
+from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
-from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue, WeakReferenceValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}
@@ -285,8 +287,6 @@ def _dict_keyed_by_tensors(session, obj, source):
 def _weak_reference(session, obj, source):
     """A weak reference (an lr scheduler's wrapper around `optimizer.step` holds one to the
     optimizer): calling it gives its referent, read through `ref()` on later calls."""
-    from .values.objects import WeakReferenceValue
-
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
     referent_source = WeakrefReferentSource(source) if source is not None else None
@@ -363,8 +363,6 @@ def _defaultdict(session, obj, source):
 
 @wraps(OrderedDict)
 def _ordered_dict(session, obj, source):
-    from .values.new_objects import is_model_output
-
     if is_model_output(type(obj)):
         return _model_output(session, obj, source)
     return _dict(session, obj, source)
@@ -376,8 +374,6 @@ def _model_output(session, obj, source):
     import dataclasses
 
     from guards.sources import AttrSource
-
-    from .values.new_objects import ModelOutputValue
 
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
@@ -392,20 +388,14 @@ def _model_output(session, obj, source):
 
 @wraps(torch.no_grad, torch.enable_grad)
 def _grad_mode_manager(session, obj, source):
-    from .values.context import GradModeContext
-
     return GradModeContext(isinstance(obj, torch.enable_grad), type(obj))
 
 
 @wraps(torch.inference_mode)
 def _inference_mode_manager(session, obj, source):
-    from .values.context import InferenceModeContext
-
     return InferenceModeContext(obj.mode)
 
 
 @wraps(torch.autocast)
 def _autocast_manager(session, obj, source):
-    from .values.context import AutocastContext
-
     return AutocastContext(obj.device, obj.fast_dtype, obj._enabled, obj._cache_enabled)

@@ -18,6 +18,7 @@ from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
 from ..values.factory import constant_args
 from ..values.functions import FunctionValue, NativeFunctionValue, NestedFunctionValue, bind_arguments
+from ..values.symbolic import SymValue
 from .registry import construct_rule, rule
 
 
@@ -145,8 +146,6 @@ def _delitem(frame, args, kwargs):
 
 @rule(operator.index)
 def _index(frame, args, kwargs):
-    from ..values.symbolic import SymValue
-
     (value,) = args
     if isinstance(value, SymValue) and value.python_type() is int:
         return value

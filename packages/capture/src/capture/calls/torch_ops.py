@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from ..values.base import Value
+from ..values.objects import ClassValue
 
 # Python code under torch that capture interprets instead of recording as one call.
 _INLINED_TORCH_MODULES = (
@@ -79,8 +80,6 @@ class AutogradFunctionApply:
 
 
 def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    from ..values.objects import ClassValue
-
     graph = frame.session.graph
     if is_tensor_method(fn):
         return graph.call_method(frame, fn.__name__, args, kwargs)
