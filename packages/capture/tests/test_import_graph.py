@@ -25,13 +25,12 @@ BELOW_VALUES = {"capture.errors", "capture.sources", "capture.markers", "capture
 # The cycles that remain, each inside one sub-package. They may shrink; a new one, or one that
 # reaches outside its sub-package, fails.
 KNOWN_CYCLES = [
-    # Value kinds that build each other: containers of objects, exceptions whose args are
-    # constants and constants whose operations raise exceptions (function-local imports).
+    # Value kinds that build each other (function-local imports): a tuple's indexing raises an
+    # exception whose `args` is a tuple; containers hold objects whose methods build containers.
     frozenset(
         "capture.values." + name
         for name in (
-            "cells", "constant", "containers", "deferred", "exceptions", "factory", "functions", "iterators",
-            "modules", "new_objects", "objects", "tensor",
+            "cells", "containers", "exceptions", "functions", "iterators", "modules", "new_objects", "objects", "tensor",
         )
     ),
     # A break's resume function gets its own cache from the compilation, whose caches compile

@@ -28,7 +28,7 @@ import builtins
 import dis
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from fake_tensor import GuardOnDataDependentError
 
@@ -38,6 +38,7 @@ from ..errors import CaptureError, CaptureInternalError, Unsupported, UserExcept
 from ..operators import compare
 from ..values.constant import ConstantValue
 from ..values.context import resumable_exit
+from ..values.exceptions import ExceptionValue
 from ..values.functions import own_frame_function
 from ..values.lazy import LazyInput, realized
 from .registry import HANDLERS
@@ -264,6 +265,9 @@ class Frame:
 
     def compare(self, symbol: str, a: Value, b: Value) -> Value:
         return compare(self, symbol, a, b)
+
+    def raise_real(self, err: BaseException) -> NoReturn:
+        raise UserException(ExceptionValue.from_real(err)) from None
 
     def inline(
         self, code: types.CodeType, f_globals: dict, locals_: dict, cells: dict, *, function: Value, generator: bool

@@ -10,7 +10,7 @@ default of each is to refuse with `Unsupported`, and subclasses implement what t
 from __future__ import annotations
 
 import types
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from ..errors import Unsupported
 
@@ -32,6 +32,10 @@ class TracingFrame(Protocol):
 
     def compare(self, symbol: str, a: Value, b: Value) -> Value:
         """`a <symbol> b` for a comparison operator (capture.operators)."""
+
+    def raise_real(self, err: BaseException) -> NoReturn:
+        """Raise `err`, which Python raised running an operation on the program's behalf
+        (`int("x")`, a missing key), inside the traced program as its own exception."""
 
     def inline(
         self, code: types.CodeType, f_globals: dict, locals_: dict, cells: dict, *, function: Value, generator: bool
