@@ -3,7 +3,9 @@
 Tensors come from the graph's outputs (`outs[i]`), or from their source when they are graph
 inputs returned unchanged (so identity is kept); objects that existed before the call are read
 through their source; containers, ModelOutputs and objects created while tracing are built
-anew. Objects that have no literal spelling are bound in the entry's namespace.
+anew. Each value kind spells itself (`Value.reconstruct(writer)`, beside the kind); the writer
+here is what they share: names, sources read once, constants, temporaries, graph outputs.
+Objects that have no literal spelling are bound in the entry's namespace.
 """
 
 from __future__ import annotations
