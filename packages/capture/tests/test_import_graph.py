@@ -198,3 +198,12 @@ def test_checker_sees_a_function_level_cycle_and_a_package_init(tmp_path):
     assert graph["pkg.d"] == {"pkg.sub", "pkg.sub.c"}
     assert "pkg.a" not in graph["pkg.sub.c"]  # TYPE_CHECKING imports never run
     assert one_cycle(graph, {"pkg.a", "pkg.b"}) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def test_the_frame_implements_what_values_ask_of_it():
+    from capture.interpreter.frame import Frame
+    from capture.values.base import TracingFrame
+
+    asked = [name for name, member in vars(TracingFrame).items() if callable(member) and not name.startswith("_")]
+    assert asked, "TracingFrame names no method"
+    assert [name for name in asked if not callable(getattr(Frame, name, None))] == []

@@ -42,7 +42,8 @@ class TracingFrame(Protocol):
     ) -> TracingFrame:
         """A child frame that interprets `code`, called from this one. Its `run()` interprets
         it to the return (or, for a generator, to the next yield, leaving the value in
-        `yielded`); `throw(exc)` raises a `UserException` where it is suspended."""
+        `yielded`, and the None that `send` replaces on top of its `stack`); `throw(exc)`
+        raises a `UserException` where it is suspended."""
 
 
 class NotConstant(Exception):
