@@ -89,6 +89,24 @@ class Unsupported(CaptureError):
         return "\n".join(parts)
 
 
+class UserException(Exception):
+    """An exception the traced program raises, as a symbolic value (a `values.base.Value`),
+    while it is traced. Not a `CaptureError`: it is the user's, routed through the traced
+    code's handlers (interpreter.frame) and, when none catches it, re-raised by running the
+    function natively."""
+
+    def __init__(self, value):
+        self.value = value
+        # The user's lines the exception travelled through, innermost first.
+        self.stack: list[UserLocation] = []
+        super().__init__(value)
+
+    def __str__(self) -> str:
+        where = "\n".join(str(loc) for loc in reversed(self.stack))
+        args = ", ".join(a.describe() for a in getattr(self.value, "args", []))
+        return f"{self.value.describe()}: {args}\n{where}"
+
+
 class MarkedDimensionError(CaptureError):
     """An input's size contradicts the range `mark_dynamic(..., min=, max=)` declared for it."""
 

@@ -25,9 +25,8 @@ from torch import nn
 
 from .backends import eager
 from .dynamic import marked_dims
-from .errors import CaptureError
+from .errors import CaptureError, UserException
 from .graph import GraphInput, placeholder_name
-from .interpreter.frame import UserException
 from .optimize import function_and_self
 from .runtime.entry import CompiledEntry, build_entry, identifier, set_compiled_graph
 from .session import CaptureSession

@@ -13,17 +13,18 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 import torch.fx
 
 from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensorError, FakeTensorMode
 
-from .errors import MarkedDimensionError, Unsupported
-from .interpreter.frame import UserException
+from .errors import MarkedDimensionError, Unsupported, UserException
 from .values.base import Value
 from .values.constant import ConstantValue
+from .values.containers import ListValue, TupleValue
+from .values.exceptions import ExceptionValue
 from .values.symbolic import SymValue, contains_symbolic, is_symbolic
 from .values.tensor import TensorValue
 
@@ -154,14 +155,10 @@ class GraphBuilder:
         except (RuntimeError, TypeError, ValueError, IndexError) as err:
             # What eager would raise too (a shape mismatch, a bad argument): it is the user's
             # exception, and it travels through the traced program's own handlers.
-            from .values.exceptions import ExceptionValue
-
             raise UserException(ExceptionValue.from_real(err)) from err
 
     # --- results --------------------------------------------------------------------------------
     def wrap_result(self, node: torch.fx.Node, result) -> Value:
-        from .values.containers import TupleValue, ListValue
-
         if isinstance(result, torch.Tensor):
             node.meta["example_value"] = result
             return TensorValue(node, result)
@@ -212,6 +209,25 @@ def _contains_tensor(obj) -> bool:
     if isinstance(obj, dict):
         return any(_contains_tensor(x) for x in obj.values())
     return False
+
+
+def graph_values_in(value: Value) -> Iterator[Value]:
+    """The graph-computed tensors and symbolic sizes that rebuilding `value` needs."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, TensorValue):
+            if v.node.op != "placeholder":
+                yield v
+        elif isinstance(v, SymValue):
+            if v.node.op != "placeholder":
+                yield v
+        else:
+            stack.extend(v.inner_values())
 
 
 def as_fake(value: Value):

@@ -25,7 +25,7 @@ from guards.codegen import EmitContext, check, must_be, must_equal
 from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
 from guards.sources import Source
 
-from .values.modules import HOOK_DICTS
+from .module_call import HOOK_DICTS
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,6 +4,8 @@
 breaks around the call), and `optimize(disable(fn))` returns it as it is.
 `disable(fn, recursive=False)`: only `fn`'s own frame runs natively; the functions and modules
 it calls are still compiled (capture.runtime.shallow_disable).
+Code under torch.distributed and torch.nn.parallel is marked by where it lives
+(`runs_natively`): it always runs natively.
 `allow_in_graph(fn)`: a call of `fn` becomes one node of the graph instead of being inlined;
 `fn` must work on fake tensors (it runs on them while tracing) and have no side effects.
 Capture itself marks the dispatchers of compiled functions (`mark_compiled`): traced code
@@ -55,6 +57,19 @@ def frame_only_disabled(fn: Any) -> Callable | None:
     if original is None and getattr(fn, "_torchdynamo_disable_recursive", True) is False:
         original = getattr(fn, "_torchdynamo_orig_callable", None)
     return original
+
+
+# Python code under torch that always runs natively, between graphs: torch.distributed's
+# collectives, DDP's and FSDP's hooks and state machines work on real process groups and
+# tensors (torch.compile skips these files too).
+_NATIVE_TORCH_MODULES = ("torch.distributed.", "torch.nn.parallel.")
+
+
+def runs_natively(fn: Any) -> bool:
+    """A torch function capture neither inlines nor records: the graph breaks around its call."""
+    code_module = getattr(fn, "__globals__", {}).get("__name__") if isinstance(fn, types.FunctionType) else None
+    module = code_module or getattr(fn, "__module__", None) or ""
+    return module.startswith(_NATIVE_TORCH_MODULES)
 
 
 def is_disabled(fn: Any) -> bool:

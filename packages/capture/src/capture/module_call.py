@@ -22,6 +22,9 @@ import weakref
 
 from torch.nn.modules import module as _torch_module
 
+# A module's own hook dicts: any non-empty one makes `module(x)` do more than `forward(x)`.
+HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
 
 def has_backward_hooks(module) -> bool:
     """Backward hooks need `nn.Module.__call__`'s BackwardHook wrapping of inputs and outputs,

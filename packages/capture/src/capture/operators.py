@@ -14,7 +14,9 @@ from .values.base import Value
 from .values.constant import ConstantValue
 from .values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from .values.factory import evaluate_constant_operation
+from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
+from .values.objects import python_dunder
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
 
@@ -77,8 +79,6 @@ def _python_cls_or_none(value: Value) -> type | None:
 
 
 def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
-    from .values.objects import python_dunder
-
     forward, reflected = _DUNDERS[symbol]
     for left, right, name in ((a, b, forward), (b, a, reflected)):
         try:
@@ -230,7 +230,6 @@ def unary(frame, symbol: str, a: Value) -> Value:
         return frame.session.graph.call_function(frame, UNARY[symbol], [a], {})
     if a.is_python_constant():
         return evaluate_constant_operation(frame, UNARY[symbol], (a.as_python_constant(),))
-    from .values.objects import python_dunder
 
     name = {"-": "__neg__", "+": "__pos__", "~": "__invert__", "abs": "__abs__"}[symbol]
     method = python_dunder(a.python_type(), name)
@@ -241,9 +240,6 @@ def unary(frame, symbol: str, a: Value) -> Value:
 
 def contains(frame, item: Value, container: Value) -> Value:
     """`item in container`."""
-    from .values.new_objects import ModelOutputValue
-    from .values.objects import python_dunder
-
     if is_graph_value(container):
         return frame.session.graph.call_function(frame, operator.contains, [container, item], {})
     if isinstance(container, (DictValue, SetValue)):

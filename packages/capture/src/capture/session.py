@@ -23,7 +23,7 @@ from guards.kinds import shape_guards
 from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource
 
 from . import config, instructions  # noqa: F401  (fills the opcode registry)
-from .graph import GraphBuilder
+from .graph import GraphBuilder, graph_values_in
 from .guard_kinds import DistinctObjects
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
 from .bytecode import decode
@@ -312,8 +312,6 @@ class CaptureSession:
     def _collect_outputs(self, values: list[Value]) -> list:
         """Every tensor the entry needs from the graph: in `values` (what it returns, or
         hands to a resume function) and in the values side effects write back, each once."""
-        from .runtime.reconstruct import graph_values_in
-
         seen: dict[int, Any] = {}
         roots = list(values)
         effects = self.side_effects

@@ -30,19 +30,21 @@ from .guard_kinds import SameObject
 from .calls.functional import operator_callable
 from .calls.numpy_table import NUMPY_CALLABLE_TYPES, is_numpy_callable
 from .calls.registry import rule_for
-from .calls.torch_ops import is_torch_operation, runs_natively
+from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
-from .markers import is_allowed_in_graph, is_compiled, is_disabled
+from .markers import is_allowed_in_graph, is_compiled, is_disabled, runs_natively
 from .sources import HeldSource
 from .values.base import Value
 from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbolic_number, symbolic_number
 from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
+from .values.context import AutocastContext, GradModeContext, InferenceModeContext
 from .values.functions import BuiltinValue, FunctionValue, MethodValue
 from .values.modules import ModuleValue
+from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
-from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue
+from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue, WeakReferenceValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}
@@ -287,8 +289,6 @@ def _dict_keyed_by_tensors(session, obj, source):
 def _weak_reference(session, obj, source):
     """A weak reference (an lr scheduler's wrapper around `optimizer.step` holds one to the
     optimizer): calling it gives its referent, read through `ref()` on later calls."""
-    from .values.objects import WeakReferenceValue
-
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
     referent_source = WeakrefReferentSource(source) if source is not None else None
@@ -365,8 +365,6 @@ def _defaultdict(session, obj, source):
 
 @wraps(OrderedDict)
 def _ordered_dict(session, obj, source):
-    from .values.new_objects import is_model_output
-
     if is_model_output(type(obj)):
         return _model_output(session, obj, source)
     return _dict(session, obj, source)
@@ -378,8 +376,6 @@ def _model_output(session, obj, source):
     import dataclasses
 
     from guards.sources import AttrSource
-
-    from .values.new_objects import ModelOutputValue
 
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
@@ -394,20 +390,14 @@ def _model_output(session, obj, source):
 
 @wraps(torch.no_grad, torch.enable_grad)
 def _grad_mode_manager(session, obj, source):
-    from .values.context import GradModeContext
-
     return GradModeContext(isinstance(obj, torch.enable_grad), type(obj))
 
 
 @wraps(torch.inference_mode)
 def _inference_mode_manager(session, obj, source):
-    from .values.context import InferenceModeContext
-
     return InferenceModeContext(obj.mode)
 
 
 @wraps(torch.autocast)
 def _autocast_manager(session, obj, source):
-    from .values.context import AutocastContext
-
     return AutocastContext(obj.device, obj.fast_dtype, obj._enabled, obj._cache_enabled)

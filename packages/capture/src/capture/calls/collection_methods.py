@@ -10,6 +10,7 @@ import heapq
 from collections import OrderedDict
 
 from ..errors import Unsupported
+from ..operators import binary
 from ..values.base import Value
 from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.constant import ConstantValue
@@ -18,7 +19,7 @@ from ..values.exceptions import raise_user_error
 from ..values.objects import python_dunder
 from ..values.symbolic import concrete
 from . import container_methods
-from .python_builtins import dict_entries
+from .python_builtins import _sorted, dict_entries
 from .registry import construct_rule, rule
 
 
@@ -162,8 +163,6 @@ def _dict_init(frame, args, kwargs):
 
 @rule(collections._count_elements)
 def _count_elements(frame, args, kwargs):
-    from ..operators import binary
-
     counts, iterable = args
     for item in iterable.unpack(frame):
         current = counts.entries.get(key_of(frame, item), (item, ConstantValue(0)))[1]
@@ -216,8 +215,6 @@ for _cls in (dict, OrderedDict, collections.defaultdict):
 
 def _select(largest: bool):
     def handler(frame, args, kwargs):
-        from .python_builtins import _sorted
-
         n, iterable = args
         ordered = _sorted(frame, [iterable], {**kwargs, "reverse": ConstantValue(largest)})
         # heapq's documented equivalent: sorted(iterable, key=key, reverse=...)[:n]

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..errors import Unsupported
+from ..operators import compare, contains
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
 from ..values.exceptions import raise_user_error
-from .python_builtins import dict_entries
+from .python_builtins import _sorted, dict_entries, each_item
 from .registry import rule
 
 
@@ -21,8 +22,6 @@ def _expect(value: Value, kind: type, method: str):
 
 
 def _equal(frame, a: Value, b: Value) -> bool:
-    from ..operators import compare
-
     return compare(frame, "==", a, b).truth(frame)
 
 
@@ -99,8 +98,6 @@ def _list_copy(frame, args, kwargs):
 
 @rule(list.sort)
 def _sort(frame, args, kwargs):
-    from .python_builtins import _sorted
-
     (lst,) = args
     _expect(lst, ListValue, "list.sort")
     # CPython empties the list while sorting; a key function that changes it makes sort fail.
@@ -154,8 +151,6 @@ def _container_len(frame, args, kwargs):
 
 @rule(list.__contains__, tuple.__contains__, dict.__contains__, set.__contains__, frozenset.__contains__)
 def _container_contains(frame, args, kwargs):
-    from ..operators import contains
-
     container, item = args
     return contains(frame, item, container)
 
@@ -351,8 +346,6 @@ rule(set.difference_update)(_keep_members(False))
 @rule(set.isdisjoint)
 @rule(frozenset.isdisjoint)
 def _set_isdisjoint(frame, args, kwargs):
-    from .python_builtins import each_item
-
     s, other = args
     members = _expect(s, SetValue, "set.isdisjoint").entries
     # Stops at the first common member, as CPython does when `other` is not a set.

@@ -8,13 +8,18 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
-from ..markers import is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, undo_dynamo_optimizer_patch
+from ..markers import (
+    is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, runs_natively, undo_dynamo_optimizer_patch,
+)
 from ..values.base import Value
+from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import constant_args, evaluate_constant_operation
+from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
+from ..values.objects import python_dunder
 from ..values.symbolic import SymValue, concrete
 from .registry import CONSTRUCT_RULES, rule_for
 from .signatures import check_arguments
-from .torch_ops import is_torch_operation, record_torch_call, runs_natively
+from .torch_ops import is_torch_operation, record_torch_call
 
 _PURE_BUILTINS = frozenset(
     {
@@ -101,10 +106,6 @@ def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list
 
 def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """`cls(*args, **kwargs)`."""
-    from ..values.exceptions import ExceptionValue
-    from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
-    from ..values.objects import python_dunder
-
     cls = class_value.cls
     for klass in cls.__mro__:
         handler, subclasses = CONSTRUCT_RULES.get(klass, (None, False))
@@ -132,8 +133,6 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -
     elif cls.__init__ is not object.__init__:
         raise Unsupported(f"constructing {cls.__qualname__}, whose __init__ is not Python code")
     elif args or kwargs:
-        from ..values.exceptions import raise_user_error
-
         raise_user_error(frame, TypeError, f"{cls.__name__}() takes no arguments")
     return instance
 

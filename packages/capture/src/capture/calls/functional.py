@@ -10,8 +10,7 @@ import functools
 import operator
 import sys
 
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
 from ..operators import binary, compare, contains, inplace, is_, unary
 from ..values.base import Value
 from ..values.constant import ConstantValue
@@ -19,6 +18,7 @@ from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
 from ..values.factory import constant_args
 from ..values.functions import FunctionValue, NativeFunctionValue, NestedFunctionValue, bind_arguments
+from ..values.symbolic import SymValue
 from .registry import construct_rule, rule
 
 
@@ -146,8 +146,6 @@ def _delitem(frame, args, kwargs):
 
 @rule(operator.index)
 def _index(frame, args, kwargs):
-    from ..values.symbolic import SymValue
-
     (value,) = args
     if isinstance(value, SymValue) and value.python_type() is int:
         return value

@@ -11,21 +11,26 @@ import types
 
 import torch
 
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
+from ..operators import binary, compare, unary
 from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
-from ..values.exceptions import raise_user_error
+from ..values.containers import (
+    DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, SliceValue,
+    TupleValue, field_names, key_of,
+)
+from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
-from ..values.objects import PartialValue, SuperValue
+from ..values.functions import BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue, bind_arguments
+from ..values.new_objects import ModelOutputValue, NewObjectValue
+from ..values.objects import ClassValue, MISSING, ObjectValue, PartialValue, SuperValue, lookup_static, type_of
+from ..values.symbolic import SymValue, concrete
+from ..values.tensor import TensorValue
 from .registry import construct_rule, rule
 
 
 def _constant(value: Value, what: str):
-    from ..values.symbolic import concrete
-
     try:
         return concrete(value)
     except NotConstant:
@@ -63,15 +68,6 @@ def _issubclass(frame, args, kwargs):
     return evaluate_constant_operation(frame, issubclass, constants)
 
 
-def type_of(frame, value: Value) -> Value:
-    """`type(value)`, read through `type(<source>)` when the value has one: attributes of the
-    class (a class-level flag or counter) are then guarded like any other input."""
-    from guards.sources import TypeSource
-
-    source = value.source if value.source is not None and not isinstance(value.source, HeldSource) else None
-    return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
-
-
 @construct_rule(type)
 def _type(frame, cls, args, kwargs):
     if len(args) != 1:
@@ -81,9 +77,6 @@ def _type(frame, cls, args, kwargs):
 
 @rule(callable)
 def _callable(frame, args, kwargs):
-    from ..values.functions import BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue
-    from ..values.objects import MISSING, ClassValue, PartialValue, lookup_static
-
     (obj,) = args
     if isinstance(obj, (BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue, ClassValue, PartialValue)):
         return ConstantValue(True)
@@ -135,8 +128,6 @@ def _delattr(frame, args, kwargs):
 
 @rule(object.__setattr__)
 def _object_setattr(frame, args, kwargs):
-    from ..values.new_objects import NewObjectValue
-
     obj, name, value = args
     name = _constant(name, "attribute name")
     if isinstance(obj, NewObjectValue):
@@ -149,8 +140,6 @@ def _object_setattr(frame, args, kwargs):
 @rule(object.__getattribute__)
 def _object_getattribute(frame, args, kwargs):
     """The attribute as `object` finds it, bypassing a class's own __getattribute__."""
-    from ..values.objects import ObjectValue
-
     obj, name = args
     name = _constant(name, "attribute name")
     if isinstance(obj, ObjectValue):
@@ -173,8 +162,6 @@ def _object_init(frame, args, kwargs):
 @rule(types.FunctionType.__get__, accepts="(self, instance, owner=None, /)")
 def _bind_function(frame, args, kwargs):
     """`f.__get__(obj, cls)`: `f` bound to `obj` as a method (`f` itself for obj None)."""
-    from ..values.functions import MethodValue
-
     fn, instance = args[0], args[1]
     if instance.is_python_constant() and instance.as_python_constant() is None:
         return fn
@@ -310,8 +297,6 @@ def _any(frame, args, kwargs):
 
 
 def _min_max(frame, args, kwargs, pick):
-    from ..operators import compare
-
     key = kwargs.get("key")
     if key is not None and key.is_python_constant() and key.as_python_constant() is None:
         key = None
@@ -345,8 +330,6 @@ def _min(frame, args, kwargs):
 
 @rule(sum)
 def _sum(frame, args, kwargs):
-    from ..operators import binary
-
     iterable, *start = args
     total = start[0] if start else kwargs.get("start", ConstantValue(0))
     if issubclass(total.python_type(), (str, bytes, bytearray)):  # CPython's sum refuses these starts
@@ -359,8 +342,6 @@ def _sum(frame, args, kwargs):
 
 @rule(abs)
 def _abs(frame, args, kwargs):
-    from ..operators import unary
-
     return unary(frame, "abs", args[0])
 
 
@@ -394,7 +375,6 @@ def dict_entries(frame, source: Value) -> dict:
     """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
     if isinstance(source, DictValue):
         return dict(source.entries)
-    from ..values.new_objects import ModelOutputValue
 
     if isinstance(source, ModelOutputValue):
         return {k: (ConstantValue(k), v) for k, v in source.present().items()}
@@ -425,13 +405,9 @@ def _scalar(frame, cls, args, kwargs):
         return ConstantValue(cls())
     (value,) = args
     if value.is_python_constant():
-        from ..values.factory import evaluate_constant_operation
-
         return evaluate_constant_operation(frame, cls, (value.as_python_constant(),))
     if cls is bool:
         return ConstantValue(value.truth(frame))
-    from ..values.symbolic import SymValue
-    from ..values.tensor import TensorValue
 
     if isinstance(value, SymValue):
         if cls is value.python_type():
@@ -441,11 +417,8 @@ def _scalar(frame, cls, args, kwargs):
             convert = {int: torch.sym_int, float: torch.sym_float}[cls]
             return frame.session.graph.call_function(frame, convert, [value], {})
         # str(): the text of one value, guarded to stay that value.
-        from ..values.factory import evaluate_constant_operation
 
         return evaluate_constant_operation(frame, cls, (value.specialize(),))
-
-    from ..values.exceptions import ExceptionValue
 
     if cls is str and isinstance(value, ExceptionValue) and (text := value.text()) is not None:
         return ConstantValue(text)
@@ -460,8 +433,6 @@ def _scalar(frame, cls, args, kwargs):
 
 @construct_rule(slice)
 def _slice(frame, cls, args, kwargs):
-    from ..values.containers import SliceValue
-
     parts = list(args) + [ConstantValue(None)] * (3 - len(args))
     if len(args) == 1:
         parts = [ConstantValue(None), args[0], ConstantValue(None)]
@@ -501,8 +472,6 @@ def _partial(frame, cls, args, kwargs):
 
 @construct_rule(object)
 def _object(frame, cls, args, kwargs):
-    from ..values.new_objects import NewObjectValue
-
     return NewObjectValue(object)
 
 
@@ -518,8 +487,6 @@ def _print(frame, args, kwargs):
 # operator.* called as functions behave like the instructions they stand for.
 def _operator_rule(symbol):
     def handler(frame, args, kwargs):
-        from ..operators import binary
-
         return binary(frame, symbol, *args)
 
     return handler
@@ -541,8 +508,6 @@ def _getitem(frame, args, kwargs):
 
 @rule(operator.neg)
 def _neg(frame, args, kwargs):
-    from ..operators import unary
-
     return unary(frame, "-", args[0])
 
 
@@ -554,7 +519,6 @@ def _not(frame, args, kwargs):
 @construct_rule(types.MethodType, accepts="(function, instance, /)")
 def _method_type(frame, cls, args, kwargs):
     # `MethodType(fn, obj)`: what ExitStack does to keep a context manager's bound __exit__.
-    from ..values.functions import MethodValue
 
     function, instance = args
     return MethodValue(function, instance)
@@ -574,9 +538,6 @@ def _tuple_new(frame, args, kwargs):
 @construct_rule(tuple, subclasses=True)
 def _tuple(frame, cls, args, kwargs):
     """Tuples, namedtuples and struct sequences (namedtuples bind their fields by name)."""
-    from ..values.containers import field_names
-    from ..values.functions import bind_arguments
-
     if cls is tuple:
         return TupleValue(args[0].unpack(frame) if args else [])
     if not hasattr(cls, "_fields"):

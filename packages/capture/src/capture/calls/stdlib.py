@@ -61,9 +61,7 @@ class _TracebackValue(Value):
 
 
 def _handled(frame, what: str) -> Value:
-    from ..instructions.exceptions import handled_exception
-
-    exc = handled_exception(frame)
+    exc = frame.current_exception()
     if exc is None:
         # The caller of the compiled function may be handling one: not known while tracing.
         raise Unsupported(f"{what} outside the traced code's except blocks")

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from ..values.base import Value
+from ..values.objects import ClassValue
 
 # Python code under torch that capture interprets instead of recording as one call.
 _INLINED_TORCH_MODULES = (
@@ -42,19 +43,6 @@ def is_tensor_method(fn: Any) -> bool:
     if getattr(fn, "__objclass__", None) is _TENSOR_BASE:
         return True
     return isinstance(fn, types.FunctionType) and fn.__module__ == "torch._tensor"
-
-
-# Python code under torch that always runs natively, between graphs: torch.distributed's
-# collectives, DDP's and FSDP's hooks and state machines work on real process groups and
-# tensors (torch.compile skips these files too).
-_NATIVE_TORCH_MODULES = ("torch.distributed.", "torch.nn.parallel.")
-
-
-def runs_natively(fn: Any) -> bool:
-    """A torch function capture neither inlines nor records: the graph breaks around its call."""
-    code_module = getattr(fn, "__globals__", {}).get("__name__") if isinstance(fn, types.FunctionType) else None
-    module = code_module or getattr(fn, "__module__", None) or ""
-    return module.startswith(_NATIVE_TORCH_MODULES)
 
 
 def is_torch_operation(fn: Any) -> bool:
@@ -92,8 +80,6 @@ class AutogradFunctionApply:
 
 
 def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    from ..values.objects import ClassValue
-
     graph = frame.session.graph
     if is_tensor_method(fn):
         return graph.call_method(frame, fn.__name__, args, kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import Unsupported
 from ..interpreter.registry import handles
+from ..operators import unary
 from ..values.containers import DictValue, TupleValue
 from ..values.objects import NullValue
 
@@ -54,8 +55,6 @@ def _call_intrinsic_1(frame, inst):
     if kind == "INTRINSIC_LIST_TO_TUPLE":
         frame.push(TupleValue(frame.pop().unpack(frame)))
     elif kind == "INTRINSIC_UNARY_POSITIVE":
-        from ..operators import unary
-
         frame.push(unary(frame, "+", frame.pop()))
     elif kind == "INTRINSIC_STOPITERATION_ERROR":
         # Only reached when an exception leaves a generator; pass it on unchanged.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from guards import kinds
 from guards.sources import ItemSource
 
+from ..calls.python_builtins import _slice, dict_entries
 from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..values.base import NotConstant
@@ -51,8 +52,6 @@ def _build_const_key_map(frame, inst):
 
 @handles("BUILD_SLICE")
 def _build_slice(frame, inst):
-    from ..calls.python_builtins import _slice
-
     frame.push(_slice(frame, slice, frame.popn(inst.arg), {}))
 
 
@@ -93,8 +92,6 @@ def _map_add(frame, inst):
 @handles("DICT_UPDATE", "DICT_MERGE")
 def _dict_update(frame, inst):
     # DICT_MERGE ({**a, **b} in calls) refuses duplicate keys; DICT_UPDATE overwrites.
-    from ..calls.python_builtins import dict_entries
-
     source = frame.pop()
     target = frame.peek(inst.arg)
     entries = dict_entries(frame, source)

@@ -3,8 +3,7 @@ handling: handlers are found in the exception table by `Frame._unwind`)."""
 
 from __future__ import annotations
 
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
 from ..interpreter.registry import handles
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue
@@ -31,19 +30,10 @@ def _raise_varargs(frame, inst):
         if not (cause.is_python_constant() and cause.as_python_constant() is None):
             cause = _as_exception(frame, cause)
         exc.cause, exc.suppress_context = cause, True
-    handled = handled_exception(frame)
+    handled = frame.current_exception()
     if handled is not None and handled is not exc:
         exc.context = handled  # as CPython sets __context__ to the exception being handled
     raise UserException(exc)
-
-
-def handled_exception(frame):
-    """The exception the innermost traced frame is handling, as sys.exc_info() sees it."""
-    while frame is not None:
-        if frame.handled_exception is not None:
-            return frame.handled_exception
-        frame = frame.parent
-    return None
 
 
 @handles("RERAISE")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import builtins
 import sys
 
-from ..errors import Unsupported
+from ..calls.python_builtins import _slice
+from ..errors import Unsupported, UserException
 from ..interpreter.registry import handles
 from ..values.cells import CellValue
 from ..values.constant import ConstantValue
-from ..values.exceptions import raise_user_error
+from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.objects import NULL, NullValue, SuperValue
 
 
@@ -159,8 +160,6 @@ def _delete_subscr(frame, inst):
 
 
 def _slice_of(frame, start, stop):
-    from ..calls.python_builtins import _slice
-
     return _slice(frame, slice, [start, stop, ConstantValue(None)], {})
 
 
@@ -203,9 +202,6 @@ def _import_name(frame, inst):
     try:
         module = builtins.__import__(inst.argval, frame.f_globals, None, fromlist, level)
     except ImportError as err:
-        from ..interpreter.frame import UserException
-        from ..values.exceptions import ExceptionValue
-
         raise UserException(ExceptionValue.from_real(err)) from None
     frame.push(frame.session.wrap(module, None))
 

@@ -11,6 +11,10 @@ exactly as CPython 3.11+ does; ones no frame handles leave the capture (the call
 the function eagerly, so the user sees the real exception). `Unsupported` errors collect the
 user's file:line of every frame they cross.
 
+Values reach the layers above them only through the frame they are handed: calling what
+capture does not inline (`call_builtin`, `construct`), comparing (`compare`), inlining a call
+(`inline`), the `values.base.TracingFrame` protocol this class implements.
+
 `snapshot()` describes the frame at the current instruction (stack and live locals): what a
 graph break needs to hand over to a resume function. The outermost frame (the function being
 compiled) also counts its steps: an `Unsupported` leaving it records where the graph can
@@ -24,12 +28,18 @@ import builtins
 import dis
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from fake_tensor import GuardOnDataDependentError
 
 from ..bytecode import decode
-from ..errors import CaptureError, CaptureInternalError, Unsupported, UserLocation
+from ..calls import call_builtin, construct
+from ..errors import CaptureError, CaptureInternalError, Unsupported, UserException, UserLocation
+from ..operators import compare
+from ..values.constant import ConstantValue
+from ..values.context import resumable_exit
+from ..values.exceptions import ExceptionValue
+from ..values.functions import own_frame_function
 from ..values.lazy import LazyInput, realized
 from .registry import HANDLERS
 
@@ -40,25 +50,6 @@ if TYPE_CHECKING:
 # Inlining depth at which capture stops: deep recursion in traced code is almost always
 # unbounded recursion on something capture treats as a constant.
 MAX_INLINE_DEPTH = 64
-
-
-class UserException(Exception):
-    """An exception the traced program raises, as a symbolic value, while it is traced."""
-
-    def __init__(self, value: Value):
-        self.value = value
-        # The user's lines the exception travelled through, innermost first.
-        self.stack: list[UserLocation] = []
-        super().__init__(value)
-
-    def __str__(self) -> str:
-        where = "\n".join(str(loc) for loc in reversed(self.stack))
-        return f"{self.value.describe()}: {_message(self.value)}\n{where}"
-
-
-def _message(value) -> str:
-    args = getattr(value, "args", [])
-    return ", ".join(a.describe() for a in args)
 
 
 @dataclass(frozen=True)
@@ -216,8 +207,6 @@ class Frame:
         between KW_NAMES and its CALL."""
         if self.kw_names is not None and inst.opname != "CALL":
             return False
-        from ..values.context import resumable_exit
-
         for entry, kind in self.listing.handler_chain(inst.offset):
             if kind == "with":
                 if not resumable_exit(self.stack[entry.depth - 1]):
@@ -239,8 +228,6 @@ class Frame:
     def _callee_can_run_inside_try(self, inst: dis.Instruction) -> bool:
         """Whether the call at `inst` (whose callee broke) sits only inside `try` bodies, not
         in an `except` handler or a `with` block, and calls a function capture can compile."""
-        from ..values.functions import own_frame_function
-
         if inst.opname not in ("CALL", "CALL_FUNCTION_EX") or self.handled_exception is not None:
             return False
         if any(kind == "with" for _, kind in self.listing.handler_chain(inst.offset)):
@@ -255,8 +242,6 @@ class Frame:
         if entry is None:
             exc.stack.append(self.location())
             raise exc
-        from ..values.constant import ConstantValue
-
         del self.stack[entry.depth :]
         if entry.lasti:
             self.stack.append(ConstantValue(inst.offset))
@@ -265,6 +250,38 @@ class Frame:
 
     def jump_to(self, offset: int) -> None:
         self.ip = self.listing.index(offset)
+
+    def throw(self, exc: UserException) -> None:
+        """Raise a traced exception at the current instruction (where a generator is
+        suspended, for `generator.throw`)."""
+        self._unwind(self.current, exc)
+
+    # --- what values ask of the frame (values.base.TracingFrame) ---------------------------------
+    def call_builtin(self, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        return call_builtin(self, fn, args, kwargs)
+
+    def construct(self, cls: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        return construct(self, cls, args, kwargs)
+
+    def compare(self, symbol: str, a: Value, b: Value) -> Value:
+        return compare(self, symbol, a, b)
+
+    def raise_real(self, err: BaseException) -> NoReturn:
+        raise UserException(ExceptionValue.from_real(err)) from None
+
+    def inline(
+        self, code: types.CodeType, f_globals: dict, locals_: dict, cells: dict, *, function: Value, generator: bool
+    ) -> Frame:
+        return Frame(self.session, code, f_globals, locals_, cells, parent=self, function=function, generator=generator)
+
+    def current_exception(self) -> Value | None:
+        """The exception the innermost traced frame is handling, as sys.exc_info() sees it."""
+        frame = self
+        while frame is not None:
+            if frame.handled_exception is not None:
+                return frame.handled_exception
+            frame = frame.parent
+        return None
 
     # --- stack helpers ------------------------------------------------------------------------
     # `pop`, `popn` and `peek` hand out wrapped values (a frame input is wrapped, and guarded,

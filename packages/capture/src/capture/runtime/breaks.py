@@ -31,8 +31,9 @@ from .. import logs
 from ..bytecode import decode
 from ..bytecode.liveness import live_locals
 from ..bytecode.resume import ResumeCode, resume_code
-from ..errors import CaptureInternalError, Unsupported
-from ..interpreter.frame import BreakPoint, StackSnapshot, UserException, callable_slot
+from ..errors import CaptureInternalError, Unsupported, UserException
+from ..interpreter.frame import BreakPoint, StackSnapshot, callable_slot
+from ..values.base import Value
 from ..values.context import ContextExit
 from ..markers import frame_only_disabled, mark_compiled
 from ..module_call import hooked_call, hooked_call_of
@@ -245,8 +246,6 @@ def _module_call(dispatch, compilation):
 
 def _rebuilt(writer, manager) -> str:
     """An expression making a fresh, not yet entered manager like `manager`."""
-    from ..values.base import Value
-
     fn, args = manager.rebuilt()
     arguments = [writer.value(a) if isinstance(a, Value) else writer.constant(a) for a in args]
     return f"{writer.constant(fn)}({', '.join(arguments)})"

@@ -28,8 +28,7 @@ from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
 from .. import config, logs, stance
-from ..errors import Unsupported
-from ..interpreter.frame import UserException
+from ..errors import Unsupported, UserException
 from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
 from .automatic_dynamic import changed_dims, changed_numbers, input_numbers, input_shapes

@@ -26,6 +26,8 @@ from typing import Any, Callable
 import torch
 
 from ..session import CaptureResult
+from ..values.collection_types import DequeValue
+from ..values.containers import DictValue, ListValue
 from .reconstruct import ExpressionWriter
 
 
@@ -154,9 +156,6 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
 
     for container in effects.mutated_containers.values():
         target = writer.source(container.source)
-        from ..values.collection_types import DequeValue
-        from ..values.containers import DictValue, ListValue
-
         if isinstance(container, DequeValue):
             # A deque has no slice assignment: refill it.
             emit(f"_new = [{', '.join(writer.value(v) for v in container.items)}]")

@@ -9,12 +9,41 @@ default of each is to refuse with `Unsupported`, and subclasses implement what t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import types
+from typing import Any, NoReturn, Protocol
 
 from ..errors import Unsupported
 
-if TYPE_CHECKING:
-    from ..interpreter.frame import Frame
+
+class TracingFrame(Protocol):
+    """What a value may ask of the frame that traces it; `interpreter.frame.Frame` implements
+    it. Values never import the interpreter, `calls` or `operators`: what they need of those
+    layers comes through here, so imports point one way (interpreter -> calls, operators ->
+    values)."""
+
+    # The CaptureSession: `wrap`, `graph`, `side_effects`, `add_guard`, ...
+    session: Any
+
+    def call_builtin(self, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """Call a callable capture does not inline (capture.calls)."""
+
+    def construct(self, cls: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """Call a class: `cls(*args, **kwargs)` (capture.calls)."""
+
+    def compare(self, symbol: str, a: Value, b: Value) -> Value:
+        """`a <symbol> b` for a comparison operator (capture.operators)."""
+
+    def raise_real(self, err: BaseException) -> NoReturn:
+        """Raise `err`, which Python raised running an operation on the program's behalf
+        (`int("x")`, a missing key), inside the traced program as its own exception."""
+
+    def inline(
+        self, code: types.CodeType, f_globals: dict, locals_: dict, cells: dict, *, function: Value, generator: bool
+    ) -> TracingFrame:
+        """A child frame that interprets `code`, called from this one. Its `run()` interprets
+        it to the return (or, for a generator, to the next yield, leaving the value in
+        `yielded`, and the None that `send` replaces on top of its `stack`); `throw(exc)`
+        raises a `UserException` where it is suspended."""
 
 
 class NotConstant(Exception):
@@ -46,39 +75,39 @@ class Value:
         raise NotConstant(self.describe())
 
     # --- what bytecode does to it ---------------------------------------------------------
-    def get_attr(self, frame: Frame, name: str) -> Value:
+    def get_attr(self, frame: TracingFrame, name: str) -> Value:
         raise Unsupported(f"attribute {name!r} of {self.describe()}")
 
-    def set_attr(self, frame: Frame, name: str, value: Value) -> None:
+    def set_attr(self, frame: TracingFrame, name: str, value: Value) -> None:
         raise Unsupported(f"setting attribute {name!r} of {self.describe()}")
 
-    def del_attr(self, frame: Frame, name: str) -> None:
+    def del_attr(self, frame: TracingFrame, name: str) -> None:
         raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
 
-    def call(self, frame: Frame, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def call(self, frame: TracingFrame, args: list[Value], kwargs: dict[str, Value]) -> Value:
         raise Unsupported(f"calling {self.describe()}")
 
-    def get_item(self, frame: Frame, key: Value) -> Value:
+    def get_item(self, frame: TracingFrame, key: Value) -> Value:
         raise Unsupported(f"indexing {self.describe()}")
 
-    def set_item(self, frame: Frame, key: Value, value: Value) -> None:
+    def set_item(self, frame: TracingFrame, key: Value, value: Value) -> None:
         raise Unsupported(f"item assignment on {self.describe()}")
 
-    def del_item(self, frame: Frame, key: Value) -> None:
+    def del_item(self, frame: TracingFrame, key: Value) -> None:
         raise Unsupported(f"item deletion on {self.describe()}")
 
-    def unpack(self, frame: Frame) -> list[Value]:
+    def unpack(self, frame: TracingFrame) -> list[Value]:
         """The items iterating over this value yields, when capture can know them all."""
         raise Unsupported(f"iterating over {self.describe()}")
 
-    def truth(self, frame: Frame) -> bool:
+    def truth(self, frame: TracingFrame) -> bool:
         """bool(value), when it is known at trace time."""
         raise Unsupported(f"the truth value of {self.describe()} is not known while tracing")
 
-    def length(self, frame: Frame) -> Value:
+    def length(self, frame: TracingFrame) -> Value:
         raise Unsupported(f"len() of {self.describe()}")
 
-    def has_attr(self, frame: Frame, name: str) -> bool:
+    def has_attr(self, frame: TracingFrame, name: str) -> bool:
         raise Unsupported(f"hasattr on {self.describe()}")
 
     # --- as an argument of a graph operation -------------------------------------------------
@@ -95,6 +124,21 @@ class Value:
             return self.as_python_constant()
         except NotConstant:
             raise Unsupported(f"{self.describe()} cannot be passed to a tensor operation") from None
+
+    # --- rebuilt by the compiled entry after the graph has run (capture.runtime.reconstruct) ---
+    def reconstruct(self, writer) -> str:
+        """A Python expression of the compiled entry that evaluates to this value: objects that
+        existed before the call are read through their source, ones the trace made are built
+        anew. `writer` (runtime.reconstruct.ExpressionWriter) spells the values this one
+        contains (`writer.value`), sources, constants and temporaries."""
+        raise Unsupported(
+            f"returning or storing {self.describe()} from a compiled function",
+            hint="return tensors, Python constants, containers of them, or existing objects",
+        )
+
+    def inner_values(self) -> list[Value]:
+        """The values `reconstruct` spells this one from (which graph outputs it needs)."""
+        return []
 
     def __repr__(self) -> str:
         where = f" from {self.source}" if self.source is not None else ""

@@ -3,6 +3,8 @@ that existed before tracing are read through their source and written as side ef
 
 from __future__ import annotations
 
+import types
+
 from ..errors import Unsupported
 from .base import Value
 
@@ -24,6 +26,13 @@ class CellValue(Value):
 
     def store(self, frame, value: Value) -> None:
         self.contents = value
+
+    def reconstruct(self, writer):
+        contents = writer.value(self.contents) if self.contents is not None else ""
+        return writer.bind(self, f"{writer.constant(types.CellType)}({contents})")
+
+    def inner_values(self):
+        return [self.contents] if self.contents is not None else []
 
 
 class ExistingCellValue(Value):
@@ -59,3 +68,8 @@ class ExistingCellValue(Value):
         if self.source is None:
             raise Unsupported("assigning to a nonlocal variable of a function capture cannot name")
         frame.session.side_effects.store_cell(self.cell, self.source, value)
+
+    def reconstruct(self, writer):
+        if self.cell_source is None:
+            return super().reconstruct(writer)
+        return writer.source(self.cell_source)

@@ -49,6 +49,12 @@ class DequeValue(ListValue):
     def with_items(self, items):
         return DequeValue(items, self.maxlen)
 
+    def reconstruct(self, writer):
+        if self.source is not None:
+            return writer.source(self.source)  # the very object the caller passed
+        items = ", ".join(writer.value(v) for v in self.items)
+        return writer.bind(self, f"{writer.constant(collections.deque)}([{items}], {self.maxlen!r})")
+
 
 class DefaultDictValue(DictValue):
     def __init__(self, entries, factory: Value, source=None, python_cls: type = collections.defaultdict):
@@ -69,3 +75,12 @@ class DefaultDictValue(DictValue):
         if name == "default_factory":
             return self.factory
         return super().get_attr(frame, name)
+
+    def reconstruct(self, writer):
+        if self.source is not None:
+            return writer.source(self.source)  # the very object the caller passed
+        pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in self.entries.values())
+        return writer.bind(self, f"{writer.constant(self.python_cls)}({writer.value(self.factory)}, {{{pairs}}})")
+
+    def inner_values(self):
+        return [self.factory, *(v for pair in self.entries.values() for v in pair)]

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from .base import Value
+from .factory import evaluate_constant_operation
 
 # Types whose instances are immutable and whose operations have no side effects.
 CONSTANT_TYPES: tuple[type, ...] = (
@@ -64,35 +65,29 @@ class ConstantValue(Value):
         return self.value
 
     def get_attr(self, frame, name):
-        from .factory import evaluate_constant_operation
-
         return evaluate_constant_operation(frame, getattr, (self.value, name))
 
     def get_item(self, frame, key):
-        from .factory import evaluate_constant_operation
-
         return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, key.as_python_constant()))
 
     def unpack(self, frame):
-        from .exceptions import ExceptionValue
-        from ..interpreter.frame import UserException
-
         try:
             items = list(self.value)
         except TypeError as err:  # the program's own error: iterating a number
-            raise UserException(ExceptionValue.from_real(err)) from None
+            frame.raise_real(err)
         return [ConstantValue(item) for item in items]
 
     def truth(self, frame) -> bool:
         return bool(self.value)
 
     def length(self, frame):
-        from .factory import evaluate_constant_operation
-
         return evaluate_constant_operation(frame, len, (self.value,))
 
     def has_attr(self, frame, name):
         return hasattr(self.value, name)
+
+    def reconstruct(self, writer):
+        return writer.constant(self.value)
 
 
 def literal_repr(value: Any) -> str | None:

@@ -9,17 +9,17 @@ entry when they escape.
 from __future__ import annotations
 
 import collections
-from typing import Any
+from typing import Any, Iterator
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import NotConstant, Value
 from .constant import ConstantValue
 from .exceptions import raise_user_error
+from .symbolic import SymValue, concrete
 
 
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
-    from .symbolic import SymValue
     from .tensor import TensorValue, tensor_key
 
     if isinstance(value, SymValue):
@@ -31,7 +31,6 @@ def key_of(frame, value: Value) -> Any:
         try:
             hash(key)
         except TypeError as err:  # the program's own error: a list as a dict key
-            from ..interpreter.frame import UserException
             from .exceptions import ExceptionValue
 
             raise UserException(ExceptionValue.from_real(err)) from None
@@ -90,6 +89,9 @@ class SequenceValue(Value):
     def has_attr(self, frame, name):
         return hasattr(self.python_cls, name)
 
+    def inner_values(self):
+        return list(self.items)
+
 
 def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
     """`instance.name` for containers, whose instances carry no attributes of their own:
@@ -107,8 +109,6 @@ def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
 
 
 def _index_of(key: Value):
-    from .symbolic import concrete
-
     try:
         return concrete(key)
     except NotConstant:
@@ -152,6 +152,17 @@ class TupleValue(SequenceValue):
             return self.items[fields.index(name)]
         return super().get_attr(frame, name)
 
+    def reconstruct(self, writer):
+        if self.source is not None:
+            return writer.source(self.source)  # the very object the caller passed
+        items = "".join(writer.value(v) + ", " for v in self.items)
+        cls = self.python_cls
+        if cls is tuple:
+            return f"({items})"
+        if hasattr(cls, "_fields"):
+            return f"{writer.constant(cls)}({items})"
+        return f"{writer.constant(cls)}(({items}))"
+
 
 class ListValue(SequenceValue):
     python_cls = list
@@ -185,6 +196,12 @@ class ListValue(SequenceValue):
     def del_item(self, frame, key):
         del self.items[_index_of(key)]
         self.mutated(frame)
+
+    def reconstruct(self, writer):
+        if self.source is not None:
+            # The very object the caller passed (mutations were replayed onto it).
+            return writer.source(self.source)
+        return writer.bind(self, "[" + ", ".join(writer.value(v) for v in self.items) + "]")
 
 
 class DictValue(Value):
@@ -289,6 +306,17 @@ class DictValue(Value):
     def has_attr(self, frame, name):
         return hasattr(self.python_cls, name)
 
+    def reconstruct(self, writer):
+        if self.source is not None:
+            return writer.source(self.source)  # the very object the caller passed
+        pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in self.entries.values())
+        if self.python_cls is dict:
+            return writer.bind(self, "{" + pairs + "}")
+        return writer.bind(self, f"{writer.constant(self.python_cls)}({{{pairs}}})")
+
+    def inner_values(self):
+        return [v for pair in self.entries.values() for v in pair]
+
 
 class DictViewValue(Value):
     """`d.keys()`, `d.values()` or `d.items()`: a live view of a dict's entries (later changes
@@ -330,6 +358,12 @@ class DictViewValue(Value):
     def get_attr(self, frame, name):
         return class_attribute(frame, self, self.python_type(), name)
 
+    def reconstruct(self, writer):
+        return f"{writer.value(self.mapping)}.{self.kind}()"
+
+    def inner_values(self):
+        return [self.mapping]
+
 
 class SetValue(Value):
     def __init__(self, entries: dict[Any, Value], source=None, python_cls: type = set):
@@ -370,6 +404,15 @@ class SetValue(Value):
     def get_attr(self, frame, name):
         return class_attribute(frame, self, self.python_cls, name)
 
+    def reconstruct(self, writer):
+        if self.source is not None:
+            return writer.source(self.source)  # the very object the caller passed
+        items = ", ".join(writer.value(v) for v in self.entries.values())
+        return writer.bind(self, f"{writer.constant(self.python_cls)}([{items}])")
+
+    def inner_values(self):
+        return list(self.entries.values())
+
 
 class SliceValue(Value):
     """A slice whose bounds are not all constants (symbolic sizes)."""
@@ -389,6 +432,12 @@ class SliceValue(Value):
 
     def as_node_arg(self):
         return slice(*(p.as_node_arg() for p in self.parts))
+
+    def reconstruct(self, writer):
+        return "slice(" + ", ".join(writer.value(p) for p in self.parts) + ")"
+
+    def inner_values(self):
+        return list(self.parts)
 
 
 class IteratorValue(Value):
@@ -456,6 +505,15 @@ class IteratorValue(Value):
         self.position = len(self.items)
         return rest
 
+    def reconstruct(self, writer):
+        if self.list is not None:
+            builder = writer.name_for(_list_iterator, "list_iterator")
+            return writer.bind(self, f"{builder}({writer.value(self.list)}, {self.position})")
+        return writer.bind(self, "iter([" + ", ".join(writer.value(v) for v in self.items[self.position :]) + "])")
+
+    def inner_values(self):
+        return [self.list] if self.list is not None else self.items[self.position :]
+
 
 class LazyIteratorValue(IteratorValue):
     """`map`, `filter`, `zip` and `enumerate` objects: as in Python, each item is made when
@@ -509,6 +567,28 @@ class LazyIteratorValue(IteratorValue):
         while (item := self.next()) is not None:
             items.append(item)
         return items
+
+    def reconstruct(self, writer):
+        iterators = [writer.value(i) for i in self.iterators]
+        if self.kind == "enumerate":
+            arguments = [*iterators, str(self.count)]
+        elif self.kind in ("map", "filter"):
+            function = writer.value(self.function) if self.function is not None else "None"
+            arguments = [function, *iterators]
+        else:
+            arguments = iterators
+        return writer.bind(self, f"{writer.constant(self.python_type())}({', '.join(arguments)})")
+
+    def inner_values(self):
+        return [*self.iterators, *([self.function] if self.function is not None else [])]
+
+
+def _list_iterator(items: list, position: int) -> Iterator:
+    """An iterator over the real list (so items the rest of the loop appends are visited)
+    that has already yielded `position` items."""
+    iterator = iter(items)
+    iterator.__setstate__(position)
+    return iterator
 
 
 class MutationWatch:

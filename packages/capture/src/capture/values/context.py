@@ -15,6 +15,7 @@ import contextlib
 
 import torch
 
+from ..errors import Unsupported, UserException
 from .base import Value
 from .constant import ConstantValue
 
@@ -46,8 +47,6 @@ class GlobalStateContext(Value):
         # `@torch.no_grad()` on a function, or `torch.no_grad()(fn)`: torch's
         # _DecoratorContextManager runs every call of `fn` inside a fresh copy of the manager.
         if len(args) != 1 or kwargs:
-            from ..errors import Unsupported
-
             raise Unsupported(f"calling {self.describe()} with other than one function")
         return DecoratedByContext(self.fresh(), args[0])
 
@@ -57,6 +56,11 @@ class GlobalStateContext(Value):
         if name == "__class__":
             return frame.session.wrap(self.python_type(), None)
         return super().get_attr(frame, name)
+
+    def reconstruct(self, writer):
+        fn, args = self.rebuilt()
+        arguments = [writer.value(a) if isinstance(a, Value) else writer.constant(a) for a in args]
+        return f"{writer.constant(fn)}({', '.join(arguments)})"
 
 
 class ContextExit(Value):
@@ -91,8 +95,6 @@ class DecoratedByContext(Value):
         return self.fn.python_type()
 
     def call(self, frame, args, kwargs):
-        from ..interpreter.frame import UserException
-
         manager = self.manager.fresh()
         manager.enter(frame)
         try:
@@ -108,6 +110,12 @@ class DecoratedByContext(Value):
         if name == "__wrapped__":
             return self.fn
         return self.fn.get_attr(frame, name)
+
+    def reconstruct(self, writer):
+        return f"{writer.value(self.manager.fresh())}({writer.value(self.fn)})"
+
+    def inner_values(self):
+        return [self.fn]
 
 
 def resumable_exit(value: Value) -> bool:

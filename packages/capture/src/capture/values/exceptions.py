@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import Value
 from .constant import ConstantValue
 
@@ -89,6 +89,5 @@ class ExceptionValue(Value):
 
 def raise_user_error(frame, exc_type: type[BaseException], message: object) -> NoReturn:
     """Raise `exc_type(message)` inside the traced program (for KeyError, the key itself)."""
-    from ..interpreter.frame import UserException
 
     raise UserException(ExceptionValue(exc_type, [ConstantValue(message)]))

@@ -10,13 +10,10 @@ from .base import NotConstant, Value
 def evaluate_constant_operation(frame, fn: Callable, args: tuple) -> Value:
     """Run `fn(*args)` on Python constants now; an exception it raises is the traced
     program's exception."""
-    from ..interpreter.frame import UserException
-    from .exceptions import ExceptionValue
-
     try:
         result = fn(*args)
     except Exception as err:  # the program's own error, e.g. int("x") or a missing key
-        raise UserException(ExceptionValue.from_real(err)) from None
+        frame.raise_real(err)
     return frame.session.wrap(result, None)
 
 

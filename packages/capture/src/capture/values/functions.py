@@ -9,11 +9,13 @@ import inspect
 import types
 from typing import Any
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
+from ..markers import is_disabled, runs_natively
 from ..module_call import hooked_call, hooked_call_of
 from .base import Value
 from .constant import ConstantValue
 from .containers import IteratorValue
+from .lazy import LazyInput
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -98,24 +100,13 @@ class InlinableFunction(Value):
         return types.FunctionType
 
     def call(self, frame, args, kwargs):
-        from ..interpreter.frame import Frame
-
         code = self.code
         if code.co_flags & CO_UNSUPPORTED_KINDS:
             raise Unsupported(f"calling the coroutine or async generator {self.name}")
         locals_ = bind_arguments(frame, code, self.name, args, kwargs, self.defaults(frame), self.kwdefaults(frame))
         frame.session.entered_function(self)
         generator = bool(code.co_flags & CO_GENERATOR)
-        child = Frame(
-            frame.session,
-            code,
-            self.f_globals,
-            locals_,
-            self.closure_cells(frame),
-            parent=frame,
-            function=self,
-            generator=generator,
-        )
+        child = frame.inline(code, self.f_globals, locals_, self.closure_cells(frame), function=self, generator=generator)
         if generator:
             return GeneratorValue(child, self, args, kwargs)
         return child.run()
@@ -187,7 +178,6 @@ class GeneratorValue(IteratorValue):
         item = self.next()
         if item is None:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             returned = getattr(self, "returned", None)
             has_value = returned is not None and not (returned.is_python_constant() and returned.as_python_constant() is None)
@@ -205,7 +195,6 @@ class GeneratorValue(IteratorValue):
 
     def throw(self, frame, exc: Value, *rest: Value) -> Value:
         from .exceptions import ExceptionValue
-        from ..interpreter.frame import UserException
 
         if not isinstance(exc, ExceptionValue):  # `throw(ValueError)` or `throw(ValueError, "msg")`
             exc = exc.call(frame, list(rest[:1]), {})
@@ -216,7 +205,7 @@ class GeneratorValue(IteratorValue):
             raise UserException(exc)
         try:
             # Raised where the generator is suspended (its yield), routed through its handlers.
-            self.frame._unwind(self.frame.current, UserException(exc))
+            self.frame.throw(UserException(exc))
         except UserException:
             self.finished = True
             raise
@@ -224,7 +213,6 @@ class GeneratorValue(IteratorValue):
 
     def close(self, frame) -> Value:
         from .exceptions import ExceptionValue, raise_user_error
-        from ..interpreter.frame import UserException
 
         if not self.started or self.finished:
             self.finished = True
@@ -236,6 +224,17 @@ class GeneratorValue(IteratorValue):
                 return ConstantValue(None)
             raise
         raise_user_error(frame, RuntimeError, "generator ignored GeneratorExit")
+
+    def reconstruct(self, writer):
+        if self.started:
+            raise Unsupported(f"handing on {self.describe()}, which is suspended in the middle of the traced code")
+        function, args, kwargs = self.call
+        arguments = [writer.value(a) for a in args] + [f"{k}={writer.value(v)}" for k, v in kwargs.items()]
+        return writer.bind(self, f"{writer.value(function)}({', '.join(arguments)})")
+
+    def inner_values(self):
+        function, args, kwargs = self.call
+        return [] if self.started else [function, *args, *kwargs.values()]
 
 
 class FunctionValue(InlinableFunction):
@@ -303,6 +302,9 @@ class FunctionValue(InlinableFunction):
             frame.session.add_guard(HasAttr(self.source, name, present))
         return present
 
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
+
 
 class NestedFunctionValue(InlinableFunction):
     """A function made by MAKE_FUNCTION while tracing (closures, lambdas, comprehensions on
@@ -368,6 +370,22 @@ class NestedFunctionValue(InlinableFunction):
     def closure_cells(self, frame):
         return dict(zip(self.code.co_freevars, self._cells))
 
+    def reconstruct(self, writer):
+        defaults = "".join(writer.value(d) + ", " for d in self._defaults)
+        kwdefaults = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self._kwdefaults.items())
+        cells = "".join(writer.value(c) + ", " for c in self._cells)
+        attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
+        builder = writer.name_for(_new_function, "new_function")
+        code = writer.name_for(self.code, f"code_{self.code.co_name}")
+        f_globals = writer.name_for(self.f_globals, "globals")
+        return writer.bind(
+            self,
+            f"{builder}({code}, {f_globals}, {self.name!r}, ({defaults}), {{{kwdefaults}}}, ({cells}), {{{attrs}}})",
+        )
+
+    def inner_values(self):
+        return [*self._defaults, *self._kwdefaults.values(), *self._cells, *self.attrs.values()]
+
 
 class MethodValue(Value):
     """A bound method: `func` called with `obj` as its first argument."""
@@ -393,6 +411,12 @@ class MethodValue(Value):
             return self.func
         return self.func.get_attr(frame, name)
 
+    def reconstruct(self, writer):
+        return f"{writer.constant(types.MethodType)}({writer.value(self.func)}, {writer.value(self.obj)})"
+
+    def inner_values(self):
+        return [self.func, self.obj]
+
 
 class BuiltinValue(Value):
     """A callable capture does not inline: a registered rule, a torch operation recorded in
@@ -414,15 +438,16 @@ class BuiltinValue(Value):
         return self.fn
 
     def call(self, frame, args, kwargs):
-        from ..calls import call_builtin
-
-        return call_builtin(frame, self.fn, args, kwargs)
+        return frame.call_builtin(self.fn, args, kwargs)
 
     def get_attr(self, frame, name):
         return frame.session.wrap(getattr(self.fn, name), None)
 
     def has_attr(self, frame, name):
         return hasattr(self.fn, name)
+
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
 
 
 class NativeMethodValue(Value):
@@ -446,7 +471,6 @@ def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, 
     function to compile as a frame of its own, the value bound as its first argument (None
     for a plain function) and whether it is a module's forward (then called through
     `module(...)` semantics). None when the callable is nothing of that kind."""
-    from .lazy import LazyInput
     from .modules import ModuleValue
 
     if isinstance(value, LazyInput):
@@ -469,8 +493,6 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
     import torch
     from guards.sources import AttrSource
 
-    from .lazy import LazyInput
-
     obj = value.obj
     if isinstance(obj, types.FunctionType):
         target = (obj, None, False)
@@ -486,12 +508,22 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
 
 
 def _compilable(fn) -> bool:
-    from ..calls.torch_ops import runs_natively
-    from ..markers import is_disabled
-
     if not isinstance(fn, types.FunctionType) or is_disabled(fn) or runs_natively(fn):
         return False
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
+
+
+def _new_function(
+    code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict
+):
+    """A function made by the traced code (a closure, a lambda), rebuilt over real cells,
+    with the attributes the traced code set on it."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__qualname__ = qualname
+    for name, value in attrs.items():
+        setattr(fn, name, value)
+    return fn
 
 
 class NativeFunctionValue(Value):
@@ -513,3 +545,8 @@ class NativeFunctionValue(Value):
 
     def call(self, frame, args, kwargs):
         return self.impl(frame, args, kwargs)
+
+    def reconstruct(self, writer):
+        if self.real is None:
+            return super().reconstruct(writer)
+        return writer.constant(self.real)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import Value
 from .containers import IteratorValue
 
@@ -36,6 +36,9 @@ class EndlessIteratorValue(IteratorValue):
 
     def unpack(self, frame):
         raise Unsupported(f"reading every item of {self.describe()}, which never ends")
+
+    def reconstruct(self, writer):
+        raise Unsupported(f"returning or storing {self.describe()} from a compiled function")
 
 
 def columns(frame, iterables: list[Value]) -> list[list[Value]]:
@@ -67,8 +70,6 @@ class ObjectIteratorValue(IteratorValue):
         return self.obj.python_type()
 
     def next(self) -> Value | None:
-        from ..interpreter.frame import UserException
-
         try:
             return self.frame.session.wrap(self.method, None).call(self.frame, [self.obj], {})
         except UserException as exc:
@@ -81,6 +82,12 @@ class ObjectIteratorValue(IteratorValue):
         while (item := self.next()) is not None:
             items.append(item)
         return items
+
+    def reconstruct(self, writer):
+        return writer.value(self.obj)  # the iterator is that object, its position in its attributes
+
+    def inner_values(self):
+        return [self.obj]
 
 
 def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:

@@ -26,6 +26,9 @@ class LazyInput(Value):
     def realize(self, session) -> Value:
         return session.wrap(self.obj, self.source)
 
+    def reconstruct(self, writer):
+        return writer.source(self.source)
+
 
 def realized(session, value: Value) -> Value:
     return value.realize(session) if isinstance(value, LazyInput) else value

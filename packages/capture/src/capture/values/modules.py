@@ -6,15 +6,17 @@ attributes become graph inputs (see `capture.wrap`); containers (`ModuleList`, `
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
 from ..errors import Unsupported
-from ..module_call import has_backward_hooks, hooked_call_of
+from ..guard_kinds import ModuleCallMatch
+from ..module_call import HOOK_DICTS, has_backward_hooks, hooked_call_of
 from .constant import ConstantValue
 from .objects import ObjectValue, lookup_static, MISSING
 
-HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 # torch registers global module hooks into these dicts in place, so holding them is enough.
 _GLOBAL_HOOKS = {
     name: getattr(torch.nn.modules.module, name)
@@ -65,8 +67,6 @@ class ModuleValue(ObjectValue):
             return session.wrap(hooked_call_of(type(self.obj)), None).call(frame, [self, *args], kwargs)
         instance_forward = self.obj.__dict__.get("forward")
         if self.source is not None:
-            from ..guard_kinds import ModuleCallMatch
-
             session.add_guard(ModuleCallMatch(self.source, own_forward=instance_forward is not None))
         if instance_forward is not None:
             return session.wrap(instance_forward, self.attribute_source("forward")).call(frame, args, kwargs)
@@ -168,3 +168,6 @@ class NewModuleValue(ModuleValue):
 
     def describe(self):
         return f"{type(self.obj).__name__} module (created in the traced code)"
+
+    def reconstruct(self, writer):
+        return f"{writer.name_for(copy.deepcopy, 'deepcopy')}({writer.constant(self.obj)})"

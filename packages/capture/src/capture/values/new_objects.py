@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from typing import Any
 from collections import OrderedDict
 
 from ..errors import Unsupported
@@ -136,10 +137,25 @@ class NewObjectValue(Value):
 
         return iterate_object(frame, self, self.cls)
 
+    def reconstruct(self, writer):
+        attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
+        builder = writer.name_for(_new_object, "new_object")
+        return writer.bind(self, f"{builder}({writer.constant(self.cls)}, {{{attrs}}})")
+
+    def inner_values(self):
+        return list(self.attrs.values())
+
 
 def is_model_output(cls: type) -> bool:
     """HF `ModelOutput` and look-alikes: dataclasses that are ordered dicts of their fields."""
     return isinstance(cls, type) and issubclass(cls, OrderedDict) and dataclasses.is_dataclass(cls)
+
+
+def _new_object(cls: type, attrs: dict) -> Any:
+    """An instance of `cls` created while tracing, rebuilt without running `__init__` again."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(attrs)
+    return obj
 
 
 class ModelOutputValue(Value):
@@ -250,6 +266,15 @@ class ModelOutputValue(Value):
 
     def truth(self, frame):
         return bool(self.present())
+
+    def reconstruct(self, writer):
+        if self.source is not None:
+            return writer.source(self.source)
+        fields = ", ".join(f"{k}={writer.value(v)}" for k, v in self.present().items())
+        return writer.bind(self, f"{writer.constant(self.cls)}({fields})")
+
+    def inner_values(self):
+        return list(self.fields.values())
 
 
 def _is_none(value: Value) -> bool:

@@ -24,12 +24,13 @@ from guards import kinds
 from guards.sources import Source
 from torch.utils._pytree import tree_map_only
 
-from ..errors import CaptureError, Unsupported
+from ..errors import CaptureError, Unsupported, UserException
 from .base import Value
 from .constant import ConstantValue
 from .containers import ListValue, TupleValue
 from .numpy_dtype_oracle import numpy_result_kinds
 from .numpy_fixes import FIXED
+from .objects import ClassValue
 from .tensor import TensorValue
 
 # torch._numpy reads its default dtypes from torch._dynamo.config on first use; set numpy's
@@ -109,8 +110,6 @@ _UPDATES_IN_PLACE = _INPLACE_OPERATORS | {operator.setitem}
 
 def _numpy_name(value: Value):
     """A dtype argument in the spelling torch._numpy accepts (np.float32 -> "float32")."""
-    from .objects import ClassValue
-
     if isinstance(value, ClassValue) and (issubclass(value.cls, np.generic) or value.cls in (bool, int, float, complex)):
         return np.dtype(value.cls).name
     if isinstance(value, ConstantValue) and isinstance(value.value, np.dtype):
@@ -158,7 +157,6 @@ def numpy_operation(frame, target: NumpyOperation, args: list[Value], kwargs: di
     Any error while it runs on fake tensors is a graph break, not the program's exception:
     torch._numpy refuses some arguments numpy takes (NotImplementedError, TypeError), and
     only running numpy itself says what eager does."""
-    from ..interpreter.frame import UserException
 
     args = [_argument(frame, a) for a in args]
     kwargs = {k: _argument(frame, v) for k, v in kwargs.items()}
@@ -282,6 +280,16 @@ class NdarrayValue(Value):
             "branching on the value of a numpy array (data-dependent control flow)",
             hint="use np.where, or move the condition outside the compiled function",
         )
+
+    def reconstruct(self, writer):
+        # An ndarray the frame received is that object; one the trace made shares the memory of
+        # the graph's tensor, as `Tensor.numpy()` does.
+        if self.source is not None:
+            return writer.source(self.source)
+        return f"{writer.value(self.tensor)}.numpy(force=True)"
+
+    def inner_values(self):
+        return [self.tensor]
 
 
 class NdarrayMethodValue(Value):

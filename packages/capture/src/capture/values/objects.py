@@ -13,9 +13,12 @@ import functools
 import types
 from typing import Any
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
+from ..markers import is_disabled
+from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
+from .deferred import logger_method
 
 MISSING = object()
 
@@ -59,11 +62,18 @@ def dunder_length(frame, result: Value) -> Value:
         if length < 0:
             raise_user_error(frame, ValueError, "__len__() should return >= 0")
         return ConstantValue(int(length))
-    from ..operators import compare
-
-    if compare(frame, "<", result, ConstantValue(0)).truth(frame):
+    if frame.compare("<", result, ConstantValue(0)).truth(frame):
         raise_user_error(frame, ValueError, "__len__() should return >= 0")
     return result
+
+
+def type_of(frame, value: Value) -> Value:
+    """`type(value)`, read through `type(<source>)` when the value has one: attributes of the
+    class (a class-level flag or counter) are then guarded like any other input."""
+    from guards.sources import TypeSource
+
+    source = value.source if value.source is not None and not isinstance(value.source, HeldSource) else None
+    return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
 
 
 def python_dunder(cls: type, name: str) -> types.FunctionType | None:
@@ -81,8 +91,6 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, 
 
     session = frame.session
     if isinstance(descriptor, types.FunctionType):
-        from ..markers import is_disabled
-
         if is_disabled(descriptor):
             # Runs natively (a graph break), never traced: `Optimizer.zero_grad`.
             return MethodValue(BuiltinValue(descriptor), instance)
@@ -146,15 +154,11 @@ class ObjectValue(Value):
             return pending
         cls = type(self.obj)
         if name == "__class__":
-            from ..calls.python_builtins import type_of
-
             return type_of(frame, self)
         if name == "__dict__":
             raise Unsupported(f"reading __dict__ of {self.describe()}")
         if has_python_getattribute(cls):
             return self._concrete_attr(frame, name)
-        from ..calls.deferred import logger_method
-
         deferred = logger_method(frame, self, name)
         if deferred is not None:
             return deferred
@@ -173,7 +177,6 @@ class ObjectValue(Value):
 
     def _concrete_attr(self, frame, name):
         from .exceptions import ExceptionValue
-        from ..interpreter.frame import UserException
 
         try:
             # Runs the class's own __getattr__ too (nn.Module's finds parameters and children).
@@ -263,12 +266,14 @@ class ObjectValue(Value):
     def unpack(self, frame):
         return iterate_object(frame, self, type(self.obj))
 
+    def reconstruct(self, writer):
+        return writer.existing(self, self.obj)
+
 
 def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     """The items of `iter(value)` for an object whose class defines iteration in Python:
     `__iter__` (a generator, or returning an iterable), else the old protocol of
     `__getitem__` with 0, 1, ... until IndexError."""
-    from ..interpreter.frame import UserException
 
     from .iterators import python_iterator
 
@@ -340,7 +345,6 @@ class ClassValue(Value):
             value = getattr(self.cls, name)
         except AttributeError as err:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             if self.source is not None:
                 from guards import HasAttr
@@ -370,15 +374,15 @@ class ClassValue(Value):
             result = self.cls[key.as_python_constant()]
         except Exception as err:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             raise UserException(ExceptionValue.from_real(err)) from None
         return frame.session.wrap(result, None)
 
     def call(self, frame, args, kwargs):
-        from ..calls import construct
+        return frame.construct(self, args, kwargs)
 
-        return construct(frame, self, args, kwargs)
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
 
 
 class PyModuleValue(Value):
@@ -405,13 +409,15 @@ class PyModuleValue(Value):
             value = getattr(self.module, name)
         except AttributeError as err:
             from .exceptions import ExceptionValue
-            from ..interpreter.frame import UserException
 
             raise UserException(ExceptionValue.from_real(err)) from None
         return frame.session.wrap(value, frame.session.module_attribute_source(self, name))
 
     def has_attr(self, frame, name):
         return hasattr(self.module, name)
+
+    def reconstruct(self, writer):
+        return writer.existing(self, self.as_python_constant())
 
 
 class SuperValue(Value):
@@ -481,3 +487,6 @@ class PartialValue(Value):
         if name == "keywords":
             return DictValue.from_str_keys(self.kwargs)
         return super().get_attr(frame, name)
+
+    def inner_values(self):
+        return [self.func, *self.args, *self.kwargs.values()]

@@ -48,6 +48,11 @@ class SymValue(Value):
         """The concrete value at the example inputs, guarded to stay so."""
         return self.python_type()(self.value)
 
+    def reconstruct(self, writer):
+        if self.node.op == "placeholder":
+            return writer.source(self.source)
+        return writer.graph_output(self)
+
 
 def concrete(value: Value):
     """The Python constant behind `value`; symbolic sizes are specialized (with a guard)."""

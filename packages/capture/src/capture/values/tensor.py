@@ -12,6 +12,7 @@ import operator
 import torch
 
 from ..errors import Unsupported
+from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
 from .symbolic import contains_symbolic
@@ -76,8 +77,6 @@ def register_input_key(session, value: TensorValue) -> None:
     """Guard `value`, an input tensor used as a key, distinct from the other input tensors
     used as keys (keys of a dict passed in among them: distinct by construction, so that
     costs their guard nothing)."""
-    from ..sources import HeldSource
-
     # Held tensors (constants the entry keeps) are distinct objects by construction.
     if value.node.op != "placeholder" or isinstance(value.source, HeldSource):
         return
@@ -150,8 +149,6 @@ class TensorValue(Value):
             return ConstantValue(None)
         from guards import AttrSource
 
-        from ..sources import HeldSource
-
         if self.source is None or isinstance(self.source, HeldSource):
             raise Unsupported(
                 "reading .grad of a tensor the compiled function holds as a constant",
@@ -218,8 +215,6 @@ class TensorValue(Value):
             return _ABSENT  # computed by the graph: no attributes of its own
         from guards import AttrSource, HasAttr
 
-        from ..sources import HeldSource
-
         if isinstance(self.source, HeldSource):
             if instance_dict:
                 raise Unsupported(f"attribute {name!r} of a tensor held by the compiled function")
@@ -228,3 +223,8 @@ class TensorValue(Value):
             frame.session.add_guard(HasAttr(self.source, name, name in instance_dict))
             return True if name in instance_dict else _ABSENT
         return frame.session.wrap(instance_dict[name], AttrSource(self.source, name))
+
+    def reconstruct(self, writer):
+        if self.node.op == "placeholder":
+            return writer.source(self.source)
+        return writer.graph_output(self)
