@@ -355,7 +355,7 @@ class FusedKernel:
 @dataclass(frozen=True)
 class ComboKernel:
     """Independent pointwise FusedKernels run by one launch, each over its own range of program
-    ids (combo_kernels.py): `nodes` are all of theirs."""
+    ids (codegen/triton/combo_planning.py): `nodes` are all of theirs."""
 
     name: str
     device: torch.device
