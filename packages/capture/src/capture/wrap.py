@@ -50,6 +50,9 @@ RULES: dict[type, Callable] = {}
 
 def wraps(*types_: type):
     def register(rule):
+        taken = [cls for cls in types_ if cls in RULES]
+        if taken:
+            raise ValueError(f"two wrap rules for {taken[0].__name__}: {RULES[taken[0]]} and {rule}")
         for cls in types_:
             RULES[cls] = rule
         return rule

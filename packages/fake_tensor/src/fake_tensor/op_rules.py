@@ -22,6 +22,9 @@ _RESOLVED: dict[torch._ops.OpOverload, Rule | None] = {}
 
 def rule_for(*ops: torch._ops.OpOverload) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
+        taken = [op for op in ops if op in _RULES]
+        if taken:
+            raise ValueError(f"two fake tensor rules for {taken[0]}: {_RULES[taken[0]]} and {rule}")
         for op in ops:
             _RULES[op] = rule
         _RESOLVED.clear()
@@ -32,6 +35,8 @@ def rule_for(*ops: torch._ops.OpOverload) -> Callable[[Rule], Rule]:
 
 def rule_for_tag(tag: torch.Tag) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
+        if tag in _TAG_RULES:
+            raise ValueError(f"two fake tensor rules for the tag {tag}: {_TAG_RULES[tag]} and {rule}")
         _TAG_RULES[tag] = rule
         _RESOLVED.clear()
         return rule

@@ -26,6 +26,7 @@ def prints(*names: str):
         for name in names:
             if name in PRINTERS:
                 raise ValueError(f"two printers for sympy {name}: {PRINTERS[name]} and {rule}")
+        for name in names:
             PRINTERS[name] = rule
         return rule
 

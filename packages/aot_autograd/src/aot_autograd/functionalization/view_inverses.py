@@ -46,6 +46,9 @@ _INVERSES: dict[Any, Inverse] = {}
 
 def inverse_of(*ops):
     def register(fn: Inverse) -> Inverse:
+        taken = [op for op in ops if op in _INVERSES]
+        if taken:
+            raise ValueError(f"two view inverses for {taken[0]}: {_INVERSES[taken[0]]} and {fn}")
         for op in ops:
             _INVERSES[op] = fn
         return fn

@@ -19,9 +19,11 @@ CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
 
 def _register(table, keys, handler):
     # One rule may name the same callable twice (OrderedDict inherits most dict methods).
-    for key in dict.fromkeys(keys):
+    keys = list(dict.fromkeys(keys))
+    for key in keys:
         if key in table:
             raise ValueError(f"two call rules for {key!r}")
+    for key in keys:
         table[key] = handler
     return handler
 

@@ -40,6 +40,7 @@ def handles(*opnames: str):
             check_opname(name)
             if name in HANDLERS:
                 raise ValueError(f"two handlers for {name}: {HANDLERS[name]} and {handler}")
+        for name in opnames:
             HANDLERS[name] = handler
         return handler
 

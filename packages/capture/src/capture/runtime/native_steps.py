@@ -32,6 +32,7 @@ def native_step(*opnames: str):
             check_opname(name)
             if name in NATIVE_STEPS:
                 raise ValueError(f"two native steps for {name}: {NATIVE_STEPS[name]} and {emitter}")
+        for name in opnames:
             NATIVE_STEPS[name] = emitter
         return emitter
 

@@ -48,6 +48,9 @@ VALUE_RULES: dict[object, ValueRule] = {}
 
 def value_rule(*packets):
     def register(rule: ValueRule) -> ValueRule:
+        taken = [packet for packet in packets if packet in VALUE_RULES]
+        if taken:
+            raise ValueError(f"two value rules for {taken[0]}: {VALUE_RULES[taken[0]]} and {rule}")
         for packet in packets:
             VALUE_RULES[packet] = rule
         return rule

@@ -80,6 +80,7 @@ def bound_rule(*classes: type):
         for cls in classes:
             if cls in BOUND_RULES:
                 raise ValueError(f"two bound rules for {cls.__name__}: {BOUND_RULES[cls]} and {rule}")
+        for cls in classes:
             BOUND_RULES[cls] = rule
         return rule
 

@@ -18,12 +18,17 @@ def register_lowering(*aten_ops):
     """Register `fn` for every given overload (a packet registers all of its overloads)."""
 
     def decorate(fn):
-        for op in aten_ops:
-            overloads = [getattr(op, name) for name in op.overloads()] if isinstance(op, torch._ops.OpOverloadPacket) else [op]
-            for overload in overloads:
-                if overload in LOWERINGS:
-                    raise ValueError(f"two lowerings for {overload}: {LOWERINGS[overload]} and {fn}")
-                LOWERINGS[overload] = fn
+        overloads = [
+            overload
+            for op in aten_ops
+            for overload in ([getattr(op, name) for name in op.overloads()]
+                             if isinstance(op, torch._ops.OpOverloadPacket) else [op])
+        ]
+        for overload in overloads:
+            if overload in LOWERINGS:
+                raise ValueError(f"two lowerings for {overload}: {LOWERINGS[overload]} and {fn}")
+        for overload in overloads:
+            LOWERINGS[overload] = fn
         return fn
 
     return decorate
