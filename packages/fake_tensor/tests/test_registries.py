@@ -25,7 +25,7 @@ def test_a_second_op_rule_for_an_overload_is_refused():
 
 def test_a_second_op_rule_for_a_tag_is_refused():
     before = dict(op_rules._TAG_RULES)
-    with pytest.raises(ValueError, match="two fake tensor rules for the tag"):
+    with pytest.raises(ValueError, match="two fake tensor rules for Tag.data_dependent_output"):
         op_rules.rule_for_tag(torch.Tag.data_dependent_output)(lambda mode, func, args, kwargs: None)
     assert op_rules._TAG_RULES == before
 

@@ -32,6 +32,6 @@ def test_an_emitter_for_a_new_kind_is_taken():
 
 def test_a_second_printer_for_a_sympy_class_is_refused():
     before = dict(PRINTERS)
-    with pytest.raises(ValueError, match="two printers for sympy FloorDiv"):
+    with pytest.raises(ValueError, match="two printers of sympy classes for FloorDiv"):
         prints("FreshFunction", "FloorDiv")(lambda expr, printer: ("", 0))
     assert PRINTERS == before

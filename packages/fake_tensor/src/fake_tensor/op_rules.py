@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 import torch
 
+from fake_tensor.registries import register_once
+
 Rule = Callable[[Any, torch._ops.OpOverload, tuple, dict], Any]
 
 _RULES: dict[torch._ops.OpOverload, Rule] = {}
@@ -22,11 +24,7 @@ _RESOLVED: dict[torch._ops.OpOverload, Rule | None] = {}
 
 def rule_for(*ops: torch._ops.OpOverload) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
-        taken = [op for op in ops if op in _RULES]
-        if taken:
-            raise ValueError(f"two fake tensor rules for {taken[0]}: {_RULES[taken[0]]} and {rule}")
-        for op in ops:
-            _RULES[op] = rule
+        register_once(_RULES, ops, rule, "fake tensor rules")
         _RESOLVED.clear()
         return rule
 
@@ -35,9 +33,7 @@ def rule_for(*ops: torch._ops.OpOverload) -> Callable[[Rule], Rule]:
 
 def rule_for_tag(tag: torch.Tag) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
-        if tag in _TAG_RULES:
-            raise ValueError(f"two fake tensor rules for the tag {tag}: {_TAG_RULES[tag]} and {rule}")
-        _TAG_RULES[tag] = rule
+        register_once(_TAG_RULES, [tag], rule, "fake tensor rules")
         _RESOLVED.clear()
         return rule
 

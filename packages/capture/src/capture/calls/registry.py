@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from fake_tensor.registries import register_once
+
 from .signatures import RULE_ACCEPTS, parse_signature
 
 CALL_RULES: dict[Any, Callable] = {}
@@ -18,14 +20,9 @@ CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
 
 
 def _register(table, keys, handler):
-    # One rule may name the same callable twice (OrderedDict inherits most dict methods).
-    keys = list(dict.fromkeys(keys))
-    for key in keys:
-        if key in table:
-            raise ValueError(f"two call rules for {key!r}")
-    for key in keys:
-        table[key] = handler
-    return handler
+    # One rule may name the same callable twice (OrderedDict inherits most dict methods):
+    # register_once counts it once.
+    return register_once(table, keys, handler, "call rules")
 
 
 def _accepts(keys, accepts: str | None) -> None:

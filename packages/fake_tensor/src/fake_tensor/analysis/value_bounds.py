@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import sympy
 import torch
+from fake_tensor.registries import register_once
 from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
 
 aten = torch.ops.aten
@@ -48,12 +49,7 @@ VALUE_RULES: dict[object, ValueRule] = {}
 
 def value_rule(*packets):
     def register(rule: ValueRule) -> ValueRule:
-        taken = [packet for packet in packets if packet in VALUE_RULES]
-        if taken:
-            raise ValueError(f"two value rules for {taken[0]}: {VALUE_RULES[taken[0]]} and {rule}")
-        for packet in packets:
-            VALUE_RULES[packet] = rule
-        return rule
+        return register_once(VALUE_RULES, packets, rule, "value rules")
 
     return register
 

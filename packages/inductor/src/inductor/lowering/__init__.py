@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
+from fake_tensor.registries import register_once
 
 LOWERINGS: dict[torch._ops.OpOverload, Callable] = {}
 
@@ -24,12 +25,7 @@ def register_lowering(*aten_ops):
             for overload in ([getattr(op, name) for name in op.overloads()]
                              if isinstance(op, torch._ops.OpOverloadPacket) else [op])
         ]
-        for overload in overloads:
-            if overload in LOWERINGS:
-                raise ValueError(f"two lowerings for {overload}: {LOWERINGS[overload]} and {fn}")
-        for overload in overloads:
-            LOWERINGS[overload] = fn
-        return fn
+        return register_once(LOWERINGS, overloads, fn, "lowerings")
 
     return decorate
 
