@@ -32,9 +32,6 @@ class Ambient(Generic[T]):
             raise RuntimeError(self._unset_message)
         return value
 
-    def get_or_none(self) -> T | None:
-        return self._var.get()
-
     @contextlib.contextmanager
     def using(self, value: T) -> Iterator[T]:
         token = self._var.set(value)
