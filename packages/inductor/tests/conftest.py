@@ -61,9 +61,9 @@ def traced(module) -> torch.fx.GraphModule:
     return gm
 
 
-def compile_aten(fn, inputs):
-    """`fn` calls torch.ops.aten overloads; trace it and compile the ATen graph."""
-    return compile_graph(torch.fx.symbolic_trace(fn), inputs)
+def compile_aten(fn, inputs, **options):
+    """`fn` calls torch.ops.aten overloads; trace it and compile the ATen graph (with `options`)."""
+    return compile_graph(torch.fx.symbolic_trace(fn), inputs, **options)
 
 
 def assert_same(actual, expected, **tolerances):

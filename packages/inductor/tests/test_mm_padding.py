@@ -11,7 +11,7 @@ import torch.fx
 import inductor
 from conftest import backend_options, compile_aten, traced, uses_triton
 from inductor.lowering import matmul_padding
-from inductor.lowering.matmul_padding import MatmulShape, padding_matmuls, padding_pays
+from inductor.lowering.matmul_padding import MatmulShape, padding_pays
 
 aten = torch.ops.aten
 
@@ -47,8 +47,7 @@ def operands(op, sizes, dtype, device, *, a_column_major=False):
 
 def run_both(op, inputs, setting):
     fn = MATMULS[op]
-    with padding_matmuls(setting):
-        compiled = compile_aten(lambda a, b, bias: (fn(a, b, bias),), list(inputs))
+    compiled = compile_aten(lambda a, b, bias: (fn(a, b, bias),), list(inputs), pad_mm=setting)
     (actual,), expected = compiled(*inputs), fn(*inputs)
     return compiled, actual, expected
 
@@ -91,8 +90,7 @@ def test_padded_transposed_weight_matches_eager(device, computed):
     weight = (lambda w: aten._to_copy.default(w, dtype=torch.bfloat16)) if computed else (lambda w: w)
     cast = (lambda x: aten._to_copy.default(x, dtype=torch.bfloat16)) if computed else (lambda x: x)
     fn = lambda x, w: (aten.mm.default(cast(x), aten.t.default(weight(w))),)
-    with padding_matmuls(True):
-        compiled = compile_aten(fn, [x, w])
+    compiled = compile_aten(fn, [x, w], pad_mm=True)
     assert_like_eager(compiled(x, w)[0], fn(x, w)[0])
     assert compiled.kernel_count > 0
 
@@ -100,8 +98,7 @@ def test_padded_transposed_weight_matches_eager(device, computed):
 def test_padded_result_fuses_into_its_reader(device):
     a, b, _ = operands("mm", MISALIGNED, torch.bfloat16, device)
     fn = lambda a, b: (aten.relu.default(aten.mm.default(a, b)), aten.sum.dim_IntList(aten.mm.default(a, b), [1]))
-    with padding_matmuls(True):
-        compiled = compile_aten(fn, [a, b])
+    compiled = compile_aten(fn, [a, b], pad_mm=True)
     for actual, expected in zip(compiled(a, b), fn(a, b)):
         assert_like_eager(actual, expected)
 
@@ -113,8 +110,7 @@ def test_logits_gradient_is_padded_once_for_both_weight_and_input_gradients(devi
     # one combo launch).
     g, w, x = (torch.randn(*s, dtype=torch.bfloat16, device=device) for s in [(24, 41), (41, 16), (24, 16)])
     fn = lambda g, w, x: (aten.mm.default(g, w), aten.mm.default(aten.t.default(g), x))
-    with padding_matmuls(True):
-        compiled = compile_aten(fn, [g, w, x])
+    compiled = compile_aten(fn, [g, w, x], pad_mm=True)
     for actual, expected in zip(compiled(g, w, x), fn(g, w, x)):
         assert_like_eager(actual, expected)
     assert compiled.kernel_count == (2 if uses_triton(device) else 3)
@@ -151,8 +147,7 @@ def test_integer_matmul_is_not_padded(device):
     if device == "cuda":
         pytest.skip("eager has no integer matmul on CUDA (addmm_cuda is not implemented for Long)")
     a, b = torch.randint(-5, 5, (27, 35), device=device), torch.randint(-5, 5, (35, 41), device=device)
-    with padding_matmuls(True):
-        compiled = compile_aten(lambda a, b: (aten.mm.default(a, b),), [a, b])
+    compiled = compile_aten(lambda a, b: (aten.mm.default(a, b),), [a, b], pad_mm=True)
     assert torch.equal(compiled(a, b)[0], aten.mm.default(a, b))
     assert compiled.kernel_count == 0
 
@@ -191,9 +186,8 @@ def test_linear_with_odd_out_features_trains_as_eager(device, dtype, padded_shap
     pytest.importorskip("aot_autograd")
     model = torch.nn.Linear(64, 1001, bias=True).to(device=device, dtype=dtype)
     x = torch.randn(2, 12, 64, device=device, dtype=dtype, requires_grad=True)
-    with padding_matmuls(True):
-        compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
-    # The backward compiles lazily, outside the context (on CUDA, on autograd's device thread).
+    compiled = inductor.compile_fx(traced(model), [x], options={**backend_options(), "pad_mm": True})
+    # The backward compiles lazily, in `.backward()` (on CUDA, on autograd's device thread).
     out = compiled(x)[0]
     out.float().pow(2).sum().backward()
     ours = [out.detach(), x.grad.clone(), *(p.grad.clone() for p in model.parameters())]
@@ -215,8 +209,8 @@ def test_inference_returns_the_padded_result_as_a_strided_view(device):
     pytest.importorskip("aot_autograd")
     model = torch.nn.Linear(64, 1001, bias=False).to(device)
     x = torch.randn(2, 12, 64, device=device)
-    with padding_matmuls(True), torch.no_grad():
-        compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
+    with torch.no_grad():
+        compiled = inductor.compile_fx(traced(model), [x], options={**backend_options(), "pad_mm": True})
         out, expected = compiled(x)[0], model(x)
     assert out.shape == expected.shape and out.stride() == (12 * 1004, 1004, 1)
     torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)

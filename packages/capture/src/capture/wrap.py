@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
+from fake_tensor.registries import register_once
 from guards import kinds
 from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
                             has_literal_spelling)
@@ -52,9 +53,7 @@ RULES: dict[type, Callable] = {}
 
 def wraps(*types_: type):
     def register(rule):
-        for cls in types_:
-            RULES[cls] = rule
-        return rule
+        return register_once(RULES, types_, rule, "wrap rules")
 
     return register
 

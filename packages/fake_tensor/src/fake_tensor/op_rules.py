@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 import torch
 
+from fake_tensor.registries import register_once
+
 Rule = Callable[[Any, torch._ops.OpOverload, tuple, dict], Any]
 
 _RULES: dict[torch._ops.OpOverload, Rule] = {}
@@ -22,8 +24,7 @@ _RESOLVED: dict[torch._ops.OpOverload, Rule | None] = {}
 
 def rule_for(*ops: torch._ops.OpOverload) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
-        for op in ops:
-            _RULES[op] = rule
+        register_once(_RULES, ops, rule, "fake tensor rules")
         _RESOLVED.clear()
         return rule
 
@@ -32,7 +33,7 @@ def rule_for(*ops: torch._ops.OpOverload) -> Callable[[Rule], Rule]:
 
 def rule_for_tag(tag: torch.Tag) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
-        _TAG_RULES[tag] = rule
+        register_once(_TAG_RULES, [tag], rule, "fake tensor rules")
         _RESOLVED.clear()
         return rule
 

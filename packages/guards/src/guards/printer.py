@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import sympy
+from fake_tensor.registries import register_once
 from fake_tensor.symbolic.printing import PYTHON, ExpressionPrinter, Printed, Spelling
 
 from .errors import GuardCompileError
@@ -23,11 +24,7 @@ def prints(*names: str):
     """Register a printer `(expr, printer) -> (text, precedence)` for the sympy classes with these names."""
 
     def register(rule):
-        for name in names:
-            if name in PRINTERS:
-                raise ValueError(f"two printers for sympy {name}: {PRINTERS[name]} and {rule}")
-            PRINTERS[name] = rule
-        return rule
+        return register_once(PRINTERS, names, rule, "printers of sympy classes")
 
     return register
 

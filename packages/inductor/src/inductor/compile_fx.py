@@ -21,13 +21,12 @@ import torch.fx
 
 from . import cache, logs, metrics
 from .codegen.targets import BACKENDS, KernelTargets
+from .codegen.triton.combo_planning import combine_small_kernels
 from .codegen.wrapper import WrapperCodegen
-from .combo_kernels import combine_small_kernels
 from .decompositions import decompositions
 from .errors import InductorError, LoweringError
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
-from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.split_reductions import split_reductions
@@ -118,10 +117,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         # number input may be negative (where C's division differs from Python's).
         log.info("inductor: the graph divides or compares a symbolic number; running its ATen graph without compiling it")
         return gm
-    pad_mm = current_padding_setting() if options.pad_mm is None else options.pad_mm
     try:
-        with padding_matmuls(pad_mm):
-            compiled = _compile_graph(gm, example_inputs, targets, options.tuning, pad_mm, strided_outputs)
+        compiled = _compile_graph(gm, example_inputs, options, targets, strided_outputs)
     except (LoweringError, NotImplementedError, TypeError) as err:
         if not numbers:
             raise
@@ -178,21 +175,21 @@ def _polynomial(expr) -> bool:
     return not expr.atoms(sympy.Function) and all(p.exp.is_Integer and p.exp >= 0 for p in expr.atoms(sympy.Pow))
 
 
-def _compile_graph(gm, example_inputs, targets: KernelTargets, tuning: str, pad_mm: bool | None,
+def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelTargets,
                    strided_outputs: bool) -> CompiledGraph:
-    """`targets`: each device's kernel backend; `tuning`: how Triton kernels tune (options.tuning)."""
+    """`targets`: each device's kernel backend, as `options` choose them."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
-                       _environment_key(targets, example_inputs), targets.key(), tuning, str(pad_mm),
-                       str(strided_outputs))
+                       _environment_key(targets, example_inputs), targets.key(), options.tuning,
+                       str(options.pad_mm), str(strided_outputs))
     cached = _cached_graph(key, constants)
     if cached is not None:
         return cached
     start = time.perf_counter()
     with logs.phase("lowering"):
         ensure_meta_vals(gm, example_inputs)
-        graph = GraphLowering(gm, example_inputs, targets=targets, strided_outputs=strided_outputs)
+        graph = GraphLowering(gm, example_inputs, options=options, strided_outputs=strided_outputs)
         graph.run()
     with logs.phase("scheduling"):
         split_reductions(graph)
@@ -202,7 +199,7 @@ def _compile_graph(gm, example_inputs, targets: KernelTargets, tuning: str, pad_
     kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]
     # Kernel code generation and builds (kernel_calls does both; the builds log their own phase).
     with logs.phase("codegen", f"{len(kernels)} kernels"):
-        calls = targets.kernel_calls(kernels, buffers, set(graph.symbol_sources), tuning)
+        calls = targets.kernel_calls(kernels, buffers, set(graph.symbol_sources), options.tuning)
         source = WrapperCodegen(graph, steps, calls).generate()
     kernel_sources = {name: call.source for name, call in calls.items()}
     records = {name: {"entry": list(call.entry), "symbol": call.symbol, "source": call.source}
@@ -308,11 +305,9 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
 
     Passes that change which ATen kernels the trace picks (sdpa's, from its mask) run first."""
     fold_attention_masks(gm)
-    # The backward compiles lazily, inside `.backward()`: on CUDA that runs on autograd's device
-    # thread, which does not see this thread's context, so the padding setting travels as an option.
+    # Checked once, here; the backward compiles lazily inside `.backward()` (on CUDA, on
+    # autograd's device thread) with the same object.
     options = CompileOptions.from_user(mode, options)
-    if options.pad_mm is None:
-        options = options.replace(pad_mm=current_padding_setting())
 
     def compile_graph(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, options=options)

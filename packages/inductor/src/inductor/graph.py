@@ -18,6 +18,7 @@ import torch
 import torch.fx
 import torch.utils._pytree as pytree
 
+from .codegen.targets import KernelTargets
 from .context import lowering_graph
 from .input_writes import InputWrite, stored_in_place, write_buffers, writes_input_at_end
 from .errors import LoweringError
@@ -30,6 +31,7 @@ from .lowering.extern import fallback
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import make_view, permute, strided_view
 from .ops import DependencyCollector, use_handler
+from .options import CompileOptions
 from .sizes import as_expr, loop_vars
 
 # A lazy value read by more nodes than this, whose body does at least this many ops, is
@@ -45,10 +47,14 @@ UNBACKED_SIZE_HINT = 8192
 
 
 class GraphLowering(torch.fx.Interpreter):
-    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, targets, strided_outputs: bool = False):
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, options: CompileOptions,
+                 strided_outputs: bool = False):
         super().__init__(gm, garbage_collect_values=False)
+        # The compile's settings, checked once (options.py): lowerings read them here, on
+        # whichever thread lowers the graph (autograd compiles a backward on its own).
+        self.options = options
         # Each device's kernel backend (codegen/targets.py): what lowerings and passes may ask of it.
-        self.targets = targets
+        self.targets = KernelTargets.from_options(options)
         # Whether an output may be a strided view of a buffer in eager's dim order rather than
         # eager's exact strides (see `_as_strided_output`).
         self.strided_outputs = strided_outputs

@@ -164,10 +164,8 @@ class GenericView(IRNode):
         return f"GenericView({self.data.name if isinstance(self.data, Buffer) else self.data}, [{', '.join(map(str, self.size))}], [{mapped}])"
 
 
-@dataclass(frozen=True, eq=False)
-class Buffer(IRNode):
-    name: str
-    layout: Layout
+class LaidOut(IRNode):
+    """A value in memory: its dtype, device and size are those of its `layout` field."""
 
     @property
     def dtype(self):
@@ -180,6 +178,12 @@ class Buffer(IRNode):
     @property
     def size(self):
         return self.layout.size
+
+
+@dataclass(frozen=True, eq=False)
+class Buffer(LaidOut):
+    name: str
+    layout: Layout
 
     def make_loader(self):
         return lambda index: ops.load(self.name, self.layout.index(index))
@@ -247,21 +251,9 @@ class MultiOutput(Buffer):
 
 
 @dataclass(frozen=True, eq=False)
-class ReinterpretView(IRNode):
+class ReinterpretView(LaidOut):
     data: Buffer
     layout: Layout
-
-    @property
-    def dtype(self):
-        return self.layout.dtype
-
-    @property
-    def device(self):
-        return self.layout.device
-
-    @property
-    def size(self):
-        return self.layout.size
 
     def make_loader(self):
         return lambda index: ops.load(self.data.name, self.layout.index(index))
@@ -355,7 +347,7 @@ class FusedKernel:
 @dataclass(frozen=True)
 class ComboKernel:
     """Independent pointwise FusedKernels run by one launch, each over its own range of program
-    ids (combo_kernels.py): `nodes` are all of theirs."""
+    ids (codegen/triton/combo_planning.py): `nodes` are all of theirs."""
 
     name: str
     device: torch.device

@@ -29,8 +29,7 @@ Vocabulary (every dtype argument is a torch.dtype; `index` is a sympy expression
 
 from __future__ import annotations
 
-import contextlib
-import threading
+from .context import Ambient
 
 UNARY = (
     "neg abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sinh cosh asin acos atan "
@@ -49,7 +48,7 @@ OTHER = (
 ).split()
 VOCABULARY = frozenset(UNARY + BINARY + OTHER)
 
-_state = threading.local()
+_handler: Ambient = Ambient("inductor_ops_handler", "an IR body ran outside `use_handler(...)`: no ops handler is installed")
 
 
 class _Ops:
@@ -65,20 +64,12 @@ ops = _Ops()
 
 
 def current_handler():
-    handler = getattr(_state, "handler", None)
-    if handler is None:
-        raise RuntimeError("an IR body ran outside `use_handler(...)`: no ops handler is installed")
-    return handler
+    return _handler.get()
 
 
-@contextlib.contextmanager
 def use_handler(handler):
-    previous = getattr(_state, "handler", None)
-    _state.handler = handler
-    try:
-        yield handler
-    finally:
-        _state.handler = previous
+    """Give `ops.<name>(...)` calls inside the `with` block this handler's meaning."""
+    return _handler.using(handler)
 
 
 class TextPrinter:

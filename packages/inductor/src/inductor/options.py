@@ -8,7 +8,6 @@ torch.compile does for its own. The rest of inductor reads fields, never the dic
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from .errors import InductorError
@@ -61,9 +60,6 @@ class CompileOptions:
         if chosen.cpu_backend not in ("cpp", "triton"):
             raise InductorError(f"inductor: cpu_backend must be 'cpp' or 'triton', not {chosen.cpu_backend!r}")
         return chosen
-
-    def replace(self, **changes) -> CompileOptions:
-        return dataclasses.replace(self, **changes)
 
     @property
     def tuning(self) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import torch
 import torch.fx as fx
+from fake_tensor.registries import register_once
 
 from ..errors import UnsupportedProgramError
 from ..tracing.emitter import Emitter, sizes_of, value_of
@@ -46,9 +47,7 @@ _INVERSES: dict[Any, Inverse] = {}
 
 def inverse_of(*ops):
     def register(fn: Inverse) -> Inverse:
-        for op in ops:
-            _INVERSES[op] = fn
-        return fn
+        return register_once(_INVERSES, ops, fn, "view inverses")
 
     return register
 

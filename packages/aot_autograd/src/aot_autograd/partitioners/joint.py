@@ -12,7 +12,7 @@ it needs. Calling convention of the two graphs:
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 import torch
 import torch.fx as fx
@@ -59,18 +59,16 @@ def is_symbolic_size(node: fx.Node) -> bool:
 
 
 def ancestors(roots: Iterable[fx.Node]) -> set[fx.Node]:
-    seen: set[fx.Node] = set()
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.extend(node.all_input_nodes)
-    return seen
+    """`roots` and every node they are computed from."""
+    return _reachable(roots, lambda node: node.all_input_nodes)
 
 
 def _descendants(roots: Iterable[fx.Node]) -> set[fx.Node]:
+    """`roots` and every node computed from them."""
+    return _reachable(roots, lambda node: node.users)
+
+
+def _reachable(roots: Iterable[fx.Node], neighbours: Callable[[fx.Node], Iterable[fx.Node]]) -> set[fx.Node]:
     seen: set[fx.Node] = set()
     stack = list(roots)
     while stack:
@@ -78,7 +76,7 @@ def _descendants(roots: Iterable[fx.Node]) -> set[fx.Node]:
         if node in seen:
             continue
         seen.add(node)
-        stack.extend(node.users)
+        stack.extend(neighbours(node))
     return seen
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from fake_tensor.registries import register_once
+
 from .signatures import RULE_ACCEPTS, parse_signature
 
 CALL_RULES: dict[Any, Callable] = {}
@@ -18,12 +20,9 @@ CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
 
 
 def _register(table, keys, handler):
-    # One rule may name the same callable twice (OrderedDict inherits most dict methods).
-    for key in dict.fromkeys(keys):
-        if key in table:
-            raise ValueError(f"two call rules for {key!r}")
-        table[key] = handler
-    return handler
+    # One rule may name the same callable twice (OrderedDict inherits most dict methods):
+    # register_once counts it once.
+    return register_once(table, keys, handler, "call rules")
 
 
 def _accepts(keys, accepts: str | None) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dis
 from typing import Callable
 
+from fake_tensor.registries import register_once
+
 # Opnames of one supported CPython only. Every other registered name must be one of this
 # interpreter's (`dis.opmap`), so a misspelt opname fails at import instead of never matching.
 ONLY_IN_311 = frozenset({
@@ -38,9 +40,6 @@ def handles(*opnames: str):
     def register(handler):
         for name in opnames:
             check_opname(name)
-            if name in HANDLERS:
-                raise ValueError(f"two handlers for {name}: {HANDLERS[name]} and {handler}")
-            HANDLERS[name] = handler
-        return handler
+        return register_once(HANDLERS, opnames, handler, "handlers")
 
     return register

@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from fake_tensor.registries import register_once
+
 from ..interpreter.registry import check_opname
 from ..operators import BINARY, COMPARE, INPLACE
 from ..values.base import Value
@@ -30,10 +32,7 @@ def native_step(*opnames: str):
     def register(emitter):
         for name in opnames:
             check_opname(name)
-            if name in NATIVE_STEPS:
-                raise ValueError(f"two native steps for {name}: {NATIVE_STEPS[name]} and {emitter}")
-            NATIVE_STEPS[name] = emitter
-        return emitter
+        return register_once(NATIVE_STEPS, opnames, emitter, "native steps")
 
     return register
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import sympy
 import torch
+from fake_tensor.registries import register_once
 from fake_tensor.symbolic import ConstraintViolationError, ShapeEnv, print_python
 
 aten = torch.ops.aten
@@ -48,9 +49,7 @@ VALUE_RULES: dict[object, ValueRule] = {}
 
 def value_rule(*packets):
     def register(rule: ValueRule) -> ValueRule:
-        for packet in packets:
-            VALUE_RULES[packet] = rule
-        return rule
+        return register_once(VALUE_RULES, packets, rule, "value rules")
 
     return register
 

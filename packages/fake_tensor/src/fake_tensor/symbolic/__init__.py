@@ -3,7 +3,7 @@
 Exports ShapeEnv, SymNode, Dim, UNBACKED, ConstraintViolationError, ValueRange, Guard, print_python, and
 the integer functions every layer builds and prints (FloorDiv, PythonMod, RoundToInt);
 `printing.py` holds the one sympy printer every layer spells them with.
-Start at shape_env.py: its docstring is the API.
+Start at shape_env/__init__.py: its docstring is the API.
 """
 
 from fake_tensor.symbolic.dim import UNBACKED, ConstraintViolationError, Dim

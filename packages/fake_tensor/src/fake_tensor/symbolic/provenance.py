@@ -1,4 +1,5 @@
-"""Where a guard came from: the innermost frame of the user's code, and the op being run.
+"""Where a guard came from (`Origin`, and `Guard`: a condition with its origin): the
+innermost frame of the user's code, and the op being run.
 
 A guard is recorded deep inside a kernel's shape logic (torch's Python decompositions, meta
 functions, our SymNode). The person reading "seq <= 1024" wants the line of *their* model
@@ -17,6 +18,7 @@ import sys
 import sysconfig
 import types
 
+import sympy
 import torch
 
 _LIBRARY_DIRS = (
@@ -36,6 +38,17 @@ class Origin:
     def __str__(self) -> str:
         parts = [p for p in (self.op, self.frame) if p]
         return ", ".join(parts) if parts else "origin unknown"
+
+
+@dataclasses.dataclass(frozen=True)
+class Guard:
+    """A condition on the symbols that the trace relied on, and where it came from."""
+
+    expr: sympy.Basic
+    origin: Origin
+
+    def __str__(self) -> str:
+        return f"{self.expr}  ({self.origin})"
 
 
 def _is_library_file(filename: str) -> bool:

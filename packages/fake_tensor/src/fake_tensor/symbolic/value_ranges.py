@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 import sympy
 
+from fake_tensor.registries import register_once
 from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
 
 oo = sympy.oo
@@ -77,11 +78,7 @@ BOUND_RULES: dict[type, BoundRule] = {}
 
 def bound_rule(*classes: type):
     def register(rule: BoundRule) -> BoundRule:
-        for cls in classes:
-            if cls in BOUND_RULES:
-                raise ValueError(f"two bound rules for {cls.__name__}: {BOUND_RULES[cls]} and {rule}")
-            BOUND_RULES[cls] = rule
-        return rule
+        return register_once(BOUND_RULES, classes, rule, "bound rules")
 
     return register
 

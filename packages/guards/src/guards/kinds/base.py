@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar, TypeVar
 
+from fake_tensor.registries import register_once
+
 from ..codegen import Check, EmitContext
 
 
@@ -41,9 +43,6 @@ def emits(kind: type[G]) -> Callable[[Emitter], Emitter]:
     """Register the function that turns guards of `kind` into checks."""
 
     def register(emitter: Emitter) -> Emitter:
-        if kind in EMITTERS:
-            raise ValueError(f"two emitters for {kind.__name__}: {EMITTERS[kind]} and {emitter}")
-        EMITTERS[kind] = emitter
-        return emitter
+        return register_once(EMITTERS, [kind], emitter, "emitters")
 
     return register

@@ -30,7 +30,7 @@ class KernelBackend:
 
     name: str                                   # also the cache entry kind its kernels are built into
     in_kernel_random: bool = False              # draws random numbers inside kernels (lowering/random.py)
-    combo_kernels: bool = False                 # runs several small pointwise kernels in one launch (combo_kernels.py)
+    combo_kernels: bool = False                 # runs small pointwise kernels as one launch (triton/combo_planning.py)
     split_reductions_on: frozenset[str] = frozenset()  # device types whose long reductions split (passes/split_reductions.py)
     pointer_arguments: bool = False             # kernels take data pointers rather than tensors
 

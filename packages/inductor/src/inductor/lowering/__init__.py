@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
+from fake_tensor.registries import register_once
 
 LOWERINGS: dict[torch._ops.OpOverload, Callable] = {}
 
@@ -18,13 +19,13 @@ def register_lowering(*aten_ops):
     """Register `fn` for every given overload (a packet registers all of its overloads)."""
 
     def decorate(fn):
-        for op in aten_ops:
-            overloads = [getattr(op, name) for name in op.overloads()] if isinstance(op, torch._ops.OpOverloadPacket) else [op]
-            for overload in overloads:
-                if overload in LOWERINGS:
-                    raise ValueError(f"two lowerings for {overload}: {LOWERINGS[overload]} and {fn}")
-                LOWERINGS[overload] = fn
-        return fn
+        overloads = [
+            overload
+            for op in aten_ops
+            for overload in ([getattr(op, name) for name in op.overloads()]
+                             if isinstance(op, torch._ops.OpOverloadPacket) else [op])
+        ]
+        return register_once(LOWERINGS, overloads, fn, "lowerings")
 
     return decorate
 

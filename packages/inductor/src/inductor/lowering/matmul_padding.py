@@ -15,16 +15,14 @@ the slice is a lazy read through the padded buffer: readers index it in place; a
 argument gets a dense copy with eager's strides, and so does an output, except in inference
 graphs, which return the strided view (as torch.compile does).
 
-Whether to pad: inside `padding_matmuls(True)` every misaligned matmul of a padded dtype is
-padded, on any device (tests, experiments); inside `padding_matmuls(False)` none; otherwise
-CUDA matmuls are padded where `padding_pays` says so. `compile_aten_graph` enters it with the
-`pad_mm` compile option (`options={"pad_mm": True}`).
+Whether to pad is the `pad_mm` compile option of the graph being lowered
+(`options={"pad_mm": True}`): True pads every misaligned matmul of a padded dtype, on any
+device (tests, experiments); False none; None (the default) pads CUDA matmuls where
+`padding_pays` says so.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import weakref
 from dataclasses import dataclass
 
@@ -51,24 +49,6 @@ ALIGNMENT = {torch.float16: 8, torch.bfloat16: 8, torch.float32: 4}
 # it pads. 100 leaves a margin for copies that do not fuse. GPT-2's LM head (4096 x 50257 x
 # 768) does 4100 flops per padded byte forward and ~650 in its input-gradient matmul.
 MIN_FLOPS_PER_PADDED_BYTE = 100
-
-_setting: contextvars.ContextVar[bool | None] = contextvars.ContextVar("pad_mm", default=None)
-
-
-@contextlib.contextmanager
-def padding_matmuls(setting: bool | None):
-    """Lower matmuls under the `pad_mm` option: True, False or None (CUDA, where it pays)."""
-    token = _setting.set(setting)
-    try:
-        yield
-    finally:
-        _setting.reset(token)
-
-
-def current_padding_setting() -> bool | None:
-    """The setting lowering sees now (part of the graph cache key)."""
-    return _setting.get()
-
 
 @dataclass(frozen=True)
 class MatmulShape:
@@ -109,7 +89,7 @@ def should_pad(shape: MatmulShape | None, device: torch.device) -> bool:
     """Whether the matmul of `shape` (None: symbolic sizes or mixed dtypes) on `device` is padded."""
     if shape is None or shape.dtype not in ALIGNMENT or not any(shape.padding()):
         return False
-    setting = _setting.get()
+    setting = current_graph().options.pad_mm
     if setting is not None:
         return setting
     return device.type == "cuda" and padding_pays(shape)

@@ -1,4 +1,4 @@
-"""One Triton kernel running the pointwise kernels of a ComboKernel (combo_kernels.py).
+"""One Triton kernel running the pointwise kernels of a ComboKernel (combo_planning.py chooses them).
 
 Each member becomes a `@triton.jit` function of its own program id; the combo kernel gives
 each member the range of program ids its element count needs, in member order. Identical

@@ -1,10 +1,12 @@
-"""Combo kernels: independent pointwise kernels run by one Triton launch.
+"""Combo kernels: independent pointwise kernels run by one Triton launch. This pass (between
+scheduling and code generation) chooses the runs; combo.py prints each as one kernel. It is
+Triton's: other targets declare `combo_kernels = False` (codegen/backend.py) and keep their steps.
 
 Each launch costs the host more than a small kernel takes on the GPU, and autocast models
 are full of small kernels: the casts of every weight and bias at each call (96 of the 149
 kernels of a GPT-2 training forward) and, in the backward, the casts of each weight gradient
 back to float32. Two kinds of pointwise kernels can be moved, so that consecutive ones meet
-and become one `ComboKernel` (printed by codegen/triton/combo.py):
+and become one `ComboKernel`:
 
     hoisted   kernels that read only graph inputs may run as early as the first of a run
               (the forward's weight casts);
@@ -22,12 +24,12 @@ from __future__ import annotations
 
 import sympy
 
-from .codegen.triton.kinds import kernel_kind
-from .ir import ComboKernel, FusedKernel
-from .ops import kernel_accesses
-from .runtime.triton_configs import KIND_POINTWISE
-from .scheduler import extern_inputs
-from .sizes import product
+from ...ir import ComboKernel, FusedKernel
+from ...ops import kernel_accesses
+from ...runtime.triton_configs import KIND_POINTWISE
+from ...scheduler import extern_inputs
+from ...sizes import product
+from .kinds import kernel_kind
 
 MAX_COMBO_BYTES = 64 << 20
 # Triton compiles a combo's members as one kernel: 97 small casts took 13.5 s on a 2-core CPU.
