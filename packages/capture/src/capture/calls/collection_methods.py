@@ -230,6 +230,12 @@ rule(heapq.nlargest)(_select(largest=True))
 rule(heapq.nsmallest)(_select(largest=False))
 
 
+@rule(collections.defaultdict.__missing__)
+def _defaultdict_missing(frame, args, kwargs):
+    d, key = args
+    return _expect(d, DefaultDictValue, "defaultdict.__missing__").missing(frame, key)
+
+
 @rule(collections.defaultdict.copy, collections.defaultdict.__copy__)
 def _defaultdict_copy(frame, args, kwargs):
     (d,) = args

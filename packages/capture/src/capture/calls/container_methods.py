@@ -10,6 +10,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
 from ..values.exceptions import raise_user_error
+from .dict_subclasses import check_constructible
 from .python_builtins import dict_entries
 from .registry import rule
 
@@ -184,7 +185,7 @@ def _dict_get(frame, args, kwargs):
 @rule(dict.__getitem__)
 def _dict_getitem(frame, args, kwargs):
     d, key = args
-    return d.get_item(frame, key)
+    return (d.lookup if isinstance(d, DictValue) else d.get_item)(frame, key)
 
 
 @rule(dict.__setitem__, OrderedDict.__setitem__)
@@ -246,10 +247,16 @@ def _update(frame, args, kwargs):
 @rule(dict.copy, OrderedDict.copy)
 def _dict_copy(frame, args, kwargs):
     (d,) = args
-    return DictValue(_as_dict(d, "dict.copy").entries, python_cls=d.python_cls)
+    cls = _as_dict(d, "dict.copy").python_cls
+    # dict.copy makes a plain dict whatever the subclass; OrderedDict.copy is `self.__class__(self)`.
+    if not issubclass(cls, OrderedDict):
+        return DictValue(d.entries, python_cls=dict)
+    if cls is not OrderedDict:
+        check_constructible(cls)
+    return DictValue(d.entries, python_cls=cls)
 
 
-@rule(dict.clear)
+@rule(dict.clear, OrderedDict.clear)
 def _dict_clear(frame, args, kwargs):
     (d,) = args
     _as_dict(d, "dict.clear").entries.clear()

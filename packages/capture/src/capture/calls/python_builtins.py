@@ -19,7 +19,9 @@ from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation
+from ..values.new_objects import ModelOutputValue, is_model_output
 from ..values.objects import PartialValue, SuperValue
+from .dict_subclasses import check_constructible
 from .registry import construct_rule, rule
 
 
@@ -404,14 +406,21 @@ def dict_entries(frame, source: Value) -> dict:
         for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
             entries[key_of(frame, key)] = (key, source.get_item(frame, key))
         return entries
-    for pair in source.unpack(frame):
-        key, value = pair.unpack(frame)
+    for index, pair in enumerate(source.unpack(frame)):
+        items = pair.unpack(frame)
+        if len(items) != 2:  # CPython's dict_merge_from_seq2 wording
+            raise_user_error(frame, ValueError, f"dictionary update sequence element #{index} has length {len(items)}; 2 is required")
+        key, value = items
         entries[key_of(frame, key)] = (key, value)
     return entries
 
 
-@construct_rule(dict, collections.OrderedDict)
+@construct_rule(dict, collections.OrderedDict, subclasses=True)
 def _dict(frame, cls, args, kwargs):
+    if is_model_output(cls):
+        return ModelOutputValue.construct(frame, cls, args, kwargs)
+    if cls not in (dict, collections.OrderedDict):
+        check_constructible(cls)
     entries = dict_entries(frame, args[0]) if args else {}
     for k, v in kwargs.items():
         entries[k] = (ConstantValue(k), v)

@@ -231,6 +231,17 @@ class DictValue(Value):
         frame.session.side_effects.mutated_container(self)
 
     def get_item(self, frame, key):
+        """`d[key]`: through a dict subclass's own `__getitem__` when it has one."""
+        from .objects import python_dunder
+
+        override = python_dunder(self.python_cls, "__getitem__")
+        if override is not None:
+            return frame.session.wrap(override, None).call(frame, [self, key], {})
+        return self.lookup(frame, key)
+
+    def lookup(self, frame, key):
+        """dict.__getitem__ itself (what `super().__getitem__` does): the entry, else the
+        class's `__missing__`, else KeyError."""
         k = key_of(frame, key)
         if k not in self.entries:
             from .objects import python_dunder
