@@ -18,7 +18,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
-from ..values.factory import evaluate_constant_operation
+from ..values.factory import evaluate_constant_operation, program_errors
 from ..values.new_objects import ModelOutputValue, is_model_output
 from ..values.objects import PartialValue, SuperValue
 from .dict_subclasses import check_constructible
@@ -282,7 +282,8 @@ def _sorted(frame, args, kwargs):
         keyed = [(_constant(x, "sorted() items"), x) for x in items]
     else:
         keyed = [(_constant(key.call(frame, [x], {}), "sorted() keys"), x) for x in items]
-    keyed.sort(key=lambda pair: pair[0], reverse=reverse)
+    with program_errors():  # `sorted([1, None])`: the program's TypeError
+        keyed.sort(key=lambda pair: pair[0], reverse=reverse)
     return ListValue([x for _, x in keyed])
 
 

@@ -70,8 +70,10 @@ class ConstantValue(Value):
 
     def get_item(self, frame, key):
         from .factory import evaluate_constant_operation
+        from .symbolic import concrete
 
-        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, key.as_python_constant()))
+        # A symbolic index (`range(100)[x.shape[0]]`) is specialized to its value, guarded.
+        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, concrete(key)))
 
     def unpack(self, frame):
         from .exceptions import ExceptionValue

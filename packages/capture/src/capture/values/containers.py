@@ -15,6 +15,7 @@ from ..errors import Unsupported
 from .base import NotConstant, Value
 from .constant import ConstantValue
 from .exceptions import raise_user_error
+from .factory import program_errors
 
 
 def key_of(frame, value: Value) -> Any:
@@ -172,7 +173,9 @@ class ListValue(SequenceValue):
     def set_item(self, frame, key, value):
         index = _index_of(key)
         if isinstance(index, slice):
-            self.items[index] = value.unpack(frame)
+            items = value.unpack(frame)
+            with program_errors():  # an extended slice given another number of items: ValueError
+                self.items[index] = items
         else:
             try:
                 self.items[index] = value
