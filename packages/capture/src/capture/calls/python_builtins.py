@@ -22,6 +22,7 @@ from ..values.factory import evaluate_constant_operation, program_errors
 from ..values.new_objects import ModelOutputValue, is_model_output
 from ..values.objects import PartialValue, SuperValue
 from .dict_subclasses import check_constructible
+from .number_of_tensor import number_of_tensor
 from .registry import construct_rule, rule
 
 
@@ -459,6 +460,9 @@ def _scalar(frame, cls, args, kwargs):
 
     if cls is str and isinstance(value, ExceptionValue) and (text := value.text()) is not None:
         return ConstantValue(text)
+    number = number_of_tensor(frame, cls, value)
+    if number is not None:
+        return number
     if isinstance(value, TensorValue):
         raise Unsupported(
             f"{cls.__name__}() of a tensor reads its data",
