@@ -10,6 +10,7 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
 from ..values.exceptions import raise_user_error
+from ..values.symbolic import concrete
 from .dict_subclasses import check_constructible
 from .python_builtins import dict_entries
 from .registry import rule
@@ -120,11 +121,15 @@ def _sort(frame, args, kwargs):
     return ConstantValue(None)
 
 
-@rule(list.index, tuple.index, accepts="(self, value, /)")
+@rule(list.index, tuple.index, accepts="(self, value, start=_, stop=_, /)")
 def _index(frame, args, kwargs):
-    seq, item, *_ = args
-    for i, existing in enumerate(_expect(seq, SequenceValue, "index()").items):
-        if existing is item or _equal(frame, existing, item):
+    seq, item, *bounds = args
+    items = _expect(seq, SequenceValue, "index()").items
+    # start/stop clamp like a slice's bounds (negative ones count from the end).
+    start, stop = (concrete(b) for b in [*bounds, ConstantValue(None), ConstantValue(None)][:2])
+    start, stop, _ = slice(start, stop).indices(len(items))
+    for i in range(start, stop):
+        if items[i] is item or _equal(frame, items[i], item):
             return ConstantValue(i)
     raise_user_error(frame, ValueError, "x not in sequence")
 
@@ -335,6 +340,27 @@ def _set_copy(frame, args, kwargs):
     if s.python_type() is frozenset:
         return s  # frozenset.copy() is the same object
     return SetValue(dict(_expect(s, SetValue, "set.copy").entries))
+
+
+@rule(set.symmetric_difference_update)
+def _symmetric_difference_update(frame, args, kwargs):
+    s, other = args
+    entries = _expect(s, SetValue, "set.symmetric_difference_update").entries
+    for key, value in {key_of(frame, v): v for v in other.unpack(frame)}.items():
+        if key in entries:
+            del entries[key]
+        else:
+            entries[key] = value
+    s.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(set.symmetric_difference, frozenset.symmetric_difference)
+def _symmetric_difference(frame, args, kwargs):
+    s, other = args
+    result = SetValue(dict(_expect(s, SetValue, "set.symmetric_difference").entries), python_cls=s.python_cls)
+    _symmetric_difference_update(frame, [result, other], {})
+    return result
 
 
 def _keep_members(keep_common: bool):

@@ -24,7 +24,7 @@ _PURE_BUILTINS = frozenset(
     }
 )  # fmt: skip
 _PURE_MODULES = frozenset({"math", "cmath", "operator", "_operator"})
-_IMMUTABLE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range)
+_IMMUTABLE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range, slice)
 
 
 def _is_pure(fn: Any) -> bool:
@@ -39,6 +39,8 @@ def _is_pure(fn: Any) -> bool:
     owner = getattr(fn, "__self__", None)
     if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, _IMMUTABLE_TYPES):
         return True
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, type) and owner in _IMMUTABLE_TYPES:
+        return True  # a class method of one: `float.fromhex`, `int.from_bytes`
     objclass = getattr(fn, "__objclass__", None)
     return objclass in _IMMUTABLE_TYPES
 

@@ -18,7 +18,8 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
-from ..values.factory import evaluate_constant_operation, program_errors
+from ..values.factory import constant_args, evaluate_constant_operation, program_errors
+from ..values.iterators import CallIteratorValue
 from ..values.new_objects import ModelOutputValue, is_model_output
 from ..values.objects import PartialValue, SuperValue
 from .dict_subclasses import check_constructible
@@ -205,9 +206,11 @@ def _id(frame, args, kwargs):
 # --- iteration ------------------------------------------------------------------------------
 
 
-@rule(iter, accepts="(object, /)")
+@rule(iter)
 def _iter(frame, args, kwargs):
-    (obj,) = args
+    obj, *sentinel = args
+    if sentinel:
+        return CallIteratorValue(frame, obj, sentinel[0])
     if isinstance(obj, IteratorValue):
         return obj
     return IteratorValue.over(frame, obj)
@@ -429,15 +432,19 @@ def _dict(frame, cls, args, kwargs):
     return DictValue(entries, python_cls=cls)
 
 
-@construct_rule(int, float, bool, accepts="(x=_, /)")
+@construct_rule(int, accepts="(x=_, /, base=_)")
+@construct_rule(float, bool, accepts="(x=_, /)")
 @construct_rule(str, accepts="(object=_, /)")
 def _scalar(frame, cls, args, kwargs):
     if not args:
         return ConstantValue(cls())
+    if len(args) > 1 or kwargs:  # int(text, base): of constants only
+        constants = constant_args(args, kwargs)
+        if constants is None:
+            raise Unsupported("int() with a base, of values that are not Python constants")
+        return evaluate_constant_operation(frame, lambda: cls(*constants[0], **constants[1]), ())
     (value,) = args
     if value.is_python_constant():
-        from ..values.factory import evaluate_constant_operation
-
         return evaluate_constant_operation(frame, cls, (value.as_python_constant(),))
     if cls is bool:
         return ConstantValue(value.truth(frame))
@@ -452,8 +459,6 @@ def _scalar(frame, cls, args, kwargs):
             convert = {int: torch.sym_int, float: torch.sym_float}[cls]
             return frame.session.graph.call_function(frame, convert, [value], {})
         # str(): the text of one value, guarded to stay that value.
-        from ..values.factory import evaluate_constant_operation
-
         return evaluate_constant_operation(frame, cls, (value.specialize(),))
 
     from ..values.exceptions import ExceptionValue
