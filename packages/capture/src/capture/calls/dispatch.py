@@ -9,9 +9,9 @@ from typing import Any
 
 from ..errors import Unsupported
 from ..markers import is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, undo_dynamo_optimizer_patch
-from ..values.base import Value
+from ..values.base import NotConstant, Value
 from ..values.factory import constant_args, evaluate_constant_operation
-from ..values.symbolic import SymValue, concrete
+from ..values.symbolic import specialized_constant
 from .registry import CONSTRUCT_RULES, rule_for
 from .signatures import check_arguments
 from .torch_ops import is_torch_operation, record_torch_call, runs_natively
@@ -89,16 +89,15 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
 
 
 def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list, dict] | None:
-    """The arguments as constants, symbolic numbers specialized to their value (guarded), when
-    every argument is one or the other: a pure function of them (`math.sqrt(n)`, `round(s)`)
-    is then a constant. (Keeping floor/ceil/round symbolic would need aot_autograd and inductor
-    to rebuild those size functions.)"""
-    values = [*args, *kwargs.values()]
-    if not any(isinstance(v, SymValue) for v in values):
+    """The arguments as constants, symbolic numbers (also inside tuples: a torch.Size)
+    specialized to their value (guarded), when every argument is one or the other: a pure
+    function of them (`math.sqrt(n)`, `round(s)`, `"{}".format(x.shape)`) is then a constant.
+    (Keeping floor/ceil/round symbolic would need aot_autograd and inductor to rebuild those
+    size functions.)"""
+    try:
+        return [specialized_constant(a) for a in args], {k: specialized_constant(v) for k, v in kwargs.items()}
+    except NotConstant:
         return None
-    if not all(isinstance(v, SymValue) or v.is_python_constant() for v in values):
-        return None
-    return [concrete(a) for a in args], {k: concrete(v) for k, v in kwargs.items()}
 
 
 def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -37,6 +37,9 @@ def key_of(frame, value: Value) -> Any:
 
             raise UserException(ExceptionValue.from_real(err)) from None
         return key
+    if isinstance(value, TupleValue):
+        # A tuple of sizes (specialized, guarded) or of tensors (by identity), like its items.
+        return tuple(key_of(frame, item) for item in value.items)
     identity = getattr(value, "identity", None)
     if identity is not None:
         return identity()
