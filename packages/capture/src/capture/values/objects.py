@@ -72,6 +72,15 @@ def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     return attribute if isinstance(attribute, types.FunctionType) else None
 
 
+def call_item_dunder(frame, instance: Value, cls: type, name: str, args: list[Value]) -> None:
+    """`obj[key] = value` / `del obj[key]` of an object whose class writes the method in
+    Python (UserDict, ChainMap, a user's mapping): the method traced, else refused."""
+    method = python_dunder(cls, name)
+    if method is None:
+        raise Unsupported(f"{'item assignment' if name == '__setitem__' else 'item deletion'} on {instance.describe()}")
+    frame.session.wrap(method, None).call(frame, [instance, *args], {})
+
+
 def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, readable: bool = False) -> Value | None:
     """What reading a class attribute through an instance gives, for descriptors capture
     models; None for plain class data (the caller wraps it). `readable`: the instance is a
@@ -246,6 +255,12 @@ class ObjectValue(Value):
             source = ItemSource(self.source, k) if self.source is not None else None
             return frame.session.wrap(self.obj[k], source)
         raise Unsupported(f"indexing {self.describe()}")
+
+    def set_item(self, frame, key, value):
+        call_item_dunder(frame, self, type(self.obj), "__setitem__", [key, value])
+
+    def del_item(self, frame, key):
+        call_item_dunder(frame, self, type(self.obj), "__delitem__", [key])
 
     def length(self, frame):
         method = python_dunder(type(self.obj), "__len__")
