@@ -397,10 +397,51 @@ def _set_algebra(method):
         try:
             constants = [a.as_python_constant() for a in args]
         except NotConstant:
-            raise Unsupported(f"set.{method.__name__} on non-constant sets") from None
+            return _set_algebra_of_members(frame, method.__name__, args)
         return frame.session.wrap(method(*constants), None)
 
     return handler
+
+
+def _members(frame, value: Value) -> dict:
+    """key -> member of a set, or of any iterable as set() would take it (first one kept)."""
+    if isinstance(value, SetValue):
+        return dict(value.entries)
+    members = {}
+    for item in value.unpack(frame):
+        members.setdefault(key_of(frame, item), item)
+    return members
+
+
+def _set_algebra_of_members(frame, name: str, args: list[Value]) -> Value:
+    """Set algebra over members that are not all constants (tensors, by identity; objects),
+    keeping the member objects CPython keeps: union and difference keep the receiver's and add
+    the others' in order; intersection keeps those of the set it iterates (the smaller of two
+    sets, else the argument)."""
+    s, *others = args
+    mine = _expect(s, SetValue, f"set.{name}").entries
+    if name in ("issubset", "issuperset"):
+        (other,) = others
+        theirs = _members(frame, other)
+        inner, outer = (mine, theirs) if name == "issubset" else (theirs, mine)
+        return ConstantValue(all(key in outer for key in inner))
+    result = dict(mine)
+    for other in others:
+        if name == "union":
+            for key, item in _members(frame, other).items():
+                result.setdefault(key, item)
+        elif name == "difference":
+            theirs = _members(frame, other)
+            result = {key: item for key, item in result.items() if key not in theirs}
+        else:  # intersection
+            theirs = _members(frame, other)
+            if isinstance(other, SetValue) and len(theirs) <= len(result):
+                result = {key: item for key, item in theirs.items() if key in result}
+            elif isinstance(other, SetValue):
+                result = {key: item for key, item in result.items() if key in theirs}
+            else:
+                result = {key: item for key, item in theirs.items() if key in result}
+    return SetValue(result, python_cls=s.python_cls)
 
 
 for _method in (set.union, set.intersection, set.difference, set.issubset, set.issuperset,
