@@ -153,7 +153,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
-        "dict_subclass", "sentinel_iter", "constant_error", "index_bounds",
+        "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -317,6 +317,13 @@ def statement(draw, env: Env, depth: int) -> list[str]:
                 f"    {target} = -len(type(error).__name__)"]  # fmt: skip
     if kind == "index_bounds":
         return [f"{env.new('ints')} = [*lst, {i}, {small}, {i}, {i}, {i}].index({i}, {small}) + ({i}, {small}, {i}).index({i}, -1)"]
+    if kind == "set_algebra":
+        # Sets of tensors (by identity) combined with methods; member objects kept as CPython keeps them.
+        return [f"sa = {{{a}, {b}}}", f"sb = sa.union([{a}]).intersection([{b}, {a}]).difference([{a}] if {small} else [])",
+                f"{env.new('ints')} = len(sb) + sa.issubset(sb) + sa.issuperset(sb) + {{'{key}'}}.issubset(dict.fromkeys(lst))"]  # fmt: skip
+    if kind == "shape_values":
+        # Sizes (symbolic at the new size) as dict keys, in f-strings and compared in order.
+        return [f"{env.new('ints')} = {{(3,): 1, (4,): 2}}.get(tuple({a}.shape), 0) + len(f'{{{a}.shape}}') + ({a}.shape >= (4,)) + ({a}.shape in {{(3,)}})"]
     if kind == "mutable_default":
         return [f"{env.new('ints')} = remember({i})"]
     if kind == "while":
