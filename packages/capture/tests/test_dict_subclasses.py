@@ -143,3 +143,17 @@ def test_bad_update_sequence_raises_valueerror_like_eager():
         fn(torch.randn(2))
     with pytest.raises(ValueError, match=str(eager.value)):
         compile_eager(fn, fullgraph=True)(torch.randn(2))
+
+
+def test_input_dict_subclass_with_its_own_init():
+    # Its __init__ ran before the call: only what the trace does to it matters.
+    def fn(x, d):
+        d["k"] = d["k"] + 1
+        return x * d["k"]
+
+    compiled = compile_eager(fn, fullgraph=True)
+    for n in (4, 4, 7):  # first call, cache hit with new values, new size
+        x = torch.randn(n)
+        eager_d, compiled_d = WithInit(n), WithInit(n)
+        torch.testing.assert_close(compiled(x, compiled_d), fn(x, eager_d))
+        assert compiled_d == eager_d and type(compiled_d) is WithInit

@@ -22,7 +22,8 @@ from ..errors import Unsupported
 
 TRACED_OVERRIDES = frozenset({"__getitem__", "__setitem__", "__missing__"})
 # Special methods a subclass may define without changing what dict's operations do.
-_HARMLESS = frozenset({"__init_subclass__", "__class_getitem__", "__repr__", "__str__", "__format__", "__reduce__",
+# (Construction, `__init__`/`__new__`, is checked apart: an instance passed in is already built.)
+_HARMLESS = frozenset({"__init__", "__new__", "__init_subclass__", "__class_getitem__", "__repr__", "__str__", "__format__", "__reduce__",
                        "__reduce_ex__", "__getstate__", "__sizeof__", "__dir__"})  # fmt: skip
 _DICT_SPECIAL = frozenset(name for name in dir(dict) if name.startswith("__")) | {"__missing__", "__bool__"}
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class statement's class
