@@ -10,7 +10,7 @@ import collections
 import pytest
 import torch
 
-from helpers import check_across_sizes
+from helpers import check_across_sizes, compile_eager
 
 
 def iter_callable_sentinel(x):
@@ -75,3 +75,29 @@ def constant_methods_of_immutable_types(x):
 )  # fmt: skip
 def test_builtin_form(fn):
     check_across_sizes(fn, lambda n: (torch.randn(n),))
+
+
+def sentinel_iterator_across_a_break(x):
+    values = [3, 2, 1, 0, 5]
+    it = iter(values.pop, 0)
+    first = next(it)
+    print("a graph break")
+    return x + first + sum(it), values
+
+
+def sentinel_iterator_returned(x):
+    values = [3, 2, 1, 0, 5]
+    return iter(values.pop, 0), x
+
+
+def test_sentinel_iterator_is_never_handed_on_wrongly():
+    # Across a break or returned, the iterator is not rebuilt (its callable's state is its
+    # position): the frame runs eagerly around it instead.
+    for fn in (sentinel_iterator_across_a_break, sentinel_iterator_returned):
+        compiled = compile_eager(fn)
+        for n in (4, 4, 7):
+            x = torch.randn(n)
+            actual, expected = compiled(x), fn(x)
+            if fn is sentinel_iterator_returned:
+                actual, expected = (list(actual[0]), actual[1]), (list(expected[0]), expected[1])
+            torch.testing.assert_close(actual, expected)
