@@ -26,6 +26,7 @@ from typing import Any, Callable
 import torch
 
 from ..session import CaptureResult
+from ..side_effects import DELETED
 from .reconstruct import ExpressionWriter
 
 
@@ -180,7 +181,10 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
     for write in effects.attribute_writes.values():
         target = writer.value(write.target)
         for attr, value in write.values.items():
-            if attr.isidentifier():
+            if value is DELETED:
+                # It may have been set by this very call first: present or not, it ends up absent.
+                emit(f"vars({target}).pop({attr!r}, None)")
+            elif attr.isidentifier():
                 emit(f"{target}.{attr} = {writer.value(value)}")
             else:
                 emit(f"setattr({target}, {attr!r}, {writer.value(value)})")
