@@ -154,6 +154,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
+        "object_argument_delete",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -277,6 +278,11 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         return [f"{env.new('ints')} = {expr.format(i=i)}"]
     if kind == "object_argument_write":
         return [f"o.base = o.base + {i}"]
+    if kind == "object_argument_delete":
+        # `del` on the argument (its extra attributes differ per call): replayed, or AttributeError.
+        target = env.new("ints")
+        return [f"o.tmp = {i}", "del o.tmp", "try:", "    del o.w", f"    {target} = 1", "except AttributeError:",
+                f"    {target} = -1", f"{target} = {target} + hasattr(o, 'w') + hasattr(o, 'tmp')"]  # fmt: skip
     if kind == "class_attribute":
         return [f"{env.new('ints')} = type(o).level + o.__class__.level", f"type(o).level = {i} % 3"]
     if kind == "generator_interleaving":
