@@ -157,3 +157,17 @@ def test_input_dict_subclass_with_its_own_init():
         eager_d, compiled_d = WithInit(n), WithInit(n)
         torch.testing.assert_close(compiled(x, compiled_d), fn(x, eager_d))
         assert compiled_d == eager_d and type(compiled_d) is WithInit
+
+
+def test_overrides_of_a_class_without_a_module_name_are_seen():
+    # A class exec'd in a namespace without __name__ claims the module "builtins".
+    namespace = {}
+    exec("class Lying(dict):\n    def __len__(self):\n        return 99\n", namespace)
+    lying = namespace["Lying"]
+    assert lying.__module__ == "builtins"
+
+    def fn(x, d):
+        return x + len(d)
+
+    with pytest.raises(capture.Unsupported, match="Lying.__len__"):
+        compile_eager(fn, fullgraph=True)(torch.randn(3), lying(a=1))

@@ -15,6 +15,7 @@ classes with a Python `__init__` or `__new__` are refused rather than rebuilt by
 
 from __future__ import annotations
 
+import collections
 import types
 from collections import OrderedDict
 
@@ -27,14 +28,23 @@ _HARMLESS = frozenset({"__init__", "__new__", "__init_subclass__", "__class_geti
                        "__reduce_ex__", "__getstate__", "__sizeof__", "__dir__"})  # fmt: skip
 _DICT_SPECIAL = frozenset(name for name in dir(dict) if name.startswith("__")) | {"__missing__", "__bool__"}
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class statement's class
+# Dict classes capture models as themselves (by their own rules), where a subclass's own
+# overrides stop. (By identity, not module: a class exec'd without `__name__` claims "builtins".)
+_MODELLED = (dict, OrderedDict, collections.defaultdict, collections.Counter)
+
+
+def _user_classes(cls: type):
+    """The classes of `cls`'s MRO written by the user, up to the first one capture models."""
+    for klass in cls.__mro__:
+        if klass in _MODELLED or not klass.__flags__ & _HEAP_TYPE:
+            return
+        yield klass
 
 
 def untraced_override(cls: type) -> str | None:
     """The first of dict's special methods that `cls` (a dict subclass) overrides in Python
     and capture would not run, or None."""
-    for klass in cls.__mro__:
-        if klass.__module__ in ("builtins", "collections"):
-            return None  # dict, OrderedDict, defaultdict, Counter: modelled as themselves
+    for klass in _user_classes(cls):
         for name, attribute in vars(klass).items():
             if name in _DICT_SPECIAL and name not in TRACED_OVERRIDES | _HARMLESS and isinstance(attribute, types.FunctionType):
                 return f"{klass.__qualname__}.{name}"
@@ -44,7 +54,7 @@ def untraced_override(cls: type) -> str | None:
 def check_dict_subclass(cls: type, *, passed_in: bool = False) -> None:
     """Refuse a dict subclass whose behaviour DictValue would not reproduce. The items of one
     `passed_in` are read (and guarded) as `d[key]`, which must be dict's own lookup."""
-    if passed_in and cls.__module__ not in ("builtins", "collections") and _python_getitem(cls):
+    if passed_in and any(isinstance(vars(k).get("__getitem__"), types.FunctionType) for k in _user_classes(cls)):
         raise Unsupported(
             f"a {cls.__qualname__} (dict subclass overriding __getitem__) passed to the compiled function",
             hint="its items are read as d[key], which would run the override",
@@ -79,12 +89,3 @@ def check_constructible(cls: type) -> None:
         # rebuilding an escaping instance as `cls(entries)` would run the override again.
         raise Unsupported(f"constructing {cls.__qualname__}, an OrderedDict subclass overriding __setitem__")
     check_dict_subclass(cls)
-
-
-def _python_getitem(cls: type) -> bool:
-    for klass in cls.__mro__:
-        if klass.__module__ in ("builtins", "collections"):
-            return False
-        if isinstance(vars(klass).get("__getitem__"), types.FunctionType):
-            return True
-    return False
