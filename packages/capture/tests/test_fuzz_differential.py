@@ -100,6 +100,16 @@ def gen(t, k):
         yield t * i
 
 
+class Tally(dict):
+    def __missing__(self, key):
+        return len(key)
+
+
+class Bump(dict):
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value + 1)
+
+
 def state():
     return G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue(), Holder.level, remember.__defaults__
 '''
@@ -143,6 +153,8 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "star_unpack", "slice", "partial", "dict_comprehension", "chained_compare", "bool_ops",
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
+        "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
+        "object_argument_delete",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -266,6 +278,11 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         return [f"{env.new('ints')} = {expr.format(i=i)}"]
     if kind == "object_argument_write":
         return [f"o.base = o.base + {i}"]
+    if kind == "object_argument_delete":
+        # `del` on the argument (its extra attributes differ per call): replayed, or AttributeError.
+        target = env.new("ints")
+        return [f"o.tmp = {i}", "del o.tmp", "try:", "    del o.w", f"    {target} = 1", "except AttributeError:",
+                f"    {target} = -1", f"{target} = {target} + hasattr(o, 'w') + hasattr(o, 'tmp')"]  # fmt: skip
     if kind == "class_attribute":
         return [f"{env.new('ints')} = type(o).level + o.__class__.level", f"type(o).level = {i} % 3"]
     if kind == "generator_interleaving":
@@ -282,6 +299,37 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             "max(remember(v) for v in range({small} + 1))", "any(remember(v) > {i} for v in counting(lst))",
         ]))  # fmt: skip
         return [f"{env.new('ints')} = int({expr.format(i=i, small=small)}) + len(lst)"]
+    if kind == "dict_subclass":
+        # A dict subclass's __missing__ / __setitem__ traced; dict.__init__ and update bypass __setitem__.
+        made = draw(st.sampled_from(["Tally({key}={a})", "Bump({key}={a})", "Tally()", "Bump()"]))
+        target = env.new("tensors")
+        return [
+            f"dsub = {made.format(key=key, a=a)}",
+            f"dsub['{key}'] = {b}",
+            f"dsub.update(extra={i})",
+            f"{target} = dsub['{key}'] + (dsub['zz'] if isinstance(dsub, Tally) else dsub['extra']) + len(dsub)",
+        ]
+    if kind == "sentinel_iter":
+        # iter(callable, sentinel): calls made one at a time, stopping at the sentinel.
+        return ["stack = [{0}, *lst]".format(small), f"{env.new('ints')} = len(list(iter(stack.pop, {small}))) + len(stack)"]
+    if kind == "constant_error":
+        # The program's own error on constants capture folds: raised as eager raises it.
+        expr = draw(st.sampled_from([
+            "sorted([{i}, None])", "sorted(['a', {i}])", "[0, 0, 0, 0].__setitem__(slice(None, None, 2), [{i}])",
+            "{{}}.update([({i}, 1, 2)])", "dict([({i},)])", "int('z{i}', 16)",
+        ]))  # fmt: skip
+        target = env.new("ints")
+        return ["try:", f"    {target} = 1", f"    {expr.format(i=i)}", "except (TypeError, ValueError) as error:",
+                f"    {target} = -len(type(error).__name__)"]  # fmt: skip
+    if kind == "index_bounds":
+        return [f"{env.new('ints')} = [*lst, {i}, {small}, {i}, {i}, {i}].index({i}, {small}) + ({i}, {small}, {i}).index({i}, -1)"]
+    if kind == "set_algebra":
+        # Sets of tensors (by identity) combined with methods; member objects kept as CPython keeps them.
+        return [f"sa = {{{a}, {b}}}", f"sb = sa.union([{a}]).intersection([{b}, {a}]).difference([{a}] if {small} else [])",
+                f"{env.new('ints')} = len(sb) + sa.issubset(sb) + sa.issuperset(sb) + {{'{key}'}}.issubset(dict.fromkeys(lst))"]  # fmt: skip
+    if kind == "shape_values":
+        # Sizes (symbolic at the new size) as dict keys, in f-strings and compared in order.
+        return [f"{env.new('ints')} = {{(3,): 1, (4,): 2}}.get(tuple({a}.shape), 0) + len(f'{{{a}.shape}}') + ({a}.shape >= (4,)) + ({a}.shape in {{(3,)}})"]
     if kind == "mutable_default":
         return [f"{env.new('ints')} = remember({i})"]
     if kind == "while":

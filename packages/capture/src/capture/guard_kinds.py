@@ -12,6 +12,11 @@ tensors to be different keys is valid only while they are different objects. One
 of them, checked in one pass (an optimizer's first step uses each of its hundreds of
 parameters as a key: pairwise guards would be quadratic).
 
+`NoExceptionHandled`: no caller of the compiled function is handling an exception (what
+`sys.exc_info()` outside the traced code's own except blocks reads). The guard function runs
+in the call's context, so `sys.exc_info()` there sees the callers' exception as the traced
+code would.
+
 `ModuleCallMatch`: calling a module runs what the trace inlined. Hooks added later, or (for a
 module guarded by its type, capture.wrap) another instance with hooks or a `forward` of its
 own (a patched instance), must not be served by that entry.
@@ -20,6 +25,7 @@ own (a patched instance), must not be served by that entry.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from guards.codegen import EmitContext, check, must_be, must_equal
 from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
@@ -87,3 +93,19 @@ def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
     forward = f"'forward' {'not in' if guard.own_forward else 'in'} {module}.__dict__"
     return [check(f"{hooks} or {forward}", str(guard), f"({hooks} or {forward})")]
 
+
+
+@dataclasses.dataclass(frozen=True)
+class NoExceptionHandled(Guard):
+    """`sys.exc_info()` is (None, None, None) when the compiled function is called."""
+
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return "no exception is being handled by the callers"
+
+
+@emits(NoExceptionHandled)
+def _no_exception_handled(guard: NoExceptionHandled, ctx: EmitContext) -> list:
+    handled = f"{ctx.constant(sys.exception, 'sys_exception', 'sys.exception')}()"
+    return [check(f"{handled} is not None", str(guard), handled)]

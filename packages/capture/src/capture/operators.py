@@ -193,6 +193,15 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
         same = identical(a, b)
         if same is not None:
             return ConstantValue(same == (symbol == "=="))
+    else:
+        left, right = _sequence_items(a), _sequence_items(b)
+        if left is not None and right is not None and _sequence_kind(a) is _sequence_kind(b) is not collections.deque:
+            # Lexicographic, as CPython's list/tuple compare: the first pair that differs
+            # decides (`x.shape >= (4,)`, each size guarded), else the lengths do.
+            for x, y in zip(left, right):
+                if not (identical(x, y) or compare(frame, "==", x, y).truth(frame)):
+                    return compare(frame, symbol, x, y)
+            return ConstantValue(COMPARE[symbol](len(left), len(right)))
     raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
 
 

@@ -13,6 +13,17 @@ from typing import Any
 from .values.base import Value
 
 
+class DeletedAttribute(Value):
+    """What an attribute write records for `del obj.name`: the entry removes it from the
+    instance's __dict__ (object.__delattr__, the only deletion recorded) after the graph."""
+
+    def describe(self):
+        return "a deleted attribute"
+
+
+DELETED = DeletedAttribute()
+
+
 @dataclass
 class AttributeWrite:
     target: Value  # the object written to (has a source, or is held by identity)

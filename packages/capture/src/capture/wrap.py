@@ -28,6 +28,7 @@ from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource,
 from torch import nn
 
 from .guard_kinds import SameObject
+from .calls.dict_subclasses import check_dict_subclass
 from .calls.functional import operator_callable
 from .calls.numpy_table import NUMPY_CALLABLE_TYPES, is_numpy_callable
 from .calls.registry import rule_for
@@ -244,6 +245,7 @@ def _list(session, obj, source):
 
 @wraps(dict)
 def _dict(session, obj, source):
+    check_dict_subclass(type(obj), passed_in=True)
     if any(isinstance(key, torch.Tensor) for key in obj):
         return _dict_keyed_by_tensors(session, obj, source)
     if source is not None:

@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (fill the registry)
     iteration,
     numpy_calls,
     python_builtins,
+    reprs,
     stdlib,
     tensor_scalars,
     torch_modules,

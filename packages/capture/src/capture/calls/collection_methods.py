@@ -119,6 +119,16 @@ def _copy(frame, args, kwargs):
     return DequeValue(list(_expect(d, DequeValue, "deque.copy").items), d.maxlen)
 
 
+@rule(collections.deque.insert)
+def _insert(frame, args, kwargs):
+    d, index, item = args
+    if _expect(d, DequeValue, "deque.insert").maxlen is not None and len(d.items) >= d.maxlen:
+        raise_user_error(frame, IndexError, "deque already at its maximum size")
+    d.items.insert(concrete(index), item)
+    d.mutated(frame)
+    return ConstantValue(None)
+
+
 # Searching a deque is searching a list.
 rule(collections.deque.index)(container_methods._index)
 rule(collections.deque.count)(container_methods._count)
@@ -225,6 +235,12 @@ def _select(largest: bool):
 
 rule(heapq.nlargest)(_select(largest=True))
 rule(heapq.nsmallest)(_select(largest=False))
+
+
+@rule(collections.defaultdict.__missing__)
+def _defaultdict_missing(frame, args, kwargs):
+    d, key = args
+    return _expect(d, DefaultDictValue, "defaultdict.__missing__").missing(frame, key)
 
 
 @rule(collections.defaultdict.copy, collections.defaultdict.__copy__)

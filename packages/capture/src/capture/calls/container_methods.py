@@ -12,6 +12,8 @@ from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
 from ..values.exceptions import raise_user_error
 from .python_builtins import _sorted, dict_entries, each_item
+from ..values.symbolic import concrete
+from .dict_subclasses import check_constructible
 from .registry import rule
 
 
@@ -116,11 +118,15 @@ def _sort(frame, args, kwargs):
     return ConstantValue(None)
 
 
-@rule(list.index, tuple.index, accepts="(self, value, /)")
+@rule(list.index, tuple.index, accepts="(self, value, start=_, stop=_, /)")
 def _index(frame, args, kwargs):
-    seq, item, *_ = args
-    for i, existing in enumerate(_expect(seq, SequenceValue, "index()").items):
-        if existing is item or _equal(frame, existing, item):
+    seq, item, *bounds = args
+    items = _expect(seq, SequenceValue, "index()").items
+    # start/stop clamp like a slice's bounds (negative ones count from the end).
+    start, stop = (concrete(b) for b in [*bounds, ConstantValue(None), ConstantValue(None)][:2])
+    start, stop, _ = slice(start, stop).indices(len(items))
+    for i in range(start, stop):
+        if items[i] is item or _equal(frame, items[i], item):
             return ConstantValue(i)
     raise_user_error(frame, ValueError, "x not in sequence")
 
@@ -179,7 +185,7 @@ def _dict_get(frame, args, kwargs):
 @rule(dict.__getitem__)
 def _dict_getitem(frame, args, kwargs):
     d, key = args
-    return d.get_item(frame, key)
+    return (d.lookup if isinstance(d, DictValue) else d.get_item)(frame, key)
 
 
 @rule(dict.__setitem__, OrderedDict.__setitem__)
@@ -241,10 +247,16 @@ def _update(frame, args, kwargs):
 @rule(dict.copy, OrderedDict.copy)
 def _dict_copy(frame, args, kwargs):
     (d,) = args
-    return DictValue(_as_dict(d, "dict.copy").entries, python_cls=d.python_cls)
+    cls = _as_dict(d, "dict.copy").python_cls
+    # dict.copy makes a plain dict whatever the subclass; OrderedDict.copy is `self.__class__(self)`.
+    if not issubclass(cls, OrderedDict):
+        return DictValue(d.entries, python_cls=dict)
+    if cls is not OrderedDict:
+        check_constructible(cls)
+    return DictValue(d.entries, python_cls=cls)
 
 
-@rule(dict.clear)
+@rule(dict.clear, OrderedDict.clear)
 def _dict_clear(frame, args, kwargs):
     (d,) = args
     _as_dict(d, "dict.clear").entries.clear()
@@ -325,6 +337,27 @@ def _set_copy(frame, args, kwargs):
     return SetValue(dict(_expect(s, SetValue, "set.copy").entries))
 
 
+@rule(set.symmetric_difference_update)
+def _symmetric_difference_update(frame, args, kwargs):
+    s, other = args
+    entries = _expect(s, SetValue, "set.symmetric_difference_update").entries
+    for key, value in {key_of(frame, v): v for v in other.unpack(frame)}.items():
+        if key in entries:
+            del entries[key]
+        else:
+            entries[key] = value
+    s.mutated(frame)
+    return ConstantValue(None)
+
+
+@rule(set.symmetric_difference, frozenset.symmetric_difference)
+def _symmetric_difference(frame, args, kwargs):
+    s, other = args
+    result = SetValue(dict(_expect(s, SetValue, "set.symmetric_difference").entries), python_cls=s.python_cls)
+    _symmetric_difference_update(frame, [result, other], {})
+    return result
+
+
 def _keep_members(keep_common: bool):
     def update(frame, args, kwargs):
         s, *others = args
@@ -357,10 +390,51 @@ def _set_algebra(method):
         try:
             constants = [a.as_python_constant() for a in args]
         except NotConstant:
-            raise Unsupported(f"set.{method.__name__} on non-constant sets") from None
+            return _set_algebra_of_members(frame, method.__name__, args)
         return frame.session.wrap(method(*constants), None)
 
     return handler
+
+
+def _members(frame, value: Value) -> dict:
+    """key -> member of a set, or of any iterable as set() would take it (first one kept)."""
+    if isinstance(value, SetValue):
+        return dict(value.entries)
+    members = {}
+    for item in value.unpack(frame):
+        members.setdefault(key_of(frame, item), item)
+    return members
+
+
+def _set_algebra_of_members(frame, name: str, args: list[Value]) -> Value:
+    """Set algebra over members that are not all constants (tensors, by identity; objects),
+    keeping the member objects CPython keeps: union and difference keep the receiver's and add
+    the others' in order; intersection keeps those of the set it iterates (the smaller of two
+    sets, else the argument)."""
+    s, *others = args
+    mine = _expect(s, SetValue, f"set.{name}").entries
+    if name in ("issubset", "issuperset"):
+        (other,) = others
+        theirs = _members(frame, other)
+        inner, outer = (mine, theirs) if name == "issubset" else (theirs, mine)
+        return ConstantValue(all(key in outer for key in inner))
+    result = dict(mine)
+    for other in others:
+        if name == "union":
+            for key, item in _members(frame, other).items():
+                result.setdefault(key, item)
+        elif name == "difference":
+            theirs = _members(frame, other)
+            result = {key: item for key, item in result.items() if key not in theirs}
+        else:  # intersection
+            theirs = _members(frame, other)
+            if isinstance(other, SetValue) and len(theirs) <= len(result):
+                result = {key: item for key, item in theirs.items() if key in result}
+            elif isinstance(other, SetValue):
+                result = {key: item for key, item in result.items() if key in theirs}
+            else:
+                result = {key: item for key, item in theirs.items() if key in result}
+    return SetValue(result, python_cls=s.python_cls)
 
 
 for _method in (set.union, set.intersection, set.difference, set.issubset, set.issuperset,

@@ -16,7 +16,8 @@ from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
 from ..values.objects import python_dunder
-from ..values.symbolic import SymValue, concrete
+from ..values.base import NotConstant
+from ..values.symbolic import specialized_constant
 from .registry import CONSTRUCT_RULES, rule_for
 from .signatures import check_arguments
 from .torch_ops import is_torch_operation, record_torch_call
@@ -29,7 +30,7 @@ _PURE_BUILTINS = frozenset(
     }
 )  # fmt: skip
 _PURE_MODULES = frozenset({"math", "cmath", "operator", "_operator"})
-_IMMUTABLE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range)
+_IMMUTABLE_TYPES = (str, bytes, int, float, complex, bool, tuple, frozenset, range, slice)
 
 
 def _is_pure(fn: Any) -> bool:
@@ -44,6 +45,8 @@ def _is_pure(fn: Any) -> bool:
     owner = getattr(fn, "__self__", None)
     if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, _IMMUTABLE_TYPES):
         return True
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, type) and owner in _IMMUTABLE_TYPES:
+        return True  # a class method of one: `float.fromhex`, `int.from_bytes`
     objclass = getattr(fn, "__objclass__", None)
     return objclass in _IMMUTABLE_TYPES
 
@@ -92,16 +95,15 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
 
 
 def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list, dict] | None:
-    """The arguments as constants, symbolic numbers specialized to their value (guarded), when
-    every argument is one or the other: a pure function of them (`math.sqrt(n)`, `round(s)`)
-    is then a constant. (Keeping floor/ceil/round symbolic would need aot_autograd and inductor
-    to rebuild those size functions.)"""
-    values = [*args, *kwargs.values()]
-    if not any(isinstance(v, SymValue) for v in values):
+    """The arguments as constants, symbolic numbers (also inside tuples: a torch.Size)
+    specialized to their value (guarded), when every argument is one or the other: a pure
+    function of them (`math.sqrt(n)`, `round(s)`, `"{}".format(x.shape)`) is then a constant.
+    (Keeping floor/ceil/round symbolic would need aot_autograd and inductor to rebuild those
+    size functions.)"""
+    try:
+        return [specialized_constant(a) for a in args], {k: specialized_constant(v) for k, v in kwargs.items()}
+    except NotConstant:
         return None
-    if not all(isinstance(v, SymValue) or v.is_python_constant() for v in values):
-        return None
-    return [concrete(a) for a in args], {k: concrete(v) for k, v in kwargs.items()}
 
 
 def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -16,7 +16,7 @@ from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
-from ..values.factory import constant_args
+from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.functions import FunctionValue, NativeFunctionValue, NestedFunctionValue, bind_arguments
 from ..values.symbolic import SymValue
 from .registry import construct_rule, rule
@@ -149,7 +149,7 @@ def _index(frame, args, kwargs):
     (value,) = args
     if isinstance(value, SymValue) and value.python_type() is int:
         return value
-    return frame.session.wrap(operator.index(value.as_python_constant()), None)
+    return evaluate_constant_operation(frame, operator.index, (value.as_python_constant(),))
 
 
 @rule(operator.countOf)

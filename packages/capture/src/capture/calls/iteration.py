@@ -100,7 +100,7 @@ def _islice(frame, cls, args, kwargs):
         raise_user_error(frame, type(error), str(error))
     window = slice(*bounds) if len(bounds) > 1 else slice(bounds[0])
     start, stop, step = window.start or 0, window.stop, window.step or 1
-    if isinstance(iterable, EndlessIteratorValue):
+    if getattr(iterable, "endless", False):
         if stop is None:
             raise Unsupported("islice() of an endless iterator without a stop")
         return IteratorValue(iterable.take(stop)[start::step])

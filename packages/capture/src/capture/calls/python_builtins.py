@@ -27,6 +27,11 @@ from ..values.new_objects import ModelOutputValue, NewObjectValue
 from ..values.objects import ClassValue, MISSING, ObjectValue, PartialValue, SuperValue, lookup_static, type_of
 from ..values.symbolic import SymValue, concrete
 from ..values.tensor import TensorValue
+from ..values.factory import constant_args, program_errors
+from ..values.iterators import CallIteratorValue
+from ..values.new_objects import is_model_output
+from .dict_subclasses import check_constructible
+from .number_of_tensor import number_of_tensor
 from .registry import construct_rule, rule
 
 
@@ -189,9 +194,11 @@ def _id(frame, args, kwargs):
 # --- iteration ------------------------------------------------------------------------------
 
 
-@rule(iter, accepts="(object, /)")
+@rule(iter)
 def _iter(frame, args, kwargs):
-    (obj,) = args
+    obj, *sentinel = args
+    if sentinel:
+        return CallIteratorValue(frame, obj, sentinel[0])
     if isinstance(obj, IteratorValue):
         return obj
     return IteratorValue.over(frame, obj)
@@ -267,7 +274,8 @@ def _sorted(frame, args, kwargs):
         keyed = [(_constant(x, "sorted() items"), x) for x in items]
     else:
         keyed = [(_constant(key.call(frame, [x], {}), "sorted() keys"), x) for x in items]
-    keyed.sort(key=lambda pair: pair[0], reverse=reverse)
+    with program_errors(frame):  # `sorted([1, None])`: the program's TypeError
+        keyed.sort(key=lambda pair: pair[0], reverse=reverse)
     return ListValue([x for _, x in keyed])
 
 
@@ -384,25 +392,38 @@ def dict_entries(frame, source: Value) -> dict:
         for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
             entries[key_of(frame, key)] = (key, source.get_item(frame, key))
         return entries
-    for pair in source.unpack(frame):
-        key, value = pair.unpack(frame)
+    for index, pair in enumerate(source.unpack(frame)):
+        items = pair.unpack(frame)
+        if len(items) != 2:  # CPython's dict_merge_from_seq2 wording
+            raise_user_error(frame, ValueError, f"dictionary update sequence element #{index} has length {len(items)}; 2 is required")
+        key, value = items
         entries[key_of(frame, key)] = (key, value)
     return entries
 
 
-@construct_rule(dict, collections.OrderedDict)
+@construct_rule(dict, collections.OrderedDict, subclasses=True)
 def _dict(frame, cls, args, kwargs):
+    if is_model_output(cls):
+        return ModelOutputValue.construct(frame, cls, args, kwargs)
+    if cls not in (dict, collections.OrderedDict):
+        check_constructible(cls)
     entries = dict_entries(frame, args[0]) if args else {}
     for k, v in kwargs.items():
         entries[k] = (ConstantValue(k), v)
     return DictValue(entries, python_cls=cls)
 
 
-@construct_rule(int, float, bool, accepts="(x=_, /)")
+@construct_rule(int, accepts="(x=_, /, base=_)")
+@construct_rule(float, bool, accepts="(x=_, /)")
 @construct_rule(str, accepts="(object=_, /)")
 def _scalar(frame, cls, args, kwargs):
     if not args:
         return ConstantValue(cls())
+    if len(args) > 1 or kwargs:  # int(text, base): of constants only
+        constants = constant_args(args, kwargs)
+        if constants is None:
+            raise Unsupported("int() with a base, of values that are not Python constants")
+        return evaluate_constant_operation(frame, lambda: cls(*constants[0], **constants[1]), ())
     (value,) = args
     if value.is_python_constant():
         return evaluate_constant_operation(frame, cls, (value.as_python_constant(),))
@@ -422,6 +443,9 @@ def _scalar(frame, cls, args, kwargs):
 
     if cls is str and isinstance(value, ExceptionValue) and (text := value.text()) is not None:
         return ConstantValue(text)
+    number = number_of_tensor(frame, cls, value)
+    if number is not None:
+        return number
     if isinstance(value, TensorValue):
         raise Unsupported(
             f"{cls.__name__}() of a tensor reads its data",

@@ -9,7 +9,9 @@ import sys
 import types
 
 from ..errors import Unsupported
+from ..guard_kinds import NoExceptionHandled
 from ..values.base import Value
+from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.functions import FunctionValue, MethodValue
 from .registry import rule
@@ -60,20 +62,26 @@ class _TracebackValue(Value):
         return types.TracebackType
 
 
-def _handled(frame, what: str) -> Value:
+def _handled(frame, what: str) -> Value | None:
+    """The exception being handled where the traced code asks, or None when none is: outside
+    the traced code's except blocks that is the callers' state, read now and guarded."""
     exc = frame.current_exception()
     if exc is None:
-        # The caller of the compiled function may be handling one: not known while tracing.
-        raise Unsupported(f"{what} outside the traced code's except blocks")
+        if sys.exception() is not None:
+            raise Unsupported(f"{what} while a caller of the compiled function handles an exception")
+        frame.session.add_guard(NoExceptionHandled())
     return exc
 
 
 @rule(sys.exc_info)
 def _exc_info(frame, args, kwargs):
     exc = _handled(frame, "sys.exc_info()")
+    if exc is None:
+        return TupleValue([ConstantValue(None)] * 3)
     return TupleValue([frame.session.wrap(exc.python_type(), None), exc, _TracebackValue(exc)])
 
 
 @rule(sys.exception)
 def _exception(frame, args, kwargs):
-    return _handled(frame, "sys.exception()")
+    exc = _handled(frame, "sys.exception()")
+    return ConstantValue(None) if exc is None else exc

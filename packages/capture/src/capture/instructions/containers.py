@@ -10,7 +10,7 @@ from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..values.base import NotConstant
 from ..values.constant import ConstantValue
-from ..values.symbolic import concrete
+from ..values.symbolic import specialized_constant
 from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
 from ..values.lazy import LazyInput, realized
@@ -138,7 +138,7 @@ def _format_value(frame, inst):
     spec = frame.pop().as_python_constant() if inst.arg & 4 else ""
     value = frame.pop()
     try:
-        obj = concrete(value)
+        obj = specialized_constant(value)
     except NotConstant:
         raise Unsupported(
             f"formatting {value.describe()} into a string",

@@ -28,6 +28,7 @@ import torch
 from ..session import CaptureResult
 from ..values.collection_types import DequeValue
 from ..values.containers import DictValue, ListValue
+from ..side_effects import DELETED
 from .reconstruct import ExpressionWriter
 
 
@@ -179,7 +180,10 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
     for write in effects.attribute_writes.values():
         target = writer.value(write.target)
         for attr, value in write.values.items():
-            if attr.isidentifier():
+            if value is DELETED:
+                # It may have been set by this very call first: present or not, it ends up absent.
+                emit(f"vars({target}).pop({attr!r}, None)")
+            elif attr.isidentifier():
                 emit(f"{target}.{attr} = {writer.value(value)}")
             else:
                 emit(f"setattr({target}, {attr!r}, {writer.value(value)})")

@@ -14,6 +14,7 @@ import collections
 from .base import Value
 from .constant import ConstantValue
 from .containers import DictValue, ListValue, key_of
+from .exceptions import raise_user_error
 
 
 class DequeValue(ListValue):
@@ -61,11 +62,19 @@ class DefaultDictValue(DictValue):
         super().__init__(entries, source, python_cls)
         self.factory = factory
 
-    def get_item(self, frame, key):
-        k = key_of(frame, key)
-        if k not in self.entries and not (self.factory.is_python_constant() and self.factory.as_python_constant() is None):
-            self.set_item(frame, key, self.factory.call(frame, [], {}))
-        return super().get_item(frame, key)
+    def lookup(self, frame, key):
+        if key_of(frame, key) not in self.entries:
+            return self.missing(frame, key)
+        return super().lookup(frame, key)
+
+    def missing(self, frame, key):
+        """defaultdict.__missing__: KeyError without a factory, else store what it makes
+        (through `d[key] = ...`, so a subclass's `__setitem__` runs, as C's PyObject_SetItem)."""
+        if self.factory.is_python_constant() and self.factory.as_python_constant() is None:
+            raise_user_error(frame, KeyError, key_of(frame, key))
+        value = self.factory.call(frame, [], {})
+        self.set_item(frame, key, value)
+        return value
 
     def as_python_constant(self):
         entries = {k: v.as_python_constant() for k, (_, v) in self.entries.items()}

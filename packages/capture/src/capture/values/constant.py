@@ -14,6 +14,7 @@ import torch
 
 from .base import Value
 from .factory import evaluate_constant_operation
+from .symbolic import concrete
 
 # Types whose instances are immutable and whose operations have no side effects.
 CONSTANT_TYPES: tuple[type, ...] = (
@@ -68,7 +69,8 @@ class ConstantValue(Value):
         return evaluate_constant_operation(frame, getattr, (self.value, name))
 
     def get_item(self, frame, key):
-        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, key.as_python_constant()))
+        # A symbolic index (`range(100)[x.shape[0]]`) is specialized to its value, guarded.
+        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, concrete(key)))
 
     def unpack(self, frame):
         try:

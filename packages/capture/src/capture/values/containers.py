@@ -16,6 +16,7 @@ from .base import NotConstant, Value
 from .constant import ConstantValue
 from .exceptions import raise_user_error
 from .symbolic import SymValue, concrete
+from .factory import program_errors
 
 
 def key_of(frame, value: Value) -> Any:
@@ -35,6 +36,9 @@ def key_of(frame, value: Value) -> Any:
 
             raise UserException(ExceptionValue.from_real(err)) from None
         return key
+    if isinstance(value, TupleValue):
+        # A tuple of sizes (specialized, guarded) or of tensors (by identity), like its items.
+        return tuple(key_of(frame, item) for item in value.items)
     identity = getattr(value, "identity", None)
     if identity is not None:
         return identity()
@@ -183,7 +187,9 @@ class ListValue(SequenceValue):
     def set_item(self, frame, key, value):
         index = _index_of(key)
         if isinstance(index, slice):
-            self.items[index] = value.unpack(frame)
+            items = value.unpack(frame)
+            with program_errors(frame):  # an extended slice given another number of items: ValueError
+                self.items[index] = items
         else:
             try:
                 self.items[index] = value
@@ -248,6 +254,17 @@ class DictValue(Value):
         frame.session.side_effects.mutated_container(self)
 
     def get_item(self, frame, key):
+        """`d[key]`: through a dict subclass's own `__getitem__` when it has one."""
+        from .objects import python_dunder
+
+        override = python_dunder(self.python_cls, "__getitem__")
+        if override is not None:
+            return frame.session.wrap(override, None).call(frame, [self, key], {})
+        return self.lookup(frame, key)
+
+    def lookup(self, frame, key):
+        """dict.__getitem__ itself (what `super().__getitem__` does): the entry, else the
+        class's `__missing__`, else KeyError."""
         k = key_of(frame, key)
         if k not in self.entries:
             from .objects import python_dunder

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+from typing import Callable, Iterator
 
 from .base import NotConstant, Value
+
+
+@contextlib.contextmanager
+def program_errors(frame) -> Iterator[None]:
+    """Python run now on the program's own constants (sorting them, assigning a slice of a
+    list): an exception it raises is the traced program's exception, raised as eager raises
+    it, not an internal error of capture."""
+    try:
+        yield
+    except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, AttributeError) as err:
+        frame.raise_real(err)
 
 
 def evaluate_constant_operation(frame, fn: Callable, args: tuple) -> Value:

@@ -18,6 +18,8 @@ from .containers import IteratorValue
 class EndlessIteratorValue(IteratorValue):
     """An iterator whose `i`-th item is `make(i)`."""
 
+    endless = True  # zip/map read it only as far as their finite iterables go
+
     def __init__(self, make: Callable[[int], Value], name: str):
         super().__init__([])
         self.make = make
@@ -43,13 +45,57 @@ class EndlessIteratorValue(IteratorValue):
 
 def columns(frame, iterables: list[Value]) -> list[list[Value]]:
     """The items of each iterable, the endless ones cut at the shortest finite one's length."""
-    finite = {i: it.unpack(frame) for i, it in enumerate(iterables) if not isinstance(it, EndlessIteratorValue)}
+    finite = {i: it.unpack(frame) for i, it in enumerate(iterables) if not getattr(it, "endless", False)}
     if not iterables:
         return []
     if not finite:
         raise Unsupported("zip or map over endless iterators only")
     length = min(len(items) for items in finite.values())
     return [finite[i] if i in finite else it.take(length) for i, it in enumerate(iterables)]
+
+
+class CallIteratorValue(EndlessIteratorValue):
+    """`iter(callable, sentinel)`: each item is one call of `callable`, made when asked for,
+    until a call returns something equal to `sentinel` (or raises StopIteration); from then
+    on the iterator is exhausted and calls nothing. Like an endless iterator it is not handed
+    on across a graph break or returned (its callable's state is the position)."""
+
+    endless = False
+
+    def __init__(self, frame, function: Value, sentinel: Value):
+        super().__init__(self._call, "iter(callable, sentinel)")
+        self.frame = frame
+        self.function = function
+        self.sentinel = sentinel
+        self.done = False
+
+    def python_type(self):
+        return type(iter(int, 0))
+
+    def _call(self, index: int) -> Value | None:
+        try:
+            item = self.function.call(self.frame, [], {})
+        except UserException as exc:
+            if issubclass(exc.value.python_type(), StopIteration):
+                return None
+            raise
+        if self.frame.compare("==", item, self.sentinel).truth(self.frame):
+            return None
+        return item
+
+    def next(self) -> Value | None:
+        if self.done:
+            return None
+        item = self._call(self.position)
+        if item is None:
+            self.done = True
+        return item
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
 
 
 class ObjectIteratorValue(IteratorValue):

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from ..errors import Unsupported
 from .base import Value
 from .constant import ConstantValue
-from .objects import MISSING, bind_class_attribute, dunder_length, dunder_truth, lookup_static, python_dunder
+from .objects import MISSING, bind_class_attribute, call_item_dunder, dunder_length, dunder_truth, lookup_static, python_dunder
 
 
 class NewObjectValue(Value):
@@ -125,6 +125,12 @@ class NewObjectValue(Value):
         if method is None:
             raise Unsupported(f"indexing {self.describe()}")
         return frame.session.wrap(method, None).call(frame, [self, key], {})
+
+    def set_item(self, frame, key, value):
+        call_item_dunder(frame, self, self.cls, "__setitem__", [key, value])
+
+    def del_item(self, frame, key):
+        call_item_dunder(frame, self, self.cls, "__delitem__", [key])
 
     def length(self, frame):
         method = python_dunder(self.cls, "__len__")

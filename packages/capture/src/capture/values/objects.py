@@ -19,6 +19,8 @@ from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
 from .deferred import logger_method
+from ..side_effects import DELETED
+from .exceptions import raise_user_error
 
 MISSING = object()
 
@@ -80,6 +82,15 @@ def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     """A special method of `cls` written in Python (which capture inlines), if any."""
     attribute, _ = lookup_static(cls, name)
     return attribute if isinstance(attribute, types.FunctionType) else None
+
+
+def call_item_dunder(frame, instance: Value, cls: type, name: str, args: list[Value]) -> None:
+    """`obj[key] = value` / `del obj[key]` of an object whose class writes the method in
+    Python (UserDict, ChainMap, a user's mapping): the method traced, else refused."""
+    method = python_dunder(cls, name)
+    if method is None:
+        raise Unsupported(f"{'item assignment' if name == '__setitem__' else 'item deletion'} on {instance.describe()}")
+    frame.session.wrap(method, None).call(frame, [instance, *args], {})
 
 
 def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, readable: bool = False) -> Value | None:
@@ -150,6 +161,10 @@ class ObjectValue(Value):
     def get_attr(self, frame, name):
         session = frame.session
         pending = session.side_effects.pending_attr(self.obj, name)
+        if pending is DELETED:
+            if hasattr(type(self.obj), name) or hasattr(type(self.obj), "__getattr__"):
+                raise Unsupported(f"reading attribute {name!r} of {self.describe()} after deleting it")
+            raise_user_error(frame, AttributeError, name)
         if pending is not None:
             return pending
         cls = type(self.obj)
@@ -195,14 +210,45 @@ class ObjectValue(Value):
         return frame.session.wrap(result, self.attribute_source(name))
 
     def has_attr(self, frame, name):
-        if frame.session.side_effects.pending_attr(self.obj, name) is not None:
-            return True
+        pending = frame.session.side_effects.pending_attr(self.obj, name)
+        if pending is DELETED and hasattr(type(self.obj), "__getattr__"):
+            raise Unsupported(f"hasattr on attribute {name!r} of {self.describe()} after deleting it")
+        if pending is not None:
+            return pending is not DELETED or hasattr(type(self.obj), name)
         present = hasattr(self.obj, name)
         if self.source is not None:
             from guards import HasAttr
 
             frame.session.add_guard(HasAttr(self.source, name, present))
         return present
+
+    def del_attr(self, frame, name):
+        """`del obj.name`: a Python __delattr__ or property deleter is traced; object's own
+        deletion from the instance __dict__ is recorded and replayed after the graph."""
+        cls = type(self.obj)
+        deleter = python_dunder(cls, "__delattr__")
+        if deleter is not None:
+            frame.session.wrap(deleter, None).call(frame, [self, ConstantValue(name)], {})
+            return
+        descriptor, _ = lookup_static(cls, name)
+        if isinstance(descriptor, property) and descriptor.fdel is not None:
+            frame.session.wrap(descriptor.fdel, None).call(frame, [self], {})
+            return
+        if cls.__delattr__ is not object.__delattr__ or hasattr(type(descriptor), "__delete__") or self.source is None:
+            raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
+        effects = frame.session.side_effects
+        pending = effects.pending_attr(self.obj, name)
+        if pending is None:
+            present = name in getattr(self.obj, "__dict__", {})
+            from guards import HasAttr
+
+            # Whether the instance has it decides between deleting it and AttributeError.
+            frame.session.add_guard(HasAttr(self.source, name, hasattr(self.obj, name)))
+            if not present:
+                raise_user_error(frame, AttributeError, name)
+        elif pending is DELETED:
+            raise_user_error(frame, AttributeError, name)
+        effects.store_attr(self, name, DELETED)
 
     def set_attr(self, frame, name, value):
         # A class's own __setattr__ (validation, attribute aliases, nn.Module's registries)
@@ -249,6 +295,12 @@ class ObjectValue(Value):
             source = ItemSource(self.source, k) if self.source is not None else None
             return frame.session.wrap(self.obj[k], source)
         raise Unsupported(f"indexing {self.describe()}")
+
+    def set_item(self, frame, key, value):
+        call_item_dunder(frame, self, type(self.obj), "__setitem__", [key, value])
+
+    def del_item(self, frame, key):
+        call_item_dunder(frame, self, type(self.obj), "__delitem__", [key])
 
     def length(self, frame):
         method = python_dunder(type(self.obj), "__len__")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import Value
+from .base import NotConstant, Value
 
 SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 _PYTHON_TYPE = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}
@@ -59,6 +59,23 @@ def concrete(value: Value):
     if isinstance(value, SymValue):
         return value.specialize()
     return value.as_python_constant()
+
+
+def specialized_constant(value: Value):
+    """`concrete`, also for a tuple (a torch.Size, a namedtuple) holding symbolic sizes: each
+    specialized to its value (guarded), so that `f"{tuple(x.shape)}"` is one string and
+    `x.shape in d` one lookup, as torch.compile guards them."""
+    if isinstance(value, SymValue):
+        return value.specialize()
+    try:
+        return value.as_python_constant()
+    except NotConstant:
+        items = getattr(value, "items", None)
+        cls = value.python_type() if isinstance(items, list) else None
+        if cls is None or not issubclass(cls, tuple):
+            raise
+    parts = [specialized_constant(item) for item in items]
+    return cls(*parts) if hasattr(cls, "_fields") else cls(parts)
 
 
 def is_symbolic(obj) -> bool:

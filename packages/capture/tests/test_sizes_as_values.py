@@ -1,0 +1,50 @@
+"""Sizes used as Python values under fullgraph=True, also once they are symbolic (a new size):
+a shape formatted into a string, a shape (or a tuple holding sizes or tensors) as a dict key
+or set member, and tuples compared in order with a shape. Symbolic sizes are specialized
+where their value decides (guarded, as torch.compile guards them), never answered wrongly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import check_across_sizes
+
+
+def shape_formatted(x):
+    return x, f"shape={tuple(x.shape)}", "{}".format(x.shape)
+
+
+def shape_as_dict_key(x):
+    d = {(4,): "four", (7,): "seven"}
+    return x + (x.shape in d), x.shape in d, d.get(tuple(x.shape), "other")
+
+
+def sizes_in_a_set(x):
+    s = {tuple(x.shape), (4,), x.shape}
+    return x + len(s)
+
+
+def tuple_of_tensors_as_key(x):
+    y = x * 2
+    d = {(x, y): 1, (y, x): 2}
+    return d[(x, y)] + d[(y, x)] + x
+
+
+def shape_compared_in_order(x):
+    return x * (x.shape >= (4,)), x.shape < (5, 0), (1, 2) <= (1, 2, 0), [3, x.shape[0]] > [3, 5]
+
+
+@pytest.mark.parametrize("fn", [shape_formatted, shape_as_dict_key, sizes_in_a_set, tuple_of_tensors_as_key, shape_compared_in_order])
+def test_sizes_as_values(fn):
+    check_across_sizes(fn, lambda n: (torch.randn(n),))
+
+
+def test_list_and_tuple_do_not_order():
+    def fn(x):
+        try:
+            return x, [1] < (2,)
+        except TypeError:
+            return x - 1, None
+
+    check_across_sizes(fn, lambda n: (torch.randn(n),))
