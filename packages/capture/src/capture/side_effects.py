@@ -11,17 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .values.base import Value
-
-
-class DeletedAttribute(Value):
-    """What an attribute write records for `del obj.name`: the entry removes it from the
-    instance's __dict__ (object.__delattr__, the only deletion recorded) after the graph."""
-
-    def describe(self):
-        return "a deleted attribute"
-
-
-DELETED = DeletedAttribute()
+from .values.deleted import DELETED  # noqa: F401  (what a recorded `del obj.name` stores)
 
 
 @dataclass

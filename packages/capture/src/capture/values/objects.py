@@ -18,8 +18,8 @@ from ..markers import is_disabled
 from ..sources import HeldSource
 from .base import Value
 from .constant import ConstantValue
+from .deleted import DELETED
 from .deferred import logger_method
-from ..side_effects import DELETED
 from .exceptions import raise_user_error
 
 MISSING = object()
