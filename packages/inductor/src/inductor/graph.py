@@ -312,6 +312,12 @@ class GraphLowering(torch.fx.Interpreter):
         buffer = self.realize(permute(value, order))
         return permute(buffer, [order.index(d) for d in range(len(order))])
 
+    def realize_like_traced(self, value):
+        """`value` realized with its dims in memory as the current node's traced value has them
+        (eager's strides, where those are dense)."""
+        val = self.current_node.meta.get("val")
+        return self.realize_in_memory_order(value, memory_order(val) if isinstance(val, torch.Tensor) else None)
+
     def _in_traced_memory_order(self, value, node):
         """An output laid out as the traced (eager) value is, when that is dense: a transposed or
         channels-last input's layout carries through eager's pointwise ops. The caller then gets
