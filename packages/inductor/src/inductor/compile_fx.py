@@ -30,6 +30,7 @@ from .ir import KERNEL_STEPS
 from .lowering.matmul_padding import current_padding_setting, padding_matmuls
 from .options import CompileOptions
 from .passes import fold_attention_masks
+from .passes.common_subexpressions import merge_common_subexpressions
 from .passes.scatter_adds import fold_adds_into_scatters
 from .passes.split_reductions import split_reductions
 from .runtime.cuda_graphs import CudaGraphRunner
@@ -182,6 +183,7 @@ def _compile_graph(gm, example_inputs, targets: KernelTargets, tuning: str, pad_
     start = time.perf_counter()
     with logs.phase("lowering"):
         ensure_meta_vals(gm, example_inputs)
+        merge_common_subexpressions(gm)
         fold_adds_into_scatters(gm)
         graph = GraphLowering(gm, example_inputs, targets=targets, strided_outputs=strided_outputs)
         graph.run()
