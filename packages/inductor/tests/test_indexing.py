@@ -1,4 +1,4 @@
-"""cat, constant_pad_nd, gather, index, index_select, embedding; index_put/scatter via fallback."""
+"""cat, constant_pad_nd, gather, index, index_select, embedding (scatters: test_scatter.py)."""
 
 from __future__ import annotations
 
@@ -58,16 +58,6 @@ def test_boolean_mask_index_falls_back_to_aten(device):
     x = torch.randn(8, 5, device=device)
     mask = torch.randn(8, device=device) > 0
     check(lambda x, m: (aten.index.Tensor(x, [m]),), x, mask)
-
-
-def test_scatter_and_index_put_fall_back_to_aten(device):
-    x = torch.randn(6, 8, device=device)
-    idx = torch.randint(0, 8, (6, 3), device=device)
-    src = torch.randn(6, 3, device=device)
-    rows = torch.randint(0, 6, (4,), device=device)
-    vals = torch.randn(4, 8, device=device)
-    check(lambda x, i, s, r, v: (aten.scatter.src(aten.exp.default(x), 1, i, s),
-                                 aten.index_put.default(x, [r], v, True)), x, idx, src, rows, vals)
 
 
 OUT_OF_RANGE = {

@@ -29,6 +29,8 @@ from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
 from .options import CompileOptions
 from .passes import fold_attention_masks
+from .passes.common_subexpressions import merge_common_subexpressions
+from .passes.scatter_adds import fold_adds_into_scatters
 from .passes.split_reductions import split_reductions
 from .runtime.cuda_graphs import CudaGraphRunner
 from .runtime.profiling import profiled_call
@@ -189,6 +191,8 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     start = time.perf_counter()
     with logs.phase("lowering"):
         ensure_meta_vals(gm, example_inputs)
+        merge_common_subexpressions(gm)
+        fold_adds_into_scatters(gm)
         graph = GraphLowering(gm, example_inputs, options=options, strided_outputs=strided_outputs)
         graph.run()
     with logs.phase("scheduling"):

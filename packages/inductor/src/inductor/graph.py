@@ -83,6 +83,7 @@ class GraphLowering(torch.fx.Interpreter):
         # Buffer name -> input name: buffers computed straight into an input's memory.
         self.input_writes: dict[str, str] = {}
         self._pending_writes: list[InputWrite] = []
+        self._realized: dict[int, tuple] = {}  # id(lazy value) -> (value, the buffer it became)
         self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
 
     # -- services for lowerings --------------------------------------------------------
@@ -122,20 +123,31 @@ class GraphLowering(torch.fx.Interpreter):
         return buffer
 
     def realize(self, value):
-        """A value backed by memory: the buffer itself, a strided view of one, or a new ComputedBuffer."""
+        """A value backed by memory: the buffer itself, a strided view of one, or a new ComputedBuffer.
+        A lazy value realized once is the same buffer ever after: a copy read by a matmul and
+        saved for the backward (attention's heads) is computed once, not once per reader."""
         if isinstance(value, (Buffer, ReinterpretView)):
             return value
+        known = self._realized.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        lazy = value
         if isinstance(value, Reduction):
-            return self.register_reduction(value)
-        if isinstance(value, GenericView):
-            value = Pointwise(value.device, value.dtype, value.size, value.make_loader())
-        buffer = ComputedBuffer(self.new_name(), Layout.contiguous(value.device, value.dtype, value.size), value)
-        self._add(buffer)
+            buffer = self.register_reduction(value)
+        else:
+            if isinstance(value, GenericView):
+                value = Pointwise(value.device, value.dtype, value.size, value.make_loader())
+            buffer = ComputedBuffer(self.new_name(), Layout.contiguous(value.device, value.dtype, value.size), value)
+            self._add(buffer)
+        self._realized[id(lazy)] = (lazy, buffer)  # the value kept: its id stays its own
         return buffer
 
     def realize_keeping_views(self, value):
         """Realize the base of a chain of views and view it again, so that an output which eager
         returns as a view (a transpose, an expand) has eager's strides rather than a dense copy."""
+        known = self._realized.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
         if isinstance(value, GenericView):
             base = self.realize_keeping_views(value.data)
             viewed = make_view(base, value.size, value.reindex)
@@ -317,6 +329,12 @@ class GraphLowering(torch.fx.Interpreter):
             return self.realize(value)
         buffer = self.realize(permute(value, order))
         return permute(buffer, [order.index(d) for d in range(len(order))])
+
+    def realize_like_traced(self, value):
+        """`value` realized with its dims in memory as the current node's traced value has them
+        (eager's strides, where those are dense)."""
+        val = self.current_node.meta.get("val")
+        return self.realize_in_memory_order(value, memory_order(val) if isinstance(val, torch.Tensor) else None)
 
     def _in_traced_memory_order(self, value, node):
         """An output laid out as the traced (eager) value is, when that is dense: a transposed or

@@ -25,7 +25,10 @@ Math goes through runtime/cpp_prelude.h, whose float functions vectorize without
 
 Values that do not change across the loops (an optimizer's bias correction `pow(beta, step)`,
 scalars read from 0-d tensors) are computed once, before them: GCC vectorizes no loop that calls
-`powf` or loads a `bool` (bool buffers are passed as uint8_t for that reason too).
+`powf` or loads a `bool` (bool buffers are passed as uint8_t for that reason too). Likewise a
+value of an inner loop that depends on the outer loops alone (a row's target class, read
+through a bounds check that may set the error flag) is computed once per row, before that
+inner loop: a loop that may write the flag does not vectorize.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ...ir import FusedKernel, InnerLoop, OuterStep
 from ...ops import COMPARISONS, UNARY, kernel_accesses, use_handler
 from ...runtime.cpp_build import PRELUDE
 from ...runtime.kernel_errors import BOUNDS_ERROR_CODES
+from ...sizes import product
 from . import expressions
 from .expressions import ctype
 from .loop_order import LANES, lane_loop
@@ -75,11 +79,13 @@ _REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
 
 
 class CppValue:
-    """A C++ expression (usually a variable), the torch dtype it holds, and whether it is the
-    same in every loop iteration (then it is computed before the loops)."""
+    """A C++ expression (usually a variable), the torch dtype it holds, whether it is the same in
+    every loop iteration (then it is computed before the loops), and whether it is the same in
+    every iteration of the inner loops (`per_row`: computed once per outer iteration)."""
 
-    def __init__(self, text: str, dtype: torch.dtype, invariant: bool = False):
+    def __init__(self, text: str, dtype: torch.dtype, invariant: bool = False, per_row: bool = False):
         self.text, self.dtype, self.invariant = text, dtype, invariant
+        self.per_row = per_row or invariant
 
     def __str__(self):
         return self.text
@@ -106,6 +112,13 @@ class CppKernel:
         self.scalar_stage = False
         self.inner_flat = "0"
         self.lanes = lane_loop(kernel)        # (var, size) of the tiled outer loop, or None
+        # Names an index may hold and still be the same in every inner iteration: outer loop
+        # variables, sizes, and per-row values used as indices (a row's gathered position).
+        self.outer_names = {v.name for v, _ in kernel.outer} | {s.name for s in size_symbols}
+        # Whether the inner loops surely run (values computed before them must not fault or flag
+        # errors that the loops, running no iteration, would not).
+        self.inner_runs = kernel.is_reduction and product(n for _, n in kernel.inner).is_positive is True
+        self.finished: list[CppValue] = []    # a stage's reduction results: per-row once it ends
         self.lane_arrays: list[str] = []       # per-tile declarations of values outliving a stage
         self.tile_level = True                 # emitting code that runs once per outer iteration
         self.source, self.signature = self._generate()
@@ -125,9 +138,21 @@ class CppKernel:
             self.hoisted.append(f"const {ctype(dtype)} {name} = {text};")
             value = self.cse[0][text] = CppValue(name, dtype, invariant=True)
             return value
+        if self._once_per_row(text, operands):
+            self.pre.append(f"const {ctype(dtype)} {name} = {text};")
+            value = self.cse[-1][text] = CppValue(name, dtype, per_row=True)
+            return value
         value = self._declare(name, dtype, text)
+        value.per_row = self.tile_level and not self.lanes  # an OuterStep's value: one per row
         self.cse[-1][text] = value
         return value
+
+    def _once_per_row(self, text: str, operands) -> bool:
+        """Whether a value inside an inner loop depends on the outer loops alone, so that it can be
+        computed before that loop (when the loop surely runs: the value may flag an error)."""
+        if self.tile_level or self.lanes or not self.inner_runs or not operands:
+            return False
+        return all(getattr(o, "per_row", False) for o in operands)
 
     def _declare(self, name: str, dtype: torch.dtype, text: str) -> CppValue:
         """`const T name = text;`, or with lanes, at tile level, element `lane` of a per-tile
@@ -153,6 +178,7 @@ class CppKernel:
         """A value computed once the reduction loop is done (visible to later stages)."""
         saved, self.lines, self.tile_level = self.lines, self.post, True
         value = self._declare(name, dtype, text)
+        value.per_row = not self.lanes
         self.lines, self.tile_level = saved, False
         return value
 
@@ -178,7 +204,13 @@ class CppKernel:
             text = f"({text} != 0)"  # a uint8_t pointer (see the module docstring)
         if self._invariant_load(name, index):
             return self._new(text, dtype, _INVARIANT)
+        if name not in self.written and name not in self.kernel.scratch and self._per_row_index(index):
+            return self._new(text, dtype, _PER_ROW)
         return self._new(text, dtype)
+
+    def _per_row_index(self, expr) -> bool:
+        """Whether an index names the same element in every iteration of the inner loops."""
+        return {s.name for s in sympy.sympify(expr).free_symbols} <= self.outer_names
 
     def _invariant_load(self, name, index) -> bool:
         """A read of an element the loops do not move, of a buffer this kernel does not write
@@ -207,11 +239,14 @@ class CppKernel:
 
     def index_expr(self, expr, dtype):
         invariant = sympy.sympify(expr).free_symbols <= self.size_symbols
-        return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype, *([_INVARIANT] if invariant else []))
+        marker = [_INVARIANT] if invariant else [_PER_ROW] if self._per_row_index(expr) else []
+        return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype, *marker)
 
     def indirect_indexing(self, value, size, eager_error=IndexError):
         code = BOUNDS_ERROR_CODES[eager_error]
-        var = self._new(f"ptc_index_in_bounds(static_cast<int64_t>({value}), {self._index(size)}, {code})", torch.int64)
+        var = self._new(f"ptc_index_in_bounds(static_cast<int64_t>({value}), {self._index(size)}, {code})", torch.int64, value)
+        if var.per_row:
+            self.outer_names.add(var.text)  # indices built from it stay per-row
         return sympy.Symbol(var.text, integer=True, nonnegative=True)
 
     def to_dtype(self, x, dtype):
@@ -294,7 +329,7 @@ class CppKernel:
             self.lines.append(
                 f"if (!{acc}_nan) {{ {nan_check}if ({value} {better} {acc}) {{ {acc} = {value}; {acc}_index = {self.inner_flat}; }} }}"
             )
-            return CppValue(f"{acc}_index", torch.int64)
+            return self._result(f"{acc}_index", torch.int64)
         if reduction_type in ("max", "min"):
             limit = "infinity()" if dtype.is_floating_point else ("lowest()" if reduction_type == "max" else "max()")
             sign = "-" if reduction_type == "max" and dtype.is_floating_point else ""
@@ -309,17 +344,23 @@ class CppKernel:
                 self.lines.append(f"{nan} = {nan} | ({value} != {value});")
                 result = f"{nan} ? std::numeric_limits<{t}>::quiet_NaN() : {a}"
                 return self._after_loop(f"{acc}_result", dtype, result)
-            return CppValue(a, dtype)
+            return self._result(a, dtype)
         if reduction_type in ("any", "all"):
             # int accumulators: OpenMP reductions over bool do not vectorize.
             op = "|" if reduction_type == "any" else "&"
             a = self._accumulator(acc, "int", str(int(reduction_type == "all")), op)
             self.lines.append(f"{a} = {a} {op} static_cast<int>({value} != 0);")
-            return CppValue(a, dtype)
+            return self._result(a, dtype)
         a = self._accumulator(acc, t, _REDUCTION_INIT[reduction_type], _REDUCTION_CLAUSE[reduction_type])
         update = {"sum": f"{a} + {value}", "prod": f"{a} * {value}"}[reduction_type]
         self.lines.append(f"{a} = {update};")
-        return CppValue(a, dtype)
+        return self._result(a, dtype)
+
+    def _result(self, accumulator: str, dtype: torch.dtype) -> CppValue:
+        """A reduction's accumulator, which later stages read as a per-row value."""
+        value = CppValue(accumulator, dtype)
+        self.finished.append(value)
+        return value
 
     def store_reduction(self, name, index, value):
         buffer_dtype = self.buffers[name].dtype
@@ -396,6 +437,9 @@ class CppKernel:
                 node.body()
         self.cse.pop()
         self.tile_level = True
+        for value in self.finished:
+            value.per_row = not self.lanes
+        self.finished = []
         loop_body = self.lines
         if self.lanes:
             loop = _nest(inner, self._in_lanes(loop_body), parallel=False, simd=False, clauses=[], work="")
@@ -428,6 +472,8 @@ def _flags(text: str) -> bool:
 
 # An operand that is the same in every iteration (what a load at a fixed element passes to _new).
 _INVARIANT = CppValue("", torch.int64, invariant=True)
+# An operand that is the same in every inner iteration of one outer iteration.
+_PER_ROW = CppValue("", torch.int64, per_row=True)
 
 
 def _by_role(source: str, args: dict, scratch) -> str:

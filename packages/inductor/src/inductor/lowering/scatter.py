@@ -1,0 +1,139 @@
+"""Scatters: index_put, scatter, scatter_add, scatter_reduce, index_add: values written at
+positions the data decides.
+
+A scatter is not a function of its output position, so in general it is no Pointwise:
+
+- A scatter of one value per row along `dim` (index of size 1 there, the input's size
+  elsewhere: a one-hot, as nll_loss's backward scatters -1 at each row's target) is one:
+  out[..., j, ...] = src if j == index[..., 0, ...] else self. It fuses with its readers and
+  writes no buffer.
+- Every other scatter runs as aten's in-place op on a buffer the graph owns: `self` itself when
+  nothing else can see its memory (the zeros an embedding's backward accumulates into, a
+  matmul result read only here), else a copy of it. The functional op would clone `self`
+  first: in GPT-2's backward that is a second 154 MB gradient of the tied embedding, written
+  once more than needed.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+import torch.fx
+
+from ..context import current_graph
+from ..ir import ComputedBuffer, ExternKernel, GenericView, IRNode, MultiOutput, Pointwise, Reduction, storage_of
+from ..ops import ops
+from . import register_lowering
+from .extern import extern_call
+from .pointwise import cast
+
+aten = torch.ops.aten
+
+# Each functional scatter and the in-place op that does its work on a buffer the graph owns.
+IN_PLACE = {
+    aten.index_put.default: aten.index_put_.default,
+    aten.scatter.src: aten.scatter_.src,
+    aten.scatter.value: aten.scatter_.value,
+    aten.scatter.reduce: aten.scatter_.reduce,
+    aten.scatter.value_reduce: aten.scatter_.value_reduce,
+    aten.scatter_add.default: aten.scatter_add_.default,
+    aten.scatter_reduce.two: aten.scatter_reduce_.two,
+    aten.index_add.default: aten.index_add_.default,
+}
+
+
+@register_lowering(aten.scatter.src, aten.scatter.value)
+def scatter(self, dim, index, src):
+    dim = dim + len(self.size) if dim < 0 and self.size else dim
+    if _one_per_row(self, dim, index) and (isinstance(src, IRNode) or type(src) in (int, float, bool)):
+        return _select_one_per_row(self, dim, index, src)
+    op = aten.scatter.src if isinstance(src, IRNode) else aten.scatter.value
+    return in_place(op, self, dim, index, src)
+
+
+@register_lowering(aten.index_put.default, aten.scatter.reduce, aten.scatter.value_reduce, aten.scatter_add.default,
+                   aten.scatter_reduce.two, aten.index_add.default)
+def _scatter_in_place(self, *args, **kwargs):
+    return in_place(current_graph().current_node.target, self, *args, **kwargs)
+
+
+def _one_per_row(self: IRNode, dim: int, index: IRNode) -> bool:
+    if not self.size or len(index.size) != len(self.size) or index.size[dim] != 1:
+        return False
+    return all(index.size[d] == self.size[d] for d in range(len(self.size)) if d != dim)
+
+
+def _select_one_per_row(self: IRNode, dim: int, index: IRNode, src) -> Pointwise:
+    load_self, load_index = self.make_loader(), index.make_loader()
+    load_src = src.make_loader() if isinstance(src, IRNode) else None
+    size = self.size[dim]
+
+    def inner(idx):
+        row = list(idx)
+        row[dim] = sympy.Integer(0)
+        target = load_index(row)
+        # Eager's scatter rejects an index outside [0, size) with a RuntimeError, negative ones
+        # too (gather's indexing would wrap them): a negative index is sent past the end.
+        checked = ops.where(ops.lt(target, ops.constant(0, index.dtype)), ops.index_expr(size, index.dtype), target)
+        position = ops.indirect_indexing(checked, size, RuntimeError)
+        hit = ops.eq(ops.index_expr(position, torch.int64), ops.index_expr(idx[dim], torch.int64))
+        value = cast(load_src(row), src.dtype, self.dtype) if load_src else ops.constant(src, self.dtype)
+        return ops.where(hit, value, load_self(idx))
+
+    return Pointwise(self.device, self.dtype, tuple(self.size), inner)
+
+
+def in_place(op, self: IRNode, *args, **kwargs):
+    """`op(self, ...)` as its in-place form on `self`'s memory when the graph owns it, else on a copy."""
+    graph = current_graph()
+    node = graph.current_node
+    target = _owned(graph, node, self)
+    if target is None:
+        copy = Pointwise(self.device, self.dtype, tuple(self.size), self.make_loader())
+        target = graph.realize_like_traced(copy)
+    return extern_call(IN_PLACE[op], (target, *args), kwargs, is_fallback=False)
+
+
+def _owned(graph, node: torch.fx.Node, self: IRNode):
+    """`self` as memory that only this scatter can see, or None.
+
+    A lazy value realizes into a new buffer only this scatter reads. A realized one qualifies
+    when its storage was made by the graph (not an input, not an aten view of one) and reaches
+    this node through a chain of nodes each read by the next alone: no other node's value, view
+    or lazy reader, can see the memory the scatter writes."""
+    if isinstance(self, (Pointwise, GenericView, Reduction)):
+        return graph.realize(self)
+    base = storage_of(self)
+    if not _made_by_graph(base) or not _same_strides(self.layout, graph.current_val()):
+        return None
+    arg = node.args[0] if node.args else node.kwargs.get("self")
+    user = node
+    while isinstance(arg, torch.fx.Node):
+        if list(arg.users) != [user]:
+            return None
+        sharing = [n for n in arg.all_input_nodes if _storage(graph, n) is base]
+        if not sharing:
+            return self  # `arg` made the buffer
+        if len(sharing) > 1:
+            return None
+        user, arg = arg, sharing[0]
+    return None
+
+
+def _made_by_graph(base) -> bool:
+    if isinstance(base, MultiOutput):
+        base = base.parent
+    if isinstance(base, ExternKernel):
+        return not base.aliases_inputs
+    return isinstance(base, ComputedBuffer)
+
+
+def _storage(graph, node: torch.fx.Node):
+    value = graph.env.get(node)
+    return storage_of(value) if isinstance(value, IRNode) else None
+
+
+def _same_strides(layout, val) -> bool:
+    if not isinstance(val, torch.Tensor):
+        return False
+    return all(n == 1 or s == v for n, s, v in zip(layout.size, layout.stride, val.stride()))
