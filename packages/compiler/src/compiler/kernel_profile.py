@@ -49,12 +49,25 @@ def profile_kernels(fn: Callable, args: tuple, kwargs: dict) -> list[KernelTime]
     with torch.profiler.profile(activities=activities) as profiler:
         for _ in range(RUNS):
             fn(*args, **kwargs)
-    times = []
-    for event in profiler.key_averages():
-        found = RANGE.fullmatch(event.key)
-        if found is None:
+    events = profiler.events()
+    device_kernels = [e.time_range for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+    times: dict[tuple, KernelTime] = {}
+    for event in events:
+        found = RANGE.fullmatch(event.name)
+        if found is None or event.device_type != torch.autograd.DeviceType.CPU:
             continue
-        on_gpu = event.device_time_total > 0
-        microseconds = event.device_time_total if on_gpu else event.cpu_time_total
-        times.append(KernelTime(found["graph"], found["kernel"], int(found["bytes"]), event.count, microseconds * 1e-6, on_gpu))
-    return times
+        key = (found["graph"], found["kernel"], int(found["bytes"]))
+        entry = times.setdefault(key, KernelTime(*key))
+        gpu_us = event.device_time_total or _device_time_inside(event.time_range, device_kernels)
+        entry.calls += 1
+        entry.seconds += (gpu_us or event.cpu_time_total) * 1e-6
+        entry.on_gpu = entry.on_gpu or gpu_us > 0
+    return list(times.values())
+
+
+def _device_time_inside(span, device_kernels) -> float:
+    """Microseconds of GPU kernels that started inside `span`. Inductor synchronizes before and
+    after each profiled CUDA kernel, so the kernels running inside its range are its own; this
+    finds them where the profiler did not link them to the range (Triton launches through the
+    driver, which Kineto may not correlate with the CPU op around them)."""
+    return sum(k.elapsed_us() for k in device_kernels if span.start <= k.start <= span.end)
