@@ -122,25 +122,6 @@ def test_timing_block_sizes_does_not_apply_an_in_place_update_again(fn, device, 
     run_both(compiled, fn, [torch.randn(7, 9, device=device) + 4, torch.randn(7, 9, device=device) + 4])
 
 
-def independent_updates(x, y):
-    x.mul_(0.9).add_(1)
-    y.mul_(0.5).sub_(2)
-    return x * 3
-
-
-def test_neighbouring_in_place_updates_of_different_inputs_run_as_one_launch(device, caplog):
-    # An optimizer step's shape: each parameter updated in place by its own kernel (different
-    # shapes: no common loop), none reading another's; on Triton they are one combo launch.
-    inputs = [torch.randn(6, 6, device=device) + 4, torch.randn(5, 7, device=device) + 4]
-    with caplog.at_level(logging.INFO, logger="compiler.output_code"):
-        compiled = inductor.compile_fx(traced(Fn(independent_updates)), [t.clone() for t in inputs],
-                                       options=backend_options())
-        run_both(compiled, independent_updates, inputs)
-    run_both(compiled, independent_updates, [torch.randn(6, 6, device=device), torch.randn(5, 7, device=device)])
-    source = "\n".join(r.getMessage() for r in caplog.records)
-    assert ("combo_" in source) == uses_triton(device), source
-
-
 def wrapper_source(caplog, fn, inputs) -> str:
     with caplog.at_level(logging.INFO, logger="compiler.output_code"):
         compiled = inductor.compile_fx(traced(Fn(fn)), inputs)

@@ -17,8 +17,7 @@ Moving a kernel keeps buffers alive longer: a hoisted cast's output from the sta
 a deferred cast's input until its end. A combo holds at most MAX_COMBO_BYTES of those, so a
 model's casts become a few launches rather than one that holds every cast weight at once. A
 run ends at a step that may write a graph input (a fallback op, or a kernel storing into one):
-readers of that input must not move across it. Last, neighbours that stayed apart join where
-none reads or writes what another writes (an optimizer step's per-parameter updates).
+readers of that input must not move across it.
 """
 
 from __future__ import annotations
@@ -53,8 +52,7 @@ def combine_small_kernels(steps: list, graph, combines) -> list:
     # Buffers stored into an input's memory write that input as much as a fallback does.
     writers = inputs | set(graph.input_writes)
     steps = _hoist_input_readers(steps, inputs, writers, movable)
-    steps = _defer_output_writers(steps, writers, movable)
-    return _join_independent_neighbours(steps, graph.input_writes, movable)
+    return _defer_output_writers(steps, writers, movable)
 
 
 def _hoist_input_readers(steps: list, inputs: set[str], writers: set[str], movable) -> list:
@@ -103,39 +101,6 @@ def _defer_output_writers(steps: list, writers: set[str], movable) -> list:
             close()
         run.append(step)
         held += kernel.read
-    close()
-    return combined
-
-
-def _join_independent_neighbours(steps: list, input_writes: dict[str, str], movable) -> list:
-    """Consecutive pointwise kernels none of which reads or writes what another writes run as
-    one launch, in place: nothing moves, so nothing is held longer. An optimizer step is such
-    a run, one kernel per parameter updating it and its moments in place (48 launches for a
-    24-layer MLP's AdamW step, against torch.compile's 4)."""
-    combined, run, run_reads, run_writes = [], [], set(), set()
-
-    def close():
-        if run:
-            combined.append(_combo(list(run)))
-        run.clear()
-        run_reads.clear()
-        run_writes.clear()
-
-    for step in steps:
-        kernel = movable(step)
-        if kernel is None:
-            close()
-            combined.append(step)
-            continue
-        writes = {node.name for node in step.nodes}
-        writes |= {input_writes[name] for name in writes if name in input_writes}
-        reads = {name for name, _ in kernel.reads}
-        if run and (reads & run_writes or writes & (run_reads | run_writes) or len(run) == MAX_COMBO_MEMBERS
-                    or step.device != run[0].device):
-            close()
-        run.append(step)
-        run_reads.update(reads)
-        run_writes.update(writes)
     close()
     return combined
 
