@@ -48,7 +48,7 @@ class HostValues:
         read_by_externs = {name for step in steps if not isinstance(step, KERNEL_STEPS)
                            for name in reads(step)}
         staged: dict[tuple[int, object, object], list[str]] = defaultdict(list)
-        for name, reads in device_reads.items():
+        for name, reading_steps in device_reads.items():
             buf = buffers[name]
             if isinstance(buf, ComputedBuffer) and name in producer:
                 self.pinned.add(name)
@@ -57,7 +57,7 @@ class HostValues:
                     f"    {name}_on_device = {name}.to({str(device_of[name])!r}, non_blocking=True)")
             elif isinstance(buf, InputBuffer) and tuple(buf.layout.size) == () and name not in read_by_externs:
                 last_write = max(written_at.get(name, ()), default=BIND_TIME)
-                if last_write < min(reads):
+                if last_write < min(reading_steps):
                     staged[(last_write, device_of[name], buf.layout.dtype)].append(name)
         for n, ((after, device, dtype), names) in enumerate(sorted(staged.items(), key=lambda kv: kv[0][0])):
             copy = f"host_scalars{n}"
