@@ -1,0 +1,108 @@
+"""Differential fuzzing of programs that update their inputs in place (an optimizer step, running
+statistics, a cache), through the whole stack with inductor: random chains of in-place ops on
+three input tensors, compiled vs eager on the first call, a cache hit with new values, and a new
+size; inputs after the call and the returned value both compared.
+
+The class of bug this guards: compiling runs a kernel more than once on the real arguments.
+Triton picks block sizes by timing candidates at a kernel's first launch, and a compiled AdamW
+step applied its update once per timed run on the H200. The interpreter has one candidate, so
+here Triton kernels get two and a "timer" that runs each three times: an update that is not
+idempotent then shows. The C++ backend runs the same programs (it times nothing).
+
+CI runs a fixed budget; `INDUCTOR_FUZZ_EXAMPLES=200` runs more (a failure prints the program).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+import torch
+
+import compiler
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXAMPLES = int(os.environ.get("INDUCTOR_FUZZ_EXAMPLES", "8"))
+NAMES = ("a", "b", "c")
+
+# In-place updates of `t`, reading `u` (another input, or `t` itself). Each keeps values finite
+# and of moderate size, so eager and compiled results compare with float tolerances.
+UPDATES = [
+    "{t}.add_({u})",
+    "{t}.mul_(0.5)",
+    "{t}.addcmul_({u}, {u}, value=0.1)",
+    "{t}.lerp_({u}, 0.3)",
+    "{t}.clamp_(-2.0, 2.0)",
+    "{t}[::2].add_(1.0)",
+    "{t}.copy_({u} * 0.5 + 1.0)",
+    "{t}.sub_({t}.mean())",
+    "{t}.div_({t}.abs().sum(-1, keepdim=True) + 1.0)",
+    "{t}.mul_(0.9).add_({u}.sin(), alpha=0.1)",
+]
+
+
+@st.composite
+def programs(draw):
+    steps = draw(st.lists(
+        st.tuples(st.sampled_from(UPDATES), st.sampled_from(NAMES), st.sampled_from(NAMES)), min_size=1, max_size=5))
+    lines = [update.format(t=t, u=u) for update, t, u in steps]
+    result = draw(st.sampled_from(["a + b", "c.sum(0)", "a * 2", "None"]))
+    return "def program(a, b, c):\n" + "".join(f"    {line}\n" for line in lines) + f"    return {result}\n"
+
+
+def _function(source: str):
+    scope: dict = {}
+    exec(compile(source, "<fuzzed program>", "exec"), scope)  # noqa: S102  (a program we generated)
+    return scope["program"]
+
+
+@pytest.fixture
+def triton_kernels_timed_three_times(monkeypatch):
+    from inductor.runtime import triton_launch
+
+    one_config = triton_launch.TritonLauncher._candidates
+
+    def two_configs(self, numels, interpreted):
+        [config] = one_config(self, numels, interpreted)[:1]
+        return [config, dataclasses.replace(config, XBLOCK=max(1, config.XBLOCK // 2))]
+
+    def time_by_running_three_times(launch):
+        for _ in range(3):
+            launch()
+        return 1.0
+
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_candidates", two_configs)
+    monkeypatch.setattr(triton_launch, "_time_ms", time_by_running_three_times)
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choice", lambda *a: None)
+
+
+def _inputs(rows: int):
+    return [torch.randn(rows, 6) for _ in NAMES]
+
+
+def _check(source: str, options: dict):
+    fn = _function(source)
+    compiled = compiler.compile(_function(source), backend="inductor", options=options)
+    for inputs in (_inputs(4), _inputs(4), _inputs(7)):  # first call, cache hit, new size
+        ours, theirs = [t.clone() for t in inputs], [t.clone() for t in inputs]
+        expected = fn(*theirs)
+        actual = compiled(*ours)
+        torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5, msg=lambda m: f"{m}\n{source}")
+        for name, a, e in zip(NAMES, ours, theirs):
+            torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5, msg=lambda m: f"input {name}: {m}\n{source}")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=programs())
+def test_in_place_updates_match_eager_with_triton_kernels_timed(source, triton_kernels_timed_three_times):
+    _check(source, {"cpu_backend": "triton"})
+
+
+@settings(max_examples=max(EXAMPLES // 2, 3), deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=programs())
+def test_in_place_updates_match_eager_in_cpp(source):
+    _check(source, {})
