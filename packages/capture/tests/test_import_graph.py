@@ -24,7 +24,7 @@ MIDDLE = ("capture.calls", "capture.operators", "capture.wrap", "capture.graph")
 # What values may import besides each other: modules that import nothing of capture's above.
 BELOW_VALUES = {"capture.errors", "capture.sources", "capture.markers", "capture.module_call", "capture.guard_kinds"}
 
-# The cycles that remain, each inside one sub-package. They may shrink; a new one, or one that
+# The cycle that remains, inside values/. It may shrink; a new one, or one that
 # reaches outside its sub-package, fails.
 KNOWN_CYCLES = [
     # Value kinds that build each other (function-local imports): a tuple's indexing raises an
@@ -35,9 +35,6 @@ KNOWN_CYCLES = [
             "cells", "containers", "exceptions", "functions", "iterators", "modules", "new_objects", "objects", "tensor",
         )
     ),
-    # A break's resume function gets its own cache from the compilation, whose caches compile
-    # breaks.
-    frozenset({"capture.runtime.breaks", "capture.runtime.cache", "capture.runtime.compilation"}),
 ]  # fmt: skip
 
 

@@ -144,12 +144,12 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         if frame_only is None:
             return fn_or_module
         # Its own frame runs natively; what it calls is compiled with this backend.
-        return frame_only_runner(frame_only, Compilation(backend, dynamic=dynamic, fullgraph=fullgraph))
+        return frame_only_runner(frame_only, Compilation(backend, make_cache=CodeCache, dynamic=dynamic, fullgraph=fullgraph))
     if isinstance(fn_or_module, functools.partial):
         # Its function is compiled; the bound arguments are arguments of every call.
         compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
         return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
-    compilation = Compilation(backend, dynamic=dynamic, fullgraph=fullgraph)
+    compilation = Compilation(backend, make_cache=CodeCache, dynamic=dynamic, fullgraph=fullgraph)
     if isinstance(fn_or_module, nn.Module) and is_ddp(fn_or_module):
         return DDPOptimizedModule(fn_or_module, compilation)
     make_cache = functools.partial(CodeCache, compilation=compilation)

@@ -61,8 +61,12 @@ class GraphBreak:
 
 
 class Compilation:
-    def __init__(self, backend: Callable, *, dynamic: bool | None = None, fullgraph: bool = False):
+    def __init__(self, backend: Callable, *, make_cache: Callable[..., CodeCache], dynamic: bool | None = None,
+                 fullgraph: bool = False):
+        """`make_cache`: CodeCache (runtime/cache.py), handed in rather than imported: a cache
+        compiles graph breaks, whose resume functions get caches from here."""
         self.backend = backend
+        self._make_cache = make_cache
         self.dynamic = dynamic
         self.fullgraph = fullgraph
         self.graphs: list[CapturedGraph] = []
@@ -91,19 +95,15 @@ class Compilation:
 
     def cache(self, fn: types.FunctionType) -> CodeCache:
         """The cache of `fn` compiled as a frame of its own (a callee of compiled code)."""
-        from .cache import CodeCache
-
         with self._lock:
             known = self._callees.get(fn)
             if known is None:
-                known = self._callees[fn] = CodeCache(fn, self)
+                known = self._callees[fn] = self._make_cache(fn, self)
             return known
 
     def resume_cache(self, original: types.FunctionType, resume: ResumeCode) -> CodeCache:
         """The cache of the resume function `resume` of `original` (whose globals and closure
         it shares)."""
-        from .cache import CodeCache
-
         key = (original, resume.code)
         with self._lock:
             known = self._resumes.get(key)
@@ -111,5 +111,5 @@ class Compilation:
                 name = f"{original.__name__}_resume_at_{resume.offset}"
                 fn = types.FunctionType(resume.code, original.__globals__, name, None, original.__closure__)
                 fn.__qualname__ = resume.code.co_qualname
-                known = self._resumes[key] = CodeCache(fn, self, resume=resume, original=original)
+                known = self._resumes[key] = self._make_cache(fn, self, resume=resume, original=original)
             return known
