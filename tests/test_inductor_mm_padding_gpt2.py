@@ -18,8 +18,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture
-def padded_shapes(monkeypatch):
-    """The shapes of the matmuls that were padded while the test lowered its graphs."""
+def padded_shapes(monkeypatch, tmp_path):
+    """The shapes of the matmuls that were padded while the test lowered its graphs (in a cache
+    of its own: graphs an earlier run left in the disk cache would not be lowered again)."""
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
     found = []
     decide = matmul_padding.should_pad
 
