@@ -88,6 +88,20 @@ def check(fn, *inputs, **tolerances):
     return compiled
 
 
+def assert_same_gradients(compiled, model, x, **tolerances):
+    """One backward of `out.pow(2).sum()` through `compiled(x)[0]` and through `model(x)`: the
+    parameters' and `x`'s gradients agree. Gradients are cleared afterwards."""
+    compiled(x)[0].pow(2).sum().backward()
+    ours = [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
+    model.zero_grad()
+    x.grad = None
+    model(x).pow(2).sum().backward()
+    for a, e in zip(ours, [p.grad for p in model.parameters()] + [x.grad]):
+        torch.testing.assert_close(a, e, **tolerances)
+    model.zero_grad()
+    x.grad = None
+
+
 def with_specials(x: torch.Tensor) -> torch.Tensor:
     """`x` with NaN, +-inf, +-0 and large values planted at random places (floating dtypes)."""
     if not x.dtype.is_floating_point:

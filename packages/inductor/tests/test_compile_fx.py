@@ -10,7 +10,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import backend_options, traced
+from conftest import assert_same_gradients, backend_options, traced
 
 pytest.importorskip("aot_autograd")
 
@@ -34,14 +34,7 @@ def test_mlp_training_step_matches_eager_gradients(device):
     model = mlp().to(device)
     x = torch.randn(32, 48, device=device, requires_grad=True)
     compiled = inductor.compile_fx(traced(model), [x], options=backend_options())
-    compiled(x)[0].pow(2).sum().backward()
-    ours = [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
-    model.zero_grad()
-    x.grad = None
-    model(x).pow(2).sum().backward()
-    expected = [p.grad for p in model.parameters()] + [x.grad]
-    for a, e in zip(ours, expected):
-        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+    assert_same_gradients(compiled, model, x, rtol=1e-4, atol=1e-4)
 
 
 def test_dropout_training_step_reads_the_forwards_mask_in_backward(device):
