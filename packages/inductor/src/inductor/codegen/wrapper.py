@@ -58,7 +58,6 @@ class WrapperCodegen:
     def __init__(self, graph, steps, kernels: dict):
         """`kernels`: kernel name -> its backend's KernelCall (codegen/backend.py)."""
         self.graph, self.steps, self.kernels = graph, steps, kernels
-        self.lines: list[str] = []
         self.buffers = {b.name: b for b in graph.buffers}
         self.buffers.update(graph.input_buffers())
 
