@@ -19,7 +19,9 @@ installs setuptools into it for every package, which took most of an install's t
 
 from __future__ import annotations
 
+import os
 import pathlib
+import shutil
 import sys
 
 import nox
@@ -81,9 +83,6 @@ def _provide_chromium(session: nox.Session) -> None:
     here when it is missing and the machine allows it (root, apt-get, a reachable mirror).
     Otherwise nothing happens and that test skips, saying why. apt fails fast without a mirror
     (no retries, short timeouts), and each step has a cap."""
-    import os
-    import shutil
-
     if shutil.which("chromium") or not shutil.which("apt-get") or os.geteuid() != 0:
         return
     quick = ["-o", "Acquire::Retries=0", "-o", "Acquire::http::Timeout=10", "-qq"]
