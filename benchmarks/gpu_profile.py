@@ -2,7 +2,7 @@
 (issue 18 asks to close gaps kernel by kernel, against torch.compile's profile).
 
     PYTHONPATH=$(ls -d packages/*/src | tr '\\n' :) python benchmarks/gpu_profile.py mobilenetv3_infer \\
-        [--top 15] [--steps 5] [--out $OUT/profile.txt]
+        [--top 15] [--steps 5] [--out $OUT/profile.txt] [--python]
 
 Takes a workload of gpu_models.py, compiles it both ways in one process (ours first, so its
 cache is cold as in the benchmark; timings here are for comparing kernels, not for the suite's
@@ -62,6 +62,28 @@ def _profile(torch, fn, args, steps: int):
     return kernels, counts
 
 
+def _host_report(torch, fn, args, steps: int, top: int) -> str:
+    """Host time per step of our compiled step, by function: the part a host-bound row pays."""
+    import cProfile
+    import io
+    import pstats
+
+    for _ in range(3):
+        fn(*args)
+    torch.cuda.synchronize()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        fn(*args)
+    profiler.disable()
+    torch.cuda.synchronize()
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return f"== ours, host time over {steps} steps (cProfile)\n" + text.getvalue()
+
+
 def _report(who: str, kernels, counts, steps: int, top: int) -> str:
     total = sum(kernels.values()) / steps / 1000
     lines = [f"== {who}: {total:.3f} ms CUDA time per step, {sum(counts.values()) / steps:.0f} kernels per step"]
@@ -82,6 +104,11 @@ def main():
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument(
+        "--python",
+        action="store_true",
+        help="instead: where ours spends host time per step (cProfile, by cumulative time)",
+    )
     options = parser.parse_args()
 
     import torch
@@ -90,14 +117,20 @@ def main():
 
     torch.manual_seed(0)
     work = BUILDERS[options.workload](torch)
-    runner = lambda target: (lambda *a: work.step(target, *a))  # noqa: E731
+    runner = lambda target: lambda *a: work.step(target, *a)  # noqa: E731
     targets = {
         "ours": runner(compiler.compile(work.model, backend="inductor", mode=work.mode or "default")),
         "torch.compile": runner(torch.compile(work.model, mode=work.mode)),
         "eager": runner(work.model),
     }
+    if options.python:
+        targets = {"ours": targets["ours"]}
     sections = []
     for who, fn in targets.items():
+        if options.python:
+            sections.append(_host_report(torch, fn, work.args, options.steps, options.top))
+            print(sections[-1], flush=True)
+            continue
         if work.reset:
             work.reset()
         sections.append(_report(who, *_profile(torch, fn, work.args, options.steps), options.steps, options.top))
