@@ -144,3 +144,38 @@ def test_inference_graph_writes_mutated_inputs_itself_when_asked(keep):
     # Kept: the graph ends in copy_ into the input and returns only the user's output.
     assert len(writes) == (1 if keep else 0)
     assert len(graph.graph.find_nodes(op="output")[0].args[0]) == (1 if keep else 2)
+
+
+def track_and_copy(w, stat, mirror):
+    """A running statistic (no gradient through it) and a buffer that takes a value with one."""
+    y = w * 2
+    stat.mul_(0.9).add_(y.detach().mean(0), alpha=0.1)  # (functions_graph traces no no_grad block)
+    mirror.copy_(y)
+    return (y.sin(),)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_training_forward_writes_inputs_no_gradient_flows_through_when_asked(keep):
+    compilers = Compilers()
+    w = torch.randn(5, 3, requires_grad=True)
+    compiled = compilers.compile(track_and_copy, [w, torch.zeros(3), torch.zeros(5, 3)], keep_input_mutations=keep)
+    for rows in (5, 5, 7):  # first call, a call with new values, a new size (a second plan)
+        w = torch.randn(rows, 3, requires_grad=True)
+        ours = [torch.randn(3), torch.randn(rows, 3)]
+        expected = [t.clone() for t in ours]
+        before = [t._version for t in ours]
+        (out,) = compiled(w, *ours)
+        (ref,) = track_and_copy(w, *expected)
+        torch.testing.assert_close(out, ref)
+        for actual, wanted in zip(ours, expected):
+            torch.testing.assert_close(actual, wanted)
+        assert all(t._version > v for t, v in zip(ours, before))
+        # The mirror carries w's gradient as in eager; the statistic carries none.
+        assert ours[1].requires_grad and not ours[0].requires_grad
+        grads = torch.autograd.grad((out.sum() + ours[1].sum()), w)
+        torch.testing.assert_close(grads, torch.autograd.grad((ref.sum() + expected[1].sum()), w))
+    # Kept: the statistic is written by copy_ at the end of the forward graph; the mirror,
+    # which autograd must see written, is still returned for the epilogue's copy.
+    for forward in compilers.forward:
+        writes = [n for n in forward.graph.nodes if n.target is torch.ops.aten.copy_.default]
+        assert len(writes) == (1 if keep else 0)

@@ -25,7 +25,7 @@ import torch.fx as fx
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import UnsupportedProgramError
-from .functionalization import functionalize, keep_input_writes_in_graph
+from .functionalization import functionalize, keep_input_writes_in_graph, write_inputs_before_output
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .partitioners import default_partition
@@ -157,6 +157,10 @@ class AotCompiledGraph:
             aot_graphs_log.debug("joint graph (before partitioning):\n%s", functional.graph_module.code)
             aot_graphs_log.debug("forward graph (after partitioning):\n%s", forward_graph.code)
             aot_graphs_log.debug("backward graph (after partitioning):\n%s", backward_graph.code)
+        if self.keep_input_mutations:
+            forward_graph, effects, num_outputs, differentiable = _write_untracked_inputs_in_forward(
+                forward_graph, effects, fakes, values, num_outputs, differentiable
+            )
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
         return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable)
 
@@ -182,6 +186,27 @@ class AotCompiledGraph:
             result = self.gm(*inputs[count:])
         outputs, self._output_spec = tree_flatten(result)
         return outputs
+
+
+def _write_untracked_inputs_in_forward(forward_graph, effects, fakes, values, num_outputs, differentiable):
+    """A training forward writing in place the mutated inputs that carry no gradient, neither
+    the input nor its new value (a BatchNorm's running stats): one store in the kernel computing
+    the value instead of an output the epilogue copies back (a copy launch per buffer per step).
+    The plan's output positions after the new values shift down by as many."""
+    kept = [
+        i for i, index in enumerate(effects.mutated_inputs)
+        if i not in differentiable and not fakes[index].requires_grad and not values[i].requires_grad
+    ]
+    if not kept:
+        return forward_graph, effects, num_outputs, differentiable
+    forward_graph = write_inputs_before_output(forward_graph, effects.mutated_inputs, kept)
+    effects = GraphEffects(
+        [index for i, index in enumerate(effects.mutated_inputs) if i not in kept],
+        effects.output_aliases,
+        tuple(effects.mutated_inputs[i] for i in kept),
+    )
+    differentiable = [i - sum(k < i for k in kept) for i in differentiable]
+    return forward_graph, effects, num_outputs - len(kept), differentiable
 
 
 def _with_requires_grad(value: Any, requires_grad: bool, fake_mode) -> Any:

@@ -3,7 +3,8 @@
 The functional graph returns each mutated input's new value first; the epilogue copies it
 back. A compiler that can store those values straight into the inputs' memory (inductor)
 instead gets the graph ending in `aten.copy_(input, new_value)` for each of them, returning
-only the user's outputs: no buffer per new value, no copy after the call.
+only the user's outputs: no buffer per new value, no copy after the call. A training forward
+does the same for the writes no gradient flows through (a BatchNorm's running stats).
 """
 
 from __future__ import annotations
@@ -17,17 +18,25 @@ from .functionalize import FunctionalGraph
 def keep_input_writes_in_graph(functional: FunctionalGraph) -> fx.GraphModule:
     """`functional`'s graph with its mutated inputs written by `copy_` nodes before the output,
     returning only the outputs after the new values."""
-    gm = functional.graph_module
+    mutated = functional.mutated_inputs
+    return write_inputs_before_output(functional.graph_module, mutated, range(len(mutated)))
+
+
+def write_inputs_before_output(gm: fx.GraphModule, mutated_inputs: list[int], positions) -> fx.GraphModule:
+    """`gm` (returning the mutated inputs' new values first) with the new values at `positions`
+    among those written by `copy_` into their inputs just before the output, and no longer
+    returned. After everything else, as the epilogue's copies would be: a saved view of such
+    an input was cloned before (functionalization/saved_inputs.py)."""
     graph = gm.graph
     placeholders = list(graph.find_nodes(op="placeholder"))
     output = graph.find_nodes(op="output")[0]
     values = list(output.args[0])
-    count = len(functional.mutated_inputs)
+    positions = set(positions)
     with graph.inserting_before(output):
-        for index, value in zip(functional.mutated_inputs, values[:count]):
-            target = placeholders[index]
-            write = graph.call_function(torch.ops.aten.copy_.default, (target, value))
+        for position in sorted(positions):
+            target = placeholders[mutated_inputs[position]]
+            write = graph.call_function(torch.ops.aten.copy_.default, (target, values[position]))
             write.meta["val"] = target.meta.get("val")
-    output.args = (tuple(values[count:]),)
+    output.args = (tuple(v for i, v in enumerate(values) if i not in positions),)
     gm.recompile()
     return gm
