@@ -5,7 +5,10 @@ is a piece in the wrong module):
         ->  values  ->  errors, sources, markers, module_call, guard_kinds
 
 Values reach the layers above them only through the frame they are handed
-(`values.base.TracingFrame`). The graph counts module-level and function-level imports (not
+(`values.base.TracingFrame`). Inside values the kinds build on each other in one order:
+class_lookup, callables -> exceptions -> cells, tensor -> containers -> iterators, functions ->
+objects -> modules, new_objects -> own_frame; a lower kind that must build a higher one (an
+exception's `args` tuple) asks the frame. The graph counts module-level and function-level imports (not
 `if TYPE_CHECKING:` ones, which never run); importing `a.b.c` also runs `a/__init__.py` and
 `a/b/__init__.py`, so those are edges too.
 """
@@ -23,6 +26,7 @@ SOURCE = pathlib.Path(capture.__file__).resolve().parent
 MIDDLE = ("capture.calls", "capture.operators", "capture.wrap", "capture.graph")
 # What values may import besides each other: modules that import nothing of capture's above.
 BELOW_VALUES = {"capture.errors", "capture.sources", "capture.markers", "capture.module_call", "capture.guard_kinds"}
+
 
 def _module_names(root: pathlib.Path) -> dict[str, pathlib.Path]:
     names = {}

@@ -9,6 +9,7 @@ from typing import Any
 
 from .base import Value
 
+
 class MethodValue(Value):
     """A bound method: `func` called with `obj` as its first argument."""
 

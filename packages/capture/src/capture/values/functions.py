@@ -1,6 +1,6 @@
-"""Callables: user functions (inlined), closures made while tracing, bound methods, and
-`BuiltinValue`, the callables capture does not inline (handled by a registered rule, recorded
-as a torch operation, or evaluated on constants).
+"""Python functions capture inlines: user functions, closures made while tracing, and the
+generators they return. Bound methods and the callables capture does not inline are in
+`callables`.
 """
 
 from __future__ import annotations
