@@ -16,7 +16,7 @@ from .values.containers import DictValue, DictViewValue, IteratorValue, ListValu
 from .values.factory import evaluate_constant_operation
 from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
-from .values.objects import python_dunder
+from .values.class_lookup import python_dunder
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
 

@@ -25,7 +25,7 @@ from .runtime import CodeCache
 from .runtime.compilation import Compilation
 from .module_call import hooked_call, hooked_call_of
 from .values.modules import has_hooks
-from .values.objects import python_dunder
+from .values.class_lookup import python_dunder
 
 
 def function_and_self(fn: Any) -> tuple[types.FunctionType, Any]:

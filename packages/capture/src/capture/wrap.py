@@ -42,7 +42,8 @@ from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, SetValue, TupleValue
 from .values.context import AutocastContext, GradModeContext, InferenceModeContext
-from .values.functions import BuiltinValue, FunctionValue, MethodValue
+from .values.callables import BuiltinValue, MethodValue
+from .values.functions import FunctionValue
 from .values.modules import ModuleValue
 from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant

@@ -16,7 +16,7 @@ from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, IteratorValue, ListValue, TupleValue, key_of
 from ..values.exceptions import raise_user_error
-from ..values.objects import python_dunder
+from ..values.class_lookup import python_dunder
 from ..values.symbolic import concrete
 from . import container_methods
 from .python_builtins import _sorted, dict_entries

@@ -15,7 +15,7 @@ from ..values.base import Value
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
-from ..values.objects import python_dunder
+from ..values.class_lookup import python_dunder
 from ..values.base import NotConstant
 from ..values.symbolic import specialized_constant
 from .registry import CONSTRUCT_RULES, rule_for

@@ -17,7 +17,8 @@ from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
 from ..values.factory import constant_args, evaluate_constant_operation
-from ..values.functions import FunctionValue, NativeFunctionValue, NestedFunctionValue, bind_arguments
+from ..values.callables import NativeFunctionValue
+from ..values.functions import FunctionValue, NestedFunctionValue, bind_arguments
 from ..values.symbolic import SymValue
 from .registry import construct_rule, rule
 

@@ -22,9 +22,11 @@ from ..values.containers import (
 )
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
-from ..values.functions import BuiltinValue, InlinableFunction, MethodValue, NativeMethodValue, bind_arguments
+from ..values.callables import BuiltinValue, MethodValue, NativeMethodValue
+from ..values.functions import InlinableFunction, bind_arguments
 from ..values.new_objects import ModelOutputValue, NewObjectValue
-from ..values.objects import ClassValue, MISSING, ObjectValue, PartialValue, SuperValue, lookup_static, type_of
+from ..values.class_lookup import MISSING, lookup_static
+from ..values.objects import ClassValue, ObjectValue, PartialValue, SuperValue, type_of
 from ..values.symbolic import SymValue, concrete
 from ..values.tensor import TensorValue
 from ..values.factory import constant_args, program_errors

@@ -10,7 +10,7 @@ from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
-from ..values.objects import python_dunder
+from ..values.class_lookup import python_dunder
 from ..values.symbolic import specialized_constant
 from .registry import rule
 

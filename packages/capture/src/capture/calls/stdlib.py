@@ -13,7 +13,8 @@ from ..guard_kinds import NoExceptionHandled
 from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
-from ..values.functions import FunctionValue, MethodValue
+from ..values.callables import MethodValue
+from ..values.functions import FunctionValue
 from .registry import rule
 
 

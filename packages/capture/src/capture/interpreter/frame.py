@@ -37,10 +37,12 @@ from ..calls import call_builtin, construct
 from ..errors import CaptureError, CaptureInternalError, Unsupported, UserException, UserLocation
 from ..operators import compare
 from ..values.constant import ConstantValue
+from ..values.containers import TupleValue
 from ..values.context import resumable_exit
 from ..values.exceptions import ExceptionValue
-from ..values.functions import own_frame_function
 from ..values.lazy import LazyInput, realized
+from ..values.objects import bind_class_attribute
+from ..values.own_frame import own_frame_function
 from .registry import HANDLERS
 
 if TYPE_CHECKING:
@@ -265,6 +267,12 @@ class Frame:
 
     def compare(self, symbol: str, a: Value, b: Value) -> Value:
         return compare(self, symbol, a, b)
+
+    def make_tuple(self, items: list[Value]) -> Value:
+        return TupleValue(items)
+
+    def bind_class_attribute(self, instance: Value, cls: type, descriptor: Any) -> Value | None:
+        return bind_class_attribute(self, instance, cls, descriptor)
 
     def raise_real(self, err: BaseException) -> NoReturn:
         raise UserException(ExceptionValue.from_real(err)) from None

@@ -37,7 +37,7 @@ from ..values.base import Value
 from ..values.context import ContextExit
 from ..markers import frame_only_disabled, mark_compiled
 from ..module_call import hooked_call, hooked_call_of
-from ..values.functions import own_frame_function
+from ..values.own_frame import own_frame_function
 from ..values.modules import has_hooks
 from ..values.objects import NullValue
 from .compilation import GraphBreak

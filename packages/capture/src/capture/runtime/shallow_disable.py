@@ -23,7 +23,7 @@ from torch import nn
 from ..calls.torch_ops import is_torch_operation
 from ..markers import frame_only_disabled, is_compiled
 from ..module_call import hooked_call, hooked_call_of
-from ..values.functions import _compilable
+from ..values.own_frame import _compilable
 from ..values.modules import has_hooks
 
 if TYPE_CHECKING:

@@ -33,6 +33,15 @@ class TracingFrame(Protocol):
     def compare(self, symbol: str, a: Value, b: Value) -> Value:
         """`a <symbol> b` for a comparison operator (capture.operators)."""
 
+    def make_tuple(self, items: list[Value]) -> Value:
+        """A tuple of `items` (values.containers, which raises exceptions of its own, so the
+        exceptions below it build their `args` through here)."""
+
+    def bind_class_attribute(self, instance: Value, cls: type, descriptor: Any) -> Value | None:
+        """`instance.name` when the class holds `descriptor` under that name
+        (values.objects.bind_class_attribute): for containers, below the functions and methods
+        it binds."""
+
     def raise_real(self, err: BaseException) -> NoReturn:
         """Raise `err`, which Python raised running an operation on the program's behalf
         (`int("x")`, a missing key), inside the traced program as its own exception."""
@@ -103,6 +112,12 @@ class Value:
     def truth(self, frame: TracingFrame) -> bool:
         """bool(value), when it is known at trace time."""
         raise Unsupported(f"the truth value of {self.describe()} is not known while tracing")
+
+    def own_iterator(self, frame: TracingFrame) -> Value | None:
+        """`iter(value)` as the value's own Python `__iter__` makes it, its items made one at a
+        time by its `__next__` (objects the trace made of a user class); None when iterating
+        goes by the items `unpack` gives."""
+        return None
 
     def length(self, frame: TracingFrame) -> Value:
         raise Unsupported(f"len() of {self.describe()}")

@@ -7,6 +7,7 @@ import types
 
 from ..errors import Unsupported
 from .base import Value
+from .exceptions import raise_user_error
 
 
 class CellValue(Value):
@@ -19,8 +20,6 @@ class CellValue(Value):
 
     def load(self, frame, name: str) -> Value:
         if self.contents is None:
-            from .exceptions import raise_user_error
-
             raise_user_error(frame, NameError, f"free variable {name!r} referenced before assignment")
         return self.contents
 
@@ -58,8 +57,6 @@ class ExistingCellValue(Value):
             try:
                 contents = self.cell.cell_contents
             except ValueError:
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, NameError, f"free variable {name!r} referenced before assignment")
             self._loaded = frame.session.wrap(contents, self.source)
         return self._loaded

@@ -13,16 +13,16 @@ from typing import Any, Iterator
 
 from ..errors import Unsupported, UserException
 from .base import NotConstant, Value
+from .class_lookup import MISSING, lookup_static, python_dunder
 from .constant import ConstantValue
-from .exceptions import raise_user_error
-from .symbolic import SymValue, concrete
+from .exceptions import ExceptionValue, raise_user_error
 from .factory import program_errors
+from .symbolic import SymValue, concrete
+from .tensor import TensorValue, tensor_key
 
 
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
-    from .tensor import TensorValue, tensor_key
-
     if isinstance(value, SymValue):
         return value.specialize()
     if isinstance(value, TensorValue):
@@ -32,8 +32,6 @@ def key_of(frame, value: Value) -> Any:
         try:
             hash(key)
         except TypeError as err:  # the program's own error: a list as a dict key
-            from .exceptions import ExceptionValue
-
             raise UserException(ExceptionValue.from_real(err)) from None
         return key
     if isinstance(value, TupleValue):
@@ -80,8 +78,6 @@ class SequenceValue(Value):
         try:
             return self.items[index]
         except IndexError:
-            from .exceptions import raise_user_error
-
             raise_user_error(frame, IndexError, f"{self.python_cls.__name__} index out of range")
 
     def with_items(self, items: list[Value]) -> Value:
@@ -100,13 +96,10 @@ class SequenceValue(Value):
 def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
     """`instance.name` for containers, whose instances carry no attributes of their own:
     methods of the (possibly user-defined sub)class, bound to the container."""
-    from .exceptions import raise_user_error
-    from .objects import MISSING, bind_class_attribute, lookup_static
-
     descriptor, _ = lookup_static(cls, name)
     if descriptor is MISSING:
         raise_user_error(frame, AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
-    bound = bind_class_attribute(frame, instance, cls, descriptor)
+    bound = frame.bind_class_attribute(instance, cls, descriptor)
     if bound is None:
         return frame.session.wrap(descriptor, None)
     return bound
@@ -194,8 +187,6 @@ class ListValue(SequenceValue):
             try:
                 self.items[index] = value
             except IndexError:
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, IndexError, "list assignment index out of range")
         self.mutated(frame)
 
@@ -255,8 +246,6 @@ class DictValue(Value):
 
     def get_item(self, frame, key):
         """`d[key]`: through a dict subclass's own `__getitem__` when it has one."""
-        from .objects import python_dunder
-
         override = python_dunder(self.python_cls, "__getitem__")
         if override is not None:
             return frame.session.wrap(override, None).call(frame, [self, key], {})
@@ -267,21 +256,15 @@ class DictValue(Value):
         class's `__missing__`, else KeyError."""
         k = key_of(frame, key)
         if k not in self.entries:
-            from .objects import python_dunder
-
             # A subclass's own __missing__ (Counter's gives 0) answers, as dict.__getitem__ asks it.
             missing = python_dunder(self.python_cls, "__missing__")
             if missing is not None:
                 return frame.session.wrap(missing, None).call(frame, [self, key], {})
-            from .exceptions import raise_user_error
-
             raise_user_error(frame, KeyError, k)
         return self.entries[k][1]
 
     def set_item(self, frame, key, value):
         """`d[key] = value`: through a dict subclass's own `__setitem__` when it has one."""
-        from .objects import python_dunder
-
         override = python_dunder(self.python_cls, "__setitem__")
         if override is not None:
             frame.session.wrap(override, None).call(frame, [self, key, value], {})
@@ -302,8 +285,6 @@ class DictValue(Value):
     def del_item(self, frame, key):
         k = key_of(frame, key)
         if k not in self.entries:
-            from .exceptions import raise_user_error
-
             raise_user_error(frame, KeyError, k)
         del self.entries[k]
         self.mutated(frame)
@@ -477,13 +458,9 @@ class IteratorValue(Value):
 
     @classmethod
     def over(cls, frame, container: Value) -> IteratorValue:
-        from .iterators import python_iterator
-        from .new_objects import NewObjectValue
-
-        if isinstance(container, NewObjectValue):  # its items made one at a time, by its __next__
-            lazy = python_iterator(frame, container, container.cls)
-            if lazy is not None:
-                return lazy
+        lazy = container.own_iterator(frame)
+        if lazy is not None:
+            return lazy
         deque = issubclass(container.python_type(), collections.deque)
         if isinstance(container, ListValue) and not deque:
             iterator = cls([])

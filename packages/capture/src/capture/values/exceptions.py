@@ -6,6 +6,8 @@ from typing import NoReturn
 
 from ..errors import Unsupported, UserException
 from .base import Value
+from .callables import NativeMethodValue
+from .class_lookup import python_dunder
 from .constant import ConstantValue
 
 
@@ -36,10 +38,8 @@ class ExceptionValue(Value):
         return self  # raised, caught and re-raised as this one value: `exc is value` compares these
 
     def get_attr(self, frame, name):
-        from .containers import TupleValue
-
         if name == "args":
-            return TupleValue(list(self.args))
+            return frame.make_tuple(list(self.args))
         if name == "value" and issubclass(self.exc_type, StopIteration) and self.real is None:
             return self.args[0] if self.args else ConstantValue(None)  # what the generator returned
         if self.real is None and name == "__cause__":
@@ -51,8 +51,6 @@ class ExceptionValue(Value):
                 raise Unsupported(f"__context__ of {self.describe()} raised outside the traced code's except blocks (the caller's handled exception is not known)")
             return self.context
         if name == "with_traceback":  # sets __traceback__ (which capture does not model) and returns the exception
-            from .functions import NativeMethodValue
-
             def with_traceback(frame, exc, traceback):
                 if not (traceback.is_python_constant() and traceback.as_python_constant() is None):
                     raise Unsupported(f"with_traceback() of {self.describe()} with a traceback")
@@ -66,8 +64,6 @@ class ExceptionValue(Value):
     def text(self) -> str | None:
         """`str(exc)` when no user code decides it (the class's __new__, __init__ and __str__
         are CPython's, the args constants), else None."""
-        from .objects import python_dunder
-
         if self.real is not None:
             return str(self.real)
         if any(python_dunder(self.exc_type, name) is not None for name in ("__new__", "__init__", "__str__")):

@@ -1,21 +1,20 @@
-"""Callables: user functions (inlined), closures made while tracing, bound methods, and
-`BuiltinValue`, the callables capture does not inline (handled by a registered rule, recorded
-as a torch operation, or evaluated on constants).
+"""Python functions capture inlines: user functions, closures made while tracing, and the
+generators they return. Bound methods and the callables capture does not inline are in
+`callables`.
 """
 
 from __future__ import annotations
 
 import inspect
 import types
-from typing import Any
 
 from ..errors import Unsupported, UserException
-from ..markers import is_disabled, runs_natively
-from ..module_call import hooked_call, hooked_call_of
 from .base import Value
+from .callables import BuiltinValue, MethodValue, NativeMethodValue
+from .cells import ExistingCellValue
 from .constant import ConstantValue
-from .containers import IteratorValue
-from .lazy import LazyInput
+from .containers import DictValue, IteratorValue, TupleValue
+from .exceptions import ExceptionValue, raise_user_error
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -34,9 +33,6 @@ def bind_arguments(
 ) -> dict[str, Value]:
     """The locals a call of `code` starts with, following CPython's argument binding; a
     binding error is the TypeError the traced program would raise."""
-    from .containers import DictValue, TupleValue
-    from .exceptions import raise_user_error
-
     nargs, nposonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
     names = code.co_varnames
     positional = names[:nargs]
@@ -177,8 +173,6 @@ class GeneratorValue(IteratorValue):
     def _next_or_stop(self, frame) -> Value:
         item = self.next()
         if item is None:
-            from .exceptions import ExceptionValue
-
             returned = getattr(self, "returned", None)
             has_value = returned is not None and not (returned.is_python_constant() and returned.as_python_constant() is None)
             raise UserException(ExceptionValue(StopIteration, [returned] if has_value else []))
@@ -186,16 +180,12 @@ class GeneratorValue(IteratorValue):
 
     def send(self, frame, value: Value) -> Value:
         if not self.started and not (value.is_python_constant() and value.as_python_constant() is None):
-            from .exceptions import raise_user_error
-
             raise_user_error(frame, TypeError, "can't send non-None value to a just-started generator")
         if self.started and not self.finished:
             self.frame.stack[-1] = value  # where YIELD_VALUE left None for the value sent in
         return self._next_or_stop(frame)
 
     def throw(self, frame, exc: Value, *rest: Value) -> Value:
-        from .exceptions import ExceptionValue
-
         if not isinstance(exc, ExceptionValue):  # `throw(ValueError)` or `throw(ValueError, "msg")`
             exc = exc.call(frame, list(rest[:1]), {})
             if not isinstance(exc, ExceptionValue):
@@ -212,8 +202,6 @@ class GeneratorValue(IteratorValue):
         return self._next_or_stop(frame)
 
     def close(self, frame) -> Value:
-        from .exceptions import ExceptionValue, raise_user_error
-
         if not self.started or self.finished:
             self.finished = True
             return ConstantValue(None)
@@ -275,8 +263,6 @@ class FunctionValue(InlinableFunction):
         return {k: wrap(v, self._part_source("__kwdefaults__", k)) for k, v in (self.fn.__kwdefaults__ or {}).items()}
 
     def closure_cells(self, frame):
-        from .cells import ExistingCellValue
-
         cells = self.fn.__closure__ or ()
         return {
             name: ExistingCellValue(cell, frame.session.closure_source(self, i))
@@ -288,8 +274,6 @@ class FunctionValue(InlinableFunction):
         if name in ("__wrapped__", "__self__", "__func__", "__dict__", "__module__", "__doc__", "__name__",
                     "__qualname__", "__annotations__", "__type_params__"):  # fmt: skip
             if not hasattr(self.fn, name):
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, AttributeError, f"'function' object has no attribute {name!r}")
             return frame.session.wrap(getattr(self.fn, name), None)
         return super().get_attr(frame, name)
@@ -339,12 +323,8 @@ class NestedFunctionValue(InlinableFunction):
             cells = tuple(types.CellType() for _ in self.code.co_freevars)
             return ConstantValue(types.FunctionType(self.code, {}, None, None, cells).__doc__)
         if name == "__annotations__" and not self.annotated:
-            from .containers import DictValue
-
             return DictValue({})
         if name == "__type_params__":
-            from .containers import TupleValue
-
             return TupleValue([])
         if name == "__dict__":
             raise Unsupported(f"reading __dict__ of {self.describe()}")
@@ -387,132 +367,6 @@ class NestedFunctionValue(InlinableFunction):
         return [*self._defaults, *self._kwdefaults.values(), *self._cells, *self.attrs.values()]
 
 
-class MethodValue(Value):
-    """A bound method: `func` called with `obj` as its first argument."""
-
-    def __init__(self, func: Value, obj: Value, source=None):
-        super().__init__(source)
-        self.func = func
-        self.obj = obj
-
-    def describe(self):
-        return f"method {self.func.describe()} of {self.obj.describe()}"
-
-    def python_type(self):
-        return types.MethodType
-
-    def call(self, frame, args, kwargs):
-        return self.func.call(frame, [self.obj, *args], kwargs)
-
-    def get_attr(self, frame, name):
-        if name == "__self__":
-            return self.obj
-        if name == "__func__":
-            return self.func
-        return self.func.get_attr(frame, name)
-
-    def reconstruct(self, writer):
-        return f"{writer.constant(types.MethodType)}({writer.value(self.func)}, {writer.value(self.obj)})"
-
-    def inner_values(self):
-        return [self.func, self.obj]
-
-
-class BuiltinValue(Value):
-    """A callable capture does not inline: a registered rule, a torch operation recorded in
-    the graph, or a pure function evaluated on constant arguments (capture.calls)."""
-
-    def __init__(self, fn: Any, source=None):
-        super().__init__(source)
-        self.fn = fn
-
-    def describe(self):
-        name = getattr(self.fn, "__qualname__", None) or getattr(self.fn, "__name__", None) or repr(self.fn)
-        module = getattr(self.fn, "__module__", None)
-        return f"{module}.{name}" if module and module != "builtins" else name
-
-    def python_type(self):
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
-
-    def call(self, frame, args, kwargs):
-        return frame.call_builtin(self.fn, args, kwargs)
-
-    def get_attr(self, frame, name):
-        return frame.session.wrap(getattr(self.fn, name), None)
-
-    def has_attr(self, frame, name):
-        return hasattr(self.fn, name)
-
-    def reconstruct(self, writer):
-        return writer.existing(self, self.as_python_constant())
-
-
-class NativeMethodValue(Value):
-    """A method capture implements itself: `impl(frame, obj, *args, **kwargs)`."""
-
-    def __init__(self, impl, obj: Value, name: str):
-        super().__init__(None)
-        self.impl = impl
-        self.obj = obj
-        self.name = name
-
-    def describe(self):
-        return f"method {self.name}"
-
-    def call(self, frame, args, kwargs):
-        return self.impl(frame, self.obj, *args, **kwargs)
-
-
-def own_frame_function(value: Value) -> tuple[types.FunctionType, Value | None, bool] | None:
-    """For a call capture could not inline because the callee breaks its graph: the Python
-    function to compile as a frame of its own, the value bound as its first argument (None
-    for a plain function) and whether it is a module's forward (then called through
-    `module(...)` semantics). None when the callable is nothing of that kind."""
-    from .modules import ModuleValue
-
-    if isinstance(value, LazyInput):
-        return _own_frame_function_of_input(value)
-    if isinstance(value, FunctionValue):
-        fn, bound, module = value.fn, None, False
-    elif isinstance(value, MethodValue) and isinstance(value.func, FunctionValue):
-        fn, bound, module = value.func.fn, value.obj, False
-    elif isinstance(value, ModuleValue) and hooked_call(value.obj):
-        fn, bound, module = hooked_call_of(type(value.obj)), value, False
-    elif isinstance(value, ModuleValue) and "forward" not in value.obj.__dict__:
-        fn, bound, module = type(value.obj).forward, value, True
-    else:
-        return None
-    return (fn, bound, module) if _compilable(fn) else None
-
-
-def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | None, bool] | None:
-    """`own_frame_function` of a frame input not looked at yet (a callable passed in)."""
-    import torch
-    from guards.sources import AttrSource
-
-    obj = value.obj
-    if isinstance(obj, types.FunctionType):
-        target = (obj, None, False)
-    elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
-        target = (obj.__func__, LazyInput(obj.__self__, AttrSource(value.source, "__self__")), False)
-    elif isinstance(obj, torch.nn.Module) and hooked_call(obj):
-        target = (hooked_call_of(type(obj)), value, False)
-    elif isinstance(obj, torch.nn.Module) and "forward" not in obj.__dict__:
-        target = (type(obj).forward, value, True)
-    else:
-        return None
-    return target if _compilable(target[0]) else None
-
-
-def _compilable(fn) -> bool:
-    if not isinstance(fn, types.FunctionType) or is_disabled(fn) or runs_natively(fn):
-        return False
-    return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
-
-
 def _new_function(
     code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple, kwdefaults: dict, closure: tuple, attrs: dict
 ):
@@ -524,29 +378,3 @@ def _new_function(
     for name, value in attrs.items():
         setattr(fn, name, value)
     return fn
-
-
-class NativeFunctionValue(Value):
-    """A callable the traced code builds (`operator.itemgetter(1)`) that capture implements
-    itself: `impl(frame, args, kwargs)`. `real` is the same callable built for real, when
-    its arguments were constants (what the entry returns if the callable escapes)."""
-
-    def __init__(self, impl, name: str, real: Any = None):
-        super().__init__(None)
-        self.impl = impl
-        self.name = name
-        self.real = real
-
-    def describe(self):
-        return self.name
-
-    def python_type(self):
-        return type(self.real) if self.real is not None else types.FunctionType
-
-    def call(self, frame, args, kwargs):
-        return self.impl(frame, args, kwargs)
-
-    def reconstruct(self, writer):
-        if self.real is None:
-            return super().reconstruct(writer)
-        return writer.constant(self.real)

@@ -12,6 +12,7 @@ from typing import Callable
 
 from ..errors import Unsupported, UserException
 from .base import Value
+from .class_lookup import python_dunder
 from .containers import IteratorValue
 
 
@@ -140,8 +141,6 @@ def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:
     """`iter(value)` for an object whose class writes `__iter__` in Python: a generator it
     returns, an iterator object with a Python `__next__`, or an iterator over the iterable it
     returns; None when `cls` has no Python `__iter__`."""
-    from .objects import python_dunder
-
     method = python_dunder(cls, "__iter__")
     if method is None:
         return None

@@ -14,8 +14,10 @@ from torch import nn
 from ..errors import Unsupported
 from ..guard_kinds import ModuleCallMatch
 from ..module_call import HOOK_DICTS, has_backward_hooks, hooked_call_of
+from .callables import MethodValue
+from .class_lookup import MISSING, lookup_static
 from .constant import ConstantValue
-from .objects import ObjectValue, lookup_static, MISSING
+from .objects import ObjectValue
 
 # torch registers global module hooks into these dicts in place, so holding them is enough.
 _GLOBAL_HOOKS = {
@@ -73,7 +75,6 @@ class ModuleValue(ObjectValue):
         forward, _ = lookup_static(type(self.obj), "forward")
         if forward is MISSING:
             raise Unsupported(f"{self.describe()} has no forward")
-        from .functions import MethodValue
 
         return MethodValue(session.wrap(forward, None), self).call(frame, args, kwargs)
 

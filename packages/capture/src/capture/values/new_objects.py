@@ -14,8 +14,14 @@ from collections import OrderedDict
 
 from ..errors import Unsupported
 from .base import Value
+from .callables import NativeMethodValue
+from .class_lookup import MISSING, lookup_static, python_dunder
 from .constant import ConstantValue
-from .objects import MISSING, bind_class_attribute, call_item_dunder, dunder_length, dunder_truth, lookup_static, python_dunder
+from .containers import ListValue, TupleValue
+from .exceptions import raise_user_error
+from .iterators import python_iterator
+from .objects import bind_class_attribute, call_item_dunder, dunder_length, dunder_truth, iterate_object
+from .tensor import TensorValue
 
 
 class NewObjectValue(Value):
@@ -54,12 +60,14 @@ class NewObjectValue(Value):
         hook = python_dunder(self.cls, "__getattr__")
         if hook is not None:
             return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
-        from .exceptions import raise_user_error
 
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 
     def has_attr(self, frame, name):
         return name in self.attrs or hasattr(self.cls, name)
+
+    def own_iterator(self, frame):
+        return python_iterator(frame, self, self.cls)
 
     def set_attr(self, frame, name, value):
         setter = python_dunder(self.cls, "__setattr__")
@@ -69,15 +77,12 @@ class NewObjectValue(Value):
         descriptor, _ = lookup_static(self.cls, name)
         if isinstance(descriptor, property):
             if descriptor.fset is None:
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, AttributeError, f"property {name!r} has no setter")
             frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
             return
         if self.cls.__dictoffset__ == 0 and not hasattr(type(descriptor), "__set__"):
             # An instance without a __dict__ (every class in its MRO has __slots__) stores only
             # into its slots; CPython words the error by whether the class has the name.
-            from .exceptions import raise_user_error
 
             has_name = descriptor is not None and descriptor is not MISSING
             reason = f"attribute {name!r} is read-only" if has_name else f"has no attribute {name!r}"
@@ -97,8 +102,6 @@ class NewObjectValue(Value):
         if hasattr(type(descriptor), "__delete__") and not isinstance(descriptor, types.MemberDescriptorType):
             raise Unsupported(f"deleting attribute {name!r} of {self.describe()}, a descriptor's")
         if name not in self.attrs:
-            from .exceptions import raise_user_error
-
             raise_user_error(frame, AttributeError, f"'{self.cls.__name__}' object has no attribute {name!r}" if descriptor is MISSING else name)
         del self.attrs[name]
 
@@ -139,8 +142,6 @@ class NewObjectValue(Value):
         return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
 
     def unpack(self, frame):
-        from .objects import iterate_object
-
         return iterate_object(frame, self, self.cls)
 
     def reconstruct(self, writer):
@@ -183,8 +184,6 @@ class ModelOutputValue(Value):
             values[name] = value
         for name, value in kwargs.items():
             if name not in values:
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, TypeError, f"{output_cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
             values[name] = value
         first, *rest = names
@@ -214,8 +213,6 @@ class ModelOutputValue(Value):
         return "cache" if name in ("past_key_values", "cache_params") and "cache" in self.fields else name
 
     def get_attr(self, frame, name):
-        from .functions import NativeMethodValue
-
         key = self._key(name)
         if key in self.fields:
             return self.fields[key]
@@ -228,7 +225,6 @@ class ModelOutputValue(Value):
             if bound is not None:
                 return bound
             return frame.session.wrap(descriptor, None)
-        from .exceptions import raise_user_error
 
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 
@@ -252,11 +248,8 @@ class ModelOutputValue(Value):
             present = self.present()
             k = self._key(k)
             if k not in present:
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, KeyError, k)
             return present[k]
-        from .containers import TupleValue
 
         return TupleValue(list(self.present().values())).get_item(frame, key)
 
@@ -288,32 +281,22 @@ def _is_none(value: Value) -> bool:
 
 
 def _is_tensor(value: Value) -> bool:
-    from .tensor import TensorValue
-
     return isinstance(value, TensorValue)
 
 
 def _to_tuple(frame, out):
-    from .containers import TupleValue
-
     return TupleValue(list(out.present().values()))
 
 
 def _keys(frame, out):
-    from .containers import ListValue
-
     return ListValue([ConstantValue(k) for k in out.present()])
 
 
 def _values(frame, out):
-    from .containers import ListValue
-
     return ListValue(list(out.present().values()))
 
 
 def _items(frame, out):
-    from .containers import ListValue, TupleValue
-
     return ListValue([TupleValue([ConstantValue(k), v]) for k, v in out.present().items()])
 
 

@@ -17,34 +17,22 @@ from ..errors import Unsupported, UserException
 from ..markers import is_disabled
 from ..sources import HeldSource
 from .base import Value
+from .callables import BuiltinValue, MethodValue
+from .class_lookup import MISSING, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
-from .deleted import DELETED
+from .containers import DictValue, TupleValue
 from .deferred import logger_method
-from .exceptions import raise_user_error
-
-MISSING = object()
-
-
-def lookup_static(cls: type, name: str) -> tuple[Any, type | None]:
-    """`name` as found in the dicts of `cls`'s MRO, without running descriptors."""
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name], klass
-    return MISSING, None
-
-
-def has_python_getattribute(cls: type) -> bool:
-    attribute, _ = lookup_static(cls, "__getattribute__")
-    return isinstance(attribute, types.FunctionType)
-
+from .deleted import DELETED
+from .exceptions import ExceptionValue, raise_user_error
+from .factory import evaluate_constant_operation
+from .functions import FunctionValue
+from .iterators import python_iterator
 
 def dunder_truth(frame, result: Value) -> bool:
     """The truth of what a Python `__bool__` returned, as CPython's truth test takes it: a
     bool, anything else is the program's TypeError."""
     cls = result.python_type()
     if cls is not bool:
-        from .exceptions import raise_user_error
-
         raise_user_error(frame, TypeError, f"__bool__ should return bool, returned {cls.__name__}")
     return result.truth(frame)
 
@@ -52,8 +40,6 @@ def dunder_truth(frame, result: Value) -> bool:
 def dunder_length(frame, result: Value) -> Value:
     """What a Python `__len__` returned, as len() takes it: an int >= 0, else the program's
     TypeError or ValueError."""
-    from .exceptions import raise_user_error
-
     cls = result.python_type()
     if not issubclass(cls, int):
         if hasattr(cls, "__index__"):
@@ -78,12 +64,6 @@ def type_of(frame, value: Value) -> Value:
     return frame.session.wrap(value.python_type(), TypeSource(source) if source is not None else None)
 
 
-def python_dunder(cls: type, name: str) -> types.FunctionType | None:
-    """A special method of `cls` written in Python (which capture inlines), if any."""
-    attribute, _ = lookup_static(cls, name)
-    return attribute if isinstance(attribute, types.FunctionType) else None
-
-
 def call_item_dunder(frame, instance: Value, cls: type, name: str, args: list[Value]) -> None:
     """`obj[key] = value` / `del obj[key]` of an object whose class writes the method in
     Python (UserDict, ChainMap, a user's mapping): the method traced, else refused."""
@@ -98,8 +78,6 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, 
     models; None for plain class data (the caller wraps it). `readable`: the instance is a
     real object whose attribute the caller reads natively when this gives None (a slot, a
     C-computed field of an `inspect.Signature`), rather than wrapping the descriptor."""
-    from .functions import BuiltinValue, FunctionValue, MethodValue
-
     session = frame.session
     if isinstance(descriptor, types.FunctionType):
         if is_disabled(descriptor):
@@ -191,8 +169,6 @@ class ObjectValue(Value):
         return self._concrete_attr(frame, name)
 
     def _concrete_attr(self, frame, name):
-        from .exceptions import ExceptionValue
-
         try:
             # Runs the class's own __getattr__ too (nn.Module's finds parameters and children).
             result = getattr(self.obj, name)
@@ -204,8 +180,6 @@ class ObjectValue(Value):
                 frame.session.add_guard(HasAttr(self.source, name, False))
             raise UserException(ExceptionValue.from_real(err)) from None
         if isinstance(result, types.MethodType) and result.__self__ is self.obj:
-            from .functions import MethodValue
-
             return MethodValue(frame.session.wrap(result.__func__, None), self)
         return frame.session.wrap(result, self.attribute_source(name))
 
@@ -256,8 +230,6 @@ class ObjectValue(Value):
         descriptor, _ = lookup_static(type(self.obj), name)
         if isinstance(descriptor, property):
             if descriptor.fset is None:
-                from .exceptions import raise_user_error
-
                 raise_user_error(frame, AttributeError, f"property {name!r} of {self.describe()} has no setter")
             frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
             return
@@ -306,7 +278,6 @@ class ObjectValue(Value):
         method = python_dunder(type(self.obj), "__len__")
         if method is not None:
             return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
-        from .factory import evaluate_constant_operation
 
         length = evaluate_constant_operation(frame, len, (self.obj,))
         if self.source is not None:
@@ -326,9 +297,6 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     """The items of `iter(value)` for an object whose class defines iteration in Python:
     `__iter__` (a generator, or returning an iterable), else the old protocol of
     `__getitem__` with 0, 1, ... until IndexError."""
-
-    from .iterators import python_iterator
-
     iterator = python_iterator(frame, value, cls)
     if iterator is not None:
         return iterator.unpack(frame)
@@ -396,8 +364,6 @@ class ClassValue(Value):
         try:
             value = getattr(self.cls, name)
         except AttributeError as err:
-            from .exceptions import ExceptionValue
-
             if self.source is not None:
                 from guards import HasAttr
 
@@ -425,8 +391,6 @@ class ClassValue(Value):
         try:
             result = self.cls[key.as_python_constant()]
         except Exception as err:
-            from .exceptions import ExceptionValue
-
             raise UserException(ExceptionValue.from_real(err)) from None
         return frame.session.wrap(result, None)
 
@@ -460,8 +424,6 @@ class PyModuleValue(Value):
         try:
             value = getattr(self.module, name)
         except AttributeError as err:
-            from .exceptions import ExceptionValue
-
             raise UserException(ExceptionValue.from_real(err)) from None
         return frame.session.wrap(value, frame.session.module_attribute_source(self, name))
 
@@ -484,8 +446,6 @@ class SuperValue(Value):
         return f"super({self.cls.__name__})"
 
     def get_attr(self, frame, name):
-        from .functions import BuiltinValue, MethodValue
-
         mro = self.obj.python_type().__mro__ if not isinstance(self.obj, ClassValue) else self.obj.cls.__mro__
         start = mro.index(self.cls) + 1
         for klass in mro[start:]:
@@ -530,8 +490,6 @@ class PartialValue(Value):
         return self.func.call(frame, [*self.args, *args], {**self.kwargs, **kwargs})
 
     def get_attr(self, frame, name):
-        from .containers import DictValue, TupleValue
-
         if name == "func":
             return self.func
         if name == "args":

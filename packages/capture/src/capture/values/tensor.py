@@ -14,7 +14,9 @@ import torch
 from ..errors import Unsupported
 from ..sources import HeldSource
 from .base import Value
+from .callables import BuiltinValue, MethodValue
 from .constant import ConstantValue
+from .exceptions import raise_user_error
 from .symbolic import contains_symbolic
 
 # Attributes answered from the fake tensor's metadata.
@@ -126,12 +128,9 @@ class TensorValue(Value):
             own = self._own_attribute(frame, name)
             if own is not _ABSENT:
                 return own
-            from .exceptions import raise_user_error
 
             raise_user_error(frame, AttributeError, f"'Tensor' object has no attribute {name!r}")
         if callable(attribute):
-            from .functions import BuiltinValue, MethodValue
-
             return MethodValue(BuiltinValue(attribute), self)
         raise Unsupported(f"attribute Tensor.{name}")
 

@@ -1,0 +1,28 @@
+"""Looking names up on classes statically (through the MRO's dicts, running no descriptor):
+what every kind of value asks before it decides to inline a method written in Python."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+MISSING = object()
+
+
+def lookup_static(cls: type, name: str) -> tuple[Any, type | None]:
+    """`name` as found in the dicts of `cls`'s MRO, without running descriptors."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name], klass
+    return MISSING, None
+
+
+def has_python_getattribute(cls: type) -> bool:
+    attribute, _ = lookup_static(cls, "__getattribute__")
+    return isinstance(attribute, types.FunctionType)
+
+
+def python_dunder(cls: type, name: str) -> types.FunctionType | None:
+    """A special method of `cls` written in Python (which capture inlines), if any."""
+    attribute, _ = lookup_static(cls, name)
+    return attribute if isinstance(attribute, types.FunctionType) else None
