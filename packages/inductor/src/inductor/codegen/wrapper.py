@@ -15,6 +15,8 @@ strides differ.
 
 from __future__ import annotations
 
+import re
+
 import sympy
 import torch
 from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
@@ -87,7 +89,7 @@ class WrapperCodegen:
             body += self._bind_unbacked(step)
             body += self.memory.release_after(k)
         body.append(self._return())
-        return "\n".join([*self._header(), "", "", *body, ""])
+        return "\n".join([*self._header(), "", "", *body, "", "", *self._size_key(), ""])
 
     def bind(self, name: str, expression: str) -> str:
         """`name`, bound to `expression` once when the module loads (same name, same binding)."""
@@ -133,6 +135,17 @@ class WrapperCodegen:
             if name in self.memory.shaped:  # an extern reads it by its own name
                 lines.append(f"    {name} = {target}  # computed into the input's memory")
         return lines
+
+    def _size_key(self) -> list[str]:
+        """`size_key(args)`: the sizes `call` reads from its arguments. A CUDA graph recorded at
+        one call replays correctly at another with the same key (runtime/cuda_graphs.py): every
+        other property of the inputs is fixed by what the kernels were compiled for."""
+        g = self.graph
+        bound_later = {symbol for symbols in g.unbacked_bound_by.values() for symbol in symbols}
+        reads = [re.sub(r"\barg(\d+)\b", r"args[\1]", source)
+                 for symbol, source in sorted(g.symbol_sources.items(), key=lambda kv: kv[0].name)
+                 if symbol not in bound_later]
+        return ["def size_key(args):", f"    return ({', '.join(reads)}{',' if len(reads) == 1 else ''})"]
 
     def _bind_unbacked(self, step) -> list[str]:
         """Data-dependent sizes (the rows `nonzero` found, the number `.item()` read) are known
