@@ -284,7 +284,7 @@ class MemoryPlan:
         if layout.device.type == "cpu" and not _statically_below(layout, MIN_BYTES):
             return f"{buf.name} = empty_strided_cpu({_shape(layout.size)}, {_shape(layout.stride)}, {layout.dtype})"
         empty_strided = self.bind("empty_strided", "torch.empty_strided")
-        device = self.bind(f"device_{layout.device.type}_{layout.device.index or 0}", f"torch.device({str(layout.device)!r})")
+        device = self.bind("device_" + str(layout.device).replace(":", "_"), f"torch.device({str(layout.device)!r})")
         return f"{buf.name} = {empty_strided}({_shape(layout.size)}, {_shape(layout.stride)}, dtype={layout.dtype}, device={device})"
 
 
