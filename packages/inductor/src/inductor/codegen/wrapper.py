@@ -27,6 +27,9 @@ from ..sizes import product
 from .host_values import BIND_TIME, HostValues
 
 
+_OP_OVERLOAD_CALL = torch._ops.OpOverload.__call__
+
+
 def _unprintable(expr, p):
     raise NotImplementedError(f"Python printing of size expression {expr}")
 
@@ -171,12 +174,16 @@ class WrapperCodegen:
                 f"    if {step.name}.stride() != {stride}: {step.name} = with_strides({step.name}, {stride})"]
 
     def _operator(self, kernel: str) -> str:
-        """The name an extern op is called by: an aten overload's C++ operator, bound at load.
+        """The name an extern op is called by: an overload's C++ operator, bound at load.
         `OpOverload.__call__` only calls `self._op`; dispatch (modes, autograd, profiling)
-        happens below it, in the dispatcher, either way."""
+        happens below it, in the dispatcher, either way. Overload classes whose `__call__`
+        does more (TorchBind ops) are called as they are."""
         if not kernel.startswith("torch.ops."):
             return kernel
-        return self.bind(kernel.removeprefix("torch.ops.").replace(".", "_"), f"{kernel}._op")
+        namespace, name, overload = kernel.removeprefix("torch.ops.").split(".")
+        if type(getattr(getattr(getattr(torch.ops, namespace), name), overload)).__call__ is not _OP_OVERLOAD_CALL:
+            return kernel
+        return self.bind(f"{namespace}_{name}_{overload}", f"{kernel}._op")
 
     def _kernel_call(self, step) -> list[str]:
         """The buffers the kernel writes, allocated, then the call as its backend's KernelCall says."""
