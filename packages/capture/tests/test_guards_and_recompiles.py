@@ -125,3 +125,50 @@ def test_reset_forgets_entries():
     assert captures(compiled) == 0
     compiled(torch.randn(2))
     assert captures(compiled) == 1
+
+
+class PointwiseConvs(torch.nn.Module):
+    """1x1 convolutions: 40 weights and biases, checked as one group (guards' TensorGroup),
+    the weights' size-1 dims compared by exact strides (is_contiguous() ignores them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([torch.nn.Conv2d(4, 4, 1) for _ in range(20)])
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x)) + x
+        return x
+
+
+def _channels_last_weight(net):
+    # Same sizes, other strides on the size-1 dims: is_contiguous() says True either way.
+    net.convs[7].weight.data = net.convs[7].weight.data.to(memory_format=torch.channels_last)
+
+
+# change -> captures after it: a parameter replaced by one of the same metadata is read as a
+# graph input like the old one, so the entry serves it.
+PARAMETER_CHANGES = {
+    "channels-last weight": (_channels_last_weight, 2),
+    "requires_grad_": (lambda net: net.convs[5].weight.requires_grad_(False), 2),
+    "replaced by a frozen parameter": (
+        lambda net: setattr(net.convs[2], "weight", torch.nn.Parameter(torch.randn(4, 4, 1, 1), requires_grad=False)), 2),
+    "replaced by a parameter of the same metadata": (
+        lambda net: setattr(net.convs[2], "weight", torch.nn.Parameter(torch.randn(4, 4, 1, 1))), 1),
+    "forward hook": (lambda net: net.convs[9].register_forward_hook(lambda module, args, out: out * 2), 2),
+}
+
+
+@pytest.mark.parametrize("change, captures_after", PARAMETER_CHANGES.values(), ids=PARAMETER_CHANGES.keys())
+def test_a_changed_parameter_of_a_grouped_module_recaptures(change, captures_after):
+    torch.manual_seed(0)
+    net = PointwiseConvs()
+    compiled = compile_eager(net)
+    run_and_compare(compiled, net, (torch.randn(2, 4, 3, 3),))
+    run_and_compare(compiled, net, (torch.randn(2, 4, 3, 3),))
+    assert captures(compiled) == 1
+    assert "strides_expected" in cache_of(compiled).entries[0].guard.source
+    change(net)
+    run_and_compare(compiled, net, (torch.randn(2, 4, 3, 3),))
+    run_and_compare(compiled, net, (torch.randn(2, 4, 3, 3),))
+    assert captures(compiled) == captures_after

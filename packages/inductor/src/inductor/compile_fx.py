@@ -53,6 +53,7 @@ class CompiledGraph:
         self._profiled_call = None  # made on the first call under torch.profiler (runtime/profiling.py)
         self.written_inputs: tuple[int, ...] = module.written_inputs  # argument positions written in place
         self.copies_host_values: bool = module.copies_host_values  # CPU values copied to the device
+        self.size_key = module.size_key  # the sizes `call` reads from its arguments
 
     @property
     def kernel_count(self) -> int:

@@ -14,8 +14,10 @@ group's check is exactly the conjunction of its members' checks (the same proper
 the same expected values, the unbound `torch.Tensor` methods only for kinds that do not
 override them), so it passes and fails on the same frames; `why` runs the members' own
 checks to name the first tensor and property that differ. Only tensors whose check is that
-simple are grouped: static sizes, strides that `is_contiguous()` tests exactly, no dispatch
-flag set. Others keep their own TensorMatch code.
+simple are grouped: static sizes and strides, no dispatch flag set. Strides are tested by
+`is_contiguous()` where that is exact (tensors.strides_are_contiguous), else compared
+whole for the members that need it (a 1x1 convolution's weight, whose size-1 dims
+`is_contiguous()` ignores). Others keep their own TensorMatch code.
 
 Why every property is still read on every call (no identity or version shortcut): a
 parameter's metadata can change while it stays the same Python object. Tried on torch 2.13
@@ -90,7 +92,7 @@ def _group_key(guard: Guard) -> tuple[str, tuple[str, ...]] | None:
     """(device attribute, flags) of the group `guard` can join, or None if it checks alone."""
     if type(guard) is not TensorMatch or None in guard.sizes or None in guard.strides:
         return None
-    if guard.is_inference or guard.is_neg or guard.is_conj or not strides_are_contiguous(guard):
+    if guard.is_inference or guard.is_neg or guard.is_conj:
         return None
     device_attribute, flags = _DEVICE_ATTRIBUTES.get(guard.device.type, "device"), _FLAGS[guard.dtype]
     # The group calls torch.Tensor's own getters and methods; a subclass's override would
@@ -98,7 +100,7 @@ def _group_key(guard: Guard) -> tuple[str, tuple[str, ...]] | None:
     kind = guard.kind
     if kind is not torch.Tensor and any(
         getattr(kind, name, None) is not getattr(torch.Tensor, name)
-        for name in ("shape", "dtype", "requires_grad", "is_contiguous", device_attribute, *flags)
+        for name in ("shape", "dtype", "requires_grad", "is_contiguous", "stride", device_attribute, *flags)
     ):
         return None
     return device_attribute, flags
@@ -138,11 +140,10 @@ def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
     getter = ctx.constant(operator.attrgetter(*fields), "tensor_metadata", f"operator.attrgetter{fields!r}")
     expected = [_expected(member, group.device_attribute) for member in members]
     expected_name = ctx.constant(expected, "tensors_expected", f"[{expected[0]!r}, ...] (one per tensor, in order)")
-    is_contiguous = ctx.constant(torch.Tensor.is_contiguous, "is_contiguous", "torch.Tensor.is_contiguous")
     parts = [
         f"{list_}({map_}({ctx.builtin('type')}, {tensors})) != {types}",
         f"{list_}({map_}({getter}, {tensors})) != {expected_name}",
-        f"not {ctx.builtin('all')}({map_}({is_contiguous}, {tensors}))",
+        *_stride_parts(members, tensors, ctx),
     ]
     for flag in group.flags:
         method = ctx.constant(getattr(torch.Tensor, flag), flag, f"torch.Tensor.{flag}")
@@ -154,6 +155,36 @@ def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
     text = f"{len(members)} tensors have the type, sizes, strides, dtype, device, requires_grad and flags seen at capture"
     actual = ((None, f"{list_}({map_}({getter}, {tensors}))"),)
     return [Check(" or ".join(parts), text, actual, member_checks)]
+
+
+def _stride_parts(members: tuple[TensorMatch, ...], tensors: str, ctx: EmitContext) -> list[str]:
+    """Failing conditions for the members' strides: `is_contiguous()` for those it tests
+    exactly, the whole stride tuples of the others (each subset taken out of `tensors` by one
+    itemgetter, or read alone when it has one member)."""
+    contiguous = [k for k, member in enumerate(members) if strides_are_contiguous(member)]
+    strided = [k for k, member in enumerate(members) if k not in set(contiguous)]
+    map_, parts = ctx.builtin("map"), []
+    if contiguous:
+        is_contiguous = ctx.constant(torch.Tensor.is_contiguous, "is_contiguous", "torch.Tensor.is_contiguous")
+        if len(contiguous) == 1:
+            parts.append(f"not {is_contiguous}({tensors}[{contiguous[0]}])")
+        else:
+            subset = tensors if len(contiguous) == len(members) else f"{_picker(contiguous, 'contiguous_tensors', ctx)}({tensors})"
+            parts.append(f"not {ctx.builtin('all')}({map_}({is_contiguous}, {subset}))")
+    if strided:
+        stride = ctx.constant(torch.Tensor.stride, "stride", "torch.Tensor.stride")
+        if len(strided) == 1:
+            parts.append(f"{stride}({tensors}[{strided[0]}]) != {members[strided[0]].strides!r}")
+        else:
+            subset = tensors if len(strided) == len(members) else f"{_picker(strided, 'strided_tensors', ctx)}({tensors})"
+            expected = [members[k].strides for k in strided]
+            expected_name = ctx.constant(expected, "strides_expected", f"[{expected[0]!r}, ...] (one per tensor not tested by is_contiguous)")
+            parts.append(f"{ctx.builtin('list')}({map_}({stride}, {subset})) != {expected_name}")
+    return parts
+
+
+def _picker(positions: list[int], name: str, ctx: EmitContext) -> str:
+    return ctx.constant(operator.itemgetter(*positions), name, f"operator.itemgetter(<{len(positions)} positions>)")
 
 
 def _member_check(member: TensorMatch, ctx: EmitContext) -> Check:

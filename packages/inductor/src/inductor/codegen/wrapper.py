@@ -4,9 +4,18 @@ It binds size symbols from the arguments, allocates each kernel's output buffers
 the memory of dead buffers of the same dtype and size), calls the generated kernels as each
 backend's `KernelCall` says (C++ through ctypes with data pointers, Triton with the tensors),
 calls extern ops through torch.ops, and drops every buffer after its last use. The module is plain Python a user can read (COMPILER_LOGS=output_code).
+
+Host time per call is what a GPU graph of small kernels waits on, so everything that can be
+looked up once is, when the module loads: each aten overload's C++ operator
+(`torch.ops.aten.mm.default._op`: calling the OpOverload adds a Python frame that only
+forwards to it), `torch.empty_strided` and the devices buffers are allocated on. Views are
+`as_strided` calls in line, and an extern's stride check calls `with_strides` only when its
+strides differ.
 """
 
 from __future__ import annotations
+
+import re
 
 import sympy
 import torch
@@ -16,6 +25,9 @@ from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, InputBuffer
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import product
 from .host_values import BIND_TIME, HostValues
+
+
+_OP_OVERLOAD_CALL = torch._ops.OpOverload.__call__
 
 
 def _unprintable(expr, p):
@@ -60,6 +72,7 @@ class WrapperCodegen:
         self.graph, self.steps, self.kernels = graph, steps, kernels
         self.buffers = {b.name: b for b in graph.buffers}
         self.buffers.update(graph.input_buffers())
+        self.bound: dict[str, str] = {}  # name the wrapper calls -> what it is bound to once, at load
 
     def _reads(self, step) -> list[str]:
         if isinstance(step, KERNEL_STEPS):
@@ -70,7 +83,8 @@ class WrapperCodegen:
 
     def generate(self) -> str:
         self.host_values = HostValues(self.steps, self.kernels, self.buffers, self.graph.input_writes, self._reads)
-        self.memory = MemoryPlan(self.graph, self.steps, self.buffers, self._reads, pinned=self.host_values.pinned)
+        self.memory = MemoryPlan(self.graph, self.steps, self.buffers, self._reads, self.bind,
+                                 pinned=self.host_values.pinned)
         body = ["def call(args):", *self._bind_inputs(), *self.host_values.lines_after(BIND_TIME)]
         for k, step in enumerate(self.steps):
             body += self._step(step)
@@ -78,7 +92,12 @@ class WrapperCodegen:
             body += self._bind_unbacked(step)
             body += self.memory.release_after(k)
         body.append(self._return())
-        return "\n".join([*self._header(), "", "", *body, ""])
+        return "\n".join([*self._header(), "", "", *body, "", "", *self._size_key(), ""])
+
+    def bind(self, name: str, expression: str) -> str:
+        """`name`, bound to `expression` once when the module loads (same name, same binding)."""
+        assert self.bound.setdefault(name, expression) == expression, (name, expression)
+        return name
 
     def _header(self) -> list[str]:
         """Imports, and each kernel loaded once when the module runs."""
@@ -87,12 +106,13 @@ class WrapperCodegen:
             "import torch",
             "from inductor.runtime.cpu_memory import empty_strided_cpu",
             *sorted({call.imports for call in self.kernels.values()}),
-            "from inductor.runtime.wrapper_support import reinterpret, with_strides",
+            "from inductor.runtime.wrapper_support import with_strides",
             "",
         ]
         for step in self.steps:
             if isinstance(step, KERNEL_STEPS):
                 header.append(f"{step.name} = {self.kernels[step.name].load}")
+        header += [f"{name} = {expression}" for name, expression in self.bound.items()]
         # Arguments whose memory the kernels write (input_writes.py): replaying this graph on
         # copies of them (CUDA graphs) would lose the writes.
         g = self.graph
@@ -119,6 +139,17 @@ class WrapperCodegen:
                 lines.append(f"    {name} = {target}  # computed into the input's memory")
         return lines
 
+    def _size_key(self) -> list[str]:
+        """`size_key(args)`: the sizes `call` reads from its arguments. A CUDA graph recorded at
+        one call replays correctly at another with the same key (runtime/cuda_graphs.py): every
+        other property of the inputs is fixed by what the kernels were compiled for."""
+        g = self.graph
+        bound_later = {symbol for symbols in g.unbacked_bound_by.values() for symbol in symbols}
+        reads = [re.sub(r"\barg(\d+)\b", r"args[\1]", source)
+                 for symbol, source in sorted(g.symbol_sources.items(), key=lambda kv: kv[0].name)
+                 if symbol not in bound_later]
+        return ["def size_key(args):", f"    return ({', '.join(reads)}{',' if len(reads) == 1 else ''})"]
+
     def _bind_unbacked(self, step) -> list[str]:
         """Data-dependent sizes (the rows `nonzero` found, the number `.item()` read) are known
         once the step that produced them ran."""
@@ -133,8 +164,26 @@ class WrapperCodegen:
             return [f"    {step.name} = {_checked(f'{step.parent.name}{index}', step.layout)}"]
         args = [self._value(a) for a in step.args]
         args += [f"{key}={self._value(v)}" for key, v in step.kwargs.items()]
-        call = f"{step.kernel}({', '.join(args)})"
-        return [f"    {step.name} = {_checked(call, step.layout) if step.layout else call}"]
+        call = f"{self._operator(step.kernel)}({', '.join(args)})"
+        if not step.layout:
+            return [f"    {step.name} = {call}"]
+        # A single tensor result (never None): its strides are compared in line, and only a
+        # result laid out otherwise goes through with_strides (a copy).
+        stride = _shape(step.layout.stride)
+        return [f"    {step.name} = {call}",
+                f"    if {step.name}.stride() != {stride}: {step.name} = with_strides({step.name}, {stride})"]
+
+    def _operator(self, kernel: str) -> str:
+        """The name an extern op is called by: an overload's C++ operator, bound at load.
+        `OpOverload.__call__` only calls `self._op`; dispatch (modes, autograd, profiling)
+        happens below it, in the dispatcher, either way. Overload classes whose `__call__`
+        does more (TorchBind ops) are called as they are."""
+        if not kernel.startswith("torch.ops."):
+            return kernel
+        namespace, name, overload = kernel.removeprefix("torch.ops.").split(".")
+        if type(getattr(getattr(getattr(torch.ops, namespace), name), overload)).__call__ is not _OP_OVERLOAD_CALL:
+            return kernel
+        return self.bind(f"{namespace}_{name}_{overload}", f"{kernel}._op")
 
     def _kernel_call(self, step) -> list[str]:
         """The buffers the kernel writes, allocated, then the call as its backend's KernelCall says."""
@@ -160,7 +209,7 @@ class WrapperCodegen:
             base = value.data
             if lay.size == base.layout.size and lay.stride == base.layout.stride and lay.offset == 0:
                 return base.name
-            return f"reinterpret({base.name}, {_shape(lay.size)}, {_shape(lay.stride)}, {pyexpr(lay.offset)})"
+            return _view(base.name, lay.size, lay.stride, lay.offset)
         if isinstance(value, Buffer):
             return value.name
         if isinstance(value, IRNode):
@@ -187,11 +236,13 @@ class MemoryPlan:
     buffer of the same device, dtype and element count is kept (not deleted) until a later
     kernel output reuses it."""
 
-    def __init__(self, graph, steps: list, buffers: dict, reads, pinned: set[str] = frozenset()):
+    def __init__(self, graph, steps: list, buffers: dict, reads, bind, pinned: set[str] = frozenset()):
         """`pinned`: CPU buffers allocated in pinned memory and copied to the device without
         waiting; their memory is never handed to another buffer (the copy may still be reading
-        it), the host allocator takes them back once the copy is done."""
+        it), the host allocator takes them back once the copy is done. `bind(name, expression)`
+        names a value the module computes once (WrapperCodegen.bind)."""
         self.buffers = buffers
+        self.bind = bind
         self.pinned = pinned
         self.last_use: dict[str, int] = {}
         for k, step in enumerate(steps):
@@ -236,14 +287,19 @@ class MemoryPlan:
             if held == (layout.size, layout.stride) or buf.name not in self.shaped:
                 self.tensor_layouts[buf.name] = held
                 return f"{buf.name} = {old}; del {old}  # reuses {old}"
-            return (f"{buf.name} = reinterpret({old}, {_shape(layout.size)}, {_shape(layout.stride)}, 0); "
-                    f"del {old}  # reuses {old}")
+            return f"{buf.name} = {_view(old, layout.size, layout.stride, 0)}; del {old}  # reuses {old}"
         if layout.device.type == "cpu" and not _statically_below(layout, MIN_BYTES):
             return f"{buf.name} = empty_strided_cpu({_shape(layout.size)}, {_shape(layout.stride)}, {layout.dtype})"
-        return (
-            f"{buf.name} = torch.empty_strided({_shape(layout.size)}, {_shape(layout.stride)}, "
-            f"dtype={layout.dtype}, device={str(layout.device)!r})"
-        )
+        empty_strided = self.bind("empty_strided", "torch.empty_strided")
+        device = self.bind("device_" + str(layout.device).replace(":", "_"), f"torch.device({str(layout.device)!r})")
+        return f"{buf.name} = {empty_strided}({_shape(layout.size)}, {_shape(layout.stride)}, dtype={layout.dtype}, device={device})"
+
+
+def _view(base: str, size, stride, offset) -> str:
+    """A strided view of `base`'s storage, `offset` elements past `base`'s own start."""
+    if offset == 0:  # as_strided keeps the tensor's storage offset when given none
+        return f"{base}.as_strided({_shape(size)}, {_shape(stride)})"
+    return f"{base}.as_strided({_shape(size)}, {_shape(stride)}, {base}.storage_offset() + {pyexpr(offset)})"
 
 
 def _checked(value: str, layout) -> str:

@@ -11,14 +11,24 @@ graph's callable:
     later      copy the changing inputs in, replay, return copies of the outputs (the next
                replay overwrites the graph's own output memory)
 
-Each input signature (sizes, strides, dtypes, non-tensor arguments) gets its own recording.
-An input read in place that later moves is copied from then on (one re-recording). If a
-call cannot be recorded (it synchronizes with the host, say), the runner logs why and runs
-the graph without CUDA graphs from then on.
+Each set of sizes the wrapper reads from its arguments (its `size_key`) and of non-tensor
+arguments gets its own recording; every other property of the inputs (dtypes, static sizes,
+strides) is fixed by what the kernels were compiled for, and checked before the compiled
+graph is called (capture's guards), as without CUDA graphs. An input read in place that
+later moves is copied from then on (one re-recording). If a call cannot be recorded (it
+synchronizes with the host, say), the runner logs why and runs the graph without CUDA
+graphs from then on.
+
+Host time per replay is the point of this mode, so a replay does only what its recording
+needs: one C-level pass over the in-place inputs' addresses, the copies in, the replay,
+and the outputs copied out in one `_foreach_copy_`. Outputs are copies, not the graph's
+own memory: they survive the next replay (torch.compile's cudagraph trees instead hand out
+the graph's memory and fail a read of an output a later replay overwrote).
 """
 
 from __future__ import annotations
 
+import operator
 
 import torch
 
@@ -28,8 +38,15 @@ perf_hints = logs.channel("perf_hints")
 
 
 class _Recording:
-    def __init__(self, graph, static_inputs, outputs, copied):
+    def __init__(self, graph, static_inputs, outputs, copied, in_place: tuple[int, ...]):
         self.graph, self.static_inputs, self.outputs, self.copied = graph, static_inputs, outputs, copied
+        # The tensors read in place, as one C-level gather, and the addresses they were recorded at.
+        self.in_place = _gather(in_place)
+        self.addresses = tuple(static_inputs[k].data_ptr() for k in in_place)
+        self.copied_in = [(static_inputs[k], k) for k in sorted(copied)]
+        tensors = [o for o in outputs if isinstance(o, torch.Tensor)]
+        # Outputs copied out with one multi-tensor copy; clone() where autograd must see it.
+        self.copy_out = bool(tensors) and not any(o.requires_grad for o in tensors)
 
 
 class CudaGraphRunner:
@@ -39,6 +56,7 @@ class CudaGraphRunner:
         self.moved: set[int] = set()          # inputs once read in place that have since moved
         self.recordings: dict[tuple, _Recording] = {}
         self.disabled = False
+        self._numbers = None  # a gather of the non-tensor arguments, set at the first call
 
     def __getattr__(self, name):
         # `source`, `kernel_sources`, `kernel_count`... of the compiled graph being replayed.
@@ -47,14 +65,17 @@ class CudaGraphRunner:
     def __call__(self, *args):
         if self.disabled:
             return self.fn(*args)
-        pointers = tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args)
         if self.first_pointers is None:
-            self.first_pointers = pointers
+            self.first_pointers = _pointers(args)
+            self._numbers = _gather([k for k, a in enumerate(args) if not isinstance(a, torch.Tensor)])
             return self.fn(*args)
-        key = _signature(args)
+        key = self._key(args)
         recording = self.recordings.get(key)
-        if recording is not None and not self._in_place_inputs_moved(recording, args, pointers):
-            return self._replay(recording, args)
+        if recording is not None:
+            if tuple(map(_data_ptr, recording.in_place(args))) == recording.addresses:
+                return self._replay(recording, args)
+            self._note_moved(recording, args)
+        pointers = _pointers(args)
         copied = {
             k for k, a in enumerate(args)
             if isinstance(a, torch.Tensor) and (pointers[k] != self.first_pointers[k] or k in self.moved)
@@ -69,19 +90,32 @@ class CudaGraphRunner:
         self.recordings[key] = recording
         return self._replay(recording, args)
 
-    def _in_place_inputs_moved(self, recording, args, pointers) -> bool:
-        moved = {
+    def _key(self, args) -> tuple:
+        """What tells recordings apart: the sizes the wrapper reads, and the non-tensor arguments."""
+        size_key = getattr(self.fn, "size_key", None)
+        if size_key is None:  # a graph without a wrapper of ours: every input's metadata
+            return _signature(args)
+        return size_key(args), self._numbers(args)
+
+    def _note_moved(self, recording: _Recording, args) -> None:
+        self.moved |= {
             k for k, a in enumerate(args)
             if isinstance(a, torch.Tensor) and k not in recording.copied
-            and pointers[k] != recording.static_inputs[k].data_ptr()
+            and a.data_ptr() != recording.static_inputs[k].data_ptr()
         }
-        self.moved |= moved
-        return bool(moved)
 
     def _record(self, args, copied) -> _Recording:
         static_inputs = [
             _static_copy(a) if k in copied else a for k, a in enumerate(args)
         ]
+        graph, outputs = self._capture(static_inputs)
+        # Inputs read in place are held only as their recorded addresses, not kept alive here.
+        held = [a if k in copied or not isinstance(a, torch.Tensor) else _AddressOf(a) for k, a in enumerate(static_inputs)]
+        in_place = tuple(k for k, a in enumerate(args) if isinstance(a, torch.Tensor) and k not in copied)
+        return _Recording(graph, held, outputs, frozenset(copied), in_place)
+
+    def _capture(self, static_inputs):
+        """A CUDA graph of one call on `static_inputs`, and the outputs it writes."""
         # Warm up on a side stream first, as torch.cuda.graphs asks: libraries (cuBLAS) set up
         # per-stream state on first use, which must not happen during capture.
         side = torch.cuda.Stream()
@@ -92,15 +126,19 @@ class CudaGraphRunner:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             outputs = self.fn(*static_inputs)
-        # Inputs read in place are held only as their recorded addresses, not kept alive here.
-        held = [a if k in copied or not isinstance(a, torch.Tensor) else _AddressOf(a) for k, a in enumerate(static_inputs)]
-        return _Recording(graph, held, outputs, frozenset(copied))
+        return graph, outputs
 
     def _replay(self, recording: _Recording, args):
-        for k in recording.copied:
-            recording.static_inputs[k].copy_(args[k])
+        for static, k in recording.copied_in:
+            static.copy_(args[k])
         recording.graph.replay()
-        return type(recording.outputs)(o.clone() if isinstance(o, torch.Tensor) else o for o in recording.outputs)
+        outputs = recording.outputs
+        if not recording.copy_out:
+            return type(outputs)(o.clone() if isinstance(o, torch.Tensor) else o for o in outputs)
+        copies = [torch.empty_like(o) if isinstance(o, torch.Tensor) else o for o in outputs]
+        torch._foreach_copy_([c for c in copies if isinstance(c, torch.Tensor)],
+                             [o for o in outputs if isinstance(o, torch.Tensor)])
+        return type(outputs)(copies)
 
 
 class _AddressOf:
@@ -127,3 +165,18 @@ def _signature(args) -> tuple:
         else:
             parts.append(a)
     return tuple(parts)
+
+
+def _pointers(args) -> tuple:
+    return tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args)
+
+
+_data_ptr = torch.Tensor.data_ptr
+
+
+def _gather(positions):
+    """A function taking the arguments at `positions` out of an argument tuple, as a tuple."""
+    if len(positions) == 1:
+        [k] = positions
+        return lambda args: (args[k],)
+    return operator.itemgetter(*positions) if positions else lambda args: ()

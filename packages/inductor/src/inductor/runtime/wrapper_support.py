@@ -5,11 +5,6 @@ from __future__ import annotations
 import torch
 
 
-def reinterpret(tensor: torch.Tensor, size, stride, offset):
-    """A strided view of `tensor`'s storage, `offset` elements past the tensor's own start."""
-    return tensor.as_strided(size, stride, tensor.storage_offset() + offset)
-
-
 def with_strides(tensor: torch.Tensor | None, stride) -> torch.Tensor | None:
     """`tensor` if an extern op returned it with the strides the generated kernels index it by,
     else a copy laid out so. Kernels are compiled for one layout; an aten op may choose another
