@@ -2,8 +2,10 @@
 reads the source of what it compiles), and describe its call.
 
     triton/<hash>/<function>.py               one kernel module, named by the hash of its source
-    triton/<hash>/<function>.autotune.json    the block sizes chosen for it, per GPU and size
-                                              (beside the entry: not in its manifest)
+    triton/<hash>/<function>.autotune.json    the block sizes timed for it, per GPU and size bucket,
+                                              and the heuristic row that won, per GPU and mode,
+                                              which serves other buckets (beside the entry: not
+                                              in its manifest)
 
 Identical kernels (the same layer repeated through a model) print identically, so they share
 one file, one compiled binary and one autotuning.
