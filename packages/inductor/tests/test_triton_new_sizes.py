@@ -27,23 +27,30 @@ OPTIONS = BACKENDS.get(TRITON, ("cpu", {}))[1]
 triton_launch = pytest.importorskip("inductor.runtime.triton_launch")
 
 
-def _rows_then_scale(x, w):
+def _model(scale=0.5):
     """A pointwise kernel over (s0, 48), a softmax over s1-long rows of w (looped, as torch.compile
     makes a reduction of symbolic length), one over s0 rows of 48 (persistent) and a strided
     read over (s0, 7)."""
-    scaled = aten.mul.Tensor(aten.exp.default(x), 0.5)
-    narrow = aten.add.Tensor(aten.slice.Tensor(x, 1, 0, 7), 1.0)
-    rows = aten._softmax.default(aten.mul.Tensor(x, 3.0), -1, False)
-    return aten._softmax.default(aten.add.Tensor(w, 1.0), -1, False), scaled, narrow, rows
+
+    def fn(x, w):
+        scaled = aten.mul.Tensor(aten.exp.default(x), scale)
+        narrow = aten.add.Tensor(aten.slice.Tensor(x, 1, 0, 7), 1.0)
+        rows = aten._softmax.default(aten.mul.Tensor(x, 3.0), -1, False)
+        return aten._softmax.default(aten.add.Tensor(w, 1.0), -1, False), scaled, narrow, rows
+
+    return fn
+
+
+_rows_then_scale = _model()
 
 
 def _inputs(rows, length):
     return [torch.randn(rows, 48), torch.randn(3, length)]  # few rows of w: the interpreter is slow
 
 
-def _compiled():
+def _compiled(fn=_rows_then_scale):
     example = _inputs(5, 40)
-    gm = trace_dynamic(_rows_then_scale, example, {0: [0], 1: [1]})
+    gm = trace_dynamic(fn, example, {0: [0], 1: [1]})
     return inductor.compile_aten_graph(gm, example, options=OPTIONS)
 
 
@@ -174,3 +181,36 @@ def test_a_new_process_reuses_the_stored_choice_at_a_new_bucket(as_on_a_gpu):
         launcher = triton_launch.TritonLauncher(str(triton_launch.kernel_module_path(key, name)), name, "default")
         assert launcher._choose(torch.device("cpu"), (4096, 4096), [], (4000, 4000), False) is not None
     assert timed == []
+
+
+def test_kernels_compiled_ahead_at_the_example_sizes_serve_every_size(as_on_a_gpu, monkeypatch):
+    # On a GPU the backend compiles each kernel's candidates before the first call, at the
+    # example's sizes (codegen/triton/backend.py). A launch with one of those configs, at the
+    # example's size or any other, must find its binary there: the same Triton specialization.
+    from inductor.codegen.triton import backend
+
+    _, compiles = as_on_a_gpu
+    ahead = []
+    monkeypatch.setattr(backend.TritonBackend, "compiles_ahead_on", frozenset({"cpu"}))
+    monkeypatch.setattr(backend, "precompile", ahead.extend)
+    fn = _model(scale=0.25)  # a graph of its own: compiled afresh
+    compiled = _compiled(fn)
+    assert len(ahead) == len(compiled.kernel_sources)
+    launchers = {launcher.fn: launcher for launcher, _ in ahead}
+
+    def specialization(launcher, ints):
+        first = len(launcher.pointer_types)  # the ints follow the pointers
+        return tuple(triton_launch.int_specialization(v, first + k not in launcher.unspecialized)
+                     for k, v in enumerate(ints))
+
+    binaries = {(launcher.fn, tuple(config.launch_kwargs().items())): specialization(launcher, ints)
+                for launcher, ints in ahead
+                for config in launcher._candidates(ints[-launcher.numel_count:], interpreted=False)}
+    for k, (rows, length) in enumerate([(5, 40), (300, 2100), (700, 5000), (37, 200)]):
+        xs = _inputs(rows, length)
+        assert_same(compiled(*xs), fn(*xs), rtol=1e-5, atol=1e-5)
+        if k == 0:  # the example's size: every binary was compiled ahead
+            assert compiles and all((f, kwargs) in binaries for f, _, kwargs in compiles)
+    for f, ints, kwargs in compiles:
+        if (f, kwargs) in binaries:
+            assert specialization(launchers[f], ints) == binaries[f, kwargs]

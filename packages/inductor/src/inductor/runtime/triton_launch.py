@@ -114,16 +114,17 @@ class TritonLauncher:
             args = _to_device(args, self.host_scalars)
         self._launch(plan, args)
 
-    def submit_compiles(self, numels) -> bool:
-        """Start compiling every candidate config for these element counts (inside
-        `triton.AsyncCompileMode`, compiles run on its executor). Only kernels whose arguments are
-        all pointers and element counts can be compiled before their first call."""
-        if len(self.fn.arg_names) - len(self.fn.constexprs) != len(self.pointer_types) + len(numels):
+    def submit_compiles(self, ints) -> bool:
+        """Start compiling every candidate config for these int arguments (sizes, then element
+        counts; inside `triton.AsyncCompileMode`, compiles run on its executor). Only kernels
+        whose arguments are all pointers and ints can be compiled before their first call."""
+        if len(self.fn.arg_names) - len(self.fn.constexprs) != len(self.pointer_types) + len(ints):
             return False
         pointers = [_TORCH_DTYPES[t] for t in self.pointer_types.values()]
+        numels = ints[-self.numel_count:]
         for config in triton_configs.distinct(self._candidates(numels, interpreted=False)):
             # A dtype stands for a 16-byte-aligned tensor, as the allocator's are: the JIT's own key.
-            self.fn.warmup(*pointers, *numels, grid=(1,), **config.launch_kwargs())
+            self.fn.warmup(*pointers, *ints, grid=(1,), **config.launch_kwargs())
         return True
 
     def _candidates(self, numels, interpreted: bool) -> list[Config]:
@@ -329,16 +330,16 @@ _TORCH_DTYPES = {
 
 
 def precompile(kernels) -> None:
-    """Compile the candidate configs of (launcher, element counts) pairs concurrently, ahead of
+    """Compile the candidate configs of (launcher, int arguments) pairs concurrently, ahead of
     their first launches, which then find them in Triton's kernel cache. Kernels that cannot be
-    compiled ahead (symbolic sizes) compile at their first launch as usual."""
+    compiled ahead (taking a scalar) compile at their first launch as usual."""
     import triton
 
     workers = min(32, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool, triton.AsyncCompileMode(pool, ignore_errors=True):
-        for launcher, numels in kernels:
+        for launcher, ints in kernels:
             try:
-                launcher.submit_compiles(numels)
+                launcher.submit_compiles(ints)
             except Exception as error:  # noqa: BLE001  (ahead-of-time compiling only saves time)
                 log.info("inductor: %s compiles at its first launch instead (%s)", launcher, error)
 
