@@ -29,7 +29,7 @@ import re
 
 from ...cache import digest
 from ...runtime.triton_configs import KIND_COMBO
-from .module_text import indent, kernel_function, module_head, pointer_types, triton_jit, unspecialized_params
+from .module_text import indent, kernel_function, module_head, pointer_types
 
 
 def combo_module(members: list) -> tuple[str, str]:
@@ -37,7 +37,7 @@ def combo_module(members: list) -> tuple[str, str]:
     functions: dict[str, str] = {}
     pointers: dict[str, str] = {}
     runs: dict[str, list[tuple[int, list[str]]]] = {}  # function -> (member, its arguments) per member running it
-    numels, unspecialized, body = [], [], ["pid = tl.program_id(0)"]
+    numels, body = [], ["pid = tl.program_id(0)"]
     for k, member in enumerate(members):
         params, text = kernel_function(member, member.body_lines, program_id="pid")
         flag = ["error_ptr"] if member.raises else []  # the combo's own, passed on
@@ -49,7 +49,6 @@ def combo_module(members: list) -> tuple[str, str]:
         functions[name] = function.replace("MEMBER", name)
         pointers.update({f"k{k}_{p}": t for p, t in pointer_types(member).items()})
         numels.append(f"k{k}_xnumel")
-        unspecialized += unspecialized_params(member, prefix=f"k{k}_")
         body.append(f"end{k} = {f'end{k - 1} + ' if k else ''}tl.cdiv(k{k}_xnumel, XBLOCK)")
         runs.setdefault(name, []).append((k, [*(f"k{k}_{p}" for p in pointer_params), f"k{k}_xnumel", *flag]))
     for name, run in runs.items():
@@ -64,7 +63,7 @@ def combo_module(members: list) -> tuple[str, str]:
         "",
         *(text for text in functions.values()),
         "",
-        triton_jit(unspecialized),
+        "@triton.jit",
         f"def KERNEL_NAME({', '.join([*pointers, *numels, *flag, 'XBLOCK: tl.constexpr'])}):",
         *indent(body),
         "",

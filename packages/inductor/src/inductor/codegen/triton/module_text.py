@@ -62,15 +62,16 @@ def triton_jit(unspecialized: list[str]) -> str:
     return f"@triton.jit(do_not_specialize={unspecialized!r})" if unspecialized else "@triton.jit"
 
 
-def unspecialized_params(printer: TritonKernel, prefix: str = "") -> list[str]:
+def unspecialized_params(printer: TritonKernel) -> list[str]:
     """The kernel's int parameters whose value varies from call to call in a way Triton's
     specialization would see: every size symbol, and each symbolic element count not known to
-    be a multiple of 16. Constant counts stay specialized: they never change for a graph."""
-    names = [prefix + symbol for symbol in sorted(printer.symbols)]
+    be a multiple of 16. Constant counts stay specialized: they never change for a graph.
+    (Combo kernels have none: only kernels of static sizes are combined.)"""
+    names = sorted(printer.symbols)
     counts = [("xnumel", printer.xnumel)] + ([("rnumel", printer.rnumel)] if printer.kind != KIND_POINTWISE else [])
     for name, count in counts:
         if not isinstance(sympy.sympify(count), sympy.Integer) and not known_multiple_of(count, SPECIALIZED_DIVISOR):
-            names.append(prefix + name)
+            names.append(name)
     return names
 
 
