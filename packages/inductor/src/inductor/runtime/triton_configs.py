@@ -3,8 +3,8 @@
 A candidate is a `Config` (XBLOCK, RBLOCK, num_warps, num_stages). The heuristics below give
 a few per kernel shape, from the element counts seen at launch; `mode="max-autotune"` widens
 each list, and the autotuner (triton_launch.py) times the candidates once per kernel and keeps
-the fastest row of the table for every size. Under the interpreter there is one candidate, with the largest blocks, since
-each program is a Python loop iteration there.
+the fastest row of the table for every size. Under the interpreter there is one candidate,
+with the largest blocks, since each program is a Python loop iteration there.
 
 Sizing rules (Hopper-class GPUs, memory-bound kernels):
   pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses

@@ -16,9 +16,8 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 
-import torch
-
 import sympy
+import torch
 
 from ... import cache
 from ...ir import ComboKernel
