@@ -77,7 +77,7 @@ def triton_kernels_timed_three_times(monkeypatch):
 
     monkeypatch.setattr(triton_launch.TritonLauncher, "_candidates", two_configs)
     monkeypatch.setattr(triton_launch, "_time_ms", time_by_running_three_times)
-    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choice", lambda *a: None)
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choices", lambda *a: None)
 
 
 def _inputs(rows: int):

@@ -115,7 +115,7 @@ def test_timing_block_sizes_does_not_apply_an_in_place_update_again(fn, device, 
 
     monkeypatch.setattr(triton_launch.TritonLauncher, "_candidates", two_configs)
     monkeypatch.setattr(triton_launch, "_time_ms", time_by_running_three_times)
-    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choice", lambda *a: None)
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choices", lambda *a: None)
     inputs = [torch.randn(7, 9, device=device) + 4, torch.randn(7, 9, device=device) + 4]  # a size of its own
     compiled = inductor.compile_fx(traced(Fn(fn)), [t.clone() for t in inputs], options=backend_options())
     run_both(compiled, fn, inputs)

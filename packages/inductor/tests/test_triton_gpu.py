@@ -119,6 +119,31 @@ def test_launches_reuse_the_compiled_binary_per_specialization(monkeypatch):
     assert not triton_runs, "warm launches went through Triton's argument binding"
 
 
+def test_new_sizes_time_no_config_and_compile_no_kernel(monkeypatch):
+    # Issue 18: with symbolic sizes a kernel is timed once and compiled once; at new sizes in new
+    # buckets (some not a multiple of 16, which Triton would otherwise specialize apart) it
+    # reuses both. test_triton_new_sizes.py checks the same under the interpreter, by proxy.
+    from test_dynamic_kernels import trace_dynamic
+    from triton.runtime.jit import JITFunction
+
+    from inductor.runtime.triton_launch import TritonLauncher
+
+    fn = lambda x, w: (aten._softmax.default(aten.add.Tensor(x, w), -1, False),  # noqa: E731
+                       aten.mul.Tensor(aten.exp.default(x), 0.5))
+    w = torch.randn(768, device="cuda")
+    example = [torch.randn(96, 768, device="cuda"), w]
+    compiled = inductor.compile_aten_graph(trace_dynamic(fn, example, {0: [0]}), example)
+    assert_same(compiled(*example), fn(*example), rtol=1e-5, atol=1e-5)
+    compiles, timings = [], []
+    do_compile, fastest = JITFunction._do_compile, TritonLauncher._fastest
+    monkeypatch.setattr(JITFunction, "_do_compile", lambda self, *a, **k: compiles.append(self) or do_compile(self, *a, **k))
+    monkeypatch.setattr(TritonLauncher, "_fastest", lambda self, *a: timings.append(self) or fastest(self, *a))
+    for rows in (200, 384, 1000, 37):
+        x = torch.randn(rows, 768, device="cuda")
+        assert_same(compiled(x, w), fn(x, w), rtol=1e-5, atol=1e-5)
+    assert not compiles and not timings, (compiles, timings)
+
+
 CPU_SCALAR_CASES = {
     "scalar_second": lambda x, s: (aten.mul.Tensor(aten.exp.default(x), s),),
     "scalar_first": lambda x, s: (aten.sub.Tensor(s, aten.exp.default(x)),),

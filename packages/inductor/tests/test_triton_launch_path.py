@@ -50,7 +50,8 @@ def launcher(monkeypatch):
     launcher.fn, launcher.raises, launcher.numel_count, launcher.host_scalars = Jit(), False, 1, ()
     launcher.plans = {(1000,): _Plan(config, (8, 1), config.constexprs(), (128,))}
     launcher.device_arg, launcher._tensors, launcher._ints = 0, _gather([0, 1]), _gather([2])
-    launcher.compiled, launcher.binaries = {}, {}
+    launcher.compiled, launcher.launchers, launcher.binaries = {}, {}, {}
+    launcher.unspecialized, launcher._int_positions = frozenset(), (2,)
     return launcher
 
 

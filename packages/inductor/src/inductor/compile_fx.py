@@ -204,7 +204,8 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]
     # Kernel code generation and builds (kernel_calls does both; the builds log their own phase).
     with logs.phase("codegen", f"{len(kernels)} kernels"):
-        calls = targets.kernel_calls(kernels, buffers, set(graph.symbol_sources), options.tuning)
+        calls = targets.kernel_calls(kernels, buffers, {s: graph.hints[s] for s in graph.symbol_sources},
+                                     options.tuning)
         source = WrapperCodegen(graph, steps, calls).generate()
     kernel_sources = {name: call.source for name, call in calls.items()}
     records = {name: {"entry": list(call.entry), "symbol": call.symbol, "source": call.source}

@@ -126,3 +126,14 @@ def affine_coefficient(expr: Expr, var: sympy.Symbol) -> Expr | None:
 def static_int(expr) -> int | None:
     expr = as_expr(expr)
     return int(expr) if isinstance(expr, sympy.Integer) else None
+
+
+def known_multiple_of(expr, n: int) -> bool:
+    """Whether `expr` is a multiple of `n` at every value of its size symbols: each term of its
+    expansion an integer coefficient divisible by `n` times integer factors. False when unsure."""
+    expr = sympy.expand(as_expr(expr))
+    for term in sympy.Add.make_args(expr):
+        coeff, rest = term.as_coeff_Mul()
+        if not (coeff.is_Integer and int(coeff) % n == 0 and (rest == 1 or rest.is_integer)):
+            return False
+    return True

@@ -34,8 +34,9 @@ class KernelBackend:
     split_reductions_on: frozenset[str] = frozenset()  # device types whose long reductions split (passes/split_reductions.py)
     pointer_arguments: bool = False             # kernels take data pointers rather than tensors
 
-    def kernel_calls(self, kernels: list, buffers: dict, size_symbols: set, tuning: str) -> dict[str, KernelCall]:
-        """Print and build `kernels` (FusedKernel or ComboKernel steps): {kernel name: KernelCall}."""
+    def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+        """Print and build `kernels` (FusedKernel or ComboKernel steps): {kernel name: KernelCall}.
+        `size_hints`: each size symbol with its value in the example inputs."""
         raise NotImplementedError
 
     def rebuild(self, source: str, symbol: str) -> str:

@@ -2,9 +2,9 @@
 
 A candidate is a `Config` (XBLOCK, RBLOCK, num_warps, num_stages). The heuristics below give
 a few per kernel shape, from the element counts seen at launch; `mode="max-autotune"` widens
-each list, and the autotuner (triton_launch.py) times the candidates once per size and keeps
-the fastest. Under the interpreter there is one candidate, with the largest blocks, since
-each program is a Python loop iteration there.
+each list, and the autotuner (triton_launch.py) times the candidates once per kernel and keeps
+the fastest row of the table for every size. Under the interpreter there is one candidate,
+with the largest blocks, since each program is a Python loop iteration there.
 
 Sizing rules (Hopper-class GPUs, memory-bound kernels):
   pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 KIND_POINTWISE, KIND_TILED, KIND_PERSISTENT, KIND_LOOPED = "pointwise", "tiled", "persistent", "looped"
 KIND_COMBO = "combo"  # pointwise kernels in one launch (codegen/triton/combo.py), sized as pointwise
 
-MAX_BLOCK_ELEMENTS = 8192     # elements per program tile before registers spill
 INTERPRETER_BLOCK = 8192  # elements per interpreted program: fewer, larger numpy steps
 
 
@@ -60,22 +59,25 @@ def _warps(elements: int, per_thread: int, lo: int = 1, hi: int = 8) -> int:
 
 def candidates(kind: str, xnumel: int, rnumel: int | None, *, outer_reduction: bool, max_autotune: bool,
                interpreted: bool) -> list[Config]:
-    """The configs to choose among for one launch size, best guess first."""
+    """The configs to choose among for one launch size, best guess first: one per row of the
+    heuristic's table, sized for these counts. A kind has the same rows at every size (two may
+    size to the same config at small counts), so a row chosen at one size names a config at
+    any other (triton_launch.py reuses it at new sizes)."""
     if kind == KIND_COMBO:
         kind = KIND_POINTWISE  # sized by its largest member (xnumel)
     if interpreted:
         return [_interpreter_config(kind, xnumel, rnumel)]
-    found = {
+    return {
         KIND_POINTWISE: _pointwise,
         KIND_TILED: _tiled,
         KIND_PERSISTENT: _persistent,
         KIND_LOOPED: _looped,
     }[kind](xnumel, rnumel, outer_reduction, max_autotune)
-    unique = []
-    for config in found:
-        if config not in unique:
-            unique.append(config)
-    return unique
+
+
+def distinct(configs: list[Config]) -> list[Config]:
+    """`configs` without repeats, in order: what is worth timing."""
+    return list(dict.fromkeys(configs))
 
 
 def _interpreter_config(kind, xnumel, rnumel) -> Config:
@@ -119,10 +121,9 @@ def _persistent(xnumel, rnumel, outer_reduction, max_autotune) -> list[Config]:
         targets = [(4096, 8), (8192, 8)]
     configs = []
     for target, per_thread in targets:
+        # At most `target` elements, unless one row alone is longer.
         xblock = max(1, min(cap, target // rblock))
         tile = xblock * rblock
-        if tile > MAX_BLOCK_ELEMENTS and xblock > 1:
-            continue
         configs.append(Config(xblock, rblock, _warps(tile, per_thread, lo=2, hi=16 if tile >= 16384 else 8), 1))
     return configs
 

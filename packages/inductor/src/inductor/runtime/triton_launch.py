@@ -3,12 +3,17 @@
 The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(key, name, mode)`)
 and calls it with the kernel's tensors and sizes followed by the element counts
 (`xnumel[, rnumel]`). The first launch in a size bucket (each element count rounded up to a
-power of two: the candidates are the same throughout one) picks a block-size config: the only
-candidate, or the fastest of a few, timed on the real inputs and on stand-ins for the tensors
-the kernel stores to (a kernel may update a graph input in place, and timing it on the real
-one would apply the update once per timed run). The choice is kept in
-memory and in `<kernel>.autotune.json` beside the kernel file, keyed by GPU and bucket, so a
-kernel with symbolic sizes is not timed again at each new length, nor a warm start at all.
+power of two) picks a block-size config: the only candidate, or the fastest of a few, timed
+on the real inputs and on stand-ins for the tensors the kernel stores to (a kernel may update
+a graph input in place, and timing it on the real one would apply the update once per timed
+run). The winner's row of the heuristics (triton_configs.candidates) then serves every later
+bucket untimed. Choices are kept in memory and in `<kernel>.autotune.json` beside the kernel
+file, keyed by GPU and bucket (and the row by GPU and mode), so a kernel with symbolic sizes
+is timed once, not at each new length, and a warm start not at all.
+
+A kernel's symbolic sizes are parameters Triton does not specialize (codegen/triton/
+module_text.py), so one compiled binary serves every size; the launcher finds it by the
+ints' specialization at a new size instead of compiling or going through Triton's path.
 
 Kernels on CPU tensors run in Triton's interpreter, which must be switched on before triton
 is imported (TRITON_INTERPRET=1): Triton's own library functions are bound at import time.
@@ -88,7 +93,15 @@ class TritonLauncher:
         # Set at the first call, from the argument kinds the wrapper passes at every call.
         self._ints = self._tensors = None
         self.compiled: dict[tuple, object] = {}  # (config, device, ints, alignment) -> CompiledKernel
-        self.binaries: dict[tuple, tuple] = {}  # the same keys -> (its launcher, function, metadata)
+        self.launchers: dict[tuple, tuple] = {}  # the same keys -> (its launcher, function, metadata)
+        self.binaries: dict[tuple, object] = {}  # the same, ints as Triton specializes them -> CompiledKernel
+        # Positions of the int parameters the printed kernel tells Triton not to specialize
+        # (`do_not_specialize`: symbolic sizes), whose values then never pick another binary.
+        unspecialized = set(getattr(self.fn, "do_not_specialize", None)
+                            or getattr(self.fn, "kwargs", {}).get("do_not_specialize") or ())
+        self.unspecialized = frozenset(k for k, name in enumerate(self.fn.arg_names) if name in unspecialized)
+        self._int_positions: tuple[int, ...] = ()
+        self.tuned_row: int | None = None  # the heuristics' row that timing chose (triton_configs.candidates)
         self._lock = threading.Lock()
 
     def __repr__(self):
@@ -104,7 +117,7 @@ class TritonLauncher:
             # waits on). Anything else takes the general path below.
             device = args[self.device_arg].get_device()
             if device == _current_device() and not _launch_hooks_on():
-                binary = self.binaries.get(self._binary_key(plan, device, args))
+                binary = self.launchers.get(self._binary_key(plan, device, args))
                 if binary is not None:
                     run, function, metadata = binary
                     run(plan.grid[0], plan.grid[1], 1, _current_stream(device), function, metadata,
@@ -114,17 +127,17 @@ class TritonLauncher:
             args = _to_device(args, self.host_scalars)
         self._launch(plan, args)
 
-    def submit_compiles(self, numels) -> bool:
-        """Start compiling every candidate config for these element counts (inside
-        `triton.AsyncCompileMode`, compiles run on its executor). Only kernels whose arguments are
-        all pointers and element counts can be compiled before their first call."""
-        if len(self.fn.arg_names) - len(self.fn.constexprs) != len(self.pointer_types) + len(numels):
+    def submit_compiles(self, ints) -> bool:
+        """Start compiling every candidate config for these int arguments (sizes, then element
+        counts; inside `triton.AsyncCompileMode`, compiles run on its executor). Only kernels
+        whose arguments are all pointers and ints can be compiled before their first call."""
+        if len(self.fn.arg_names) - len(self.fn.constexprs) != len(self.pointer_types) + len(ints):
             return False
         pointers = [_TORCH_DTYPES[t] for t in self.pointer_types.values()]
-        options = self._candidates(numels, interpreted=False)
-        for config in options:
+        numels = ints[-self.numel_count:]
+        for config in triton_configs.distinct(self._candidates(numels, interpreted=False)):
             # A dtype stands for a 16-byte-aligned tensor, as the allocator's are: the JIT's own key.
-            self.fn.warmup(*pointers, *numels, grid=(1,), **config.launch_kwargs())
+            self.fn.warmup(*pointers, *ints, grid=(1,), **config.launch_kwargs())
         return True
 
     def _candidates(self, numels, interpreted: bool) -> list[Config]:
@@ -163,31 +176,51 @@ class TritonLauncher:
         """Launch through the compiled binary's own launcher, skipping Triton's per-call argument
         binding and cache lookup (most of a launch's ~20 us on the host). The binary is the one
         Triton's standard path compiled for the same arguments up to what Triton specializes on
-        (each int's width class, divisibility by 16 and equality to 1; each pointer's 16-byte
-        alignment): the key holds the ints themselves and the pointers' alignment."""
+        (each pointer's 16-byte alignment; each int's width, and unless the kernel says not to
+        specialize it, whether it equals 1 or divides by 16). The fast key holds the ints
+        themselves; a new size misses it and finds its binary by the ints' specialization, so
+        it is neither compiled again nor sent through Triton's path."""
         key = self._binary_key(plan, device, args)
         kernel = self.compiled.get(key)
         if kernel is None or _launch_hooks_on():
-            # First launch with these arguments (or a profiler's hooks are on): Triton's path.
-            self.compiled[key] = self.fn[plan.grid](*args, **plan.config.launch_kwargs())
-            return
-        # Launched once through Triton: its launcher is initialized. Later launches with this key
-        # take __call__'s steady-state path.
-        binary = self.binaries[key] = (kernel.run, kernel.function, kernel.packed_metadata)
-        run, function, metadata = binary
-        run(plan.grid[0], plan.grid[1], 1, _current_stream(device), function, metadata,
-            None, None, None, *args, *plan.constexprs)
+            kernel = self._binary(plan, args, key)
+            if kernel is None:
+                return
+        else:
+            # Launched before through Triton: its launcher is initialized. Later launches with
+            # this key take __call__'s steady-state path.
+            self.launchers[key] = (kernel.run, kernel.function, kernel.packed_metadata)
+        kernel.run(plan.grid[0], plan.grid[1], 1, _current_stream(device), kernel.function, kernel.packed_metadata,
+                   None, None, None, *args, *plan.constexprs)
 
     def _binary_key(self, plan: _Plan, device: int, args) -> tuple:
-        """What picks the compiled binary for these arguments (see _launch_compiled)."""
+        """What picks the compiled binary for these arguments exactly (see _launch_compiled)."""
         return (plan.signature, device, self._ints(args), _alignment(self._tensors(args)))
+
+    def _binary(self, plan: _Plan, args, key: tuple):
+        """The binary for `key` already compiled for other sizes of the same specialization, or
+        None after launching through Triton's path (which compiles one, or a profiler's hooks see)."""
+        signature, device, ints, alignment = key
+        specialized = (signature, device, self._int_specializations(ints), alignment)
+        kernel = self.binaries.get(specialized)
+        if kernel is None or _launch_hooks_on():
+            kernel = self.fn[plan.grid](*args, **plan.config.launch_kwargs())
+            self.compiled[key] = self.binaries[specialized] = kernel
+            return None
+        self.compiled[key] = kernel
+        return kernel
+
+    def _int_specializations(self, ints: tuple) -> tuple:
+        return tuple(int_specialization(value, k not in self.unspecialized)
+                     for k, value in zip(self._int_positions, ints))
 
     # -- choosing a config ---------------------------------------------------------------
 
     def _plan(self, args) -> _Plan:
         """The first call at these element counts: note the argument kinds, choose a config."""
         numels = args[-self.numel_count:]
-        self._ints = _gather([k for k, a in enumerate(args) if isinstance(a, int)])
+        self._int_positions = tuple(k for k, a in enumerate(args) if isinstance(a, int))
+        self._ints = _gather(list(self._int_positions))
         self._tensors = _gather([k for k, a in enumerate(args) if isinstance(a, torch.Tensor)])
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         device = next((t.device for t in tensors if t.is_cuda), torch.device("cpu"))
@@ -214,16 +247,44 @@ class TritonLauncher:
             return self.plans[numels]
 
     def _choose(self, device, bucket, args, numels, interpreted) -> Config:
-        options = self._candidates(numels, interpreted)
+        """The config at a new size bucket: one stored for it, the only candidate or the row of
+        the heuristics that timing chose at another bucket (either replaced by a covering one
+        already compiled: `_covering`), or else the fastest candidate, timed.
+
+        A row is a recipe (e.g. "a persistent tile of ~2K elements, 4 warps") that
+        `candidates` sizes for the element counts at hand, so reusing it at another bucket
+        stays valid there: a persistent row's RBLOCK always covers that bucket's rnumel.
+        torch.compile likewise times a kernel's configs once, at its first call, and keeps
+        the winner for every later size (CachingAutotuner in torch/_inductor/runtime/
+        triton_heuristics.py); timing again at each new bucket cost GPT-2 ~0.5-1.5 s per new
+        sequence-length bucket on an H200, each candidate a Triton compile and ~30 ms timed."""
+        rows = self._candidates(numels, interpreted)
+        options = triton_configs.distinct(rows)
         key = _tuning_key(device, bucket)
-        stored = self._stored_choices().get(key)
-        if stored:
+        stored_choices = self._stored_choices()
+        if stored := stored_choices.get(key):
             return Config(**stored)
-        if len(options) == 1:
-            return options[0]
+        row = self.tuned_row if self.tuned_row is not None else stored_choices.get(self._row_key(device))
+        if len(options) == 1 or (isinstance(row, int) and 0 <= row < len(rows)):
+            return self._covering(options[0] if len(options) == 1 else rows[row])
         config = self._fastest(options, args, numels)
-        self._store_choice(key, config)
+        self.tuned_row = rows.index(config)
+        self._store_choices({key: config.as_dict(), self._row_key(device): self.tuned_row})
         return config
+
+    def _covering(self, config: Config) -> Config:
+        """A config already chosen at another bucket whose blocks are at least `config`'s, else
+        `config`. Rows clamp their blocks to small counts, so each new bucket below the clamp
+        would be a new binary to compile; a larger block is as correct (masked) and the same
+        binary: sizes that shrink compile nothing, sizes that grow at most until the clamp
+        stops. (A persistent block covering the row stays covering: RBLOCK >= its rnumel.)"""
+        covering = [chosen for chosen in self.choices.values()
+                    if chosen.XBLOCK >= config.XBLOCK and (chosen.RBLOCK or 0) >= (config.RBLOCK or 0)]
+        return min(covering, key=lambda c: (c.XBLOCK * (c.RBLOCK or 1), c.XBLOCK)) if covering else config
+
+    def _row_key(self, device: torch.device) -> str:
+        # Rows differ between modes (max-autotune has more), so the row is kept per mode.
+        return f"{_tuning_key(device, ())}row|{self.mode}"
 
     def _fastest(self, options: list[Config], args, numels) -> Config:
         try:
@@ -267,9 +328,9 @@ class TritonLauncher:
         except (OSError, ValueError):
             return {}
 
-    def _store_choice(self, key: str, config: Config) -> None:
+    def _store_choices(self, entries: dict) -> None:
         choices = self._stored_choices()
-        choices[key] = config.as_dict()
+        choices.update(entries)
         try:
             cache.write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
         except OSError as error:  # a read-only cache: the choice holds for this process only
@@ -290,16 +351,16 @@ _TORCH_DTYPES = {
 
 
 def precompile(kernels) -> None:
-    """Compile the candidate configs of (launcher, element counts) pairs concurrently, ahead of
+    """Compile the candidate configs of (launcher, int arguments) pairs concurrently, ahead of
     their first launches, which then find them in Triton's kernel cache. Kernels that cannot be
-    compiled ahead (symbolic sizes) compile at their first launch as usual."""
+    compiled ahead (taking a scalar) compile at their first launch as usual."""
     import triton
 
     workers = min(32, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool, triton.AsyncCompileMode(pool, ignore_errors=True):
-        for launcher, numels in kernels:
+        for launcher, ints in kernels:
             try:
-                launcher.submit_compiles(numels)
+                launcher.submit_compiles(ints)
             except Exception as error:  # noqa: BLE001  (ahead-of-time compiling only saves time)
                 log.info("inductor: %s compiles at its first launch instead (%s)", launcher, error)
 
@@ -360,6 +421,16 @@ def _to_device(args, positions):
     for k in positions:
         args[k] = args[k].to(device, non_blocking=True)
     return args
+
+
+def int_specialization(value: int, specialized: bool) -> tuple:
+    """What Triton's JIT tells binaries apart by for an int argument (`specialize_impl`,
+    triton/runtime/jit.py): its type, from its range, and unless the parameter is in
+    `do_not_specialize`, whether it equals 1 (then compiled in as a constant) or divides by 16."""
+    if isinstance(value, bool):
+        return ("u1",)
+    width = "i32" if -2**31 <= value < 2**31 else "i64" if -2**63 <= value < 2**63 else "u64"
+    return (width, value == 1, value % 16 == 0) if specialized else (width,)
 
 
 def _tuning_key(device: torch.device, bucket) -> str:

@@ -14,8 +14,8 @@ class CppBackend(KernelBackend):
     name = "cpp"
     pointer_arguments = True
 
-    def kernel_calls(self, kernels, buffers: dict, size_symbols: set, tuning: str) -> dict[str, KernelCall]:
-        printed = [CppKernel(k, buffers, size_symbols) for k in kernels]
+    def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+        printed = [CppKernel(k, buffers, set(size_hints)) for k in kernels]
         libraries = cpp_build.build_all([p.source for p in printed])
         calls = {}
         for k, p, key in zip(kernels, printed, libraries):

@@ -2,8 +2,10 @@
 reads the source of what it compiles), and describe its call.
 
     triton/<hash>/<function>.py               one kernel module, named by the hash of its source
-    triton/<hash>/<function>.autotune.json    the block sizes chosen for it, per GPU and size
-                                              (beside the entry: not in its manifest)
+    triton/<hash>/<function>.autotune.json    the block sizes timed for it, per GPU and size bucket,
+                                              and the heuristic row that won, per GPU and mode,
+                                              which serves other buckets (beside the entry: not
+                                              in its manifest)
 
 Identical kernels (the same layer repeated through a model) print identically, so they share
 one file, one compiled binary and one autotuning.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 
+import sympy
 import torch
 
 from ... import cache
@@ -53,17 +56,22 @@ class TritonBackend(KernelBackend):
     in_kernel_random = True
     combo_kernels = True
     split_reductions_on = frozenset({"cuda"})
+    compiles_ahead_on = frozenset({"cuda"})  # the interpreter has nothing to compile
 
-    def kernel_calls(self, kernels, buffers: dict, size_symbols: set, tuning: str) -> dict[str, KernelCall]:
-        """On a GPU, kernels with static sizes are compiled here, all at once (runtime/triton_launch.py)."""
+    def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+        """On a GPU, kernels are compiled here, all at once (runtime/triton_launch.py). A kernel
+        with symbolic sizes compiles at their example values: its size parameters are not
+        specialized (codegen/triton/module_text.py), so that binary serves every size."""
         calls, ahead = {}, []
+        hints = {symbol.name: hint for symbol, hint in size_hints.items()}
         for kernel in kernels:
             printer = PrintedCombo if isinstance(kernel, ComboKernel) else TritonKernel
-            printed = printer(kernel, buffers, size_symbols)
+            printed = printer(kernel, buffers, set(size_hints))
             key = store_kernel_module(printed.source, printed.function_name)
-            numels = [int(n) for n in printed.numels if n.is_Integer]
-            if kernel.device.type == "cuda" and len(numels) == len(printed.numels):
-                ahead.append((load_triton_kernel(key, printed.function_name, tuning), tuple(numels)))
+            if kernel.device.type in self.compiles_ahead_on:
+                ints = [hints[a] for a in printed.wrapper_args if a in hints]
+                ints += [int(sympy.sympify(n).xreplace(size_hints)) for n in printed.numels]
+                ahead.append((load_triton_kernel(key, printed.function_name, tuning), tuple(ints)))
             calls[kernel.name] = KernelCall(
                 load=f"load_triton_kernel({key!r}, {printed.function_name!r}, {tuning!r})",
                 imports=IMPORT,
