@@ -26,19 +26,7 @@ from torch import nn  # noqa: E402
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
-
-def step_memory(step) -> tuple[int, int]:
-    """(peak bytes allocated above the start, bytes still allocated at the end) while `step()` runs."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
-        result = step()
-    del result
-    # The raw events: FunctionEvents fold an op's allocations into the op.
-    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
-    live = peak = 0
-    for _, nbytes in events:
-        live += nbytes
-        peak = max(peak, live)
-    return peak, live
+from inductor.runtime.cpu_memory import allocation_peak  # noqa: E402
 
 
 # ----------------------------------------------------------------------------------- models
@@ -158,9 +146,9 @@ def measure(name: str) -> dict:
     model, step, args = MODELS[name]()
     row = {}
     for who, target in _targets(model):
-        _, held = step_memory(lambda: step(target, *args))  # first call: compiles
+        _, held = allocation_peak(lambda: step(target, *args))  # first call: compiles
         step(target, *args)
-        peak, _ = step_memory(lambda: step(target, *args))
+        peak, _ = allocation_peak(lambda: step(target, *args))
         row[who] = (peak, held)
     return row
 
