@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 from inductor.runtime.cpu_memory import allocation_peak
 
@@ -42,3 +43,18 @@ def test_training_step_peak_is_at_most_eagers():
     ours_peak, _ = allocation_peak(lambda: _step(compiled, x))
     eager_peak, _ = allocation_peak(lambda: _step(eager, x))
     assert ours_peak <= eager_peak, (ours_peak, eager_peak)
+
+
+def test_backward_with_retain_graph_keeps_the_saved_activations_for_a_second_backward():
+    eager = _mlp()
+    ours = copy.deepcopy(eager)
+    compiled = compiler.compile(ours, backend="inductor")
+    x = torch.randn(32, 64)
+    for model, target in ((eager, eager), (ours, compiled)):
+        loss = target(x).square().mean()
+        loss.backward(retain_graph=True)
+        loss.backward()  # the saved activations are still there: gradients accumulate twice
+        with pytest.raises(RuntimeError, match="second time"):
+            loss.backward()  # and now freed, as eager's are
+    for mine, theirs in zip(ours.parameters(), eager.parameters()):
+        torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-5)
