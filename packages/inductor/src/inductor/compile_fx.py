@@ -60,11 +60,17 @@ class CompiledGraph:
         return len(self.kernel_sources)
 
     def __call__(self, *args):
+        return self.call_boxed(list(args))
+
+    def call_boxed(self, args: list):
+        """Runs the graph on `args` and empties the list: a caller that holds no other reference
+        to an argument (aot_autograd's backward, with the saved activations) lets the wrapper
+        free it after its last use instead of at the end of the call."""
         if torch.autograd._profiler_enabled():
             if self._profiled_call is None:
                 self._profiled_call = profiled_call(self._call, self.kernel_sources, self.key)
-            return self._profiled_call(list(args))
-        return self._call(list(args))
+            return self._profiled_call(args)
+        return self._call(args)
 
 
 def _input_key(example_inputs) -> str:

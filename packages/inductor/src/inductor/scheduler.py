@@ -208,7 +208,24 @@ class Scheduler:
             self._emit_groups_reading({b.name for b in extern_inputs(extern)})
             self.steps.append(extern)
             self.emitted.add(extern.name)
+            self._emit_last_readers()
         del self.pending[:count]
+
+    def _emit_last_readers(self):
+        """Emit the open groups left as the last reader of a buffer. Open, a group keeps what it
+        reads alive until something reads its result, or to the end of the graph: a backward's
+        bias gradients (sums over the batch that nothing reads) held every layer's output
+        gradient at once, where eager frees each after its layer. Run now, it lets that buffer
+        die before the next extern allocates."""
+        outputs, consumers = self.graph.output_names, self.graph.consumers
+        for group in list(self.open):
+            names = group.names
+            for read in {name for m in group.members for name, _ in m.reads} - names:
+                if read in outputs or read.startswith("const_"):
+                    continue
+                if all(c in self.emitted or c in names for c in consumers.get(read, ())):
+                    self._emit(group)
+                    break
 
     # -- placement -------------------------------------------------------------------------
 

@@ -93,13 +93,25 @@ class _CompiledFunction(torch.autograd.Function):
         # scalar from `.sum().backward()`).
         tangents = [grads[i].contiguous() for i in plan.differentiable]
         args = [*ctx.saved_tensors, *ctx.saved_sizes, *tangents]
+        del tangents
+        if not torch._C._autograd._get_current_graph_task_keep_graph():
+            # Autograd would drop the saved activations only after this returns; dropped now,
+            # `args` holds the last reference and the backward can free each after its last use.
+            ctx.maybe_clear_saved_tensors()
         backward = plan.compiled_backward()
         with without_autocast():
             if torch.is_grad_enabled():
                 input_grads = _GradientsWithoutBackward.apply(backward, *args)
             else:
-                input_grads = backward(*args)
+                input_grads = _call_boxed(backward, args)
         return (None, *input_grads)
+
+
+def _call_boxed(compiled: Callable, args: list):
+    """A compiled graph with `call_boxed` (inductor's) takes the list itself and empties it, so
+    that an argument dies at its last use in the graph; any other callable gets them spread."""
+    boxed = getattr(compiled, "call_boxed", None)
+    return boxed(args) if boxed is not None else compiled(*args)
 
 
 class _GradientsWithoutBackward(torch.autograd.Function):

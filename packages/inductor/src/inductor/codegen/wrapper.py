@@ -3,7 +3,7 @@
 It binds size symbols from the arguments, allocates each kernel's output buffers (MemoryPlan: reusing
 the memory of dead buffers of the same dtype and size), calls the generated kernels as each
 backend's `KernelCall` says (C++ through ctypes with data pointers, Triton with the tensors),
-calls extern ops through torch.ops, and drops every buffer after its last use. The module is plain Python a user can read (COMPILER_LOGS=output_code).
+calls extern ops through torch.ops, and drops every buffer and argument after its last use. The module is plain Python a user can read (COMPILER_LOGS=output_code).
 
 Host time per call is what a GPU graph of small kernels waits on, so everything that can be
 looked up once is, when the module loads: each aten overload's C++ operator
@@ -21,7 +21,7 @@ import sympy
 import torch
 from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
 
-from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, InputBuffer, IRNode, MultiOutput, ReinterpretView
+from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, IRNode, MultiOutput, ReinterpretView
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import product
 from .host_values import BIND_TIME, HostValues
@@ -81,9 +81,16 @@ class WrapperCodegen:
             return [step.parent.name]
         return [v.name if isinstance(v, Buffer) else v.data.name for v in step.inputs()]
 
+    def _allocated_by(self, step) -> list[ComputedBuffer]:
+        """The buffers a kernel step writes, which the wrapper allocates just before calling it."""
+        if not isinstance(step, KERNEL_STEPS):
+            return []
+        found = [self.buffers.get(name) for name in self.kernels[step.name].args]
+        return [buf for buf in found if isinstance(buf, ComputedBuffer) and _written_by(step, buf.name)]
+
     def generate(self) -> str:
         self.host_values = HostValues(self.steps, self.kernels, self.buffers, self.graph.input_writes, self._reads)
-        self.memory = MemoryPlan(self.graph, self.steps, self.buffers, self._reads, self.bind,
+        self.memory = MemoryPlan(self.graph, self.steps, self.buffers, self._reads, self._allocated_by, self.bind,
                                  pinned=self.host_values.pinned)
         body = ["def call(args):", *self._bind_inputs(), *self.host_values.lines_after(BIND_TIME)]
         for k, step in enumerate(self.steps):
@@ -127,7 +134,10 @@ class WrapperCodegen:
         lines = []
         params = [f"arg{k}" for k in range(len(g.graph_inputs))]
         if params:
+            # The caller hands over its list: emptied, an argument lives only as long as this
+            # call or the caller needs it (a backward's saved activations die at their last use).
             lines.append(f"    {', '.join(params)}{',' if len(params) == 1 else ''} = args")
+            lines.append("    args.clear()")
         for name in g.constants:
             lines.append(f"    {name} = constants[{name!r}]")
         bound_later = {symbol for symbols in g.unbacked_bound_by.values() for symbol in symbols}
@@ -188,11 +198,7 @@ class WrapperCodegen:
     def _kernel_call(self, step) -> list[str]:
         """The buffers the kernel writes, allocated, then the call as its backend's KernelCall says."""
         call = self.kernels[step.name]
-        lines = []
-        for name in call.args:
-            buf = self.buffers.get(name)
-            if isinstance(buf, ComputedBuffer) and _written_by(step, name):
-                lines.append("    " + self.memory.allocate(buf))
+        lines = ["    " + self.memory.allocate(buf) for buf in self._allocated_by(step)]
         pointer = ".data_ptr()" if call.takes_pointers else ""
         on_device = self.host_values.on_device if step.device.type == "cuda" else {}
         args = [on_device.get(a) or (f"{a}{pointer}" if a in self.buffers else a) for a in call.args]
@@ -232,12 +238,14 @@ class WrapperCodegen:
 
 
 class MemoryPlan:
-    """Which buffers die after each step, and whose memory a new buffer takes over: a dead
-    buffer of the same device, dtype and element count is kept (not deleted) until a later
-    kernel output reuses it."""
+    """Which buffers and arguments die after each step, and whose memory a new buffer takes
+    over: a dead buffer of the same device, dtype and element count that a later kernel output
+    reuses is kept until then; one that nothing reuses is deleted where it dies (keeping it to
+    the end of the call would hold every dead activation at once: the peak of the whole graph)."""
 
-    def __init__(self, graph, steps: list, buffers: dict, reads, bind, pinned: set[str] = frozenset()):
-        """`pinned`: CPU buffers allocated in pinned memory and copied to the device without
+    def __init__(self, graph, steps: list, buffers: dict, reads, allocated_by, bind, pinned: set[str] = frozenset()):
+        """`reads(step)`: buffer names it reads; `allocated_by(step)`: buffers the wrapper allocates
+        for it. `pinned`: CPU buffers allocated in pinned memory and copied to the device without
         waiting; their memory is never handed to another buffer (the copy may still be reading
         it), the host allocator takes them back once the copy is done. `bind(name, expression)`
         names a value the module computes once (WrapperCodegen.bind)."""
@@ -258,21 +266,36 @@ class MemoryPlan:
         # buffer's tensor as it is, without a view (an `as_strided` costs a few us of host time).
         self.shaped = self.outputs | {n for s in steps if not isinstance(s, KERNEL_STEPS) for n in reads(s)}
         self.tensor_layouts: dict[str, tuple] = {}  # buffer -> (size, stride) of the tensor it names
+        # Which dead buffers some later output takes over: the same choices, made ahead once.
+        self.reused: set[str] | None = None         # None while planning: every dead buffer may be
         self.free: dict[tuple, list[str]] = {}      # reuse key -> dead buffers kept for reuse
+        reused = set()
+        for k, step in enumerate(steps):
+            for buf in allocated_by(step):
+                if buf.name not in pinned and (old := self._take(buf)) is not None:
+                    reused.add(old)
+            self.release_after(k)
+        self.reused, self.free = reused, {}
 
     def release_after(self, k: int) -> list[str]:
-        """Buffers last read by step `k`: kept for reuse, or deleted (the line that does it)."""
+        """Buffers and arguments last read by step `k`: kept for reuse, or deleted (the line that
+        does it). A constant stays: the module holds it anyway."""
         dead = [n for n, last in self.last_use.items() if last == k and n in self.buffers and n not in self.outputs
-                and n not in self.input_writes and not isinstance(self.buffers[n], InputBuffer)
-                and not n.startswith("const_")]
+                and n not in self.input_writes and not n.startswith("const_")]
         released = []
         for name in dead:
             buf = self.buffers[name]
-            if isinstance(buf, ComputedBuffer) and name not in self.externally_seen:
+            if isinstance(buf, ComputedBuffer) and name not in self.externally_seen and (
+                    self.reused is None or name in self.reused):
                 self.free.setdefault(_reuse_key(buf), []).append(name)  # kept alive until reused
             else:
                 released.append(name)
         return [f"    del {', '.join(released)}"] if released else []
+
+    def _take(self, buf: ComputedBuffer) -> str | None:
+        """A dead buffer whose memory `buf` takes over, if one is free."""
+        candidates = self.free.get(_reuse_key(buf))
+        return candidates.pop() if candidates else None
 
     def allocate(self, buf: ComputedBuffer) -> str:
         """The line giving `buf` its memory: a dead buffer's, or new."""
@@ -280,9 +303,8 @@ class MemoryPlan:
         if buf.name in self.pinned:
             return (f"{buf.name} = torch.empty_strided({_shape(layout.size)}, {_shape(layout.stride)}, "
                     f"dtype={layout.dtype}, pin_memory=True)")
-        candidates = self.free.get(_reuse_key(buf))
-        if candidates:
-            old = candidates.pop()
+        old = self._take(buf)
+        if old is not None:
             held = self.tensor_layouts.pop(old, (self.buffers[old].layout.size, self.buffers[old].layout.stride))
             if held == (layout.size, layout.stride) or buf.name not in self.shaped:
                 self.tensor_layouts[buf.name] = held

@@ -48,3 +48,22 @@ def empty_strided_cpu(size, stride, dtype: torch.dtype) -> torch.Tensor:
         if last > first:
             _MADVISE(first, last - first, _MADV_HUGEPAGE)
     return tensor
+
+
+def allocation_peak(fn) -> tuple[int, int]:
+    """(peak, end): the most bytes the CPU allocator had handed out during `fn()` above what was
+    allocated before it, and what is still allocated when it returns (its result included: dropped after the
+    profiler stopped).
+
+    Read off torch.profiler's raw allocator events, which see every allocation whoever makes it
+    (a wrapper's buffers, extern ops, autograd); the per-op events it reports fold an op's
+    allocations into the op. How benchmarks and tests compare a compiled graph's peak with eager's."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = fn()
+    del result
+    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
+    live = peak = 0
+    for _, nbytes in events:
+        live += nbytes
+        peak = max(peak, live)
+    return peak, live

@@ -33,7 +33,14 @@ class KernelRange:
         self.kernel, self.graph_key, self.name = kernel, graph_key, name
 
     def __call__(self, *args):
-        tensors = _argument_tensors(args, sys._getframe(1).f_locals)
+        caller_locals = sys._getframe(1).f_locals
+        tensors = _argument_tensors(args, caller_locals)
+        if type(caller_locals) is dict:
+            # Before Python 3.13 `f_locals` is a snapshot the frame keeps: it would hold every
+            # buffer the wrapper deletes before the next kernel, raising the peak the profiler
+            # measures. Emptied, it is filled afresh by whoever reads it next (debuggers and
+            # tracers refresh it before they read or write it back).
+            caller_locals.clear()
         nbytes = sum(t.numel() * t.element_size() for t in tensors)
         cuda = any(t.is_cuda for t in tensors)
         if cuda:
