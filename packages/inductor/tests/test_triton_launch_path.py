@@ -9,7 +9,8 @@ import torch
 
 from inductor.runtime import triton_launch
 from inductor.runtime.triton_configs import Config
-from inductor.runtime.triton_launch import TritonLauncher, _gather, _Plan
+from inductor.runtime.triton_launch import TritonLauncher, _Plan
+from inductor.runtime.wrapper_support import gather
 
 
 class OnGpu(torch.Tensor):
@@ -49,7 +50,7 @@ def launcher(monkeypatch):
     config = Config(XBLOCK=128)
     launcher.fn, launcher.raises, launcher.numel_count, launcher.host_scalars = Jit(), False, 1, ()
     launcher.plans = {(1000,): _Plan(config, (8, 1), config.constexprs(), (128,))}
-    launcher.device_arg, launcher._tensors, launcher._ints = 0, _gather([0, 1]), _gather([2])
+    launcher.device_arg, launcher._tensors, launcher._ints = 0, gather([0, 1]), gather([2])
     launcher.compiled, launcher.launchers, launcher.binaries = {}, {}, {}
     launcher.unspecialized, launcher._int_positions = frozenset(), (2,)
     return launcher

@@ -28,11 +28,10 @@ the graph's memory and fail a read of an output a later replay overwrote).
 
 from __future__ import annotations
 
-import operator
-
 import torch
 
 from .. import logs
+from .wrapper_support import gather
 
 perf_hints = logs.channel("perf_hints")
 
@@ -41,7 +40,7 @@ class _Recording:
     def __init__(self, graph, static_inputs, outputs, copied, in_place: tuple[int, ...]):
         self.graph, self.static_inputs, self.outputs, self.copied = graph, static_inputs, outputs, copied
         # The tensors read in place, as one C-level gather, and the addresses they were recorded at.
-        self.in_place = _gather(in_place)
+        self.in_place = gather(in_place)
         self.addresses = tuple(static_inputs[k].data_ptr() for k in in_place)
         self.copied_in = [(static_inputs[k], k) for k in sorted(copied)]
         tensors = [o for o in outputs if isinstance(o, torch.Tensor)]
@@ -67,7 +66,7 @@ class CudaGraphRunner:
             return self.fn(*args)
         if self.first_pointers is None:
             self.first_pointers = _pointers(args)
-            self._numbers = _gather([k for k, a in enumerate(args) if not isinstance(a, torch.Tensor)])
+            self._numbers = gather([k for k, a in enumerate(args) if not isinstance(a, torch.Tensor)])
             return self.fn(*args)
         key = self._key(args)
         recording = self.recordings.get(key)
@@ -172,11 +171,3 @@ def _pointers(args) -> tuple:
 
 
 _data_ptr = torch.Tensor.data_ptr
-
-
-def _gather(positions):
-    """A function taking the arguments at `positions` out of an argument tuple, as a tuple."""
-    if len(positions) == 1:
-        [k] = positions
-        return lambda args: (args[k],)
-    return operator.itemgetter(*positions) if positions else lambda args: ()

@@ -38,6 +38,7 @@ from ..errors import InductorError, UnsupportedDevice
 from . import triton_configs
 from .kernel_errors import kernel_error
 from .triton_configs import Config
+from .wrapper_support import gather
 
 log = logs.channel("inductor")
 
@@ -220,8 +221,8 @@ class TritonLauncher:
         """The first call at these element counts: note the argument kinds, choose a config."""
         numels = args[-self.numel_count:]
         self._int_positions = tuple(k for k, a in enumerate(args) if isinstance(a, int))
-        self._ints = _gather(list(self._int_positions))
-        self._tensors = _gather([k for k, a in enumerate(args) if isinstance(a, torch.Tensor)])
+        self._ints = gather(list(self._int_positions))
+        self._tensors = gather([k for k, a in enumerate(args) if isinstance(a, torch.Tensor)])
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         device = next((t.device for t in tensors if t.is_cuda), torch.device("cpu"))
         interpreted = device.type == "cpu"
@@ -398,14 +399,6 @@ def _current_device() -> int:
     torch.cuda.init()
     _current_device = torch._C._cuda_getDevice
     return _current_device()
-
-
-def _gather(positions: list[int]):
-    """A function taking the arguments at `positions` out of an argument tuple, as a tuple."""
-    if len(positions) == 1:
-        [k] = positions
-        return lambda args: (args[k],)
-    return operator.itemgetter(*positions)
 
 
 def _alignment(tensors) -> bool | tuple[bool, ...]:

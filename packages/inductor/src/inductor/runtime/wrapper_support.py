@@ -1,6 +1,8 @@
-"""Helpers the generated wrapper modules import."""
+"""Helpers the generated wrapper modules and the runtime's launchers import."""
 
 from __future__ import annotations
+
+import operator
 
 import torch
 
@@ -15,3 +17,12 @@ def with_strides(tensor: torch.Tensor | None, stride) -> torch.Tensor | None:
         return tensor
     return torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype, device=tensor.device).copy_(tensor)
 
+
+
+def gather(positions):
+    """A function taking the arguments at `positions` out of an argument tuple, as a tuple
+    (one C-level itemgetter call on the hot path of a launch or a replay)."""
+    if len(positions) == 1:
+        [k] = positions
+        return lambda args: (args[k],)
+    return operator.itemgetter(*positions) if positions else lambda args: ()
