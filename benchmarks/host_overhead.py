@@ -1,14 +1,16 @@
 """Host time per call of a compiled model whose kernels cost next to nothing (issue 18's
 host-bound GPU rows, measured on CPU): ours vs torch.compile vs eager, and where ours spends it.
 
-    python benchmarks/host_overhead.py [--model mlp|conv] [--profile] [--cuda-graph-bookkeeping]
+    python benchmarks/host_overhead.py [--model mlp|conv] [--device cpu|cuda] [--profile] [--cuda-graph-bookkeeping]
 
 Models (inference, no_grad, one torch thread, tiny tensors so aten calls and C++ kernels are
 cheap next to the Python around them):
   mlp   40 x (Linear(8, 8), LayerNorm, GELU) with a residual: 161 parameters, 40 addmm calls
   conv  a stem and 20 blocks of depthwise conv, BatchNorm, Hardswish, 1x1 conv, BatchNorm
         on 1x3x4x4 inputs (244 parameters and buffers; MobileNet's shapes of weights)
-Columns: CPU microseconds per call (process time, the minimum over 20 rounds of 100 calls,
+`--device cuda` runs the same models on the GPU, where each kernel is a Triton launch (ours
+and torch.compile's) that waits on nothing: the host time per call is then what a host-bound
+GPU row pays, launches included. Columns: CPU microseconds per call (process time, the minimum over 20 rounds of 100 calls,
 so load from other processes skews it less), and our guard function alone. --profile prints
 cProfile's top entries for ours. --cuda-graph-bookkeeping times a reduce-overhead replay's
 host work (runtime/cuda_graphs.py) with a stand-in CUDA graph whose replay does nothing: 148
@@ -75,6 +77,7 @@ def per_call_us(fn, *args, number=100, repeat=20) -> float:
         fn(*args)
     rounds = []
     for _ in range(repeat):
+        _synchronize()
         start = time.process_time()
         for _ in range(number):
             fn(*args)
@@ -82,18 +85,23 @@ def per_call_us(fn, *args, number=100, repeat=20) -> float:
     return min(rounds)
 
 
-def model_rows(name: str, profile: bool) -> None:
+def _synchronize():
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def model_rows(name: str, profile: bool, device: str) -> None:
     import compiler
 
     torch.manual_seed(0)
     model, x = MODELS[name]()
-    model.eval()
+    model, x = model.eval().to(device), x.to(device)
     with torch.no_grad():
         ours, theirs = compiler.compile(model), torch.compile(model)
         for compiled in (ours, theirs):
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
         guard = ours._cache.entries[0].guard
-        print(f"{name}: load average {os.getloadavg()[0]:.2f}, torch {torch.__version__}")
+        print(f"{name} on {device}: load average {os.getloadavg()[0]:.2f}, torch {torch.__version__}")
         for label, fn, args in [("eager", model, (x,)), ("torch.compile", theirs, (x,)), ("ours", ours, (x,)),
                                 ("ours: guard function alone", guard, (model, x))]:
             print(f"  {label:28s} {per_call_us(fn, *args):9.1f} us")
@@ -127,6 +135,7 @@ def cuda_graph_bookkeeping() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="mlp")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--cuda-graph-bookkeeping", action="store_true")
     options = parser.parse_args()
@@ -135,7 +144,7 @@ def main() -> None:
     if options.cuda_graph_bookkeeping:
         cuda_graph_bookkeeping()
     else:
-        model_rows(options.model, options.profile)
+        model_rows(options.model, options.profile, options.device)
 
 
 if __name__ == "__main__":

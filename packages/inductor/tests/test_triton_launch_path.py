@@ -20,12 +20,27 @@ class OnGpu(torch.Tensor):
         return 0
 
 
+class CudaLauncher:
+    """Triton's per-binary launcher: `__call__` (Python, allocates any scratch) around the C
+    `launch` function."""
+
+    global_scratch_size = profile_scratch_size = 0
+    launch_cooperative_grid = launch_pdl = False
+
+    def __init__(self, launches):
+        self.launches = launches
+
+    def __call__(self, *args):
+        self.launches.append(("binary", args))
+
+    def launch(self, *args):
+        self.launches.append(("C launch", args))
+
+
 class CompiledBinary:
     def __init__(self, launches):
         self.launches, self.function, self.packed_metadata = launches, "function", "metadata"
-
-    def run(self, *args):
-        self.launches.append(("binary", args))
+        self.run = CudaLauncher(launches)
 
 
 class Jit:
@@ -66,6 +81,17 @@ def test_steady_state_launches_call_the_binary(launcher, monkeypatch):
     launcher(x, out, 1000)
     monkeypatch.setattr(TritonLauncher, "_launch", lambda *a: pytest.fail("the steady state left __call__"))
     launcher(x, out, 1000)
+    assert paths(launcher) == ["triton", "binary", "C launch"]
+    _, args = launcher.fn.launches[-1]
+    assert args[:10] == (8, 1, 1, "stream", "function", False, False, None, None, "metadata")
+    assert args[13:16] == (x, out, 1000)
+
+
+def test_a_binary_that_needs_scratch_memory_launches_through_its_python_launcher(launcher, monkeypatch):
+    monkeypatch.setattr(CudaLauncher, "global_scratch_size", 64)
+    x, out = torch.randn(1000).as_subclass(OnGpu), torch.empty(1000).as_subclass(OnGpu)
+    for _ in range(3):
+        launcher(x, out, 1000)
     assert paths(launcher) == ["triton", "binary", "binary"]
     _, args = launcher.fn.launches[-1]
     assert args[:6] == (8, 1, 1, "stream", "function", "metadata") and args[9:12] == (x, out, 1000)
