@@ -46,3 +46,18 @@ def test_aten_calls_are_bound_at_load_and_still_dispatch(device):
     # A dispatch mode still sees the extern calls: the bound operator enters the dispatcher.
     assert aten.mm.default in Seen.ops
     assert_same(out, offset_view_into_extern(x, w), rtol=1e-4, atol=1e-4)
+
+
+def conv_relu(x, w, b):
+    return aten.relu.default(aten.convolution.default(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1))
+
+
+def test_a_convolution_is_called_through_its_python_binding_and_matches_eager(device):
+    w, b = torch.randn(6, 3, 3, 3, device=device), torch.randn(6, device=device)
+    for size in (8, 11):
+        x = torch.randn(2, 3, size, size, device=device)
+        compiled = compile_aten(conv_relu, [x, w, b])
+        assert "aten_convolution_default = torch.convolution" in compiled.source
+        assert_same(compiled(x, w, b), conv_relu(x, w, b), rtol=1e-4, atol=1e-4)
+        x2, w2 = torch.randn_like(x), torch.randn_like(w)
+        assert_same(compiled(x2, w2, b), conv_relu(x2, w2, b), rtol=1e-4, atol=1e-4)

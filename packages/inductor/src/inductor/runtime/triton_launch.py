@@ -91,6 +91,9 @@ class TritonLauncher:
         self.choices: dict[tuple, Config] = {}   # size bucket -> chosen config
         self.host_scalars: tuple[int, ...] = ()  # positions of CPU 0-d tensors in a CUDA launch
         self.device_arg: int | None = None       # position of a CUDA tensor argument, once seen
+        # The steady state's argument layout, once seen: this many tensors, then ints only,
+        # all on a GPU (None: every launch takes the general path).
+        self.pointer_count: int | None = None
         # Set at the first call, from the argument kinds the wrapper passes at every call.
         self._ints = self._tensors = None
         self.compiled: dict[tuple, object] = {}  # (config, device, ints, alignment) -> CompiledKernel
@@ -112,16 +115,23 @@ class TritonLauncher:
         plan = self.plans.get(args[-self.numel_count:])
         if plan is None:
             plan = self._plan(args)
-        elif self.device_arg is not None and not self.host_scalars:
+        elif self.pointer_count is not None:
             # The steady state on a GPU: a binary launched before with arguments of this key,
             # called from this frame (a launch's host time is what a graph of small kernels
             # waits on). Anything else takes the general path below.
             device = args[self.device_arg].get_device()
             if device == _current_device() and not _launch_hooks_on():
-                binary = self.launchers.get(self._binary_key(plan, device, args))
+                pointers = tuple(map(_data_ptr, args[:self.pointer_count]))
+                ints = args[self.pointer_count:]
+                binary = self.launchers.get((plan.signature, device, ints, _alignment(pointers)))
                 if binary is not None:
+                    # Pointers as ints: Triton's launcher then neither calls `data_ptr()` nor
+                    # asks the driver about each one (cuPointerGetAttribute), as it does for
+                    # a tensor. Every tensor here is on `device`: a kernel's buffers are on
+                    # one device, and CPU scalars take the general path (host_scalars).
                     launch, leading = binary
-                    launch(plan.grid[0], plan.grid[1], 1, _current_stream(device), *leading, *args, *plan.constexprs)
+                    launch(plan.grid[0], plan.grid[1], 1, _current_stream(device), *leading, *pointers, *ints,
+                           *plan.constexprs)
                     return
         if self.host_scalars:
             args = _to_device(args, self.host_scalars)
@@ -195,7 +205,7 @@ class TritonLauncher:
 
     def _binary_key(self, plan: _Plan, device: int, args) -> tuple:
         """What picks the compiled binary for these arguments exactly (see _launch_compiled)."""
-        return (plan.signature, device, self._ints(args), _alignment(self._tensors(args)))
+        return (plan.signature, device, self._ints(args), _alignment(tuple(map(_data_ptr, self._tensors(args)))))
 
     def _binary(self, plan: _Plan, args, key: tuple):
         """The binary for `key` already compiled for other sizes of the same specialization, or
@@ -230,6 +240,10 @@ class TritonLauncher:
         self.host_scalars = tuple(
             k for k, a in enumerate(args) if isinstance(a, torch.Tensor) and not interpreted and not a.is_cuda
         )
+        pointers = len(tensors)
+        if self.device_arg is not None and not self.host_scalars and len(self._int_positions) == len(args) - pointers \
+                and all(isinstance(a, torch.Tensor) for a in args[:pointers]):
+            self.pointer_count = pointers
         if self.host_scalars:
             args = _to_device(args, self.host_scalars)
         if interpreted and not interpreter_enabled():
@@ -413,11 +427,14 @@ def _direct_launch(kernel) -> tuple:
     return run, (kernel.function, kernel.packed_metadata, None, None, None)
 
 
-def _alignment(tensors) -> bool | tuple[bool, ...]:
+_data_ptr = torch.Tensor.data_ptr
+
+
+def _alignment(pointers: tuple[int, ...]) -> bool | tuple[bool, ...]:
     """True when every pointer is 16-byte aligned (as the caching allocator's are), else each one's."""
-    if not functools.reduce(operator.or_, map(torch.Tensor.data_ptr, tensors)) & 15:
+    if not functools.reduce(operator.or_, pointers, 0) & 15:
         return True
-    return tuple(t.data_ptr() % 16 == 0 for t in tensors)
+    return tuple(p % 16 == 0 for p in pointers)
 
 
 def _to_device(args, positions):
