@@ -38,6 +38,11 @@ from .sizes import as_expr, loop_vars
 # realized (computed once) rather than recomputed inside each reader.
 REALIZE_USERS = 1
 REALIZE_OPS = 1
+# Where the kernel backend recomputes shared values instead (memory-bound GPU kernels), one that
+# reads more buffers of its size than this or does more ops is still computed once: the limits
+# of torch.compile's StorageBox.mark_reuse (realize_reads_threshold, realize_opcount_threshold).
+RECOMPUTE_READS = 4
+RECOMPUTE_OPS = 30
 
 # The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
 # such as parallelization thresholds. Lowerings that choose by hints (slice clamping) would
@@ -189,13 +194,31 @@ class GraphLowering(torch.fx.Interpreter):
         self.current_node = node
         result = super().run_node(node)
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
-            if len(node.users) > REALIZE_USERS and _op_count(result) >= REALIZE_OPS:
+            if len(node.users) > REALIZE_USERS and self._computed_once(result):
                 val = node.meta.get("val")
                 result = self.realize_in_memory_order(result, memory_order(val) if isinstance(val, torch.Tensor) else None)
             else:
                 self._lazy.append(node)
                 self._remember_traced_order(result, node)
         return result
+
+    def _computed_once(self, value) -> bool:
+        """Whether a lazy value several nodes read is realized rather than recomputed by each.
+        C++ loops store it. A Triton kernel is bound by memory, so a value of few reads and ops
+        costs less recomputed than written and read back: a batch norm backward's masked
+        gradient, read by two sums and the input gradient, stored would cost one write and
+        three reads of an activation-sized buffer; recomputed, each reader reads the gradient
+        and the input once. Only reads of its own size count: per-channel statistics and
+        scalars, broadcast, stay in cache."""
+        collector = DependencyCollector()
+        loop = loop_vars("i", len(value.size))
+        with use_handler(collector):
+            value.make_loader()(loop)
+        if not self.targets.backend(value.device).recomputes_shared_values:
+            return collector.op_count >= REALIZE_OPS
+        varying = {v for v, n in zip(loop, value.size) if n != 1}
+        full_size = {name for name, index in collector.reads if varying <= sympy.sympify(index).free_symbols}
+        return len(full_size) > RECOMPUTE_READS or collector.op_count > RECOMPUTE_OPS
 
     def _remember_traced_order(self, value, node):
         val = node.meta.get("val")
@@ -508,13 +531,6 @@ def _sympify_tree(graph, value):
     if isinstance(value, dict):
         return {k: _sympify_tree(graph, v) for k, v in value.items()}
     return value
-
-
-def _op_count(value) -> int:
-    collector = DependencyCollector()
-    with use_handler(collector):
-        value.make_loader()(loop_vars("i", len(value.size)))
-    return collector.op_count
 
 
 def _reads_of(buffer: Buffer) -> set[str]:

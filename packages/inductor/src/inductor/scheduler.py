@@ -307,6 +307,8 @@ class Scheduler:
                 return
         for group in owners:
             self._emit(group)
+        if self._join_sibling_reduction(buffer):
+            return
         for group in reversed(self.open):
             if _small_loops(group) and self._try_join(group, buffer):
                 return
@@ -320,6 +322,19 @@ class Scheduler:
         self.open.append(group)
         if len(self.open) > MAX_OPEN_GROUPS:
             self._emit(self.open[0])
+
+    def _join_sibling_reduction(self, buffer: ComputedBuffer) -> bool:
+        """Join a reduction to an open reduction group over the same loops that reads some of
+        the same data: a batch norm backward's two sums over the output gradient (of it, and of
+        it times the centred input) then read it in one pass, not one pass per sum."""
+        if not isinstance(buffer.data, Reduction):
+            return False
+        reads = {name for name, _ in buffer.reads()}
+        for group in reversed(self.open):
+            if group.inner is not None and reads & {name for m in group.members for name, _ in m.reads} \
+                    and self._try_join(group, buffer):
+                return True
+        return False
 
     def _join_merged(self, owners: list[_Group], buffer: ComputedBuffer) -> bool:
         """Join `buffer` to the union of the open groups it reads, when they share its loops:

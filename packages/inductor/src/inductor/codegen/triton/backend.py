@@ -55,6 +55,7 @@ class TritonBackend(KernelBackend):
     name = "triton"
     in_kernel_random = True
     combo_kernels = True
+    recomputes_shared_values = True
     split_reductions_on = frozenset({"cuda"})
     compiles_ahead_on = frozenset({"cuda"})  # the interpreter has nothing to compile
 

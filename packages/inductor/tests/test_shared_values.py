@@ -1,0 +1,66 @@
+"""A lazy value several nodes read (graph.py `_computed_once`): C++ kernels store it once;
+Triton kernels, bound by memory, recompute it in each reader unless it reads many buffers of
+its size or does many ops. Sibling reductions over the same loops that read the same data
+share one kernel (scheduler.py `_join_sibling_reduction`). Checked against eager on new
+values and at a new size, and by the kernels and buffers the wrapper holds."""
+
+import re
+
+import torch
+
+from conftest import assert_same, compile_aten, uses_triton
+
+aten = torch.ops.aten
+
+
+def batch_norm_relu_backward(g, y, x, mean, rstd):
+    # The shape of a channels-last batch norm + ReLU backward: the masked gradient feeds two
+    # per-channel sums and the input gradient.
+    masked = aten.where.self(aten.le.Scalar(y, 0), aten.zeros_like.default(g), g)
+    centred = aten.sub.Tensor(x, mean)
+    dims = [0, 1, 2]
+    total = aten.mean.dim(masked, dims)
+    dot = aten.mean.dim(aten.mul.Tensor(masked, centred), dims)
+    scale = aten.mul.Tensor(aten.mul.Tensor(dot, rstd), rstd)
+    grad = aten.sub.Tensor(aten.sub.Tensor(masked, total), aten.mul.Tensor(centred, scale))
+    return aten.mul.Tensor(grad, rstd), total, dot
+
+
+def _inputs(device, rows):
+    x = torch.randn(2, rows, 5, 8, device=device)
+    y = torch.randn_like(x)
+    return torch.randn_like(x), y, x, x.mean((0, 1, 2)), torch.rand(8, device=device) + 0.5
+
+
+def _activation_buffers(source: str, rows: int) -> int:
+    return len(re.findall(rf"empty_strided\(\(2, {rows}, 5, 8\)", source.split("def call")[1]))
+
+
+def test_a_masked_gradient_feeding_two_sums_and_a_pointwise_matches_eager(device):
+    for rows in (6, 9):
+        inputs = _inputs(device, rows)
+        compiled = compile_aten(batch_norm_relu_backward, inputs)
+        assert_same(compiled(*inputs), batch_norm_relu_backward(*inputs), rtol=1e-4, atol=1e-4)
+        fresh = _inputs(device, rows)
+        assert_same(compiled(*fresh), batch_norm_relu_backward(*fresh), rtol=1e-4, atol=1e-4)
+        if uses_triton(device):
+            # Only the input gradient is activation-sized in memory (the masked gradient is
+            # recomputed per reader), both sums are one reduction kernel: two launches.
+            assert _activation_buffers(compiled.source, rows) == 1
+            assert len(re.findall(r"^    kernel\d+\(", compiled.source, re.M)) == 2
+
+
+def heavy_shared(a, b, c, d, e, f):
+    # Read by two nodes, it reads six activation-sized buffers: stored once on every backend.
+    shared = aten.add.Tensor(aten.add.Tensor(aten.add.Tensor(a, b), aten.add.Tensor(c, d)), aten.add.Tensor(e, f))
+    return aten.sum.dim_IntList(shared, [0]), aten.exp.default(shared)
+
+
+def test_a_shared_value_of_many_reads_is_stored_once(device):
+    for rows in (16, 24):
+        inputs = [torch.randn(rows, 32, device=device) for _ in range(6)]
+        compiled = compile_aten(heavy_shared, inputs)
+        assert_same(compiled(*inputs), heavy_shared(*inputs), rtol=1e-4, atol=1e-4)
+        fresh = [torch.randn_like(t) for t in inputs]
+        assert_same(compiled(*fresh), heavy_shared(*fresh), rtol=1e-4, atol=1e-4)
+        assert len(re.findall(rf"empty_strided\(\({rows}, 32\)", compiled.source.split("def call")[1])) >= 2
