@@ -6,6 +6,8 @@ import re
 
 import torch
 
+import inductor.graph
+
 from conftest import check
 
 aten = torch.ops.aten
@@ -75,9 +77,11 @@ def test_wrapper_reuses_dead_buffers(device):
     assert "# reuses" in compiled.source
 
 
-def test_a_reused_buffer_only_kernels_read_takes_over_the_dead_tensor_without_a_view(device):
+def test_a_reused_buffer_only_kernels_read_takes_over_the_dead_tensor_without_a_view(device, monkeypatch):
     # t ([64, 16]) reuses exp(x)'s memory ([16, 64]); only the two reduction kernels read it,
     # and they index memory by their own strides, so no as_strided view is made for it.
+    # (Triton kernels would recompute so cheap a t in each reader; here it is stored.)
+    monkeypatch.setattr(inductor.graph, "RECOMPUTE_OPS", 0)
     x, w = torch.randn(16, 64, device=device), torch.randn(64, 64, device=device) / 8
 
     def fn(x, w):
@@ -103,7 +107,9 @@ def test_a_reused_buffer_an_extern_reads_is_viewed_with_its_own_shape(device):
     assert re.search(r"= buf\d+\.as_strided\(\(64, 16\), \(16, 1\)\); del buf\d+  # reuses", compiled.source)
 
 
-def test_transposed_read_of_a_fresh_buffer_is_not_fused(device):
+def test_transposed_read_of_a_fresh_buffer_is_not_fused(device, monkeypatch):
+    # The premise is a stored e (Triton kernels would recompute so cheap a value per reader).
+    monkeypatch.setattr(inductor.graph, "RECOMPUTE_OPS", 0)
     x = torch.randn(40, 40, device=device)
 
     def fn(x):

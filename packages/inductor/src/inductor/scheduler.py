@@ -160,6 +160,8 @@ class Scheduler:
         self.kernel_count = 0
         # Buffers stored into an input's memory (input_writes.py): kernels name the input instead.
         self.input_writes: dict[str, str] = graph.input_writes
+        self.buffers_by_name = {b.name: b for b in (*graph.buffers, *graph.graph_inputs, *graph.constant_buffers.values())
+                                if isinstance(b, Buffer)}
 
     def run(self):
         for buffer in self.graph.buffers:
@@ -234,6 +236,17 @@ class Scheduler:
         a group without one gives it inner loops: its reduced dims, after the group's loops
         (`mean = sum / n` over a pointwise group), or the group's trailing loops they merge."""
         data = buffer.data
+        if not isinstance(data, Reduction) and group.inner is not None:
+            if _placement(buffer, group.outer, group.inner) is not None:
+                return group.outer, group.inner
+            # A value in finer dims than the group's loops ([4, 17, 96] joining row sums over
+            # [68] x [96], both recomputed from the same inputs): the loops split into its dims.
+            size = _squeezed(data.ranges)
+            runs = _runs((*group.outer, *group.inner), size)
+            if runs is None:
+                return None
+            split = sum(runs[: len(group.outer)])
+            return size[:split], size[split:]
         if not isinstance(data, Reduction) or group.inner is not None:
             return (group.outer, group.inner) if _placement(buffer, group.outer, group.inner) is not None else None
         out, red = _squeezed(data.ranges), _squeezed(data.reduction_ranges)
@@ -307,7 +320,7 @@ class Scheduler:
                 return
         for group in owners:
             self._emit(group)
-        if self._join_sibling_reduction(buffer):
+        if self._join_sibling(buffer):
             return
         for group in reversed(self.open):
             if _small_loops(group) and self._try_join(group, buffer):
@@ -323,18 +336,28 @@ class Scheduler:
         if len(self.open) > MAX_OPEN_GROUPS:
             self._emit(self.open[0])
 
-    def _join_sibling_reduction(self, buffer: ComputedBuffer) -> bool:
-        """Join a reduction to an open reduction group over the same loops that reads some of
-        the same data: a batch norm backward's two sums over the output gradient (of it, and of
-        it times the centred input) then read it in one pass, not one pass per sum."""
-        if not isinstance(buffer.data, Reduction):
+    def _join_sibling(self, buffer: ComputedBuffer) -> bool:
+        """Join an open group over the same number of elements that reads some of the same
+        activation-sized data: a batch norm backward's two sums over the output gradient (of
+        it, and of it times the centred input), or a value returned both as is and transposed,
+        each recomputed from the same inputs, then read that data in one pass, not one per
+        reader. Data much smaller than the loops (per-channel statistics, an optimizer's
+        scalars) is no reason to join: it stays in cache either way."""
+        data = buffer.data
+        numel = product((*data.ranges, *getattr(data, "reduction_ranges", ())))
+        large = {name for name, _ in buffer.reads() if self._numel(name) == numel}
+        if not large:
             return False
-        reads = {name for name, _ in buffer.reads()}
         for group in reversed(self.open):
-            if group.inner is not None and reads & {name for m in group.members for name, _ in m.reads} \
-                    and self._try_join(group, buffer):
+            if product((*group.outer, *(group.inner or ()))) != numel:
+                continue
+            if large & {name for m in group.members for name, _ in m.reads} and self._try_join(group, buffer):
                 return True
         return False
+
+    def _numel(self, name: str):
+        buffer = self.buffers_by_name.get(name)
+        return product(buffer.layout.size) if buffer is not None else None
 
     def _join_merged(self, owners: list[_Group], buffer: ComputedBuffer) -> bool:
         """Join `buffer` to the union of the open groups it reads, when they share its loops:
