@@ -40,12 +40,11 @@ def _clamp(expr, size):
     return sympy.Max(sympy.Min(expr, size - 1), 0)
 
 
-def _or(a, b):
-    return b if a is None else ops.logical_or(a, b)
-
-
 def _and(a, b):
-    return b if a is None else ops.logical_and(a, b)
+    """Conjunction of conditions where None stands for "always true"."""
+    if a is None or b is None:
+        return b if a is None else a
+    return ops.logical_and(a, b)
 
 
 def _window_max(x: IRNode, geometry: PoolGeometry, ceil_mode: bool, winner_of):
