@@ -330,12 +330,12 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
 
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
-        partition_fn=_partition, inference_compiler=compile_inference,
+        partition_fn=partition_for_inductor, inference_compiler=compile_inference,
         keep_input_mutations=True,
     )
 
 
-def _partition(joint, joint_inputs, *, num_fwd_outputs):
+def partition_for_inductor(joint, joint_inputs, *, num_fwd_outputs):
     """The min-cut partition, after the joint-graph rewrites that change what may be saved."""
     save_offsets_for_max_pool_backward(joint)
     return aot_autograd.min_cut_rematerialization_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs)
