@@ -12,7 +12,8 @@ specification: the offsets are eager's indices re-expressed, the backward is eag
         -> (values, int8 offsets)
     ptc_inductor::max_pool2d_offsets_to_indices(offsets, kernel, stride, padding, dilation, input_width)
         -> int64 indices, exactly eager's
-    ptc_inductor::max_pool2d_with_offsets_backward(grad, offsets, input_hw, kernel, stride, padding, dilation)
+    ptc_inductor::max_pool2d_with_offsets_backward(grad, offsets, input_hw, kernel, stride, padding, dilation,
+                                                    ceil_mode)
         -> the gradient of x (no need of x itself: the backward saves nothing else)
 """
 

@@ -62,7 +62,7 @@ def _rewrite(graph: fx.Graph, pool: fx.Node) -> list[fx.Node]:
     as_indices = None
     backwards = []
     for user in list(indices.users):
-        if user.target is aten.max_pool2d_with_indices_backward.default and user.args[7] is indices:
+        if _is_backward_of(user, indices, x, geometry, ceil_mode):
             with graph.inserting_before(user):
                 gradient = _node(graph, max_pool2d_with_offsets_backward,
                                  (user.args[0], offsets, [height, width], *geometry_args, ceil_mode))
@@ -74,6 +74,15 @@ def _rewrite(graph: fx.Graph, pool: fx.Node) -> list[fx.Node]:
                 as_indices = _node(graph, max_pool2d_offsets_to_indices, (offsets, *geometry_args, width))
         user.replace_input_with(indices, as_indices)
     return [pool, *items.values(), *backwards]
+
+
+def _is_backward_of(user: fx.Node, indices: fx.Node, x: fx.Node, geometry: PoolGeometry, ceil_mode) -> bool:
+    """Whether `user` is the pool's own backward (autograd's: same input and arguments)."""
+    if user.target is not aten.max_pool2d_with_indices_backward.default or len(user.args) != 8:
+        return False
+    _, source, kernel, stride, padding, dilation, ceil, chosen = user.args
+    return (chosen is indices and source is x and ceil == ceil_mode
+            and PoolGeometry.of(kernel, stride, padding, dilation) == geometry)
 
 
 def _input_hw(graph: fx.Graph, x: fx.Node, after: fx.Node) -> list:
