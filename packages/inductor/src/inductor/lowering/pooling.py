@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sympy
 import torch
-from fake_tensor.symbolic import FloorDiv
+from fake_tensor.symbolic import FloorDiv, PythonMod
 
 from ..context import current_graph
 from ..ir import IRNode, Pointwise
@@ -201,12 +201,21 @@ def _gather_gradients(grad: IRNode, winners: IRNode, input_hw, geometry: PoolGeo
 
 
 def _offset_wins(geometry: PoolGeometry):
+    """An offset names this element when the element lies in that output's window (distances
+    from the window's origin >= 0, multiples of the dilation) exactly there: one comparison of
+    the loaded offset with an index expression, no division of loaded values."""
+    (_, kernel_w), (dilation_h, dilation_w) = geometry.kernel, geometry.dilation
+
     def wins(offset, distance_h, distance_w, ih, iw):
-        kh, kw = _window_position(offset, geometry)
-        return ops.logical_and(
-            ops.eq(ops.mul(kh, ops.constant(geometry.dilation[0], torch.int32)), ops.index_expr(distance_h, torch.int32)),
-            ops.eq(ops.mul(kw, ops.constant(geometry.dilation[1], torch.int32)), ops.index_expr(distance_w, torch.int32)),
-        )
+        in_window = None
+        for distance, dilation in ((distance_h, dilation_h), (distance_w, dilation_w)):
+            # (Candidates never lie past the window's far end: `_candidates` starts there.)
+            in_window = _and(in_window, ops.ge(ops.index_expr(distance, torch.int32), ops.constant(0, torch.int32)))
+            if dilation > 1:
+                remainder = ops.index_expr(PythonMod(distance, dilation), torch.int32)
+                in_window = ops.logical_and(in_window, ops.eq(remainder, ops.constant(0, torch.int32)))
+        expected = FloorDiv(distance_h, dilation_h) * kernel_w + FloorDiv(distance_w, dilation_w)
+        return ops.logical_and(in_window, ops.eq(ops.to_dtype(offset, torch.int32), ops.index_expr(expected, torch.int32)))
 
     return wins
 
