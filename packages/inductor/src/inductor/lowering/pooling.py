@@ -160,9 +160,10 @@ def _offsets_to_indices(offsets, kernel_size, stride, padding, dilation, input_w
     return Pointwise(offsets.device, torch.int64, offsets.size, index_of)
 
 
-def _candidates(position, pad: int, kernel: int, stride: int, dilation: int, out_size):
+def _candidates(position, pad: int, kernel: int, stride: int, dilation: int):
     """The outputs along one dim whose window may hold input `position`, as (output, distance
-    from its window's origin) pairs; an output may lie past the end (`valid` says)."""
+    of `position` from that window's origin) pairs. The first one's window reaches `position`;
+    later ones may start past it (negative distance) or lie past the last output."""
     span = (kernel - 1) * dilation
     count = span // stride + 1
     # The first output whose window reaches `position`: ceil((position + pad - span) / stride),
@@ -173,7 +174,7 @@ def _candidates(position, pad: int, kernel: int, stride: int, dilation: int, out
 
 def _gather_gradients(grad: IRNode, winners: IRNode, input_hw, geometry: PoolGeometry, wins):
     """Pointwise over the input: the sum of the gradients of the outputs won by each element.
-    `wins(winner, kh_distance, kw_distance, ih, iw)` says whether a loaded winner is this element."""
+    `wins(winner, distance_h, distance_w, ih, iw)` says whether a loaded winner is this element."""
     graph = current_graph()
     height, width = (graph.sympify(s) for s in input_hw)
     out_h, out_w = grad.size[-2:]
@@ -183,8 +184,8 @@ def _gather_gradients(grad: IRNode, winners: IRNode, input_hw, geometry: PoolGeo
     def body(index):
         *batch, ih, iw = index
         total = ops.constant(0.0, compute)
-        rows = _candidates(ih, geometry.padding[0], geometry.kernel[0], geometry.stride[0], geometry.dilation[0], out_h)
-        columns = _candidates(iw, geometry.padding[1], geometry.kernel[1], geometry.stride[1], geometry.dilation[1], out_w)
+        rows = _candidates(ih, geometry.padding[0], geometry.kernel[0], geometry.stride[0], geometry.dilation[0])
+        columns = _candidates(iw, geometry.padding[1], geometry.kernel[1], geometry.stride[1], geometry.dilation[1])
         for oh, distance_h in rows:
             for ow, distance_w in columns:
                 at = [*batch, sympy.Min(oh, out_h - 1), sympy.Min(ow, out_w - 1)]
