@@ -123,13 +123,23 @@ def resnet_train():
     return model, step, (images,)
 
 
+def stem_train():
+    """A ResNet stem alone (conv-bn-relu-maxpool): what max-pool's backward saves shows."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 32, 7, 2, 3, bias=False), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+    model = model.to(memory_format=torch.channels_last).train()
+    images = torch.randn(8, 3, 128, 128).contiguous(memory_format=torch.channels_last)
+    step = _train_step(model, lambda target, x: target(x).float().square().mean())
+    return model, step, (images,)
+
+
 def mobile_infer():
     model = _mobile().to(memory_format=torch.channels_last).eval()
     images = torch.randn(8, 3, 96, 96).contiguous(memory_format=torch.channels_last)
     return model, _infer_step(lambda out: out, True), (images,)
 
 
-MODELS = {f.__name__: f for f in (llama_infer, llama_train, resnet_train, mobile_infer)}
+MODELS = {f.__name__: f for f in (llama_infer, llama_train, resnet_train, stem_train, mobile_infer)}
 
 
 def _targets(model):

@@ -30,6 +30,7 @@ from .ir import KERNEL_STEPS
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.common_subexpressions import merge_common_subexpressions
+from .passes.max_pool_offsets import save_offsets_for_max_pool_backward
 from .passes.scatter_adds import fold_adds_into_scatters
 from .passes.split_reductions import split_reductions
 from .runtime.cuda_graphs import CudaGraphRunner
@@ -329,9 +330,15 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
 
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
-        partition_fn=aot_autograd.min_cut_rematerialization_partition, inference_compiler=compile_inference,
+        partition_fn=partition_for_inductor, inference_compiler=compile_inference,
         keep_input_mutations=True,
     )
+
+
+def partition_for_inductor(joint, joint_inputs, *, num_fwd_outputs):
+    """The min-cut partition, after the joint-graph rewrites that change what may be saved."""
+    save_offsets_for_max_pool_backward(joint)
+    return aot_autograd.min_cut_rematerialization_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs)
 
 
 # How compiler.compile checks mode=/options= when it is called, before the first graph
