@@ -64,3 +64,24 @@ def test_a_shared_value_of_many_reads_is_stored_once(device):
         fresh = [torch.randn_like(t) for t in inputs]
         assert_same(compiled(*fresh), heavy_shared(*fresh), rtol=1e-4, atol=1e-4)
         assert len(re.findall(rf"empty_strided\(\({rows}, 32\)", compiled.source.split("def call")[1])) >= 2
+
+
+def shared_before_an_in_place_write(x, running):
+    # y, read twice, is still lazy when copy_ writes an input (as a training forward writes
+    # running statistics): it is then computed into memory in eager's channels-last order.
+    y = aten.relu.default(aten.mul.Tensor(x, 2.0))
+    aten.copy_.default(running, aten.sum.dim_IntList(y, [0, 2, 3]))
+    return aten.add.Tensor(y, 1.0), aten.mul.Tensor(y, 3.0)
+
+
+def test_a_value_computed_before_an_in_place_write_keeps_eagers_memory_order(device):
+    for size in (6, 9):
+        x = torch.randn(2, 8, size, size, device=device).to(memory_format=torch.channels_last)
+        ours_running, eager_running = torch.zeros(8, device=device), torch.zeros(8, device=device)
+        compiled = compile_aten(shared_before_an_in_place_write, [x, ours_running])
+        for inputs in (x, torch.randn_like(x)):
+            assert_same(compiled(inputs, ours_running), shared_before_an_in_place_write(inputs, eager_running),
+                        rtol=1e-4, atol=1e-4)
+            assert_same(ours_running, eager_running, rtol=1e-4, atol=1e-4)
+        # No transposing (tiled) kernel: every value lies in memory as x does.
+        assert "tiled_" not in compiled.source

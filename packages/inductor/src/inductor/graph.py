@@ -170,6 +170,10 @@ class GraphLowering(torch.fx.Interpreter):
             return {k: self.realize_tree(v) for k, v in value.items()}
         if not isinstance(value, IRNode):
             return value
+        return self._realize_as_traced(value)
+
+    def _realize_as_traced(self, value):
+        """A lazy value computed into memory in the order eager had its dims (channels-last)."""
         remembered = self._traced_orders.get(id(value))
         if remembered is not None and remembered[0] is value:
             return self.realize(self.realize_in_memory_order(value, remembered[1]))
@@ -342,7 +346,7 @@ class GraphLowering(torch.fx.Interpreter):
         for node in self._lazy:
             value = self.env.get(node)
             if isinstance(value, (Pointwise, GenericView)):
-                self.env[node] = self.realize(value)
+                self.env[node] = self._realize_as_traced(value)
         self._lazy = []
 
     def realize_in_memory_order(self, value, order: list[int] | None):
