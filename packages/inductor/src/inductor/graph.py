@@ -357,10 +357,12 @@ class GraphLowering(torch.fx.Interpreter):
         buffer = self.realize(permute(value, order))
         return permute(buffer, [order.index(d) for d in range(len(order))])
 
-    def realize_like_traced(self, value):
+    def realize_like_traced(self, value, output: int | None = None):
         """`value` realized with its dims in memory as the current node's traced value has them
-        (eager's strides, where those are dense)."""
+        (eager's strides, where those are dense); `output`: which of a node's several values."""
         val = self.current_node.meta.get("val")
+        if output is not None:
+            val = val[output]
         return self.realize_in_memory_order(value, memory_order(val) if isinstance(val, torch.Tensor) else None)
 
     def _in_traced_memory_order(self, value, node):

@@ -339,13 +339,13 @@ class Scheduler:
     def _join_sibling(self, buffer: ComputedBuffer) -> bool:
         """Join an open group over the same number of elements that reads some of the same
         activation-sized data: a batch norm backward's two sums over the output gradient (of
-        it, and of it times the centred input), or a value returned both as is and transposed,
-        each recomputed from the same inputs, then read that data in one pass, not one per
-        reader. Data much smaller than the loops (per-channel statistics, an optimizer's
+        it, and of it times the centred input), a max-pool's values and window offsets, or a
+        value returned both as is and transposed, each recomputed from the same inputs, then
+        read that data in one pass, not one per reader. Data much smaller than the loops (per-channel statistics, an optimizer's
         scalars) is no reason to join: it stays in cache either way."""
         data = buffer.data
         numel = product((*data.ranges, *getattr(data, "reduction_ranges", ())))
-        large = {name for name, _ in buffer.reads() if self._numel(name) == numel}
+        large = {name for name, _ in buffer.reads() if _at_least(self._numel(name), numel)}
         if not large:
             return False
         for group in reversed(self.open):
@@ -458,6 +458,15 @@ def _renamed(body, names: dict):
             body()
 
     return run
+
+
+def _at_least(numel, loops) -> bool:
+    """Whether a buffer of `numel` elements is at least as large as `loops` (None: unknown);
+    symbolic sizes compare only when equal."""
+    if numel is None:
+        return False
+    a, b = static_int(numel), static_int(loops)
+    return a >= b if a is not None and b is not None else numel == loops
 
 
 def _small_loops(group: _Group) -> bool:

@@ -132,7 +132,11 @@ def _max_pool2d_with_offsets(x, kernel_size, stride, padding, dilation, ceil_mod
     geometry = PoolGeometry.of(kernel_size, stride, padding, dilation)
     if not lowered_as_kernel(x.dtype, geometry):
         raise NotImplementedError  # passes/max_pool_offsets.py only writes the ones lowered here
-    return _pool_outputs(x, geometry, ceil_mode, torch.int8, _offset_of(geometry))
+    values, offsets = _pool_outputs(x, geometry, ceil_mode, torch.int8, _offset_of(geometry))
+    # The offsets, saved for the backward, are computed now, beside the values: left lazy they
+    # would be realized with the forward's outputs at its end, a second scan of the windows
+    # (and of the recomputed activation they read) in a kernel of their own.
+    return values, current_graph().realize_like_traced(offsets, output=1)
 
 
 def _window_position(offset, geometry: PoolGeometry):
