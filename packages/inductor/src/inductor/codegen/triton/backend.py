@@ -44,7 +44,8 @@ class PrintedCombo:
     def __init__(self, kernel: ComboKernel, buffers: dict, size_symbols: set):
         members = [TritonKernel(m, buffers, size_symbols) for m in kernel.members]
         self.source, self.function_name = combo_module(members)
-        self.wrapper_args = [arg for m in members for arg in m.wrapper_args]
+        # The combo's parameters: every member's pointers, then every member's offsets (combo.py).
+        self.wrapper_args = [arg for m in members for arg in m.args] + [v for m in members for v in m.offset_values]
         self.numels = [n for m in members for n in m.numels]
 
 
@@ -69,7 +70,7 @@ class TritonBackend(KernelBackend):
             printed = printer(kernel, buffers, set(size_hints))
             key = store_kernel_module(printed.source, printed.function_name)
             if kernel.device.type in self.compiles_ahead_on:
-                ints = [hints[a] for a in printed.wrapper_args if a in hints]
+                ints = [hints[a] if a in hints else int(a) for a in printed.wrapper_args if a in hints or a.isdecimal()]
                 ints += [int(sympy.sympify(n).xreplace(size_hints)) for n in printed.numels]
                 ahead.append((load_triton_kernel(key, printed.function_name, tuning), tuple(ints)))
             calls[kernel.name] = KernelCall(
