@@ -63,8 +63,13 @@ def candidates(kind: str, xnumel: int, rnumel: int | None, *, outer_reduction: b
     heuristic's table, sized for these counts. A kind has the same rows at every size (two may
     size to the same config at small counts), so a row chosen at one size names a config at
     any other (triton_launch.py reuses it at new sizes)."""
+    if kind == KIND_COMBO and not interpreted:
+        # Sized by its largest member (xnumel), one config as torch.compile's combo kernels
+        # have: each config timed is another compile of every member (one binary).
+        configs = _pointwise(xnumel, None, False, max_autotune)
+        return configs if max_autotune else configs[:1]
     if kind == KIND_COMBO:
-        kind = KIND_POINTWISE  # sized by its largest member (xnumel)
+        kind = KIND_POINTWISE
     if interpreted:
         return [_interpreter_config(kind, xnumel, rnumel)]
     return {
