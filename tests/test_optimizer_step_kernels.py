@@ -96,14 +96,15 @@ def _launches(source: str) -> list[str]:
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_each_parameter_updates_in_one_pass(name, cpu_backend):
-    _train_three_steps(name, {"cpu_backend": cpu_backend})
+    layers = LAYERS if name == "AdamW" else FEW_LAYERS  # the others: the same kernels, fewer of them
+    _train_three_steps(name, {"cpu_backend": cpu_backend}, layers)
     source, kernels = _steady_state_graph()
     body = source[source.index("def call(args)"):]
     assert f"empty_strided(({WIDTH}, {WIDTH})" not in body, "a weight-sized buffer between two kernels"
     # one source for every weight's update, beside the biases' kernel and Adam's step count
     # and bias corrections (Adam(W) reads each weight's at another position of one buffer)
     launches = _launches(source)
-    assert len(launches) >= LAYERS
+    assert len(launches) >= layers
     assert len({kernels[k]["source"] for k in launches}) <= 4, launches
 
 
