@@ -8,6 +8,8 @@ with the largest blocks, since each program is a Python loop iteration there.
 
 Sizing rules (Hopper-class GPUs, memory-bound kernels):
   pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses
+  combo        the first pointwise row only, untimed, unless max-autotune (torch.compile's
+               combo kernels are not tuned either): each config is another compile of every member
   tiled        64x64 or 32x128 tiles (a transpose): each side covers 128-byte segments
   persistent   the whole row (RBLOCK = next power of two >= rnumel) and enough rows per
                program to reach ~1-4K elements (outer reductions: 4-8K), ~8-16 elements per thread
