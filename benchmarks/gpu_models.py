@@ -25,7 +25,7 @@ from gpu_harness import Workload, inference, main, training_step  # noqa: E402
 WORKLOADS = [
     "llama_infer", "llama_train", "t5_infer", "whisper_encoder_infer", "resnet50_train", "mobilenetv3_infer",
     "efficientnet_b0_infer", "convnext_tiny_infer", "hf_convnext_infer", "swin_tiny_infer", "decode_default",
-    "decode_reduce_overhead", "dynamic_lengths", "adamw_step",
+    "decode_reduce_overhead", "dynamic_lengths", "adamw_step", "adamw_step_combo",
 ]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -164,6 +164,14 @@ def _adamw_step(torch):
     return Workload(step, opt_step, (), tolerance=1e-4, reset=reset)
 
 
+def _adamw_step_combo(torch):
+    """`adamw_step` with inductor's `combo_kernels` on: its per-parameter updates as a few
+    launches, as torch.compile's foreach kernels (an A/B pair with `adamw_step`). Each row runs
+    in a child process of its own: the variable reaches our compile of this row only."""
+    os.environ["PTC_INDUCTOR_COMBO_KERNELS"] = "1"
+    return _adamw_step(torch)
+
+
 def _optimizer_tensors(torch, optimizer, params):
     tensors = list(params)
     for p in params:
@@ -187,6 +195,7 @@ BUILDERS = {
     "decode_reduce_overhead": lambda torch: _decode(torch, "reduce-overhead"),
     "dynamic_lengths": _dynamic_lengths,
     "adamw_step": _adamw_step,
+    "adamw_step_combo": _adamw_step_combo,
 }
 
 

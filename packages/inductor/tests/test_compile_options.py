@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import inductor
-from inductor.options import MODES, CompileOptions
+from inductor.options import COMBO_KERNELS_ENV, MODES, CompileOptions
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -44,3 +44,13 @@ def test_cpu_backend_is_checked():
 def test_options_are_frozen():
     with pytest.raises(AttributeError):
         CompileOptions().max_autotune = True
+
+
+def test_combo_kernels_is_off_unless_asked(monkeypatch):
+    monkeypatch.delenv(COMBO_KERNELS_ENV, raising=False)
+    assert not CompileOptions.from_user().combo_kernels
+    assert CompileOptions.from_user(None, {"combo_kernels": True}).combo_kernels
+    # the environment sets the default, for an A/B run of a benchmark; options= still decide
+    monkeypatch.setenv(COMBO_KERNELS_ENV, "1")
+    assert CompileOptions.from_user().combo_kernels
+    assert not CompileOptions.from_user(None, {"combo_kernels": False}).combo_kernels

@@ -192,7 +192,7 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
                        _environment_key(targets, example_inputs), targets.key(), options.tuning,
-                       str(options.pad_mm), str(strided_outputs))
+                       str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}")
     cached = _cached_graph(key, constants)
     if cached is not None:
         return cached
@@ -205,7 +205,8 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
         graph.run()
     with logs.phase("scheduling"):
         split_reductions(graph)
-        steps = combine_small_kernels(Scheduler(graph).run(), graph, targets.combo_kernels)
+        steps = combine_small_kernels(Scheduler(graph).run(), graph, targets.combo_kernels,
+                                      independent=options.combo_kernels)
     buffers = {b.name: b for b in graph.buffers}
     buffers.update(graph.input_buffers())
     kernels = [s for s in steps if isinstance(s, KERNEL_STEPS)]

@@ -8,9 +8,12 @@ torch.compile does for its own. The rest of inductor reads fields, never the dic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from .errors import InductorError
+
+COMBO_KERNELS_ENV = "PTC_INDUCTOR_COMBO_KERNELS"  # the default of `combo_kernels`, for A/B runs
 
 # torch.compile's modes (torch._inductor.list_mode_options()) minus "lite", which asks for
 # aten fallbacks instead of generated kernels: nothing inductor here does.
@@ -34,6 +37,10 @@ class CompileOptions:
         pad_mm          ["pad_mm"] pad misaligned matmuls; None: where it pays (lowering/matmul_padding.py)
         fallback_random ["fallback_random"] random ops as aten calls drawing eager's numbers under
                         the same seed, instead of Triton's in-kernel Philox (lowering/random.py)
+        combo_kernels   ["combo_kernels"] neighbouring independent pointwise kernels of any size
+                        run as one Triton launch (an optimizer step's per-parameter updates;
+                        codegen/triton/combo_planning.py). Off unless the environment sets
+                        PTC_INDUCTOR_COMBO_KERNELS=1: small kernels are combined either way.
     """
 
     max_autotune: bool = False
@@ -41,6 +48,7 @@ class CompileOptions:
     cpu_backend: str = "cpp"
     pad_mm: bool | None = None
     fallback_random: bool = False
+    combo_kernels: bool = field(default_factory=lambda: os.environ.get(COMBO_KERNELS_ENV, "0") == "1")
 
     @classmethod
     def from_user(cls, mode: str | None = None, options: dict | CompileOptions | None = None) -> CompileOptions:
@@ -74,4 +82,5 @@ OPTION_KEYS = {
     "cpu_backend": "cpu_backend",
     "pad_mm": "pad_mm",
     "fallback_random": "fallback_random",
+    "combo_kernels": "combo_kernels",
 }

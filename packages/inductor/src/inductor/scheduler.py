@@ -29,7 +29,12 @@ from .ir import (
 from .ops import BufferRenaming, IndexSubstitution, collect_accesses, current_handler, use_handler
 from .sizes import affine_coefficient, loop_var, product, static_int
 
-MAX_OPEN_GROUPS = 64
+# Open groups are a bounded window: past it, one is emitted (_evict). An optimizer step keeps
+# three groups open per parameter until its last foreach op reads them (decay, first and
+# second moments): 64 split a 24-layer MLP's AdamW step, materializing the decayed weights of
+# the first ten layers instead of fusing them into their update. Finding owners goes through
+# an index (`_owner`), so a wide window costs little.
+MAX_OPEN_GROUPS = 1024
 # Unrelated work joins a group (one loop over both) only over small loops, where it saves a
 # launch. Over large ones it saves nothing and costs: an optimizer step's 16 same-shaped weights
 # in one loop (112 arrays) ran 3x slower on CPU than one loop per weight, the hardware
@@ -50,7 +55,7 @@ class _Member:
     writes: list
 
 
-@dataclass
+@dataclass(eq=False)  # groups are compared by identity (the open list, the owner index)
 class _Group:
     outer: tuple            # squeezed sizes
     inner: tuple | None     # None: no reduction yet
@@ -158,6 +163,8 @@ class Scheduler:
         self.pending: list = []         # extern calls not yet emitted, in graph order
         self.emitted: set[str] = set(graph.input_names)
         self.kernel_count = 0
+        self.seen: set[str] = set()     # buffers the walk has reached (placed, pending or emitted)
+        self._owner: dict[str, _Group] = {}  # buffer name -> the open group holding it
         # Buffers stored into an input's memory (input_writes.py): kernels name the input instead.
         self.input_writes: dict[str, str] = graph.input_writes
         self.buffers_by_name = {b.name: b for b in (*graph.buffers, *graph.graph_inputs, *graph.constant_buffers.values())
@@ -165,6 +172,7 @@ class Scheduler:
 
     def run(self):
         for buffer in self.graph.buffers:
+            self.seen.add(buffer.name)
             if isinstance(buffer, ComputedBuffer):
                 self._flush_externs_producing({name for name, _ in buffer.reads()})
                 target = self.input_writes.get(buffer.name)
@@ -298,12 +306,14 @@ class Scheduler:
         if not self._legal(trial, candidate):
             return False
         group.outer, group.inner, group.members = outer, inner, [*members, candidate]
+        if self._owner.get(members[0].buffer.name) is group:  # an open group, not a trial
+            self._owner[buffer.name] = group
         return True
 
     def _place(self, buffer: ComputedBuffer, after: set[str]):
         """`after`: buffers that must run before it (or in its loop iteration), beside those it reads."""
         deps = {name for name, _ in buffer.reads()} | after
-        owners = [g for g in self.open if g.names & deps]
+        owners = self._owners(deps)
         # A group on another device (CPU scalars a CUDA kernel reads: an optimizer's bias
         # corrections) can never hold this buffer: it runs first, and is no reason to split
         # the same-device groups this buffer could merge.
@@ -332,9 +342,32 @@ class Scheduler:
         else:
             group = _Group(_squeezed(data.ranges), None)
             group.members.append(self._member(buffer, group.outer, None, False))
-        self.open.append(group)
+        self._open(group)
         if len(self.open) > MAX_OPEN_GROUPS:
-            self._emit(self.open[0])
+            self._evict()
+
+    def _open(self, group: _Group, at: int | None = None):
+        if at is None:
+            self.open.append(group)
+        else:
+            self.open.insert(at, group)
+        for name in group.names:
+            self._owner[name] = group
+
+    def _owners(self, deps) -> list[_Group]:
+        """The open groups holding any of `deps`, in the order they were opened."""
+        found = {id(g): g for g in (self._owner.get(name) for name in deps) if g is not None}
+        return sorted(found.values(), key=self.open.index)
+
+    def _evict(self):
+        """Emit one group to keep the window bounded: the oldest whose results no buffer still
+        to come reads (nothing could join it through them), else the oldest."""
+        consumers = self.graph.consumers
+        for group in self.open:
+            if all(c in self.seen for name in group.names for c in consumers.get(name, ())):
+                self._emit(group)
+                return
+        self._emit(self.open[0])
 
     def _join_sibling(self, buffer: ComputedBuffer) -> bool:
         """Join an open group over the same number of elements that reads some of the same
@@ -370,17 +403,21 @@ class Scheduler:
         if not self._try_join(merged, buffer):
             return False
         at = self.open.index(owners[-1])
-        self.open[at] = merged
+        self.open.remove(owners[-1])
+        self._open(merged, at)
         for group in owners[:-1]:
             self.open.remove(group)
         return True
 
     def _emit_groups_reading(self, deps):
-        for group in [g for g in self.open if g.names & deps]:
+        for group in self._owners(deps):
             self._emit(group)
 
     def _emit(self, group: _Group):
         self.open.remove(group)
+        for name in group.names:
+            if self._owner.get(name) is group:
+                del self._owner[name]
         self.steps.append(self._kernel(group))
         self.emitted |= group.names
 

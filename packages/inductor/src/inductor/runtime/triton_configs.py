@@ -8,6 +8,8 @@ with the largest blocks, since each program is a Python loop iteration there.
 
 Sizing rules (Hopper-class GPUs, memory-bound kernels):
   pointwise    1024 elements per program with 4 warps: 8 per thread, two 16-byte accesses
+  combo        the first pointwise row only, untimed, unless max-autotune (torch.compile's
+               combo kernels are not tuned either): each config is another compile of every member
   tiled        64x64 or 32x128 tiles (a transpose): each side covers 128-byte segments
   persistent   the whole row (RBLOCK = next power of two >= rnumel) and enough rows per
                program to reach ~1-4K elements (outer reductions: 4-8K), ~8-16 elements per thread
@@ -63,8 +65,13 @@ def candidates(kind: str, xnumel: int, rnumel: int | None, *, outer_reduction: b
     heuristic's table, sized for these counts. A kind has the same rows at every size (two may
     size to the same config at small counts), so a row chosen at one size names a config at
     any other (triton_launch.py reuses it at new sizes)."""
+    if kind == KIND_COMBO and not interpreted:
+        # Sized by its largest member (xnumel), one config as torch.compile's combo kernels
+        # have: each config timed is another compile of every member (one binary).
+        configs = _pointwise(xnumel, None, False, max_autotune)
+        return configs if max_autotune else configs[:1]
     if kind == KIND_COMBO:
-        kind = KIND_POINTWISE  # sized by its largest member (xnumel)
+        kind = KIND_POINTWISE
     if interpreted:
         return [_interpreter_config(kind, xnumel, rnumel)]
     return {

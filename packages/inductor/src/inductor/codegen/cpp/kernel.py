@@ -92,7 +92,8 @@ class CppValue:
 
 
 class CppKernel:
-    """Prints one FusedKernel; `source` and `signature` (buffer names, then size symbols) result."""
+    """Prints one FusedKernel; `source` and `signature` (buffer names, size symbols, then the
+    positions of fixed elements read: `_fixed_element`) result."""
 
     def __init__(self, kernel: FusedKernel, buffers: dict, size_symbols: set):
         self.kernel = kernel
@@ -100,6 +101,10 @@ class CppKernel:
         self.size_symbols = size_symbols
         self.args: dict[str, bool] = {}  # buffer name -> written
         self.symbols: set[str] = set()
+        # (buffer, element) -> parameter, for loads of one fixed element of a larger buffer: an
+        # optimizer's per-parameter update reads its bias correction at its own position of one
+        # buffer of them; as an argument, every same-shaped parameter's update is one library.
+        self.element_offsets: dict[tuple[str, int], str] = {}
         self.counter = 0
         self.lines: list[str] = []
         self.hoisted: list[str] = []           # loop-invariant values, computed before the loops
@@ -199,7 +204,7 @@ class CppKernel:
         if name not in self.kernel.scratch:
             self.args.setdefault(name, False)
         dtype = self.buffers[name].dtype
-        text = self._element(name, index)
+        text = self._fixed_element(name, index) or self._element(name, index)
         if dtype == torch.bool and name not in self.kernel.scratch:
             text = f"({text} != 0)"  # a uint8_t pointer (see the module docstring)
         if self._invariant_load(name, index):
@@ -207,6 +212,18 @@ class CppKernel:
         if name not in self.written and name not in self.kernel.scratch and self._per_row_index(index):
             return self._new(text, dtype, _PER_ROW)
         return self._new(text, dtype)
+
+    def _fixed_element(self, name, index) -> str | None:
+        """`name[offsetN]` for a fixed element of a buffer of more than one (else None)."""
+        index = sympy.sympify(index)
+        numel = sympy.sympify(product(self.buffers[name].layout.size))
+        if name in self.kernel.scratch or not isinstance(index, sympy.Integer) \
+                or not (isinstance(numel, sympy.Integer) and numel > 1):
+            return None
+        key = (name, int(index))
+        if key not in self.element_offsets:
+            self.element_offsets[key] = f"offset{len(self.element_offsets)}"
+        return f"{name}[{self.element_offsets[key]}]"
 
     def _per_row_index(self, expr) -> bool:
         """Whether an index names the same element in every iteration of the inner loops."""
@@ -402,7 +419,7 @@ class CppKernel:
             pointee = "uint8_t" if dtype == torch.bool else ctype(dtype)
             params.append(f"{const}{pointee}* __restrict__ {name}")
         symbols = sorted(self.symbols)
-        params += [f"const int64_t {s}" for s in symbols]
+        params += [f"const int64_t {s}" for s in [*symbols, *self.element_offsets.values()]]
         # The error flag is one per library: calls from several Python threads at once (ctypes
         # releases the GIL) must not clear or read each other's, so a kernel that may set it
         # runs one call at a time.
@@ -412,7 +429,8 @@ class CppKernel:
              *(["    std::lock_guard<std::mutex> ptc_one_call(ptc_error_lock);"] if checks else []),
              "    ptc_error_flag = 0;", *_indent(self.hoisted), *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
-        return _by_role(source, self.args, k.scratch), [*self.args, *symbols]
+        offsets = [str(element) for _, element in self.element_offsets]
+        return _by_role(source, self.args, k.scratch), [*self.args, *symbols, *offsets]
 
     def _in_lanes(self, lines: list[str]) -> list[str]:
         """With lanes: `lines` run once per element of the tile, in a vectorized loop."""

@@ -44,7 +44,8 @@ class PrintedCombo:
     def __init__(self, kernel: ComboKernel, buffers: dict, size_symbols: set):
         members = [TritonKernel(m, buffers, size_symbols) for m in kernel.members]
         self.source, self.function_name = combo_module(members)
-        self.wrapper_args = [arg for m in members for arg in m.wrapper_args]
+        # The combo's parameters: every member's pointers, then every member's offsets (combo.py).
+        self.wrapper_args = [arg for m in members for arg in m.args] + [v for m in members for v in m.offset_values]
         self.numels = [n for m in members for n in m.numels]
 
 
@@ -63,16 +64,20 @@ class TritonBackend(KernelBackend):
         """On a GPU, kernels are compiled here, all at once (runtime/triton_launch.py). A kernel
         with symbolic sizes compiles at their example values: its size parameters are not
         specialized (codegen/triton/module_text.py), so that binary serves every size."""
-        calls, ahead = {}, []
+        calls, ahead, compiling = {}, [], set()
         hints = {symbol.name: hint for symbol, hint in size_hints.items()}
         for kernel in kernels:
             printer = PrintedCombo if isinstance(kernel, ComboKernel) else TritonKernel
             printed = printer(kernel, buffers, set(size_hints))
             key = store_kernel_module(printed.source, printed.function_name)
             if kernel.device.type in self.compiles_ahead_on:
-                ints = [hints[a] for a in printed.wrapper_args if a in hints]
+                ints = [hints[a] if a in hints else int(a) for a in printed.wrapper_args if a in hints or a.isdecimal()]
                 ints += [int(sympy.sympify(n).xreplace(size_hints)) for n in printed.numels]
-                ahead.append((load_triton_kernel(key, printed.function_name, tuning), tuple(ints)))
+                # Kernels sharing a source (every weight's update) compile once: the other
+                # launchers find the binary in Triton's cache at their first launch.
+                if (key, tuple(ints)) not in compiling:
+                    compiling.add((key, tuple(ints)))
+                    ahead.append((load_triton_kernel(key, printed.function_name, tuning), tuple(ints)))
             calls[kernel.name] = KernelCall(
                 load=f"load_triton_kernel({key!r}, {printed.function_name!r}, {tuning!r})",
                 imports=IMPORT,

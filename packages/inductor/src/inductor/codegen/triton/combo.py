@@ -29,22 +29,24 @@ import re
 
 from ...cache import digest
 from ...runtime.triton_configs import KIND_COMBO
-from .module_text import indent, kernel_function, module_head, pointer_types
+from .module_text import indent, kernel_function, module_head, pointer_types, triton_jit
 
 
 def combo_module(members: list) -> tuple[str, str]:
     """(module source, kernel function name) for printed pointwise TritonKernels."""
     functions: dict[str, str] = {}
     pointers: dict[str, str] = {}
+    offsets: list[str] = []  # members' element offsets (kernel.py), after every pointer as in a kernel
     runs: dict[str, list[tuple[int, list[str]]]] = {}  # function -> (member, its arguments) per member running it
     numels, body = [], ["pid = tl.program_id(0)"]
     for k, member in enumerate(members):
         params, text = kernel_function(member, member.body_lines, program_id="pid")
         flag = ["error_ptr"] if member.raises else []  # the combo's own, passed on
-        # [..pointers, "xnumel", "XBLOCK: tl.constexpr"]
+        # [..pointers, ..offsets, "xnumel", "XBLOCK: tl.constexpr"]
         *pointer_params, numel, block = [p for p in params if p != "error_ptr"]
         signature = ", ".join([*pointer_params, numel, *flag, "pid", block])
         function = f"@triton.jit\ndef MEMBER({signature}):\n{_renumbered(text)}\n"
+        offsets += [f"k{k}_{p}" for p in member.element_offsets.values()]
         name = f"member_{digest(function)[:12]}"
         functions[name] = function.replace("MEMBER", name)
         pointers.update({f"k{k}_{p}": t for p, t in pointer_types(member).items()})
@@ -63,8 +65,8 @@ def combo_module(members: list) -> tuple[str, str]:
         "",
         *(text for text in functions.values()),
         "",
-        "@triton.jit",
-        f"def KERNEL_NAME({', '.join([*pointers, *numels, *flag, 'XBLOCK: tl.constexpr'])}):",
+        triton_jit(offsets),
+        f"def KERNEL_NAME({', '.join([*pointers, *offsets, *numels, *flag, 'XBLOCK: tl.constexpr'])}):",
         *indent(body),
         "",
     ])

@@ -18,6 +18,15 @@ a deferred cast's input until its end. A combo holds at most MAX_COMBO_BYTES of 
 model's casts become a few launches rather than one that holds every cast weight at once. A
 run ends at a step that may write a graph input (a fallback op, or a kernel storing into one):
 readers of that input must not move across it.
+
+With `combo_kernels` (options.py; off by default), neighbours that stayed apart then join,
+whatever their size, where none reads or writes what another writes: an optimizer step's
+per-parameter updates (48 launches for a 24-layer MLP's AdamW step, 4 in torch.compile's
+foreach kernels). Nothing moves, so nothing is held longer. As torch.compile's, such a combo
+has a bounded number of members and arguments, one config (XBLOCK 1024,
+runtime/triton_configs.py) and so one compile, and identical members (every weight's update,
+codegen/triton/kernel.py's element offsets) share one function (combo.py). Off, because once
+on (27e401b, one combo of 32 distinct members) the H200 ran that step slower: 1.39 -> 2.01 ms.
 """
 
 from __future__ import annotations
@@ -35,11 +44,14 @@ MAX_COMBO_BYTES = 64 << 20
 # Triton compiles a combo's members as one kernel: 97 small casts took 13.5 s on a 2-core CPU.
 # Smaller combos compile in parallel (runtime/triton_launch.py precompiles all kernels at once).
 MAX_COMBO_MEMBERS = 32
+# torch.compile's combo kernels stop at 250 arguments; its AdamW combos hold ~19 members of 8.
+MAX_COMBO_ARGUMENTS = 160
 
 
-def combine_small_kernels(steps: list, graph, combines) -> list:
+def combine_small_kernels(steps: list, graph, combines, independent: bool = False) -> list:
     """`steps` with runs of movable pointwise kernels as ComboKernels; `combines(device)`: whether
-    the kernel backend of a device runs combo kernels (KernelTargets.combo_kernels)."""
+    the kernel backend of a device runs combo kernels (KernelTargets.combo_kernels);
+    `independent`: also join independent neighbours of any size (options.combo_kernels)."""
     inputs = set(graph.input_buffers())
     computed = {b.name: b.layout for b in graph.buffers}
     described: dict[int, _Movable | None] = {}  # both passes ask about the same kernels
@@ -52,7 +64,8 @@ def combine_small_kernels(steps: list, graph, combines) -> list:
     # Buffers stored into an input's memory write that input as much as a fallback does.
     writers = inputs | set(graph.input_writes)
     steps = _hoist_input_readers(steps, inputs, writers, movable)
-    return _defer_output_writers(steps, writers, movable)
+    steps = _defer_output_writers(steps, writers, movable)
+    return _join_independent_neighbours(steps, graph.input_writes, movable) if independent else steps
 
 
 def _hoist_input_readers(steps: list, inputs: set[str], writers: set[str], movable) -> list:
@@ -103,6 +116,51 @@ def _defer_output_writers(steps: list, writers: set[str], movable) -> list:
         held += kernel.read
     close()
     return combined
+
+
+def _join_independent_neighbours(steps: list, input_writes: dict[str, str], movable) -> list:
+    """Consecutive pointwise kernels none of which reads or writes what another writes, as
+    combos of at most MAX_COMBO_MEMBERS members and MAX_COMBO_ARGUMENTS buffers, in place."""
+    combined, run = [], []
+    run_reads, run_writes = set(), set()
+    arguments = 0
+
+    def close():
+        nonlocal arguments
+        if run:
+            combined.append(_combo(list(run)))
+        arguments = 0
+        run.clear()
+        run_reads.clear()
+        run_writes.clear()
+
+    for step in steps:
+        kernel = movable(step)
+        if kernel is None:
+            close()
+            combined.append(step)
+            continue
+        writes = {node.name for node in step.nodes}
+        writes |= {input_writes[name] for name in writes if name in input_writes}
+        reads = {name for name, _ in kernel.reads}
+        if run and (reads & run_writes or writes & (run_reads | run_writes) or len(run) == MAX_COMBO_MEMBERS
+                    or arguments + len(_arguments(step, reads, input_writes)) > MAX_COMBO_ARGUMENTS
+                    or step.device != run[0].device):
+            close()
+        run.append(step)
+        run_reads.update(reads)
+        run_writes.update(writes)
+        arguments += len(_arguments(step, reads, input_writes))
+    close()
+    return combined
+
+
+def _arguments(step, reads: set[str], input_writes: dict[str, str]) -> set[str]:
+    """The buffers a kernel takes as arguments: those it reads that it does not compute, and
+    those it stores (an input's memory for a buffer stored there), not register values."""
+    names = {node.name for node in step.nodes}
+    stored = {input_writes.get(n, n) for n in names if n not in step.locals and n not in step.scratch}
+    return (reads - names) | stored
 
 
 def _full(run: list, held: int, step) -> bool:

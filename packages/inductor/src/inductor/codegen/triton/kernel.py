@@ -16,7 +16,10 @@ axes it varies along (`dims`), which picks the masks of its loads and stores: a 
 by `r` only (a layer-norm weight) is loaded once per program, not once per row. Loop
 variables of the IR (`x0, x1, r0...`) are recovered from the flat `xindex`/`rindex` with `//`
 and `%`. Size symbols and the two element counts are kernel arguments; the block sizes are
-constexprs chosen at launch (runtime/triton_configs.py).
+constexprs chosen at launch (runtime/triton_configs.py). So is the position of a load of one
+fixed element of a larger buffer (`tl.load(in_ptr3 + offset0)`): an optimizer's per-parameter
+update reads its own bias correction out of one buffer of them, and with the position in its
+text each parameter's update would be a kernel of its own (24 compiles for a 24-layer MLP).
 
 Values a kernel stores and reads back at the same index stay in registers (the scheduler
 only fuses such reads). Its register buffers (`locals`) and `scratch` rows are never written:
@@ -71,6 +74,9 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.outer_reduction = kernel.is_reduction and is_outer_reduction(kernel, accesses)
         self.args: dict[str, bool] = {}          # buffer name -> written
         self.symbols: set[str] = set()
+        # (buffer, element) -> parameter, for loads of one fixed element of a larger buffer
+        # (memory.py): their positions are arguments, not text.
+        self.element_offsets: dict[tuple[str, int], str] = {}
         self.used_vars: set[str] = set()
         self.indirect_dims: dict[str, frozenset] = {}
         # Kernels on CPU tensors run in Triton's interpreter, where checking for the inputs eager
@@ -98,7 +104,12 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
     @property
     def wrapper_args(self) -> list[str]:
         """The kernel's non-constexpr parameters, as the wrapper names them (numels excluded)."""
-        return [*self.args, *sorted(self.symbols)]
+        return [*self.args, *sorted(self.symbols), *self.offset_values]
+
+    @property
+    def offset_values(self) -> list[str]:
+        """The element positions the offset parameters take, as the wrapper passes them."""
+        return [str(element) for _, element in self.element_offsets]
 
     def _accesses(self) -> tuple[list, list]:
         """(buffer, index) of every load, and of every store, in the kernel's loop variables."""

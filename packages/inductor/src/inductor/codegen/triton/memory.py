@@ -11,7 +11,7 @@ import torch
 
 from ...runtime.kernel_errors import BOUNDS_ERROR_CODES
 from ...runtime.triton_configs import KIND_POINTWISE
-from ...sizes import FloorDiv, PythonMod
+from ...sizes import FloorDiv, PythonMod, product
 from . import expressions
 from .expressions import literal, triton_dtype
 
@@ -56,6 +56,17 @@ class MemoryOps:
                 dims.add(self.axis_of[name])
         return expressions.index(expr), frozenset(dims)
 
+    def _element_offset(self, name, index) -> tuple[str, frozenset] | None:
+        """A fixed element of a buffer of more than one: its offset parameter (kernel.py), or None."""
+        index = sympy.sympify(index)
+        numel = sympy.sympify(product(self.buffers[name].layout.size))
+        if not isinstance(index, sympy.Integer) or not (isinstance(numel, sympy.Integer) and numel > 1):
+            return None
+        key = (name, int(index))
+        if key not in self.element_offsets:
+            self.element_offsets[key] = f"offset{len(self.element_offsets)}"
+        return self.element_offsets[key], frozenset()
+
     def var_lines(self, axis: str) -> list[str]:
         """`x0 = xindex % 128`...: the IR's loop variables recovered from the flat block index."""
         loops = self.loops[axis]
@@ -87,7 +98,7 @@ class MemoryOps:
         if name in self.stored_in_memory:
             self.barrier_needed = True
         self.args.setdefault(name, False)
-        text, dims = self._index(index)
+        text, dims = self._element_offset(name, index) or self._index(index)
         dtype = self.buffers[name].dtype
         mask = self._mask(dims)
         masked = f", {mask}, other={literal(0, dtype)}" if mask else ""

@@ -63,11 +63,12 @@ def triton_jit(unspecialized: list[str]) -> str:
 
 
 def unspecialized_params(printer: TritonKernel) -> list[str]:
-    """The kernel's int parameters whose value varies from call to call in a way Triton's
-    specialization would see: every size symbol, and each symbolic element count not known to
-    be a multiple of 16. Constant counts stay specialized: they never change for a graph.
-    (Combo kernels have none: only kernels of static sizes are combined.)"""
-    names = sorted(printer.symbols)
+    """The kernel's int parameters whose value varies (between calls, or between the kernels
+    sharing its source) in a way Triton's specialization would see: every size symbol, every
+    element offset (kernel.py), and each symbolic element count not known to be a multiple of
+    16. Constant counts stay specialized: they never change for a graph. (Combo kernels have
+    no symbols: only kernels of static sizes are combined; combo.py names their offsets.)"""
+    names = [*sorted(printer.symbols), *printer.element_offsets.values()]
     counts = [("xnumel", printer.xnumel)] + ([("rnumel", printer.rnumel)] if printer.kind != KIND_POINTWISE else [])
     for name, count in counts:
         if not isinstance(sympy.sympify(count), sympy.Integer) and not known_multiple_of(count, SPECIALIZED_DIVISOR):
@@ -125,7 +126,7 @@ def kernel_function(printer: TritonKernel, body: list[str],
     text = "\n".join(indent([*head, *body]))
     text = re.sub(r"\b(" + "|".join(map(re.escape, parameters)) + r")\b", lambda m: parameters[m.group(1)], text) \
         if parameters else text
-    params = [*parameters.values(), *sorted(printer.symbols), "xnumel"]
+    params = [*parameters.values(), *sorted(printer.symbols), *printer.element_offsets.values(), "xnumel"]
     if two_d:
         params.append("rnumel")
     if printer.raises:

@@ -1,0 +1,131 @@
+"""The kernels of a foreach optimizer step over many layers (issue 18: a 24-layer MLP's AdamW
+step), compiled alone by inductor, with C++ kernels and with Triton's in its interpreter:
+
+    - parameters and state match eager over three steps, and on a cache hit (a second model
+      whose step compiles to the same graph) with new values;
+    - every parameter's update is one pass: the wrapper allocates no buffer of a weight's shape
+      (the scheduler's window of open groups used to emit the decay of the first weights alone);
+    - with Triton, the updates of same-shaped weights share one kernel source (each reads its
+      bias correction at another position of one buffer: an argument, not text);
+    - with `combo_kernels`, the updates run as a few combo launches.
+
+Weights of 16x16 stand for large ones: the scheduler's bound on unrelated work sharing a loop
+(scheduler.MAX_UNRELATED_ELEMENTS) is lowered below their size, so each gets its own loop as a
+2048x2048 weight does.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is first imported
+
+import compiler  # noqa: E402
+from inductor import metrics, scheduler  # noqa: E402
+
+# 24 layers: three groups open per weight overran the scheduler's former window of 64
+LAYERS, FEW_LAYERS, WIDTH = 24, 6, 16
+OPTIMIZERS = {
+    "AdamW": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True),
+    "Adam": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=True),
+    "SGD-momentum": lambda params: torch.optim.SGD(params, lr=1e-2, momentum=0.9, foreach=True),
+}
+
+
+def _interpreter_on() -> bool:
+    from triton import knobs
+
+    return bool(knobs.runtime.interpret)
+
+
+@pytest.fixture(params=["cpp", "triton"])
+def cpu_backend(request, monkeypatch, tmp_path):
+    if request.param == "triton" and not _interpreter_on():
+        pytest.skip("Triton's interpreter is off (set TRITON_INTERPRET=1 before triton is imported)")
+    monkeypatch.setattr(scheduler, "MAX_UNRELATED_ELEMENTS", WIDTH * WIDTH // 2)
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))  # graphs of this scheduling only
+    return request.param
+
+
+def _model_and_optimizer(name, layers):
+    model = torch.nn.Sequential(*[torch.nn.Linear(WIDTH, WIDTH) for _ in range(layers)])
+    return model, OPTIMIZERS[name](model.parameters())
+
+
+def _train_three_steps(name, options, layers=LAYERS):
+    """Three compiled steps of a fresh model against eager's."""
+    model, optimizer = _model_and_optimizer(name, layers)
+    expected_model, expected_optimizer = copy.deepcopy((model, optimizer))
+    step = compiler.compile(optimizer.step, backend="inductor", fullgraph=True, options=options)
+    for _ in range(3):
+        for p, q in zip(model.parameters(), expected_model.parameters()):
+            p.grad = torch.randn_like(p)
+            q.grad = p.grad.clone()
+        step()
+        expected_optimizer.step()
+    for p, expected in zip(model.parameters(), expected_model.parameters()):
+        torch.testing.assert_close(p, expected)
+        for key, value in optimizer.state[p].items():
+            torch.testing.assert_close(value, expected_optimizer.state[expected][key], msg=lambda m: f"{key}: {m}")
+
+
+def _steady_state_graph():
+    """(wrapper source, kernel records) of the step graph that updates existing state (the
+    last compiled: the first step's graph also creates the state)."""
+    folders = sorted((p for p in (_cache() / "graphs").iterdir()), key=lambda p: (p / "wrapper.py").stat().st_mtime)
+    folder = folders[-1]
+    return (folder / "wrapper.py").read_text(), json.loads((folder / "kernels.json").read_text())
+
+
+def _cache():
+    import pathlib
+
+    return pathlib.Path(os.environ["PTC_INDUCTOR_CACHE_DIR"])
+
+
+def _launches(source: str) -> list[str]:
+    return re.findall(r"^    (kernel\d+)\(", source[source.index("def call(args)"):], re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_each_parameter_updates_in_one_pass(name, cpu_backend):
+    layers = LAYERS if name == "AdamW" else FEW_LAYERS  # the others: the same kernels, fewer of them
+    _train_three_steps(name, {"cpu_backend": cpu_backend}, layers)
+    source, kernels = _steady_state_graph()
+    body = source[source.index("def call(args)"):]
+    assert f"empty_strided(({WIDTH}, {WIDTH})" not in body, "a weight-sized buffer between two kernels"
+    # one source for every weight's update, beside the biases' kernel and Adam's step count
+    # and bias corrections (Adam(W) reads each weight's at another position of one buffer)
+    launches = _launches(source)
+    assert len(launches) >= layers
+    assert len({kernels[k]["source"] for k in launches}) <= 4, launches
+
+
+def test_a_cache_hit_updates_new_values_as_eager(cpu_backend):
+    _train_three_steps("AdamW", {"cpu_backend": cpu_backend}, FEW_LAYERS)
+    hits = metrics.counters.graph_cache_hits
+    _train_three_steps("AdamW", {"cpu_backend": cpu_backend}, FEW_LAYERS)  # new values, same graphs
+    assert metrics.counters.graph_cache_hits > hits
+
+
+def test_combo_kernels_run_the_updates_in_a_few_launches(cpu_backend):
+    _train_three_steps("AdamW", {"cpu_backend": cpu_backend}, FEW_LAYERS)
+    separate = len(_launches(_steady_state_graph()[0]))
+    _train_three_steps("AdamW", {"cpu_backend": cpu_backend, "combo_kernels": True}, FEW_LAYERS)
+    source, kernels = _steady_state_graph()
+    combined = len(_launches(source))
+    if cpu_backend == "cpp":  # C++ kernels are never combined
+        assert combined == separate
+        return
+    assert separate >= FEW_LAYERS
+    assert combined <= 4, (separate, combined)  # the step count, the bias corrections, one combo
+    # every weight's update is one member function, however many combos call it
+    members = {m for k in _launches(source) for m in re.findall(r"^def (member_\w+)\(", kernels[k]["source"], re.M)}
+    assert len(members) <= 3, members
