@@ -35,6 +35,7 @@ from .sizes import affine_coefficient, loop_var, product, static_int
 # the first ten layers instead of fusing them into their update. Finding owners goes through
 # an index (`_owner`), so a wide window costs little.
 MAX_OPEN_GROUPS = 1024
+SIBLING_WINDOW = 64
 # Unrelated work joins a group (one loop over both) only over small loops, where it saves a
 # launch. Over large ones it saves nothing and costs: an optimizer step's 16 same-shaped weights
 # in one loop (112 arrays) ran 3x slower on CPU than one loop per weight, the hardware
@@ -374,14 +375,16 @@ class Scheduler:
         activation-sized data: a batch norm backward's two sums over the output gradient (of
         it, and of it times the centred input), a max-pool's values and window offsets, or a
         value returned both as is and transposed, each recomputed from the same inputs, then
-        read that data in one pass, not one per reader. Data much smaller than the loops (per-channel statistics, an optimizer's
-        scalars) is no reason to join: it stays in cache either way."""
+        read that data in one pass, not one per reader. Data much smaller than the loops
+        (per-channel statistics, an optimizer's scalars) is no reason to join: it stays in
+        cache either way. Siblings are near each other in the graph: only the newest
+        SIBLING_WINDOW open groups are looked at (the window of open groups is far larger)."""
         data = buffer.data
         numel = product((*data.ranges, *getattr(data, "reduction_ranges", ())))
         large = {name for name, _ in buffer.reads() if _at_least(self._numel(name), numel)}
         if not large:
             return False
-        for group in reversed(self.open):
+        for group in reversed(self.open[-SIBLING_WINDOW:]):
             if product((*group.outer, *(group.inner or ()))) != numel:
                 continue
             if large & {name for m in group.members for name, _ in m.reads} and self._try_join(group, buffer):
