@@ -198,7 +198,7 @@ class GraphLowering(torch.fx.Interpreter):
         self.current_node = node
         result = super().run_node(node)
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
-            if len(node.users) > REALIZE_USERS and self._computed_once(result):
+            if len(node.users) > REALIZE_USERS and (self._computed_once(result) or _written_by_a_user(node)):
                 val = node.meta.get("val")
                 result = self.realize_in_memory_order(result, memory_order(val) if isinstance(val, torch.Tensor) else None)
             else:
@@ -537,6 +537,13 @@ def _sympify_tree(graph, value):
     if isinstance(value, dict):
         return {k: _sympify_tree(graph, v) for k, v in value.items()}
     return value
+
+
+def _written_by_a_user(node: torch.fx.Node) -> bool:
+    """Whether a mutable op (a functionalized graph's closing `copy_` into an input) takes the
+    value: realized where it is defined, it is stored into the input's memory (input_writes.py)
+    by the kernel computing it; left lazy, a copy kernel would store it after the fact."""
+    return any(isinstance(user.target, torch._ops.OpOverload) and user.target._schema.is_mutable for user in node.users)
 
 
 def _reads_of(buffer: Buffer) -> set[str]:

@@ -72,7 +72,10 @@ def _hoist_input_readers(steps: list, inputs: set[str], writers: set[str], movab
     combined, run, held = [], None, 0
     for step in steps:
         kernel = movable(step)
-        if kernel is None or not all(name in inputs for name, _ in kernel.reads):
+        # A kernel storing into an input (an optimizer's in-place update) stays where it is:
+        # hoisted, it could overwrite the input before a kernel of the run, or a step since
+        # the run began, reads it.
+        if kernel is None or not all(name in inputs for name, _ in kernel.reads) or _may_write(step, writers):
             combined.append(step)
             if _may_write(step, writers):
                 run = None
