@@ -308,7 +308,7 @@ class Scheduler:
         for group in owners:
             self._emit(group)
         for group in reversed(self.open):
-            if _small_loops(group) and self._try_join(group, buffer):
+            if (_small_loops(group) or _shares_fold(group, buffer)) and self._try_join(group, buffer):
                 return
         data = buffer.data
         if isinstance(data, Reduction):
@@ -420,6 +420,16 @@ def _renamed(body, names: dict):
             body()
 
     return run
+
+
+def _shares_fold(group: _Group, buffer: ComputedBuffer) -> bool:
+    """Whether a member reduces the very element function `buffer` reduces (a Welford variance's
+    mean and m2, lowering/reductions.py): in one kernel the backend folds it once, reading its
+    input once, however large the loops."""
+    data = buffer.data
+    return isinstance(data, Reduction) and any(
+        isinstance(m.buffer.data, Reduction) and m.buffer.data.inner_fn is data.inner_fn for m in group.members
+    )
 
 
 def _small_loops(group: _Group) -> bool:

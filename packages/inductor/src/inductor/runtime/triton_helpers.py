@@ -4,6 +4,9 @@
     max_combine/min_combine  the same for two values of one dtype (reductions' accumulators)
     reduce_max/min/prod/any/all   block reductions built on those, keeping the reduced axis
     reduce_argmax/argmin     value+index reductions: NaN counts as largest, ties take the first
+    welford_add/combine/welford/welford_tile   one-pass variance: (mean, m2, weight) per lane,
+                             updated by an element (Welford) or by partial statistics (Chan),
+                             then folded along an axis
     floordiv/remainder       Python's rounding toward -inf (Triton's `//` and `%` truncate)
     libdevice                CUDA's math library; under TRITON_INTERPRET=1 (where libdevice
                              calls return None) the same functions computed by numpy
@@ -120,6 +123,42 @@ def reduce_argmax(values, indices, axis):
 def reduce_argmin(values, indices, axis):
     _, index = tl.reduce((values, indices), axis, argmin_combine, keep_dims=True)
     return index
+
+
+# Weights are element counts (0 for masked lanes), so dividing by max(weight, 1) is exact where
+# a weight is nonzero and gives 0 / 1 where both are 0, with no division by zero to select away.
+@triton.jit
+def welford_add(mean, m2, weight, value, mask):
+    """Welford's update of each lane's running statistics by one element; masked lanes keep theirs."""
+    new_weight = tl.where(mask, weight + 1.0, weight)
+    delta = value - mean
+    new_mean = tl.where(mask, mean + delta / tl.maximum(new_weight, 1.0), mean)
+    new_m2 = tl.where(mask, m2 + delta * (value - new_mean), m2)
+    return new_mean, new_m2, new_weight
+
+
+@triton.jit
+def welford_combine(mean_a, m2_a, weight_a, mean_b, m2_b, weight_b):
+    """Chan et al.'s combination of the statistics of two disjoint sets of elements."""
+    delta = mean_b - mean_a
+    weight = weight_a + weight_b
+    b_share = weight_b / tl.maximum(weight, 1.0)
+    return mean_a + delta * b_share, m2_a + m2_b + delta * delta * weight_a * b_share, weight
+
+
+@triton.jit
+def welford(mean, m2, weight, axis):
+    return tl.reduce((mean, m2, weight), axis, welford_combine, keep_dims=True)
+
+
+@triton.jit
+def welford_tile(value, mask, axis):
+    """(mean, m2, weight) of the unmasked elements of a tile held in registers: the mean, then
+    the squared deviations from it, which is as accurate as Welford and needs no division per element."""
+    weight = tl.sum(tl.where(mask, 1.0, 0.0).to(value.dtype), axis, keep_dims=True)
+    mean = tl.sum(tl.where(mask, value, 0.0), axis, keep_dims=True) / tl.maximum(weight, 1.0)
+    deviation = tl.where(mask, value - mean, 0.0)
+    return mean, tl.sum(deviation * deviation, axis, keep_dims=True), weight
 
 
 @triton.jit

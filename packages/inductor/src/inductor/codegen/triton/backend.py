@@ -56,6 +56,7 @@ class TritonBackend(KernelBackend):
     in_kernel_random = True
     combo_kernels = True
     split_reductions_on = frozenset({"cuda"})
+    welford_variance = True
     compiles_ahead_on = frozenset({"cuda"})  # the interpreter has nothing to compile
 
     def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
