@@ -213,17 +213,21 @@ def _welford_mean_m2(x: IRNode, dims, keepdim: bool, compute) -> tuple[IRNode, I
 def _two_pass_mean_m2(x: IRNode, dims, keepdim: bool, compute) -> tuple[IRNode, IRNode]:
     """The mean, then the sum of squared deviations from it: both reductions land in one
     kernel, which reads `x` twice."""
-    mean_kept = mean(x, dims, True)
-    load_mean = broadcast_loader(mean_kept, x.size)
+    # The deviations are taken from the mean in the compute dtype: a bf16 mean of 100 + randn
+    # is off by up to 0.25, which would add its square to the variance.
     load_x = x.make_loader()
+    upcast = Pointwise(x.device, compute, x.size, lambda index: cast(load_x(index), x.dtype, compute))
+    mean_kept = mean(upcast, dims, True)
+    load_mean, load_upcast = broadcast_loader(mean_kept, x.size), upcast.make_loader()
 
     def squared_deviation(index):
-        d = ops.sub(cast(load_x(index), x.dtype, compute), cast(load_mean(index), mean_kept.dtype, compute))
+        d = ops.sub(load_upcast(index), load_mean(index))
         return ops.mul(d, d)
 
     deviations = Pointwise(x.device, compute, x.size, squared_deviation)
     m2 = reduce(deviations, dims, keepdim, "sum", out_dtype=compute)
-    return (mean_kept if keepdim else squeeze(mean_kept, dims)), m2
+    mean_out = to_dtype(mean_kept, x.dtype)
+    return (mean_out if keepdim else squeeze(mean_out, dims)), m2
 
 
 def _correction(unbiased=None, correction=None):
