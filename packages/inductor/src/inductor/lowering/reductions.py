@@ -188,25 +188,12 @@ def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]
 
 def _welford_mean_m2(x: IRNode, dims, keepdim: bool, compute) -> tuple[IRNode, IRNode]:
     """Mean and sum of squared deviations from one read of `x`: two reductions of one element
-    function, which a backend folds once (codegen/triton/reductions.py) and split_reductions
-    splits into one partials kernel of (mean, m2, weight).
-
-    The fold sees `x` less its first element along the reduced dims (the pivot): a running
-    mean of 1000 + randn rounds at 1000's precision, and the deviations it feeds m2 with
-    carry that error; shifted, the data is small and `x - pivot` exact (Sterbenz) when the
-    mean dominates the spread. The variance does not change; the mean gets the pivot back."""
+    function, which the scheduler puts in one kernel and the backend folds once
+    (codegen/triton/reductions.py), and which split_reductions splits into one partials kernel."""
     out_sizes, reduced, element = _reduction_input(x, dims, compute)
-    first = [sympy.Integer(0)] * len(dims)
-
-    def shifted(index, rindex):
-        return ops.sub(element(index, rindex), element(index, first))
-
     graph = current_graph()
-    mean_shifted = graph.register_reduction(Reduction(x.device, compute, out_sizes, reduced, "welford_mean", shifted, compute))
-    m2 = graph.register_reduction(Reduction(x.device, compute, out_sizes, reduced, "welford_m2", shifted, compute))
-    load_shifted = mean_shifted.make_loader()
-    mean_ = Pointwise(x.device, x.dtype, out_sizes,
-                      lambda index: cast(ops.add(load_shifted(index), element(index, first)), compute, x.dtype))
+    mean_ = graph.register_reduction(Reduction(x.device, x.dtype, out_sizes, reduced, "welford_mean", element, compute))
+    m2 = graph.register_reduction(Reduction(x.device, compute, out_sizes, reduced, "welford_m2", element, compute))
     return _keep_dims(mean_, dims, keepdim), _keep_dims(m2, dims, keepdim)
 
 

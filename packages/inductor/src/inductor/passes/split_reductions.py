@@ -24,8 +24,8 @@ import dataclasses
 
 import sympy
 
-from ..ir import ComputedBuffer, Layout, Reduction
-from ..ops import WELFORD_TYPES, collect_accesses
+from ..ir import ComputedBuffer, Layout, Pointwise, Reduction
+from ..ops import WELFORD_TYPES, collect_accesses, ops
 from ..sizes import FloorDiv, PythonMod, affine_coefficient, loop_vars, product, static_int
 
 SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all", *WELFORD_TYPES})
@@ -64,15 +64,14 @@ def split_reductions(graph) -> None:
             if not known:
                 welford_partials[key] = _welford_partials(graph, buffer, count, outer)
             partials, combine = welford_partials[key]
-            final = ComputedBuffer(buffer.name, buffer.layout, dataclasses.replace(
-                buffer.data, reduction_ranges=(sympy.Integer(count),), inner_fn=combine))
+            finals = _welford_finals(graph, buffer, combine, count)
             new_partials = [] if known else list(partials)
         else:
             partial, final = _split(graph, buffer, count, outer)
-            partials = new_partials = [partial]
-        waiting.append(final)
+            partials, finals, new_partials = [partial], [final], [partial]
+        waiting += finals
         for partial in partials:
-            graph.consumers.setdefault(partial.name, set()).add(final.name)
+            graph.consumers.setdefault(partial.name, set()).add(finals[0].name)
         for partial in new_partials:
             rewritten.append(partial)
             for name, _ in partial.reads():  # the partials read what the reduction read
@@ -146,9 +145,19 @@ def _split(graph, buffer: ComputedBuffer, count: int, outer: bool) -> tuple[Comp
 def _welford_partials(graph, buffer: ComputedBuffer, count: int, outer: bool):
     """(mean, m2, weight) of each chunk, three reductions of one element function, which the
     scheduler puts in one kernel and the printer folds once; and the final stages' element
-    function, one for all of them (so that they share a kernel and a fold too)."""
+    function, one for all of them (so that they share a kernel and a fold too).
+
+    The chunks see the data less its first element along the reduced dims (the pivot): Chan's
+    formula weighs the differences between chunk means, which for 1000 + randn would carry
+    the rounding of means near 1000; shifted, they are small and `x - pivot` is exact
+    (Sterbenz) when the mean dominates the spread. The final mean adds the pivot back."""
     data = buffer.data
-    element = _chunk_element(data, count, outer)
+    pivot = _pivot(data)
+
+    def shifted(index, rindex):
+        return ops.sub(data.inner_fn(index, rindex), pivot(index))
+
+    element = _chunk_element(dataclasses.replace(data, inner_fn=shifted), count, outer)
     partials = tuple(_partials(graph, data, kind, element, count, outer) for kind in WELFORD_TYPES)
     loads, position = [p.make_loader() for p in partials], _chunk_position(data, outer)
 
@@ -157,6 +166,31 @@ def _welford_partials(graph, buffer: ComputedBuffer, count: int, outer: bool):
         return tuple(load(index) for load in loads)
 
     return partials, combine
+
+
+def _pivot(data: Reduction):
+    first = [sympy.Integer(0)] * len(data.reduction_ranges)
+    return lambda index: data.inner_fn(index, first)
+
+
+def _welford_finals(graph, buffer: ComputedBuffer, combine, count: int) -> list[ComputedBuffer]:
+    """The final stage of one welford_* reduction, combining the partials: the buffer itself,
+    or for the mean a reduction to the shifted mean and the buffer adding the pivot back."""
+    data = buffer.data
+    final = dataclasses.replace(data, reduction_ranges=(sympy.Integer(count),), inner_fn=combine)
+    if data.reduction_type != "welford_mean":
+        return [ComputedBuffer(buffer.name, buffer.layout, final)]
+    acc = data.acc_dtype or data.dtype
+    shifted = ComputedBuffer(graph.new_name(), Layout.contiguous(data.device, acc, data.ranges),
+                             dataclasses.replace(final, dtype=acc))
+    load_shifted, pivot = shifted.make_loader(), _pivot(data)
+
+    def mean(index):
+        value = ops.add(load_shifted(index), pivot(index))
+        return value if data.dtype == acc else ops.to_dtype(value, data.dtype)
+
+    graph.consumers[shifted.name] = {buffer.name}
+    return [shifted, ComputedBuffer(buffer.name, buffer.layout, Pointwise(data.device, data.dtype, data.ranges, mean))]
 
 
 def _chunk_position(data: Reduction, outer: bool) -> int:

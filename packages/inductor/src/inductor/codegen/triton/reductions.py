@@ -5,10 +5,10 @@ looped one keeps an [XBLOCK, RBLOCK] accumulator per reduction, combines each bl
 inside the loop, and folds it to [XBLOCK, 1] after the loop, where the result's stores go too.
 
 The welford_* reductions of one value share one fold of (mean, m2, weight) per kernel stage: a
-looped kernel keeps those three per lane (Welford's update for an element, Chan's combination
-for partial statistics) and combines the lanes after the loop; a persistent one reduces its tile
-of elements in two passes over registers (the mean, then the squared deviations from it).
-Masked lanes carry weight 0, so they do not count.
+looped kernel keeps those per lane (Welford's update for an element, relative to the lane's
+first element; Chan's combination for partial statistics) and combines the lanes after the
+loop; a persistent one reduces its tile of elements in two passes over registers (the mean,
+then the squared deviations from it). Masked lanes carry weight 0, so they do not count.
 """
 
 from __future__ import annotations
@@ -106,16 +106,18 @@ class ReductionOps:
         else:
             acc = f"acc{len(self.accumulators)}"
             accs = [f"{acc}_mean", f"{acc}_m2", f"{acc}_weight"]
-            self.accumulators += accs
-            full = self._shape({"x", "r"})
-            self.pre += [f"{a} = tl.zeros({full}, {tdtype})" for a in accs]
             if len(parts) == 1:
+                accs.insert(0, f"{acc}_pivot")
                 update = f"helpers.welford_add({', '.join(accs)}, {parts[0]}, {mask})"
+                fold = f"helpers.welford_pivoted({', '.join(accs)}, 1)"
             else:
                 masked = ", ".join(f"tl.where({mask}, {part}, 0.0)" for part in parts)
                 update = f"helpers.welford_combine({', '.join(accs)}, {masked})"
+                fold = f"helpers.welford({', '.join(accs)}, 1)"
+            self.accumulators += accs
+            self.pre += [f"{a} = tl.zeros({self._shape({'x', 'r'})}, {tdtype})" for a in accs]
             self.lines.append(f"{', '.join(accs)} = {update}")
-            self.post.append(f"{', '.join(names)} = helpers.welford({', '.join(accs)}, 1)")
+            self.post.append(f"{', '.join(names)} = {fold}")
         result = tuple(TritonValue(name, dtype, {"x"}) for name in names)
         self.scopes[-1].welford[key] = result
         return result
