@@ -208,8 +208,7 @@ def _with_chunk(index, rindex, position: int) -> list:
 def _chunk_element(data: Reduction, count: int, outer: bool):
     """element(index, rindex) of the partials: index holds the chunk `s` at its position, and
     rindex[0] runs over the chunk."""
-    reduced = data.reduction_ranges
-    chunk = sympy.Integer(static_int(product(reduced)) // count)
+    reduced, chunk = data.reduction_ranges, _chunk_size(data, count)
     position = _chunk_position(data, outer)
 
     def partial(index, rindex):
@@ -224,13 +223,16 @@ def _chunk_element(data: Reduction, count: int, outer: bool):
             stride = stride * reduced[k]
         return data.inner_fn(index, unflattened[::-1])
 
-    partial.chunk = chunk
     return partial
+
+
+def _chunk_size(data: Reduction, count: int) -> sympy.Integer:
+    return sympy.Integer(static_int(product(data.reduction_ranges)) // count)
 
 
 def _partials(graph, data: Reduction, reduction_type: str, element, count: int, outer: bool) -> ComputedBuffer:
     acc = data.acc_dtype or data.dtype
     ranges = list(data.ranges)
     ranges.insert(_chunk_position(data, outer), sympy.Integer(count))
-    partials_data = Reduction(data.device, acc, tuple(ranges), (element.chunk,), reduction_type, element, acc)
+    partials_data = Reduction(data.device, acc, tuple(ranges), (_chunk_size(data, count),), reduction_type, element, acc)
     return ComputedBuffer(graph.new_name(), Layout.contiguous(data.device, acc, ranges), partials_data)
