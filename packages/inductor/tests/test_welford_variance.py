@@ -1,8 +1,8 @@
 """One-pass variance (lowering/reductions.py `var_mean`, codegen/triton/reductions.py): on
 backends with `welford_variance` (Triton) var/std/var_mean and batch norm's statistics read
 their input once, whole and split (passes/split_reductions.py), with eager's results, also for
-data whose mean dwarfs its spread. Backends without it (C++) keep two passes; every test runs
-on both.
+data whose mean dwarfs its spread. Backends without it (C++) keep two passes; the unsplit
+tests run on both.
 
 Splitting is for GPUs; the split tests turn it on for CPU tensors, with small chunk limits, so
 that the Triton interpreter runs split kernels at small sizes.
@@ -109,6 +109,11 @@ def test_one_fold_per_kernel_for_mean_and_variance(device):
         assert source.count("helpers.welford_pivoted(") == 1
 
 
+def _needs_welford(device):
+    if not uses_triton(device):
+        pytest.skip("C++ keeps two passes: test_split_reductions and test_batch_norm_fusion check them")
+
+
 @pytest.fixture
 def splits(monkeypatch, tmp_path):
     """Split on every device at small sizes; returns the (buffer, chunk count) of each split."""
@@ -141,6 +146,7 @@ SPLIT_SHAPES = {
 
 @pytest.mark.parametrize("shape", sorted(SPLIT_SHAPES))
 def test_split_variance_matches_eager(shape, device, splits):
+    _needs_welford(device)
     size, dims, channels_last = SPLIT_SHAPES[shape]
     _check_first_call_new_values_and_new_size(
         _statistics(dims), lambda s: [t.to(device) for t in _inputs(s, 1000.0, channels_last)], size,
@@ -191,6 +197,7 @@ def test_batch_norm_training_matches_eager(offset, device, splits):
     are compared with a float64 model: at offset 50 eager's own float32 gradients are off by
     ~1e-4 of the largest one, so ours must be as close to float64 as eager's (within 4x)."""
     pytest.importorskip("aot_autograd")
+    _needs_welford(device)
     from test_compile_fx import traced
 
     model = _bn_block(offset).to(device).train()
