@@ -178,7 +178,7 @@ def welford(mean, m2, weight, axis):
 def welford_tile(value, mask, axis):
     """(mean, m2, weight) of the unmasked elements of a tile held in registers: the mean, then
     the squared deviations from it, which is as accurate as Welford and needs no division per element."""
-    weight = tl.sum(tl.where(mask, 1.0, 0.0).to(value.dtype), axis, keep_dims=True)
+    weight = tl.sum(mask.to(value.dtype), axis, keep_dims=True)
     mean = tl.sum(tl.where(mask, value, 0.0), axis, keep_dims=True) / tl.maximum(weight, 1.0)
     deviation = tl.where(mask, value - mean, 0.0)
     return mean, tl.sum(deviation * deviation, axis, keep_dims=True), weight
