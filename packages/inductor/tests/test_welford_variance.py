@@ -47,8 +47,9 @@ SHAPES = {
     "tile": ((6, 40), [1]), "looped": ((3, 3000), [1]), "looped_ragged": ((2, 3001), [1]),
     "channels": ((4, 6, 5, 7), [0, 2, 3]),
 }
-# Within two-pass's own error: float32 var of 1000 + randn over 3000 elements was off by 8.5e-6
-# (relative to a float64 reference) in two passes, 8.6e-7 in one pass from a pivot.
+# Against a float64 reference, float32 var of 1000 + randn over 3000 elements is off by ~9e-7
+# in one pass (from each lane's pivot), ~9e-7 in two; a running mean without the pivot was off
+# by 8e-6 there (1.6e-3 at 1e5 + randn), which these tolerances reject.
 FLOAT32_TOLERANCE = {"rtol": 3e-6, "atol": 1e-5}
 
 
