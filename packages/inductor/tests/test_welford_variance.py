@@ -49,7 +49,7 @@ SHAPES = {
 }
 # Against a float64 reference, float32 var of 1000 + randn over 3000 elements is off by ~9e-7
 # in one pass (from each lane's pivot), ~9e-7 in two; a running mean without the pivot was off
-# by 8e-6 there (1.6e-3 at 1e5 + randn), which these tolerances reject.
+# by 8e-6 there, and by 1.6e-3 at 1e5 + randn.
 FLOAT32_TOLERANCE = {"rtol": 3e-6, "atol": 1e-5}
 
 
