@@ -99,6 +99,18 @@ def test_variance_keeps_eagers_dtype(dtype, device):
     assert_same(compiled(x), fn(x), **(FLOAT32_TOLERANCE if dtype == torch.float64 else {}))
 
 
+@pytest.mark.parametrize("size", [0, 1])
+def test_variance_of_zero_or_one_element_matches_eager(size, device):
+    x = torch.randn(3, size, device=device)
+
+    def fn(x):
+        var_mean = aten.var_mean.correction(x, [1], correction=1)
+        return var_mean[0], var_mean[1], aten.var.correction(x, [1], correction=0)
+
+    compiled = compile_aten(fn, [x])
+    assert_same(compiled(x), fn(x))
+
+
 def test_one_fold_per_kernel_for_mean_and_variance(device):
     """var_mean's mean and m2 are one fold in one kernel; looped rows use Welford's update."""
     x = torch.randn(3, 3000, device=device)

@@ -179,6 +179,8 @@ def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]
         return ops.sub(_count(count, compute), ops.constant(float(correction), compute))
 
     def variance(index):
+        if count == 0:
+            return ops.constant(float("nan"), x.dtype)  # eager's variance of nothing, whatever the correction
         value = ops.truediv(load_m2(index), denominator())
         return cast(value, compute, x.dtype)
 
