@@ -25,13 +25,15 @@ def split_log(monkeypatch, tmp_path):
     # A graph compiled (unsplit) by another test must not come back from the on-disk cache.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
     log = []
-    real_split = split_reductions._split
+    real_plan = split_reductions._split_plan
 
-    def recording_split(graph, buffer, count, outer):
-        log.append((buffer.name, count))
-        return real_split(graph, buffer, count, outer)
+    def recording_plan(buffer, targets):
+        plan = real_plan(buffer, targets)
+        if plan[0] > 1:
+            log.append((buffer.name, plan[0]))
+        return plan
 
-    monkeypatch.setattr(split_reductions, "_split", recording_split)
+    monkeypatch.setattr(split_reductions, "_split_plan", recording_plan)
     return log
 
 

@@ -97,6 +97,10 @@ class GraphLowering(torch.fx.Interpreter):
         """Whether kernels on `device` draw random numbers themselves (lowering/random.py)."""
         return self.targets.in_kernel_random(device)
 
+    def welford_variance(self, device: torch.device) -> bool:
+        """Whether kernels on `device` compute a variance in one pass (lowering/reductions.py)."""
+        return self.targets.welford_variance(device)
+
     def new_name(self) -> str:
         name = f"buf{self._counter}"
         self._counter += 1

@@ -20,7 +20,11 @@ Vocabulary (every dtype argument is a torch.dtype; `index` is a sympy expression
                                        x->bool is x != 0)
   where(cond, a, b)
   reduction(dtype, reduction_type, value)   fold `value` over the reduction loop; types in
-                                       REDUCTION_TYPES; argmax/argmin return an int64 index
+                                       REDUCTION_TYPES; argmax/argmin return an int64 index;
+                                       welford_mean/m2/weight (backends with `welford_variance`)
+                                       return one statistic of a one-pass Welford fold: `value`
+                                       is an element, or a (mean, m2, weight) tuple of partial
+                                       statistics to combine (the final stage of a split)
   store_reduction(name, index, value)  write the folded result (once per output element)
   rand(seed, offset), randn(seed, offset)   float32 uniform in [0, 1) / standard normal: Philox
                                        of an int64 seed and an integer offset (Triton only)
@@ -42,7 +46,8 @@ BINARY = (
     "lshift rshift"
 ).split()
 COMPARISONS = frozenset("eq ne lt le gt ge logical_and logical_or logical_xor logical_not isnan isinf isfinite signbit".split())
-REDUCTION_TYPES = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+WELFORD_TYPES = ("welford_mean", "welford_m2", "welford_weight")
+REDUCTION_TYPES = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all", *WELFORD_TYPES)
 OTHER = (
     "load store constant index_expr indirect_indexing to_dtype where reduction store_reduction rand randn"
 ).split()

@@ -334,7 +334,7 @@ class Scheduler:
         if self._join_sibling(buffer):
             return
         for group in reversed(self.open):
-            if _small_loops(group) and self._try_join(group, buffer):
+            if (_small_loops(group) or _shares_fold(group, buffer)) and self._try_join(group, buffer):
                 return
         data = buffer.data
         if isinstance(data, Reduction):
@@ -507,6 +507,16 @@ def _at_least(numel, loops) -> bool:
         return False
     a, b = static_int(numel), static_int(loops)
     return a >= b if a is not None and b is not None else numel == loops
+
+
+def _shares_fold(group: _Group, buffer: ComputedBuffer) -> bool:
+    """Whether a member reduces the very element function `buffer` reduces (a Welford variance's
+    mean and m2, lowering/reductions.py): in one kernel the backend folds it once, reading its
+    input once, however large the loops."""
+    data = buffer.data
+    return isinstance(data, Reduction) and any(
+        isinstance(m.buffer.data, Reduction) and m.buffer.data.inner_fn is data.inner_fn for m in group.members
+    )
 
 
 def _small_loops(group: _Group) -> bool:

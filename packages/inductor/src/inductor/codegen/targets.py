@@ -1,6 +1,6 @@
 """Which target prints the kernels of each device: CUDA tensors' kernels are Triton's, CPU
 tensors' C++ or Triton's interpreter (options.cpu_backend). Everything a pass asks of a device
-(in-kernel random, combo kernels, split reductions) it asks of that device's KernelBackend here.
+(in-kernel random, combo kernels, split reductions, one-pass variance) it asks of that device's KernelBackend here.
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ class KernelTargets:
 
     def splits_reductions(self, device: torch.device) -> bool:
         return self.backend(device).splits_reductions(device)
+
+    def welford_variance(self, device: torch.device) -> bool:
+        return self.backend(device).welford_variance
 
     def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
         """Each kernel built by its device's backend (a graph may mix CUDA kernels with a CPU

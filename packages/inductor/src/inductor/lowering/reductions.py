@@ -3,9 +3,10 @@ softmax/log_softmax and layer norm.
 
 A reduction is always realized into a buffer; its input stays lazy, so the producing
 pointwise ops run inside the reduction loop (prologue fusion). On a GPU a reduction to a few
-values over many elements is split in two later (passes/split_reductions.py). var/std take two passes
-(mean, then the sum of squared deviations) rather than Welford's running update: the same
-accuracy, and both passes vectorize; the scheduler puts them in one kernel.
+values over many elements is split in two later (passes/split_reductions.py). var/std read
+their input once with Welford's running (mean, m2, weight), as eager does, where the device's
+kernel backend declares `welford_variance` (Triton); elsewhere (C++) they take two passes, the
+mean then the sum of squared deviations, which vectorize and which share one kernel.
 """
 
 from __future__ import annotations
@@ -45,14 +46,21 @@ def _acc_dtype(dtype: torch.dtype, reduction_type: str) -> torch.dtype:
 def reduce(x: IRNode, dim, keepdim: bool, reduction_type: str, *, out_dtype=None) -> IRNode:
     """Realize `reduction_type` of `x` over `dim`; keepdim restores size-1 dims as views."""
     dims = _dims(x, dim)
-    ndim = len(x.size)
-    kept = [k for k in range(ndim) if k not in dims]
     acc = _acc_dtype(x.dtype, reduction_type)
     if out_dtype is None:
         out_dtype = {"argmax": torch.int64, "argmin": torch.int64}.get(reduction_type)
         out_dtype = out_dtype or (acc if acc in (torch.bool, torch.int64) else x.dtype)
+    out_sizes, reduced, element = _reduction_input(x, dims, acc)
+    result = current_graph().register_reduction(Reduction(x.device, out_dtype, out_sizes, reduced, reduction_type, element, acc))
+    return _keep_dims(result, dims, keepdim)
+
+
+def _reduction_input(x: IRNode, dims: list[int], acc: torch.dtype):
+    """(output sizes, reduced sizes, element(index, rindex)): `x` read at the output index
+    `index` and the reduced index `rindex`, cast to the accumulator dtype."""
+    ndim = len(x.size)
+    kept = [k for k in range(ndim) if k not in dims]
     load = x.make_loader()
-    out_sizes, reduced = tuple(x.size[k] for k in kept), tuple(x.size[k] for k in dims)
 
     def element(index, rindex):
         full = [None] * ndim
@@ -62,7 +70,10 @@ def reduce(x: IRNode, dim, keepdim: bool, reduction_type: str, *, out_dtype=None
             full[k] = r
         return cast(load(full), x.dtype, acc)
 
-    result = current_graph().register_reduction(Reduction(x.device, out_dtype, out_sizes, reduced, reduction_type, element, acc))
+    return tuple(x.size[k] for k in kept), tuple(x.size[k] for k in dims), element
+
+
+def _keep_dims(result: IRNode, dims: list[int], keepdim: bool) -> IRNode:
     if keepdim:
         for k in dims:
             result = unsqueeze(result, k)
@@ -147,20 +158,16 @@ register_lowering(aten.all.dim, aten.all.dims, aten.all.default)(_logical_reduct
 
 
 def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]:
-    """(variance, mean) in two passes; both reductions land in one kernel."""
+    """(variance, mean): in one Welford pass where the device's kernels have it, else in two."""
     dims = _dims(x, dim)
     count = _numel(x, dims)
     compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
-    mean_kept = mean(x, dims, True)
-    load_mean = broadcast_loader(mean_kept, x.size)
-    load_x = x.make_loader()
-
-    def squared_deviation(index):
-        d = ops.sub(cast(load_x(index), x.dtype, compute), cast(load_mean(index), mean_kept.dtype, compute))
-        return ops.mul(d, d)
-
-    deviations = Pointwise(x.device, compute, x.size, squared_deviation)
-    m2 = reduce(deviations, dims, keepdim, "sum", out_dtype=compute)
+    # An empty reduction keeps two passes: its mean is 0 / 0 = nan, as eager's, where a Welford
+    # fold of nothing gives 0 (symbolic sizes are >= 2, so only a static count can be 0).
+    if current_graph().welford_variance(x.device) and count != 0:
+        mean_out, m2 = _welford_mean_m2(x, dims, keepdim, compute)
+    else:
+        mean_out, m2 = _two_pass_mean_m2(x, dims, keepdim, compute)
     correction = 1 if correction is None else correction
     load_m2 = m2.make_loader()
 
@@ -172,12 +179,44 @@ def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]
         return ops.sub(_count(count, compute), ops.constant(float(correction), compute))
 
     def variance(index):
+        if count == 0:
+            return ops.constant(float("nan"), x.dtype)  # eager's variance of nothing, whatever the correction
         value = ops.truediv(load_m2(index), denominator())
         return cast(value, compute, x.dtype)
 
     var = Pointwise(x.device, x.dtype, m2.size, variance)
-    mean_out = mean_kept if keepdim else squeeze(mean_kept, dims)
     return var, mean_out
+
+
+def _welford_mean_m2(x: IRNode, dims, keepdim: bool, compute) -> tuple[IRNode, IRNode]:
+    """Mean and sum of squared deviations from one read of `x`: two reductions of one element
+    function, which the scheduler puts in one kernel and the backend folds once
+    (codegen/triton/reductions.py), and which split_reductions splits into one partials kernel."""
+    out_sizes, reduced, element = _reduction_input(x, dims, compute)
+    graph = current_graph()
+    mean_ = graph.register_reduction(Reduction(x.device, x.dtype, out_sizes, reduced, "welford_mean", element, compute))
+    m2 = graph.register_reduction(Reduction(x.device, compute, out_sizes, reduced, "welford_m2", element, compute))
+    return _keep_dims(mean_, dims, keepdim), _keep_dims(m2, dims, keepdim)
+
+
+def _two_pass_mean_m2(x: IRNode, dims, keepdim: bool, compute) -> tuple[IRNode, IRNode]:
+    """The mean, then the sum of squared deviations from it: both reductions land in one
+    kernel, which reads `x` twice."""
+    # The deviations are taken from the mean in the compute dtype: a bf16 mean of 100 + randn
+    # is off by up to 0.25, which would add its square to the variance.
+    load_x = x.make_loader()
+    upcast = Pointwise(x.device, compute, x.size, lambda index: cast(load_x(index), x.dtype, compute))
+    mean_kept = mean(upcast, dims, True)
+    load_mean, load_upcast = broadcast_loader(mean_kept, x.size), upcast.make_loader()
+
+    def squared_deviation(index):
+        d = ops.sub(load_upcast(index), load_mean(index))
+        return ops.mul(d, d)
+
+    deviations = Pointwise(x.device, compute, x.size, squared_deviation)
+    m2 = reduce(deviations, dims, keepdim, "sum", out_dtype=compute)
+    mean_out = to_dtype(mean_kept, x.dtype)
+    return (mean_out if keepdim else squeeze(mean_out, dims)), m2
 
 
 def _correction(unbiased=None, correction=None):

@@ -9,19 +9,26 @@ kernel takes ~8 us. Such a reduction becomes two: partials[s, x] reduces chunk s
 partials (its epilogue fuses after it). Only associative reductions with no index to carry
 split; argmax/argmin stay whole.
 
+A Welford variance (welford_mean and welford_m2 of one element function) splits into one
+set of partials, (mean, m2, weight) of each chunk, written by one kernel that reads the input
+once; each final stage combines those triples with Chan's formula (a chunk's weight is its
+element count, so chunks of different lengths combine correctly).
+
 The C++ backend does not split: OpenMP already runs the outer loops across the few cores,
 or the reduction itself (`parallel for reduction`) when there is a single output.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 
-from ..ir import ComputedBuffer, Layout, Reduction
-from ..ops import collect_accesses
+from ..ir import ComputedBuffer, Layout, Pointwise, Reduction
+from ..ops import WELFORD_TYPES, collect_accesses, ops
 from ..sizes import FloorDiv, PythonMod, affine_coefficient, loop_vars, product, static_int
 
-SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})
+SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all", *WELFORD_TYPES})
 SPLIT_TARGET_PROGRAMS = 1024   # ~8 programs per SM: enough to hide memory latency
 SPLIT_OUTER_XBLOCK = 64        # outputs per program of a looped outer reduction (triton_configs)
 SPLIT_MIN_CHUNK = {"outer": 128, "inner": 1024}  # a program still streams this many elements
@@ -41,21 +48,34 @@ def split_reductions(graph) -> None:
     Each final stage waits until a buffer reads it, so that the partials of several reductions
     of one input meet in one kernel, and so do their final stages."""
     rewritten, waiting = [], []
+    welford_partials: dict = {}  # (element function, split) -> its (mean, m2, weight) partials
     for buffer in graph.buffers:
         if waiting and (not isinstance(buffer, ComputedBuffer)
                         or {name for name, _ in buffer.reads()} & {final.name for final in waiting}):
             rewritten += waiting
             waiting = []
         count, outer = _split_plan(buffer, graph.targets)
-        if count > 1:
-            partials, final = _split(graph, buffer, count, outer)
-            rewritten.append(partials)
-            waiting.append(final)
-            graph.consumers[partials.name] = {final.name}
-            for name, _ in partials.reads():  # the partials read what the reduction read
-                graph.consumers.setdefault(name, set()).add(partials.name)
-        else:
+        if count <= 1:
             rewritten.append(buffer)
+            continue
+        if buffer.data.reduction_type in WELFORD_TYPES:
+            key = (id(buffer.data.inner_fn), buffer.data.ranges, buffer.data.reduction_ranges, count, outer)
+            known = key in welford_partials
+            if not known:
+                welford_partials[key] = _welford_partials(graph, buffer, count, outer)
+            partials, combine = welford_partials[key]
+            finals = _welford_finals(graph, buffer, combine, count)
+            new_partials = [] if known else list(partials)
+        else:
+            partial, final = _split(graph, buffer, count, outer)
+            partials, finals, new_partials = [partial], [final], [partial]
+        waiting += finals
+        for partial in partials:
+            graph.consumers.setdefault(partial.name, set()).add(finals[0].name)
+        for partial in new_partials:
+            rewritten.append(partial)
+            for name, _ in partial.reads():  # the partials read what the reduction read
+                graph.consumers.setdefault(name, set()).add(partial.name)
     graph.buffers = rewritten + waiting
 
 
@@ -111,10 +131,85 @@ def _reduces_strided_axis(data: Reduction) -> bool:
 
 def _split(graph, buffer: ComputedBuffer, count: int, outer: bool) -> tuple[ComputedBuffer, ComputedBuffer]:
     data = buffer.data
-    reduced = data.reduction_ranges
-    chunk = sympy.Integer(static_int(product(reduced)) // count)
     acc = data.acc_dtype or data.dtype
-    position = 0 if outer else len(data.ranges)  # where the chunk dim sits among the partials' dims
+    partials = _partials(graph, data, data.reduction_type, _chunk_element(data, count, outer), count, outer)
+    load, position = partials.make_loader(), _chunk_position(data, outer)
+
+    def combine(index, rindex):
+        return load(_with_chunk(index, rindex, position))
+
+    final = Reduction(data.device, data.dtype, data.ranges, (sympy.Integer(count),), data.reduction_type, combine, acc)
+    return partials, ComputedBuffer(buffer.name, buffer.layout, final)
+
+
+def _welford_partials(graph, buffer: ComputedBuffer, count: int, outer: bool):
+    """(mean, m2, weight) of each chunk, three reductions of one element function, which the
+    scheduler puts in one kernel and the printer folds once; and the final stages' element
+    function, one for all of them (so that they share a kernel and a fold too).
+
+    The chunks see the data less its first element along the reduced dims (the pivot): Chan's
+    formula weighs the differences between chunk means, which for 1000 + randn would carry
+    the rounding of means near 1000; shifted, they are small and `x - pivot` is exact
+    (Sterbenz) when the mean dominates the spread. The final mean adds the pivot back."""
+    data = buffer.data
+    pivot = _pivot(data)
+
+    def shifted(index, rindex):
+        return ops.sub(data.inner_fn(index, rindex), pivot(index))
+
+    element = _chunk_element(dataclasses.replace(data, inner_fn=shifted), count, outer)
+    partials = tuple(_partials(graph, data, kind, element, count, outer) for kind in WELFORD_TYPES)
+    loads, position = [p.make_loader() for p in partials], _chunk_position(data, outer)
+
+    def combine(index, rindex):
+        index = _with_chunk(index, rindex, position)
+        return tuple(load(index) for load in loads)
+
+    return partials, combine
+
+
+def _pivot(data: Reduction):
+    first = [sympy.Integer(0)] * len(data.reduction_ranges)
+    return lambda index: data.inner_fn(index, first)
+
+
+def _welford_finals(graph, buffer: ComputedBuffer, combine, count: int) -> list[ComputedBuffer]:
+    """The final stage of one welford_* reduction, combining the partials: the buffer itself,
+    or for the mean a reduction to the shifted mean and the buffer adding the pivot back."""
+    data = buffer.data
+    final = dataclasses.replace(data, reduction_ranges=(sympy.Integer(count),), inner_fn=combine)
+    if data.reduction_type != "welford_mean":
+        return [ComputedBuffer(buffer.name, buffer.layout, final)]
+    acc = data.acc_dtype or data.dtype
+    shifted = ComputedBuffer(graph.new_name(), Layout.contiguous(data.device, acc, data.ranges),
+                             dataclasses.replace(final, dtype=acc))
+    load_shifted, pivot = shifted.make_loader(), _pivot(data)
+
+    def mean(index):
+        value = ops.add(load_shifted(index), pivot(index))
+        return value if data.dtype == acc else ops.to_dtype(value, data.dtype)
+
+    graph.consumers[shifted.name] = {buffer.name}
+    return [shifted, ComputedBuffer(buffer.name, buffer.layout, Pointwise(data.device, data.dtype, data.ranges, mean))]
+
+
+def _chunk_position(data: Reduction, outer: bool) -> int:
+    """Where the chunk dim sits among the partials' dims: first for an outer reduction, so rows
+    stay contiguous, else last."""
+    return 0 if outer else len(data.ranges)
+
+
+def _with_chunk(index, rindex, position: int) -> list:
+    index = list(index)
+    index.insert(position, rindex[0])
+    return index
+
+
+def _chunk_element(data: Reduction, count: int, outer: bool):
+    """element(index, rindex) of the partials: index holds the chunk `s` at its position, and
+    rindex[0] runs over the chunk."""
+    reduced, chunk = data.reduction_ranges, _chunk_size(data, count)
+    position = _chunk_position(data, outer)
 
     def partial(index, rindex):
         # Element `chunk * s + c` of the reduced dims, in row-major order.
@@ -128,16 +223,16 @@ def _split(graph, buffer: ComputedBuffer, count: int, outer: bool) -> tuple[Comp
             stride = stride * reduced[k]
         return data.inner_fn(index, unflattened[::-1])
 
+    return partial
+
+
+def _chunk_size(data: Reduction, count: int) -> sympy.Integer:
+    return sympy.Integer(static_int(product(data.reduction_ranges)) // count)
+
+
+def _partials(graph, data: Reduction, reduction_type: str, element, count: int, outer: bool) -> ComputedBuffer:
+    acc = data.acc_dtype or data.dtype
     ranges = list(data.ranges)
-    ranges.insert(position, sympy.Integer(count))
-    partials_data = Reduction(data.device, acc, tuple(ranges), (chunk,), data.reduction_type, partial, acc)
-    partials = ComputedBuffer(graph.new_name(), Layout.contiguous(data.device, acc, ranges), partials_data)
-    load = partials.make_loader()
-
-    def combine(index, rindex):
-        index = list(index)
-        index.insert(position, rindex[0])
-        return load(index)
-
-    final = Reduction(data.device, data.dtype, data.ranges, (sympy.Integer(count),), data.reduction_type, combine, acc)
-    return partials, ComputedBuffer(buffer.name, buffer.layout, final)
+    ranges.insert(_chunk_position(data, outer), sympy.Integer(count))
+    partials_data = Reduction(data.device, acc, tuple(ranges), (_chunk_size(data, count),), reduction_type, element, acc)
+    return ComputedBuffer(graph.new_name(), Layout.contiguous(data.device, acc, ranges), partials_data)

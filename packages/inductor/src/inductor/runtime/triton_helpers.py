@@ -4,6 +4,9 @@
     max_combine/min_combine  the same for two values of one dtype (reductions' accumulators)
     reduce_max/min/prod/any/all   block reductions built on those, keeping the reduced axis
     reduce_argmax/argmin     value+index reductions: NaN counts as largest, ties take the first
+    welford_add/combine/welford/welford_pivoted/welford_tile   one-pass variance: (mean, m2,
+                             weight) per lane, updated by an element (Welford, from a pivot) or
+                             by partial statistics (Chan), then folded along an axis
     floordiv/remainder       Python's rounding toward -inf (Triton's `//` and `%` truncate)
     libdevice                CUDA's math library; under TRITON_INTERPRET=1 (where libdevice
                              calls return None) the same functions computed by numpy
@@ -120,6 +123,65 @@ def reduce_argmax(values, indices, axis):
 def reduce_argmin(values, indices, axis):
     _, index = tl.reduce((values, indices), axis, argmin_combine, keep_dims=True)
     return index
+
+
+# Weights are element counts (0 for masked lanes), so dividing by max(weight, 1) is exact where
+# a weight is nonzero and gives 0 / 1 where both are 0, with no division by zero to select away.
+# A lane's statistics are kept relative to its first element (its pivot): a running mean of
+# 1000 + randn rounds at 1000's precision and feeds that error into m2 (var of 1e5 + randn off
+# by 1.6e-3 over 3000 elements); shifted, the data is small and `value - pivot` exact when the
+# mean dominates the spread (Sterbenz), and lanes combine through the exact pivot difference.
+@triton.jit
+def welford_add(pivot, mean, m2, weight, value, mask):
+    """Welford's update of each lane's running statistics by one element; masked lanes keep theirs."""
+    pivot = tl.where(mask & (weight == 0.0), value, pivot)
+    shifted = value - pivot
+    new_weight = tl.where(mask, weight + 1.0, weight)
+    delta = shifted - mean
+    new_mean = tl.where(mask, mean + delta / tl.maximum(new_weight, 1.0), mean)
+    new_m2 = tl.where(mask, m2 + delta * (shifted - new_mean), m2)
+    return pivot, new_mean, new_m2, new_weight
+
+
+@triton.jit
+def _welford_combine_pivoted(pivot_a, mean_a, m2_a, weight_a, pivot_b, mean_b, m2_b, weight_b):
+    delta = (pivot_b - pivot_a) + (mean_b - mean_a)
+    weight = weight_a + weight_b
+    b_share = weight_b / tl.maximum(weight, 1.0)
+    a_empty = weight_a == 0.0  # its pivot is no element: take b's
+    return (tl.where(a_empty, pivot_b, pivot_a), tl.where(a_empty, mean_b, mean_a + delta * b_share),
+            m2_a + m2_b + delta * delta * weight_a * b_share, weight)
+
+
+@triton.jit
+def welford_pivoted(pivot, mean, m2, weight, axis):
+    """(mean, m2, weight) along `axis` of lanes' statistics kept relative to their pivots."""
+    pivot, mean, m2, weight = tl.reduce((pivot, mean, m2, weight), axis, _welford_combine_pivoted, keep_dims=True)
+    return pivot + mean, m2, weight
+
+
+@triton.jit
+def welford_combine(mean_a, m2_a, weight_a, mean_b, m2_b, weight_b):
+    """Chan et al.'s combination of the statistics of two disjoint sets of elements."""
+    delta = mean_b - mean_a
+    weight = weight_a + weight_b
+    b_share = weight_b / tl.maximum(weight, 1.0)
+    return mean_a + delta * b_share, m2_a + m2_b + delta * delta * weight_a * b_share, weight
+
+
+@triton.jit
+def welford(mean, m2, weight, axis):
+    return tl.reduce((mean, m2, weight), axis, welford_combine, keep_dims=True)
+
+
+@triton.jit
+def welford_tile(value, mask, axis):
+    """(mean, m2, weight) of the unmasked elements of a tile held in registers: the mean, then
+    the squared deviations from it, which is as accurate as Welford and needs no division per element."""
+    weight = tl.sum(mask.to(value.dtype), axis, keep_dims=True)
+    mean = tl.sum(tl.where(mask, value, 0.0), axis, keep_dims=True) / tl.maximum(weight, 1.0)
+    deviation = tl.where(mask, value - mean, 0.0)
+    return mean, tl.sum(deviation * deviation, axis, keep_dims=True), weight
 
 
 @triton.jit

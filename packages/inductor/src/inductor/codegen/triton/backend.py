@@ -51,13 +51,14 @@ class PrintedCombo:
 
 class TritonBackend(KernelBackend):
     # Philox in the kernel (torch.compile's default; options.fallback_random turns it off), combo
-    # launches for small pointwise kernels, and split reductions on GPUs only: the interpreter
-    # on CPU has no SMs to fill.
+    # launches for small pointwise kernels, split reductions on GPUs only (the interpreter on
+    # CPU has no SMs to fill), and variances in one Welford pass (triton/reductions.py).
     name = "triton"
     in_kernel_random = True
     combo_kernels = True
     recomputes_shared_values = True
     split_reductions_on = frozenset({"cuda"})
+    welford_variance = True
     compiles_ahead_on = frozenset({"cuda"})  # the interpreter has nothing to compile
 
     def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:

@@ -3,6 +3,12 @@
 A persistent kernel reduces its one loaded [XBLOCK, RBLOCK] tile along `r` in a single step. A
 looped one keeps an [XBLOCK, RBLOCK] accumulator per reduction, combines each block into it
 inside the loop, and folds it to [XBLOCK, 1] after the loop, where the result's stores go too.
+
+The welford_* reductions of one value share one fold of (mean, m2, weight) per kernel stage: a
+looped kernel keeps those per lane (Welford's update for an element, relative to the lane's
+first element; Chan's combination for partial statistics) and combines the lanes after the
+loop; a persistent one reduces its tile of elements in two passes over registers (the mean,
+then the squared deviations from it). Masked lanes carry weight 0, so they do not count.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ _COMBINE = {
 }
 
 
+_WELFORD_PART = {"welford_mean": 0, "welford_m2": 1, "welford_weight": 2}
+
+
 def _identity(reduction_type: str, dtype: torch.dtype) -> str:
     if reduction_type in ("sum", "any"):
         return literal(0, dtype) if reduction_type == "sum" else "False"
@@ -46,6 +55,8 @@ class ReductionOps:
     """Mixed into TritonKernel: the ops handler's reductions, and the loop of a looped kernel's stage."""
 
     def reduction(self, dtype, reduction_type, value):
+        if reduction_type in _WELFORD_PART:
+            return self._welford(dtype, value)[_WELFORD_PART[reduction_type]]
         value = self._tensor(value)
         identity = _identity(reduction_type, dtype)
         full = self._shape({"x", "r"})
@@ -75,6 +86,41 @@ class ReductionOps:
         fn = _REDUCE_FN[reduction_type]
         self.post.append(f"{result} = {fn}({acc}, 1, keep_dims=True)" if fn == "tl.sum" else f"{result} = {fn}({acc}, 1)")
         return TritonValue(result, dtype, {"x"})
+
+    def _welford(self, dtype, value) -> tuple[TritonValue, TritonValue, TritonValue]:
+        """(mean, m2, weight) over `r` of `value`: an element, or a (mean, m2, weight) tuple of
+        partial statistics. Folded once per stage, however many welford_* reductions read it."""
+        parts = tuple(self._tensor(part) for part in (value if isinstance(value, tuple) else (value,)))
+        key = tuple(part.text for part in parts)
+        for scope in reversed(self.scopes):
+            if key in scope.welford:
+                return scope.welford[key]
+        mask, tdtype = "xmask & rmask", triton_dtype(dtype)
+        names = [f"tmp{self.counter + k}" for k in range(3)]
+        self.counter += 3
+        if len(parts) == 1 and self.kind == KIND_PERSISTENT:
+            self.lines.append(f"{', '.join(names)} = helpers.welford_tile({parts[0]}, {mask}, 1)")
+        elif self.kind == KIND_PERSISTENT:
+            masked = ", ".join(f"tl.where({mask}, {part}, 0.0)" for part in parts)
+            self.lines.append(f"{', '.join(names)} = helpers.welford({masked}, 1)")
+        else:
+            acc = f"acc{len(self.accumulators)}"
+            accs = [f"{acc}_mean", f"{acc}_m2", f"{acc}_weight"]
+            if len(parts) == 1:
+                accs.insert(0, f"{acc}_pivot")
+                update = f"helpers.welford_add({', '.join(accs)}, {parts[0]}, {mask})"
+                fold = f"helpers.welford_pivoted({', '.join(accs)}, 1)"
+            else:
+                masked = ", ".join(f"tl.where({mask}, {part}, 0.0)" for part in parts)
+                update = f"helpers.welford_combine({', '.join(accs)}, {masked})"
+                fold = f"helpers.welford({', '.join(accs)}, 1)"
+            self.accumulators += accs
+            self.pre += [f"{a} = tl.zeros({self._shape({'x', 'r'})}, {tdtype})" for a in accs]
+            self.lines.append(f"{', '.join(accs)} = {update}")
+            self.post.append(f"{', '.join(names)} = {fold}")
+        result = tuple(TritonValue(name, dtype, {"x"}) for name in names)
+        self.scopes[-1].welford[key] = result
+        return result
 
     def store_reduction(self, name, index, value):
         dtype = self.buffers[name].dtype

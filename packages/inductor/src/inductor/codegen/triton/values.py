@@ -24,3 +24,4 @@ class Scope:
     def __init__(self):
         self.cse: dict[str, TritonValue] = {}
         self.stored: dict[str, tuple] = {}   # buffer -> (index, value)
+        self.welford: dict[tuple, tuple] = {}  # welford inputs' texts -> (mean, m2, weight)
