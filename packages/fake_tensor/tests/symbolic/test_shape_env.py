@@ -198,3 +198,20 @@ def test_guards_print_as_python_over_places():
     for sizes, expected in (((6, 4, 6), True), ((7, 5, 7), True), ((6, 2, 6), False), ((6, 4, 5), False)):
         scope = {"x": torch.empty(sizes[:2]), "y": torch.empty(sizes[2])}
         assert all(eval(line, {}, scope) for line in lines) is expected
+
+
+def test_bound_on_an_expression_is_a_guard_that_keeps_the_symbol():
+    """`evaluate(expr < limit)` is how a backend asks for a bound (inductor's 32-bit indices
+    while `768*s0 < 2**31`): answered at the hints, recorded as a bound on the symbol, with no
+    replacement, so every size up to the bound passes and a larger one fails."""
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(5, 768), [0], "x").shape[0]
+    s0 = n.node.expr
+    assert env.evaluate(sympy.Lt(768 * s0, 2**31)) is True
+    assert env.replacements == {}
+    assert env.statically_known(sympy.Lt(768 * s0, 2**31)) is True  # asking again takes no new guard
+    first_too_large = -(-(2**31) // 768)
+    assert env.guards_hold_at({s0: first_too_large - 1}) and not env.guards_hold_at({s0: first_too_large})
+    lines = env.guards_as_python()
+    assert all(eval(line, {}, {"x": torch.empty(9, 768)}) for line in lines)
+    assert not all(eval(line, {}, {"x": torch.empty(1, 768).expand(first_too_large, 768)}) for line in lines)

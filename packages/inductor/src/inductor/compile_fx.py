@@ -36,6 +36,7 @@ from .passes.split_reductions import split_reductions
 from .runtime.cuda_graphs import CudaGraphRunner
 from .runtime.profiling import profiled_call
 from .scheduler import Scheduler
+from .size_questions import SizeQuestions
 from .sizes import as_expr
 
 output_code_log = logs.channel("output_code")
@@ -102,13 +103,16 @@ def _meta_key(gm) -> str:
 
 
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None,
-                       strided_outputs: bool = False):
+                       strided_outputs: bool = False, may_guard: bool = True):
     """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
 
     `strided_outputs`: an output may be a strided view in eager's dim order instead of having
     eager's exact strides (a padded matmul's result sliced, as torch.compile returns it); only
     for graphs whose outputs no compiled graph reads later (inference, not a forward's saved
     values, which the backward was traced to read with eager's strides).
+
+    `may_guard`: whether a question about symbolic sizes may become a guard of the caller's
+    entry (size_questions.py); not for a backward compiled after the entry's guards were built.
 
     `mode` and `options`: torch.compile's (options.py: CompileOptions.from_user says what is
     valid; `options` may also be a CompileOptions)."""
@@ -128,7 +132,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         log.info("inductor: the graph divides or compares a symbolic number; running its ATen graph without compiling it")
         return gm
     try:
-        compiled = _compile_graph(gm, example_inputs, options, targets, strided_outputs)
+        compiled = _compile_graph(gm, example_inputs, options, targets, strided_outputs,
+                                  SizeQuestions.of_graph(gm, may_guard=may_guard))
     except (LoweringError, NotImplementedError, TypeError) as err:
         if not numbers:
             raise
@@ -186,14 +191,15 @@ def _polynomial(expr) -> bool:
 
 
 def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelTargets,
-                   strided_outputs: bool) -> CompiledGraph:
-    """`targets`: each device's kernel backend, as `options` choose them."""
+                   strided_outputs: bool, sizes: SizeQuestions) -> CompiledGraph:
+    """`targets`: each device's kernel backend, as `options` choose them; `sizes`: the
+    questions code generation asks about symbolic sizes."""
     constants = _constants(gm)
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
                        _environment_key(targets, example_inputs), targets.key(), options.tuning,
                        str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}")
-    cached = _cached_graph(key, constants)
+    cached, key = _cached_graph(key, constants, sizes)
     if cached is not None:
         return cached
     start = time.perf_counter()
@@ -213,12 +219,13 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     # Kernel code generation and builds (kernel_calls does both; the builds log their own phase).
     with logs.phase("codegen", f"{len(kernels)} kernels"):
         calls = targets.kernel_calls(kernels, buffers, {s: graph.hints[s] for s in graph.symbol_sources},
-                                     options.tuning)
+                                     options.tuning, sizes)
         source = WrapperCodegen(graph, steps, calls).generate()
     kernel_sources = {name: call.source for name, call in calls.items()}
     records = {name: {"entry": list(call.entry), "symbol": call.symbol, "source": call.source}
                for name, call in calls.items()}
-    folder = cache.publish("graphs", key, {GRAPH_WRAPPER: source, GRAPH_KERNELS: json.dumps(records, indent=1)})
+    folder = cache.publish("graphs", key, {GRAPH_WRAPPER: source, GRAPH_KERNELS: json.dumps(records, indent=1),
+                                           GRAPH_SIZE_QUESTIONS: json.dumps(sizes.asked, indent=1)})
     elapsed = time.perf_counter() - start
     metrics.counters.graphs_compiled += 1
     metrics.counters.kernels_generated += len(kernels)
@@ -232,15 +239,27 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
 
 # A graph's cache entry: its wrapper, and each kernel's source with the entry it is built into
 # ({name: {"entry": [backend name, key], "symbol": function, "source": text}}), so that kernels
-# missing or damaged in the cache are rebuilt on a warm start without generating code again.
-GRAPH_WRAPPER, GRAPH_KERNELS = "wrapper.py", "kernels.json"
+# missing or damaged in the cache are rebuilt on a warm start without generating code again;
+# and the questions its code generation asked about symbolic sizes, with their answers.
+GRAPH_WRAPPER, GRAPH_KERNELS, GRAPH_SIZE_QUESTIONS = "wrapper.py", "kernels.json", "size_questions.json"
 
 
-def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
-    """The graph from its cache entry (its kernels' entries checked, rebuilt if need be), or None."""
+def _cached_graph(key: str, constants: dict, sizes: SizeQuestions) -> tuple[CompiledGraph | None, str]:
+    """(the graph from its cache entry, its kernels' entries checked and rebuilt if need be, or
+    None; the key a graph compiled now is stored under).
+
+    A graph of symbolic sizes was generated under answers to size questions (32-bit indices
+    while the sizes fit): they are asked again, which takes their guards again, and a graph
+    that other answers made (example sizes past 2**31) is stored under a key of its own."""
     folder = cache.entry("graphs", key)
+    if folder is not None:
+        asked = json.loads((folder / GRAPH_SIZE_QUESTIONS).read_text())
+        answers = sizes.answers_again(asked)
+        if answers != [answer for _, _, answer in asked]:
+            key = cache.digest(key, json.dumps(answers))
+            folder = cache.entry("graphs", key)
     if folder is None:
-        return None
+        return None, key
     source = (folder / GRAPH_WRAPPER).read_text()
     records = json.loads((folder / GRAPH_KERNELS).read_text())
     for record in records.values():
@@ -254,7 +273,7 @@ def _cached_graph(key: str, constants: dict) -> CompiledGraph | None:
     if output_code_log.isEnabledFor(logging.INFO):
         text = "\n\n".join([source, *compiled.kernel_sources.values()])
         output_code_log.info("inductor: graph cache hit %s\n%s", folder / GRAPH_WRAPPER, text)
-    return compiled
+    return compiled, key
 
 
 def _environment_key(targets: KernelTargets, example_inputs) -> str:
@@ -326,11 +345,15 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
     def compile_graph(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, options=options)
 
+    def compile_backward(graph_module, inputs):
+        # Compiled on the first `.backward()`, after capture built the entry's guards.
+        return compile_aten_graph(graph_module, inputs, options=options, may_guard=False)
+
     def compile_inference(graph_module, inputs):
         return compile_aten_graph(graph_module, inputs, options=options, strided_outputs=True)
 
     return aot_autograd.aot_module_simplified(
-        gm, example_inputs, compile_graph, compile_graph, decompositions=decompositions(),
+        gm, example_inputs, compile_graph, compile_backward, decompositions=decompositions(),
         partition_fn=partition_for_inductor, inference_compiler=compile_inference,
         keep_input_mutations=True,
     )

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..size_questions import SizeQuestions
+
 
 @dataclass(frozen=True)
 class KernelCall:
@@ -36,9 +38,11 @@ class KernelBackend:
     recomputes_shared_values: bool = False      # a cheap value several nodes read is recomputed in each (graph.py)
     welford_variance: bool = False              # prints the welford_* reductions: var/std in one pass (lowering/reductions.py)
 
-    def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+    def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str,
+                     sizes: SizeQuestions) -> dict[str, KernelCall]:
         """Print and build `kernels` (FusedKernel or ComboKernel steps): {kernel name: KernelCall}.
-        `size_hints`: each size symbol with its value in the example inputs."""
+        `size_hints`: each size symbol with its value in the example inputs; `sizes`: what the
+        printer may ask about symbolic sizes (an answer may guard the caller's entry)."""
         raise NotImplementedError
 
     def rebuild(self, source: str, symbol: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from ..errors import UnsupportedDevice
+from ..size_questions import SizeQuestions
 from .backend import KernelBackend, KernelCall
 from .cpp import CPP
 from .triton import TRITON
@@ -51,7 +52,8 @@ class KernelTargets:
     def welford_variance(self, device: torch.device) -> bool:
         return self.backend(device).welford_variance
 
-    def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+    def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str,
+                     sizes: SizeQuestions) -> dict[str, KernelCall]:
         """Each kernel built by its device's backend (a graph may mix CUDA kernels with a CPU
         one, e.g. over a CPU scalar), {name: KernelCall} in kernel order."""
         groups: dict[str, list] = {}
@@ -59,7 +61,7 @@ class KernelTargets:
             groups.setdefault(self.backend(kernel.device).name, []).append(kernel)
         calls = {}
         for name, group in groups.items():
-            calls.update(BACKENDS[name].kernel_calls(group, buffers, size_hints, tuning))
+            calls.update(BACKENDS[name].kernel_calls(group, buffers, size_hints, tuning, sizes))
         return {k.name: calls[k.name] for k in kernels}
 
     def environment(self, example_inputs) -> list[str]:

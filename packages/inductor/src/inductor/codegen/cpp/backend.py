@@ -14,7 +14,8 @@ class CppBackend(KernelBackend):
     name = "cpp"
     pointer_arguments = True
 
-    def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+    def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str, sizes) -> dict[str, KernelCall]:
+        # Loops and offsets are int64_t at every size: on a CPU that costs nothing worth a guard.
         printed = [CppKernel(k, buffers, set(size_hints)) for k in kernels]
         libraries = cpp_build.build_all([p.source for p in printed])
         calls = {}

@@ -41,8 +41,8 @@ def store_kernel_module(source: str, function_name: str) -> str:
 class PrintedCombo:
     """A ComboKernel printed: its members' TritonKernels and the module running them."""
 
-    def __init__(self, kernel: ComboKernel, buffers: dict, size_symbols: set):
-        members = [TritonKernel(m, buffers, size_symbols) for m in kernel.members]
+    def __init__(self, kernel: ComboKernel, buffers: dict, size_symbols: set, sizes):
+        members = [TritonKernel(m, buffers, size_symbols, sizes) for m in kernel.members]
         self.source, self.function_name = combo_module(members)
         # The combo's parameters: every member's pointers, then every member's offsets (combo.py).
         self.wrapper_args = [arg for m in members for arg in m.args] + [v for m in members for v in m.offset_values]
@@ -61,7 +61,7 @@ class TritonBackend(KernelBackend):
     welford_variance = True
     compiles_ahead_on = frozenset({"cuda"})  # the interpreter has nothing to compile
 
-    def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str) -> dict[str, KernelCall]:
+    def kernel_calls(self, kernels, buffers: dict, size_hints: dict, tuning: str, sizes) -> dict[str, KernelCall]:
         """On a GPU, kernels are compiled here, all at once (runtime/triton_launch.py). A kernel
         with symbolic sizes compiles at their example values: its size parameters are not
         specialized (codegen/triton/module_text.py), so that binary serves every size."""
@@ -69,7 +69,7 @@ class TritonBackend(KernelBackend):
         hints = {symbol.name: hint for symbol, hint in size_hints.items()}
         for kernel in kernels:
             printer = PrintedCombo if isinstance(kernel, ComboKernel) else TritonKernel
-            printed = printer(kernel, buffers, set(size_hints))
+            printed = printer(kernel, buffers, set(size_hints), sizes)
             key = store_kernel_module(printed.source, printed.function_name)
             if kernel.device.type in self.compiles_ahead_on:
                 ints = [hints[a] if a in hints else int(a) for a in printed.wrapper_args if a in hints or a.isdecimal()]

@@ -30,12 +30,12 @@ memory after a barrier, since another thread of the program may have written it.
 
 from __future__ import annotations
 
-import sympy
 import torch
 
 from ...ir import FusedKernel, OuterStep
 from ...ops import kernel_accesses, use_handler
 from ...runtime.triton_configs import KIND_PERSISTENT, KIND_POINTWISE, KIND_TILED
+from ...size_questions import SizeQuestions
 from ...sizes import product
 from .expressions import triton_dtype
 from .kinds import is_outer_reduction, kernel_kind
@@ -55,7 +55,7 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
     The printer is the ops handler its node bodies run under: memory.py, pointwise_ops.py and
     reductions.py each hold a part of that handler; this class holds the kernel-wide state."""
 
-    def __init__(self, kernel: FusedKernel, buffers: dict, size_symbols: set):
+    def __init__(self, kernel: FusedKernel, buffers: dict, size_symbols: set, sizes: SizeQuestions):
         self.kernel = kernel
         self.buffers = buffers
         self.size_symbols = {s.name for s in size_symbols}
@@ -70,7 +70,7 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.axis_of = {var.name: axis for axis, loops in self.loops.items() for var, _ in loops}
         self.xnumel = product(n for _, n in self.loops["x"])
         self.rnumel = product(n for _, n in self.loops["r"])
-        self.int64_indices = self._needs_int64_indices(accesses)
+        self.int64_indices = self._needs_int64_indices(accesses, sizes)
         self.outer_reduction = kernel.is_reduction and is_outer_reduction(kernel, accesses)
         self.args: dict[str, bool] = {}          # buffer name -> written
         self.symbols: set[str] = set()
@@ -116,18 +116,16 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         collector = kernel_accesses(self.kernel.nodes)
         return collector.reads, collector.writes
 
-    def _needs_int64_indices(self, accesses) -> bool:
-        """int32 index arithmetic unless some buffer this kernel touches spans 2**31 elements
-        (or might, when its sizes are symbolic)."""
-        extents = [self.xnumel * self.rnumel]
+    def _needs_int64_indices(self, accesses, sizes: SizeQuestions) -> bool:
+        """int32 index arithmetic unless some buffer this kernel touches spans 2**31 elements.
+        A symbolic extent below 2**31 at the example sizes is guarded to stay there
+        (size_questions.py): 64-bit arithmetic costs registers and instructions in every
+        index, and a dynamic graph would otherwise pay that at every size."""
+        extents = {self.xnumel * self.rnumel: None}  # ordered: the questions, asked in order
         for name, _ in accesses:
             layout = self.buffers[name].layout
-            extents.append(layout.offset + sum(((n - 1) * s for n, s in zip(layout.size, layout.stride)), 0) + 1)
-        for extent in extents:
-            extent = sympy.sympify(extent)
-            if not isinstance(extent, sympy.Integer) or int(extent) >= INT32_LIMIT:
-                return True
-        return False
+            extents[layout.offset + sum(((n - 1) * s for n, s in zip(layout.size, layout.stride)), 0) + 1] = None
+        return not all(sizes.below(extent, INT32_LIMIT) for extent in extents)
 
     # -- values ------------------------------------------------------------------------
 
