@@ -14,6 +14,7 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inductor  # noqa: E402
+from inductor.passes import split_reductions  # noqa: E402
 
 # A backend: the device its tensors live on, and the compile options that select it.
 BACKENDS = {"cpp": ("cpu", {})}
@@ -112,3 +113,19 @@ def with_specials(x: torch.Tensor) -> torch.Tensor:
     where = torch.randperm(flat.numel(), device=x.device)[: specials.numel()]
     flat[where] = specials[: len(where)]
     return flat.view_as(x)
+
+
+def record_split_plans(monkeypatch) -> list:
+    """(buffer name, chunk count) of each reduction split from now on, as passes/split_reductions.py
+    plans it (Welford splits too, which do not go through `_split`)."""
+    plans = []
+    real_plan = split_reductions._split_plan
+
+    def recording_plan(buffer, targets):
+        plan = real_plan(buffer, targets)
+        if plan[0] > 1:
+            plans.append((buffer.name, plan[0]))
+        return plan
+
+    monkeypatch.setattr(split_reductions, "_split_plan", recording_plan)
+    return plans

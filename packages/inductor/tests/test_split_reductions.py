@@ -12,7 +12,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import backend_options, check
+from conftest import backend_options, check, record_split_plans
 from inductor.codegen.targets import BACKENDS
 from inductor.passes import split_reductions
 
@@ -24,17 +24,7 @@ def split_log(monkeypatch, tmp_path):
     """(buffer name, chunk count) of each reduction split while the test runs."""
     # A graph compiled (unsplit) by another test must not come back from the on-disk cache.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
-    log = []
-    real_plan = split_reductions._split_plan
-
-    def recording_plan(buffer, targets):
-        plan = real_plan(buffer, targets)
-        if plan[0] > 1:
-            log.append((buffer.name, plan[0]))
-        return plan
-
-    monkeypatch.setattr(split_reductions, "_split_plan", recording_plan)
-    return log
+    return record_split_plans(monkeypatch)
 
 
 @pytest.fixture

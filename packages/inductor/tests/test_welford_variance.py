@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import inductor
-from conftest import assert_same, backend_options, compile_aten, uses_triton
+from conftest import assert_same, backend_options, compile_aten, record_split_plans, uses_triton
 from inductor.codegen.targets import BACKENDS
 from inductor.passes import split_reductions
 
@@ -135,17 +135,7 @@ def splits(monkeypatch, tmp_path):
         monkeypatch.setattr(target, "split_reductions_on", frozenset({"cpu", "cuda"}))
     monkeypatch.setattr(split_reductions, "SPLIT_MIN_CHUNK", {"outer": 16, "inner": 64})
     monkeypatch.setattr(split_reductions, "SPLIT_MIN_PROGRAM_ELEMENTS", 512)
-    plans = []
-    real_plan = split_reductions._split_plan
-
-    def recording_plan(buffer, targets):
-        plan = real_plan(buffer, targets)
-        if plan[0] > 1:
-            plans.append((buffer.name, plan[0]))
-        return plan
-
-    monkeypatch.setattr(split_reductions, "_split_plan", recording_plan)
-    return plans
+    return record_split_plans(monkeypatch)
 
 
 # (shape, reduced dims, channels_last): a batch-norm statistic (strided reduced axis: outer
