@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 import inductor
-from conftest import assert_same, backend_options, check, compile_aten, traced
+from conftest import assert_same, backend_options, check, compile_aten, traced, uses_triton
 from inductor.compile_fx import partition_for_inductor
 from inductor.decompositions import decompositions
 from inductor.max_pool_ops import (
@@ -142,7 +142,10 @@ def test_offset_ops_match_their_eager_definition(name, dtype, layout, device):
 def test_relu_then_pool_is_one_kernel(device):
     x = torch.randn(2, 4, 12, 12, device=device).to(memory_format=torch.channels_last)
     compiled = check(_forward([[3, 3], [2, 2], [1, 1], [1, 1], False], with_relu=True), x)
-    assert compiled.kernel_count == 1
+    if uses_triton(device):
+        assert compiled.kernel_count == 1
+    else:  # C++: ATen's vectorized pool beats a generated window scan (lowering/pooling.py)
+        assert "torch.ops.aten.max_pool2d_with_indices.default" in compiled.source
 
 
 def test_large_windows_stay_aten_calls(device):

@@ -122,9 +122,17 @@ def _pool_outputs(x, geometry, ceil_mode, winner_dtype, winner_of):
 @register_lowering(aten.max_pool2d_with_indices.default)
 def _max_pool2d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     geometry = PoolGeometry.of(kernel_size, stride, padding, dilation)
-    if not lowered_as_kernel(x.dtype, geometry):
+    if not lowered_as_kernel(x.dtype, geometry) or not _scans_windows_in_kernels(x.device):
         return extern(aten.max_pool2d_with_indices.default, (x, kernel_size, stride, padding, dilation, ceil_mode), {})
     return _pool_outputs(x, geometry, ceil_mode, torch.int64, _index_of(x.size[-1]))
+
+
+def _scans_windows_in_kernels(device) -> bool:
+    """Whether a pool that saves no offsets (inference) is a generated kernel on `device`: in
+    Triton's, fused with its neighbours; C++ loops scan each window slower than ATen's
+    vectorized CPU pool (a ResNet-18's stem pool, 2 cores: ~3 ms more per call). A training
+    pool's offsets (passes/max_pool_offsets.py) are generated on both."""
+    return current_graph().targets.backend(device).name == "triton"
 
 
 @register_lowering(max_pool2d_with_offsets)
