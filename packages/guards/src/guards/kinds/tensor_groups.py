@@ -157,6 +157,11 @@ def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
     return [Check(" or ".join(parts), text, actual, member_checks)]
 
 
+def _subset(tensors: str, picked: list[int], members, name: str, ctx: EmitContext) -> str:
+    """The expression for the `picked` members' tensors out of `tensors`: all of it, or one itemgetter."""
+    return tensors if len(picked) == len(members) else f"{_picker(picked, name, ctx)}({tensors})"
+
+
 def _stride_parts(members: tuple[TensorMatch, ...], tensors: str, ctx: EmitContext) -> list[str]:
     """Failing conditions for the members' strides: `is_contiguous()` for those it tests
     exactly, the whole stride tuples of the others (each subset taken out of `tensors` by one
@@ -169,14 +174,14 @@ def _stride_parts(members: tuple[TensorMatch, ...], tensors: str, ctx: EmitConte
         if len(contiguous) == 1:
             parts.append(f"not {is_contiguous}({tensors}[{contiguous[0]}])")
         else:
-            subset = tensors if len(contiguous) == len(members) else f"{_picker(contiguous, 'contiguous_tensors', ctx)}({tensors})"
+            subset = _subset(tensors, contiguous, members, "contiguous_tensors", ctx)
             parts.append(f"not {ctx.builtin('all')}({map_}({is_contiguous}, {subset}))")
     if strided:
         stride = ctx.constant(torch.Tensor.stride, "stride", "torch.Tensor.stride")
         if len(strided) == 1:
             parts.append(f"{stride}({tensors}[{strided[0]}]) != {members[strided[0]].strides!r}")
         else:
-            subset = tensors if len(strided) == len(members) else f"{_picker(strided, 'strided_tensors', ctx)}({tensors})"
+            subset = _subset(tensors, strided, members, "strided_tensors", ctx)
             expected = [members[k].strides for k in strided]
             expected_name = ctx.constant(expected, "strides_expected", f"[{expected[0]!r}, ...] (one per tensor not tested by is_contiguous)")
             parts.append(f"{ctx.builtin('list')}({map_}({stride}, {subset})) != {expected_name}")

@@ -123,7 +123,7 @@ class TritonLauncher:
             if device == _current_device() and not _launch_hooks_on():
                 pointers = tuple(map(_data_ptr, args[:self.pointer_count]))
                 ints = args[self.pointer_count:]
-                binary = self.launchers.get((plan.signature, device, ints, _alignment(pointers)))
+                binary = self.launchers.get(_binary_key(plan, device, ints, pointers))
                 if binary is not None:
                     # Pointers as ints: Triton's launcher then neither calls `data_ptr()` nor
                     # asks the driver about each one (cuPointerGetAttribute), as it does for
@@ -190,7 +190,7 @@ class TritonLauncher:
         specialize it, whether it equals 1 or divides by 16). The fast key holds the ints
         themselves; a new size misses it and finds its binary by the ints' specialization, so
         it is neither compiled again nor sent through Triton's path."""
-        key = self._binary_key(plan, device, args)
+        key = _binary_key(plan, device, self._ints(args), tuple(map(_data_ptr, self._tensors(args))))
         kernel = self.compiled.get(key)
         if kernel is None or _launch_hooks_on():
             kernel = self._binary(plan, args, key)
@@ -202,10 +202,6 @@ class TritonLauncher:
             self.launchers[key] = _direct_launch(kernel)
         kernel.run(plan.grid[0], plan.grid[1], 1, _current_stream(device), kernel.function, kernel.packed_metadata,
                    None, None, None, *args, *plan.constexprs)
-
-    def _binary_key(self, plan: _Plan, device: int, args) -> tuple:
-        """What picks the compiled binary for these arguments exactly (see _launch_compiled)."""
-        return (plan.signature, device, self._ints(args), _alignment(tuple(map(_data_ptr, self._tensors(args)))))
 
     def _binary(self, plan: _Plan, args, key: tuple):
         """The binary for `key` already compiled for other sizes of the same specialization, or
@@ -428,6 +424,12 @@ def _direct_launch(kernel) -> tuple:
 
 
 _data_ptr = torch.Tensor.data_ptr
+
+
+def _binary_key(plan: _Plan, device: int, ints: tuple, pointers: tuple[int, ...]) -> tuple:
+    """What picks the compiled binary for these arguments exactly (see _launch_compiled): one
+    function for the key the slow path stores and the one the steady state looks up."""
+    return (plan.signature, device, ints, _alignment(pointers))
 
 
 def _alignment(pointers: tuple[int, ...]) -> bool | tuple[bool, ...]:

@@ -76,9 +76,10 @@ def _hoist_input_readers(steps: list, inputs: set[str], writers: set[str], movab
         # A kernel storing into an input (an optimizer's in-place update) stays where it is:
         # hoisted, it could overwrite the input before a kernel of the run, or a step since
         # the run began, reads it.
-        if kernel is None or not all(name in inputs for name, _ in kernel.reads) or _may_write(step, writers):
+        writes_input = _may_write(step, writers)
+        if kernel is None or not all(name in inputs for name, _ in kernel.reads) or writes_input:
             combined.append(step)
-            if _may_write(step, writers):
+            if writes_input:
                 run = None
             continue
         if run is None or _full(run, held + kernel.written, step):
