@@ -168,8 +168,7 @@ class Scheduler:
         self._owner: dict[str, _Group] = {}  # buffer name -> the open group holding it
         # Buffers stored into an input's memory (input_writes.py): kernels name the input instead.
         self.input_writes: dict[str, str] = graph.input_writes
-        self.buffers_by_name = {b.name: b for b in (*graph.buffers, *graph.graph_inputs, *graph.constant_buffers.values())
-                                if isinstance(b, Buffer)}
+        self.buffers_by_name = {**{b.name: b for b in graph.buffers}, **graph.input_buffers()}
 
     def run(self):
         for buffer in self.graph.buffers:
