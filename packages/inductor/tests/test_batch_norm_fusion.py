@@ -21,6 +21,17 @@ def _block():
     return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU())
 
 
+def _assert_same_gradients(model, reference):
+    # The conv weight's gradient sums ~400 products of the batch norm's input gradient, and
+    # they cancel: an entry can be ~1e-3 of the largest one. float32 rounding is relative to
+    # the terms, not to that entry, so the absolute tolerance scales with the largest gradient
+    # (over 40 seeds ours differed from eager's by at most 3.2e-6 of it; eager itself is off
+    # from float64 by ~1e-6 of it).
+    for ours, theirs in zip(model.parameters(), reference.parameters()):
+        scale = theirs.grad.abs().max().item()
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=2e-5 * scale)
+
+
 @pytest.mark.parametrize("training", [False, True])
 def test_batch_norm_matches_eager_outputs_and_running_stats(training):
     model = _block().train(training)
@@ -40,8 +51,7 @@ def test_batch_norm_training_gradients_match_eager():
     compiled = inductor.compile_fx(traced(model), [x])
     compiled(x)[0].pow(2).sum().backward()
     reference(x).pow(2).sum().backward()
-    for ours, theirs in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-4)
+    _assert_same_gradients(model, reference)
 
 
 def test_eval_batch_norm_is_no_aten_call(caplog):
@@ -73,5 +83,4 @@ def test_training_step_writes_running_stats_in_its_kernels():
         reference(x).pow(2).sum().backward()
         for name in ("running_mean", "running_var", "num_batches_tracked"):
             torch.testing.assert_close(getattr(model[1], name), getattr(reference[1], name))
-        for ours, theirs in zip(model.parameters(), reference.parameters()):
-            torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-4)
+        _assert_same_gradients(model, reference)
