@@ -247,7 +247,8 @@ class MemoryPlan:
     """Which buffers and arguments die after each step, and whose memory a new buffer takes
     over: a dead buffer of the same device, dtype and element count that a later kernel output
     reuses is kept until then; one that nothing reuses is deleted where it dies (keeping it to
-    the end of the call would hold every dead activation at once: the peak of the whole graph)."""
+    the end of the call would hold every dead activation at once: the peak of the whole graph).
+    A dead buffer is kept for reuse only where holding it does not raise the call's peak."""
 
     def __init__(self, graph, steps: list, buffers: dict, reads, allocated_by, bind, pinned: set[str] = frozenset()):
         """`reads(step)`: buffer names it reads; `allocated_by(step)`: buffers the wrapper allocates
@@ -255,6 +256,7 @@ class MemoryPlan:
         waiting; their memory is never handed to another buffer (the copy may still be reading
         it), the host allocator takes them back once the copy is done. `bind(name, expression)`
         names a value the module computes once (WrapperCodegen.bind)."""
+        self.graph = graph
         self.buffers = buffers
         self.bind = bind
         self.pinned = pinned
@@ -272,36 +274,80 @@ class MemoryPlan:
         # buffer's tensor as it is, without a view (an `as_strided` costs a few us of host time).
         self.shaped = self.outputs | {n for s in steps if not isinstance(s, KERNEL_STEPS) for n in reads(s)}
         self.tensor_layouts: dict[str, tuple] = {}  # buffer -> (size, stride) of the tensor it names
-        # Which dead buffers some later output takes over: the same choices, made ahead once.
-        self.reused: set[str] | None = None         # None while planning: every dead buffer may be
-        self.free: dict[tuple, list[str]] = {}      # reuse key -> dead buffers kept for reuse
-        reused = set()
+        self.takes = self._plan_reuse(steps, allocated_by)  # new buffer -> the dead one whose memory it takes
+        self.reused = set(self.takes.values())
+
+    def _dead_after(self, k: int) -> list[str]:
+        """Buffers and arguments last read by step `k`. A constant stays: the module holds it anyway."""
+        return [n for n, last in self.last_use.items() if last == k and n in self.buffers and n not in self.outputs
+                and n not in self.input_writes and not n.startswith("const_")]
+
+    def _plan_reuse(self, steps: list, allocated_by) -> dict[str, str]:
+        """Which dead buffer each new kernel output takes over. A dead buffer held until a later
+        output reuses it adds its bytes to every step in between; it is held only if that stays
+        within the peak the call has without any reuse. (Held regardless, a 1x1 conv's input
+        kept for a same-sized buffer after the next expansion stood on top of that expansion's
+        input and output: MobileNet's peak.) Of several candidates the one that died last, held
+        the shortest, is tried first."""
+        live = self._live_bytes(steps, allocated_by)
+        peak = max(live, default=0)
+        free: dict[tuple, list[tuple[str, int]]] = {}  # reuse key -> (dead buffer, step it died after)
+        takes = {}
         for k, step in enumerate(steps):
             for buf in allocated_by(step):
-                if buf.name not in pinned and (old := self._take(buf)) is not None:
-                    reused.add(old)
-            self.release_after(k)
-        self.reused, self.free = reused, {}
+                if buf.name in self.pinned:
+                    continue
+                candidates = free.get(_reuse_key(buf), [])
+                for i in reversed(range(len(candidates))):
+                    old, died = candidates[i]
+                    size = self._nbytes(old)
+                    if max(live[died + 1:k], default=0) + size <= peak:
+                        for j in range(died + 1, k):
+                            live[j] += size
+                        takes[buf.name] = old
+                        del candidates[i]
+                        break
+            for name in self._dead_after(k):
+                if isinstance(self.buffers[name], ComputedBuffer) and name not in self.externally_seen:
+                    free.setdefault(_reuse_key(self.buffers[name]), []).append((name, k))
+        return takes
+
+    def _live_bytes(self, steps: list, allocated_by) -> list[int]:
+        """Bytes alive during each step with no memory reused: arguments from the start,
+        buffers from the step computing them, each until its last read (outputs, constants and
+        what nothing reads, to the end)."""
+        born = {name: 0 for name in self.graph.input_buffers()}
+        for k, step in enumerate(steps):
+            for buf in allocated_by(step):
+                born[buf.name] = k
+            if getattr(step, "name", None) in self.buffers and not isinstance(step, KERNEL_STEPS):
+                born[step.name] = k  # an extern's or a tuple item's own result
+        change = [0] * (len(steps) + 1)
+        for name, start in born.items():
+            end = self.last_use.get(name, len(steps) - 1)
+            if name in self.outputs or name in self.input_writes or name.startswith("const_"):
+                end = len(steps) - 1
+            size = self._nbytes(name)
+            change[start] += size
+            change[max(start, end) + 1] -= size
+        live, total = [], 0
+        for delta in change[:-1]:
+            total += delta
+            live.append(total)
+        return live
+
+    def _nbytes(self, name: str) -> int:
+        """A buffer's bytes at the example's sizes; 0 for an extern's tuple (its items count)."""
+        layout = getattr(self.buffers[name], "layout", None)
+        if not layout:
+            return 0
+        return self.graph.hint(product(layout.size)) * layout.dtype.itemsize
 
     def release_after(self, k: int) -> list[str]:
-        """Buffers and arguments last read by step `k`: kept for reuse, or deleted (the line that
-        does it). A constant stays: the module holds it anyway."""
-        dead = [n for n, last in self.last_use.items() if last == k and n in self.buffers and n not in self.outputs
-                and n not in self.input_writes and not n.startswith("const_")]
-        released = []
-        for name in dead:
-            buf = self.buffers[name]
-            if isinstance(buf, ComputedBuffer) and name not in self.externally_seen and (
-                    self.reused is None or name in self.reused):
-                self.free.setdefault(_reuse_key(buf), []).append(name)  # kept alive until reused
-            else:
-                released.append(name)
+        """Buffers and arguments last read by step `k`: kept for the buffer that takes over their
+        memory, or deleted (the line that does it)."""
+        released = [name for name in self._dead_after(k) if name not in self.reused]
         return [f"    del {', '.join(released)}"] if released else []
-
-    def _take(self, buf: ComputedBuffer) -> str | None:
-        """A dead buffer whose memory `buf` takes over, if one is free."""
-        candidates = self.free.get(_reuse_key(buf))
-        return candidates.pop() if candidates else None
 
     def allocate(self, buf: ComputedBuffer) -> str:
         """The line giving `buf` its memory: a dead buffer's, or new."""
@@ -309,7 +355,7 @@ class MemoryPlan:
         if buf.name in self.pinned:
             return (f"{buf.name} = torch.empty_strided({_shape(layout.size)}, {_shape(layout.stride)}, "
                     f"dtype={layout.dtype}, pin_memory=True)")
-        old = self._take(buf)
+        old = self.takes.get(buf.name)
         if old is not None:
             held = self.tensor_layouts.pop(old, (self.buffers[old].layout.size, self.buffers[old].layout.stride))
             if held == (layout.size, layout.stride) or buf.name not in self.shaped:
