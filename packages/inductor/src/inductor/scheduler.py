@@ -378,8 +378,6 @@ class Scheduler:
         (per-channel statistics, an optimizer's scalars) is no reason to join: it stays in
         cache either way. Siblings are near each other in the graph: only the newest
         SIBLING_WINDOW open groups are looked at (the window of open groups is far larger)."""
-        if not self.graph.targets.backend(buffer.device).recomputes_shared_values:
-            return False  # C++ kernels store shared values: siblings gain less there, and were not measured
         data = buffer.data
         numel = product((*data.ranges, *getattr(data, "reduction_ranges", ())))
         large = {name for name, _ in buffer.reads() if _at_least(self._numel(name), numel)}

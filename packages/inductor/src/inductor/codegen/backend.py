@@ -35,7 +35,6 @@ class KernelBackend:
     combo_kernels: bool = False                 # runs small pointwise kernels as one launch (triton/combo_planning.py)
     split_reductions_on: frozenset[str] = frozenset()  # device types whose long reductions split (passes/split_reductions.py)
     pointer_arguments: bool = False             # kernels take data pointers rather than tensors
-    recomputes_shared_values: bool = False      # a cheap value several nodes read is recomputed in each (graph.py)
     welford_variance: bool = False              # prints the welford_* reductions: var/std in one pass (lowering/reductions.py)
 
     def kernel_calls(self, kernels: list, buffers: dict, size_hints: dict, tuning: str,

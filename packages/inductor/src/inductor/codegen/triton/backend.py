@@ -56,7 +56,6 @@ class TritonBackend(KernelBackend):
     name = "triton"
     in_kernel_random = True
     combo_kernels = True
-    recomputes_shared_values = True
     split_reductions_on = frozenset({"cuda"})
     welford_variance = True
     compiles_ahead_on = frozenset({"cuda"})  # the interpreter has nothing to compile
