@@ -198,7 +198,8 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
                        _environment_key(targets, example_inputs), targets.key(), options.tuning,
-                       str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}")
+                       str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}",
+                       f"gemm_backends={options.gemm_backends}")
     cached, key = _cached_graph(key, constants, sizes)
     if cached is not None:
         return cached
