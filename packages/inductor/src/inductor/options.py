@@ -94,10 +94,10 @@ GEMM_BACKENDS = ("ATEN", "TRITON")
 # The `options=` key of each field: torch's config name where the setting is the same.
 OPTION_KEYS = {
     "max_autotune": "max_autotune",
-    "max_autotune_gemm_backends": "gemm_backends",
     "triton.cudagraphs": "cudagraphs",
     "cpu_backend": "cpu_backend",
     "pad_mm": "pad_mm",
     "fallback_random": "fallback_random",
     "combo_kernels": "combo_kernels",
+    "max_autotune_gemm_backends": "gemm_backends",
 }
