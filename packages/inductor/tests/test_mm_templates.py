@@ -14,7 +14,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import assert_same
+from conftest import assert_same, assert_same_gradients, traced
 from inductor.errors import InductorError
 from inductor.runtime import matmul_autotune
 from test_dynamic_kernels import trace_dynamic
@@ -107,6 +107,26 @@ def test_linear_reads_its_transposed_weight_in_place():
     assert TEMPLATE_CALL in compiled.source and compiled.kernel_count == 0
     for xs in (inputs(), inputs()):
         assert_same(compiled(*xs), linear(*xs), **TOLERANCES[torch.float32])
+
+
+def test_training_step_through_templates_matches_eager(monkeypatch):
+    # aot_autograd's forward and backward graphs: the backward's matmuls take transposed views.
+    pytest.importorskip("aot_autograd")
+    from inductor.runtime import matmul_template
+
+    calls = []
+    run = matmul_template.matmul
+    monkeypatch.setattr(matmul_template, "matmul", lambda *args, **kwargs: calls.append(1) or run(*args, **kwargs))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(K, N), torch.nn.GELU(), torch.nn.Linear(N, 9)).to(DEVICE)
+    x = torch.randn(M, K, device=DEVICE, requires_grad=True)
+    compiled = inductor.compile_fx(traced(model), [x], options=FORCED)
+    for _ in range(2):
+        assert_same(compiled(x)[0], model(x), **TOLERANCES[torch.float32])
+        assert_same_gradients(compiled, model, x, **TOLERANCES[torch.float32])
+    # Each round runs the forward twice (2 matmuls) and the backward once (4: each layer's input
+    # and weight gradients), every one through the template.
+    assert len(calls) == 2 * (2 * 2 + 4)
 
 
 @pytest.mark.parametrize("sizes", [(1, 1, 1), (16, 16, 16), (5, 130, 7), (70, 3, 300)], ids=str)
