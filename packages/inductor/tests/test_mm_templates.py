@@ -137,6 +137,14 @@ def test_forced_template_at_small_and_uneven_sizes(sizes):
     assert_matches_eager(compiled, "addmm", lambda: operands("addmm", torch.float32, m=m, n=n, k=k))
 
 
+@pytest.mark.parametrize("sizes", [(4, 5, 0), (0, 5, 3)], ids=str)
+def test_empty_matmuls_keep_the_aten_call(sizes):
+    m, n, k = sizes
+    compiled = compile_matmul("addmm", operands("addmm", torch.float32, m=m, n=n, k=k), **FORCED)
+    assert TEMPLATE_CALL not in compiled.source
+    assert_matches_eager(compiled, "addmm", lambda: operands("addmm", torch.float32, m=m, n=n, k=k))
+
+
 def test_addmm_with_beta_zero_ignores_nan_in_the_bias():
     # Eager's addmm ignores the bias when beta is 0, NaN and inf included.
     def fn(a, b, bias):

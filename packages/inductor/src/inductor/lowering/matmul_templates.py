@@ -8,8 +8,9 @@ A matmul takes the template only when all of these hold; otherwise it stays the 
   naming TRITON (the default "ATEN,TRITON" times both; "TRITON" forces the template);
 - the operands' device prints Triton kernels (CUDA, or CPU with `cpu_backend="triton"`);
 - every size and stride is static (a symbolic M keeps the aten call, which serves every
-  size: the template is chosen for one), the dtype is fp16, bf16 or fp32, each operand has
-  fewer than 2**31 elements (the kernel indexes in int32) and a batch fits a grid dim;
+  size: the template is chosen for one), the dtype is fp16, bf16 or fp32 (all operands
+  alike), alpha and beta are Python numbers, every operand and the result have between 1
+  and 2**31 - 1 elements (the kernel indexes in int32) and a batch fits a grid dim;
 - runtime/matmul_autotune.py chooses a template config: timed on CUDA, untimed under the
   interpreter only when TRITON is the one backend allowed.
 
@@ -70,7 +71,8 @@ def _problem(op, bias, a, b, kwargs, device) -> MatmulProblem | None:
     if None in layouts or a.dtype not in TEMPLATE_DTYPES or any(x.dtype != a.dtype for x in operands) \
             or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scale):
         return None
-    if any(_numel(size) > MAX_ELEMENTS for size, _ in layouts) or _numel(_output_size()) > MAX_ELEMENTS:
+    sizes = [size for size, _ in layouts] + [_output_size()]
+    if any(_numel(size) > MAX_ELEMENTS or 0 in size for size in sizes):  # size 0: nothing worth a kernel
         return None
     if len(a.size) == 3 and int(a.size[0]) > MAX_BATCH:
         return None

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
@@ -77,6 +79,19 @@ class MatmulProblem:
         bias, (a, b) = (operands[0], operands[1:]) if self.bias is not None else (None, operands)
         return lambda: matmul(a, b, bias, **scale, **choice.as_kwargs())
 
+    def compile_ahead(self, configs: list[MatmulConfig], operands) -> None:
+        """Compile the template at each config concurrently (Triton's AsyncCompileMode), so that
+        timing them does not wait for one compile after another."""
+        import triton
+
+        from .matmul_template import compile_ahead
+
+        bias, (a, b) = (operands[0], operands[1:]) if self.bias is not None else (None, operands)
+        workers = max(1, min(len(configs), os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool, triton.AsyncCompileMode(pool, ignore_errors=True):
+            for config in configs:
+                compile_ahead(a, b, bias, alpha=self.alpha, beta=self.beta, **config.as_kwargs())
+
 
 def _layout_text(layout) -> str:
     size, stride = layout
@@ -129,6 +144,10 @@ def time_choices(problem: MatmulProblem, candidates: list) -> list[float]:
             operands = problem.random_operands()
         except torch.OutOfMemoryError:
             return [math.inf] * len(candidates)
+        try:
+            problem.compile_ahead([c for c in candidates if c != ATEN], operands)
+        except Exception as error:  # noqa: BLE001  (compiling ahead only saves time; timing compiles anyway)
+            log.info("inductor: matmul configs compile at their first timed run instead (%s)", error)
         timings = []
         for choice in candidates:
             try:

@@ -86,36 +86,47 @@ def matmul_kernel(
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, *, alpha=1, beta=1,
-           block_m: int, block_n: int, block_k: int, group_m: int, num_warps: int, num_stages: int,
-           out: torch.Tensor | None = None) -> torch.Tensor:
-    """`a @ b` ([M, K] @ [K, N], or batched [B, M, K] @ [B, K, N]), times alpha, plus beta * bias
-    (broadcast to the result; beta == 0 ignores it, NaNs included, as eager's addmm does), in a
-    new row-major tensor (or `out`) of the inputs' dtype."""
+           **config) -> torch.Tensor:
+    """`a @ b` ([M, K] @ [K, N], or batched [B, M, K] @ [B, K, N], no size 0), times alpha,
+    plus beta * bias (broadcast to the result; beta == 0 ignores it, NaNs included, as eager's
+    addmm does), in a new row-major tensor of the inputs' dtype. `config`: a MatmulConfig's
+    fields (runtime/matmul_configs.py)."""
+    grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, **config)
+    matmul_kernel[grid](*args, **kwargs)
+    return args[3]
+
+
+def compile_ahead(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, *, alpha=1, beta=1,
+                  **config) -> None:
+    """Compile the kernel `matmul` would launch, without launching it (inside
+    `triton.AsyncCompileMode`, on its executor: configs compile in parallel before timing)."""
+    grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, **config)
+    matmul_kernel.warmup(*args, grid=grid, **kwargs)
+
+
+def _kernel_arguments(a, b, bias, alpha, beta, *, block_m: int, block_n: int, block_k: int, group_m: int,
+                      num_warps: int, num_stages: int):
+    """(grid, positional arguments, keyword arguments) of `matmul_kernel` for one call."""
     batched = a.dim() == 3
     batch = a.shape[0] if batched else 1
     m, k = a.shape[-2:]
     n = b.shape[-1]
     shape = (batch, m, n) if batched else (m, n)
-    if out is None:
-        out = torch.empty(shape, dtype=a.dtype, device=a.device)
-    if m == 0 or n == 0 or batch == 0:
-        return out
-    if k == 0:  # nothing to accumulate: eager's result is beta * bias (or zeros)
-        return out.copy_(bias.expand(shape) * beta if bias is not None and beta != 0 else torch.zeros_like(out))
+    out = torch.empty(shape, dtype=a.dtype, device=a.device)
     has_bias = bias is not None and beta != 0
     bias_strides = _batched_strides(bias.expand(shape), batched) if has_bias else (0, 0, 0)
     allow_tf32 = a.dtype != torch.float32 or torch.backends.cuda.matmul.allow_tf32
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
-    matmul_kernel[grid](
-        a, b, bias if has_bias else out, out, m, n, k,
-        *_batched_strides(a, batched), *_batched_strides(b, batched), *bias_strides, *_batched_strides(out, batched),
-        float(alpha), float(beta),
+    args = (a, b, bias if has_bias else out, out, m, n, k,
+            *_batched_strides(a, batched), *_batched_strides(b, batched), *bias_strides,
+            *_batched_strides(out, batched), float(alpha), float(beta))
+    kwargs = dict(
         HAS_BIAS=has_bias, SCALED=alpha != 1 or (has_bias and beta != 1), ALLOW_TF32=allow_tf32,
         UPCAST=a.dtype == torch.bfloat16 and not a.is_cuda,
         EVEN_K=k % block_k == 0, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
         num_warps=num_warps, num_stages=num_stages,
     )
-    return out
+    return grid, args, kwargs
 
 
 def _batched_strides(t: torch.Tensor, batched: bool) -> tuple[int, int, int]:
