@@ -17,6 +17,7 @@ import inductor
 from conftest import assert_same, assert_same_gradients, traced
 from inductor.errors import InductorError
 from inductor.runtime import matmul_autotune
+from inductor.runtime.matmul_configs import matmul_configs
 from test_dynamic_kernels import trace_dynamic
 
 aten = torch.ops.aten
@@ -264,6 +265,24 @@ def test_aten_wins_when_it_times_fastest(fake_timing):
     assert len(fake_timing.calls) == 1
     assert TEMPLATE_CALL not in compiled.source
     assert_matches_eager(compiled, "addmm", lambda: operands("addmm", torch.float32))
+
+
+@pytest.mark.parametrize("op", ["addmm_scaled", "baddbmm"])
+def test_every_timed_candidate_computes_the_matmul(op, monkeypatch):
+    # What time_choices runs for each candidate (aten, each template config) on the problem's
+    # layouts gives eager's result; the CUDA-event timer is replaced by one that keeps outputs.
+    outputs = []
+    monkeypatch.setattr(matmul_autotune, "_time_ms", lambda run: outputs.append(run()) or 1.0)
+    a, b, bias = operands(op, torch.float32, layout="a_transposed")
+    name = op.removesuffix("_scaled")
+    problem = matmul_autotune.MatmulProblem(
+        name, (tuple(a.shape), a.stride()), (tuple(b.shape), b.stride()), ((N,), (1,)), torch.float32,
+        torch.device(DEVICE), alpha=2.0 if op == "addmm_scaled" else 0.5, beta=0.5 if op == "addmm_scaled" else 1.0)
+    candidates = [matmul_autotune.ATEN, *matmul_configs(M, N, K)]
+    assert matmul_autotune.time_choices(problem, candidates) == [1.0] * len(candidates)
+    reference = outputs[0]
+    for output in outputs[1:]:
+        assert_same(output, reference, **TOLERANCES[torch.float32])
 
 
 def test_a_new_layout_is_timed_again(fake_timing):

@@ -15,6 +15,7 @@ the backends allowed are only "TRITON": then the template runs with one untimed 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -139,7 +140,8 @@ def can_time(device: torch.device) -> bool:
 def time_choices(problem: MatmulProblem, candidates: list) -> list[float]:
     """Milliseconds per run of each candidate on the problem's layouts (inf: it cannot run)."""
     # Real tensors, whatever mode the compile runs under (a fake-tensor mode would make these fake).
-    with _disable_current_modes(), torch.no_grad():
+    on_device = torch.cuda.device(problem.device) if problem.device.type == "cuda" else contextlib.nullcontext()
+    with _disable_current_modes(), torch.no_grad(), on_device:
         try:
             operands = problem.random_operands()
         except torch.OutOfMemoryError:

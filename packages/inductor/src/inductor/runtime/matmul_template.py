@@ -92,7 +92,11 @@ def matmul(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, *
     addmm does), in a new row-major tensor of the inputs' dtype. `config`: a MatmulConfig's
     fields (runtime/matmul_configs.py)."""
     grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, **config)
-    matmul_kernel[grid](*args, **kwargs)
+    if a.is_cuda and a.get_device() != torch.cuda.current_device():
+        with torch.cuda.device(a.device):  # Triton launches on the current device
+            matmul_kernel[grid](*args, **kwargs)
+    else:
+        matmul_kernel[grid](*args, **kwargs)
     return args[3]
 
 
