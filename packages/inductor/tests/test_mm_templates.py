@@ -173,6 +173,55 @@ def test_template_output_feeds_generated_kernels():
         assert_same(compiled(*xs), fn(*xs), **TOLERANCES[torch.float32])
 
 
+ACTIVATIONS = {
+    "relu": lambda x: aten.relu.default(x),
+    "gelu": lambda x: aten.gelu.default(x),
+    "gelu_tanh": lambda x: aten.gelu.default(x, approximate="tanh"),
+    "silu": lambda x: aten.silu.default(x),
+    "sigmoid": lambda x: aten.sigmoid.default(x),
+    "tanh": lambda x: aten.tanh.default(x),
+}
+
+
+def activation_of(op, activation):
+    return lambda a, b, bias: (ACTIVATIONS[activation](MATMULS[op](a, b, bias)),)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_activation_is_applied_in_the_template(activation, dtype):
+    op = "addmm" if dtype == torch.float32 else "baddbmm"
+    fn = activation_of(op, activation)
+    compiled = inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), list(operands(op, dtype)), options=FORCED)
+    assert f"epilogue={activation!r}" in compiled.source and compiled.kernel_count == 0
+    for xs in (operands(op, dtype), operands(op, dtype)):
+        assert_same(compiled(*xs), fn(*xs), **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("options", [{}, {"max_autotune": True}], ids=["default", "max-autotune-untimed"])
+def test_activation_after_the_aten_call_stays_a_kernel(options, monkeypatch):
+    # Where the aten call stays (default mode; nothing timed here), the activation is a kernel.
+    monkeypatch.setattr(matmul_autotune, "can_time", lambda device: False)
+    fn = activation_of("addmm", "gelu")
+    triton = {"cpu_backend": "triton"} if DEVICE == "cpu" else {}
+    compiled = inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), list(operands("addmm", torch.float32)),
+                                           options={**triton, **options})
+    assert TEMPLATE_CALL not in compiled.source and compiled.kernel_count == 1
+    for xs in (operands("addmm", torch.float32), operands("addmm", torch.float32)):
+        assert_same(compiled(*xs), fn(*xs), **TOLERANCES[torch.float32])
+
+
+def test_activation_of_a_matmul_read_twice_is_not_folded():
+    def fn(a, b, bias):
+        product = aten.mm.default(a, b)
+        return (aten.relu.default(product), product)
+
+    inputs = operands("mm", torch.float32)
+    compiled = inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), list(inputs), options=FORCED)
+    assert "epilogue='none'" in compiled.source and compiled.kernel_count == 1
+    assert_same(compiled(*inputs), fn(*inputs), **TOLERANCES[torch.float32])
+
+
 @pytest.mark.parametrize("options", [
     {},                                                          # default mode
     {"max_autotune_gemm_backends": "TRITON"},                    # backends named, max_autotune off
@@ -245,10 +294,10 @@ def test_timed_choice_is_cached_in_memory_and_on_disk(fake_timing, monkeypatch):
     assert f"block_m={chosen.block_m}, block_n={chosen.block_n}, block_k={chosen.block_k}" in first.source
     assert_matches_eager(first, "mm", lambda: operands("mm", torch.float32))
 
-    def relu_of_mm(a, b, bias):
-        return (aten.relu.default(aten.mm.default(a, b)),)
+    def abs_of_mm(a, b, bias):  # (not an activation the template would apply: the same problem)
+        return (aten.abs.default(aten.mm.default(a, b)),)
 
-    second = inductor.compile_aten_graph(torch.fx.symbolic_trace(relu_of_mm), list(inputs),
+    second = inductor.compile_aten_graph(torch.fx.symbolic_trace(abs_of_mm), list(inputs),
                                          options={"max_autotune": True, **triton})
     assert TEMPLATE_CALL in second.source
     monkeypatch.setattr(matmul_autotune, "_chosen", {})

@@ -15,8 +15,11 @@ A matmul takes the template only when all of these hold; otherwise it stays the 
   interpreter only when TRITON is the one backend allowed.
 
 The template is an extern call in the wrapper, `matmul(a, b, bias, alpha=.., beta=..,
-block_m=.., ...)`, writing a new row-major tensor in eager's dtype. Pointwise consumers are
-separate kernels (no epilogue fusion into the template yet).
+epilogue=.., block_m=.., ...)`, writing a new row-major tensor in eager's dtype. An activation
+that is a matmul's only reader (relu, gelu, silu, sigmoid, tanh) is folded into the matmul's
+node before lowering (passes/matmul_epilogues.py: `node.meta["matmul_epilogue"]`); the template
+applies it before its store, and the aten path as the separate pointwise op it was. Other
+consumers are separate kernels.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import torch
 from ..context import current_graph
 from ..ir import Buffer, ExternKernel, IRNode, Layout, ReinterpretView, storage_of
 from ..runtime.matmul_autotune import MatmulProblem, choose
+from . import LOWERINGS
 from .extern import layout_of
 
 # The runtime function the wrapper calls (codegen/wrapper.py binds `inductor.` names at load).
@@ -41,29 +45,63 @@ _OP_NAMES = {aten.mm.default: "mm", aten.addmm.default: "addmm", aten.bmm.defaul
              aten.baddbmm.default: "baddbmm"}
 
 
-def template_matmul(op, bias, a: IRNode, b: IRNode, kwargs: dict) -> IRNode | None:
-    """The template call for `op` on (bias,) a, b, or None where the aten call stays."""
+# The FX node meta key naming a matmul's folded activation (passes/matmul_epilogues.py).
+EPILOGUE_KEY = "matmul_epilogue"
+
+# Activations a template applies before its store: (aten op, its kwargs) by epilogue name
+# (runtime/matmul_template.py EPILOGUES).
+EPILOGUE_OPS = {
+    "relu": (aten.relu.default, {}), "gelu": (aten.gelu.default, {}),
+    "gelu_tanh": (aten.gelu.default, {"approximate": "tanh"}), "silu": (aten.silu.default, {}),
+    "sigmoid": (aten.sigmoid.default, {}), "tanh": (aten.tanh.default, {}),
+}
+
+
+def epilogue_name(node) -> str | None:
+    """The epilogue an FX node computes from its one tensor argument, if it is one of ours."""
+    kwargs = dict(node.kwargs)
+    if node.target is aten.gelu.default and kwargs.get("approximate", "none") in ("none", "tanh"):
+        return "gelu_tanh" if kwargs.pop("approximate", "none") == "tanh" else "gelu"
+    return next((name for name, (op, op_kwargs) in EPILOGUE_OPS.items()
+                 if node.target is op and not kwargs and not op_kwargs and len(node.args) == 1), None)
+
+
+def apply_epilogue(value: IRNode, name: str) -> IRNode:
+    """`value` through the epilogue's own lowering: the aten path's separate pointwise op."""
+    op, kwargs = EPILOGUE_OPS[name]
+    return LOWERINGS[op](value, **kwargs)
+
+
+def may_take_template(options, targets, device: torch.device, val) -> bool:
+    """Whether a matmul on `device` returning `val` (its traced value) may become a template:
+    what the options, the device and static sizes decide before lowering (the rest is `_problem`'s)."""
+    return (options.max_autotune and "TRITON" in options.gemm_backends.split(",")
+            and device.type in targets.by_device and targets.backend(device).name == "triton"
+            and isinstance(val, torch.Tensor) and val.dtype in TEMPLATE_DTYPES
+            and all(type(s) is int for s in val.shape))
+
+
+def template_matmul(op, bias, a: IRNode, b: IRNode, kwargs: dict, epilogue: str = "none") -> IRNode | None:
+    """The template call for `op` on (bias,) a, b (then `epilogue`), or None where the aten call stays."""
     graph = current_graph()
     options = graph.options
-    if not options.max_autotune or "TRITON" not in options.gemm_backends.split(","):
-        return None
     device = a.device
-    if device.type not in graph.targets.by_device or graph.targets.backend(device).name != "triton":
+    if not may_take_template(options, graph.targets, device, graph.current_val()):
         return None
-    problem = _problem(op, bias, a, b, kwargs, device)
+    problem = _problem(op, bias, a, b, kwargs, device, epilogue)
     if problem is None:
         return None
     config = choose(problem, options.gemm_backends)
     if config is None:
         return None
     args = (graph.realize(a), graph.realize(b), None if bias is None else graph.realize(bias))
-    call_kwargs = {"alpha": problem.alpha, "beta": problem.beta, **config.as_kwargs()}
+    call_kwargs = {"alpha": problem.alpha, "beta": problem.beta, "epilogue": epilogue, **config.as_kwargs()}
     kernel = ExternKernel(graph.new_name(), layout_of(graph.current_val(), graph, device), TEMPLATE_KERNEL, args,
                           call_kwargs, False, False)
     return graph.register_extern(kernel)
 
 
-def _problem(op, bias, a, b, kwargs, device) -> MatmulProblem | None:
+def _problem(op, bias, a, b, kwargs, device, epilogue) -> MatmulProblem | None:
     """The matmul as the template would run it, or None when the template cannot take it."""
     operands = [a, b] if bias is None else [a, b, bias]
     layouts = [_static_layout(x) for x in operands]
@@ -77,7 +115,7 @@ def _problem(op, bias, a, b, kwargs, device) -> MatmulProblem | None:
     if len(a.size) == 3 and int(a.size[0]) > MAX_BATCH:
         return None
     return MatmulProblem(_OP_NAMES[op], layouts[0], layouts[1], layouts[2] if bias is not None else None,
-                         a.dtype, device, float(scale[0]), float(scale[1]))
+                         a.dtype, device, float(scale[0]), float(scale[1]), epilogue)
 
 
 def _output_size() -> tuple[int, ...]:

@@ -37,6 +37,12 @@ TIMED_RUNS = 10
 _OPS = {"mm": torch.ops.aten.mm.default, "addmm": torch.ops.aten.addmm.default,
         "bmm": torch.ops.aten.bmm.default, "baddbmm": torch.ops.aten.baddbmm.default}
 
+_EAGER_EPILOGUES = {
+    "none": lambda x: x, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"), "silu": torch.nn.functional.silu,
+    "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+}
+
 
 @dataclass(frozen=True)
 class MatmulProblem:
@@ -50,6 +56,7 @@ class MatmulProblem:
     device: torch.device
     alpha: float = 1.0
     beta: float = 1.0
+    epilogue: str = "none"    # an activation applied to the result (runtime/matmul_template.py EPILOGUES)
 
     @property
     def mnk(self) -> tuple[int, int, int]:
@@ -61,7 +68,7 @@ class MatmulProblem:
         tf32 = self.dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
         bias = "none" if self.bias is None else _layout_text(self.bias)
         return "|".join([gpu, self.op, str(self.dtype), _layout_text(self.a), _layout_text(self.b), bias,
-                         f"tf32={tf32}", backends])
+                         f"epilogue={self.epilogue}", f"tf32={tf32}", backends])
 
     def random_operands(self) -> list[torch.Tensor]:
         """Operands of the problem's layouts (values drawn at random: timing only)."""
@@ -72,13 +79,13 @@ class MatmulProblem:
     def runner(self, choice: str | MatmulConfig, operands):
         """A no-argument function running `choice` on `operands` (as `random_operands` orders them)."""
         scale = {"alpha": self.alpha, "beta": self.beta} if self.op in ("addmm", "baddbmm") else {}
-        if choice == ATEN:
-            op = _OPS[self.op]
-            return lambda: op(*operands, **scale)
+        if choice == ATEN:  # the aten call, then the epilogue as the separate kernel it would be
+            op, epilogue = _OPS[self.op], _EAGER_EPILOGUES[self.epilogue]
+            return lambda: epilogue(op(*operands, **scale))
         from .matmul_template import matmul  # imports triton: only where a template is timed
 
         bias, (a, b) = (operands[0], operands[1:]) if self.bias is not None else (None, operands)
-        return lambda: matmul(a, b, bias, **scale, **choice.as_kwargs())
+        return lambda: matmul(a, b, bias, **scale, epilogue=self.epilogue, **choice.as_kwargs())
 
     def compile_ahead(self, configs: list[MatmulConfig], operands) -> None:
         """Compile the template at each config concurrently (Triton's AsyncCompileMode), so that
@@ -91,7 +98,8 @@ class MatmulProblem:
         workers = max(1, min(len(configs), os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool, triton.AsyncCompileMode(pool, ignore_errors=True):
             for config in configs:
-                compile_ahead(a, b, bias, alpha=self.alpha, beta=self.beta, **config.as_kwargs())
+                compile_ahead(a, b, bias, alpha=self.alpha, beta=self.beta, epilogue=self.epilogue,
+                              **config.as_kwargs())
 
 
 def _layout_text(layout) -> str:

@@ -20,9 +20,14 @@ import torch
 import triton
 import triton.language as tl
 
-# Under TRITON_INTERPRET=1 importing the helpers patches the interpreter (loops over a kernel
-# argument, bfloat16 rounding) as for generated kernels.
-from . import triton_helpers  # noqa: F401
+# libdevice's erf and tanh for the epilogues; under TRITON_INTERPRET=1 importing the helpers
+# also patches the interpreter (loops over a kernel argument, bfloat16 rounding) as for
+# generated kernels.
+from . import triton_helpers as helpers
+
+# The activations the template applies to its fp32 result before the store (the EPILOGUE
+# constexpr): torch's relu, gelu (exact and tanh), silu, sigmoid, tanh.
+EPILOGUES = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4, "sigmoid": 5, "tanh": 6}
 
 
 @triton.jit
@@ -31,8 +36,8 @@ def matmul_kernel(
     stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn, stride_ob, stride_om, stride_on,
     alpha, beta,
-    HAS_BIAS: tl.constexpr, SCALED: tl.constexpr, ALLOW_TF32: tl.constexpr, UPCAST: tl.constexpr,
-    EVEN_K: tl.constexpr,
+    HAS_BIAS: tl.constexpr, EPILOGUE: tl.constexpr, SCALED: tl.constexpr, ALLOW_TF32: tl.constexpr,
+    UPCAST: tl.constexpr, EVEN_K: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -81,17 +86,30 @@ def matmul_kernel(
             acc = acc + beta * bias.to(tl.float32)
         else:
             acc = acc + bias.to(tl.float32)
+    if EPILOGUE == 1:  # relu; NaN stays NaN, as in eager
+        acc = tl.where(acc < 0, 0.0, acc)
+    elif EPILOGUE == 2:
+        acc = 0.5 * acc * (1.0 + helpers.libdevice.erf(acc * 0.7071067811865476))
+    elif EPILOGUE == 3:
+        inner = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)
+        acc = 0.5 * acc * (1.0 + helpers.libdevice.tanh(inner))
+    elif EPILOGUE == 4:
+        acc = acc * tl.sigmoid(acc)
+    elif EPILOGUE == 5:
+        acc = tl.sigmoid(acc)
+    elif EPILOGUE == 6:
+        acc = helpers.libdevice.tanh(acc)
     out = out_ptr + batch * stride_ob + rm[:, None] * stride_om + rn[None, :] * stride_on
     tl.store(out, acc.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, *, alpha=1, beta=1,
-           **config) -> torch.Tensor:
-    """`a @ b` ([M, K] @ [K, N], or batched [B, M, K] @ [B, K, N], no size 0), times alpha,
-    plus beta * bias (broadcast to the result; beta == 0 ignores it, NaNs included, as eager's
-    addmm does), in a new row-major tensor of the inputs' dtype. `config`: a MatmulConfig's
-    fields (runtime/matmul_configs.py)."""
-    grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, **config)
+           epilogue: str = "none", **config) -> torch.Tensor:
+    """`epilogue(a @ b * alpha + beta * bias)` ([M, K] @ [K, N], or batched [B, M, K] @
+    [B, K, N], no size 0; the bias broadcast to the result, ignored where beta == 0, NaNs
+    included, as eager's addmm does; `epilogue` one of EPILOGUES) in a new row-major tensor
+    of the inputs' dtype. `config`: a MatmulConfig's fields (runtime/matmul_configs.py)."""
+    grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, epilogue, **config)
     if a.is_cuda and a.get_device() != torch.cuda.current_device():
         with torch.cuda.device(a.device):  # Triton launches on the current device
             matmul_kernel[grid](*args, **kwargs)
@@ -101,14 +119,14 @@ def matmul(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, *
 
 
 def compile_ahead(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, *, alpha=1, beta=1,
-                  **config) -> None:
+                  epilogue: str = "none", **config) -> None:
     """Compile the kernel `matmul` would launch, without launching it (inside
     `triton.AsyncCompileMode`, on its executor: configs compile in parallel before timing)."""
-    grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, **config)
+    grid, args, kwargs = _kernel_arguments(a, b, bias, alpha, beta, epilogue, **config)
     matmul_kernel.warmup(*args, grid=grid, **kwargs)
 
 
-def _kernel_arguments(a, b, bias, alpha, beta, *, block_m: int, block_n: int, block_k: int, group_m: int,
+def _kernel_arguments(a, b, bias, alpha, beta, epilogue, *, block_m: int, block_n: int, block_k: int, group_m: int,
                       num_warps: int, num_stages: int):
     """(grid, positional arguments, keyword arguments) of `matmul_kernel` for one call."""
     batched = a.dim() == 3
@@ -125,8 +143,8 @@ def _kernel_arguments(a, b, bias, alpha, beta, *, block_m: int, block_n: int, bl
             *_batched_strides(a, batched), *_batched_strides(b, batched), *bias_strides,
             *_batched_strides(out, batched), float(alpha), float(beta))
     kwargs = dict(
-        HAS_BIAS=has_bias, SCALED=alpha != 1 or (has_bias and beta != 1), ALLOW_TF32=allow_tf32,
-        UPCAST=a.dtype == torch.bfloat16 and not a.is_cuda,
+        HAS_BIAS=has_bias, EPILOGUE=EPILOGUES[epilogue], SCALED=alpha != 1 or (has_bias and beta != 1),
+        ALLOW_TF32=allow_tf32, UPCAST=a.dtype == torch.bfloat16 and not a.is_cuda,
         EVEN_K=k % block_k == 0, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
         num_warps=num_warps, num_stages=num_stages,
     )
