@@ -24,6 +24,8 @@ consumers are separate kernels.
 
 from __future__ import annotations
 
+import math
+
 import sympy
 import torch
 
@@ -59,11 +61,11 @@ EPILOGUE_OPS = {
 
 def epilogue_name(node) -> str | None:
     """The epilogue an FX node computes from its one tensor argument, if it is one of ours."""
-    kwargs = dict(node.kwargs)
-    if node.target is aten.gelu.default and kwargs.get("approximate", "none") in ("none", "tanh"):
-        return "gelu_tanh" if kwargs.pop("approximate", "none") == "tanh" else "gelu"
-    return next((name for name, (op, op_kwargs) in EPILOGUE_OPS.items()
-                 if node.target is op and not kwargs and not op_kwargs and len(node.args) == 1), None)
+    kwargs = {k: v for k, v in node.kwargs.items() if (k, v) != ("approximate", "none")}  # gelu's default
+    if len(node.args) != 1:
+        return None
+    return next((name for name, (op, op_kwargs) in EPILOGUE_OPS.items() if node.target is op and kwargs == op_kwargs),
+                None)
 
 
 def apply_epilogue(value: IRNode, name: str) -> IRNode:
@@ -110,7 +112,7 @@ def _problem(op, bias, a, b, kwargs, device, epilogue) -> MatmulProblem | None:
             or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scale):
         return None
     sizes = [size for size, _ in layouts] + [_output_size()]
-    if any(_numel(size) > MAX_ELEMENTS or 0 in size for size in sizes):  # size 0: nothing worth a kernel
+    if any(math.prod(size) > MAX_ELEMENTS or 0 in size for size in sizes):  # size 0: nothing worth a kernel
         return None
     if len(a.size) == 3 and int(a.size[0]) > MAX_BATCH:
         return None
@@ -131,10 +133,3 @@ def _static_layout(x: IRNode) -> tuple[tuple, tuple] | None:
     if not all(isinstance(v, (int, sympy.Integer)) for v in values):
         return None
     return tuple(int(s) for s in layout.size), tuple(int(s) for s in layout.stride)
-
-
-def _numel(size) -> int:
-    total = 1
-    for s in size:
-        total *= s
-    return total
