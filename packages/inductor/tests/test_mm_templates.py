@@ -138,6 +138,17 @@ def test_forced_template_at_small_and_uneven_sizes(sizes):
     assert_matches_eager(compiled, "addmm", lambda: operands("addmm", torch.float32, m=m, n=n, k=k))
 
 
+@pytest.mark.parametrize("bias_shape", [(M, N), (M, 1), (1, N)], ids=str)
+def test_addmm_bias_broadcasts_as_in_eager(bias_shape):
+    def inputs():
+        a, b, _ = operands("addmm", torch.float32)
+        return a, b, torch.randn(bias_shape, device=DEVICE)
+
+    compiled = compile_matmul("addmm", inputs(), **FORCED)
+    assert TEMPLATE_CALL in compiled.source
+    assert_matches_eager(compiled, "addmm", inputs)
+
+
 @pytest.mark.parametrize("sizes", [(4, 5, 0), (0, 5, 3)], ids=str)
 def test_empty_matmuls_keep_the_aten_call(sizes):
     m, n, k = sizes
