@@ -318,6 +318,18 @@ def test_timed_choice_is_cached_in_memory_and_on_disk(fake_timing, monkeypatch):
     assert len(fake_timing.calls) == 1
 
 
+def test_an_unreadable_stored_choice_is_timed_again(fake_timing):
+    triton = {"cpu_backend": "triton"} if DEVICE == "cpu" else {}
+    inputs = operands("mm", torch.float32)
+    compile_matmul("mm", inputs, max_autotune=True, **triton)
+    path = matmul_autotune._choices_path()
+    path.write_text(path.read_text().replace('"block_m"', '"block_rows"'))  # an older format, say
+    matmul_autotune._chosen.clear()
+    neg_of_mm = torch.fx.symbolic_trace(lambda a, b, bias: (aten.neg.default(aten.mm.default(a, b)),))
+    compiled = inductor.compile_aten_graph(neg_of_mm, list(inputs), options={"max_autotune": True, **triton})
+    assert TEMPLATE_CALL in compiled.source and len(fake_timing.calls) == 2
+
+
 def test_aten_wins_when_it_times_fastest(fake_timing):
     fake_timing.fastest = matmul_autotune.ATEN
     triton = {"cpu_backend": "triton"} if DEVICE == "cpu" else {}

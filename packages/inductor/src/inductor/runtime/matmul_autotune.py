@@ -123,10 +123,10 @@ def choose(problem: MatmulProblem, backends: str) -> MatmulConfig | None:
     with _lock:
         if key in _chosen:
             return _chosen[key]
-        stored = _stored_choices()
-        if key in stored:
-            choice = _chosen[key] = None if stored[key] == ATEN else MatmulConfig(**stored[key])
-            return choice
+        stored = _stored_choice(key)
+        if stored is not None:
+            _chosen[key] = None if stored == ATEN else stored
+            return _chosen[key]
         candidates = ([ATEN] if ATEN in allowed else []) + matmul_configs(*problem.mnk)
         timings = time_choices(problem, candidates)
         best_ms, best = min(zip(timings, candidates), key=lambda pair: pair[0])
@@ -183,6 +183,18 @@ def _time_ms(run) -> float:
 
 def _choices_path():
     return cache.cache_dir() / "autotune" / "matmul.json"
+
+
+def _stored_choice(key: str) -> str | MatmulConfig | None:
+    """ATEN or the config stored for `key`; None if there is none, or none this code can read
+    (an entry of an older config format is timed again and overwritten)."""
+    stored = _stored_choices().get(key)
+    if stored == ATEN:
+        return ATEN
+    try:
+        return MatmulConfig(**stored)
+    except TypeError:
+        return None
 
 
 def _stored_choices() -> dict:
