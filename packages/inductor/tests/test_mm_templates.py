@@ -222,6 +222,23 @@ def test_activation_after_the_aten_call_stays_a_kernel(options, monkeypatch):
         assert_same(compiled(*xs), fn(*xs), **TOLERANCES[torch.float32])
 
 
+def test_activation_read_through_a_view_is_applied_in_the_template():
+    # A linear over [batch, seq, features]: mm on the flattened rows, a view back to 3-D, then
+    # the activation; the activation moves before the view, into the template.
+    def fn(x, w, bias):
+        flat = aten.view.default(x, [2 * 5, K])
+        product = aten.view.default(aten.addmm.default(bias, flat, aten.t.default(w)), [2, 5, N])
+        return (aten.silu.default(product),)
+
+    def inputs():
+        return (torch.randn(2, 5, K, device=DEVICE), torch.randn(N, K, device=DEVICE), torch.randn(N, device=DEVICE))
+
+    compiled = inductor.compile_aten_graph(torch.fx.symbolic_trace(fn), list(inputs()), options=FORCED)
+    assert "epilogue='silu'" in compiled.source and compiled.kernel_count == 0
+    for xs in (inputs(), inputs()):
+        assert_same(compiled(*xs), fn(*xs), **TOLERANCES[torch.float32])
+
+
 def test_activation_of_a_matmul_read_twice_is_not_folded():
     def fn(a, b, bias):
         product = aten.mm.default(a, b)

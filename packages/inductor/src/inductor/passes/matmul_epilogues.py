@@ -4,10 +4,12 @@ then applies the activation to its fp32 result before its one store, instead of 
 kernel reading the matmul's result back, as torch.compile's templates fuse epilogues.
 
 Folded: relu, gelu (exact and tanh), silu, sigmoid and tanh that are the only reader of an
-mm/addmm/bmm/baddbmm whose result may become a template (`may_take_template`). The matmul
-node takes the activation's place (its users, its value) and records it in
-`node.meta["matmul_epilogue"]`; where the lowering keeps the aten call, it lowers the
-activation after it, as the unfolded graph would have.
+mm/addmm/bmm/baddbmm (directly or through reshapes that are each the only reader of the one
+before) whose result may become a template (`may_take_template`). The matmul node records
+the activation in `node.meta["matmul_epilogue"]` and the activation's readers read the
+matmul's result (or its last reshape) instead; where the lowering keeps the aten call, it
+lowers the activation after it, as the unfolded graph would have. (An activation keeps
+shape, dtype and strides, so every meta value stays right.)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..lowering.matmul_templates import EPILOGUE_KEY, epilogue_name, may_take_te
 
 aten = torch.ops.aten
 MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)
+RESHAPES = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 
 
 def fold_activations_into_matmuls(gm: torch.fx.GraphModule, example_inputs, options, targets) -> int:
@@ -29,20 +32,34 @@ def fold_activations_into_matmuls(gm: torch.fx.GraphModule, example_inputs, opti
     devices = [x.device for x in example_inputs if isinstance(x, torch.Tensor)]
     folded = 0
     for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in MATMULS or len(node.users) != 1:
+        if node.op != "call_function" or node.target not in MATMULS:
             continue
-        [user] = node.users
-        name = epilogue_name(user) if user.op == "call_function" and user.args[:1] == (node,) else None
+        found = _activation_reading(node)
         val = node.meta.get("val")
         device = val.device if isinstance(val, torch.Tensor) and val.device.type != "meta" else \
             (devices[0] if devices else None)
-        if name is None or device is None or not may_take_template(options, targets, device, val):
+        if found is None or device is None or not may_take_template(options, targets, device, val):
             continue
+        activation, name, result = found
         node.meta[EPILOGUE_KEY] = name
-        node.meta["val"] = user.meta.get("val", val)
-        user.replace_all_uses_with(node)
-        gm.graph.erase_node(user)
+        activation.replace_all_uses_with(result)
+        gm.graph.erase_node(activation)
         folded += 1
     if folded:
         gm.recompile()
     return folded
+
+
+def _activation_reading(matmul: torch.fx.Node):
+    """(the activation node, its epilogue name, the node it reads) when an activation of ours is
+    the only reader of `matmul`, directly or through single-reader reshapes (a linear over
+    [batch, seq, features] reads mm's result through a view, and act(view(mm)) is
+    view(act(mm)) for an elementwise act); else None."""
+    last = matmul
+    while len(last.users) == 1 and next(iter(last.users)).target in RESHAPES:
+        last = next(iter(last.users))
+    if len(last.users) != 1:
+        return None
+    reader = next(iter(last.users))
+    name = epilogue_name(reader) if reader.op == "call_function" and reader.args[:1] == (last,) else None
+    return None if name is None else (reader, name, last)
