@@ -33,6 +33,7 @@ log = logs.channel("inductor")
 
 ATEN = "ATEN"
 TIMED_RUNS = 10
+SLEEP_CYCLES = 20_000_000  # ~10 ms at ~2 GHz: longer than queueing TIMED_RUNS launches takes
 
 _OPS = {"mm": torch.ops.aten.mm.default, "addmm": torch.ops.aten.addmm.default,
         "bmm": torch.ops.aten.bmm.default, "baddbmm": torch.ops.aten.baddbmm.default}
@@ -169,10 +170,15 @@ def time_choices(problem: MatmulProblem, candidates: list) -> list[float]:
 
 
 def _time_ms(run) -> float:
-    """CUDA-event time of one run, averaged over TIMED_RUNS after a warm-up (which compiles)."""
+    """GPU time of one run: CUDA events around TIMED_RUNS runs, after a warm-up (which
+    compiles). The GPU first sleeps while the host queues the runs, so the events time the
+    kernels back to back, not the host's launches: the template's Python launch costs more
+    than aten's, and a small matmul would otherwise be judged by it, where CUDA graphs
+    (mode="max-autotune") replay without any."""
     run()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(SLEEP_CYCLES)
     start.record()
     for _ in range(TIMED_RUNS):
         run()
