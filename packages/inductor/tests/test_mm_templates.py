@@ -288,6 +288,16 @@ def test_unknown_gemm_backend_is_an_error_naming_the_valid_ones():
         compile_matmul("mm", operands("mm", torch.float32), max_autotune=True, max_autotune_gemm_backends="CUTLASS")
 
 
+def test_configs_shrink_to_the_problem_and_stay_distinct():
+    small, large = matmul_configs(M, N, K), matmul_configs(4096, 4096, 4096)
+    for configs, (m, n, k) in ((small, (M, N, K)), (large, (4096, 4096, 4096))):
+        assert len(set(configs)) == len(configs)
+        for c in configs:
+            assert 16 <= c.block_m <= max(16, 2 * m) and 16 <= c.block_n <= max(16, 2 * n)
+            assert 16 <= c.block_k <= max(16, 2 * k)
+    assert len(small) < len(large)
+
+
 class FakeTimer:
     """Stands in for time_choices: records each call; the candidate at `fastest` wins."""
 
