@@ -148,9 +148,12 @@ def can_time(device: torch.device) -> bool:
 
 def time_choices(problem: MatmulProblem, candidates: list) -> list[float]:
     """Milliseconds per run of each candidate on the problem's layouts (inf: it cannot run)."""
-    # Real tensors, whatever mode the compile runs under (a fake-tensor mode would make these fake).
-    on_device = torch.cuda.device(problem.device) if problem.device.type == "cuda" else contextlib.nullcontext()
-    with _disable_current_modes(), torch.no_grad(), on_device:
+    # Real tensors in the problem's dtype, whatever the compile runs under: a fake-tensor mode
+    # would make them fake, autocast would time aten's call in another dtype.
+    cuda = problem.device.type == "cuda"
+    on_device = torch.cuda.device(problem.device) if cuda else contextlib.nullcontext()
+    no_autocast = torch.autocast("cuda", enabled=False) if cuda else contextlib.nullcontext()
+    with _disable_current_modes(), torch.no_grad(), on_device, no_autocast:
         try:
             operands = problem.random_operands()
         except torch.OutOfMemoryError:
