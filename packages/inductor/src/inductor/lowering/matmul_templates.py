@@ -88,7 +88,7 @@ def template_matmul(op, bias, a: IRNode, b: IRNode, kwargs: dict, epilogue: str 
     graph = current_graph()
     options = graph.options
     device = a.device
-    if not may_take_template(options, graph.targets, device, graph.current_val()):
+    if not options.max_autotune or not may_take_template(options, graph.targets, device, graph.current_val()):
         return None
     problem = _problem(op, bias, a, b, kwargs, device, epilogue)
     if problem is None:
