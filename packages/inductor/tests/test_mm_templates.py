@@ -396,7 +396,6 @@ GPU_SIZES = [{"m": 256, "n": 384, "k": 512}, {"m": M, "n": N, "k": K}]
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("backends", ["ATEN,TRITON", "TRITON"])
 def test_max_autotune_matmuls_on_cuda_match_eager(dtype, backends, monkeypatch):
@@ -413,7 +412,6 @@ def test_max_autotune_matmuls_on_cuda_match_eager(dtype, backends, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_fp32_template_follows_allow_tf32_on_cuda(monkeypatch):
     # The template reads the flag at each call, as eager's cuBLAS does: tf32 on gives eager's
     # tf32-rounded result, tf32 off the full-precision one.
@@ -428,7 +426,6 @@ def test_fp32_template_follows_allow_tf32_on_cuda(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_mode_max_autotune_with_cuda_graphs_matches_eager():
     def fn(a, b, bias):
         return (aten.relu.default(aten.addmm.default(bias, a, b)),)
