@@ -1,8 +1,9 @@
 """max-autotune's Triton matmul template (lowering/matmul_templates.py, runtime/matmul_template.py,
 runtime/matmul_autotune.py): forced on (`max_autotune_gemm_backends="TRITON"`) it matches eager
 for mm/addmm/bmm/baddbmm at odd sizes, any strides and fp32/fp16/bf16, on the first call and
-with new values; it never appears outside max-autotune, nor for symbolic sizes; a timed choice
-is made once per problem and then read from memory or disk.
+with new values; an activation reading a matmul is applied in the template's store
+(passes/matmul_epilogues.py); it never appears outside max-autotune, nor for symbolic sizes;
+a timed choice is made once per problem and then read from memory or disk.
 
 Without CUDA the template runs in Triton's interpreter on CPU tensors (`cpu_backend="triton"`),
 where nothing is timed: tests of the choice replace the timer."""
