@@ -131,7 +131,7 @@ def test_training_step_through_templates_matches_eager(monkeypatch):
     assert len(calls) == 2 * (2 * 2 + 4)
 
 
-@pytest.mark.parametrize("sizes", [(1, 1, 1), (16, 16, 16), (5, 130, 7), (70, 3, 300)], ids=str)
+@pytest.mark.parametrize("sizes", [(1, 1, 1), (16, 16, 16), (128, 64, 64), (5, 130, 7), (70, 3, 300)], ids=str)
 def test_forced_template_at_small_and_uneven_sizes(sizes):
     m, n, k = sizes
     compiled = compile_matmul("addmm", operands("addmm", torch.float32, m=m, n=n, k=k), **FORCED)

@@ -37,7 +37,7 @@ def matmul_kernel(
     stride_cb, stride_cm, stride_cn, stride_ob, stride_om, stride_on,
     alpha, beta,
     HAS_BIAS: tl.constexpr, EPILOGUE: tl.constexpr, SCALED: tl.constexpr, ALLOW_TF32: tl.constexpr,
-    UPCAST: tl.constexpr, EVEN_K: tl.constexpr,
+    UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -56,9 +56,20 @@ def matmul_kernel(
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
     # Rows past M and columns past N read rows/columns inside the operands instead (index %
-    # size): the K loop needs no mask on them, and the store drops what they compute.
-    a_ptrs = a_ptr + batch * stride_ab + (rm % M)[:, None] * stride_am + rk[None, :] * stride_ak
-    b_ptrs = b_ptr + batch * stride_bb + rk[:, None] * stride_bk + (rn % N)[None, :] * stride_bn
+    # size): the K loop needs no mask on them, and the store drops what they compute. Where
+    # the blocks divide the size there are none, and the indices are said to be runs of
+    # BLOCK contiguous values (a `%` by a runtime size hides that), so loads along a unit
+    # stride are vectorized.
+    if EVEN_M:
+        a_rows = tl.max_contiguous(tl.multiple_of(rm, BLOCK_M), BLOCK_M)
+    else:
+        a_rows = rm % M
+    if EVEN_N:
+        b_cols = tl.max_contiguous(tl.multiple_of(rn, BLOCK_N), BLOCK_N)
+    else:
+        b_cols = rn % N
+    a_ptrs = a_ptr + batch * stride_ab + a_rows[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + batch * stride_bb + rk[:, None] * stride_bk + b_cols[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k_start in range(0, K, BLOCK_K):
         if EVEN_K:
@@ -145,7 +156,8 @@ def _kernel_arguments(a, b, bias, alpha, beta, epilogue, *, block_m: int, block_
     kwargs = dict(
         HAS_BIAS=has_bias, EPILOGUE=EPILOGUES[epilogue], SCALED=alpha != 1 or (has_bias and beta != 1),
         ALLOW_TF32=allow_tf32, UPCAST=a.dtype == torch.bfloat16 and not a.is_cuda,
-        EVEN_K=k % block_k == 0, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+        EVEN_M=m % block_m == 0, EVEN_N=n % block_n == 0, EVEN_K=k % block_k == 0,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
         num_warps=num_warps, num_stages=num_stages,
     )
     return grid, args, kwargs
