@@ -48,6 +48,25 @@ def _llama_infer(torch):
     return Workload(inference(torch, lambda out: out.logits), model, (ids,))
 
 
+def _llama_infer_max_autotune(torch):
+    """`llama_infer` with both compilers in mode="max-autotune": each matmul a Triton template
+    or cuBLAS, whichever times faster (ours: lowering/matmul_templates.py), plus CUDA graphs."""
+    work = _llama_infer(torch)
+    work.mode = "max-autotune"
+    return work
+
+
+def _mlp_infer_max_autotune(torch):
+    """A bf16 MLP of 4 blocks (1024 -> 4096 -> 1024, GELU) over 8192 tokens: nothing but
+    matmuls and their epilogues, in mode="max-autotune" for both compilers."""
+    layers = []
+    for _ in range(4):
+        layers += [torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)]
+    model = torch.nn.Sequential(*layers).cuda().to(torch.bfloat16).eval()
+    x = torch.randn(8192, 1024, device="cuda", dtype=torch.bfloat16)
+    return Workload(inference(torch, lambda out: out), model, (x,), mode="max-autotune")
+
+
 def _next_token_loss(torch, logits, ids):
     return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
 
@@ -182,6 +201,9 @@ def _optimizer_tensors(torch, optimizer, params):
 BUILDERS = {
     "llama_infer": _llama_infer,
     "llama_train": _llama_train,
+    # Not in WORKLOADS (torch.compile's max-autotune alone compiles for minutes): --only them.
+    "llama_infer_max_autotune": _llama_infer_max_autotune,
+    "mlp_infer_max_autotune": _mlp_infer_max_autotune,
     "t5_infer": _t5_infer,
     "whisper_encoder_infer": _whisper_encoder_infer,
     "resnet50_train": _resnet50_train,

@@ -9,6 +9,8 @@ file's sha256:
                                            sizes chosen for it go beside, in <function>.autotune.json
     graphs/<key>/wrapper.py                one compiled graph's wrapper (key: graph, inputs,
                                            options, versions; see compile_fx)
+    autotune/matmul.json                   max-autotune's choice per matmul problem (aten or a
+                                           template config; runtime/matmul_autotune.py)
 
 What can go wrong, and what happens then:
 

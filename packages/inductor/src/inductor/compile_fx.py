@@ -30,6 +30,7 @@ from .ir import KERNEL_STEPS
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.common_subexpressions import merge_common_subexpressions
+from .passes.matmul_epilogues import fold_activations_into_matmuls
 from .passes.max_pool_offsets import save_offsets_for_max_pool_backward
 from .passes.scatter_adds import fold_adds_into_scatters
 from .passes.split_reductions import split_reductions
@@ -198,7 +199,8 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     # Constants' values reach the wrapper at run time, but their sizes/strides/dtypes are in the kernels.
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
                        _environment_key(targets, example_inputs), targets.key(), options.tuning,
-                       str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}")
+                       str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}",
+                       f"gemm_backends={options.gemm_backends}")
     cached, key = _cached_graph(key, constants, sizes)
     if cached is not None:
         return cached
@@ -207,6 +209,7 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
         ensure_meta_vals(gm, example_inputs)
         merge_common_subexpressions(gm)
         fold_adds_into_scatters(gm)
+        fold_activations_into_matmuls(gm, example_inputs, options, targets)
         graph = GraphLowering(gm, example_inputs, options=options, strided_outputs=strided_outputs)
         graph.run()
     with logs.phase("scheduling"):

@@ -8,6 +8,7 @@ torch.compile does for its own. The rest of inductor reads fields, never the dic
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -31,7 +32,12 @@ class CompileOptions:
 
     Its fields, with the option key of each in brackets::
 
-        max_autotune    ["max_autotune"] time more block sizes per Triton kernel
+        max_autotune    ["max_autotune"] time more block sizes per Triton kernel, and (Triton
+                        backend) our Triton matmul template against the aten call per matmul
+        gemm_backends   ["max_autotune_gemm_backends"] what max_autotune chooses matmuls among:
+                        "ATEN,TRITON" (time both), "TRITON" (the template, timed over its block
+                        configs; untimed where nothing can be timed, e.g. Triton's interpreter)
+                        or "ATEN" (lowering/matmul_templates.py)
         cudagraphs      ["triton.cudagraphs"] replay a CUDA graph's launches (graphs over CUDA tensors)
         cpu_backend     ["cpu_backend"] "cpp" or "triton" (its interpreter) for kernels over CPU tensors
         pad_mm          ["pad_mm"] pad misaligned matmuls; None: where it pays (lowering/matmul_padding.py)
@@ -44,6 +50,7 @@ class CompileOptions:
     """
 
     max_autotune: bool = False
+    gemm_backends: str = "ATEN,TRITON"
     cudagraphs: bool = False
     cpu_backend: str = "cpp"
     pad_mm: bool | None = None
@@ -65,6 +72,11 @@ class CompileOptions:
             names = ", ".join(map(repr, unknown))
             raise InductorError(f"inductor: unknown option(s) {names}; the options are: {', '.join(OPTION_KEYS)}")
         chosen = cls(**{OPTION_KEYS[key]: value for key, value in settings.items()})
+        gemm = {part.strip().upper() for part in str(chosen.gemm_backends).split(",")} - {""}
+        if not gemm or gemm - set(GEMM_BACKENDS):
+            raise InductorError(f"inductor: max_autotune_gemm_backends must name some of {', '.join(GEMM_BACKENDS)} "
+                                f"(comma-separated), not {chosen.gemm_backends!r}")
+        chosen = dataclasses.replace(chosen, gemm_backends=",".join(b for b in GEMM_BACKENDS if b in gemm))
         if chosen.cpu_backend not in ("cpp", "triton"):
             raise InductorError(f"inductor: cpu_backend must be 'cpp' or 'triton', not {chosen.cpu_backend!r}")
         return chosen
@@ -75,6 +87,10 @@ class CompileOptions:
         return "max-autotune" if self.max_autotune else "default"
 
 
+# What `max_autotune_gemm_backends` may name, in its canonical order (torch's also has CPP,
+# CUTLASS and CK, which we do not generate).
+GEMM_BACKENDS = ("ATEN", "TRITON")
+
 # The `options=` key of each field: torch's config name where the setting is the same.
 OPTION_KEYS = {
     "max_autotune": "max_autotune",
@@ -83,4 +99,5 @@ OPTION_KEYS = {
     "pad_mm": "pad_mm",
     "fallback_random": "fallback_random",
     "combo_kernels": "combo_kernels",
+    "max_autotune_gemm_backends": "gemm_backends",
 }

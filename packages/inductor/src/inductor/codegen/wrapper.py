@@ -192,6 +192,10 @@ class WrapperCodegen:
         `OpOverload.__call__` only calls `self._op`; dispatch (modes, autograd, profiling)
         happens below it, in the dispatcher, either way. Overload classes whose `__call__`
         does more (TorchBind ops) are called as they are."""
+        if kernel.startswith("inductor."):  # a runtime function of ours (the matmul template)
+            module, function = kernel.rsplit(".", 1)
+            return self.bind(f"{module.rsplit('.', 1)[1]}_{function}",
+                             f"__import__({module!r}, fromlist=[{function!r}]).{function}")
         if not kernel.startswith("torch.ops."):
             return kernel
         if kernel in _PYTHON_BINDINGS:

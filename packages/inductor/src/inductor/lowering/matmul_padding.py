@@ -1,4 +1,5 @@
-"""Matmul externs (mm, addmm, bmm, baddbmm), padded to aligned sizes when that pays.
+"""Matmul externs (mm, addmm, bmm, baddbmm), padded to aligned sizes when that pays (under
+max-autotune, first offered to the Triton template: lowering/matmul_templates.py).
 
 cuBLAS picks its fast tensor-core kernels only when every row of every operand starts on a
 16-byte boundary: a bf16 matrix with 50257 columns (GPT-2's vocabulary) gets a slow pre-Hopper
@@ -35,6 +36,7 @@ from ..ir import Buffer, IRNode, Pointwise, ReinterpretView, storage_of
 from . import register_lowering
 from .extern import extern, extern_call
 from .indexing import constant_pad_nd
+from .matmul_templates import EPILOGUE_KEY, apply_epilogue, template_matmul
 from .views import permute, slice_
 
 aten = torch.ops.aten
@@ -197,6 +199,18 @@ def is_padded_slice(value: IRNode) -> bool:
 
 
 def _matmul(op, bias, a, b, kwargs):
+    """`op` on (bias,) a, b: under max-autotune maybe the Triton template (matmul_templates.py),
+    else the extern, padded when `should_pad` says so; then the activation folded into the
+    node (passes/matmul_epilogues.py), if any."""
+    epilogue = current_graph().current_node.meta.get(EPILOGUE_KEY)
+    template = template_matmul(op, bias, a, b, kwargs, epilogue or "none")
+    if template is not None:
+        return template
+    result = _aten_matmul(op, bias, a, b, kwargs)
+    return result if epilogue is None else apply_epilogue(result, epilogue)
+
+
+def _aten_matmul(op, bias, a, b, kwargs):
     """`op` on (bias,) a, b: padded when `should_pad` says so, else the plain extern."""
     graph = current_graph()
     args = (a, b) if bias is None else (bias, a, b)

@@ -4,7 +4,8 @@ or `is_causal=True` (see attention_masks.py); `ConstantValues` evaluates input-f
 On the joint forward+backward graph, before partitioning:
 `max_pool_offsets.save_offsets_for_max_pool_backward(joint)` (int8 offsets, not int64 indices).
 On the ATen graph, before lowering: `common_subexpressions.merge_common_subexpressions(gm)`,
-then `scatter_adds.fold_adds_into_scatters(gm)`.
+then `scatter_adds.fold_adds_into_scatters(gm)`, then (max-autotune only)
+`matmul_epilogues.fold_activations_into_matmuls(...)`.
 On the lowered IR, before scheduling: `split_reductions.split_reductions(graph)`.
 """
 
