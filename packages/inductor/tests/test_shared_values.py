@@ -84,3 +84,25 @@ def test_a_value_computed_before_an_in_place_write_keeps_eagers_memory_order(dev
             assert_same(ours_running, eager_running, rtol=1e-4, atol=1e-4)
         # No transposing (tiled) kernel: every value lies in memory as x does.
         assert "tiled_" not in compiled.source
+
+
+def linear_gelu_backward(grad, pre, weight, x):
+    # A Linear-GELU's backward: the gradient through the GELU is read by the input gradient's
+    # matmul, transposed by the weight gradient's matmul, and by the bias gradient's sum.
+    g = aten.gelu_backward.default(grad, pre)
+    return (aten.mm.default(g, weight), aten.mm.default(aten.t.default(g), x),
+            aten.sum.dim_IntList(g, [0], True))
+
+
+def test_a_value_matmuls_read_as_is_and_transposed_is_computed_once(device):
+    for rows in (16, 24):
+        inputs = [torch.randn(rows, 64, device=device), torch.randn(rows, 64, device=device),
+                  torch.randn(64, 32, device=device), torch.randn(rows, 32, device=device)]
+        compiled = compile_aten(linear_gelu_backward, inputs)
+        for args in (inputs, [torch.randn_like(t) for t in inputs]):
+            assert_same(compiled(*args), linear_gelu_backward(*args), rtol=1e-4, atol=1e-4)
+        body = compiled.source.split("def call")[1]
+        # One buffer holds the GELU's gradient; both matmuls and the sum read it: no
+        # transposed copy, and the sum reads it rather than computing it again from grad and pre.
+        assert len(re.findall(rf"empty_strided\(\({rows}, 64\)", body)) == 1, body
+        assert len(re.findall(r"^    kernel\d+\(.*\barg1\b", body, re.M)) == 1, body

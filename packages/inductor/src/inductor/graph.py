@@ -147,6 +147,12 @@ class GraphLowering(torch.fx.Interpreter):
             buffer = ComputedBuffer(self.new_name(), Layout.contiguous(value.device, value.dtype, value.size), value)
             self._add(buffer)
         self._realized[id(lazy)] = (lazy, buffer)  # the value kept: its id stays its own
+        # Nodes lowered from here on read the buffer: once it is in memory, one read of it costs
+        # less than recomputing it (a Linear's bias gradient sums the output gradient that its
+        # matmuls read from memory, rather than computing it again from the activation).
+        for node in self._lazy:
+            if self.env.get(node) is lazy:
+                self.env[node] = buffer
         return buffer
 
     def realize_keeping_views(self, value):
@@ -356,8 +362,27 @@ class GraphLowering(torch.fx.Interpreter):
         kernel's loops run in that order), seen through the permuted view with the logical dims."""
         if order is None or order == sorted(order):
             return self.realize(value)
+        viewed = self._view_of_realized(value, order)
+        if viewed is not None:
+            return viewed
         buffer = self.realize(permute(value, order))
         return permute(buffer, [order.index(d) for d in range(len(order))])
+
+    def _view_of_realized(self, value, order: list[int]):
+        """`value`, a view of a lazy value already computed into memory, as a strided view of
+        that buffer, when that view lies in memory in `order` with no gaps; else None. A Linear's
+        backward reads its output gradient twice: as is (the input gradient's matmul) and
+        transposed (the weight gradient's); the second reads the first one's buffer rather than
+        computing a transposed copy of its own."""
+        if not isinstance(value, GenericView):
+            return None
+        known = self._realized.get(id(value.data))
+        if known is None or known[0] is not value.data:
+            return None
+        viewed = make_view(known[1], value.size, value.reindex)
+        if isinstance(viewed, ReinterpretView) and _dense_in_order(viewed.layout, order):
+            return viewed
+        return None
 
     def realize_like_traced(self, value, output: int | None = None):
         """`value` realized with its dims in memory as the current node's traced value has them
@@ -469,6 +494,16 @@ def _strided_in_order(layout: Layout, order: list[int]) -> bool:
         if int(layout.stride[d]) < span:
             return False
         span = int(layout.stride[d]) * int(layout.size[d])
+    return True
+
+
+def _dense_in_order(layout, order: list[int]) -> bool:
+    """Whether `layout` holds its elements with no gaps, its dims outermost to innermost in `order`."""
+    expected = sympy.Integer(1)
+    for d in reversed(order):
+        if layout.size[d] != 1 and sympy.expand(layout.stride[d] - expected) != 0:
+            return False
+        expected *= layout.size[d]
     return True
 
 
