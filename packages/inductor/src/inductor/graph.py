@@ -29,6 +29,7 @@ from .ir import (
 from .lowering import LOWERINGS
 from .lowering.extern import fallback
 from .lowering.matmul_padding import is_padded_slice
+from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute, strided_view
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
@@ -87,6 +88,9 @@ class GraphLowering(torch.fx.Interpreter):
         self.input_writes: dict[str, str] = {}
         self._pending_writes: list[InputWrite] = []
         self._realized: dict[int, tuple] = {}  # id(lazy value) -> (value, the buffer it became)
+        # Matmul nodes lowered to a template that applied the activation reading them
+        # (passes/matmul_epilogues.py): that activation's node is its input as it is.
+        self.applied_epilogues: set[torch.fx.Node] = set()
         self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
 
     # -- services for lowerings --------------------------------------------------------
@@ -293,6 +297,8 @@ class GraphLowering(torch.fx.Interpreter):
     def call_function(self, target, args, kwargs):
         if target is operator.getitem:
             return args[0][args[1]]
+        if self.current_node.meta.get(FOLDED_INTO_KEY) in self.applied_epilogues:
+            return args[0]
         if target in SIZE_ARITHMETIC:
             # Sizes and their arithmetic are what the tracer computed: its symbolic value, when the
             # wrapper can evaluate it (a data-dependent size is read at run time instead).

@@ -36,7 +36,7 @@ from ..ir import Buffer, IRNode, Pointwise, ReinterpretView, storage_of
 from . import register_lowering
 from .extern import extern, extern_call
 from .indexing import constant_pad_nd
-from .matmul_templates import EPILOGUE_KEY, apply_epilogue, template_matmul
+from .matmul_templates import EPILOGUE_KEY, template_matmul
 from .views import permute, slice_
 
 aten = torch.ops.aten
@@ -200,14 +200,11 @@ def is_padded_slice(value: IRNode) -> bool:
 
 def _matmul(op, bias, a, b, kwargs):
     """`op` on (bias,) a, b: under max-autotune maybe the Triton template (matmul_templates.py),
-    else the extern, padded when `should_pad` says so; then the activation folded into the
-    node (passes/matmul_epilogues.py), if any."""
-    epilogue = current_graph().current_node.meta.get(EPILOGUE_KEY)
-    template = template_matmul(op, bias, a, b, kwargs, epilogue or "none")
-    if template is not None:
-        return template
-    result = _aten_matmul(op, bias, a, b, kwargs)
-    return result if epilogue is None else apply_epilogue(result, epilogue)
+    applying the activation that reads it (passes/matmul_epilogues.py), else the extern,
+    padded when `should_pad` says so."""
+    epilogue = current_graph().current_node.meta.get(EPILOGUE_KEY, "none")
+    template = template_matmul(op, bias, a, b, kwargs, epilogue)
+    return template if template is not None else _aten_matmul(op, bias, a, b, kwargs)
 
 
 def _aten_matmul(op, bias, a, b, kwargs):

@@ -16,10 +16,10 @@ A matmul takes the template only when all of these hold; otherwise it stays the 
 
 The template is an extern call in the wrapper, `matmul(a, b, bias, alpha=.., beta=..,
 epilogue=.., block_m=.., ...)`, writing a new row-major tensor in eager's dtype. An activation
-that is a matmul's only reader (relu, gelu, silu, sigmoid, tanh) is folded into the matmul's
-node before lowering (passes/matmul_epilogues.py: `node.meta["matmul_epilogue"]`); the template
-applies it before its store, and the aten path as the separate pointwise op it was. Other
-consumers are separate kernels.
+that is a matmul's only reader (relu, gelu, silu, sigmoid, tanh) is marked on both nodes before
+lowering (passes/matmul_epilogues.py); the template applies it before its store, and the
+activation's node then lowers to its input as it is. With the aten call the activation lowers
+as the separate pointwise op it is. Other consumers are separate kernels.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import torch
 from ..context import current_graph
 from ..ir import Buffer, ExternKernel, IRNode, Layout, ReinterpretView, storage_of
 from ..runtime.matmul_autotune import MatmulProblem, choose
-from . import LOWERINGS
 from .extern import layout_of
 
 # The runtime function the wrapper calls (codegen/wrapper.py binds `inductor.` names at load).
@@ -47,8 +46,10 @@ _OP_NAMES = {aten.mm.default: "mm", aten.addmm.default: "addmm", aten.bmm.defaul
              aten.baddbmm.default: "baddbmm"}
 
 
-# The FX node meta key naming a matmul's folded activation (passes/matmul_epilogues.py).
+# FX node meta keys (passes/matmul_epilogues.py): on a matmul, the name of the activation that
+# is its only reader; on that activation, the matmul node.
 EPILOGUE_KEY = "matmul_epilogue"
+FOLDED_INTO_KEY = "folded_into_matmul"
 
 # Activations a template applies before its store: (aten op, its kwargs) by epilogue name
 # (runtime/matmul_template.py EPILOGUES).
@@ -66,12 +67,6 @@ def epilogue_name(node) -> str | None:
         return None
     return next((name for name, (op, op_kwargs) in EPILOGUE_OPS.items() if node.target is op and kwargs == op_kwargs),
                 None)
-
-
-def apply_epilogue(value: IRNode, name: str) -> IRNode:
-    """`value` through the epilogue's own lowering: the aten path's separate pointwise op."""
-    op, kwargs = EPILOGUE_OPS[name]
-    return LOWERINGS[op](value, **kwargs)
 
 
 def may_take_template(options, targets, device: torch.device, val) -> bool:
@@ -100,6 +95,8 @@ def template_matmul(op, bias, a: IRNode, b: IRNode, kwargs: dict, epilogue: str 
     call_kwargs = {"alpha": problem.alpha, "beta": problem.beta, "epilogue": epilogue, **config.as_kwargs()}
     kernel = ExternKernel(graph.new_name(), layout_of(graph.current_val(), graph, device), TEMPLATE_KERNEL, args,
                           call_kwargs, False, False)
+    if epilogue != "none":
+        graph.applied_epilogues.add(graph.current_node)
     return graph.register_extern(kernel)
 
 
