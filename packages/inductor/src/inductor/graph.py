@@ -27,7 +27,7 @@ from .ir import (
     Reduction, ReinterpretView, storage_of,
 )
 from .lowering import LOWERINGS
-from .lowering.extern import fallback
+from .lowering.extern import fallback, reads_arguments_from_memory
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute, strided_view
@@ -210,7 +210,8 @@ class GraphLowering(torch.fx.Interpreter):
         self.current_node = node
         result = super().run_node(node)
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
-            if len(node.users) > REALIZE_USERS and (self._computed_once(result) or _written_by_a_user(node)):
+            if len(node.users) > REALIZE_USERS and (
+                    self._computed_once(result) or _written_by_a_user(node) or _stored_for_a_user(node)):
                 val = node.meta.get("val")
                 result = self.realize_in_memory_order(result, memory_order(val) if isinstance(val, torch.Tensor) else None)
             else:
@@ -587,6 +588,23 @@ def _written_by_a_user(node: torch.fx.Node) -> bool:
     value: realized where it is defined, it is stored into the input's memory (input_writes.py)
     by the kernel computing it; left lazy, a copy kernel would store it after the fact."""
     return any(isinstance(user.target, torch._ops.OpOverload) and user.target._schema.is_mutable for user in node.users)
+
+
+def _stored_for_a_user(node: torch.fx.Node) -> bool:
+    """Whether an extern (a matmul, a convolution, a fallback) takes the value, directly or
+    through views: it is then stored anyway, so it is stored where it is defined and every
+    reader reads it. Left lazy, readers lowered before the extern recompute it, keeping its
+    inputs alive until the last of them (a Linear-Tanh training step's bias-gradient sum held
+    the activation and the output gradient past the matmuls: above eager's peak)."""
+    pending = list(node.users)
+    while pending:
+        user = pending.pop()
+        target = user.target
+        if isinstance(target, torch._ops.OpOverload) and target.is_view:
+            pending.extend(user.users)
+        elif reads_arguments_from_memory(target):
+            return True
+    return False
 
 
 def _reads_of(buffer: Buffer) -> set[str]:

@@ -320,6 +320,8 @@ class MemoryPlan:
         """Bytes alive during each step with no memory reused: arguments from the start,
         buffers from the step computing them, each until its last read (outputs, constants and
         what nothing reads, to the end)."""
+        if not steps:  # the graph returns its inputs (or views of them)
+            return []
         born = {name: 0 for name in self.graph.input_buffers()}
         for k, step in enumerate(steps):
             for buf in allocated_by(step):

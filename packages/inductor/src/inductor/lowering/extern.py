@@ -14,7 +14,7 @@ from fake_tensor import FakeTensorMode
 from .. import logs
 from ..context import current_graph
 from ..ir import ExternKernel, IRNode, Layout, MultiOutput
-from . import register_lowering
+from . import LOWERINGS, register_lowering
 
 aten = torch.ops.aten
 perf_hints = logs.channel("perf_hints")
@@ -167,9 +167,20 @@ def assert_scalar(condition, message):
     graph.register_extern(ExternKernel(graph.new_name(), None, str_op(op), (condition, message), {}, False, False))
 
 
+# Overloads lowered to an extern call, which reads its tensor arguments from memory (the
+# matmuls join from matmul_padding.py); with the ops that have no lowering (fallbacks).
+EXTERN_OVERLOADS: set = set()
+
+
+def reads_arguments_from_memory(target) -> bool:
+    """Whether a node calling `target` takes its tensor arguments as buffers in memory."""
+    return isinstance(target, torch._ops.OpOverload) and (target in EXTERN_OVERLOADS or target not in LOWERINGS)
+
+
 for _name in EXTERN_OPS:
     if hasattr(aten, _name):
         # getattr, not aten.__getattr__: the latter builds a fresh packet whose overloads are
         # different objects from the ones graphs hold, so table lookups would miss.
         _overload = getattr(aten, _name).default
         register_lowering(_overload)(lambda *args, _op=_overload, **kwargs: extern(_op, args, kwargs))
+        EXTERN_OVERLOADS.add(_overload)

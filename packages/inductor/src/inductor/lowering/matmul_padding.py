@@ -34,7 +34,7 @@ import torch.fx
 from ..context import current_graph
 from ..ir import Buffer, IRNode, Pointwise, ReinterpretView, storage_of
 from . import register_lowering
-from .extern import extern, extern_call
+from .extern import EXTERN_OVERLOADS, extern, extern_call
 from .indexing import constant_pad_nd
 from .matmul_templates import EPILOGUE_KEY, template_matmul
 from .views import permute, slice_
@@ -227,6 +227,7 @@ def _aten_matmul(op, bias, a, b, kwargs):
 
 
 def _register(op, has_bias: bool):
+    EXTERN_OVERLOADS.add(op)
     if has_bias:
         register_lowering(op)(lambda bias, a, b, **kwargs: _matmul(op, bias, a, b, kwargs))
     else:
