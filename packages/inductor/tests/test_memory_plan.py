@@ -31,14 +31,19 @@ def _chain_inputs():
             torch.randn(32, 768) / 8, torch.randn(768, 48) / 32)
 
 
-def test_dead_buffers_nothing_reuses_are_freed_where_they_die():
-    compiled = _compiled(_wide_narrow_chain, *_chain_inputs())
-    args = _chain_inputs()  # new values, the same sizes
-    torch.testing.assert_close(compiled(*args)[0], _wide_narrow_chain(*args)[0], rtol=1e-4, atol=1e-4)
+def _assert_peak_at_most_eagers(fn, make_inputs):
+    """`fn` compiled matches eager on new values of the same sizes, at a peak no higher than eager's."""
+    compiled = _compiled(fn, *make_inputs())
+    args = make_inputs()
+    torch.testing.assert_close(compiled(*args)[0], fn(*args)[0], rtol=1e-4, atol=1e-4)
     compiled(*args)
     ours, _ = allocation_peak(lambda: compiled(*args))
-    eager, _ = allocation_peak(lambda: _wide_narrow_chain(*args))
+    eager, _ = allocation_peak(lambda: fn(*args))
     assert ours <= eager, f"compiled peak {ours} B above eager's {eager} B:\n{compiled.source}"
+
+
+def test_dead_buffers_nothing_reuses_are_freed_where_they_die():
+    _assert_peak_at_most_eagers(_wide_narrow_chain, _chain_inputs)
 
 
 def _reads_input_first(x, w):
@@ -82,10 +87,4 @@ def _expansion_inputs():
 
 
 def test_a_dead_buffer_is_not_held_for_reuse_across_the_peak():
-    compiled = _compiled(_expand_then_project, *_expansion_inputs())
-    args = _expansion_inputs()  # new values, the same sizes
-    torch.testing.assert_close(compiled(*args)[0], _expand_then_project(*args)[0], rtol=1e-4, atol=1e-4)
-    compiled(*args)
-    ours, _ = allocation_peak(lambda: compiled(*args))
-    eager, _ = allocation_peak(lambda: _expand_then_project(*args))
-    assert ours <= eager, f"compiled peak {ours} B above eager's {eager} B:\n{compiled.source}"
+    _assert_peak_at_most_eagers(_expand_then_project, _expansion_inputs)
