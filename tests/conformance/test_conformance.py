@@ -44,6 +44,7 @@ BACKEND_CASES = {
     "int_size.floordiv_size_by_float",  # floor(0.4*s0)
     "int_size.mod_negative_size_by_int",  # -n % 3 printed as C's truncating %
     "int_size.ge_size_by_int",  # a SymBool from a size, in a kernel and returned
+    "int_size.pow_int_by_size",  # 3 ** s0 in a C++ kernel (no `**` in C)
     "itertools.pairwise_tensors_diff",  # unbind's last piece kept a [1] dim at a new size
     "builtins_tensor.tuple_of_size_arith",
     "modules_train.batchnorm_running_stats",  # buffer mutation and grads

@@ -72,6 +72,12 @@ def test_kernels_refuse_reciprocals(printer):
         printer(x0**-1)
 
 
+def test_cpp_spells_a_symbolic_power_through_the_prelude():
+    assert cpp.index(3**s0) == "ptc_pow<int64_t>(3, s0)"
+    with pytest.raises(NotImplementedError):  # a negative exponent makes a Python float
+        cpp.index(3 ** (s0 - 5))
+
+
 def test_cpp_spells_integer_division_and_wide_literals():
     assert cpp.index(FloorDiv(x0, 4) + PythonMod(x1, 3)) == "(x0 / 4 + x1 % 3)"
     assert cpp.index(2**33 * x0) == "(8589934592L*x0)"

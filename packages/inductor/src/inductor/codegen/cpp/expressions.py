@@ -26,10 +26,14 @@ def _integer(expr, p):
 
 
 def _power(expr, p):
-    """A positive integer power as repeated multiplication (C has no `**`)."""
-    if not (isinstance(expr.exp, sympy.Integer) and expr.exp > 0):
-        return p.unknown(expr, p)
-    return "*".join([p.operand(expr.base, MUL + 1)] * int(expr.exp)), MUL
+    """A positive integer power as repeated multiplication (C has no `**`); an integer to a
+    symbolic power that cannot be negative (`3 ** n` of a size n) through the prelude's
+    integer `ptc_pow` (a negative one would be a Python float: not an index)."""
+    if isinstance(expr.exp, sympy.Integer) and expr.exp > 0:
+        return "*".join([p.operand(expr.base, MUL + 1)] * int(expr.exp)), MUL
+    if expr.base.is_integer and expr.exp.is_integer and expr.exp.is_nonnegative:
+        return p.function("ptc_pow<int64_t>", expr.args)
+    return p.unknown(expr, p)
 
 
 def _unprintable(expr, p):
