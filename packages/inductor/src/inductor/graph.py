@@ -31,6 +31,7 @@ from .lowering.extern import fallback, reads_arguments_from_memory
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute, strided_view
+from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
 from .sizes import as_expr, loop_vars
@@ -212,8 +213,7 @@ class GraphLowering(torch.fx.Interpreter):
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
             if len(node.users) > REALIZE_USERS and (
                     self._computed_once(result) or _written_by_a_user(node) or _stored_for_a_user(node)):
-                val = node.meta.get("val")
-                result = self.realize_in_memory_order(result, memory_order(val) if isinstance(val, torch.Tensor) else None)
+                result = self.realize_in_memory_order(result, memory_order(node.meta.get("val")))
             else:
                 self._lazy.append(node)
                 self._remember_traced_order(result, node)
@@ -238,8 +238,7 @@ class GraphLowering(torch.fx.Interpreter):
         return len(full_size) > RECOMPUTE_READS or collector.op_count > RECOMPUTE_OPS
 
     def _remember_traced_order(self, value, node):
-        val = node.meta.get("val")
-        order = memory_order(val) if isinstance(val, torch.Tensor) else None
+        order = memory_order(node.meta.get("val"))
         if order is not None and order != sorted(order):
             self._traced_orders[id(value)] = (value, order)
 
@@ -387,7 +386,7 @@ class GraphLowering(torch.fx.Interpreter):
         if known is None or known[0] is not value.data:
             return None
         viewed = make_view(known[1], value.size, value.reindex)
-        if isinstance(viewed, ReinterpretView) and _dense_in_order(viewed.layout, order):
+        if isinstance(viewed, ReinterpretView) and dense_in_order(viewed.layout.size, viewed.layout.stride, order):
             return viewed
         return None
 
@@ -397,7 +396,7 @@ class GraphLowering(torch.fx.Interpreter):
         val = self.current_node.meta.get("val")
         if output is not None:
             val = val[output]
-        return self.realize_in_memory_order(value, memory_order(val) if isinstance(val, torch.Tensor) else None)
+        return self.realize_in_memory_order(value, memory_order(val))
 
     def _in_traced_memory_order(self, value, node):
         """An output laid out as the traced (eager) value is, when that is dense: a transposed or
@@ -405,13 +404,13 @@ class GraphLowering(torch.fx.Interpreter):
         eager's strides, and a graph reading this output later (the backward reading saved
         activations) finds the strides it was traced with."""
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        order = memory_order(val) if isinstance(val, torch.Tensor) else None
+        order = memory_order(val)
         if order is None:
             return value
         if isinstance(value, Pointwise):
             return self.realize_in_memory_order(value, order)
         computed = isinstance(value, (ComputedBuffer, ReinterpretView)) and isinstance(storage_of(value), ComputedBuffer)
-        if computed and not _strides_match(value.layout, val):
+        if computed and not strides_match(value.layout, val):
             # Realized earlier in another order (it had several readers): copy into eager's.
             return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
         return value
@@ -423,7 +422,7 @@ class GraphLowering(torch.fx.Interpreter):
         where nothing reads the output later expecting the traced strides (inference graphs: a
         forward graph's outputs include the backward's saved values)."""
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        if not isinstance(val, torch.Tensor) or memory_order(val) is None:
+        if memory_order(val) is None:
             return value
         sliced = value
         while isinstance(sliced, GenericView):
@@ -441,7 +440,7 @@ class GraphLowering(torch.fx.Interpreter):
         view = strided_view(base, value.size, index, flat) if isinstance(base, Buffer) else None
         if view is None or view.dtype != value.dtype:
             return value
-        return view if _strided_in_order(view.layout, memory_order(val)) else value
+        return view if strided_in_order(view.layout, memory_order(val)) else value
 
     def remove_dead_buffers(self, keep: set[str] = frozenset()):
         """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)
@@ -484,49 +483,6 @@ def constant_name(target: str) -> str:
 def constant_layout(value: torch.Tensor) -> Layout:
     # Kernels get `data_ptr()`, which already points at the first element: offset 0.
     return Layout(value.device, value.dtype, tuple(map(as_expr, value.shape)), tuple(map(as_expr, value.stride())))
-
-
-def _strides_match(layout: Layout, val: torch.Tensor) -> bool:
-    return all(n == 1 or s == v for n, s, v in zip(layout.size, layout.stride, val.stride()))
-
-
-def _strided_in_order(layout: Layout, order: list[int]) -> bool:
-    """Whether `layout`'s dims (size-1 dims aside) lie in memory in `order`, outermost first,
-    each dim's elements apart by at least the span of the dims inside it (no overlap; gaps allowed)."""
-    dims = [d for d in order if layout.size[d] != 1]
-    if not all(isinstance(layout.stride[d], sympy.Integer) and isinstance(layout.size[d], sympy.Integer) for d in dims):
-        return False
-    span = 1
-    for d in reversed(dims):
-        if int(layout.stride[d]) < span:
-            return False
-        span = int(layout.stride[d]) * int(layout.size[d])
-    return True
-
-
-def _dense_in_order(layout, order: list[int]) -> bool:
-    """Whether `layout` holds its elements with no gaps, its dims outermost to innermost in `order`."""
-    expected = sympy.Integer(1)
-    for d in reversed(order):
-        if layout.size[d] != 1 and sympy.expand(layout.stride[d] - expected) != 0:
-            return False
-        expected *= layout.size[d]
-    return True
-
-
-def memory_order(val: torch.Tensor) -> list[int] | None:
-    """`val`'s dims from outermost to innermost in memory when it is dense (no gaps, no overlap)
-    with static strides; None otherwise."""
-    sizes, strides = list(val.shape), list(val.stride())
-    if not all(type(v) is int for v in (*sizes, *strides)) or val.numel() == 0:
-        return None
-    order = sorted(range(len(sizes)), key=lambda d: (-strides[d], d))
-    expected = 1
-    for d in reversed(order):
-        if sizes[d] != 1 and strides[d] != expected:
-            return None
-        expected *= sizes[d]
-    return order
 
 
 # Nodes computing sizes rather than tensors (dynamic shapes): `sym_size(x, 0) * 2`.

@@ -1,0 +1,52 @@
+"""Where a value's dims lie in memory: the order eager's strides give a traced value, and
+whether a layout holds its dims in a given order (with or without gaps). Lowering keeps
+eager's order (channels-last stays channels-last) when it computes values into memory."""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from .ir import Layout
+
+
+def memory_order(val) -> list[int] | None:
+    """A traced tensor's dims from outermost to innermost in memory when it is dense (no gaps,
+    no overlap) with static strides; None otherwise, and for anything not a tensor."""
+    if not isinstance(val, torch.Tensor):
+        return None
+    sizes, strides = list(val.shape), list(val.stride())
+    if not all(type(v) is int for v in (*sizes, *strides)) or val.numel() == 0:
+        return None
+    order = sorted(range(len(sizes)), key=lambda d: (-strides[d], d))
+    return order if dense_in_order(sizes, strides, order) else None
+
+
+def dense_in_order(sizes, strides, order: list[int]) -> bool:
+    """Whether sizes and strides (ints, or sympy expressions) hold every element with no gaps,
+    the dims outermost to innermost in `order`."""
+    expected = 1
+    for d in reversed(order):
+        if sizes[d] != 1 and strides[d] != expected and sympy.expand(strides[d] - expected) != 0:
+            return False
+        expected *= sizes[d]
+    return True
+
+
+def strided_in_order(layout: Layout, order: list[int]) -> bool:
+    """Whether `layout`'s dims (size-1 dims aside) lie in memory in `order`, outermost first,
+    each dim's elements apart by at least the span of the dims inside it (no overlap; gaps allowed)."""
+    dims = [d for d in order if layout.size[d] != 1]
+    if not all(isinstance(layout.stride[d], sympy.Integer) and isinstance(layout.size[d], sympy.Integer) for d in dims):
+        return False
+    span = 1
+    for d in reversed(dims):
+        if int(layout.stride[d]) < span:
+            return False
+        span = int(layout.stride[d]) * int(layout.size[d])
+    return True
+
+
+def strides_match(layout: Layout, val: torch.Tensor) -> bool:
+    """Whether `layout` has `val`'s strides (size-1 dims aside)."""
+    return all(n == 1 or s == v for n, s, v in zip(layout.size, layout.stride, val.stride()))
