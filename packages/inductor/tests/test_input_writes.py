@@ -116,10 +116,21 @@ def test_timing_block_sizes_does_not_apply_an_in_place_update_again(fn, device, 
     monkeypatch.setattr(triton_launch.TritonLauncher, "_candidates", two_configs)
     monkeypatch.setattr(triton_launch, "_time_ms", time_by_running_three_times)
     monkeypatch.setattr(triton_launch.TritonLauncher, "_store_choices", lambda *a: None)
+    stand_ins = triton_launch.TritonLauncher._with_stand_ins_for_stores
+    timed = []
+    monkeypatch.setattr(triton_launch.TritonLauncher, "_with_stand_ins_for_stores",
+                        lambda self, args: timed.append((self.fn.arg_names, args, stand_ins(self, args))) or timed[-1][2])
     inputs = [torch.randn(7, 9, device=device) + 4, torch.randn(7, 9, device=device) + 4]  # a size of its own
     compiled = inductor.compile_fx(traced(Fn(fn)), [t.clone() for t in inputs], options=backend_options())
     run_both(compiled, fn, inputs)
     run_both(compiled, fn, [torch.randn(7, 9, device=device) + 4, torch.randn(7, 9, device=device) + 4])
+    # The updated input is timed through a stand-in; a new output is timed in place (a stand-in
+    # for it would only raise the first call's peak memory).
+    for names, real, timed_args in timed:
+        for name, a, t in zip(names, real, timed_args):
+            if "out_ptr" in name:
+                assert (t.data_ptr() == a.data_ptr()) == ("in_out_ptr" not in name), (name, names)
+    assert any("in_out_ptr0" in names for names, _, _ in timed)
 
 
 def wrapper_source(caplog, fn, inputs) -> str:

@@ -312,18 +312,26 @@ class TritonLauncher:
         return min(timings, key=lambda pair: pair[0])[1]
 
     def _with_stand_ins_for_stores(self, args) -> list:
-        """`args` with each tensor the kernel stores to replaced by an uninitialized tensor of the
-        same layout over storage of its own (one per storage, so aliases stay aliases). Reads
-        through another parameter still see the real values; nothing real is written."""
-        written = {k for k, name in enumerate(self.fn.arg_names) if "out_ptr" in name}
+        """`args` with each tensor the kernel stores to and also reads (an `in_out_ptr`, or
+        memory another parameter reads) replaced by an uninitialized tensor of the same layout over storage
+        of its own (one per storage, so aliases stay aliases): timing must not apply the update
+        again. A store to memory the kernel does not read keeps the real tensor: every timed run
+        writes the values the real launch writes after it, and a stand-in for each new output
+        raised the first call's peak memory by the largest one."""
+        names = self.fn.arg_names
+        written = {k for k, name in enumerate(names) if "out_ptr" in name}
+        storage_of = {k: a.untyped_storage().data_ptr() for k, a in enumerate(args) if isinstance(a, torch.Tensor)}
+        read = {storage_of[k] for k in storage_of if k not in written or "in_out_ptr" in names[k]}
         stand_ins: dict[int, torch.Tensor] = {}
         args = list(args)
         for k in written:
             tensor = args[k]
-            storage = tensor.untyped_storage()
-            if storage.data_ptr() not in stand_ins:
-                stand_ins[storage.data_ptr()] = torch.empty(storage.nbytes(), dtype=torch.uint8, device=tensor.device)
-            copy = stand_ins[storage.data_ptr()]
+            if storage_of[k] not in read:
+                continue
+            if storage_of[k] not in stand_ins:
+                stand_ins[storage_of[k]] = torch.empty(
+                    tensor.untyped_storage().nbytes(), dtype=torch.uint8, device=tensor.device)
+            copy = stand_ins[storage_of[k]]
             args[k] = torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
                 copy.untyped_storage(), tensor.storage_offset(), tensor.size(), tensor.stride())
         return args
@@ -347,10 +355,29 @@ class TritonLauncher:
             log.info("inductor: could not store the block sizes chosen for %s (%s)", self.name, error)
 
 
-def _time_ms(launch) -> float:
-    from triton.testing import do_bench
+TIMED_LAUNCHES = 25
+QUEUE_CYCLES = 4_000_000  # ~2 ms at ~2 GHz: longer than the host takes to queue the timed launches
 
-    return do_bench(launch, warmup=5, rep=20)
+
+def _time_ms(launch) -> float:
+    """Median GPU time of one launch, the L2 cache flushed before each (a real call reads its
+    inputs from memory, not from a cache a repeated launch warmed). The GPU sleeps while the
+    host queues the launches, so the events time the kernel, not the Python launching it.
+    The flush buffer is the L2's size: Triton's do_bench zeroes 256 MB, which, allocated during
+    a first call on top of that call's live buffers, raised its peak memory by 256 MB."""
+    device = torch.cuda.current_device()
+    flush = torch.empty(torch.cuda.get_device_properties(device).L2_cache_size // 4, dtype=torch.int32, device="cuda")
+    launch()  # compiles and warms up
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(TIMED_LAUNCHES)]
+    torch.cuda._sleep(QUEUE_CYCLES)
+    for start, end in events:
+        flush.zero_()
+        start.record()
+        launch()
+        end.record()
+    torch.cuda.synchronize()
+    return sorted(start.elapsed_time(end) for start, end in events)[TIMED_LAUNCHES // 2]
 
 
 _TORCH_DTYPES = {

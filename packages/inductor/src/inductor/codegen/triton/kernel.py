@@ -73,6 +73,7 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.int64_indices = self._needs_int64_indices(accesses, sizes)
         self.outer_reduction = kernel.is_reduction and is_outer_reduction(kernel, accesses)
         self.args: dict[str, bool] = {}          # buffer name -> written
+        self.loaded: set[str] = set()            # buffers read from memory (written too: in_out_ptr)
         self.symbols: set[str] = set()
         # (buffer, element) -> parameter, for loads of one fixed element of a larger buffer
         # (memory.py): their positions are arguments, not text.

@@ -98,6 +98,7 @@ class MemoryOps:
         if name in self.stored_in_memory:
             self.barrier_needed = True
         self.args.setdefault(name, False)
+        self.loaded.add(name)
         text, dims = self._element_offset(name, index) or self._index(index)
         dtype = self.buffers[name].dtype
         mask = self._mask(dims)

@@ -95,7 +95,7 @@ def module_head(kind: str, pointers: dict, raises: bool = False) -> list[str]:
 
 def pointer_types(printer: TritonKernel) -> dict:
     """Kernel parameter -> Triton pointer type, for the printer's buffer arguments."""
-    parameters = _parameter_names(printer.args)
+    parameters = _parameter_names(printer.args, printer.loaded)
     return {parameters[name]: _pointer_type(printer.buffers[name].dtype) for name in printer.args}
 
 
@@ -122,7 +122,7 @@ def kernel_function(printer: TritonKernel, body: list[str],
         head.append(f"rbase = tl.arange(0, RBLOCK)[None, :]{index_cast}")
     # Parameters are named by role, not by the graph's buffer names, and the kernel by a hash
     # of its text: the same kernel in every layer of a model is one module, compiled once.
-    parameters = _parameter_names(printer.args)
+    parameters = _parameter_names(printer.args, printer.loaded)
     text = "\n".join(indent([*head, *body]))
     text = re.sub(r"\b(" + "|".join(map(re.escape, parameters)) + r")\b", lambda m: parameters[m.group(1)], text) \
         if parameters else text
@@ -135,12 +135,14 @@ def kernel_function(printer: TritonKernel, body: list[str],
     return params, text
 
 
-def _parameter_names(buffers: dict) -> dict:
-    """Buffer name -> kernel parameter: `in_ptr0...` for buffers only read, `out_ptr0...` for written ones."""
-    counts = {"in_ptr": 0, "out_ptr": 0}
+def _parameter_names(buffers: dict, loaded: set[str]) -> dict:
+    """Buffer name -> kernel parameter: `in_ptr0...` for buffers only read, `out_ptr0...` for
+    buffers only written, `in_out_ptr0...` for buffers read and written (an in-place update,
+    which the launcher must not apply twice when it times block sizes)."""
+    counts = {"in_ptr": 0, "out_ptr": 0, "in_out_ptr": 0}
     names = {}
     for name, written in buffers.items():
-        role = "out_ptr" if written else "in_ptr"
+        role = ("in_out_ptr" if name in loaded else "out_ptr") if written else "in_ptr"
         names[name] = f"{role}{counts[role]}"
         counts[role] += 1
     return names
