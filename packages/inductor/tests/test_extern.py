@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import inductor
-from conftest import assert_same, backend_options, check, traced
+from conftest import assert_same, backend_options, check, traced, uses_triton
 from inductor.runtime import wrapper_support
 
 aten = torch.ops.aten
@@ -41,6 +41,46 @@ def test_convolution(device):
     x, w, b = torch.randn(2, 3, 12, 12, device=device), torch.randn(4, 3, 3, 3, device=device), torch.randn(4, device=device)
     check(lambda x, w, b: (aten.relu.default(aten.convolution.default(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)),),
           x, w, b, rtol=1e-4, atol=1e-4)
+
+
+CONVOLUTIONS = {  # (input size, weight size, stride, padding, transposed, groups)
+    "conv1d": ((2, 6, 20), (8, 6, 3), [2], [1], False, 1),
+    "depthwise_7x7": ((2, 8, 14, 14), (8, 1, 7, 7), [1, 1], [3, 3], False, 8),
+    "strided_2d": ((2, 3, 15, 15), (8, 3, 4, 4), [4, 4], [0, 0], False, 1),
+    "transposed_2d": ((2, 6, 7, 7), (6, 4, 2, 2), [2, 2], [0, 0], True, 1),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name", sorted(CONVOLUTIONS))
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_convolution_bias_fuses_into_the_next_kernel_on_triton(name, dtype, channels_last, device, caplog):
+    # cuDNN adds a bias in an aten kernel of its own: Triton targets run the convolution without
+    # it and add it in the kernel reading the output (here a GELU); C++ targets keep oneDNN's bias.
+    x_size, w_size, stride, padding, transposed, groups = CONVOLUTIONS[name]
+    x, w = torch.randn(x_size, device=device, dtype=dtype), torch.randn(w_size, device=device, dtype=dtype)
+    if channels_last and x.dim() == 4:
+        x = x.to(memory_format=torch.channels_last)
+    bias = torch.randn(w_size[1] * groups if transposed else w_size[0], device=device, dtype=dtype)
+    dilation, output_padding = [1] * len(stride), [0] * len(stride)
+
+    class ConvGelu(torch.nn.Module):
+        def forward(self, x, w, b):
+            out = aten.convolution.default(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+            return aten.gelu.default(out), out
+
+    fn = ConvGelu()
+    tolerance = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-4, "atol": 1e-4}
+    with torch.no_grad(), caplog.at_level(logging.INFO, logger="compiler.output_code"):
+        compiled = inductor.compile_fx(traced(fn), [x, w, bias], options=backend_options())
+        for _ in range(3):  # the first call, then cache hits with new values
+            actual, expected = compiled(x, w, bias)[0], fn(x, w, bias)
+            assert_same(actual, expected, **tolerance)
+            assert [t.stride() for t in actual] == [t.stride() for t in expected]
+            x, w, bias = (t.clone().normal_() for t in (x, w, bias))
+    source = "\n".join(r.getMessage() for r in caplog.records)
+    [call] = [line for line in source.splitlines() if "convolution_default(" in line]
+    assert (call.split(", ")[2] == "None") == uses_triton(device), source  # the bias argument
 
 
 def test_channels_last_convolutions_chain_without_layout_copies(device, monkeypatch, tmp_path):

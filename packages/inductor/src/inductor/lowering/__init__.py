@@ -30,4 +30,4 @@ def register_lowering(*aten_ops):
     return decorate
 
 
-from . import pointwise, activations, reductions, views, indexing, creation, extern, matmul_padding, random, scatter, pooling  # noqa: E402,F401  (fill the table)
+from . import pointwise, activations, reductions, views, indexing, creation, extern, matmul_padding, random, scatter, pooling, convolution  # noqa: E402,F401  (fill the table)
