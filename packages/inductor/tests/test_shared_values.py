@@ -65,6 +65,30 @@ def test_a_shared_value_of_many_reads_is_stored_once(device):
         assert len(re.findall(rf"empty_strided\(\({rows}, 32\)", compiled.source.split("def call")[1])) >= 2
 
 
+def residual_stream(ids, table, a, b, c, d):
+    # A decoder's residual stream after four layers: an embedding lookup plus four outputs,
+    # read by two kernels (sums over different dims). The lookup reads
+    # a row per element, so the value reads five activation-sized buffers: stored once.
+    shared = aten.embedding.default(table, ids)
+    for out in (a, b, c, d):
+        shared = aten.add.Tensor(shared, out)
+    return aten.sum.dim_IntList(aten.mul.Tensor(shared, shared), [1]), aten.sum.dim_IntList(shared, [0])
+
+
+def test_an_embedding_lookup_counts_as_a_read_of_its_size(device):
+    for rows in (16, 24):
+        def draw():
+            return [torch.randint(0, 50, (rows,), device=device), torch.randn(50, 32, device=device),
+                    *(torch.randn(rows, 32, device=device) for _ in range(4))]
+        inputs = draw()
+        compiled = compile_aten(residual_stream, inputs)
+        assert_same(compiled(*inputs), residual_stream(*inputs), rtol=1e-4, atol=1e-4)
+        fresh = draw()
+        assert_same(compiled(*fresh), residual_stream(*fresh), rtol=1e-4, atol=1e-4)
+        # The lookup happens once: a single kernel reads the table (arg1).
+        assert len(re.findall(r"^    kernel\d+\(.*\barg1\b", compiled.source, re.M)) == 1, compiled.source
+
+
 def shared_before_an_in_place_write(x, running):
     # y, read twice, is still lazy when copy_ writes an input (as a training forward writes
     # running statistics): it is then computed into memory in eager's channels-last order.

@@ -355,29 +355,37 @@ class TritonLauncher:
             log.info("inductor: could not store the block sizes chosen for %s (%s)", self.name, error)
 
 
-TIMED_LAUNCHES = 25
-QUEUE_CYCLES = 4_000_000  # ~2 ms at ~2 GHz: longer than the host takes to queue the timed launches
+WARMUP_MS, REPEAT_MS = 5, 20
 
 
 def _time_ms(launch) -> float:
-    """Median GPU time of one launch, the L2 cache flushed before each (a real call reads its
-    inputs from memory, not from a cache a repeated launch warmed). The GPU sleeps while the
-    host queues the launches, so the events time the kernel, not the Python launching it.
-    The flush buffer is the L2's size: Triton's do_bench zeroes 256 MB, which, allocated during
-    a first call on top of that call's live buffers, raised its peak memory by 256 MB."""
+    """Mean GPU time of one launch, the L2 cache flushed before each: triton.testing.do_bench's
+    method (warm-up for WARMUP_MS, then runs for REPEAT_MS, each between CUDA events), with a
+    flush buffer of the L2's size where do_bench zeroes 256 MB, which, allocated during a first
+    call on top of that call's live buffers, raised the call's peak memory by 256 MB."""
     device = torch.cuda.current_device()
     flush = torch.empty(torch.cuda.get_device_properties(device).L2_cache_size // 4, dtype=torch.int32, device="cuda")
-    launch()  # compiles and warms up
+    launch()  # compiles
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        flush.zero_()
+        launch()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
+    for _ in range(max(1, int(WARMUP_MS / estimate_ms))):
+        launch()
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(TIMED_LAUNCHES)]
-    torch.cuda._sleep(QUEUE_CYCLES)
+              for _ in range(max(1, int(REPEAT_MS / estimate_ms)))]
     for start, end in events:
         flush.zero_()
         start.record()
         launch()
         end.record()
     torch.cuda.synchronize()
-    return sorted(start.elapsed_time(end) for start, end in events)[TIMED_LAUNCHES // 2]
+    return sum(start.elapsed_time(end) for start, end in events) / len(events)
 
 
 _TORCH_DTYPES = {
