@@ -164,3 +164,36 @@ def test_comparisons_and_abs_of_a_size(name, device):
     for n in (5, 8):
         x = torch.randn(n, device=device)
         assert_same(compiled(x), fn(x))
+
+
+def decoder_layer_pieces(h, qkv, w, b):
+    # A layer norm over [B, T] x [H] whose result is viewed [B*T, H] for a matmul, and the
+    # key and value heads copied out of one projection (GPT-2's attention inputs).
+    batch, length = aten.sym_size.int(h, 0), aten.sym_size.int(h, 1)
+    normed = aten.native_layer_norm.default(aten.add.Tensor(h, 1.0), [16], w, b, 1e-5)[0]
+    flat = aten.view.default(normed, [batch * length, 16])
+    heads = aten.view.default(qkv, [batch, length, 3, 2, 8])
+    key = aten.clone.default(aten.permute.default(aten.select.int(heads, 2, 1), [0, 2, 1, 3]),
+                             memory_format=torch.contiguous_format)
+    value = aten.clone.default(aten.permute.default(aten.select.int(heads, 2, 2), [0, 2, 1, 3]),
+                               memory_format=torch.contiguous_format)
+    return flat, key, value
+
+
+def test_symbolic_sizes_fuse_as_static_ones_do(device):
+    # Loops of symbolic sizes merge and split as static ones do (2*s0 over (2, s0)), and a
+    # buffer of 3*s0 elements is known larger than loops of s0: the dynamic graph runs as many
+    # kernels as the static one (a GPT-2 layer's norm split into statistics and a second
+    # pass, and its key and value copied by two kernels, each reading the input again).
+    def inputs(n):
+        return [torch.randn(2, n, 16, device=device), torch.randn(2, n, 48, device=device),
+                torch.randn(16, device=device), torch.randn(16, device=device)]
+
+    static = compile_graph(trace_dynamic(decoder_layer_pieces, inputs(5), {}), inputs(5))
+    dynamic = compile_graph(trace_dynamic(decoder_layer_pieces, inputs(5), {0: [1], 1: [1]}), inputs(5))
+    assert "s0" in dynamic.source
+    kernels = [source.split("def call")[1].count("    kernel") for source in (static.source, dynamic.source)]
+    assert kernels[0] == kernels[1] == 2, kernels
+    for n in (5, 9):
+        xs = inputs(n)
+        assert_same(dynamic(*xs), decoder_layer_pieces(*xs), rtol=1e-5, atol=1e-5)

@@ -70,21 +70,35 @@ class _Group:
 def _runs(coarse, fine) -> list[int] | None:
     """How many adjacent dims of `fine` each dim of `coarse` merges ((68, 96) over (4, 17, 96):
     [2, 1]); None when `coarse` is not `fine` with runs of adjacent dims merged. Squeezed sizes;
-    a symbolic size only matches itself."""
+    a symbolic size merges the run whose product it equals for every value of its symbols
+    (2*s0 over (2, s0): a dynamic [B*T, H] view of a [B, T] x [H] layer norm)."""
     counts, k = [], 0
     for size in coarse:
-        if k < len(fine) and fine[k] == size:
-            counts.append(1)
+        start, merged = k, sympy.Integer(1)
+        while k < len(fine) and not _same_size(merged, size):
+            merged *= fine[k]
             k += 1
-            continue
-        target, start, product = static_int(size), k, 1
-        while target is not None and k < len(fine) and static_int(fine[k]) is not None and product < target:
-            product *= static_int(fine[k])
-            k += 1
-        if target is None or product != target:
+            if _larger(merged, size):
+                return None
+        if k == start or not _same_size(merged, size):
             return None
         counts.append(k - start)
     return counts if k == len(fine) else None
+
+
+def _same_size(a, b) -> bool:
+    if a == b:
+        return True
+    static_a, static_b = static_int(a), static_int(b)
+    if static_a is not None and static_b is not None:
+        return static_a == static_b
+    return sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _larger(a, b) -> bool:
+    """Whether `a` is known to exceed `b` (static sizes; symbolic ones are not compared)."""
+    static_a, static_b = static_int(a), static_int(b)
+    return static_a is not None and static_b is not None and static_a > static_b
 
 
 def _merges(size, loops) -> bool:
@@ -501,11 +515,13 @@ def _renamed(body, names: dict):
 
 def _at_least(numel, loops) -> bool:
     """Whether a buffer of `numel` elements is at least as large as `loops` (None: unknown);
-    symbolic sizes compare only when equal."""
+    symbolic sizes compare where their difference is known non-negative (384*s0 vs 128*s0)."""
     if numel is None:
         return False
     a, b = static_int(numel), static_int(loops)
-    return a >= b if a is not None and b is not None else numel == loops
+    if a is not None and b is not None:
+        return a >= b
+    return numel == loops or sympy.expand(sympy.sympify(numel) - sympy.sympify(loops)).is_nonnegative is True
 
 
 def _shares_fold(group: _Group, buffer: ComputedBuffer) -> bool:
