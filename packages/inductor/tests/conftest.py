@@ -129,3 +129,22 @@ def record_split_plans(monkeypatch) -> list:
 
     monkeypatch.setattr(split_reductions, "_split_plan", recording_plan)
     return plans
+
+
+def trace_dynamic(fn, inputs, dynamic: dict):
+    """The ATen graph of `fn` with meta['val'] from fake tensors whose `dynamic` dims are symbolic."""
+    import fake_tensor
+
+    gm = torch.fx.symbolic_trace(fn)
+    mode = fake_tensor.FakeTensorMode(shape_env=fake_tensor.ShapeEnv())
+    fakes = [mode.from_real(x, dynamic_dims=dynamic.get(k, [])) for k, x in enumerate(inputs)]
+
+    class Record(torch.fx.Interpreter):
+        def run_node(self, node):
+            result = super().run_node(node)
+            node.meta["val"] = result
+            return result
+
+    with mode:
+        Record(gm).run(*fakes)
+    return gm

@@ -6,27 +6,10 @@ import pytest
 import torch
 import torch.fx
 
-from conftest import assert_same, compile_graph
+from conftest import assert_same, compile_graph, trace_dynamic
 
-fake_tensor = pytest.importorskip("fake_tensor")
+pytest.importorskip("fake_tensor")
 aten = torch.ops.aten
-
-
-def trace_dynamic(fn, inputs, dynamic: dict):
-    """The ATen graph of `fn` with meta['val'] from fake tensors whose `dynamic` dims are symbolic."""
-    gm = torch.fx.symbolic_trace(fn)
-    mode = fake_tensor.FakeTensorMode(shape_env=fake_tensor.ShapeEnv())
-    fakes = [mode.from_real(x, dynamic_dims=dynamic.get(k, [])) for k, x in enumerate(inputs)]
-
-    class Record(torch.fx.Interpreter):
-        def run_node(self, node):
-            result = super().run_node(node)
-            node.meta["val"] = result
-            return result
-
-    with mode:
-        Record(gm).run(*fakes)
-    return gm
 
 
 CASES = {

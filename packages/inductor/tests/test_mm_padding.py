@@ -9,7 +9,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import backend_options, compile_aten, traced, uses_triton
+from conftest import backend_options, compile_aten, compile_graph, trace_dynamic, traced, uses_triton
 from inductor.lowering import matmul_padding
 from inductor.lowering.matmul_padding import MatmulShape, padding_pays
 
@@ -224,3 +224,26 @@ def test_pad_mm_compile_option(device, pad_mm, padded_shapes):
     compiled = inductor.compile_aten_graph(gm, list(inputs), options={**backend_options(), "pad_mm": pad_mm})
     assert_like_eager(compiled(*inputs)[0], fn(*inputs))
     assert bool(padded_shapes) == pad_mm
+
+
+@pytest.mark.parametrize("op", ["mm", "addmm"])
+def test_static_sizes_are_padded_beside_a_symbolic_token_count(device, op, padded_shapes):
+    # Under dynamic shapes a language model's head is [tokens, K] @ [K, vocab]: the token count
+    # is symbolic, the vocabulary (odd, as GPT-2's 50257) static. The static sizes are padded
+    # (cuBLAS's slow kernel otherwise), the symbolic one never is, and one graph serves every
+    # token count with eager's values and strides (fp32 rows align to 4 elements).
+    fn = MATMULS[op]
+
+    def inputs(tokens):
+        a, b, bias = operands(op, {"m": tokens, "n": 41, "k": 35}, torch.float32, device)
+        return [a, b, bias]
+
+    graph = trace_dynamic(lambda a, b, bias: (fn(a, b, bias),), inputs(27), {0: [0]})
+    compiled = compile_graph(graph, inputs(27), pad_mm=True)
+    assert "s0" in compiled.source
+    assert [(s.m, s.n + s.padding()[1], s.k + s.padding()[2]) for s in padded_shapes] == \
+        [(padded_shapes[0].m, 44, 36)] and not isinstance(padded_shapes[0].m, int)
+    for tokens in (27, 9, 64):
+        xs = inputs(tokens)
+        (actual,), expected = compiled(*xs), fn(*xs)
+        assert_like_eager(actual, expected)

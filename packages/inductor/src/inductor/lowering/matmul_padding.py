@@ -54,32 +54,39 @@ MIN_FLOPS_PER_PADDED_BYTE = 100
 
 @dataclass(frozen=True)
 class MatmulShape:
-    """A (batched) matmul [.., M, K] @ [.., K, N] and the zeros added to each of M, N, K."""
+    """A (batched) matmul [.., M, K] @ [.., K, N] and the zeros added to each of M, N, K.
 
-    m: int
-    n: int
-    k: int
-    batch: int
+    A size may be symbolic (a sympy expression: a token count under dynamic shapes); it is
+    never padded, since its padding would change with it, and costs are judged at `hints`,
+    (m, n, k, batch) as ints (the example inputs' values), as torch.compile's pad_mm does."""
+
+    m: int | sympy.Expr
+    n: int | sympy.Expr
+    k: int | sympy.Expr
+    batch: int | sympy.Expr
     dtype: torch.dtype
     # The sizes that are some matrix's row length in memory (cuBLAS's leading dimensions): only
     # those need aligning. N always (the result is row-major), M when `a` is stored column-major,
     # K when `a` is stored row-major or `b` column-major.
     row_lengths: frozenset = frozenset("mnk")
+    hints: tuple[int, int, int, int] | None = None
 
     def padding(self) -> tuple[int, int, int]:
         align = ALIGNMENT[self.dtype]
-        return tuple(-size % align if name in self.row_lengths else 0
+        return tuple(-size % align if name in self.row_lengths and isinstance(size, int) else 0
                      for name, size in (("m", self.m), ("n", self.n), ("k", self.k)))
 
     def padded_bytes(self) -> int:
         """Bytes of the operands that need padding (a is padded for M or K, b for K or N)."""
         pm, pn, pk = self.padding()
-        a = self.m * self.k if pm or pk else 0
-        b = self.k * self.n if pk or pn else 0
-        return self.batch * (a + b) * self.dtype.itemsize
+        m, n, k, batch = self.hints or (self.m, self.n, self.k, self.batch)
+        a = m * k if pm or pk else 0
+        b = k * n if pk or pn else 0
+        return batch * (a + b) * self.dtype.itemsize
 
     def flops(self) -> int:
-        return 2 * self.batch * self.m * self.n * self.k
+        m, n, k, batch = self.hints or (self.m, self.n, self.k, self.batch)
+        return 2 * batch * m * n * k
 
 
 def padding_pays(shape: MatmulShape) -> bool:
@@ -88,7 +95,7 @@ def padding_pays(shape: MatmulShape) -> bool:
 
 
 def should_pad(shape: MatmulShape | None, device: torch.device) -> bool:
-    """Whether the matmul of `shape` (None: symbolic sizes or mixed dtypes) on `device` is padded."""
+    """Whether the matmul of `shape` (None: mixed dtypes) on `device` is padded."""
     if shape is None or shape.dtype not in ALIGNMENT or not any(shape.padding()):
         return False
     setting = current_graph().options.pad_mm
@@ -102,19 +109,23 @@ def _static(size) -> int | None:
 
 
 def matmul_shape(a: IRNode, b: IRNode) -> MatmulShape | None:
-    """The shape of `a @ b` when every size is static and both operands share a dtype."""
-    sizes = [_static(s) for s in (*a.size, b.size[-1])]
-    if None in sizes or a.dtype != b.dtype:
+    """The shape of `a @ b` when both operands share a dtype (sizes static or symbolic)."""
+    if a.dtype != b.dtype:
         return None
-    batch = 1
-    for s in sizes[:-3]:
-        batch *= s
+    graph = current_graph()
+    sizes = [_static(s) if _static(s) is not None else graph.sympify(s) for s in (*a.size, b.size[-1])]
+    hints = [graph.hint(s) for s in sizes]
+    batch, batch_hint = sympy.Integer(1), 1
+    for s, h in zip(sizes[:-3], hints[:-3]):
+        batch, batch_hint = batch * s, batch_hint * h
     m, k, n = sizes[-3:]
     rows = len(a.size) - 2
     row_lengths = {"n", "m" if _innermost_dim(a) == rows else "k"}
     if _innermost_dim(b) == rows:
         row_lengths.add("k")
-    return MatmulShape(m, n, k, batch, a.dtype, frozenset(row_lengths))
+    m_hint, k_hint, n_hint = hints[-3:]
+    return MatmulShape(m, n, k, _static(batch) if _static(batch) is not None else batch, a.dtype,
+                       frozenset(row_lengths), (m_hint, n_hint, k_hint, batch_hint))
 
 
 def _innermost_dim(x: IRNode) -> int:
@@ -220,8 +231,8 @@ def _aten_matmul(op, bias, a, b, kwargs):
     if bias is not None:
         padded = (_pad_bias(bias, pm, pn, len(a.size)), *padded)
     traced = graph.current_val()
-    size = (*traced.shape[:-2], shape.m + pm, shape.n + pn)
-    stand_in = torch.empty(size, dtype=traced.dtype, device="meta")
+    # The result's size from the traced value's own sizes (SymInts where symbolic).
+    stand_in = traced.new_empty((*traced.shape[:-2], traced.shape[-2] + pm, traced.shape[-1] + pn))
     result = extern_call(op, padded, kwargs, is_fallback=False, traced=stand_in)
     return _sliced(result, shape.m, shape.n)
 
