@@ -55,6 +55,13 @@ def test_one_graph_serves_every_size(name, device):
     for n in (8, 3, 37):
         xs = inputs(n)
         assert_same(compiled(*xs), fn(*xs), rtol=1e-5, atol=1e-5)
+    # Symbolic sizes fuse as static ones do: as many kernels as the graph traced at one size.
+    static = compile_graph(trace_dynamic(fn, example, {}), example)
+    assert _kernel_calls(compiled.source) == _kernel_calls(static.source), (compiled.source, static.source)
+
+
+def _kernel_calls(source: str) -> int:
+    return source.split("def call")[1].count("    kernel")
 
 
 def test_extern_output_strides_are_checked_when_sizes_are_symbolic(device):
@@ -175,7 +182,7 @@ def test_symbolic_sizes_fuse_as_static_ones_do(device):
     static = compile_graph(trace_dynamic(decoder_layer_pieces, inputs(5), {}), inputs(5))
     dynamic = compile_graph(trace_dynamic(decoder_layer_pieces, inputs(5), {0: [1], 1: [1]}), inputs(5))
     assert "s0" in dynamic.source
-    kernels = [source.split("def call")[1].count("    kernel") for source in (static.source, dynamic.source)]
+    kernels = [_kernel_calls(source) for source in (static.source, dynamic.source)]
     assert kernels[0] == kernels[1] == 2, kernels
     for n in (5, 9):
         xs = inputs(n)

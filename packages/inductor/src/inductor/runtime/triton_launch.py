@@ -4,9 +4,9 @@ The wrapper holds one `TritonLauncher` per kernel (`load_triton_kernel(key, name
 and calls it with the kernel's tensors and sizes followed by the element counts
 (`xnumel[, rnumel]`). The first launch in a size bucket (each element count rounded up to a
 power of two) picks a block-size config: the only candidate, or the fastest of a few, timed
-on the real inputs and on stand-ins for the tensors the kernel stores to (a kernel may update
-a graph input in place, and timing it on the real one would apply the update once per timed
-run). The winner's row of the heuristics (triton_configs.candidates) then serves every later
+on the real inputs and on stand-ins for the tensors the kernel both reads and stores to (a
+kernel may update a graph input in place, and timing it on the real one would apply the update
+once per timed run). The winner's row of the heuristics (triton_configs.candidates) then serves every later
 bucket untimed. Choices are kept in memory and in `<kernel>.autotune.json` beside the kernel
 file, keyed by GPU and bucket (and the row by GPU and mode), so a kernel with symbolic sizes
 is timed once, not at each new length, and a warm start not at all.
@@ -313,11 +313,11 @@ class TritonLauncher:
 
     def _with_stand_ins_for_stores(self, args) -> list:
         """`args` with each tensor the kernel stores to and also reads (an `in_out_ptr`, or
-        memory another parameter reads) replaced by an uninitialized tensor of the same layout over storage
-        of its own (one per storage, so aliases stay aliases): timing must not apply the update
-        again. A store to memory the kernel does not read keeps the real tensor: every timed run
-        writes the values the real launch writes after it, and a stand-in for each new output
-        raised the first call's peak memory by the largest one."""
+        memory another parameter reads) replaced by an uninitialized tensor of the same layout
+        over storage of its own (one per storage, so aliases stay aliases): timing must not
+        apply the update again. A store to memory the kernel does not read keeps the real
+        tensor: every timed run writes the values the real launch writes after it, and a
+        stand-in for each new output raised the first call's peak memory by the largest one."""
         names = self.fn.arg_names
         written = {k for k, name in enumerate(names) if "out_ptr" in name}
         storage_of = {k: a.untyped_storage().data_ptr() for k, a in enumerate(args) if isinstance(a, torch.Tensor)}
