@@ -237,7 +237,8 @@ class GraphLowering(torch.fx.Interpreter):
         with use_handler(collector):
             value.make_loader()(loop)
         varying = {v for v, n in zip(loop, value.size) if n != 1}
-        full_size = {name for name, index in collector.reads if _reads_a_full_size(sympy.sympify(index), varying)}
+        full_size = {name for name, index in collector.reads
+                     if _reads_a_full_size(sympy.sympify(index), varying, collector.indirect_symbols)}
         return len(full_size) > RECOMPUTE_READS or collector.op_count > RECOMPUTE_OPS
 
     def _remember_traced_order(self, value, node):
@@ -436,7 +437,7 @@ class GraphLowering(torch.fx.Interpreter):
         collector = DependencyCollector()
         with use_handler(collector):
             result = value.make_loader()(index)
-        if result != "load" or collector.op_count or collector.indirect or len(collector.reads) != 1:
+        if result != "load" or collector.op_count or collector.indirect_symbols or len(collector.reads) != 1:
             return value
         name, flat = collector.reads[0]
         base = next((b for b in self.buffers if b.name == name), None)
@@ -542,11 +543,12 @@ def _sympify_tree(graph, value):
     return value
 
 
-def _reads_a_full_size(index: sympy.Expr, varying: set) -> bool:
+def _reads_a_full_size(index: sympy.Expr, varying: set, indirect: set) -> bool:
     """Whether a load at `index` reads as many elements as the loop has (`varying`: its loop
-    variables of size > 1): its index uses them all, or an index loaded from memory."""
+    variables of size > 1): its index uses them all, or an index loaded from memory (one of
+    the `indirect` symbols)."""
     symbols = index.free_symbols
-    return varying <= symbols or any(s.name.startswith("indirect") for s in symbols)
+    return varying <= symbols or not indirect.isdisjoint(symbols)
 
 
 def _written_by_a_user(node: torch.fx.Node) -> bool:

@@ -107,7 +107,7 @@ class DependencyCollector:
         self.reads: list[tuple[str, object]] = []
         self.writes: list[tuple[str, object]] = []
         self.index_exprs: list = []
-        self.indirect = False
+        self.indirect_symbols: set = set()  # stand for indices loaded from memory (a gather's)
         self.op_count = 0
 
     def __getattr__(self, name):
@@ -137,8 +137,9 @@ class DependencyCollector:
     def indirect_indexing(self, value, size, eager_error=IndexError):
         import sympy
 
-        self.indirect = True
-        return sympy.Symbol(f"indirect{len(self.reads)}", integer=True, nonnegative=True)
+        symbol = sympy.Symbol(f"indirect{len(self.reads)}", integer=True, nonnegative=True)
+        self.indirect_symbols.add(symbol)
+        return symbol
 
 
 def collect_accesses(body) -> DependencyCollector:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import torch
 
 from ..context import current_graph
-from . import register_lowering
+from . import LOWERINGS, register_lowering
 from .extern import EXTERN_OVERLOADS, extern
-from .pointwise import _add
 from .views import view
 
 aten = torch.ops.aten
@@ -27,7 +26,7 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
         return extern(aten.convolution.default, (x, weight, bias, *geometry), {})
     out = extern(aten.convolution.default, (x, weight, None, *geometry), {})
     spatial = len(out.size) - 2
-    return _add(out, view(bias, [bias.size[0]] + [1] * spatial))
+    return LOWERINGS[aten.add.Tensor](out, view(bias, [bias.size[0]] + [1] * spatial))
 
 
 EXTERN_OVERLOADS.add(aten.convolution.default)

@@ -113,7 +113,12 @@ def matmul_shape(a: IRNode, b: IRNode) -> MatmulShape | None:
     if a.dtype != b.dtype:
         return None
     graph = current_graph()
-    sizes = [_static(s) if _static(s) is not None else graph.sympify(s) for s in (*a.size, b.size[-1])]
+
+    def size(expr):  # an int where static, else our sympy expression
+        static = _static(expr)
+        return static if static is not None else graph.sympify(expr)
+
+    sizes = [size(s) for s in (*a.size, b.size[-1])]
     hints = [graph.hint(s) for s in sizes]
     batch, batch_hint = sympy.Integer(1), 1
     for s, h in zip(sizes[:-3], hints[:-3]):
@@ -124,7 +129,7 @@ def matmul_shape(a: IRNode, b: IRNode) -> MatmulShape | None:
     if _innermost_dim(b) == rows:
         row_lengths.add("k")
     m_hint, k_hint, n_hint = hints[-3:]
-    return MatmulShape(m, n, k, _static(batch) if _static(batch) is not None else batch, a.dtype,
+    return MatmulShape(m, n, k, size(batch), a.dtype,
                        frozenset(row_lengths), (m_hint, n_hint, k_hint, batch_hint))
 
 
