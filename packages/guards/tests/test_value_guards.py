@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import pickle
 import types
 
 import pytest
@@ -58,13 +59,32 @@ CONSTANTS = {
 @pytest.mark.parametrize("constant, same, different", CONSTANTS.values(), ids=CONSTANTS.keys())
 def test_constant_match(constant, same, different):
     guard = compiled(ConstantMatch(V, constant))
-    for value in same:
+    # The object seen at capture passes on identity alone; an equal copy (a new object, which
+    # equal literals in one module need not be) takes the element-wise path.
+    for value in [constant, pickle.loads(pickle.dumps(constant)), *same]:
         assert guard(value), value
         assert guard.why(value) is None
     for value in different:
         assert not guard(value), value
         reason = guard.why(value)
         assert "L['v']" in reason and " failed: got " in reason, reason
+
+
+def test_an_immutable_constant_is_one_statement_and_a_changed_one_is_explained_by_its_element():
+    conv = nn.Conv2d(2, 2, 3, stride=(1, 2))
+    stride = AttrSource(LocalSource("m"), "stride")
+    guard = GuardSet([ConstantMatch(stride, conv.stride)]).compile(parameters=["m"])
+    assert [line for line in guard.source.splitlines() if line.lstrip().startswith("if ")] == [
+        "        if m_stride is not m_stride_seen and (typed_key(m_stride) != m_stride_key): return False"
+    ]
+    assert guard(conv)
+    conv.stride = (1, 2)  # equal, another object
+    assert guard(conv)
+    conv.stride = (1, 3)
+    assert not guard(conv)
+    assert guard.why(conv) == "L['m'].stride[1] == 2 failed: got 3"
+    conv.stride = (1, 2.0)
+    assert guard.why(conv) == "type(L['m'].stride[1]) is int failed: got <class 'float'>"
 
 
 def test_constant_match_refuses_mutable_objects():

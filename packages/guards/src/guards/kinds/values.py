@@ -158,7 +158,38 @@ def _compares_by_identity(value: object) -> bool:
 
 @emits(ConstantMatch)
 def _constant_match(guard: ConstantMatch, ctx: EmitContext) -> list[Check]:
-    return _constant_checks(guard.source, guard.value, ctx)
+    checks = _constant_checks(guard.source, guard.value, ctx)
+    if _compares_by_identity(guard.value) or not _is_immutable(guard.value):
+        return checks
+    return [_seen_object_or(checks, guard, ctx)]
+
+
+def _is_immutable(value: object) -> bool:
+    if type(value) in (tuple, torch.Size, frozenset):
+        return all(_is_immutable(item) for item in value)
+    return type(value) in _VALUE_TYPES or _compares_by_identity(value)
+
+
+def _seen_object_or(checks: list[Check], guard: ConstantMatch, ctx: EmitContext) -> Check:
+    """One check that first asks whether the source still holds the very object seen at
+    capture, and only if not runs the value's own checks (`checks`, kept as its details to
+    explain a failure).
+
+    Sound because the value is immutable all the way down: the same object has the same
+    type and contents, and the guard function keeps it alive, so its id cannot be reused. A
+    module's constants are read every call and rarely reassigned (a convolution's stride
+    tuple: one statement instead of eight)."""
+    read = ctx.read(guard.source)
+    seen = ctx.constant(guard.value, f"{guard.source.hint}_seen", repr(guard.value))
+    if type(guard.value) in _SEQUENCE_TYPES:
+        # Element checks read each item twice, which would hoist the reads before the
+        # identity test; one call compares types and values as the element checks do.
+        key = ctx.constant(_typed_key, "typed_key", "the value's (type, value) tree")
+        expected = ctx.constant(_typed_key(guard.value), f"{guard.source.hint}_key")
+        otherwise = f"{key}({read}) != {expected}"
+    else:
+        otherwise = " or ".join(chk.fails for chk in checks)
+    return Check(f"{read} is not {seen} and ({otherwise})", str(guard), ((None, read),), tuple(checks))
 
 
 def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Check]:
