@@ -6,7 +6,8 @@
 
 Takes a workload of gpu_models.py, compiles it both ways in one process (ours first, so its
 cache is cold as in the benchmark; timings here are for comparing kernels, not for the suite's
-ratios), runs `--steps` steps of each under torch.profiler and prints per compiler: CUDA time
+ratios), calls it at each of the workload's sizes (so dynamic_lengths is profiled dynamic, at
+its last length, as the suite times it), runs `--steps` steps of each under torch.profiler and prints per compiler: CUDA time
 per step, kernel launches per step, and the top kernels by total CUDA time with their count.
 Kernel names are grouped by their family (our `pointwise_<hash>` kernels by kind, cuBLAS/cuDNN
 by library), then listed one by one.
@@ -44,11 +45,18 @@ def _family(name: str) -> str:
     return next((family for pattern, family in LIBRARY_FAMILIES if re.search(pattern, name, re.IGNORECASE)), "other")
 
 
-def _profile(torch, fn, args, steps: int):
+def _warm_up(fn, sizes) -> tuple:
+    """Calls `fn` at each size in turn (a workload with new sizes goes dynamic, as in the
+    suite), then twice more at the last: compiled, tuned and warm. Returns the last size."""
+    for args in [*sizes, sizes[-1], sizes[-1]]:
+        fn(*args)
+    return sizes[-1]
+
+
+def _profile(torch, fn, sizes, steps: int):
     from torch.profiler import ProfilerActivity, profile
 
-    for _ in range(3):  # compiled, tuned and warm before the profile
-        fn(*args)
+    args = _warm_up(fn, sizes)
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(steps):
@@ -68,14 +76,13 @@ def _profile(torch, fn, args, steps: int):
     return wall_ms, kernels, counts
 
 
-def _host_report(torch, fn, args, steps: int, top: int) -> str:
+def _host_report(torch, fn, sizes, steps: int, top: int) -> str:
     """Host time per step of our compiled step, by function: the part a host-bound row pays."""
     import cProfile
     import io
     import pstats
 
-    for _ in range(3):
-        fn(*args)
+    args = _warm_up(fn, sizes)
     torch.cuda.synchronize()
     profiler = cProfile.Profile()
     profiler.enable()
@@ -128,6 +135,7 @@ def main():
     torch.manual_seed(0)
     work = BUILDERS[options.workload](torch)
     runner = lambda target: lambda *a: work.step(target, *a)  # noqa: E731
+    sizes = [work.args, *work.new_sizes]  # profiled at the last, as the suite times it
     targets = {
         "ours": runner(compiler.compile(work.model, backend="inductor", mode=work.mode or "default")),
         "torch.compile": runner(torch.compile(work.model, mode=work.mode)),
@@ -138,12 +146,12 @@ def main():
     sections = []
     for who, fn in targets.items():
         if options.python:
-            sections.append(_host_report(torch, fn, work.args, options.steps, options.top))
+            sections.append(_host_report(torch, fn, sizes, options.steps, options.top))
             print(sections[-1], flush=True)
             continue
         if work.reset:
             work.reset()
-        sections.append(_report(who, *_profile(torch, fn, work.args, options.steps), options.steps, options.top))
+        sections.append(_report(who, *_profile(torch, fn, sizes, options.steps), options.steps, options.top))
         print(sections[-1], flush=True)
     if options.out:
         with open(options.out, "w") as file:
