@@ -204,6 +204,6 @@ def test_generated_guard_agrees_with_reference_interpreter(data):
     other = changed(frame, draw)
     expected = all_hold(guards, FrameValues(other, f_globals))
     event(f"changed frame passes: {expected}")  # both outcomes must be common (--hypothesis-show-statistics)
-    event(f"tensors grouped: {'map(type' in guard.source}")
+    event(f"tensors grouped: {'tensor_group.check(' in guard.source}")
     assert guard(**other) == expected, (guard.source, guard.why(**other))
     assert (guard.why(**other) is None) == expected

@@ -6,8 +6,10 @@
     guard_fn.source                         # the generated Python
     guard_fn.why(*args, **kwargs)           # "L['x'].size()[0] == 8 failed: got 9"
 
-Tensors of many TensorMatch guards (a model's parameters) are checked together, one `map`
-per property (`kinds.tensor_groups`, which also says why no cheaper shortcut is sound). A
+Tensors of many TensorMatch guards (a model's parameters) are checked together in one call
+(`kinds.tensor_groups`, which also says why no cheaper shortcut is sound): a C++ loop built
+on this machine in the background (`native`), Python until it is ready or where it cannot
+be built. A
 caller with several compiled entries can read the global state once per call::
 
     guard_fn = guard_set.compile(fn, split_global_state=True)
@@ -15,7 +17,8 @@ caller with several compiled entries can read the global state once per call::
 
 Modules: `sources` (where values live), `kinds` (guard kinds and their code emitters),
 `guard_set` (GuardSet and compile), `codegen` (checks to Python), `printer` (sympy to
-Python), `failure` (recompile reasons across cache entries), `errors`.
+Python), `failure` (recompile reasons across cache entries), `native` (the compiled
+tensor-group check), `errors`.
 """
 
 from .errors import GuardCompileError, GuardError, SourceError

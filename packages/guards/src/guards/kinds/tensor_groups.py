@@ -1,15 +1,17 @@
-"""TensorGroup: many TensorMatch guards checked together, one C-level loop per property.
+"""TensorGroup: many TensorMatch guards checked together, in one call.
 
 A model's guard set holds one TensorMatch per parameter and buffer it reads (GPT-2: 148).
 One by one, each tensor costs eight `if`s, each an attribute read or method call in
-bytecode. Grouped, the generated function builds the tuple of all of them once and reads
-each property of every tensor with `map` (the loop runs in C), comparing whole lists:
+bytecode. Grouped, the generated function builds the tuple of all of them once and makes
+one call:
 
     tensors = (wte_parameters['weight'], wpe_parameters['weight'], ...)
-    if list(map(type, tensors)) != tensor_types or list(map(tensor_metadata, tensors)) != tensors_expected
-       or not all(map(is_contiguous, tensors)) or any(map(is_inference, tensors)) or ...: return False
+    if not tensor_group.check(tensors): return False
 
-`tensor_metadata` is `operator.attrgetter('shape', 'dtype', 'requires_grad', 'is_cpu')`. The
+`tensor_group` is a `native.GroupCheck`: the compiled helper (native/tensor_group.cpp, one
+C++ loop over the tensors' TensorImpls, ~15 ns a tensor) once it is built on this machine,
+and until then, or where it cannot be built, the same test in Python (`_python_check`: each
+property of every tensor read with one C-level `map`, ~600 ns a tensor). Either way the
 group's check is exactly the conjunction of its members' checks (the same properties with
 the same expected values, the unbound `torch.Tensor` methods only for kinds that do not
 override them), so it passes and fails on the same frames; `why` runs the members' own
@@ -48,7 +50,8 @@ from collections.abc import Iterable
 
 import torch
 
-from ..codegen import Check, EmitContext, type_spelling
+from .. import native
+from ..codegen import Check, EmitContext
 from ..sources import TupleSource
 from .base import EMITTERS, PRIORITY_TENSOR, Guard, emits
 from .tensors import DISPATCH_FLAGS, TensorMatch, strides_are_contiguous
@@ -134,62 +137,64 @@ def _expected(member: TensorMatch, device_attribute: str) -> tuple:
 def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
     members = group.members
     tensors = ctx.read(TupleSource(tuple(member.source for member in members), "tensors"))
-    map_, list_ = ctx.builtin("map"), ctx.builtin("list")
-    types = ctx.constant([member.kind for member in members], "tensor_types", f"[{', '.join(type_spelling(m.kind) for m in members[:2])}, ...]")
+    entries = tuple(_native_entry(member, group.flags) for member in members)
+    checker = native.GroupCheck(_python_check(members, group.device_attribute, group.flags), entries)
+    name = ctx.constant(checker, "tensor_group", f"<check of {len(members)} tensors: compiled (guards.native) once built, else Python>")
     fields = ("shape", "dtype", "requires_grad", group.device_attribute)
     getter = ctx.constant(operator.attrgetter(*fields), "tensor_metadata", f"operator.attrgetter{fields!r}")
-    expected = [_expected(member, group.device_attribute) for member in members]
-    expected_name = ctx.constant(expected, "tensors_expected", f"[{expected[0]!r}, ...] (one per tensor, in order)")
-    parts = [
-        f"{list_}({map_}({ctx.builtin('type')}, {tensors})) != {types}",
-        f"{list_}({map_}({getter}, {tensors})) != {expected_name}",
-        *_stride_parts(members, tensors, ctx),
-    ]
-    for flag in group.flags:
-        method = ctx.constant(getattr(torch.Tensor, flag), flag, f"torch.Tensor.{flag}")
-        parts.append(f"{ctx.builtin('any')}({map_}({method}, {tensors}))")
 
     def member_checks() -> list[Check]:
         return [_member_check(member, ctx) for member in members]
 
     text = f"{len(members)} tensors have the type, sizes, strides, dtype, device, requires_grad and flags seen at capture"
-    actual = ((None, f"{list_}({map_}({getter}, {tensors}))"),)
-    return [Check(" or ".join(parts), text, actual, member_checks)]
+    actual = ((None, f"{ctx.builtin('list')}({ctx.builtin('map')}({getter}, {tensors}))"),)
+    return [Check(f"not {name}.check({tensors})", text, actual, member_checks)]
 
 
-def _subset(tensors: str, picked: list[int], members, name: str, ctx: EmitContext) -> str:
-    """The expression for the `picked` members' tensors out of `tensors`: all of it, or one itemgetter."""
-    return tensors if len(picked) == len(members) else f"{_picker(picked, name, ctx)}({tensors})"
-
-
-def _stride_parts(members: tuple[TensorMatch, ...], tensors: str, ctx: EmitContext) -> list[str]:
-    """Failing conditions for the members' strides: `is_contiguous()` for those it tests
-    exactly, the whole stride tuples of the others (each subset taken out of `tensors` by one
-    itemgetter, or read alone when it has one member)."""
+def _python_check(members: tuple[TensorMatch, ...], device_attribute: str, flags: tuple[str, ...]):
+    """The group's check in Python, one C-level `map` per property: true when every member's
+    TensorMatch holds. Strides are tested by `is_contiguous()` where that is exact
+    (tensors.strides_are_contiguous), else compared whole."""
+    types = [member.kind for member in members]
+    metadata = operator.attrgetter("shape", "dtype", "requires_grad", device_attribute)
+    expected = [_expected(member, device_attribute) for member in members]
     contiguous = [k for k, member in enumerate(members) if strides_are_contiguous(member)]
-    strided = [k for k, member in enumerate(members) if k not in set(contiguous)]
-    map_, parts = ctx.builtin("map"), []
-    if contiguous:
-        is_contiguous = ctx.constant(torch.Tensor.is_contiguous, "is_contiguous", "torch.Tensor.is_contiguous")
-        if len(contiguous) == 1:
-            parts.append(f"not {is_contiguous}({tensors}[{contiguous[0]}])")
-        else:
-            subset = _subset(tensors, contiguous, members, "contiguous_tensors", ctx)
-            parts.append(f"not {ctx.builtin('all')}({map_}({is_contiguous}, {subset}))")
-    if strided:
-        stride = ctx.constant(torch.Tensor.stride, "stride", "torch.Tensor.stride")
-        if len(strided) == 1:
-            parts.append(f"{stride}({tensors}[{strided[0]}]) != {members[strided[0]].strides!r}")
-        else:
-            subset = _subset(tensors, strided, members, "strided_tensors", ctx)
-            expected = [members[k].strides for k in strided]
-            expected_name = ctx.constant(expected, "strides_expected", f"[{expected[0]!r}, ...] (one per tensor not tested by is_contiguous)")
-            parts.append(f"{ctx.builtin('list')}({map_}({stride}, {subset})) != {expected_name}")
-    return parts
+    strided = [k for k in range(len(members)) if k not in set(contiguous)]
+    pick_contiguous, pick_strided = _picker(contiguous, len(members)), _picker(strided, len(members))
+    strides = [members[k].strides for k in strided]
+    flag_methods = [getattr(torch.Tensor, flag) for flag in flags]
+    is_contiguous, stride = torch.Tensor.is_contiguous, torch.Tensor.stride
+
+    def check(tensors: tuple) -> bool:
+        return (
+            list(map(type, tensors)) == types
+            and list(map(metadata, tensors)) == expected
+            and all(map(is_contiguous, pick_contiguous(tensors)))
+            and list(map(stride, pick_strided(tensors))) == strides
+            and not any(any(map(method, tensors)) for method in flag_methods)
+        )
+
+    return check
 
 
-def _picker(positions: list[int], name: str, ctx: EmitContext) -> str:
-    return ctx.constant(operator.itemgetter(*positions), name, f"operator.itemgetter(<{len(positions)} positions>)")
+def _picker(positions: list[int], count: int):
+    """A C-level function from the group's tuple to the members at `positions`."""
+    if len(positions) == count:
+        return tuple
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    return lambda tensors: tuple(tensors[k] for k in positions)
+
+
+# The flags the compiled check tests, as bits (native/tensor_group.cpp's Flags).
+_FLAG_BITS = {"is_inference": 1, "is_neg": 2, "is_conj": 4}
+
+
+def _native_entry(member: TensorMatch, flags: tuple[str, ...]) -> tuple:
+    """What the compiled check expects of one member (make_spec's entry)."""
+    strides = None if strides_are_contiguous(member) else tuple(member.strides)
+    bits = sum(_FLAG_BITS[flag] for flag in flags)
+    return (member.kind, tuple(member.sizes), strides, member.dtype, member.device, member.requires_grad, bits)
 
 
 def _member_check(member: TensorMatch, ctx: EmitContext) -> Check:

@@ -1,0 +1,158 @@
+"""The compiled helper behind TensorGroup checks (tensor_group.cpp), built on this machine.
+
+A large module's guard function spends most of its time reading its parameters' metadata
+through torch's Python getters (~600 ns a tensor); the helper reads the same fields from
+each tensor's TensorImpl in one C++ loop (~15 ns a tensor). torch ships no such function
+outside the compiler we rebuild, so it is compiled here, once per machine, torch and Python:
+against torch's headers with the C++ compiler (`CXX`, else g++ or c++), into
+`PTC_GUARDS_CACHE_DIR` (default `~/.cache/ptc_guards`), ~15 s on one core.
+
+The build runs in a background thread started by the first guard set that groups tensors,
+so no compile waits for it. Until it has loaded, and wherever it cannot be built (no
+compiler, no Python headers, not Linux), group checks run their Python code; each group's
+`GroupCheck` switches itself to the helper once it is ready, so a guard function compiled
+before then speeds up too. `PTC_GUARDS_NATIVE=0` turns the helper off.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import logging
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import weakref
+
+import torch
+
+log = logging.getLogger("compiler.guards")
+
+_SOURCE = pathlib.Path(__file__).with_name("tensor_group.cpp")
+_lock = threading.Lock()
+_state: dict = {"module": None, "thread": None, "failed": None}
+_waiting: weakref.WeakSet = weakref.WeakSet()  # GroupChecks to switch once the module loads
+
+
+def enabled() -> bool:
+    return os.environ.get("PTC_GUARDS_NATIVE", "1") != "0"
+
+
+def module():
+    """The loaded helper module, or None (not built yet, being built, or unavailable). The
+    first call starts the build in the background."""
+    if _state["module"] is None and enabled():
+        _start()
+    return _state["module"]
+
+
+def wait(timeout: float | None = None):
+    """Block until the background build has finished (tests, benchmarks); the module or None."""
+    module()
+    thread = _state["thread"]
+    if thread is not None:
+        thread.join(timeout)
+    return _state["module"]
+
+
+def failure() -> str | None:
+    """Why the helper could not be built or loaded, once that is known."""
+    return _state["failed"]
+
+
+class GroupCheck:
+    """A TensorGroup's check as the guard function calls it: `group.check(tensors)`. It runs
+    the group's Python check until the helper has loaded, then the helper on the same
+    expectations (the attribute is replaced, so a call costs one C call after that)."""
+
+    def __init__(self, python_check, entries: tuple):
+        self.check = python_check
+        self._entries = entries
+        if module() is None and not enabled():
+            return
+        with _lock:
+            if _state["module"] is None:
+                _waiting.add(self)
+                return
+        self._switch(_state["module"])
+
+    def _switch(self, native) -> None:
+        self.check = functools.partial(native.check, native.make_spec(self._entries))
+
+
+def _start() -> None:
+    with _lock:
+        if _state["thread"] is not None or _state["module"] is not None:
+            return
+        _state["thread"] = threading.Thread(target=_build_and_load, name="ptc-guards-native", daemon=True)
+        _state["thread"].start()
+
+
+def _build_and_load() -> None:
+    try:
+        loaded = _load(_built())
+    except Exception as error:  # noqa: BLE001  (any failure leaves the Python checks in place)
+        _state["failed"] = f"{type(error).__name__}: {error}"
+        log.info("guards: the native tensor-group helper is unavailable, group checks stay in Python (%s)",
+                 _state["failed"])
+        return
+    with _lock:
+        _state["module"] = loaded
+        waiting = list(_waiting)
+        _waiting.clear()
+    for group in waiting:
+        group._switch(loaded)
+
+
+def _built() -> pathlib.Path:
+    """The helper's shared library for this torch, Python and source, compiled if missing."""
+    if not sys.platform.startswith("linux"):
+        raise OSError(f"built only on Linux, not {sys.platform}")
+    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        raise OSError("no C++ compiler (set CXX, or install g++)")
+    python_include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(python_include, "Python.h")):
+        raise OSError(f"no Python headers in {python_include}")
+    torch_dir = os.path.dirname(torch.__file__)
+    source = _SOURCE.read_bytes()
+    key = hashlib.sha256(b"\0".join(
+        [source, torch.__version__.encode(), torch_dir.encode(), sys.version.encode(), compiler.encode()]
+    )).hexdigest()[:20]
+    target = _cache_dir() / key / f"_tensor_group{sysconfig.get_config_var('EXT_SUFFIX')}"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
+    lib = os.path.join(torch_dir, "lib")
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        built = os.path.join(scratch, target.name)
+        command = [
+            compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+            "-I", os.path.join(torch_dir, "include"), "-I", os.path.join(torch_dir, "include", "torch", "csrc", "api", "include"),
+            "-I", python_include, str(_SOURCE), "-o", built,
+            "-L", lib, f"-Wl,-rpath,{lib}", "-lc10", "-ltorch_cpu", "-ltorch_python",
+        ]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise OSError(f"{compiler} failed: {result.stderr.strip()[-2000:]}")
+        os.replace(built, target)  # atomic: a process building beside this one finds a whole file
+    return target
+
+
+def _load(path: pathlib.Path):
+    spec = importlib.util.spec_from_file_location("guards.native._tensor_group", path)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def _cache_dir() -> pathlib.Path:
+    configured = os.environ.get("PTC_GUARDS_CACHE_DIR")
+    return pathlib.Path(configured) if configured else pathlib.Path.home() / ".cache" / "ptc_guards"

@@ -1,0 +1,95 @@
+"""The compiled TensorGroup check (guards.native): built in the background, switched to by
+guard functions compiled before it loaded, and never a reason for a guard to differ from
+its Python check (test_tensor_groups.py runs every group test both ways)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sysconfig
+import threading
+
+import pytest
+import torch
+
+from guards import GuardSet, LocalSource, TensorMatch, native
+from guards.kinds import tensor_groups
+
+
+def _group_guard(tensors: dict):
+    saved = tensor_groups.MIN_GROUP
+    tensor_groups.MIN_GROUP = 2
+    try:
+        return GuardSet(TensorMatch.of(LocalSource(name), t) for name, t in tensors.items()).compile(parameters=list(tensors))
+    finally:
+        tensor_groups.MIN_GROUP = saved
+
+
+def _group_check(guard) -> native.GroupCheck:
+    return next(c for c in guard.__globals__.values() if isinstance(c, native.GroupCheck))
+
+
+def _compiled_helper():
+    loaded = native.wait()
+    if loaded is None:
+        pytest.skip(f"the compiled helper is unavailable here: {native.failure()}")
+    return loaded
+
+
+def test_builds_where_a_compiler_and_python_headers_are():
+    headers = os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
+    if not headers or not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
+        pytest.skip("no C++ compiler or Python headers")
+    assert native.wait() is not None, native.failure()
+
+
+def test_guard_compiled_before_the_helper_loads_switches_to_it(monkeypatch):
+    loaded = _compiled_helper()
+    finished = threading.Thread(target=lambda: None)
+    finished.start()
+    finished.join()
+    # As if the build were still running: no module yet, a build thread already started.
+    monkeypatch.setattr(native, "_state", {"module": None, "thread": finished, "failed": None})
+    tensors = {f"t{i}": torch.randn(3, 2) for i in range(3)}
+    guard = _group_guard(tensors)
+    assert not isinstance(_group_check(guard).check, functools.partial)
+    assert guard(**tensors)
+
+    monkeypatch.setattr(native, "_built", lambda: loaded.__file__)
+    native._build_and_load()
+    assert isinstance(_group_check(guard).check, functools.partial)
+    assert guard(**tensors)
+    assert not guard(**{**tensors, "t1": torch.randn(2, 3)})
+    assert guard.why(**{**tensors, "t1": torch.randn(2, 3)}) == "L['t1'].size()[0] == 3 failed: got 2"
+
+
+def test_a_failed_build_leaves_the_python_check(monkeypatch, tmp_path):
+    monkeypatch.setenv("CXX", "false")  # a compiler that always fails
+    monkeypatch.setenv("PTC_GUARDS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(native, "_state", {"module": None, "thread": None, "failed": None})
+    assert native.wait() is None
+    assert "failed" in native.failure()
+    tensors = {f"t{i}": torch.randn(4) for i in range(3)}
+    guard = _group_guard(tensors)
+    assert not isinstance(_group_check(guard).check, functools.partial)
+    assert guard(**tensors) and not guard(**{**tensors, "t0": torch.randn(4).double()})
+
+
+@pytest.mark.parametrize("other", [
+    [1.0, 2.0, 3.0, 4.0],                         # not a tensor
+    torch.randn(4).to_sparse(),                   # strides() throws in C++, as .stride() raises in Python
+    torch.randn(8)[::2],                          # same sizes, not contiguous
+    torch.randn(4, dtype=torch.float64),
+    torch.randn(4).requires_grad_(),
+    torch._neg_view(torch.randn(4)),
+    torch.randn(4, device="meta"),
+    torch.nn.Parameter(torch.randn(4)),
+])
+def test_compiled_check_fails_where_the_python_check_fails(other):
+    _compiled_helper()
+    tensors = {f"t{i}": torch.randn(4) for i in range(3)}
+    guard = _group_guard(tensors)
+    assert isinstance(_group_check(guard).check, functools.partial)
+    assert guard(**tensors)
+    assert guard(**{**tensors, "t2": other}) is False
