@@ -93,3 +93,14 @@ def test_compiled_check_fails_where_the_python_check_fails(other):
     assert isinstance(_group_check(guard).check, functools.partial)
     assert guard(**tensors)
     assert guard(**{**tensors, "t2": other}) is False
+
+
+@pytest.mark.gpu
+def test_compiled_check_of_cuda_tensors():
+    _compiled_helper()
+    tensors = {f"t{i}": torch.randn(4, 2, device="cuda") for i in range(3)}
+    guard = _group_guard(tensors)
+    assert isinstance(_group_check(guard).check, functools.partial)
+    assert guard(**tensors) and guard(**{**tensors, "t1": torch.randn(4, 2, device="cuda")})
+    assert guard(**{**tensors, "t1": torch.randn(4, 2)}) is False
+    assert guard.why(**{**tensors, "t1": torch.randn(4, 2)}) == "L['t1'].device == 'cuda:0' failed: got device(type='cpu')"
