@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pathlib
 import shutil
 import sysconfig
 import threading
@@ -56,7 +57,7 @@ def test_guard_compiled_before_the_helper_loads_switches_to_it(monkeypatch):
     assert not isinstance(_group_check(guard).check, functools.partial)
     assert guard(**tensors)
 
-    monkeypatch.setattr(native, "_built", lambda: loaded.__file__)
+    monkeypatch.setattr(native, "_target", lambda: pathlib.Path(loaded.__file__))
     native._build_and_load()
     assert isinstance(_group_check(guard).check, functools.partial)
     assert guard(**tensors)
@@ -74,6 +75,25 @@ def test_a_failed_build_leaves_the_python_check(monkeypatch, tmp_path):
     guard = _group_guard(tensors)
     assert not isinstance(_group_check(guard).check, functools.partial)
     assert guard(**tensors) and not guard(**{**tensors, "t0": torch.randn(4).double()})
+
+
+def test_a_damaged_cached_helper_is_compiled_again(monkeypatch, tmp_path):
+    good = pathlib.Path(_compiled_helper().__file__)
+    target = tmp_path / "key" / good.name
+    target.parent.mkdir()
+    target.write_bytes(good.read_bytes()[:1000])  # truncated: loading it would crash the process
+    (target.parent / "sha256").write_text(native._digest(good))
+    compiled = []
+
+    def compile_(path):
+        compiled.append(path)
+        shutil.copyfile(good, path)
+
+    monkeypatch.setattr(native, "_compile", compile_)
+    monkeypatch.setattr(native, "_state", {"module": None, "thread": None, "failed": None})
+    monkeypatch.setattr(native, "_target", lambda: target)
+    assert native.wait() is not None, native.failure()
+    assert compiled == [target] and target.read_bytes() == good.read_bytes()
 
 
 @pytest.mark.parametrize("other", [

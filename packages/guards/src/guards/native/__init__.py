@@ -96,7 +96,7 @@ def _start() -> None:
 
 def _build_and_load() -> None:
     try:
-        loaded = _load(_built())
+        loaded = _load_or_rebuild(_target())
     except Exception as error:  # noqa: BLE001  (any failure leaves the Python checks in place)
         _state["failed"] = f"{type(error).__name__}: {error}"
         log.info("guards: the native tensor-group helper is unavailable, group checks stay in Python (%s)",
@@ -110,40 +110,71 @@ def _build_and_load() -> None:
         group._switch(loaded)
 
 
-def _built() -> pathlib.Path:
-    """The helper's shared library for this torch, Python and source, compiled if missing."""
+def _load_or_rebuild(target: pathlib.Path):
+    """The helper at `target`, compiled first if missing. A cached file is loaded only if it
+    is byte for byte what was built (its digest, stored beside it): loading a damaged shared
+    library can crash the process (a truncated one raises SIGBUS), so one that differs is
+    compiled again instead of failing every later process."""
+    if target.exists() and _digest_file(target).exists() and _digest_file(target).read_text() == _digest(target):
+        return _load(target)
+    if target.exists():
+        log.info("guards: rebuilding the native tensor-group helper %s (it differs from what was built)", target)
+        target.unlink(missing_ok=True)
+    _compile(target)
+    return _load(target)
+
+
+def _digest(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _digest_file(target: pathlib.Path) -> pathlib.Path:
+    return target.parent / "sha256"
+
+
+def _target() -> pathlib.Path:
+    """Where the helper for this torch, Python, compiler and source lives."""
     if not sys.platform.startswith("linux"):
         raise OSError(f"built only on Linux, not {sys.platform}")
+    compiler = _compiler()
+    key = hashlib.sha256(b"\0".join(
+        [_SOURCE.read_bytes(), torch.__version__.encode(), os.path.dirname(torch.__file__).encode(),
+         sys.version.encode(), compiler.encode()]
+    )).hexdigest()[:20]
+    return _cache_dir() / key / f"_tensor_group{sysconfig.get_config_var('EXT_SUFFIX')}"
+
+
+def _compiler() -> str:
     compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if compiler is None:
         raise OSError("no C++ compiler (set CXX, or install g++)")
+    return compiler
+
+
+def _compile(target: pathlib.Path) -> None:
     python_include = sysconfig.get_paths()["include"]
     if not os.path.exists(os.path.join(python_include, "Python.h")):
         raise OSError(f"no Python headers in {python_include}")
     torch_dir = os.path.dirname(torch.__file__)
-    source = _SOURCE.read_bytes()
-    key = hashlib.sha256(b"\0".join(
-        [source, torch.__version__.encode(), torch_dir.encode(), sys.version.encode(), compiler.encode()]
-    )).hexdigest()[:20]
-    target = _cache_dir() / key / f"_tensor_group{sysconfig.get_config_var('EXT_SUFFIX')}"
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     lib = os.path.join(torch_dir, "lib")
+    abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         built = os.path.join(scratch, target.name)
         command = [
-            compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+            _compiler(), "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
             "-I", os.path.join(torch_dir, "include"), "-I", os.path.join(torch_dir, "include", "torch", "csrc", "api", "include"),
             "-I", python_include, str(_SOURCE), "-o", built,
             "-L", lib, f"-Wl,-rpath,{lib}", "-lc10", "-ltorch_cpu", "-ltorch_python",
         ]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
-            raise OSError(f"{compiler} failed: {result.stderr.strip()[-2000:]}")
-        os.replace(built, target)  # atomic: a process building beside this one finds a whole file
-    return target
+            raise OSError(f"{command[0]} failed: {result.stderr.strip()[-2000:]}")
+        digest = os.path.join(scratch, "sha256")
+        pathlib.Path(digest).write_text(_digest(pathlib.Path(built)))
+        # Each os.replace is atomic: a process building beside this one sees whole files.
+        os.replace(digest, _digest_file(target))
+        os.replace(built, target)
 
 
 def _load(path: pathlib.Path):
