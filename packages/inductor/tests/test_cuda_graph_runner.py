@@ -19,7 +19,8 @@ class ReplayOnCpu:
 
     def replay(self):
         for out, new in zip(self.outputs, self.fn(*self.static_inputs)):
-            out.copy_(new)
+            if isinstance(out, torch.Tensor):
+                out.copy_(new)
 
 
 @pytest.fixture
@@ -54,6 +55,26 @@ def test_outputs_survive_the_next_replay(recordings):
     for x, out in zip(xs, outputs):
         assert_same(out, scaled_row_sums(x, w))
     assert len(recordings) == 1
+
+
+def sums_and_a_count(x, w):
+    """Outputs that are not all tensors: a graph may return a size or None beside them."""
+    total, exp = scaled_row_sums(x, w)
+    return total, None, 3, exp
+
+
+sums_and_a_count.size_key = rows_key
+
+
+def test_outputs_that_are_not_tensors_keep_their_places(recordings):
+    w = torch.randn(3)
+    runner = CudaGraphRunner(sums_and_a_count)
+    xs = [torch.randn(5, 4) for _ in range(4)]
+    outputs = [runner(x, w) for x in xs]
+    for x, out in zip(xs, outputs):
+        expected = sums_and_a_count(x, w)
+        assert out[1:3] == (None, 3)
+        assert_same((out[0], out[3]), (expected[0], expected[3]))
 
 
 def test_in_place_inputs_are_read_where_they_are(recordings):

@@ -43,9 +43,12 @@ class _Recording:
         self.in_place = gather(in_place)
         self.addresses = tuple(static_inputs[k].data_ptr() for k in in_place)
         self.copied_in = [(static_inputs[k], k) for k in sorted(copied)]
-        tensors = [o for o in outputs if isinstance(o, torch.Tensor)]
-        # Outputs copied out with one multi-tensor copy; clone() where autograd must see it.
-        self.copy_out = bool(tensors) and not any(o.requires_grad for o in tensors)
+        # Outputs copied out with one multi-tensor copy into tensors allocated in one `map`;
+        # clone() where autograd must see it. Which outputs are tensors is fixed per recording.
+        self.tensor_outputs = [o for o in outputs if isinstance(o, torch.Tensor)]
+        self.tensor_positions = [k for k, o in enumerate(outputs) if isinstance(o, torch.Tensor)]
+        self.only_tensors = len(self.tensor_outputs) == len(outputs)
+        self.copy_out = bool(self.tensor_outputs) and not any(o.requires_grad for o in self.tensor_outputs)
 
 
 class CudaGraphRunner:
@@ -134,10 +137,14 @@ class CudaGraphRunner:
         outputs = recording.outputs
         if not recording.copy_out:
             return type(outputs)(o.clone() if isinstance(o, torch.Tensor) else o for o in outputs)
-        copies = [torch.empty_like(o) if isinstance(o, torch.Tensor) else o for o in outputs]
-        torch._foreach_copy_([c for c in copies if isinstance(c, torch.Tensor)],
-                             [o for o in outputs if isinstance(o, torch.Tensor)])
-        return type(outputs)(copies)
+        copies = list(map(_empty_like, recording.tensor_outputs))
+        torch._foreach_copy_(copies, recording.tensor_outputs)
+        if recording.only_tensors:
+            return type(outputs)(copies)
+        result = list(outputs)
+        for k, copy in zip(recording.tensor_positions, copies):
+            result[k] = copy
+        return type(outputs)(result)
 
 
 class _AddressOf:
@@ -171,3 +178,4 @@ def _pointers(args) -> tuple:
 
 
 _data_ptr = torch.Tensor.data_ptr
+_empty_like = torch.empty_like
