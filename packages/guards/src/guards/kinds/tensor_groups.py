@@ -56,11 +56,11 @@ from ..sources import TupleSource
 from .base import EMITTERS, PRIORITY_TENSOR, Guard, emits
 from .tensors import DISPATCH_FLAGS, TensorMatch, strides_are_contiguous
 
-# Fewer tensors than this are checked one by one: each `map` pass and list comparison has a
-# fixed cost, and per tensor the passes save little over the `if`s (the reads dominate).
-# Measured on small CPU tensors: 8 tensors 6.6 us grouped vs 5.7 us alone, 32 tensors 22.5
-# vs 22.9; GPT-2's 148 parameters 195 vs 209 us. Large sets also compile much faster grouped.
-MIN_GROUP = 32
+# Fewer tensors than this are checked one by one. The compiled check pays from a few tensors
+# on (8 parameters: 1.1 us grouped vs 6.4 alone, guard call included); the Python check,
+# where the helper cannot be built, only from ~32 (8 tensors 6.6 us grouped vs 5.7 alone,
+# 32: 22.5 vs 22.9), a small loss below that. Large sets also compile much faster grouped.
+MIN_GROUP = 8
 
 # How the group reads each tensor's device: a bool property where the device type has one
 # (as TensorMatch does), else the device itself, compared with ==.
