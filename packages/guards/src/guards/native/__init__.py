@@ -136,19 +136,19 @@ def _target() -> pathlib.Path:
     """Where the helper for this torch, Python, compiler and source lives."""
     if not sys.platform.startswith("linux"):
         raise OSError(f"built only on Linux, not {sys.platform}")
-    compiler = _compiler()
+    cxx = _compiler()
     key = hashlib.sha256(b"\0".join(
         [_SOURCE.read_bytes(), torch.__version__.encode(), os.path.dirname(torch.__file__).encode(),
-         sys.version.encode(), compiler.encode()]
+         sys.version.encode(), cxx.encode()]
     )).hexdigest()[:20]
     return _cache_dir() / key / f"_tensor_group{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
 def _compiler() -> str:
-    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
         raise OSError("no C++ compiler (set CXX, or install g++)")
-    return compiler
+    return cxx
 
 
 def _compile(target: pathlib.Path) -> None:
