@@ -159,7 +159,7 @@ def _python_check(members: tuple[TensorMatch, ...], device_attribute: str, flags
     metadata = operator.attrgetter("shape", "dtype", "requires_grad", device_attribute)
     expected = [_expected(member, device_attribute) for member in members]
     contiguous = [k for k, member in enumerate(members) if strides_are_contiguous(member)]
-    strided = [k for k in range(len(members)) if k not in set(contiguous)]
+    strided = sorted(set(range(len(members))) - set(contiguous))
     pick_contiguous, pick_strided = _picker(contiguous, len(members)), _picker(strided, len(members))
     strides = [members[k].strides for k in strided]
     flag_methods = [getattr(torch.Tensor, flag) for flag in flags]
@@ -178,7 +178,8 @@ def _python_check(members: tuple[TensorMatch, ...], device_attribute: str, flags
 
 
 def _picker(positions: list[int], count: int):
-    """A C-level function from the group's tuple to the members at `positions`."""
+    """A function from the group's tuple to the members at `positions` (C-level unless it
+    picks one or none)."""
     if len(positions) == count:
         return tuple
     if len(positions) > 1:
