@@ -74,7 +74,7 @@ class GroupCheck:
     def __init__(self, python_check, entries: tuple):
         self.check = python_check
         self._entries = entries
-        if module() is None and not enabled():
+        if not enabled() or module() is None and _state["failed"] is not None:
             return
         with _lock:
             if _state["module"] is None:
