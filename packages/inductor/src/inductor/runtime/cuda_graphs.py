@@ -142,8 +142,8 @@ class CudaGraphRunner:
         if recording.only_tensors:
             return type(outputs)(copies)
         result = list(outputs)
-        for k, copy in zip(recording.tensor_positions, copies):
-            result[k] = copy
+        for k, tensor in zip(recording.tensor_positions, copies):
+            result[k] = tensor
         return type(outputs)(result)
 
 
