@@ -137,7 +137,8 @@ def _expected(member: TensorMatch, device_attribute: str) -> tuple:
 def _tensor_group(group: TensorGroup, ctx: EmitContext) -> list[Check]:
     members = group.members
     tensors = ctx.read(TupleSource(tuple(member.source for member in members), "tensors"))
-    entries = tuple(_native_entry(member, group.flags) for member in members)
+    flag_bits = sum(_FLAG_BITS[flag] for flag in group.flags)
+    entries = tuple(_native_entry(member, flag_bits) for member in members)
     checker = native.GroupCheck(_python_check(members, group.device_attribute, group.flags), entries)
     name = ctx.constant(checker, "tensor_group", f"<check of {len(members)} tensors: compiled (guards.native) once built, else Python>")
     fields = ("shape", "dtype", "requires_grad", group.device_attribute)
@@ -191,11 +192,10 @@ def _picker(positions: list[int], count: int):
 _FLAG_BITS = {"is_inference": 1, "is_neg": 2, "is_conj": 4}
 
 
-def _native_entry(member: TensorMatch, flags: tuple[str, ...]) -> tuple:
+def _native_entry(member: TensorMatch, flag_bits: int) -> tuple:
     """What the compiled check expects of one member (make_spec's entry)."""
     strides = None if strides_are_contiguous(member) else tuple(member.strides)
-    bits = sum(_FLAG_BITS[flag] for flag in flags)
-    return (member.kind, tuple(member.sizes), strides, member.dtype, member.device, member.requires_grad, bits)
+    return (member.kind, tuple(member.sizes), strides, member.dtype, member.device, member.requires_grad, flag_bits)
 
 
 def _member_check(member: TensorMatch, ctx: EmitContext) -> Check:

@@ -74,7 +74,7 @@ class GroupCheck:
     def __init__(self, python_check, entries: tuple):
         self.check = python_check
         self._entries = entries
-        if not enabled() or module() is None and _state["failed"] is not None:
+        if not enabled() or (module() is None and _state["failed"] is not None):
             return
         with _lock:
             if _state["module"] is None:
@@ -115,9 +115,10 @@ def _load_or_rebuild(target: pathlib.Path):
     is byte for byte what was built (its digest, stored beside it): loading a damaged shared
     library can crash the process (a truncated one raises SIGBUS), so one that differs is
     compiled again instead of failing every later process."""
-    if target.exists() and _digest_file(target).exists() and _digest_file(target).read_text() == _digest(target):
-        return _load(target)
     if target.exists():
+        digest = _digest_file(target)
+        if digest.exists() and digest.read_text() == _digest(target):
+            return _load(target)
         log.info("guards: rebuilding the native tensor-group helper %s (it differs from what was built)", target)
         target.unlink(missing_ok=True)
     _compile(target)
