@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from ..errors import Unsupported
 from ..values.base import Value
 from ..values.objects import ClassValue
 
@@ -81,6 +82,14 @@ class AutogradFunctionApply:
 
 def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
     graph = frame.session.graph
+    requires_grad = kwargs.get("requires_grad")
+    if requires_grad is not None and not (requires_grad.is_python_constant() and requires_grad.as_python_constant() is False):
+        # `torch.ones(n, requires_grad=True)` makes a new autograd leaf, which a graph cannot
+        # hold (see the rule for Tensor.requires_grad_): the call runs outside the graph.
+        raise Unsupported(
+            f"{getattr(fn, '__name__', fn)}(..., requires_grad=True) makes a new autograd leaf, which cannot be part of a graph",
+            hint="the graph breaks here and the call runs outside it; create the tensor before the compiled function to keep one graph",
+        )
     if is_tensor_method(fn):
         return graph.call_method(frame, fn.__name__, args, kwargs)
     if fn is torch.autograd.Function.apply.__func__ and args and isinstance(args[0], ClassValue):

@@ -214,3 +214,23 @@ def _parameter(frame, cls, args, kwargs):
         "creating an nn.Parameter inside a compiled function",
         hint="create parameters in __init__",
     )
+
+
+
+@rule(torch.Tensor.requires_grad_)
+def _requires_grad_(frame, args, kwargs):
+    # Turning requires_grad on or off changes autograd state that the graph cannot hold:
+    # requires_grad_(True) on a tensor that has none makes a new leaf mid-graph, and a backend
+    # that traces autograd (aot_autograd) sees no input requiring grad and returns outputs
+    # without grad_fn. The graph breaks at the call, which then runs on the real tensor, and
+    # the rest is captured with that leaf as an input, as torch.compile does. A call that
+    # leaves the flag as it is changes nothing.
+    tensor, *rest = args
+    requires = rest[0] if rest else kwargs.get("requires_grad", ConstantValue(True))
+    fake = tensor.as_fake()
+    if not requires.is_python_constant() or bool(requires.as_python_constant()) != fake.requires_grad:
+        raise Unsupported(
+            "Tensor.requires_grad_() changes which tensors are autograd leaves, which cannot be part of a graph",
+            hint="the graph breaks here and the call runs outside it; set requires_grad before the compiled function to keep one graph",
+        )
+    return tensor

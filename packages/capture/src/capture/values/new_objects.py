@@ -12,7 +12,7 @@ import types
 from typing import Any
 from collections import OrderedDict
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserException
 from .base import Value
 from .callables import NativeMethodValue
 from .class_lookup import MISSING, lookup_static, python_dunder
@@ -64,7 +64,19 @@ class NewObjectValue(Value):
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 
     def has_attr(self, frame, name):
-        return name in self.attrs or hasattr(self.cls, name)
+        if name in self.attrs:
+            return True
+        if python_dunder(self.cls, "__getattr__") is None and not isinstance(lookup_static(self.cls, name)[0], property):
+            return hasattr(self.cls, name)
+        # hasattr is getattr answering AttributeError with False: a __getattr__ hook may
+        # answer names the class lacks, and a property may raise AttributeError itself.
+        try:
+            self.get_attr(frame, name)
+        except UserException as exc:
+            if issubclass(exc.value.python_type(), AttributeError):
+                return False
+            raise
+        return True
 
     def own_iterator(self, frame):
         return python_iterator(frame, self, self.cls)

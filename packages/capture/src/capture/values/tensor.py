@@ -15,6 +15,7 @@ from ..errors import Unsupported
 from ..sources import HeldSource
 from .base import Value
 from .callables import BuiltinValue, MethodValue
+from .class_lookup import MISSING, lookup_static
 from .constant import ConstantValue
 from .exceptions import raise_user_error
 from .symbolic import contains_symbolic
@@ -43,6 +44,12 @@ REFUSED_METHODS = {
     "untyped_storage": "exposes the storage",
     "storage": "exposes the storage",
     "retain_grad": "changes autograd state",
+    # In-place changes of a tensor's shape, strides or storage: functionalization cannot turn
+    # them into graph values (aot_autograd refuses them), so they run outside the graph.
+    **dict.fromkeys(
+        ("resize_", "resize_as_", "set_", "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"),
+        "changes the tensor's shape or storage in place",
+    ),
 }
 
 
@@ -123,13 +130,19 @@ class TensorValue(Value):
             return graph.call_function(frame, getattr, [self, ConstantValue(name)], {})
         if name == "grad":
             return self._grad(frame)
-        attribute = getattr(self.python_cls, name, None)
-        if attribute is None:
+        descriptor, _ = lookup_static(self.python_cls, name)
+        if descriptor is MISSING:
             own = self._own_attribute(frame, name)
             if own is not _ABSENT:
                 return own
 
             raise_user_error(frame, AttributeError, f"'Tensor' object has no attribute {name!r}")
+        if name == "__class__" or isinstance(descriptor, (classmethod, staticmethod)):
+            # Bound as Python binds them through an instance: `x.__class__` is type(x), where
+            # `getattr(torch.Tensor, "__class__")` is the metaclass (a callable, not a method
+            # of x); a classmethod (`__torch_function__`) binds the class, a staticmethod nothing.
+            return frame.bind_class_attribute(self, self.python_cls, descriptor)
+        attribute = getattr(self.python_cls, name)
         if callable(attribute):
             return MethodValue(BuiltinValue(attribute), self)
         raise Unsupported(f"attribute Tensor.{name}")
@@ -197,7 +210,9 @@ class TensorValue(Value):
         )
 
     def has_attr(self, frame, name):
-        if hasattr(self.python_cls, name):
+        # Through the class's MRO, as get_attr reads it: `hasattr(torch.Tensor, "mro")` holds
+        # (an attribute of the metaclass) where `hasattr(x, "mro")` does not.
+        if lookup_static(self.python_cls, name)[0] is not MISSING:
             return True
         return self._own_attribute(frame, name, read=False) is not _ABSENT
 
