@@ -154,7 +154,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
-        "object_argument_delete",
+        "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -406,6 +406,18 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "tensor_attribute":
         target = env.new("tensors")
         return [f"{target} = {a} * 1", f"{target}.tag = {i}", f"{env.new('ints')} = {target}.tag + int(hasattr({target}, 'tag'))"]
+    if kind == "class_reads":
+        # What a class answers through an instance: `x.__class__` is type(x) (not the
+        # metaclass), hasattr runs a __getattr__ hook on an object made here.
+        return [f"{env.new('ints')} = len(f'{{{a}.__class__.__name__}}') + hasattr(Scaler({i}), 'dyn_{key}') + hasattr(Scaler({i}), 'nope') + ({a}.__class__ is torch.Tensor)"]
+    if kind == "autograd_leaf":
+        # New leaves (requires_grad_(), a factory's requires_grad=True) run outside the graph;
+        # outputs computed from them carry grad_fn under every backend.
+        made = draw(st.sampled_from(["{a}.detach().requires_grad_()", "torch.ones({a}.shape[0], requires_grad=True)", "torch.zeros_like({a}, requires_grad=True)"]))
+        return [f"{env.new('tensors')} = {made.format(a=a)} * {b}"]
+    if kind == "in_place_shape":
+        target = env.new("tensors")
+        return [f"{target} = {a} * 1", f"{target}.unsqueeze_(0)", f"{target}.t_()", f"{target}.squeeze_(1)"]
     raise AssertionError(kind)
 
 
