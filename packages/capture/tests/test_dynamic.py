@@ -113,3 +113,15 @@ def test_sizes_a_backend_specializes_while_compiling_are_guarded():
         x = torch.randn(n, 3)
         torch.testing.assert_close(compiled(x), double(x))
     assert captures(compiled) == 3
+
+
+def test_an_argument_whose_rank_drops_after_a_size_change_recaptures():
+    """Automatic dynamic shapes remember dims that changed size per argument; a later call
+    passing that argument with fewer dims must not look those dims up (op_db's broadcast_to
+    samples change their input's rank between calls)."""
+    def expand(x, shape):
+        return x.expand(shape) * 2
+
+    compiled = capture.optimize(expand, capture.backends.eager)
+    for x, shape in [(torch.randn(2, 3), (4, 2, 3)), (torch.randn(2, 5), (4, 2, 5)), (torch.randn(7), (3, 7))]:
+        run_and_compare(compiled, expand, (x, shape))

@@ -217,8 +217,10 @@ class CaptureSession:
             candidates = range(tensor.dim())
         else:
             candidates = sorted(self.automatic_dims.get(source, ()))
-        # Sizes 0 and 1 specialize (as in torch.compile): broadcasting depends on them.
-        return [dim for dim in candidates if dim not in static and tensor.shape[dim] >= 2]
+        # Sizes 0 and 1 specialize (as in torch.compile): broadcasting depends on them. Dims an
+        # earlier call saw change may lie past this tensor's rank (the same argument once had
+        # more dims): those do not apply.
+        return [dim for dim in candidates if dim < tensor.dim() and dim not in static and tensor.shape[dim] >= 2]
 
     # --- sources ----------------------------------------------------------------------------------
     def global_source(self, f_globals: dict, name: str):
