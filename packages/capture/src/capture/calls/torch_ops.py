@@ -29,6 +29,9 @@ _INLINED_TORCH_MODULES = (
     "torch.amp.autocast_mode",
     # Optimizers: `step()` is Python over foreach ops, traced into one graph as torch.compile does.
     "torch.optim.",
+    # Test helpers (op_db's lambdas such as `lambda x, *args: x.contiguous(*args)`) are user code
+    # written under torch; a lambda recorded as one call has no importable name for the graph.
+    "torch.testing.",
 )
 
 _TENSOR_BASE = torch._C.TensorBase
