@@ -16,6 +16,7 @@ from .values.containers import DictValue, DictViewValue, IteratorValue, ListValu
 from .values.factory import evaluate_constant_operation
 from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
+from .values.object_ids import ObjectIdValue
 from .values.class_lookup import python_dunder
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
@@ -173,6 +174,8 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
         return frame.session.graph.call_function(frame, COMPARE[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant():
         return evaluate_constant_operation(frame, COMPARE[symbol], (a.as_python_constant(), b.as_python_constant()))
+    if isinstance(a, ObjectIdValue) and isinstance(b, ObjectIdValue) and symbol in ("==", "!="):
+        return ConstantValue(_same_id(a, b) == (symbol == "=="))
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
         return result
@@ -205,6 +208,14 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
     raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
 
 
+def _same_id(a: ObjectIdValue, b: ObjectIdValue) -> bool:
+    """`id(x) == id(y)`, answered without the numbers: the same object or not. Two constants
+    equal by value may be one object in this call and two in the next, which no guard sees."""
+    if a.target is not b.target and a.same_object(b) and isinstance(a.target, ConstantValue):
+        raise Unsupported(f"comparing the id() of two constants ({a.target.describe()})")
+    return a.same_object(b)
+
+
 def identical(a: Value, b: Value) -> bool | None:
     """`a is b` when capture can tell, else None."""
     if a is b:
@@ -216,6 +227,12 @@ def identical(a: Value, b: Value) -> bool | None:
         return ida() is idb()
     if isinstance(a, ConstantValue) and isinstance(b, ConstantValue):
         return a.value is b.value
+    if isinstance(a, TupleValue) and isinstance(b, TupleValue):
+        # Two values may stand for one tuple, but one tuple has one list of items: tuples
+        # whose items differ (copy.py's `y is not x` after copying a tuple) are two objects.
+        if len(a.items) != len(b.items) or any(identical(x, y) is False for x, y in zip(a.items, b.items)):
+            return False
+        return None
     if isinstance(a, ConstantValue) or isinstance(b, ConstantValue):
         # A constant is never the same object as a container or object value.
         constant, other = (a, b) if isinstance(a, ConstantValue) else (b, a)

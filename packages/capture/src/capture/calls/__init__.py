@@ -8,6 +8,7 @@ Exports `call_builtin(frame, fn, args, kwargs)` and `construct(frame, class_valu
 from . import (  # noqa: F401  (fill the registry)
     collection_methods,
     container_methods,
+    copy_protocol,
     deferred,
     functional,
     iteration,

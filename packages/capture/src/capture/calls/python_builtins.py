@@ -25,6 +25,7 @@ from ..values.factory import evaluate_constant_operation
 from ..values.callables import BuiltinValue, MethodValue, NativeMethodValue
 from ..values.functions import InlinableFunction, bind_arguments
 from ..values.new_objects import ModelOutputValue, NewObjectValue
+from ..values.object_ids import ObjectId, ObjectIdValue
 from ..values.class_lookup import MISSING, lookup_static
 from ..values.objects import ClassValue, ObjectValue, PartialValue, SuperValue, type_of
 from ..values.symbolic import SymValue, concrete
@@ -155,6 +156,8 @@ def _object_getattribute(frame, args, kwargs):
         except AttributeError:
             raise_user_error(frame, AttributeError, f"{obj.describe()} has no attribute {name!r}")
         return frame.session.wrap(value, obj.attribute_source(name))
+    if isinstance(obj, NewObjectValue):
+        return obj.generic_get_attr(frame, name, getattr_hook=False)
     return obj.get_attr(frame, name)
 
 
@@ -178,12 +181,16 @@ def _bind_function(frame, args, kwargs):
 @rule(id)
 def _id(frame, args, kwargs):
     (obj,) = args
+    key = _object_id_key(obj)
+    if key is not None:
+        # Capture tracks this object by its value, not by a real object of this call: the
+        # number stays symbolic (capture.values.object_ids), spelled `id(obj)` if it escapes.
+        frame.session.keepalive(key.obj)
+        return ObjectIdValue(obj, key)
     if getattr(obj, "identity", None) is None:
         raise Unsupported(f"id() of {obj.describe()}")
     identity = obj.identity()
-    if isinstance(identity, int) or (isinstance(identity, Value) and obj.source is not None):
-        # Containers stand for themselves by their tracker (capture.values.containers): for one
-        # passed in, not the id the program would see.
+    if isinstance(identity, int):
         raise Unsupported(f"id() of {obj.describe()}")
     if obj.source is not None and not isinstance(obj.source, HeldSource):
         # The answer is this very object's: the entry serves only calls that bring it again.
@@ -191,6 +198,26 @@ def _id(frame, args, kwargs):
 
         frame.session.add_guard(IdentityMatch(obj.source, identity))
     return ConstantValue(id(identity))
+
+
+def _object_id_key(obj: Value) -> ObjectId | None:
+    """What `id(obj)` is keyed by when its number stays symbolic: containers and objects the
+    trace made or read, objects passed in, tensors, constants; None for objects held by
+    identity (functions, classes), whose number is a constant."""
+    if isinstance(obj, TensorValue):
+        return ObjectId(obj.fake)
+    if isinstance(obj, ConstantValue):
+        return ObjectId(obj.value)
+    if isinstance(obj, (TupleValue, SymValue)):
+        return ObjectId(obj)
+    identity = getattr(obj, "identity", None)
+    if identity is not None and isinstance(identity(), Value):
+        return ObjectId(identity())
+    if isinstance(obj, ObjectValue) and obj.source is not None and not isinstance(obj.source, HeldSource):
+        # An object passed in: the number is `id(<source>)`, which needs no identity guard
+        # (a model's config may be another object of the same structure on the next call).
+        return ObjectId(obj.obj)
+    return None
 
 
 # --- iteration ------------------------------------------------------------------------------

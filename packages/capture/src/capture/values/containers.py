@@ -17,6 +17,7 @@ from .class_lookup import MISSING, lookup_static, python_dunder
 from .constant import ConstantValue
 from .exceptions import ExceptionValue, raise_user_error
 from .factory import program_errors
+from .object_ids import ObjectIdValue
 from .symbolic import SymValue, concrete
 from .tensor import TensorValue, tensor_key
 
@@ -27,6 +28,8 @@ def key_of(frame, value: Value) -> Any:
         return value.specialize()
     if isinstance(value, TensorValue):
         return tensor_key(frame, value)
+    if isinstance(value, ObjectIdValue):
+        return value.key
     if value.is_python_constant():
         key = value.as_python_constant()
         try:

@@ -95,6 +95,9 @@ class InlinableFunction(Value):
     def python_type(self):
         return types.FunctionType
 
+    def truth(self, frame):
+        return True  # a function object is always true (`if validator := table.get(kind):`)
+
     def call(self, frame, args, kwargs):
         code = self.code
         if code.co_flags & CO_UNSUPPORTED_KINDS:

@@ -11,17 +11,59 @@ import dataclasses
 import types
 from typing import Any
 from collections import OrderedDict
+from collections.abc import MutableMapping
 
 from ..errors import Unsupported, UserException
 from .base import Value
 from .callables import NativeMethodValue
 from .class_lookup import MISSING, lookup_static, python_dunder
 from .constant import ConstantValue
-from .containers import ListValue, TupleValue
+from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
 from .iterators import python_iterator
 from .objects import bind_class_attribute, call_item_dunder, dunder_length, dunder_truth, iterate_object
 from .tensor import TensorValue
+
+
+class InstanceDictValue(DictValue):
+    """`obj.__dict__` of an object the trace made: the very entries its attributes live in,
+    so writes through either are seen through the other (`y.__dict__.update(state)` in
+    `copy._reconstruct`). Spelled `<obj>.__dict__` when it escapes."""
+
+    def __init__(self, owner: NewObjectValue):
+        super().__init__({})
+        self.owner = owner
+
+    def describe(self):
+        return f"__dict__ of {self.owner.describe()}"
+
+    def reconstruct(self, writer):
+        return f"{writer.value(self.owner)}.__dict__"
+
+    def inner_values(self):
+        return [self.owner]
+
+
+class _Attributes(MutableMapping):
+    """The attributes of a NewObjectValue by name, stored in its InstanceDictValue."""
+
+    def __init__(self, entries: dict[Any, tuple[Value, Value]]):
+        self._entries = entries
+
+    def __getitem__(self, name):
+        return self._entries[name][1]
+
+    def __setitem__(self, name, value):
+        self._entries[name] = (ConstantValue(name), value)
+
+    def __delitem__(self, name):
+        del self._entries[name]
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
 
 
 class NewObjectValue(Value):
@@ -30,7 +72,8 @@ class NewObjectValue(Value):
     def __init__(self, cls: type):
         super().__init__(None)
         self.cls = cls
-        self.attrs: dict[str, Value] = {}
+        self.instance_dict = InstanceDictValue(self)
+        self.attrs = _Attributes(self.instance_dict.entries)
 
     def describe(self):
         return f"{self.cls.__name__} object (created in the traced code)"
@@ -42,8 +85,29 @@ class NewObjectValue(Value):
         return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def get_attr(self, frame, name):
+        getattribute = python_dunder(self.cls, "__getattribute__")
+        if getattribute is not None:
+            return self._through_getattribute(frame, getattribute, name)
+        return self.generic_get_attr(frame, name)
+
+    def _through_getattribute(self, frame, getattribute, name):
+        """A class's own Python `__getattribute__` (PreTrainedConfig's maps attribute aliases),
+        then its `__getattr__` if that raises AttributeError, as CPython's slot does."""
+        try:
+            return frame.session.wrap(getattribute, None).call(frame, [self, ConstantValue(name)], {})
+        except UserException as exc:
+            hook = python_dunder(self.cls, "__getattr__")
+            if hook is None or not issubclass(exc.value.python_type(), AttributeError):
+                raise
+        return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
+
+    def generic_get_attr(self, frame, name, *, getattr_hook: bool = True):
+        """`object.__getattribute__(self, name)` (then `__getattr__`, unless `getattr_hook`
+        is off, as when object.__getattribute__ is called by name)."""
         if name == "__class__":
             return frame.session.wrap(self.cls, None)
+        if name == "__dict__" and self.cls.__dictoffset__ != 0:
+            return self.instance_dict
         descriptor, _ = lookup_static(self.cls, name)
         is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
         if not is_data_descriptor and name in self.attrs:
@@ -58,15 +122,16 @@ class NewObjectValue(Value):
                 return bound
             return frame.session.wrap(descriptor, None)
         hook = python_dunder(self.cls, "__getattr__")
-        if hook is not None:
+        if hook is not None and getattr_hook:
             return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
 
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 
     def has_attr(self, frame, name):
-        if name in self.attrs:
+        if name in self.attrs and python_dunder(self.cls, "__getattribute__") is None:
             return True
-        if python_dunder(self.cls, "__getattr__") is None and not isinstance(lookup_static(self.cls, name)[0], property):
+        if (python_dunder(self.cls, "__getattr__") is None and python_dunder(self.cls, "__getattribute__") is None
+                and not isinstance(lookup_static(self.cls, name)[0], property)):
             return hasattr(self.cls, name)
         # hasattr is getattr answering AttributeError with False: a __getattr__ hook may
         # answer names the class lacks, and a property may raise AttributeError itself.

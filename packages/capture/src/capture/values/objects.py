@@ -149,7 +149,9 @@ class ObjectValue(Value):
         if name == "__class__":
             return type_of(frame, self)
         if name == "__dict__":
-            raise Unsupported(f"reading __dict__ of {self.describe()}")
+            return self._instance_dict(frame)
+        if _read_instance_dict(session, self.obj, mutated=True) is not None:
+            raise Unsupported(f"reading attribute {name!r} of {self.describe()} after changing its __dict__")
         if has_python_getattribute(cls):
             return self._concrete_attr(frame, name)
         deferred = logger_method(frame, self, name)
@@ -167,6 +169,23 @@ class ObjectValue(Value):
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
+
+    def _instance_dict(self, frame):
+        """`obj.__dict__`, read (and guarded, key by key) as the dict it is: what
+        `copy.deepcopy` copies. Attribute writes recorded earlier in the trace are not in the
+        real dict yet, and a write after this read would leave this dict stale: both refused."""
+        effects = frame.session.side_effects
+        if effects.attribute_writes.get(id(self.obj)) is not None:
+            raise Unsupported(f"reading __dict__ of {self.describe()} after setting its attributes in the compiled function")
+        try:
+            instance_dict = object.__getattribute__(self.obj, "__dict__")
+        except AttributeError as err:
+            raise UserException(ExceptionValue.from_real(err)) from None
+        return frame.session.wrap(instance_dict, self.attribute_source("__dict__"))
+
+    def _refuse_write_after_dict_read(self, frame, name):
+        if _read_instance_dict(frame.session, self.obj) is not None:
+            raise Unsupported(f"changing attribute {name!r} of {self.describe()} after reading its __dict__")
 
     def _concrete_attr(self, frame, name):
         try:
@@ -208,6 +227,7 @@ class ObjectValue(Value):
         if isinstance(descriptor, property) and descriptor.fdel is not None:
             frame.session.wrap(descriptor.fdel, None).call(frame, [self], {})
             return
+        self._refuse_write_after_dict_read(frame, name)
         if cls.__delattr__ is not object.__delattr__ or hasattr(type(descriptor), "__delete__") or self.source is None:
             raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
         effects = frame.session.side_effects
@@ -233,6 +253,7 @@ class ObjectValue(Value):
                 raise_user_error(frame, AttributeError, f"property {name!r} of {self.describe()} has no setter")
             frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
             return
+        self._refuse_write_after_dict_read(frame, name)
         frame.session.side_effects.store_attr(self, name, value)
 
     def call(self, frame, args, kwargs):
@@ -291,6 +312,21 @@ class ObjectValue(Value):
 
     def reconstruct(self, writer):
         return writer.existing(self, self.obj)
+
+
+def _read_instance_dict(session, obj: Any, *, mutated: bool = False) -> Value | None:
+    """The value of `obj.__dict__` when the trace has read it (and, with `mutated`, changed
+    it), else None."""
+    try:
+        instance_dict = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    known = session.wrapped.get(id(instance_dict))
+    if known is None or known[0] is not instance_dict:
+        return None
+    if mutated and id(known[1]) not in session.side_effects.mutated_containers:
+        return None
+    return known[1]
 
 
 def iterate_object(frame, value: Value, cls: type) -> list[Value]:

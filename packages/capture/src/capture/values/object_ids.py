@@ -1,0 +1,59 @@
+"""`id(obj)` of an object capture tracks by its value rather than by a real object: a list or
+dict passed in or made by the trace, an object made by the trace, a tensor, a constant.
+
+The number itself is not known while tracing (the object of a later call is another one, or
+does not exist yet), so it is never baked into the graph: it is an `ObjectIdValue` that answers
+what programs use ids for without reading the number, namely dict keys (`copy.deepcopy`'s memo)
+and `==` with another id, and that the compiled entry spells as `id(<the object>)` when it
+escapes (returned, stored). Anything else (arithmetic, formatting) refuses with a reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Value
+
+
+class ObjectId:
+    """The dict key standing for `id(obj)`: equal only to the key of the same object. (`obj`
+    is a value's `identity()`, the Python value of a constant, or a tensor's fake.)"""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, ObjectId) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return f"id({self.obj!r})"
+
+
+class ObjectIdValue(Value):
+    """`id(target)`. `key` identifies the target's object for as long as the trace runs (the
+    session keeps what it names alive)."""
+
+    def __init__(self, target: Value, key: ObjectId):
+        super().__init__(None)
+        self.target = target
+        self.key = key
+
+    def describe(self):
+        return f"id() of {self.target.describe()}"
+
+    def python_type(self):
+        return int
+
+    def same_object(self, other: ObjectIdValue) -> bool:
+        return self.key == other.key
+
+    def reconstruct(self, writer):
+        return f"{writer.name_for(id, 'id')}({writer.value(self.target)})"
+
+    def inner_values(self):
+        return [self.target]
