@@ -30,7 +30,7 @@ from helpers import assert_same
 EXAMPLES = int(os.environ.get("CAPTURE_FUZZ_EXAMPLES", "150"))
 
 PRELUDE = '''
-import collections, contextlib, functools, io
+import collections, contextlib, copy, functools, io
 import torch
 
 SINK = io.StringIO()
@@ -154,7 +154,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "item", "tensor_attribute", "object_argument", "object_argument_write", "class_attribute",
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
-        "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape",
+        "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -418,6 +418,21 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "in_place_shape":
         target = env.new("tensors")
         return [f"{target} = {a} * 1", f"{target}.unsqueeze_(0)", f"{target}.t_()", f"{target}.squeeze_(1)"]
+    if kind == "copy_module":
+        # copy.copy/deepcopy of the arguments: the copy is new (mutating it leaves the
+        # original alone), a sub-object reached twice is copied once, and a dict of tensors
+        # breaks the graph (tensors are not copied through the protocol).
+        env.count += 1
+        made = f"cp{env.count}"
+        return draw(st.sampled_from([
+            [f"{made} = copy.deepcopy(lst)", f"{made}.append({i})", f"{env.new('ints')} = len({made}) + len(lst)"],
+            [f"{made} = copy.deepcopy(o)", f"{made}.base = {made}.base + {i}", f"{made}.w = {small}",
+             f"{env.new('ints')} = {made}.base + o.base + len(vars({made})) + len(vars(o))"],
+            [f"{made} = copy.copy(o)", f"{made}.tmp = {i}", f"{env.new('ints')} = len(vars({made})) + int(hasattr(o, 'tmp')) + getattr(o, 'w', 0)"],
+            [f"{made} = copy.deepcopy([lst, lst, {{'k': lst}}])", f"{made}[0].append({i})",
+             f"{env.new('ints')} = len({made}[1]) + len({made}[2]['k']) + int({made}[0] is {made}[2]['k']) + len(lst)"],
+            [f"{env.new('tensors')} = sum(copy.deepcopy(d).values(), {a})"],
+        ]))  # fmt: skip
     raise AssertionError(kind)
 
 
