@@ -121,6 +121,18 @@ def test_softmax_backward(device):
           rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape,dim", [((8, 33), -1), ((130, 5), 0)])
+def test_bfloat16_softmax_backward_computes_in_float(shape, dim, device):
+    """`g - sum(g * y)` cancels: with the product and the sum rounded to bf16 (an ulp of 0.03
+    at 4) the gradient was off by the size of the result (op_db's _softmax_backward_data)."""
+    g = (torch.randn(shape, device=device) * 6).to(torch.bfloat16)
+    x = torch.randn(shape, device=device) * 3
+    y, ly = torch.softmax(x, dim).to(torch.bfloat16), torch.log_softmax(x, dim).to(torch.bfloat16)
+    check(lambda g, y, ly: (aten._softmax_backward_data.default(g, y, dim, torch.bfloat16),
+                            aten._log_softmax_backward_data.default(g, ly, dim, torch.bfloat16)), g, y, ly,
+          rtol=1.6e-2, atol=1e-3)
+
+
 def test_reduction_of_a_pointwise_prologue_and_strided_input(device):
     x = torch.randn(64, 48, device=device).t()
     check(lambda x: (aten.sum.dim_IntList(aten.exp.default(aten.mul.Tensor(x, 0.1)), [1]),), x, rtol=1e-5, atol=1e-5)

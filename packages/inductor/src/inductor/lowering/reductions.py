@@ -33,6 +33,11 @@ def _dims(x: IRNode, dim) -> list[int]:
     return sorted({(d + ndim) % ndim if ndim else 0 for d in dims})
 
 
+def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype eager's CPU and CUDA kernels compute a float16/bfloat16 op in."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
 def _acc_dtype(dtype: torch.dtype, reduction_type: str) -> torch.dtype:
     if reduction_type in ("any", "all"):
         return torch.bool
@@ -108,7 +113,7 @@ register_lowering(aten.mean.dim, aten.mean.default)(mean)
 def divide_by_count(total: IRNode, count) -> IRNode:
     load = total.make_loader()
     dtype = total.dtype
-    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    compute = opmath_dtype(dtype)
 
     def inner(index):
         return cast(ops.truediv(cast(load(index), dtype, compute), _count(count, compute)), compute, dtype)
@@ -161,7 +166,7 @@ def var_mean(x: IRNode, dim, correction, keepdim: bool) -> tuple[IRNode, IRNode]
     """(variance, mean): in one Welford pass where the device's kernels have it, else in two."""
     dims = _dims(x, dim)
     count = _numel(x, dims)
-    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    compute = opmath_dtype(x.dtype)
     # An empty reduction keeps two passes: its mean is 0 / 0 = nan, as eager's, where a Welford
     # fold of nothing gives 0 (symbolic sizes are >= 2, so only a static count can be 0).
     if current_graph().welford_variance(x.device) and count != 0:
@@ -242,7 +247,7 @@ def _std(x, dim=None, *, correction=None, keepdim=False):
 
 
 def _softmax_parts(x: IRNode, dim: int, half_to_float: bool):
-    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    compute = opmath_dtype(x.dtype)
     out_dtype = torch.float32 if half_to_float else x.dtype
     load_x = x.make_loader()
     upcast = Pointwise(x.device, compute, x.size, lambda index: cast(load_x(index), x.dtype, compute))
@@ -284,22 +289,29 @@ def log_softmax(x, dim, half_to_float=False):
 
 @register_lowering(aten._softmax_backward_data.default)
 def _softmax_backward(grad, out, dim, input_dtype):
-    product_ = pointwise(lambda g, y: ops.mul(g, y), [grad, out])
+    # In float32 for bf16/fp16 throughout, as eager's kernel and torch's decomposition
+    # (compute_only_pw_cast_for_opmath) do: `g - sum(g * y)` cancels, so a sum rounded to
+    # bf16 (an ulp of 0.03 at 4) leaves errors of the size of the result.
+    compute = opmath_dtype(grad.dtype)
+    product_ = pointwise(lambda g, y: ops.mul(g, y), [grad, out], out_dtype=compute, compute_dtype=compute)
     total = reduce(product_, dim, True, "sum")
-    return pointwise(lambda g, y, s: ops.mul(y, ops.sub(g, s)), [grad, out, total])
+    return pointwise(lambda g, y, s: ops.mul(y, ops.sub(g, s)), [grad, out, total], out_dtype=grad.dtype, compute_dtype=compute)
 
 
 @register_lowering(aten._log_softmax_backward_data.default)
 def _log_softmax_backward(grad, out, dim, input_dtype):
-    total = reduce(grad, dim, True, "sum")
-    return pointwise(lambda g, y, s: ops.sub(g, ops.mul(ops.exp(y), s)), [grad, out, total])
+    compute = opmath_dtype(grad.dtype)
+    total = reduce(grad, dim, True, "sum", out_dtype=compute)
+    return pointwise(
+        lambda g, y, s: ops.sub(g, ops.mul(ops.exp(y), s)), [grad, out, total], out_dtype=grad.dtype, compute_dtype=compute
+    )
 
 
 @register_lowering(aten.native_layer_norm.default)
 def native_layer_norm(x, normalized_shape, weight, bias, eps):
     ndim = len(x.size)
     dims = list(range(ndim - len(normalized_shape), ndim))
-    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    compute = opmath_dtype(x.dtype)
     load_x = x.make_loader()
     upcast = Pointwise(x.device, compute, x.size, lambda index: cast(load_x(index), x.dtype, compute))
     var, mean_ = var_mean(upcast, dims, 0, True)
