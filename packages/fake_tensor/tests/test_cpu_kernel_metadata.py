@@ -22,6 +22,16 @@ def norm_calls(dtype):
         "no_update": (aten._batch_norm_no_update.default, (x, w, b, rm, rv, 0.1, 1e-5)),
         "layer_norm": (aten.native_layer_norm.default, (x, [4], None, None, 1e-5)),
         "layer_norm_float32_weight": (aten.native_layer_norm.default, (x, [4], torch.ones(4), None, 1e-5)),
+        # The functional forms aot_autograd's graphs hold; with parameters of the input's dtype
+        # too (op_db's samples), where the CPU kernel returns every statistic in that dtype.
+        "legit_functional": (aten._native_batch_norm_legit_functional.default, (x, w, b, rm, rv, True, 0.1, 1e-5)),
+        "with_update_functional": (aten._batch_norm_with_update_functional.default, (x, w, b, rm, rv, 0.1, 1e-5)),
+        "with_update_functional_same_dtype": (
+            aten._batch_norm_with_update_functional.default, (x, *(t.to(dtype) for t in (w, b, rm, rv)), 0.1, 1e-5)
+        ),
+        "legit_functional_same_dtype": (
+            aten._native_batch_norm_legit_functional.default, (x, *(t.to(dtype) for t in (w, b, rm, rv)), True, 0.1, 1e-5)
+        ),
     }
 
 

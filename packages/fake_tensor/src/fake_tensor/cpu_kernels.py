@@ -61,6 +61,29 @@ def _batch_norm_on_cpu(mode, func, args, kwargs):
     return _replace_stats(mode, outputs, stats_shape, dtype)
 
 
+# The functional forms functionalization makes of training batch norm (aot_autograd's graphs
+# hold these): (out, save_mean, save_rstd[, reserve], new_running_mean, new_running_var). The CPU
+# kernel returns every statistic in the stats dtype; meta says float32 for a bf16/fp16 input.
+_FUNCTIONAL_BATCH_NORM_STATS = {
+    aten._native_batch_norm_legit_functional.default: (1, 2, 3, 4),
+    aten._batch_norm_with_update_functional.default: (1, 2, 4, 5),
+}
+
+
+@rule_for(*_FUNCTIONAL_BATCH_NORM_STATS)
+def _functional_batch_norm_on_cpu(mode, func, args, kwargs):
+    outputs = list(run_on_meta(mode, func, args, kwargs))
+    if outputs[0].device.type != "cpu":
+        return tuple(outputs)
+    bound = bound_arguments(func, args, kwargs)
+    params = [bound.get(name) for name in ("weight", "bias", "running_mean", "running_var")]
+    dtype = _stats_dtype(bound["input"], params)
+    with mode:
+        for k in _FUNCTIONAL_BATCH_NORM_STATS[func]:
+            outputs[k] = torch.empty(outputs[k].shape, dtype=dtype, device=outputs[k].device)
+    return tuple(outputs)
+
+
 @rule_for(aten.native_layer_norm.default)
 def _layer_norm_on_cpu(mode, func, args, kwargs):
     outputs = run_on_meta(mode, func, args, kwargs)
