@@ -88,9 +88,9 @@ def test_channels_last_convolutions_chain_without_layout_copies(device, monkeypa
     # convolution reads it so; a row-major copy in between would cost a copy per convolution.
     monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path))
     copies = []
-    keep = wrapper_support.with_strides
-    monkeypatch.setattr(wrapper_support, "with_strides", lambda t, stride: (
-        copies.append((t.stride(), stride)) if t is not None and t.stride() != stride else None) or keep(t, stride))
+    keep = wrapper_support.with_layout
+    monkeypatch.setattr(wrapper_support, "with_layout", lambda t, stride, dtype: (
+        copies.append((t.stride(), stride)) if t is not None and t.stride() != stride else None) or keep(t, stride, dtype))
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, padding=1),
                                 torch.nn.ReLU()).to(device=device, memory_format=torch.channels_last)
     x = torch.randn(2, 3, 12, 12, device=device).to(memory_format=torch.channels_last)
@@ -159,3 +159,24 @@ COMPLEX = {
 def test_complex_ops_run_as_aten_calls_between_kernels(name, device):
     # Kernels have no complex arithmetic; the real-valued ops around them still fuse.
     check(COMPLEX[name], torch.randn(6, 5, 2, device=device), rtol=1e-5, atol=1e-5)
+
+
+@torch.library.custom_op("ptc_inductor_tests::column_sums", mutates_args=())
+def _column_sums(x: torch.Tensor) -> torch.Tensor:
+    return x.sum(0)
+
+
+@_column_sums.register_fake
+def _(x):
+    # Claims float32 for a bf16 input, as torch's meta kernels say of the CPU batch norm's
+    # bf16 statistics (which fake_tensor/cpu_kernels.py corrects).
+    return x.new_empty(x.shape[1:], dtype=torch.float32 if x.dtype == torch.bfloat16 else x.dtype)
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (17, 33)])
+def test_extern_output_of_another_dtype_than_traced_is_converted(shape, device):
+    # A fake that gets the kernel's dtype wrong must not make the kernels read the bf16 bytes it
+    # returns as float32 (op_db's _batch_norm_with_update in bf16 wrote garbage running stats).
+    x = torch.randn(shape, device=device).to(torch.bfloat16)
+    check(lambda x: (aten.mul.Tensor(aten._to_copy.default(torch.ops.ptc_inductor_tests.column_sums.default(x),
+                                                           dtype=torch.bfloat16), 2.0),), x)

@@ -9,8 +9,8 @@ Host time per call is what a GPU graph of small kernels waits on, so everything 
 looked up once is, when the module loads: each aten overload's C++ operator
 (`torch.ops.aten.mm.default._op`: calling the OpOverload adds a Python frame that only
 forwards to it), `torch.empty_strided` and the devices buffers are allocated on. Views are
-`as_strided` calls in line, and an extern's stride check calls `with_strides` only when its
-strides differ.
+`as_strided` calls in line, and an extern's layout check calls `with_layout` only when its
+strides or dtype differ.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class WrapperCodegen:
             "import torch",
             "from inductor.runtime.cpu_memory import empty_strided_cpu",
             *sorted({call.imports for call in self.kernels.values()}),
-            "from inductor.runtime.wrapper_support import with_strides",
+            "from inductor.runtime.wrapper_support import with_layout",
             "",
         ]
         for step in self.steps:
@@ -181,11 +181,12 @@ class WrapperCodegen:
         call = f"{self._operator(step.kernel)}({', '.join(args)})"
         if not step.layout:
             return [f"    {step.name} = {call}"]
-        # A single tensor result (never None): its strides are compared in line, and only a
-        # result laid out otherwise goes through with_strides (a copy).
-        stride = _shape(step.layout.stride)
+        # A single tensor result (never None): its strides and dtype are compared in line, and
+        # only a result laid out otherwise goes through with_layout (a copy).
+        stride, dtype = _shape(step.layout.stride), step.layout.dtype
         return [f"    {step.name} = {call}",
-                f"    if {step.name}.stride() != {stride}: {step.name} = with_strides({step.name}, {stride})"]
+                f"    if {step.name}.stride() != {stride} or {step.name}.dtype != {dtype}: "
+                f"{step.name} = with_layout({step.name}, {stride}, {dtype})"]
 
     def _operator(self, kernel: str) -> str:
         """The name an extern op is called by: an overload's C++ operator, bound at load.
@@ -383,8 +384,8 @@ def _view(base: str, size, stride, offset) -> str:
 
 
 def _checked(value: str, layout) -> str:
-    """An extern's result, made to have the strides the kernels were generated for."""
-    return f"with_strides({value}, {_shape(layout.stride)})"
+    """An extern's result, made to have the strides and dtype the kernels were generated for."""
+    return f"with_layout({value}, {_shape(layout.stride)}, {layout.dtype})"
 
 
 def _statically_below(layout, nbytes: int) -> bool:

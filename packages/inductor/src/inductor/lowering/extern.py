@@ -73,7 +73,7 @@ def output_value(op, args, kwargs, val):
     return: fake_tensor answers as the device's kernel chooses (a convolution over channels-last
     input returns channels-last on CPU and CUDA, where torch's meta kernel says row-major). Then
     meta tensors; then the node's value (symbolic layouts, factories, ops with neither); the
-    wrapper checks strides at run time either way (`wrapper_support.with_strides`)."""
+    wrapper checks strides and dtypes at run time either way (`wrapper_support.with_layout`)."""
     if "device" in kwargs or not any(isinstance(a, IRNode) for a in pytree.tree_leaves((args, kwargs))):
         return val
     for on_device in (True, False):
