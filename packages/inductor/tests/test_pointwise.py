@@ -158,6 +158,24 @@ def test_pow_variants(device):
                            aten.pow.Tensor_Scalar(i, 3), aten.pow.Scalar(2.0, y)), x, y, i)
 
 
+@pytest.mark.parametrize("shape", [(20, 20), (7, 33)])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8])
+def test_integer_pow_with_negative_exponents(shape, dtype, device):
+    # aten's powi: base 1 gives 1, base -1 gives +-1 by the exponent's parity, any other base 0
+    # (op_db's __rpow__ int64 gave 1 for every negative exponent).
+    base, exponent = (torch.randint(-3, 4, shape, device=device, dtype=dtype) for _ in range(2))
+    check(lambda b, e: (aten.pow.Tensor_Tensor(b, e), aten.pow.Scalar(-1, e), aten.pow.Scalar(2, e)), base, exponent)
+
+
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (-2.5, 3.7), (-3, 2)])
+@pytest.mark.parametrize("shape", [(5, 5), (9, 31)])
+def test_hardtanh_keeps_an_integer_input_dtype(bounds, shape, device):
+    # Eager clamps in float, then truncates into the input's dtype (op_db's hardtanh int64 was
+    # returned as float32 by us).
+    x = torch.randint(-9, 9, shape, device=device)
+    check(lambda x: (aten.hardtanh.default(x, *bounds),), x)
+
+
 @pytest.mark.parametrize("exponent", [1, 2, 3, 0.5, -0.5, -1, -2, 3.0, 2.5])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_pow_by_a_scalar_exponent_with_nan_and_inf(exponent, dtype, device):

@@ -243,9 +243,16 @@ template <typename T> PTC_INLINE bool ptc_isnan(T a) { if constexpr (std::is_flo
 template <typename T> PTC_INLINE bool ptc_isinf(T a) {
   if constexpr (std::is_floating_point_v<T>) return ptc_libm::abs(a) == std::numeric_limits<T>::infinity(); else return false;
 }
+// Integer powers as aten's powi: repeated squaring with wrap-around; a negative exponent gives
+// 1 for base 1, +-1 for base -1 (by the exponent's parity) and 0 for any other base.
 template <typename T> PTC_INLINE T ptc_pow(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) return ptc_libm::pow(a, b);
-  else { T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
+  else {
+    if constexpr (std::is_signed_v<T>) {
+      if (b < 0) return a == 1 ? T(1) : (a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0));
+    }
+    T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r;
+  }
 }
 
 // A tensor-valued index, negative ones counted from the end as in eager; out of range it flags

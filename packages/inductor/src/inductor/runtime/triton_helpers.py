@@ -217,15 +217,22 @@ def sign(x):
 
 @triton.jit
 def pow_int(base, exponent):
-    # Integer powers as torch computes them: repeated squaring with wrap-around, exponent >= 0.
-    result = tl.full(base.shape, 1, base.dtype)
+    # Integer powers as aten's powi: repeated squaring with wrap-around; a negative exponent
+    # gives 1 for base 1, +-1 for base -1 (by the exponent's parity) and 0 for any other base.
+    one = tl.full(base.shape, 1, base.dtype)
+    zero = tl.zeros(base.shape, base.dtype)
+    result = one
     b = base
-    e = exponent + tl.zeros(base.shape, base.dtype)
+    e = exponent + zero
+    negative = e < 0
+    e = tl.where(negative, zero, e)
     for _ in tl.static_range(63):
         result = tl.where((e & 1) != 0, result * b, result)
         b = b * b
         e = e >> 1
-    return result
+    odd = ((exponent + zero) & 1) != 0
+    reciprocal = tl.where(base == 1, one, tl.where(base == -1, tl.where(odd, zero - one, one), zero))
+    return tl.where(negative, reciprocal, result)
 
 
 if INTERPRETED:
