@@ -11,7 +11,7 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
 
 from ..ops import ops
 from . import register_lowering
-from .pointwise import clamp, pointwise, promote
+from .pointwise import clamp, pointwise, promote, to_dtype
 
 aten = torch.ops.aten
 
@@ -24,7 +24,9 @@ def _relu(x):
 
 @register_lowering(aten.hardtanh.default)
 def _hardtanh(x, min_val=-1.0, max_val=1.0):
-    return clamp(x, min_val, max_val)
+    # Unlike clamp, eager's hardtanh writes into a tensor of the input's dtype: an integer input
+    # with float bounds is clamped in float, then truncated back (hardtanh_out -> clamp_out).
+    return to_dtype(clamp(x, min_val, max_val), x.dtype)
 
 
 @register_lowering(aten.gelu.default)
