@@ -158,6 +158,16 @@ def test_pow_variants(device):
                            aten.pow.Tensor_Scalar(i, 3), aten.pow.Scalar(2.0, y)), x, y, i)
 
 
+@pytest.mark.parametrize("shape", [(64, 33), (5, 7)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])
+def test_signbit_with_nan_and_signed_zeros(shape, dtype, device):
+    # GCC 12 failed to compile the vectorized __builtin_signbit after a bf16 load (op_db's
+    # signbit bfloat16); NaN's sign bit counts, as in eager.
+    x = with_specials(torch.randn(shape, device=device).to(dtype))
+    x.view(-1)[:2] = torch.tensor([-float("nan"), -0.0], device=device, dtype=dtype)
+    check(lambda x: (aten.signbit.default(x),), x)
+
+
 @pytest.mark.parametrize("shape", [(20, 20), (7, 33)])
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8])
 def test_integer_pow_with_negative_exponents(shape, dtype, device):

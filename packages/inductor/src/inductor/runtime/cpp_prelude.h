@@ -36,8 +36,12 @@ PTC_LIBM_BINARY(fmod) PTC_LIBM_BINARY(pow) PTC_LIBM_BINARY(atan2) PTC_LIBM_BINAR
 #undef PTC_LIBM_BINARY
 PTC_INLINE float abs(float x) { return __builtin_fabsf(x); }
 PTC_INLINE double abs(double x) { return __builtin_fabs(x); }
+// The sign bit read through the bits (NaN's too, as eager's signbit), not by __builtin_signbit:
+// GCC 12 vectorizes that builtin after a bf16 load into a shift of a float vector it cannot emit
+// (internal compiler error "unrecognizable insn"; op_db's signbit in bfloat16).
 template <typename T> PTC_INLINE bool signbit(T x) {
-  if constexpr (std::is_floating_point_v<T>) return __builtin_signbit(x);
+  if constexpr (std::is_same_v<T, float>) { uint32_t b; __builtin_memcpy(&b, &x, 4); return (b >> 31) != 0; }
+  else if constexpr (std::is_same_v<T, double>) { uint64_t b; __builtin_memcpy(&b, &x, 8); return (b >> 63) != 0; }
   else return x < 0;
 }
 }  // namespace ptc_libm
