@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import check
+import inductor
+from conftest import assert_same, backend_options, check, traced
 
 aten = torch.ops.aten
 
@@ -38,6 +39,28 @@ def test_index_select_and_negative_indices(device):
     x = torch.randn(10, 20, device=device)
     idx = torch.randint(-9, 10, (6,), device=device)
     check(lambda x, i: (aten.index.Tensor(x, [i]), aten.index_select.default(x, 0, aten.abs.default(i))), x, idx)
+
+
+@pytest.mark.parametrize("index_shape", [(1,), ()])
+def test_index_select_of_a_0d_tensor(index_shape, device):
+    # Eager returns the one element 0-d (op_db's index_select sample on a scalar raised
+    # IndexError in our lowering).
+    x, index = torch.randn((), device=device), torch.zeros(index_shape, dtype=torch.int64, device=device)
+    check(lambda x, i: (aten.mul.Tensor(aten.index_select.default(x, 0, i), 2.0),), x, index)
+
+
+@pytest.mark.parametrize("shape,index_shape", [((), ()), ((4, 5), (3, 2)), ((7,), ())])
+def test_take_with_0d_and_nd_indices(shape, index_shape, device):
+    # torch's decomposition spells take as `x.reshape(-1)[index]`, which reads a 0-d index's
+    # value in Python (a data-dependent error while tracing op_db's take).
+    class Take(torch.nn.Module):
+        def forward(self, x, i):
+            return torch.take(x, i) * 2
+
+    x = torch.randn(shape, device=device)
+    index = torch.randint(-x.numel(), x.numel(), index_shape, device=device)
+    compiled = inductor.compile_fx(traced(Take()), [x, index], options=backend_options())
+    assert_same(compiled(x, index), [Take()(x, index)])
 
 
 def test_advanced_index_on_inner_dims(device):

@@ -53,6 +53,16 @@ EXTRA = [
 ]
 
 
+def _take(x, index):
+    # torch's decomposition is `x.reshape(-1)[index]`: Python indexing, which reads a 0-d index
+    # tensor's value (`.item()`); aten.index takes it as a tensor at every rank.
+    return aten.index.Tensor(aten.reshape.default(x, [-1]), [index])
+
+
+# Ours where torch's decomposition does not trace on fake tensors.
+REPLACED = {aten.take.default: _take}
+
+
 @functools.lru_cache(maxsize=None)
 def _table():
     table = dict(core_aten_decompositions())
@@ -60,6 +70,7 @@ def _table():
     for op in LOWERED_DIRECTLY:
         table.pop(op, None)
     table.update(foreach_decompositions())
+    table.update(REPLACED)
     # A random op's decomposition draws its numbers differently from its kernel (native_dropout
     # becomes `rand_like(x) > p`; eager's kernel calls bernoulli_): the lowering decides.
     return {op: fn for op, fn in table.items() if torch.Tag.nondeterministic_seeded not in op.tags}

@@ -107,8 +107,15 @@ def gather(x, dim, index, sparse_grad=False):
 
 @register_lowering(aten.index_select.default)
 def index_select(x, dim, index):
-    dim = dim + len(x.size) if dim < 0 else dim
     load_x, load_index = x.make_loader(), index.make_loader()
+    if not x.size:
+        # A 0-d input gives a 0-d result: its one element, for an index that must be 0.
+        def element(idx):
+            _indirect(load_index, [sympy.Integer(0)] * len(index.size), sympy.Integer(1))
+            return load_x([])
+
+        return Pointwise(x.device, x.dtype, (), element)
+    dim = dim + len(x.size) if dim < 0 else dim
     size = list(x.size)
     size[dim] = index.size[0] if index.size else sympy.Integer(1)
 
