@@ -58,6 +58,10 @@ def return_written_input(x, w):
     return (x, x.view(-1))
 
 
+def return_detached_inputs(x, w):
+    return (x.detach(), w.detach(), w.detach().view(1, -1), x * w)
+
+
 PROGRAMS = {
     fn.__name__: fn
     for fn in (
@@ -69,6 +73,7 @@ PROGRAMS = {
         return_views_of_input,
         return_outputs_sharing_storage,
         return_written_input,
+        return_detached_inputs,
     )
 }
 
@@ -166,3 +171,20 @@ def test_write_into_non_leaf_input_requiring_grad_flows_gradient():
         (out,) = run(x, w)
         grads.append(torch.autograd.grad((out.sum() + x.square().sum()), [a, w]))
     torch.testing.assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["inference", "training"])
+def test_detached_inputs_returned_are_new_objects_without_history(requires_grad):
+    # x.detach() is another tensor object over x's storage: handing back x itself let a later
+    # `requires_grad_()` on the result turn the caller's input into a leaf that requires grad.
+    x, w = _inputs(requires_grad)
+    compiled = aot_module_simplified(functions_graph(return_detached_inputs), _clone([x, w]), recording_compiler([]))
+    outputs = compiled(x, w)
+    expected = return_detached_inputs(x, w)
+    for actual, eager in zip(outputs[:3], expected[:3]):
+        assert actual is not x and actual is not w
+        assert actual.untyped_storage().data_ptr() == eager.untyped_storage().data_ptr()
+        assert (actual.requires_grad, actual.grad_fn, actual.shape) == (eager.requires_grad, eager.grad_fn, eager.shape)
+    outputs[0].requires_grad_()
+    assert not x.requires_grad
+    torch.testing.assert_close(outputs, expected)

@@ -35,14 +35,27 @@ from .view_inverses import ViewStep, scatter_into_base
 from .dead_code import remove_dead_code
 
 aten = torch.ops.aten
+# Alias-only ops whose result is another tensor object (detach_ changes its argument itself).
+_NEW_OBJECT = frozenset({aten.detach.default, aten.alias.default, aten.lift_fresh.default})
 
 
 @dataclass(frozen=True)
 class Alias:
-    """A tensor as a chain of view ops applied to a root."""
+    """A tensor as a chain of view ops applied to a root.
+
+    `new_object`: the tensor is another Python object than the one its chain ends at (it came
+    through `detach`, `alias` or `lift_fresh`), though it shares the storage; `detached`: that
+    object carries no autograd history (`detach`). Neither changes what a write scatters
+    into, so neither takes part in equality."""
 
     root: fx.Node
     chain: tuple[ViewStep, ...] = ()
+    new_object: bool = field(default=False, compare=False)
+    detached: bool = field(default=False, compare=False)
+
+    def then(self, step: ViewStep) -> Alias:
+        """This alias viewed once more: a new view object, detached if this one is."""
+        return Alias(self.root, (*self.chain, step), detached=self.detached)
 
 
 @dataclass(frozen=True)
@@ -50,13 +63,15 @@ class OutputAlias:
     """An output that shares storage with graph input `index` (`of="input"`) or with output
     `index` (`of="output"`); `identity` when it is that very tensor. `geometry` is the
     view's (size, stride, storage offset relative to the base) when all are plain ints;
-    `dtype` is the view's (a `view(dtype)` reinterprets the base)."""
+    `dtype` is the view's (a `view(dtype)` reinterprets the base); `detached` when it was
+    made through `detach` (no autograd history, as in eager)."""
 
     of: str
     index: int
     identity: bool
     geometry: tuple[tuple[int, ...], tuple[int, ...], int] | None
     dtype: torch.dtype
+    detached: bool = False
 
 
 @dataclass
@@ -127,7 +142,12 @@ class _Functionalizer:
                 self.alias[node] = alias
                 self.cache[node] = (new, self.version[alias.root])
         elif node.target in ALIAS_ONLY or node.meta.get("restride_only"):
-            self.alias[node] = self.alias[node.args[0]]
+            alias = self.alias[node.args[0]]
+            if node.target in _NEW_OBJECT:
+                # `x.detach()` is a new tensor object over x's storage, never x itself.
+                alias = Alias(alias.root, alias.chain, new_object=True,
+                              detached=alias.detached or node.target is aten.detach.default)
+            self.alias[node] = alias
             self.cache[node] = (self.fresh(node.args[0]), self.version[self.alias[node].root])
         elif is_view(node.target):
             self._view(node)
@@ -213,14 +233,14 @@ class _Functionalizer:
         new = self._copy(node, (self.fresh(base), *args), kwargs)
         version = self.version[alias.root]
         if isinstance(node.meta["val"], torch.Tensor):
-            self.alias[node] = Alias(alias.root, (*alias.chain, ViewStep(node.target, args, kwargs)))
+            self.alias[node] = alias.then(ViewStep(node.target, args, kwargs))
             self.cache[node] = (new, version)
             return
         self.plain[node] = new
         for index in range(len(node.meta["val"])):
             step = ViewStep(node.target, args, kwargs, index)
             item = self._compare(self._item(new, index), node.meta["val"][index])
-            self.items[(node, index)] = (Alias(alias.root, (*alias.chain, step)), item)
+            self.items[(node, index)] = (alias.then(step), item)
 
     def _mutation(self, node: fx.Node, variant: FunctionalVariant) -> None:
         bound = _bind_arguments(node)
@@ -326,12 +346,12 @@ class _Functionalizer:
         if not isinstance(value, fx.Node) or value not in self.alias:
             return None
         alias = self.alias[value]
-        identity = not alias.chain
+        identity = not alias.chain and not alias.new_object
         if alias.root in inputs:
-            return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root))
+            return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root), alias.detached)
         for other, candidate in enumerate(outputs[:index]):
             if isinstance(candidate, fx.Node) and self.alias.get(candidate) == Alias(alias.root):
-                return OutputAlias("output", other, identity, *_geometry(value, alias.root))
+                return OutputAlias("output", other, identity, *_geometry(value, alias.root), alias.detached)
         return None
 
 

@@ -9,7 +9,8 @@ values are applied to the real tensors.
   ops move them (autograd checks them on saved tensors).
 - Aliased outputs: an output that was a view of an input (or of another output) in eager is
   handed back as a view of the real tensor, with the geometry the trace recorded, so that it
-  shares storage (and autograd history) as in eager.
+  shares storage (and autograd history) as in eager; one made through `detach` is a view of
+  the real tensor's detached alias, with no history, and never the input object itself.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class GraphEffects:
 def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None) -> torch.Tensor:
     if alias.identity:
         return base
+    if alias.detached:
+        base = base.detach()
     if alias.dtype != base.dtype:
         base = base.view(alias.dtype)
     if alias.geometry is not None:
