@@ -175,7 +175,7 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
     if a.is_python_constant() and b.is_python_constant():
         return evaluate_constant_operation(frame, COMPARE[symbol], (a.as_python_constant(), b.as_python_constant()))
     if isinstance(a, ObjectIdValue) and isinstance(b, ObjectIdValue) and symbol in ("==", "!="):
-        return ConstantValue(_same_id(a, b) == (symbol == "=="))
+        return ConstantValue(_same_id(frame, a, b) == (symbol == "=="))
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
         return result
@@ -193,7 +193,7 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
                 compare(frame, "==", x, y).truth(frame) for x, y in zip(left, right)
             )
             return ConstantValue(equal == (symbol == "=="))
-        same = identical(a, b)
+        same = identical(frame, a, b)
         if same is not None:
             return ConstantValue(same == (symbol == "=="))
     else:
@@ -202,35 +202,45 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
             # Lexicographic, as CPython's list/tuple compare: the first pair that differs
             # decides (`x.shape >= (4,)`, each size guarded), else the lengths do.
             for x, y in zip(left, right):
-                if not (identical(x, y) or compare(frame, "==", x, y).truth(frame)):
+                if not (identical(frame, x, y) or compare(frame, "==", x, y).truth(frame)):
                     return compare(frame, symbol, x, y)
             return ConstantValue(COMPARE[symbol](len(left), len(right)))
     raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
 
 
-def _same_id(a: ObjectIdValue, b: ObjectIdValue) -> bool:
+def _same_id(frame, a: ObjectIdValue, b: ObjectIdValue) -> bool:
     """`id(x) == id(y)`, answered without the numbers: the same object or not. Two constants
     equal by value may be one object in this call and two in the next, which no guard sees."""
     if a.target is not b.target and a.same_object(b) and isinstance(a.target, ConstantValue):
         raise Unsupported(f"comparing the id() of two constants ({a.target.describe()})")
-    return a.same_object(b)
+    same = a.same_object(b)
+    if not same:
+        frame.session.tell_apart(a.target, b.target)
+    return same
 
 
-def identical(a: Value, b: Value) -> bool | None:
-    """`a is b` when capture can tell, else None."""
+def identical(frame, a: Value, b: Value) -> bool | None:
+    """`a is b` when capture can tell, else None. Two inputs found to be different objects are
+    guarded to stay so (`f(a, b)` then `f(a, a)` must not reuse the answer)."""
     if a is b:
         return True
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
-        return isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.fake is b.fake
+        same = isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.fake is b.fake
+        if not same:
+            frame.session.tell_apart(a, b)
+        return same
     ida, idb = getattr(a, "identity", None), getattr(b, "identity", None)
     if ida is not None and idb is not None:
-        return ida() is idb()
+        same = ida() is idb()
+        if not same:
+            frame.session.tell_apart(a, b)
+        return same
     if isinstance(a, ConstantValue) and isinstance(b, ConstantValue):
         return a.value is b.value
     if isinstance(a, TupleValue) and isinstance(b, TupleValue):
         # Two values may stand for one tuple, but one tuple has one list of items: tuples
         # whose items differ (copy.py's `y is not x` after copying a tuple) are two objects.
-        if len(a.items) != len(b.items) or any(identical(x, y) is False for x, y in zip(a.items, b.items)):
+        if len(a.items) != len(b.items) or any(identical(frame, x, y) is False for x, y in zip(a.items, b.items)):
             return False
         return None
     if isinstance(a, ConstantValue) or isinstance(b, ConstantValue):
@@ -243,7 +253,7 @@ def identical(a: Value, b: Value) -> bool | None:
 
 
 def is_(frame, a: Value, b: Value) -> Value:
-    same = identical(a, b)
+    same = identical(frame, a, b)
     if same is None:
         raise Unsupported(f"`is` between {a.describe()} and {b.describe()}")
     return ConstantValue(same)
@@ -279,13 +289,13 @@ def contains(frame, item: Value, container: Value) -> Value:
     if isinstance(container, IteratorValue):
         # `v in iterator` consumes the iterator (a generator's body too) only up to the first match.
         while (candidate := container.next()) is not None:
-            if identical(candidate, item) or compare(frame, "==", candidate, item).truth(frame):
+            if identical(frame, candidate, item) or compare(frame, "==", candidate, item).truth(frame):
                 return ConstantValue(True)
         return ConstantValue(False)
     items = _sequence_items(container)
     if items is not None:
         for candidate in items:
-            if identical(candidate, item) or compare(frame, "==", candidate, item).truth(frame):
+            if identical(frame, candidate, item) or compare(frame, "==", candidate, item).truth(frame):
                 return ConstantValue(True)
         return ConstantValue(False)
     try:
@@ -295,4 +305,4 @@ def contains(frame, item: Value, container: Value) -> Value:
     method = python_dunder(cls, "__contains__") if cls else None
     if method is not None:
         return frame.session.wrap(method, None).call(frame, [container, item], {})
-    return ConstantValue(any(identical(x, item) or compare(frame, "==", x, item).truth(frame) for x in container.unpack(frame)))
+    return ConstantValue(any(identical(frame, x, item) or compare(frame, "==", x, item).truth(frame) for x in container.unpack(frame)))

@@ -165,8 +165,9 @@ class CaptureSession:
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
-        # Input tensors used as dict keys or set members, by id (capture.values.tensor.
-        # register_input_key), and the one guard that keeps them distinct objects.
+        # Inputs told apart by identity, by id of their value: tensors used as dict keys or set
+        # members (capture.values.tensor.register_input_key), objects `is` or id() found
+        # different (tell_apart); and the one guard that keeps them distinct objects.
         self.keyed_inputs: dict[int, Value] = {}
         self._distinct_sources: list = []
         self._distinct: DistinctObjects | None = None
@@ -179,6 +180,21 @@ class CaptureSession:
         if guard not in self._guard_set:
             self._guard_set.add(guard)
             self.guards.append(guard)
+
+    def tell_apart(self, a, b) -> None:
+        """The trace answered that `a` and `b` are different objects (`a is b`, `id(a) ==
+        id(b)`): where both came from the frame, the entry holds only while they still are.
+        Values of different types (each guarded by type) cannot be one object."""
+        if a.source is not None and b.source is not None and a.python_type() is b.python_type():
+            self.keep_distinct(a)
+            self.keep_distinct(b)
+
+    def keep_distinct(self, value) -> None:
+        """`value` is told apart from others by identity (a dict key by identity, an id()): if
+        it came from the frame, guard it distinct from every other such input."""
+        if value.source is not None and not isinstance(value.source, HeldSource) and id(value) not in self.keyed_inputs:
+            self.keyed_inputs[id(value)] = value
+            self.guard_distinct(value.source)
 
     def guard_distinct(self, source) -> None:
         """Add `source` to the objects guarded pairwise distinct (one guard, grown in place)."""

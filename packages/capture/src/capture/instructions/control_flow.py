@@ -37,7 +37,7 @@ def _pop_jump(when: bool):
 
 def _pop_jump_none(when: bool):
     def handler(frame, inst):
-        if bool(identical(frame.pop(), NONE)) is when:
+        if bool(identical(frame, frame.pop(), NONE)) is when:
             frame.jump_to(inst.argval)
 
     return handler

@@ -22,6 +22,11 @@ from .symbolic import SymValue, concrete
 from .tensor import TensorValue, tensor_key
 
 
+# Classes read from the frame are guarded to be the very objects seen (functions only by
+# their code: two closures of one code may be one object on a later call).
+_GUARDED_BY_IDENTITY = type
+
+
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
     if isinstance(value, SymValue):
@@ -29,6 +34,8 @@ def key_of(frame, value: Value) -> Any:
     if isinstance(value, TensorValue):
         return tensor_key(frame, value)
     if isinstance(value, ObjectIdValue):
+        # Keys by identity: another call may bring one object where this one had two.
+        frame.session.keep_distinct(value.target)
         return value.key
     if value.is_python_constant():
         key = value.as_python_constant()
@@ -42,6 +49,9 @@ def key_of(frame, value: Value) -> Any:
         return tuple(key_of(frame, item) for item in value.items)
     identity = getattr(value, "identity", None)
     if identity is not None:
+        if not issubclass(value.python_type(), _GUARDED_BY_IDENTITY):
+            # An object passed in, keyed by identity: another call may bring it twice.
+            frame.session.keep_distinct(value)
         return identity()
     raise Unsupported(f"{value.describe()} used as a dict key or set member")
 

@@ -87,11 +87,8 @@ def register_input_key(session, value: TensorValue) -> None:
     used as keys (keys of a dict passed in among them: distinct by construction, so that
     costs their guard nothing)."""
     # Held tensors (constants the entry keeps) are distinct objects by construction.
-    if value.node.op != "placeholder" or isinstance(value.source, HeldSource):
-        return
-    if id(value) not in session.keyed_inputs:
-        session.keyed_inputs[id(value)] = value
-        session.guard_distinct(value.source)
+    if value.node.op == "placeholder":
+        session.keep_distinct(value)
 
 
 class TensorValue(Value):

@@ -1,0 +1,66 @@
+"""Answers about the identity of two inputs: `a is b`, `id(a) == id(b)`, one used as a dict key
+and the other looked up, `in` a list of them. An entry that found two inputs to be different
+objects must not serve a later call that passes one object twice (nor the reverse): each
+program runs with (a, b), then (a, a), then (b, b), against eager every time."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_same, compile_eager
+
+
+class Plain:
+    pass
+
+
+def is_same(x, a, b):
+    return x + (1 if a is b else 0)
+
+
+def is_not(x, a, b):
+    return x * (2 if a is not b else 3)
+
+
+def same_id(x, a, b):
+    return x + (1 if id(a) == id(b) else 0)
+
+
+def id_as_key(x, a, b):
+    seen = {id(a): 1}
+    return x + (seen.get(id(b)) or 0)
+
+
+def object_as_key(x, a, b):
+    seen = {a: 1}
+    return x + seen.get(b, 0)
+
+
+def found_in_list(x, a, b):
+    # `in` tries identity before ==; objects without __eq__ compare by identity only.
+    return x + (1 if b in [a] else 0)
+
+
+PROGRAMS = [is_same, is_not, same_id, id_as_key, object_as_key, found_in_list]
+KINDS = {
+    "object": Plain,
+    "list": list,
+    "dict": dict,
+    "tensor": lambda: torch.randn(1),  # one element: `b in [a]` may ask `b == a` for its truth
+}
+# Lists and dicts are unhashable: a dict key or a set member would be the program's TypeError.
+HASHABLE = {"object", "tensor"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda fn: fn.__name__)
+def test_identity_answers_hold_when_inputs_alias_on_a_later_call(program, kind):
+    if program is object_as_key and kind not in HASHABLE:
+        pytest.skip("unhashable keys")
+    make = KINDS[kind]
+    compiled = compile_eager(program)
+    a, b = make(), make()
+    for first, second in ((a, b), (a, a), (b, b), (b, a)):
+        x = torch.randn(3)
+        assert_same(compiled(x, first, second), program(x, first, second))
