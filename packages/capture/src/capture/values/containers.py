@@ -34,8 +34,10 @@ def key_of(frame, value: Value) -> Any:
     if isinstance(value, TensorValue):
         return tensor_key(frame, value)
     if isinstance(value, ObjectIdValue):
-        # Keys by identity: another call may bring one object where this one had two.
-        frame.session.keep_distinct(value.target)
+        if not value.target.is_python_constant():
+            # Keys by identity: another call may bring one object where this one had two.
+            # (Constants are guarded by value; copy.deepcopy's memo keys every atomic value.)
+            frame.session.keep_distinct(value.target)
         return value.key
     if value.is_python_constant():
         key = value.as_python_constant()
