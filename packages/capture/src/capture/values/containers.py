@@ -34,7 +34,7 @@ def key_of(frame, value: Value) -> Any:
     if isinstance(value, TensorValue):
         return tensor_key(frame, value)
     if isinstance(value, ObjectIdValue):
-        if not value.target.is_python_constant():
+        if not isinstance(value.target, ConstantValue):
             # Keys by identity: another call may bring one object where this one had two.
             # (Constants are guarded by value; copy.deepcopy's memo keys every atomic value.)
             frame.session.keep_distinct(value.target)
