@@ -1,0 +1,350 @@
+"""Inductor's C++ kernels against eager on torch's op database (as PyTorch's
+test/inductor/test_torchinductor_opinfo.py does for torch.compile).
+
+For each OpInfo and dtype (float32, and float64, bfloat16, int64, bool where the op supports
+them), a fresh `compiler.compile(fn, backend="inductor", fullgraph=False)` of
+`fn = lambda *a, **k: op(*a, **k)` runs the op's first CPU samples; each sample is called twice,
+the second time with fresh values of the same shapes and layouts (floats scaled by a positive
+factor, which keeps domains, signs and sortedness; a cache hit, no recompile). Outputs (values,
+dtypes, shapes) and inputs written in place are compared with eager, per dtype tolerances as
+`torch.testing.assert_close` (exact for integers and bools; bfloat16 also accepted when close to
+the op computed in float32, as test_torchinductor_opinfo's `reference_in_float`).
+
+Each (op, dtype) ends as one outcome:
+  pass     every sample agrees with eager;
+  refused  agrees, but capture broke the graph (the op ran eagerly), or the compiler declined
+           the program by one of its Unsupported errors (REFUSALS);
+  error    the compiled function raised where eager did not;
+  wrong    a silent mismatch with eager. Never acceptable: fix it.
+By rule, not by name, an op is skipped when its OpInfo says its output is not comparable
+(`has_nondeterministic_output`, `skip_correctness_check_compile_vs_eager`), and a sample is
+skipped when eager raises on it or calls a random ATen op (tag `nondeterministic_seeded`:
+dropout, normal, bernoulli, ...).
+
+CI runs a deterministic subset in about a minute and a half: the ops of IMPORTANT_OPS plus every
+STRIDE-th op of op_db, float32 (and the reduced dtypes for the important ops), SAMPLES_CI
+samples each. INDUCTOR_OP_DB_FULL=1 runs every op and dtype (an hour or more on two cores).
+Known errors are listed, with reasons, in inductor_op_db_known_failures.py. The sweep as a
+script, in chunks, writing one JSON line per (op, dtype):
+
+    python tests/test_inductor_op_db.py --dtypes float32,bool --start 0 --stop 200 --out sweep.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import dataclasses
+import itertools
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import warnings
+
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves, tree_map
+
+import capture
+import compiler
+from aot_autograd.errors import UnsupportedProgramError
+from inductor_op_db_known_failures import KNOWN_ERRORS
+
+DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.bool)
+SAMPLES_CI = 2
+SAMPLES_FULL = 3
+STRIDE = 11
+FULL = os.environ.get("INDUCTOR_OP_DB_FULL") == "1"
+
+# What a compiler that declines a program raises, naming what it cannot do: a refusal.
+REFUSALS = (capture.Unsupported, UnsupportedProgramError)
+
+# Checked in CI at every dtype they support, whatever STRIDE picks.
+IMPORTANT_OPS = (
+    "add", "mul", "div.no_rounding_mode", "sub", "pow", "exp", "log", "sin", "tanh", "sigmoid",
+    "nn.functional.relu", "nn.functional.gelu", "where", "clamp", "sum", "mean", "amax", "var",
+    "softmax", "log_softmax", "nn.functional.layer_norm", "matmul", "cat", "index_select", "gather",
+    "scatter_add", "cumsum", "argmax", "remainder", "floor_divide",
+)
+
+# Tolerances by the output's dtype (`torch.testing.assert_close` defaults, loosened for float32
+# where fused kernels reassociate sums).
+TOLERANCES = {
+    torch.float64: {"rtol": 1e-7, "atol": 1e-7},
+    torch.complex128: {"rtol": 1e-7, "atol": 1e-7},
+    torch.float32: {"rtol": 1e-5, "atol": 1e-5},
+    torch.complex64: {"rtol": 1e-5, "atol": 1e-5},
+    torch.bfloat16: {"rtol": 1.6e-2, "atol": 1e-5},
+    torch.float16: {"rtol": 1e-3, "atol": 1e-5},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    op: str
+    dtype: str
+    kind: str  # "pass", "refused", "error", "wrong" or "skipped"
+    detail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def expected(self) -> bool:
+        if self.kind == "error":
+            return self.op in KNOWN_ERRORS
+        return self.kind != "wrong"
+
+
+def op_name(opinfo) -> str:
+    return opinfo.name + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
+
+
+def cases(full: bool) -> list[tuple[object, torch.dtype]]:
+    """(OpInfo, dtype) pairs to run: all of them, or CI's deterministic subset."""
+    picked = []
+    for index, opinfo in enumerate(op_db):
+        supported = opinfo.supported_dtypes("cpu")
+        important = op_name(opinfo) in IMPORTANT_OPS
+        for dtype in DTYPES:
+            if dtype not in supported:
+                continue
+            if full or important or (index % STRIDE == 0 and dtype == torch.float32):
+                picked.append((opinfo, dtype))
+    return picked
+
+
+class _RandomOps(TorchDispatchMode):
+    """Records whether any ATen op called is tagged nondeterministic_seeded."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
+            self.seen = True
+        return func(*args, **(kwargs or {}))
+
+
+def _copy(x, scale: float = 1.0):
+    """A copy of `x` with its own storage but the same sizes, strides and storage offset (so
+    it passes the same guards); floating values multiplied by `scale`."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    if x.layout != torch.strided or x.is_quantized:
+        return x.clone()
+    # The whole storage, so that strides and the offset carry over, overlapping ones included.
+    elements = x.untyped_storage().nbytes() // x.element_size()
+    base = x.detach().as_strided((elements,), (1,), 0).clone()
+    if scale != 1.0 and (x.is_floating_point() or x.is_complex()):
+        base = base * scale
+    return base.as_strided(x.shape, x.stride(), x.storage_offset())
+
+
+def _copies(sample, scale: float = 1.0):
+    return tree_map(lambda x: _copy(x, scale), (sample.input, list(sample.args), dict(sample.kwargs)))
+
+
+def _upcast(tree):
+    return tree_map(lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16 else x, tree)
+
+
+def difference(actual, expected, reference_in_float=None) -> str | None:
+    """None when `actual` matches `expected` (eager's result); otherwise how they differ.
+    `reference_in_float`: eager computed in float32 from upcast bfloat16 inputs, also accepted."""
+    actual_leaves, expected_leaves = tree_leaves(actual), tree_leaves(expected)
+    if len(actual_leaves) != len(expected_leaves):
+        return f"{len(actual_leaves)} outputs, eager has {len(expected_leaves)}"
+    float_leaves = tree_leaves(reference_in_float) if reference_in_float is not None else None
+    for i, (a, e) in enumerate(zip(actual_leaves, expected_leaves)):
+        if not isinstance(e, torch.Tensor):
+            same = a == e or (isinstance(e, float) and e != e and a != a)
+            if isinstance(a, torch.Tensor) or not same:
+                return f"output {i}: {a!r}, eager {e!r}"
+            continue
+        if not isinstance(a, torch.Tensor):
+            return f"output {i}: {type(a).__name__}, eager a tensor"
+        if a.dtype != e.dtype or a.shape != e.shape:
+            return f"output {i}: {a.dtype} {tuple(a.shape)}, eager {e.dtype} {tuple(e.shape)}"
+        tolerance = TOLERANCES.get(e.dtype, {"rtol": 0, "atol": 0})
+        try:
+            torch.testing.assert_close(a, e, equal_nan=True, **tolerance)
+        except AssertionError as error:
+            if float_leaves is not None and isinstance(float_leaves[i], torch.Tensor):
+                try:
+                    torch.testing.assert_close(a, float_leaves[i].to(e.dtype), equal_nan=True, **tolerance)
+                    continue
+                except AssertionError:
+                    pass
+            return f"output {i} ({e.dtype} {tuple(e.shape)}): " + " ".join(str(error).split("\n")[1:4])
+    return None
+
+
+class _Wrong(Exception):
+    pass
+
+
+def _run_sample(opinfo, compiled, sample, scale: float) -> str | None:
+    """Runs one sample (values scaled by `scale`) eagerly and compiled. None when eager refuses
+    it or it is random; raises _Wrong on a mismatch; exceptions of the compiled call propagate."""
+    eager_in = _copies(sample, scale)
+    random_ops = _RandomOps()
+    try:
+        with random_ops:
+            expected = opinfo.op(eager_in[0], *eager_in[1], **eager_in[2])
+    except Exception:
+        return "eager raises"
+    if random_ops.seen:
+        return "random"
+    reference_in_float = inputs_in_float = None
+    if opinfo_dtype_is_bf16(eager_in):
+        # Eager rounds to bf16 wherever its composite stores a value (instance_norm's running
+        # stats go through three bf16 tensors); ours may round less. Both are accepted.
+        with contextlib.suppress(Exception):
+            upcast = _upcast(_copies(sample, scale))
+            reference_in_float = opinfo.op(upcast[0], *upcast[1], **upcast[2])
+            inputs_in_float = upcast
+    ours_in = _copies(sample, scale)
+    actual = compiled(ours_in[0], *ours_in[1], **ours_in[2])
+    why = difference(actual, expected, reference_in_float)
+    if why is None:
+        why = difference(ours_in, eager_in, inputs_in_float)
+        why = why and "inputs written in place differ: " + why
+    if why:
+        raise _Wrong(why)
+    return None
+
+
+def opinfo_dtype_is_bf16(inputs) -> bool:
+    return any(isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16 for x in tree_leaves(inputs))
+
+
+def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
+    """The outcome of one op at one dtype over its first `samples` samples."""
+    name, dtype_name = op_name(opinfo), str(dtype).removeprefix("torch.")
+    start = time.perf_counter()
+
+    def outcome(kind, detail=""):
+        return Outcome(name, dtype_name, kind, detail, round(time.perf_counter() - start, 2))
+
+    if opinfo.has_nondeterministic_output or opinfo.skip_correctness_check_compile_vs_eager:
+        return outcome("skipped", "its OpInfo marks the output as not comparable")
+    compiler.reset()
+    op = opinfo.op
+
+    def fn(*args, **kwargs):
+        return op(*args, **kwargs)
+
+    compiled = compiler.compile(fn, backend="inductor", fullgraph=False)
+    skipped = collections.Counter()
+    ran = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # sample_inputs_func, not sample_inputs: the latter records its caller with
+        # inspect.stack(), which costs ~0.2 s per op under pytest.
+        for index, sample in enumerate(itertools.islice(opinfo.sample_inputs_func(opinfo, "cpu", dtype, False), samples)):
+            for scale in (1.0, 0.75):
+                call = "" if scale == 1.0 else " (second call, fresh values)"
+                try:
+                    why_skipped = _run_sample(opinfo, compiled, sample, scale)
+                except _Wrong as wrong:
+                    return outcome("wrong", f"sample {index}{call}: {wrong}")
+                except REFUSALS as refusal:
+                    return outcome("refused", f"sample {index}{call}: {type(refusal).__name__}: {str(refusal)[:300]}")
+                except Exception as error:
+                    message = str(error).strip().splitlines()
+                    return outcome("error", f"sample {index}{call}: {type(error).__name__}: {message[0][:300] if message else ''}")
+                if why_skipped:
+                    skipped[why_skipped] += 1
+                    break
+                ran += 1
+    if not ran:
+        return outcome("skipped", ", ".join(f"{why} ({n})" for why, n in skipped.items()) or "no samples")
+    breaks = compiled._capture_cache.compilation.breaks
+    if breaks:
+        return outcome("refused", str(breaks[0]).splitlines()[0][:300])
+    return outcome("pass")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cache_dir(tmp_path_factory):
+    previous = os.environ.get("PTC_INDUCTOR_CACHE_DIR")
+    os.environ["PTC_INDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("inductor_op_db_cache"))
+    yield
+    compiler.reset()
+    if previous is None:
+        del os.environ["PTC_INDUCTOR_CACHE_DIR"]
+    else:
+        os.environ["PTC_INDUCTOR_CACHE_DIR"] = previous
+
+
+CASES = cases(FULL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("opinfo,dtype", CASES, ids=[f"{op_name(o)}-{str(d).removeprefix('torch.')}" for o, d in CASES])
+def test_compiled_op_matches_eager(opinfo, dtype):
+    result = check(opinfo, dtype, SAMPLES_FULL if FULL else SAMPLES_CI)
+    if result.kind == "wrong":
+        pytest.fail(f"WRONG result: {result.detail}")
+    if result.kind == "error":
+        if result.op in KNOWN_ERRORS:
+            pytest.xfail(f"known: {KNOWN_ERRORS[result.op]} ({result.detail})")
+        pytest.fail(f"compiled call raised where eager did not: {result.detail}")
+    if result.kind == "skipped":
+        pytest.skip(result.detail)
+
+
+def test_known_failures_name_ops_of_op_db():
+    names = {op_name(o) for o in op_db}
+    assert not set(KNOWN_ERRORS) - names
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default=",".join(str(d).removeprefix("torch.") for d in DTYPES))
+    parser.add_argument("--start", type=int, default=0, help="first op_db index")
+    parser.add_argument("--stop", type=int, default=len(op_db))
+    parser.add_argument("--ops", default="", help="comma-separated op names (default: all in range)")
+    parser.add_argument("--samples", type=int, default=SAMPLES_FULL)
+    parser.add_argument("--timeout", type=int, default=180, help="seconds per (op, dtype)")
+    parser.add_argument("--out", help="append one JSON line per (op, dtype) here")
+    args = parser.parse_args()
+    os.environ.setdefault("PTC_INDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor_op_db_"))
+    dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    wanted = set(filter(None, args.ops.split(",")))
+
+    def timed_out(signum, frame):
+        raise TimeoutError(f"over {args.timeout} s")
+
+    signal.signal(signal.SIGALRM, timed_out)
+    counts = collections.Counter()
+    for opinfo in op_db[args.start:args.stop]:
+        if wanted and op_name(opinfo) not in wanted:
+            continue
+        for dtype in dtypes:
+            if dtype not in opinfo.supported_dtypes("cpu"):
+                continue
+            signal.alarm(args.timeout)
+            try:
+                result = check(opinfo, dtype, args.samples)
+            except TimeoutError as error:
+                result = Outcome(op_name(opinfo), str(dtype).removeprefix("torch."), "error", f"TimeoutError: {error}")
+            finally:
+                signal.alarm(0)
+            counts[result.kind] += 1
+            flag = "" if result.expected else " UNEXPECTED"
+            print(f"{result.kind:8} {result.op} {result.dtype} {result.seconds}s{flag} {result.detail}", flush=True)
+            if args.out:
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(dataclasses.asdict(result)) + "\n")
+    print(dict(counts), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
