@@ -133,6 +133,18 @@ def test_bfloat16_softmax_backward_computes_in_float(shape, dim, device):
           rtol=1.6e-2, atol=1e-3)
 
 
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_over_dim_0_of_a_0d_tensor(dim, keepdim, device):
+    # Eager reduces a 0-d tensor's one element over dim 0 or -1 (op_db's sum, amax, argmax,
+    # logsumexp... samples); our lowering indexed its size tuple there (IndexError).
+    x = torch.randn((), device=device)
+    check(lambda x: (aten.sum.dim_IntList(x, [dim], keepdim), aten.amax.default(x, [dim], keepdim),
+                     aten.argmax.default(x, dim, keepdim), aten.mean.dim(x, [dim], keepdim),
+                     aten.var.correction(x, [dim], correction=0, keepdim=keepdim),
+                     aten.logsumexp.default(x, [dim], keepdim)), x)
+
+
 def test_reduction_of_a_pointwise_prologue_and_strided_input(device):
     x = torch.randn(64, 48, device=device).t()
     check(lambda x: (aten.sum.dim_IntList(aten.exp.default(aten.mul.Tensor(x, 0.1)), [1]),), x, rtol=1e-5, atol=1e-5)

@@ -29,8 +29,11 @@ def _dims(x: IRNode, dim) -> list[int]:
     ndim = len(x.size)
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return list(range(ndim))
+    if ndim == 0:
+        # Eager accepts dim 0 or -1 of a 0-d tensor and reduces its one element: no dims.
+        return []
     dims = [dim] if isinstance(dim, int) else list(dim)
-    return sorted({(d + ndim) % ndim if ndim else 0 for d in dims})
+    return sorted({(d + ndim) % ndim for d in dims})
 
 
 def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
