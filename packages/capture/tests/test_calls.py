@@ -197,3 +197,13 @@ def test_lambdas_of_torch_testing_are_inlined():
 
     compiled = check(fn, lambda: (torch.randn(3, 4).t(),))
     assert "contiguous" in graph_of(compiled).code
+
+
+def test_slicing_a_struct_sequence_gives_a_plain_tuple():
+    # torch.return_types are struct sequences (no _fields): op_db's linalg.lstsq.grad_oriented
+    # is `torch.linalg.lstsq(a, b)[:2]`, rebuilt as a 2-item linalg_lstsq (TypeError).
+    def fn(x):
+        values = torch.sort(x)[:1]
+        return type(values) is tuple, values[0] * 2, torch.linalg.lstsq(x, x)[:2][0]
+
+    check(fn, lambda: (torch.randn(4, 4),))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 from typing import Any, Iterator
 
+import torch
+
 from ..errors import Unsupported, UserException
 from .base import NotConstant, Value
 from .class_lookup import MISSING, lookup_static, python_dunder
@@ -155,8 +157,9 @@ class TupleValue(SequenceValue):
         return tuple(item.as_node_arg() for item in self.items)
 
     def with_items(self, items):
-        # Slicing a namedtuple or a torch.Size gives a plain tuple / torch.Size.
-        return TupleValue(items, python_cls=self.python_cls if self.python_cls is not tuple and not hasattr(self.python_cls, "_fields") else tuple)
+        # Slicing a torch.Size gives a torch.Size; a namedtuple or struct sequence
+        # (torch.return_types: `torch.linalg.lstsq(a, b)[:2]`), a plain tuple.
+        return TupleValue(items, python_cls=torch.Size if issubclass(self.python_cls, torch.Size) else tuple)
 
     def get_attr(self, frame, name):
         fields = field_names(self.python_cls)
