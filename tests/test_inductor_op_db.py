@@ -87,6 +87,14 @@ TOLERANCES = {
     torch.float16: {"rtol": 1e-3, "atol": 1e-5},
 }
 
+# (op, dtype) -> tolerances replacing TOLERANCES for it, with the reason (as
+# test_torchinductor_opinfo's inductor_override_kwargs).
+TOLERANCE_OVERRIDES = {
+    # Running stats near zero come from cancelling O(1) bf16 terms ((1 - m) * running + m * mean):
+    # eager (which rounds them three times in its composite) and ours are each ~1e-3 off float64.
+    ("nn.functional.instance_norm", torch.bfloat16): {"rtol": 1.6e-2, "atol": 5e-3},
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
@@ -157,9 +165,10 @@ def _upcast(tree):
     return tree_map(lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16 else x, tree)
 
 
-def difference(actual, expected, reference_in_float=None) -> str | None:
+def difference(actual, expected, reference_in_float=None, override=None) -> str | None:
     """None when `actual` matches `expected` (eager's result); otherwise how they differ.
-    `reference_in_float`: eager computed in float32 from upcast bfloat16 inputs, also accepted."""
+    `reference_in_float`: eager computed in float32 from upcast bfloat16 inputs, also accepted;
+    `override`: tolerances for every output instead of TOLERANCES."""
     actual_leaves, expected_leaves = tree_leaves(actual), tree_leaves(expected)
     if len(actual_leaves) != len(expected_leaves):
         return f"{len(actual_leaves)} outputs, eager has {len(expected_leaves)}"
@@ -174,7 +183,7 @@ def difference(actual, expected, reference_in_float=None) -> str | None:
             return f"output {i}: {type(a).__name__}, eager a tensor"
         if a.dtype != e.dtype or a.shape != e.shape:
             return f"output {i}: {a.dtype} {tuple(a.shape)}, eager {e.dtype} {tuple(e.shape)}"
-        tolerance = TOLERANCES.get(e.dtype, {"rtol": 0, "atol": 0})
+        tolerance = override or TOLERANCES.get(e.dtype, {"rtol": 0, "atol": 0})
         try:
             torch.testing.assert_close(a, e, equal_nan=True, **tolerance)
         except AssertionError as error:
@@ -214,13 +223,19 @@ def _run_sample(opinfo, compiled, sample, scale: float) -> str | None:
             inputs_in_float = upcast
     ours_in = _copies(sample, scale)
     actual = compiled(ours_in[0], *ours_in[1], **ours_in[2])
-    why = difference(actual, expected, reference_in_float)
+    override = TOLERANCE_OVERRIDES.get((op_name(opinfo), opinfo_dtype(eager_in)))
+    why = difference(actual, expected, reference_in_float, override)
     if why is None:
-        why = difference(ours_in, eager_in, inputs_in_float)
+        why = difference(ours_in, eager_in, inputs_in_float, override)
         why = why and "inputs written in place differ: " + why
     if why:
         raise _Wrong(why)
     return None
+
+
+def opinfo_dtype(inputs) -> torch.dtype | None:
+    """The dtype of the sample's first tensor (the dtype op_db made it for)."""
+    return next((x.dtype for x in tree_leaves(inputs) if isinstance(x, torch.Tensor)), None)
 
 
 def opinfo_dtype_is_bf16(inputs) -> bool:
