@@ -66,6 +66,11 @@ def result_device(tensors) -> torch.device:
     return tensors[0].device
 
 
+def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype eager's CPU and CUDA kernels compute a float16/bfloat16 op in."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
 def cast(value, from_dtype: torch.dtype, to_dtype: torch.dtype):
     return value if from_dtype == to_dtype else ops.to_dtype(value, to_dtype)
 

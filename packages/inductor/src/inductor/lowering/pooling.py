@@ -27,13 +27,9 @@ from ..max_pool_ops import (
 from ..ops import ops
 from . import register_lowering
 from .extern import extern
-from .pointwise import cast
+from .pointwise import cast, opmath_dtype
 
 aten = torch.ops.aten
-
-
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
 def _clamp(expr, size):
@@ -52,7 +48,7 @@ def _window_max(x: IRNode, geometry: PoolGeometry, ceil_mode: bool, winner_of):
     the ops value naming an element (its offset or its index)."""
     load = x.make_loader()
     height, width = x.size[-2:]
-    compute = _compute_dtype(x.dtype)
+    compute = opmath_dtype(x.dtype)
     (kernel_h, kernel_w), (stride_h, stride_w) = geometry.kernel, geometry.stride
     (pad_h, pad_w), (dil_h, dil_w) = geometry.padding, geometry.dilation
 
@@ -191,7 +187,7 @@ def _gather_gradients(grad: IRNode, winners: IRNode, input_hw, geometry: PoolGeo
     height, width = (graph.sympify(s) for s in input_hw)
     out_h, out_w = grad.size[-2:]
     load_grad, load_winner = grad.make_loader(), winners.make_loader()
-    compute = _compute_dtype(grad.dtype)
+    compute = opmath_dtype(grad.dtype)
 
     def body(index):
         *batch, ih, iw = index

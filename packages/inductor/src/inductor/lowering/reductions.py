@@ -19,7 +19,7 @@ from ..ir import IRNode, Pointwise, Reduction
 from ..ops import ops
 from ..sizes import product
 from . import register_lowering
-from .pointwise import broadcast_loader, cast, pointwise, to_dtype
+from .pointwise import broadcast_loader, cast, opmath_dtype, pointwise, to_dtype
 from .views import squeeze, unsqueeze
 
 aten = torch.ops.aten
@@ -36,19 +36,12 @@ def _dims(x: IRNode, dim) -> list[int]:
     return sorted({(d + ndim) % ndim for d in dims})
 
 
-def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype eager's CPU and CUDA kernels compute a float16/bfloat16 op in."""
-    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-
-
 def _acc_dtype(dtype: torch.dtype, reduction_type: str) -> torch.dtype:
     if reduction_type in ("any", "all"):
         return torch.bool
-    if dtype in (torch.float16, torch.bfloat16):
-        return torch.float32
     if reduction_type in ("sum", "prod") and not dtype.is_floating_point:
         return torch.int64
-    return dtype
+    return opmath_dtype(dtype)
 
 
 def reduce(x: IRNode, dim, keepdim: bool, reduction_type: str, *, out_dtype=None) -> IRNode:
