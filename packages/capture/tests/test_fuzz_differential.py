@@ -471,7 +471,7 @@ def _arguments(call: int, size: int, n: int, s: float, holder: type) -> tuple:
         tensors["k1"] = torch.randn(size)
     items = [[1, 2], [1, 2, 3], [2], [2]][call]
     extra = [{"w": 1}, {}, {"w": 2, "z": 0, "peer": [2]}, {"w": 2, "z": 0, "peer": items}][call]
-    return (x, n, s, tensors, items, holder(2, **extra) if call == 3 else holder(call, **extra))
+    return (x, n, s, tensors, items, holder(min(call, 2), **extra))
 
 
 def _outcome(fn, arguments, namespace):

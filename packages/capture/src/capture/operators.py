@@ -224,14 +224,8 @@ def identical(frame, a: Value, b: Value) -> bool | None:
     guarded to stay so (`f(a, b)` then `f(a, a)` must not reuse the answer)."""
     if a is b:
         return True
-    if isinstance(a, TensorValue) or isinstance(b, TensorValue):
-        same = isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.fake is b.fake
-        if not same:
-            frame.session.tell_apart(a, b)
-        return same
-    ida, idb = getattr(a, "identity", None), getattr(b, "identity", None)
-    if ida is not None and idb is not None:
-        same = ida() is idb()
+    same = _same_tracked_object(a, b)
+    if same is not None:
         if not same:
             frame.session.tell_apart(a, b)
         return same
@@ -249,6 +243,16 @@ def identical(frame, a: Value, b: Value) -> bool | None:
         if not other.is_python_constant():
             return False
         return constant.value is other.as_python_constant()
+    return None
+
+
+def _same_tracked_object(a: Value, b: Value) -> bool | None:
+    """`a is b` for tensors (by their fake) and values that stand for one object each."""
+    if isinstance(a, TensorValue) or isinstance(b, TensorValue):
+        return isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.fake is b.fake
+    ida, idb = getattr(a, "identity", None), getattr(b, "identity", None)
+    if ida is not None and idb is not None:
+        return ida() is idb()
     return None
 
 

@@ -168,7 +168,7 @@ class CaptureSession:
         # Inputs told apart by identity, by id of their value: tensors used as dict keys or set
         # members (capture.values.tensor.register_input_key), objects `is` or id() found
         # different (tell_apart); and the one guard that keeps them distinct objects.
-        self.keyed_inputs: dict[int, Value] = {}
+        self.distinct_inputs: dict[int, Value] = {}
         self._distinct_sources: list = []
         self._distinct: DistinctObjects | None = None
 
@@ -192,8 +192,8 @@ class CaptureSession:
     def keep_distinct(self, value) -> None:
         """`value` is told apart from others by identity (a dict key by identity, an id()): if
         it came from the frame, guard it distinct from every other such input."""
-        if value.source is not None and not isinstance(value.source, HeldSource) and id(value) not in self.keyed_inputs:
-            self.keyed_inputs[id(value)] = value
+        if value.source is not None and not isinstance(value.source, HeldSource) and id(value) not in self.distinct_inputs:
+            self.distinct_inputs[id(value)] = value
             self.guard_distinct(value.source)
 
     def guard_distinct(self, source) -> None:

@@ -69,8 +69,8 @@ def _check_plain_instance(obj: Value, cls: type) -> None:
     for name in ("__getnewargs_ex__", "__getnewargs__"):
         if hasattr(cls, name):
             raise Unsupported(f"copying {obj.describe()}, whose class defines {name}")
-    if _slot_names(cls):
-        raise Unsupported(f"copying {obj.describe()}, whose class has __slots__ {_slot_names(cls)}")
+    if slots := _slot_names(cls):
+        raise Unsupported(f"copying {obj.describe()}, whose class has __slots__ {slots}")
     if lookup_static(cls, "__new__")[0] is not object.__new__:
         raise Unsupported(f"copying {obj.describe()}, whose class has its own __new__")
 

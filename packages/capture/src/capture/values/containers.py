@@ -24,11 +24,6 @@ from .symbolic import SymValue, concrete
 from .tensor import TensorValue, tensor_key
 
 
-# Classes read from the frame are guarded to be the very objects seen (functions only by
-# their code: two closures of one code may be one object on a later call).
-_GUARDED_BY_IDENTITY = type
-
-
 def key_of(frame, value: Value) -> Any:
     """The hashable Python object standing for `value` as a dict key or set member."""
     if isinstance(value, SymValue):
@@ -53,8 +48,10 @@ def key_of(frame, value: Value) -> Any:
         return tuple(key_of(frame, item) for item in value.items)
     identity = getattr(value, "identity", None)
     if identity is not None:
-        if not issubclass(value.python_type(), _GUARDED_BY_IDENTITY):
-            # An object passed in, keyed by identity: another call may bring it twice.
+        if not issubclass(value.python_type(), type):
+            # An object passed in, keyed by identity: another call may bring it twice. (Classes
+            # read from the frame are guarded to be the very objects seen; functions only by
+            # their code, so two closures of one code may be one object on a later call.)
             frame.session.keep_distinct(value)
         return identity()
     raise Unsupported(f"{value.describe()} used as a dict key or set member")

@@ -128,11 +128,11 @@ class NewObjectValue(Value):
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 
     def has_attr(self, frame, name):
-        if name in self.attrs and python_dunder(self.cls, "__getattribute__") is None:
-            return True
-        if (python_dunder(self.cls, "__getattr__") is None and python_dunder(self.cls, "__getattribute__") is None
-                and not isinstance(lookup_static(self.cls, name)[0], property)):
-            return hasattr(self.cls, name)
+        if python_dunder(self.cls, "__getattribute__") is None:
+            if name in self.attrs:
+                return True
+            if python_dunder(self.cls, "__getattr__") is None and not isinstance(lookup_static(self.cls, name)[0], property):
+                return hasattr(self.cls, name)
         # hasattr is getattr answering AttributeError with False: a __getattr__ hook may
         # answer names the class lacks, and a property may raise AttributeError itself.
         try:

@@ -83,10 +83,10 @@ def tensor_key(frame, value: TensorValue) -> TensorKey:
 
 
 def register_input_key(session, value: TensorValue) -> None:
-    """Guard `value`, an input tensor used as a key, distinct from the other input tensors
-    used as keys (keys of a dict passed in among them: distinct by construction, so that
-    costs their guard nothing)."""
-    # Held tensors (constants the entry keeps) are distinct objects by construction.
+    """Guard `value`, an input tensor used as a key, distinct from the other inputs told apart
+    by identity (Session.keep_distinct; keys of a dict passed in among them: distinct by
+    construction, so that costs their guard nothing)."""
+    # Only graph inputs: a tensor the graph computes is new in every call.
     if value.node.op == "placeholder":
         session.keep_distinct(value)
 
