@@ -30,13 +30,11 @@ from ..errors import UnsupportedProgramError
 from ..tracing.arguments import argument_leaves, map_arguments
 from ..tracing.emitter import Emitter, is_tensor_node
 from ..tracing.symbolic import SymbolicValues, is_symbolic
-from .op_semantics import ALIAS_ONLY, FunctionalVariant, functional_variant, is_view
+from .op_semantics import ALIAS_ONLY, NEW_OBJECT_ALIASES, FunctionalVariant, functional_variant, is_view
 from .view_inverses import ViewStep, scatter_into_base
 from .dead_code import remove_dead_code
 
 aten = torch.ops.aten
-# Alias-only ops whose result is another tensor object (detach_ changes its argument itself).
-_NEW_OBJECT = frozenset({aten.detach.default, aten.alias.default, aten.lift_fresh.default})
 
 
 @dataclass(frozen=True)
@@ -143,7 +141,7 @@ class _Functionalizer:
                 self.cache[node] = (new, self.version[alias.root])
         elif node.target in ALIAS_ONLY or node.meta.get("restride_only"):
             alias = self.alias[node.args[0]]
-            if node.target in _NEW_OBJECT:
+            if node.target in NEW_OBJECT_ALIASES:
                 # `x.detach()` is a new tensor object over x's storage, never x itself.
                 alias = Alias(alias.root, alias.chain, new_object=True,
                               detached=alias.detached or node.target is aten.detach.default)

@@ -25,6 +25,8 @@ OpOverload = torch._ops.OpOverload
 # argument's, with no storage of its own. `detach` and `lift_fresh` are what autograd and
 # `torch.tensor(...)` leave in a trace.
 ALIAS_ONLY = frozenset({aten.detach.default, aten.alias.default, aten.lift_fresh.default, aten.detach_.default})
+# Those whose result is another tensor object (detach_ changes its argument itself).
+NEW_OBJECT_ALIASES = ALIAS_ONLY - {aten.detach_.default}
 
 # In-place ops that change a tensor's size, strides or storage rather than its values.
 _METADATA_MUTATIONS = frozenset(
