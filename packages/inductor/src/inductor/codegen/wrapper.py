@@ -175,7 +175,8 @@ class WrapperCodegen:
             return self._kernel_call(step)
         if isinstance(step, MultiOutput):
             index = "".join(f"[{i}]" for i in step.path)
-            return [f"    {step.name} = {_checked(f'{step.parent.name}{index}', step.layout)}"]
+            layout = step.layout
+            return [f"    {step.name} = with_layout({step.parent.name}{index}, {_shape(layout.stride)}, {_dtype(self.bind, layout.dtype)})"]
         args = [self._value(a) for a in step.args]
         args += [f"{key}={self._value(v)}" for key, v in step.kwargs.items()]
         call = f"{self._operator(step.kernel)}({', '.join(args)})"
@@ -183,7 +184,7 @@ class WrapperCodegen:
             return [f"    {step.name} = {call}"]
         # A single tensor result (never None): its strides and dtype are compared in line, and
         # only a result laid out otherwise goes through with_layout (a copy).
-        stride, dtype = _shape(step.layout.stride), step.layout.dtype
+        stride, dtype = _shape(step.layout.stride), _dtype(self.bind, step.layout.dtype)
         return [f"    {step.name} = {call}",
                 f"    if {step.name}.stride() != {stride} or {step.name}.dtype != {dtype}: "
                 f"{step.name} = with_layout({step.name}, {stride}, {dtype})"]
@@ -239,10 +240,12 @@ class WrapperCodegen:
             return f"[{text}]" if isinstance(value, list) else f"({text}{',' if len(items) == 1 else ''})"
         if isinstance(value, dict):
             return "{" + ", ".join(f"{k!r}: {self._value(v)}" for k, v in value.items()) + "}"
-        if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
+        if isinstance(value, torch.dtype):
+            return _dtype(self.bind, value)
+        if isinstance(value, (torch.layout, torch.memory_format)):
             return str(value)
         if isinstance(value, torch.device):
-            return f"torch.device({str(value)!r})"
+            return _device(self.bind, value)
         if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
             return f"float({str(value)!r})"
         return repr(value)
@@ -361,7 +364,7 @@ class MemoryPlan:
         layout = buf.layout
         if buf.name in self.pinned:
             return (f"{buf.name} = torch.empty_strided({_shape(layout.size)}, {_shape(layout.stride)}, "
-                    f"dtype={layout.dtype}, pin_memory=True)")
+                    f"dtype={_dtype(self.bind, layout.dtype)}, pin_memory=True)")
         old = self.takes.get(buf.name)
         if old is not None:
             held = self.tensor_layouts.pop(old, (self.buffers[old].layout.size, self.buffers[old].layout.stride))
@@ -370,10 +373,20 @@ class MemoryPlan:
                 return f"{buf.name} = {old}; del {old}  # reuses {old}"
             return f"{buf.name} = {_view(old, layout.size, layout.stride, 0)}; del {old}  # reuses {old}"
         if layout.device.type == "cpu" and not _statically_below(layout, MIN_BYTES):
-            return f"{buf.name} = empty_strided_cpu({_shape(layout.size)}, {_shape(layout.stride)}, {layout.dtype})"
+            return f"{buf.name} = empty_strided_cpu({_shape(layout.size)}, {_shape(layout.stride)}, {_dtype(self.bind, layout.dtype)})"
         empty_strided = self.bind("empty_strided", "torch.empty_strided")
-        device = self.bind("device_" + str(layout.device).replace(":", "_"), f"torch.device({str(layout.device)!r})")
-        return f"{buf.name} = {empty_strided}({_shape(layout.size)}, {_shape(layout.stride)}, dtype={layout.dtype}, device={device})"
+        device = _device(self.bind, layout.device)
+        return f"{buf.name} = {empty_strided}({_shape(layout.size)}, {_shape(layout.stride)}, dtype={_dtype(self.bind, layout.dtype)}, device={device})"
+
+
+def _dtype(bind, dtype: torch.dtype) -> str:
+    """A dtype as a name the module binds at load: spelled `torch.float32`, each call would read
+    `torch`'s attribute again on the hot path (every allocation, every extern's check)."""
+    return bind(f"dtype_{str(dtype).removeprefix('torch.')}", str(dtype))
+
+
+def _device(bind, device: torch.device) -> str:
+    return bind("device_" + str(device).replace(":", "_"), f"torch.device({str(device)!r})")
 
 
 def _view(base: str, size, stride, offset) -> str:
@@ -381,11 +394,6 @@ def _view(base: str, size, stride, offset) -> str:
     if offset == 0:  # as_strided keeps the tensor's storage offset when given none
         return f"{base}.as_strided({_shape(size)}, {_shape(stride)})"
     return f"{base}.as_strided({_shape(size)}, {_shape(stride)}, {base}.storage_offset() + {pyexpr(offset)})"
-
-
-def _checked(value: str, layout) -> str:
-    """An extern's result, made to have the strides and dtype the kernels were generated for."""
-    return f"with_layout({value}, {_shape(layout.stride)}, {layout.dtype})"
 
 
 def _statically_below(layout, nbytes: int) -> bool:
