@@ -1,0 +1,317 @@
+"""Gradients of inductor-compiled ops against eager on torch's op database: the forward sweep of
+test_inductor_op_db.py, with backward.
+
+For each OpInfo that `supports_autograd` and each of float32, float64 and bfloat16 it supports
+backward at, a fresh `compiler.compile(fn, backend="inductor", fullgraph=False)` of
+`fn = lambda *a, **k: op(*a, **k)` runs the op's first CPU samples made with
+`requires_grad=True`. The tensors op_db marks as differentiable (floating ones) require grad in
+both runs; the compiled and the eager outputs are compared, then the gradients of
+`sum(cotangent_i * output_i)` over every output that requires grad, with the same random
+cotangents, are taken with `torch.autograd.grad` and compared too. Each sample is called twice,
+the second time with fresh values (a cache hit), as in the forward sweep, whose helpers
+(copies, comparison, tolerances, refusals, outcomes) this file uses. Float32 and bfloat16
+results are also accepted when they agree with the op computed in float64.
+
+Outcomes per (op, dtype) are the forward sweep's: pass, refused, error (known ones are in
+inductor_op_db_known_failures.KNOWN_GRAD_ERRORS, with reasons), wrong (never acceptable: fix it),
+skipped (the OpInfo marks its output as not comparable, or no sample has an input that requires
+grad, or eager raises or draws random numbers on every sample).
+
+CI runs IMPORTANT_OPS at float32 and bfloat16 plus every STRIDE-th op of op_db at float32, in
+about 70 s on two cores. INDUCTOR_OP_DB_FULL=1 runs everything (about 1,500 (op, dtype) pairs).
+As a script, in chunks of op_db indices (one process at a time), one JSON line per (op, dtype):
+
+    cd tests && python test_inductor_op_db_grad.py --start 0 --stop 100 --out grad_sweep.jsonl
+    cd tests && python test_inductor_op_db_grad.py --ops cumsum --dtypes float64
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import dataclasses
+import itertools
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import warnings
+
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.utils._pytree import tree_leaves, tree_map
+
+import compiler
+from inductor_op_db_known_failures import KNOWN_GRAD_ERRORS
+from test_inductor_op_db import (
+    FULL,
+    IMPORTANT_OPS,
+    REFUSALS,
+    TOLERANCE_OVERRIDES,
+    Outcome,
+    _copy,
+    _private_cache_dir,  # noqa: F401  (the autouse fixture: a private inductor cache dir)
+    _RandomOps,
+    difference,
+    op_name,
+    opinfo_dtype,
+)
+
+DTYPES = (torch.float32, torch.float64, torch.bfloat16)
+CI_DTYPES = (torch.float32, torch.bfloat16)
+SAMPLES_CI = 2
+SAMPLES_FULL = 3
+STRIDE = 17
+
+# (op, dtype) -> tolerances for outputs and gradients instead of the forward sweep's, with the
+# reason: eager itself is that far from float64 (as test_torchinductor_opinfo's overrides).
+GRAD_TOLERANCE_OVERRIDES: dict[tuple[str, torch.dtype], dict[str, float]] = {}
+
+
+def cases(full: bool) -> list[tuple[object, torch.dtype]]:
+    """(OpInfo, dtype) pairs to run: all differentiable ones, or CI's deterministic subset."""
+    picked = []
+    for index, opinfo in enumerate(op_db):
+        if not opinfo.supports_autograd:
+            continue
+        supported = opinfo.supported_backward_dtypes("cpu")
+        important = op_name(opinfo) in IMPORTANT_OPS
+        for dtype in DTYPES:
+            if dtype not in supported:
+                continue
+            if full or (important and dtype in CI_DTYPES) or (index % STRIDE == 0 and dtype == torch.float32):
+                picked.append((opinfo, dtype))
+    return picked
+
+
+def _inputs(sample, scale: float):
+    """Fresh copies of a sample's (input, args, kwargs), values scaled by `scale`; the tensors
+    op_db made differentiable require grad (leaves of the same sizes, strides and offset)."""
+
+    def copy(x):
+        if not isinstance(x, torch.Tensor):
+            return x
+        differentiable = x.requires_grad and (x.is_floating_point() or x.is_complex())
+        return _copy(x, scale).requires_grad_(differentiable)
+
+    return tree_map(copy, (sample.input, list(sample.args), dict(sample.kwargs)))
+
+
+def _differentiable(inputs) -> list[torch.Tensor]:
+    return [x for x in tree_leaves(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
+
+
+def _cotangents(outputs, seed: int) -> list[torch.Tensor]:
+    """One random tensor per output that requires grad, the same for every run of a sample."""
+    generator = torch.Generator().manual_seed(seed)
+    return [
+        torch.randn(out.shape, generator=generator, dtype=torch.float64).to(out.dtype)
+        for out in tree_leaves(outputs)
+        if isinstance(out, torch.Tensor) and out.requires_grad
+    ]
+
+
+def _grads(outputs, inputs, cotangents) -> list[torch.Tensor]:
+    """Gradients of the cotangent-weighted sum of the outputs that require grad with respect to
+    the inputs that do; zeros for inputs that do not reach them."""
+    differentiable_outputs = [o for o in tree_leaves(outputs) if isinstance(o, torch.Tensor) and o.requires_grad]
+    if not differentiable_outputs:
+        return []
+    grads = torch.autograd.grad(
+        differentiable_outputs, _differentiable(inputs), cotangents, allow_unused=True, materialize_grads=True
+    )
+    return list(grads)
+
+
+def _requires_grad_difference(actual, expected) -> str | None:
+    for i, (a, e) in enumerate(zip(tree_leaves(actual), tree_leaves(expected))):
+        if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and a.requires_grad != e.requires_grad:
+            return f"output {i} requires_grad={a.requires_grad}, eager {e.requires_grad}"
+    return None
+
+
+class _Wrong(Exception):
+    pass
+
+
+def _run_sample(opinfo, compiled, sample, scale: float, seed: int) -> str | None:
+    """Runs one sample (values scaled by `scale`) forward and backward, eagerly and compiled.
+    None when both agree; a reason when the sample is skipped (eager raises, calls a random op,
+    has nothing to differentiate); raises _Wrong on a mismatch; the compiled call's exceptions
+    propagate."""
+    eager_in = _inputs(sample, scale)
+    if not _differentiable(eager_in):
+        return "no input requires grad"
+    random_ops = _RandomOps()
+    try:
+        with random_ops:
+            expected = opinfo.op(eager_in[0], *eager_in[1], **eager_in[2])
+    except Exception:
+        return "eager raises"
+    if random_ops.seen:
+        return "random"
+    cotangents = _cotangents(expected, seed)
+    if not cotangents:
+        return "no output requires grad"
+    try:
+        expected_grads = _grads(expected, eager_in, cotangents)
+    except Exception:
+        return "eager backward raises"
+    reference = None
+    if opinfo_dtype(eager_in) in (torch.float32, torch.bfloat16):
+        # Eager's own kernels round differently from ours (a layer_norm weight gradient that is
+        # 1e-13 in float64 is 6e-5 in eager's float32): a result that agrees with the op
+        # computed in float64 instead is accepted too (test_torchinductor_opinfo's
+        # reference_in_float, one precision further).
+        with contextlib.suppress(Exception):
+            upcast = tree_map(_leaf_in_float64, _inputs(sample, scale))
+            outputs = opinfo.op(upcast[0], *upcast[1], **upcast[2])
+            reference = (outputs, _grads(outputs, upcast, [c.double() for c in cotangents]))
+    ours_in = _inputs(sample, scale)
+    actual = compiled(ours_in[0], *ours_in[1], **ours_in[2])
+    why = _requires_grad_difference(actual, expected)
+    if why:
+        raise _Wrong(why)
+    actual_grads = _grads(actual, ours_in, cotangents)
+    dtype = opinfo_dtype(eager_in)
+    override = GRAD_TOLERANCE_OVERRIDES.get((op_name(opinfo), dtype)) or TOLERANCE_OVERRIDES.get((op_name(opinfo), dtype))
+    why = difference(actual, expected, reference and reference[0], override)
+    if why is None:
+        why = difference(actual_grads, expected_grads, reference and reference[1], override)
+        why = why and "gradient of input " + why.removeprefix("output ")
+    if why is None:
+        why = difference(ours_in, eager_in, None, override)
+        why = why and "inputs written in place differ: " + why
+    if why:
+        raise _Wrong(why)
+    return None
+
+
+def _leaf_in_float64(x):
+    """A float32 or bfloat16 tensor as a float64 leaf that requires grad as `x` does."""
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.bfloat16):
+        return x.detach().double().requires_grad_(x.requires_grad)
+    return x
+
+
+def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
+    """The outcome of one op's gradients at one dtype over its first `samples` samples."""
+    name, dtype_name = op_name(opinfo), str(dtype).removeprefix("torch.")
+    start = time.perf_counter()
+
+    def outcome(kind, detail=""):
+        return Outcome(name, dtype_name, kind, detail, round(time.perf_counter() - start, 2))
+
+    if opinfo.has_nondeterministic_output or opinfo.skip_correctness_check_compile_vs_eager:
+        return outcome("skipped", "its OpInfo marks the output as not comparable")
+    compiler.reset()
+    op = opinfo.op
+
+    def fn(*args, **kwargs):
+        return op(*args, **kwargs)
+
+    compiled = compiler.compile(fn, backend="inductor", fullgraph=False)
+    skipped = collections.Counter()
+    ran = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        samples_made = opinfo.sample_inputs_func(opinfo, "cpu", dtype, True)
+        for index, sample in enumerate(itertools.islice(samples_made, samples)):
+            for scale in (1.0, 0.75):
+                call = "" if scale == 1.0 else " (second call, fresh values)"
+                try:
+                    why_skipped = _run_sample(opinfo, compiled, sample, scale, seed=index * 2 + (scale != 1.0))
+                except _Wrong as wrong:
+                    return outcome("wrong", f"sample {index}{call}: {wrong}")
+                except REFUSALS as refusal:
+                    return outcome("refused", f"sample {index}{call}: {type(refusal).__name__}: {str(refusal)[:300]}")
+                except Exception as error:
+                    message = str(error).strip().splitlines()
+                    return outcome("error", f"sample {index}{call}: {type(error).__name__}: {message[0][:300] if message else ''}")
+                if why_skipped:
+                    skipped[why_skipped] += 1
+                    break
+                ran += 1
+    if not ran:
+        return outcome("skipped", ", ".join(f"{why} ({n})" for why, n in skipped.items()) or "no samples")
+    breaks = compiled._capture_cache.compilation.breaks
+    if breaks:
+        return outcome("refused", str(breaks[0]).splitlines()[0][:300])
+    return outcome("pass")
+
+
+def expected(result: Outcome) -> bool:
+    if result.kind == "error":
+        return result.op in KNOWN_GRAD_ERRORS
+    return result.kind != "wrong"
+
+
+CASES = cases(FULL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("opinfo,dtype", CASES, ids=[f"{op_name(o)}-{str(d).removeprefix('torch.')}" for o, d in CASES])
+def test_compiled_op_gradients_match_eager(opinfo, dtype):
+    result = check(opinfo, dtype, SAMPLES_FULL if FULL else SAMPLES_CI)
+    if result.kind == "wrong":
+        pytest.fail(f"WRONG result: {result.detail}")
+    if result.kind == "error":
+        if result.op in KNOWN_GRAD_ERRORS:
+            pytest.xfail(f"known: {KNOWN_GRAD_ERRORS[result.op]} ({result.detail})")
+        pytest.fail(f"compiled call raised where eager did not: {result.detail}")
+    if result.kind == "skipped":
+        pytest.skip(result.detail)
+
+
+def test_known_grad_failures_name_differentiable_ops_of_op_db():
+    names = {op_name(o) for o in op_db if o.supports_autograd}
+    assert not set(KNOWN_GRAD_ERRORS) - names
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default=",".join(str(d).removeprefix("torch.") for d in DTYPES))
+    parser.add_argument("--start", type=int, default=0, help="first op_db index")
+    parser.add_argument("--stop", type=int, default=len(op_db))
+    parser.add_argument("--ops", default="", help="comma-separated op names (default: all in range)")
+    parser.add_argument("--samples", type=int, default=SAMPLES_FULL)
+    parser.add_argument("--timeout", type=int, default=180, help="seconds per (op, dtype)")
+    parser.add_argument("--out", help="append one JSON line per (op, dtype) here")
+    args = parser.parse_args()
+    os.environ.setdefault("PTC_INDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor_op_db_grad_"))
+    dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    wanted = set(filter(None, args.ops.split(",")))
+
+    def timed_out(signum, frame):
+        raise TimeoutError(f"over {args.timeout} s")
+
+    signal.signal(signal.SIGALRM, timed_out)
+    counts = collections.Counter()
+    for opinfo in op_db[args.start:args.stop]:
+        if not opinfo.supports_autograd or (wanted and op_name(opinfo) not in wanted):
+            continue
+        for dtype in dtypes:
+            if dtype not in opinfo.supported_backward_dtypes("cpu"):
+                continue
+            signal.alarm(args.timeout)
+            try:
+                result = check(opinfo, dtype, args.samples)
+            except TimeoutError as error:
+                result = Outcome(op_name(opinfo), str(dtype).removeprefix("torch."), "error", f"TimeoutError: {error}")
+            finally:
+                signal.alarm(0)
+            counts[result.kind] += 1
+            flag = "" if expected(result) else " UNEXPECTED"
+            print(f"{result.kind:8} {result.op} {result.dtype} {result.seconds}s{flag} {result.detail}", flush=True)
+            if args.out:
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(dataclasses.asdict(result)) + "\n")
+    print(dict(counts), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
