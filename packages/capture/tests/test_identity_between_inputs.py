@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import assert_same, compile_eager
+from helpers import assert_same, captures, compile_eager
 
 
 class Plain:
@@ -64,3 +64,33 @@ def test_identity_answers_hold_when_inputs_alias_on_a_later_call(program, kind):
     for first, second in ((a, b), (a, a), (b, b), (b, a)):
         x = torch.randn(3)
         assert_same(compiled(x, first, second), program(x, first, second))
+
+
+class _TiedOrNot(torch.nn.Module):
+    def __init__(self, tied):
+        super().__init__()
+        self.a = torch.nn.Linear(3, 3)
+        self.b = torch.nn.Linear(3, 3)
+        if tied:
+            self.b.weight = self.a.weight
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.a.weight.mul_(0.5)
+        return self.b(x)
+
+
+def test_tensor_inputs_seen_apart_stay_apart():
+    # Untied weights first: a backend that functionalizes the graph (aot_autograd) orders the
+    # in-place update of `a.weight` after the read of `b.weight`, right only while they are two
+    # tensors. Tied weights on a later call must capture again.
+    compiled = compile_eager(lambda m, x: m(x))
+    for tied in (False, True, False, True):
+        torch.manual_seed(0)
+        module, expected_module = _TiedOrNot(tied), _TiedOrNot(tied)
+        expected_module.load_state_dict(module.state_dict())
+        if tied:
+            expected_module.b.weight = expected_module.a.weight
+        x = torch.randn(2, 3)
+        assert_same(compiled(module, x), expected_module(x))
+    assert captures(compiled) == 2
