@@ -152,3 +152,57 @@ def test_state_restored_when_tracing_fails():
     with pytest.raises(capture.Unsupported):
         compile_eager(fn, fullgraph=True)(leaf()[0])
     assert torch.is_grad_enabled()
+
+
+def _runs_graph_keeping_grad_mode(gm, example_inputs):
+    """A backend whose compiled graph leaves grad mode as it found it, as one that traces the
+    graph (aot_autograd) does: its `_set_grad_enabled` nodes run while compiling, not per call."""
+
+    def run(*args):
+        with torch.set_grad_enabled(torch.is_grad_enabled()):
+            return gm(*args)
+
+    return run
+
+
+def _disables_grad_and_leaves_it(x):
+    torch.set_grad_enabled(False)
+    return x * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "keeps_grad_mode"])
+def test_grad_mode_left_changed_by_the_function_is_set_after_the_graph(backend):
+    import capture
+
+    chosen = capture.backends.eager if backend == "eager" else _runs_graph_keeping_grad_mode
+    compiled = capture.optimize(_disables_grad_and_leaves_it, chosen)
+    try:
+        for _ in range(2):
+            x = torch.randn(3, requires_grad=True)
+            y = compiled(x)
+            assert not torch.is_grad_enabled()
+            assert not y.requires_grad
+            torch.set_grad_enabled(True)
+        # The graph itself ends in the mode it began with.
+        graph_of(compiled)(x)
+        assert torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(True)
+
+
+def test_manager_entered_by_hand_across_breaks_is_one_object():
+    # The break at `m.__enter__` rebuilds `m` for the stack and for the local: one no_grad
+    # object, or `__exit__` reads a `prev` its own `__enter__` never stored.
+    def fn(x):
+        m = torch.no_grad()
+        m.__enter__()
+        y = x * 2
+        m.__exit__(None, None, None)
+        return y, torch.is_grad_enabled()
+
+    compiled = compile_eager(fn)
+    for _ in range(2):
+        x = torch.randn(3, requires_grad=True)
+        y, mode = compiled(x)
+        assert mode and torch.is_grad_enabled()
+        assert not y.requires_grad

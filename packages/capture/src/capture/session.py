@@ -32,7 +32,9 @@ from .side_effects import SideEffects
 from .sources import HeldSource
 from .values.base import Value
 from .values.cells import ExistingCellValue
+from .values.constant import ConstantValue
 from .values.context import ContextExit
+from .values.deferred import DeferredCall
 from .values.lazy import LazyInput
 from .wrap import wrap
 
@@ -296,6 +298,7 @@ class CaptureSession:
             self.add_guard(guard)
         frame = Frame(self, code, fn.__globals__, locals_, cells)
         frame.stop_step = self.stop_step
+        grad_enabled_at_entry = torch.is_grad_enabled()
         return_value = frame.run()
         stopped = frame.stopped
         if stopped is not None:
@@ -304,6 +307,8 @@ class CaptureSession:
             for value in reversed(stopped.stack):
                 if isinstance(value, ContextExit):
                     value.manager.exit(frame)
+        self._hand_over_grad_mode(grad_enabled_at_entry)
+        if stopped is not None:
             outputs = self._collect_outputs(self.live_values(stopped))
         else:
             outputs = self._collect_outputs([return_value])
@@ -319,6 +324,20 @@ class CaptureSession:
             stopped=stopped,
             add_shape_guards=self.add_shape_guards,
         )
+
+    def _hand_over_grad_mode(self, at_entry: bool) -> None:
+        """Grad mode changed outside a `with` block (`torch.set_grad_enabled(False)` as a call,
+        a manager's `__enter__` called by hand) and left so: the graph ends with the mode it
+        started in and the entry sets the new one after the graph has run. A graph whose last
+        node switches the mode is not enough: a backend that traces the graph (aot_autograd)
+        runs that node while compiling, not on every call, as torch.compile's graphs likewise
+        end in the mode they began with."""
+        now = torch.is_grad_enabled()
+        if now == at_entry:
+            return
+        self.graph.record_effect(torch._C._set_grad_enabled, at_entry)
+        setter = DeferredCall(torch._C._set_grad_enabled, None, "set_grad_enabled")
+        self.side_effects.defer_call(setter, [ConstantValue(now)], {})
 
     def add_shape_guards(self) -> None:
         """The guards the ShapeEnv took so far (on symbolic sizes), added to `guards`."""

@@ -58,9 +58,11 @@ class GlobalStateContext(Value):
         return super().get_attr(frame, name)
 
     def reconstruct(self, writer):
+        # Bound once: a manager on the stack and in a local is one object, whose `__enter__`
+        # stores what its `__exit__` reads (`m = torch.no_grad(); m.__enter__()`).
         fn, args = self.rebuilt()
         arguments = [writer.value(a) if isinstance(a, Value) else writer.constant(a) for a in args]
-        return f"{writer.constant(fn)}({', '.join(arguments)})"
+        return writer.bind(self, f"{writer.constant(fn)}({', '.join(arguments)})")
 
 
 class ContextExit(Value):
