@@ -60,7 +60,8 @@ class Alias:
 class OutputAlias:
     """An output that shares storage with graph input `index` (`of="input"`) or with output
     `index` (`of="output"`); `identity` when it is that very tensor. `geometry` is the
-    view's (size, stride, storage offset relative to the base) when all are plain ints;
+    view's (size, stride, storage offset in its own elements from the base's first) when all
+    are plain ints;
     `dtype` is the view's (a `view(dtype)` reinterprets the base); `detached` when it was
     made through `detach` (no autograd history, as in eager)."""
 
@@ -355,7 +356,9 @@ class _Functionalizer:
 
 def _geometry(view: fx.Node, root: fx.Node):
     view_val, root_val = view.meta["val"], root.meta["val"]
-    geometry = (tuple(view_val.shape), tuple(view_val.stride()), view_val.storage_offset() - root_val.storage_offset())
+    # The offset counts the view's elements (a view(dtype) changes their size) from the root's first.
+    root_offset = root_val.storage_offset() * root_val.element_size() // view_val.element_size()
+    geometry = (tuple(view_val.shape), tuple(view_val.stride()), view_val.storage_offset() - root_offset)
     if any(is_symbolic(v) for v in (*geometry[0], *geometry[1], geometry[2])):
         return None, view_val.dtype
     return geometry, view_val.dtype

@@ -70,9 +70,48 @@ def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None) -
         return base
     if alias.detached:
         base = base.detach()
-    if alias.dtype != base.dtype:
-        base = base.view(alias.dtype)
     if alias.geometry is not None:
         size, stride, offset = alias.geometry
-        return base.as_strided(size, stride, base.storage_offset() + offset)
-    return base.as_strided(raw.size(), raw.stride(), raw.storage_offset())
+    else:
+        base_offset = base.storage_offset() * base.element_size() // raw.element_size()
+        size, stride, offset = raw.size(), raw.stride(), raw.storage_offset() - base_offset
+    if alias.dtype != base.dtype:
+        return _reinterpreted(base, alias.dtype, size, stride, offset)
+    if 0 in stride and offset == 0 and _is_expand_of(base, size, stride):
+        # An expanded view gets expand's backward (a sum, accumulated in float32 for bfloat16
+        # gradients), as in eager; as_strided's backward adds the overlapping elements one by
+        # one in the gradient's own dtype (bfloat16 broadcast gradients a few ulps off).
+        return base.expand(size)
+    return base.as_strided(size, stride, base.storage_offset() + offset)
+
+
+def _is_expand_of(base: torch.Tensor, size, stride) -> bool:
+    """Whether `base.expand(size)` has exactly these strides."""
+    extra = len(size) - base.dim()
+    if extra < 0:
+        return False
+    for i, (n, s) in enumerate(zip(size, stride)):
+        if i < extra:
+            if s != 0:
+                return False
+            continue
+        own = base.size(i - extra)
+        if own == n and (n == 1 or s == base.stride(i - extra)):
+            continue
+        if own != 1 or s != 0:
+            return False
+    return True
+
+
+def _reinterpreted(base: torch.Tensor, dtype: torch.dtype, size, stride, offset: int) -> torch.Tensor:
+    """The view of `base` as `dtype` with this geometry (`offset` in `dtype`'s elements, from
+    `base`'s first element). Between a real and a complex dtype it goes through view_as_complex
+    or view_as_real, which carry gradients as in eager (`Tensor.view(dtype)` does not)."""
+    if dtype.is_complex and not base.dtype.is_complex and dtype.to_real() == base.dtype:
+        real = base.as_strided((*size, 2), (*(2 * s for s in stride), 1), base.storage_offset() + 2 * offset)
+        return torch.view_as_complex(real)
+    if base.dtype.is_complex and not dtype.is_complex and base.dtype.to_real() == dtype:
+        real = torch.view_as_real(base)
+        return real.as_strided(size, stride, real.storage_offset() + offset)
+    viewed = base.view(dtype)
+    return viewed.as_strided(size, stride, viewed.storage_offset() + offset)
