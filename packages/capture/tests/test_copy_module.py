@@ -181,7 +181,7 @@ def test_the_original_changed_in_the_function_before_the_copy_breaks():
     assert any("__dict__" in b.reason for b in cache_of(compiled).compilation.breaks)
 
 
-def test_a_tensor_inside_breaks_the_graph_with_a_reason():
+def test_a_plain_tensor_inside_is_cloned_in_the_graph():
     def fn(x, settings):
         copied = copy.deepcopy(settings)
         copied.weight.add_(1)
@@ -192,14 +192,59 @@ def test_a_tensor_inside_breaks_the_graph_with_a_reason():
         settings.weight = torch.arange(4.0)
         return (settings,)
 
-    compiled = compile_eager(fn)
+    compiled = compile_eager(fn, fullgraph=True)
     for _ in range(2):
         x = torch.randn(4)
         assert_same(compiled(x, *make()), fn(x, *make()))
+    assert captures(compiled) == 1
+
+
+def test_deepcopy_of_a_dict_of_tensors_hits_the_cache_with_new_tensors():
+    # It used to break inside copy.py, whose frames then captured again on every call: the
+    # memo they receive is keyed by the id()s of that call's objects.
+    def fn(d):
+        c = copy.deepcopy(d)
+        c["a"].add_(1)
+        return {k: v * 2 for k, v in c.items()}, c["a"] is d["a"]
+
+    compiled = compile_eager(fn)
+    for _ in range(3):
+        d = {"a": torch.randn(4), "b": torch.randn(4, 2)}
+        expected_d = {k: v.clone() for k, v in d.items()}
+        assert_same(compiled(d), fn(expected_d))
+        assert_same(d, expected_d, "argument after the call")
+    assert captures(compiled) == 1
+    assert not cache_of(compiled).compilation.breaks
+
+
+@pytest.mark.parametrize("kind", ["requires_grad", "view", "view_made_inside", "attribute"])
+def test_a_tensor_copy_can_not_be_a_clone_breaks_the_graph_with_a_reason(kind):
+    # A copy of a leaf that requires grad is a new leaf; views copied through one memo share
+    # a copied storage; a tensor's own attributes are copied too.
+    def fn(x, d):
+        if kind == "view_made_inside":
+            d = {"a": d["a"], "b": d["a"][1:]}
+        c = copy.deepcopy(d)
+        c["b"].mul_(2) if not c["b"].requires_grad else None
+        return x * c["a"] + c["b"].sum(), c["a"].requires_grad, getattr(c["a"], "tag", None)
+
+    def make():
+        base = torch.arange(4.0)
+        d = {"a": base, "b": base[1:] if kind == "view" else torch.ones(3)}
+        if kind == "requires_grad":
+            d["a"] = base.requires_grad_()
+        if kind == "attribute":
+            base.tag = "t"
+        return d
+
+    compiled = compile_eager(fn)
+    for _ in range(2):
+        x = torch.randn(4)
+        assert_same(compiled(x, make()), fn(x, make()))
     reasons = [b.reason for b in cache_of(compiled).compilation.breaks]
-    assert any("deepcopy of a tensor" in r for r in reasons), reasons
-    with pytest.raises(Exception, match="deepcopy of a tensor") as raised:
-        compile_eager(fn, fullgraph=True)(torch.randn(4), *make())
+    assert any("deepcopy of" in r for r in reasons), reasons
+    with pytest.raises(Exception, match="deepcopy of") as raised:
+        compile_eager(fn, fullgraph=True)(torch.randn(4), make())
     assert "test_copy_module.py" in str(raised.value)
 
 

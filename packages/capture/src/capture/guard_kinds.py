@@ -12,6 +12,9 @@ tensors to be different keys is valid only while they are different objects. One
 of them, checked in one pass (an optimizer's first step uses each of its hundreds of
 parameters as a key: pairwise guards would be quadratic).
 
+`StorageNotShared`: no other tensor uses a tensor's storage (copy.deepcopy of a tensor is a clone
+in the graph only then: the copies of tensors sharing a storage share one copied storage).
+
 `NoExceptionHandled`: no caller of the compiled function is handling an exception (what
 `sys.exc_info()` outside the traced code's own except blocks reads). The guard function runs
 in the call's context, so `sys.exc_info()` there sees the callers' exception as the traced
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+
+import torch
 
 from guards.codegen import EmitContext, check, must_be, must_equal
 from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
@@ -93,6 +98,30 @@ def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
     forward = f"'forward' {'not in' if guard.own_forward else 'in'} {module}.__dict__"
     return [check(f"{hooks} or {forward}", str(guard), f"({hooks} or {forward})")]
 
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageNotShared(Guard):
+    """No other tensor uses the storage of the tensor at `source` (no view of it, nor is it
+    one): its storage's reference count is the tensor's own plus the one `untyped_storage()`
+    takes to ask."""
+
+    source: Source
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"no other tensor shares the storage of {self.source}"
+
+
+def storage_users(tensor: torch.Tensor) -> int:
+    """How many tensors use `tensor`'s storage (1: only itself)."""
+    return torch._C._storage_Use_Count(tensor.untyped_storage()._cdata) - 1
+
+
+@emits(StorageNotShared)
+def _storage_not_shared(guard: StorageNotShared, ctx: EmitContext) -> list:
+    users = f"{ctx.constant(storage_users, 'storage_users', 'storage_users')}({ctx.read(guard.source)})"
+    return [check(must_equal(users, "1"), str(guard), users)]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,17 +8,22 @@ None, None, None)`; `_reconstruct` then calls `cls.__new__(cls)` and fills the n
 own `__dict__`, read and guarded key by key for an object passed in), `object.__new__` (an
 object made by the trace), and the new object's `__dict__` (capture.values.new_objects). The
 memo's `id()` keys are capture.values.object_ids. What the reduction of CPython would compute
-from C state (slots, a builtin base class, `__getnewargs__`) is refused with a reason, and so
-is copying a tensor.
+from C state (slots, a builtin base class, `__getnewargs__`) is refused with a reason. A plain
+tensor's `__deepcopy__` is a `clone()` in the graph; other tensor copies are refused.
 """
 
 from __future__ import annotations
 
 import copyreg
+from typing import NoReturn
 
 import torch
+from guards.sources import AttrSource
+from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from ..errors import Unsupported
+from ..guard_kinds import StorageNotShared, storage_users
+from ..sources import HeldSource
 from ..values.base import Value
 from ..values.class_lookup import lookup_static, python_dunder
 from ..values.constant import ConstantValue
@@ -27,6 +32,7 @@ from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation
 from ..values.new_objects import NewObjectValue
 from ..values.objects import ClassValue, ObjectValue
+from ..values.tensor import TensorValue
 from .registry import rule
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
@@ -114,9 +120,68 @@ def _object_new(frame, args, kwargs):
     return NewObjectValue(cls)
 
 
-@rule(torch.Tensor.__deepcopy__, torch.nn.Parameter.__deepcopy__, torch.Tensor.__reduce_ex__)
+_NON_LEAF_DEEPCOPY = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+@rule(torch.Tensor.__deepcopy__, accepts="(self, memo, /)")
+def _deepcopy_tensor(frame, args, kwargs):
+    """`Tensor.__deepcopy__(memo)` of a plain tensor that needs no grad, has no `.grad` and no
+    attributes of its own, and shares its storage with no other tensor: a `clone()` in the
+    graph, the same values in a new storage with the same strides. (copy.deepcopy records the
+    copy in the memo itself.)
+
+    Anything more is refused: a copy of a leaf that requires grad is a new leaf, which a graph
+    cannot make; tensors sharing a storage (views) are copied into one shared copy of it,
+    through the memo's storage entries, which a clone would miss (each member of such a
+    family is refused, so none was cloned when one breaks the graph); `.grad` and attributes
+    are copied as well. Without this, `copy.deepcopy` of a dict of tensors broke its graph in
+    copy.py, where the frames compiled on their own received the memo, keyed by the `id()`s
+    of that call's objects, and captured again on every call."""
+    tensor = args[0]
+    if not isinstance(tensor, TensorValue) or tensor.python_type() is not torch.Tensor:
+        _refuse_tensor_copy(f"copy.deepcopy of {tensor.describe()}")
+    fake = tensor.fake
+    session = frame.session
+    if tensor.node.op != "placeholder" and fake.requires_grad:
+        raise_user_error(frame, RuntimeError, _NON_LEAF_DEEPCOPY)
+    if fake._is_view() or any(_is_view_of(node, fake) for node in session.graph.fx.nodes):
+        _refuse_tensor_copy("copy.deepcopy of a tensor that shares its storage with a view")
+    if tensor.node.op == "placeholder":
+        if fake.requires_grad:
+            _refuse_tensor_copy("copy.deepcopy of a tensor that requires grad (the copy is a new leaf)")
+        source = tensor.source
+        if source is None or isinstance(source, HeldSource):
+            _refuse_tensor_copy("copy.deepcopy of a tensor the compiled function holds as a constant")
+        if storage_users(tensor.real) != 1:
+            _refuse_tensor_copy("copy.deepcopy of a tensor that shares its storage with another tensor")
+        session.add_guard(StorageNotShared(source))
+        # Its own attributes stay none (guarded through its `__dict__`).
+        if session.wrap(tensor.real.__dict__, AttrSource(source, "__dict__")).truth(frame):
+            _refuse_tensor_copy("copy.deepcopy of a tensor with attributes of its own")
+    grad = tensor.get_attr(frame, "grad")
+    if not (grad.is_python_constant() and grad.as_python_constant() is None):
+        _refuse_tensor_copy("copy.deepcopy of a tensor that has a .grad")
+    if not is_non_overlapping_and_dense_or_false(fake):
+        _refuse_tensor_copy("copy.deepcopy of a tensor whose strides leave gaps or overlap")
+    return session.graph.call_method(frame, "clone", [tensor], {})
+
+
+def _is_view_of(node, fake) -> bool:
+    value = node.meta.get("example_value")
+    return isinstance(value, torch.Tensor) and value._base is fake
+
+
+@rule(torch.nn.Parameter.__deepcopy__, torch.Tensor.__reduce_ex__)
 def _copy_tensor(frame, args, kwargs):
+    _refuse_tensor_copy("copy.copy / copy.deepcopy of a tensor")
+
+
+def _refuse_tensor_copy(what: str) -> NoReturn:
     raise Unsupported(
-        "copy.copy / copy.deepcopy of a tensor (capture does not copy tensors through the copy protocol)",
+        f"{what} (capture copies only plain tensors through the copy protocol)",
         hint="clone() the tensor instead; without fullgraph=True the copy runs between two graphs",
     )
