@@ -358,3 +358,21 @@ def test_hook_added_after_capture_is_run():
     finally:
         handle.remove()
     assert len(calls) == 2, "the hook ran for the compiled call too"
+
+
+def test_lazy_module_first_call_runs_natively_and_materializes():
+    # Its uninitialized parameters used to reach the fake-tensor conversion (an internal error).
+    def fn(m, x):
+        return m(x) * 2
+
+    compiled = compile_eager(fn)
+    for _ in range(2):
+        x = torch.randn(3, 5)
+        torch.manual_seed(0)
+        module, eager_module = torch.nn.LazyLinear(4), torch.nn.LazyLinear(4)
+        torch.manual_seed(1)
+        actual = compiled(module, x)
+        torch.manual_seed(1)
+        expected = fn(eager_module, x)
+        torch.testing.assert_close(actual, expected)
+        assert type(module) is torch.nn.Linear and module.weight.shape == (4, 5)

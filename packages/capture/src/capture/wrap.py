@@ -120,6 +120,12 @@ def _guardable_constant(obj) -> bool:
 
 @wraps(torch.Tensor)
 def _tensor(session, obj, source):
+    if isinstance(obj, torch.nn.parameter.UninitializedTensorMixin):
+        # A lazy module's first call materializes it: that call runs natively.
+        raise Unsupported(
+            f"{source or 'a tensor'} is an uninitialized parameter of a lazy module",
+            hint="call the module once before compiling it (or the function calling it)",
+        )
     if source is None:
         return session.graph.add_input(obj, session.hold(obj, "constant_tensor"))
     if obj.layout is not torch.strided:
