@@ -206,3 +206,30 @@ def test_manager_entered_by_hand_across_breaks_is_one_object():
         y, mode = compiled(x)
         assert mode and torch.is_grad_enabled()
         assert not y.requires_grad
+
+
+def test_saved_tensors_hooks_run_outside_the_graph():
+    # Its __enter__, inlined once the construction broke the graph, pushed Python functions
+    # into the graph (an FX graph that did not compile); the hooks must run as in eager.
+    def fn(x, log):
+        def pack(t):
+            log.append("pack")
+            return t * 1
+
+        def unpack(t):
+            log.append("unpack")
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = x.sin()
+        return y
+
+    compiled = compile_eager(fn)
+    for _ in range(2):
+        x = torch.randn(3, requires_grad=True)
+        eager_x = x.detach().clone().requires_grad_()
+        log, eager_log = [], []
+        compiled(x, log).sum().backward()
+        fn(eager_x, eager_log).sum().backward()
+        assert log == eager_log
+        torch.testing.assert_close(x.grad, eager_x.grad)

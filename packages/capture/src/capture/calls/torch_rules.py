@@ -176,6 +176,10 @@ for _fn, _what in {
     torch.use_deterministic_algorithms: "torch.use_deterministic_algorithms() changes global state",
     torch.set_num_threads: "torch.set_num_threads() changes global state",
     torch.set_printoptions: "torch.set_printoptions() changes global state",
+    # saved_tensors_hooks.__enter__/__exit__ (its construction breaks first, so these run
+    # inlined from a native manager): the hooks are Python functions, which a graph cannot hold.
+    torch._C._autograd._push_saved_tensors_default_hooks: "saved_tensors_hooks changes autograd's global hooks",
+    torch._C._autograd._pop_saved_tensors_default_hooks: "saved_tensors_hooks changes autograd's global hooks",
 }.items():
     rule(_fn)(_refuse(_what))
 
