@@ -5,8 +5,9 @@ A column is (implementation, backend, fullgraph): implementation "ours" is
 times (size n, size n again with fresh values: the cache hit, then another size) on inputs
 built twice from the same seed, one copy for eager and one for the compiled function. Compared:
 return values (types, tensor values and dtypes), the inputs afterwards (mutations of tensors,
-containers, objects and module state), the grads of every input leaf for `train` cases, and
-the exception type where eager raises.
+containers, objects and module state), the global state afterwards (grad mode, autocast,
+default dtype; put back after each call so that one case cannot skew the next), the grads of
+every input leaf for `train` cases, and the exception type where eager raises.
 
 Outcomes: "pass"; "wrong" (a different value, dtype, mutation or grad, or no exception where
 eager raised one: never acceptable); "refused" (the compiler declined: an Unsupported error,
@@ -216,16 +217,37 @@ def float_outputs(obj, found: list) -> list:
     return found
 
 
+def global_state() -> dict:
+    """The global state a call may leave changed: a compiled call must leave it as eager does."""
+    return {
+        "grad mode": torch.is_grad_enabled(),
+        "inference mode": torch.is_inference_mode_enabled(),
+        "autocast (cpu)": (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")),
+        "default dtype": torch.get_default_dtype(),
+    }
+
+
+def restore_global_state(state: dict) -> None:
+    torch._C._set_grad_enabled(state["grad mode"])
+    torch.set_autocast_enabled("cpu", state["autocast (cpu)"][0])
+    torch.set_autocast_dtype("cpu", state["autocast (cpu)"][1])
+    torch.set_default_dtype(state["default dtype"])
+
+
 def call(fn, args, seed: int):
-    """(result, exception) of fn(*args), with the RNGs seeded and printed output swallowed."""
+    """(result, exception, global state afterwards) of fn(*args), with the RNGs seeded and
+    printed output swallowed; the global state is put back as it was before the call."""
     seed_everything(seed)
+    before = global_state()
     with contextlib.redirect_stdout(io.StringIO()):
         try:
-            return fn(*args), None
+            return fn(*args), None, global_state()
         except _Timeout:
             raise
         except Exception as exc:  # noqa: BLE001  (compared with eager's)
-            return None, exc
+            return None, exc, global_state()
+        finally:
+            restore_global_state(before)
 
 
 def backward(result) -> None:
@@ -241,8 +263,11 @@ def check_call(case: Case, compiled, size: int, seed: int) -> None:
     expected_args = case.make_args(size)
     seed_everything(seed)
     actual_args = case.make_args(size)
-    expected, expected_exc = call(case.fn, expected_args, seed + 1)
-    actual, actual_exc = call(compiled, actual_args, seed + 1)
+    expected, expected_exc, expected_state = call(case.fn, expected_args, seed + 1)
+    actual, actual_exc, actual_state = call(compiled, actual_args, seed + 1)
+    for what, value in expected_state.items():
+        if actual_state[what] != value:
+            raise Mismatch(f"{what} after the call: {actual_state[what]} != {value}")
     if expected_exc is not None:
         if actual_exc is None:
             raise Mismatch(f"eager raised {type(expected_exc).__name__}: {str(expected_exc)[:80]}, compiled returned {actual!r:.80}")
