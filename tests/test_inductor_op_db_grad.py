@@ -9,8 +9,9 @@ both runs; the compiled and the eager outputs are compared, then the gradients o
 `sum(cotangent_i * output_i)` over every output that requires grad, with the same random
 cotangents, are taken with `torch.autograd.grad` and compared too. Each sample is called twice,
 the second time with fresh values (a cache hit), as in the forward sweep, whose helpers
-(copies, comparison, tolerances, refusals, outcomes) this file uses. Float32 and bfloat16
-results are also accepted when they agree with the op computed in float64.
+(copies, comparison, tolerances, refusals, outcomes) this file uses. A float32 or bfloat16
+result that differs from eager's is also accepted where it is as close to the op computed in
+float64 as the tolerance, or as eager's result is (`_compare`).
 
 Outcomes per (op, dtype) are the forward sweep's: pass, refused, error (known ones are in
 inductor_op_db_known_failures.KNOWN_GRAD_ERRORS, with reasons), wrong (never acceptable: fix it),
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 import warnings
+import zlib
 
 import pytest
 import torch
@@ -52,6 +54,7 @@ from test_inductor_op_db import (
     IMPORTANT_OPS,
     REFUSALS,
     TOLERANCE_OVERRIDES,
+    TOLERANCES,
     Outcome,
     _copy,
     _private_cache_dir,  # noqa: F401  (the autouse fixture: a private inductor cache dir)
@@ -67,9 +70,18 @@ SAMPLES_CI = 2
 SAMPLES_FULL = 3
 STRIDE = 17
 
-# (op, dtype) -> tolerances for outputs and gradients instead of the forward sweep's, with the
-# reason: eager itself is that far from float64 (as test_torchinductor_opinfo's overrides).
-GRAD_TOLERANCE_OVERRIDES: dict[tuple[str, torch.dtype], dict[str, float]] = {}
+# (op, dtype) -> tolerances for its gradients instead of TOLERANCES, with the reason: eager's own
+# gradient is that far from the op's in float64, where `_compare`'s element-by-element rule
+# does not apply (ours is off where eager happens to be exact, and the reverse).
+GRAD_TOLERANCE_OVERRIDES: dict[tuple[str, torch.dtype], dict[str, float]] = {
+    # Along a size-1 dim normalize is sign(x): its gradient is 0, made of cancelling O(1) bf16
+    # terms; eager's is up to 0.125 off float64 (op_db's sample with p=0.5, dim=0).
+    ("nn.functional.normalize", torch.bfloat16): {"rtol": 1.6e-2, "atol": 0.13},
+    # x - mean with bf16 inputs up to 9: gradients of 0.1 made of cancelling terms of 7; eager's
+    # are up to 0.03 off float64.
+    ("var_mean", torch.bfloat16): {"rtol": 1.6e-2, "atol": 3e-2},
+    ("std_mean", torch.bfloat16): {"rtol": 1.6e-2, "atol": 3e-2},
+}
 
 
 def cases(full: bool) -> list[tuple[object, torch.dtype]]:
@@ -163,14 +175,11 @@ def _run_sample(opinfo, compiled, sample, scale: float, seed: int) -> str | None
         return "eager backward raises"
     reference = None
     if opinfo_dtype(eager_in) in (torch.float32, torch.bfloat16):
-        # Eager's own kernels round differently from ours (a layer_norm weight gradient that is
-        # 1e-13 in float64 is 6e-5 in eager's float32): a result that agrees with the op
-        # computed in float64 instead is accepted too (test_torchinductor_opinfo's
-        # reference_in_float, one precision further).
+        # The op computed in float64, for `_compare`.
         with contextlib.suppress(Exception):
             upcast = tree_map(_leaf_in_float64, _inputs(sample, scale))
             outputs = opinfo.op(upcast[0], *upcast[1], **upcast[2])
-            reference = (outputs, _grads(outputs, upcast, [c.double() for c in cotangents]))
+            reference = (outputs, _grads(outputs, upcast, [c.double() for c in cotangents]), upcast)
     ours_in = _inputs(sample, scale)
     actual = compiled(ours_in[0], *ours_in[1], **ours_in[2])
     why = _requires_grad_difference(actual, expected)
@@ -178,16 +187,45 @@ def _run_sample(opinfo, compiled, sample, scale: float, seed: int) -> str | None
         raise _Wrong(why)
     actual_grads = _grads(actual, ours_in, cotangents)
     dtype = opinfo_dtype(eager_in)
-    override = GRAD_TOLERANCE_OVERRIDES.get((op_name(opinfo), dtype)) or TOLERANCE_OVERRIDES.get((op_name(opinfo), dtype))
-    why = difference(actual, expected, reference and reference[0], override)
+    override = TOLERANCE_OVERRIDES.get((op_name(opinfo), dtype))
+    why = _compare(actual, expected, reference and reference[0], override)
     if why is None:
-        why = difference(actual_grads, expected_grads, reference and reference[1], override)
+        grad_override = GRAD_TOLERANCE_OVERRIDES.get((op_name(opinfo), dtype), override)
+        why = _compare(actual_grads, expected_grads, reference and reference[1], grad_override)
         why = why and "gradient of input " + why.removeprefix("output ")
     if why is None:
-        why = difference(ours_in, eager_in, None, override)
+        why = _compare(ours_in, eager_in, reference and reference[2], override)
         why = why and "inputs written in place differ: " + why
     if why:
         raise _Wrong(why)
+    return None
+
+
+def _compare(actual, expected, reference, override) -> str | None:
+    """None when `actual` matches eager's `expected` (see test_inductor_op_db.difference), or
+    each floating output that does not is as close to `reference` (the op computed in float64)
+    as the dtype's tolerance, or as eager is, element by element.
+
+    Eager's kernels round differently from ours: a layer_norm weight gradient that is 1e-13 in
+    float64 is 6e-5 in eager's float32 (ours: 1e-13), and bfloat16 variance gradients near zero
+    come from cancelling terms rounded to bfloat16 (eager and ours both ~4e-3 off float64,
+    in different elements). A result no farther from float64 than eager's is not wrong."""
+    why = difference(actual, expected, reference, override)
+    if why is None or reference is None:
+        return why
+    for a, e, r in zip(tree_leaves(actual), tree_leaves(expected), tree_leaves(reference)):
+        leaf_why = difference(a, e, r, override)
+        if leaf_why is None:
+            continue
+        if not (isinstance(a, torch.Tensor) and isinstance(r, torch.Tensor) and a.shape == e.shape == r.shape
+                and a.dtype == e.dtype and a.is_floating_point()):
+            return why
+        tolerance = override or TOLERANCES[e.dtype]
+        a, e, r = a.double(), e.double(), r.double()
+        bound = (e - r).abs() + tolerance["atol"] + tolerance["rtol"] * r.abs()
+        close = ((a - r).abs() <= bound) | (a == e) | (a.isnan() & e.isnan())
+        if not close.all():
+            return why
     return None
 
 
@@ -196,6 +234,12 @@ def _leaf_in_float64(x):
     if isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.bfloat16):
         return x.detach().double().requires_grad_(x.requires_grad)
     return x
+
+
+def seed_samples(name: str, dtype_name: str) -> None:
+    """op_db makes samples with the global generator: seeded per (op, dtype), an outcome does not
+    depend on which ops ran before it in the process."""
+    torch.manual_seed(zlib.crc32(f"{name} {dtype_name}".encode()))
 
 
 def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
@@ -209,6 +253,7 @@ def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
     if opinfo.has_nondeterministic_output or opinfo.skip_correctness_check_compile_vs_eager:
         return outcome("skipped", "its OpInfo marks the output as not comparable")
     compiler.reset()
+    seed_samples(name, dtype_name)
     op = opinfo.op
 
     def fn(*args, **kwargs):
