@@ -376,3 +376,17 @@ def test_lazy_module_first_call_runs_natively_and_materializes():
         expected = fn(eager_module, x)
         torch.testing.assert_close(actual, expected)
         assert type(module) is torch.nn.Linear and module.weight.shape == (4, 5)
+
+
+def test_container_module_indexed_by_an_int_that_changes_between_calls():
+    # The int becomes symbolic once it changes; which layer runs is Python's choice, so it is
+    # specialized (guarded) rather than refused, also under fullgraph=True.
+    layers = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3), nn.Tanh())
+
+    def fn(x, i):
+        return layers[i](x) + layers[:i + 1](x).sum()
+
+    compiled = compile_eager(fn, fullgraph=True)
+    for i in (0, 1, 2, 1, 3):
+        x = torch.randn(2, 3)
+        assert_same(compiled(x, i), fn(x, i))

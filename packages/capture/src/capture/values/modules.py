@@ -17,6 +17,8 @@ from ..module_call import HOOK_DICTS, has_backward_hooks, hooked_call_of
 from .callables import MethodValue
 from .class_lookup import MISSING, lookup_static
 from .constant import ConstantValue
+from .containers import SliceValue
+from .symbolic import SymValue, concrete
 from .objects import ObjectValue
 
 # torch registers global module hooks into these dicts in place, so holding them is enough.
@@ -46,6 +48,17 @@ def module_hooks(module: nn.Module) -> list[str]:
 _MODULE_CALL = nn.Module.__dict__["__call__"]
 _CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
 
+
+
+def _container_index(key: Value):
+    """The index or slice of a container module as a constant, None if it has none: which
+    submodule runs is decided in Python, so a symbolic int (an int argument that changed
+    between calls) is specialized to its value, guarded, as torch.compile does."""
+    parts = key.parts if isinstance(key, SliceValue) else (key,)
+    if not all(p.is_python_constant() or isinstance(p, SymValue) for p in parts):
+        return None
+    values = [concrete(p) for p in parts]
+    return slice(*values) if isinstance(key, SliceValue) else values[0]
 
 class ModuleValue(ObjectValue):
     def describe(self):
@@ -109,10 +122,10 @@ class ModuleValue(ObjectValue):
     def get_item(self, frame, key):
         if not isinstance(self.obj, _CONTAINERS):
             return super().get_item(frame, key)
-        if not key.is_python_constant():
+        k = _container_index(key)
+        if k is None:
             raise Unsupported(f"indexing {self.describe()} with {key.describe()}")
         self._guard_members(frame.session)
-        k = key.as_python_constant()
         item = self.obj[k]
         if isinstance(k, slice):
             # The slice is a new container no source leads to: what it holds is used as
