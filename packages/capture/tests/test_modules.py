@@ -390,3 +390,14 @@ def test_container_module_indexed_by_an_int_that_changes_between_calls():
     for i in (0, 1, 2, 1, 3):
         x = torch.randn(2, 3)
         assert_same(compiled(x, i), fn(x, i))
+
+
+class _StaticForward(nn.Module):
+    @staticmethod
+    def forward(x):
+        return x * torch.sigmoid(x)
+
+
+def test_module_with_a_static_forward_is_inlined():
+    outer = nn.Sequential(_StaticForward(), nn.Tanh())
+    check(lambda x: outer(x), lambda: (torch.randn(3),), fullgraph=True)

@@ -88,7 +88,9 @@ class ModuleValue(ObjectValue):
         forward, _ = lookup_static(type(self.obj), "forward")
         if forward is MISSING:
             raise Unsupported(f"{self.describe()} has no forward")
-
+        if isinstance(forward, staticmethod):
+            # `self.forward` of a static forward is the plain function, called without self.
+            return session.wrap(forward.__func__, None).call(frame, args, kwargs)
         return MethodValue(session.wrap(forward, None), self).call(frame, args, kwargs)
 
     def attribute_source(self, name: str):
