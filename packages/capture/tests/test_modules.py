@@ -401,3 +401,27 @@ class _StaticForward(nn.Module):
 def test_module_with_a_static_forward_is_inlined():
     outer = nn.Sequential(_StaticForward(), nn.Tanh())
     check(lambda x: outer(x), lambda: (torch.randn(3),), fullgraph=True)
+
+
+class _DeletesItsAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.tmp = 2.0
+
+    def forward(self, x):
+        y = self.lin(x) * self.tmp
+        del self.tmp
+        return y
+
+
+def test_del_of_a_module_attribute_in_forward():
+    # nn.Module.__delattr__ ends in object.__delattr__: recorded and replayed after the graph.
+    compiled = compile_eager(lambda m, x: m(x), fullgraph=True)
+    for _ in range(2):
+        module, eager_module = _DeletesItsAttribute(), _DeletesItsAttribute()
+        eager_module.load_state_dict(module.state_dict())
+        x = torch.randn(2, 3)
+        assert_same(compiled(module, x), eager_module(x))
+        assert not hasattr(module, "tmp") and "tmp" not in vars(module)
+    assert captures(compiled) == 1

@@ -145,6 +145,16 @@ def _object_setattr(frame, args, kwargs):
     return ConstantValue(None)
 
 
+@rule(object.__delattr__)
+def _object_delattr(frame, args, kwargs):
+    obj, name = args
+    name = _constant(name, "attribute name")
+    if not isinstance(obj, ObjectValue):
+        raise Unsupported(f"object.__delattr__ of {obj.describe()}")
+    obj.delete_from_instance_dict(frame, name)
+    return ConstantValue(None)
+
+
 @rule(object.__getattribute__)
 def _object_getattribute(frame, args, kwargs):
     """The attribute as `object` finds it, bypassing a class's own __getattribute__."""

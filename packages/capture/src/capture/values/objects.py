@@ -227,8 +227,16 @@ class ObjectValue(Value):
         if isinstance(descriptor, property) and descriptor.fdel is not None:
             frame.session.wrap(descriptor.fdel, None).call(frame, [self], {})
             return
+        if cls.__delattr__ is not object.__delattr__:
+            raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
+        self.delete_from_instance_dict(frame, name)
+
+    def delete_from_instance_dict(self, frame, name):
+        """`object.__delattr__(obj, name)` (what a class's own `__delattr__`, nn.Module's among
+        them, ends in): the instance `__dict__` entry goes, recorded and replayed after the graph."""
+        descriptor, _ = lookup_static(type(self.obj), name)
         self._refuse_write_after_dict_read(frame, name)
-        if cls.__delattr__ is not object.__delattr__ or hasattr(type(descriptor), "__delete__") or self.source is None:
+        if hasattr(type(descriptor), "__delete__") or self.source is None:
             raise Unsupported(f"deleting attribute {name!r} of {self.describe()}")
         effects = frame.session.side_effects
         pending = effects.pending_attr(self.obj, name)
