@@ -279,7 +279,27 @@ class GraphLowering(torch.fx.Interpreter):
                 self.symbol_sources[ours] = source
                 self.hints[ours] = hint
             return ours
+        self._bind_shifted_symbol(expr, source, hint)
         return self.sympify(expr)
+
+    def _bind_shifted_symbol(self, expr: sympy.Expr, source: str, hint: int) -> None:
+        """Binds the one unbound symbol of `expr` when `expr` is it plus or minus a constant:
+        the partitioner saves a negated pad (`-s0`) for constant_pad_nd's backward, and a
+        kernel of that backward indexes with `s0` itself."""
+        unbound = [s for s in expr.free_symbols if s not in self.symbol_map]
+        if len(unbound) != 1 or len(expr.free_symbols) != 1 or hint is None:
+            return
+        (symbol,) = unbound
+        sign = expr.coeff(symbol)
+        shift = sympy.expand(expr - sign * symbol)
+        if sign not in (1, -1) or not isinstance(shift, sympy.Integer):
+            return
+        # expr = sign * symbol + shift  =>  symbol = sign * (expr - shift)
+        # A symbolic int input may be negative (a pad that crops): keep the tracer's assumptions.
+        ours = _our_symbol(symbol, unbacked=not symbol.is_positive)
+        self.symbol_map[symbol] = ours
+        self.symbol_sources[ours] = f"{'-' if sign == -1 else ''}({source} - {int(shift)})"
+        self.hints[ours] = int(sign) * (hint - int(shift))
 
     def get_attr(self, target, args, kwargs):
         value = getattr(self.module, target) if "." not in target else operator.attrgetter(target)(self.module)
