@@ -72,6 +72,13 @@ LAYOUT_PROGRAMS = {
     ),
     "histogram": lambda x: torch.histogram(x, bins=5),
     "histogramdd": lambda x: torch.histogramdd(x[:, :3], bins=[2, 3, 4]),
+    # What autograd calls for the margin losses' gradients (a transposed input: still contiguous).
+    "multi_margin_loss_backward": lambda x: torch.ops.aten.multi_margin_loss_backward(
+        x.sum(), x.t(), torch.zeros(6, dtype=torch.long), 1, 1.0
+    ),
+    "multilabel_margin_loss_backward": lambda x: torch.ops.aten.multilabel_margin_loss_backward(
+        x.sum(), x.t(), torch.zeros(6, 4, dtype=torch.long), 1, torch.zeros(6, 4)
+    ),
 }
 
 

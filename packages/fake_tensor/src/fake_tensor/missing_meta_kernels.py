@@ -81,3 +81,11 @@ def _foreach_with_scalars_tensor(mode, func, args, kwargs):
     if scalars.dim() != 1 or scalars.shape[0] != count:
         raise RuntimeError(f"Expected length of scalars to match input of length {count} but got {scalars.numel()} instead.")
     return run_on_meta(mode, _SCALARS_TENSOR_OVERLOADS[func], (bound["self"], bound["tensor1"], bound["tensor2"], [1.0] * count), {})
+
+
+# The backwards of the margin losses (what autograd calls for their gradients): the CPU kernels
+# return a contiguous gradient shaped as `self` (`at::empty_like(self, LEGACY_CONTIGUOUS_...)`).
+@rule_for(aten.multi_margin_loss_backward.default, aten.multilabel_margin_loss_backward.default)
+def _margin_loss_backward(mode, func, args, kwargs):
+    x = bound_arguments(func, args, kwargs)["self"]
+    return _empty(mode, x, tuple(x.shape))
