@@ -94,3 +94,30 @@ def test_tensor_inputs_seen_apart_stay_apart():
         x = torch.randn(2, 3)
         assert_same(compiled(module, x), expected_module(x))
     assert captures(compiled) == 2
+
+
+def test_tensor_inputs_of_a_graph_that_writes_none_may_alias_later():
+    # Only a write makes aliasing matter; reading the same tensor twice computes the same.
+    def fn(a, b):
+        return a * 2 + b
+
+    compiled = compile_eager(fn)
+    a, b = torch.randn(3), torch.randn(3)
+    assert_same(compiled(a, b), fn(a, b))
+    assert_same(compiled(a, a), fn(a, a))
+    assert captures(compiled) == 1
+
+
+def test_tensor_inputs_of_a_graph_that_writes_one_through_a_view_stay_apart():
+    def fn(a, b):
+        a[0].add_(1)
+        return b * 2
+
+    compiled = compile_eager(fn)
+    for same in (False, True):
+        a = torch.zeros(3)
+        b = a if same else torch.zeros(3)
+        expected_a = torch.zeros(3)
+        expected_b = expected_a if same else torch.zeros(3)
+        assert_same(compiled(a, b), fn(expected_a, expected_b))
+    assert captures(compiled) == 2

@@ -308,6 +308,7 @@ class CaptureSession:
                 if isinstance(value, ContextExit):
                     value.manager.exit(frame)
         self._hand_over_grad_mode(grad_enabled_at_entry)
+        self._keep_inputs_apart_if_mutated()
         if stopped is not None:
             outputs = self._collect_outputs(self.live_values(stopped))
         else:
@@ -324,6 +325,21 @@ class CaptureSession:
             stopped=stopped,
             add_shape_guards=self.add_shape_guards,
         )
+
+    def _keep_inputs_apart_if_mutated(self) -> None:
+        """A graph that writes to an input tensor (its fake's version counter moved, through
+        it or a view of it) holds only while its tensor inputs are as many objects as the trace
+        saw: a backend that functionalizes the graph (aot_autograd) orders the write and the
+        reads of the other inputs as if they could not alias (tied weights of one module
+        instance, untied in the next). A graph that writes to no input computes the same from
+        aliased inputs, and its entry pays no guard for them. The same tensor reached by two
+        paths is one input, guarded so by SameObject."""
+        tensors = [i for i in self.graph.inputs if isinstance(i.value, torch.Tensor) and not isinstance(i.source, HeldSource)]
+        if not any(i.node.meta["example_value"]._version for i in tensors):
+            return
+        for i in tensors:
+            if i.source not in self._distinct_sources:
+                self.guard_distinct(i.source)
 
     def _hand_over_grad_mode(self, at_entry: bool) -> None:
         """Grad mode changed outside a `with` block (`torch.set_grad_enabled(False)` as a call,

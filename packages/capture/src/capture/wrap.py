@@ -133,11 +133,6 @@ def _tensor(session, obj, source):
     value = session.graph.add_input(obj, source, session.dynamic_dims_of(obj, source))
     # Symbolic sizes and strides are left to the shape guards.
     _guard(session, kinds.TensorMatch.of(source, obj, sizes=value.fake.shape, strides=value.fake.stride()))
-    # Two inputs the trace saw as two tensors stay two: a backend that functionalizes the
-    # graph (aot_autograd) orders a mutation of one before reads of the other as if they could
-    # not alias (tied weights of one module instance, untied in the next). The same tensor
-    # reached by two paths is one input, guarded the same by SameObject.
-    session.keep_distinct(value)
     return value
 
 
