@@ -10,7 +10,7 @@ import torch
 from aot_autograd import aot_module_simplified, default_decompositions, default_partition, min_cut_rematerialization_partition
 from aot_autograd.functionalization.op_semantics import is_view
 from aot_autograd.partitioners import saved_tensor_bytes
-from aot_testing import graph_of, recording_compiler
+from aot_testing import functions_graph, graph_of, recording_compiler
 
 PARTITIONERS = {"default": default_partition, "min_cut": min_cut_rematerialization_partition}
 
@@ -80,6 +80,27 @@ def test_partitioned_gradients_match_eager(model_name, partitioner, decompose):
     expected = torch.autograd.grad(model(x)[0].square().sum(), params)
     actual = torch.autograd.grad(compiled(x)[0].square().sum(), params)
     torch.testing.assert_close(actual, expected)
+
+
+def angle_and_scale(x, y):
+    # angle's gradient for a real input is zeros_like(x): the tangents do not reach it.
+    return (torch.angle(x), y * 2)
+
+
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_gradients_the_tangents_do_not_reach_match_eager(partitioner):
+    torch.manual_seed(0)
+    example = [torch.randn(5, requires_grad=True), torch.randn(3, requires_grad=True)]
+    compiled = aot_module_simplified(
+        functions_graph(angle_and_scale), example, recording_compiler([]), partition_fn=PARTITIONERS[partitioner],
+        decompositions=default_decompositions(),
+    )
+    for _ in range(2):  # first call, then fresh values
+        inputs = [torch.randn(5, requires_grad=True), torch.randn(3, requires_grad=True)]
+        cotangents = [torch.randn(5), torch.randn(3)]
+        actual = torch.autograd.grad(compiled(*inputs), inputs, cotangents)
+        expected = torch.autograd.grad(angle_and_scale(*inputs), inputs, cotangents)
+        torch.testing.assert_close(actual, expected)
 
 
 def _saved_activation_bytes(model_name, partitioner, decompose):

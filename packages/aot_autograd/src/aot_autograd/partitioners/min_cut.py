@@ -37,6 +37,7 @@ def min_cut_rematerialization_partition(
 def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
     network = nx.DiGraph()
     backward_only = joint.tangent_dependent & joint.backward_required
+    grads = {g for g in joint.grads if isinstance(g, fx.Node)}
     for node in joint.graph.nodes:
         if node.op == "output":
             continue
@@ -55,6 +56,10 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
         for user in node.users:
             if user.op != "output":
                 network.add_edge(outside, (user, "in"))
+        if node in grads:
+            # A gradient the tangents do not reach (angle's of a real input: zeros_like(x))
+            # is still the backward's to return.
+            network.add_edge(outside, "sink")
     if "sink" not in network or "source" not in network:
         return []
     _, (reachable, _) = nx.minimum_cut(network, "source", "sink")
