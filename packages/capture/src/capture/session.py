@@ -88,6 +88,14 @@ def _capturing(exporting: bool):
             torch.set_autocast_dtype(device, dtype)
 
 
+def _written(fake: torch.Tensor) -> bool:
+    """Whether the trace wrote to `fake` (or a view of it). Inference tensors keep no version
+    counter: taken as written."""
+    if fake.is_inference():
+        return True
+    return fake._version > 0
+
+
 def _has_marked_tensor(tree) -> bool:
     leaves = torch.utils._pytree.tree_leaves(tree)
     return any(isinstance(leaf, torch.Tensor) and hasattr(leaf, MARK_ATTRIBUTE) for leaf in leaves)
@@ -335,7 +343,7 @@ class CaptureSession:
         aliased inputs, and its entry pays no guard for them. The same tensor reached by two
         paths is one input, guarded so by SameObject."""
         tensors = [i for i in self.graph.inputs if isinstance(i.value, torch.Tensor) and not isinstance(i.source, HeldSource)]
-        if not any(i.node.meta["example_value"]._version for i in tensors):
+        if not any(_written(i.node.meta["example_value"]) for i in tensors):
             return
         for i in tensors:
             if i.source not in self._distinct_sources:
