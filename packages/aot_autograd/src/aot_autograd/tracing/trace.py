@@ -52,11 +52,21 @@ def _traced_inputs(values: Sequence[Any], fake_mode) -> tuple[list, list]:
             if isinstance(value, torch.Tensor):
                 leaf = value.detach().requires_grad_(value.requires_grad)
                 leaves.append(leaf)
-                traced.append(leaf.clone() if value.requires_grad else leaf)
+                traced.append(_copy_with_history(leaf) if value.requires_grad else leaf)
             else:
                 leaves.append(value)
                 traced.append(value)
     return leaves, traced
+
+
+def _copy_with_history(leaf: torch.Tensor) -> torch.Tensor:
+    """A copy of `leaf` computed from it (for autograd), with its strides: `clone()` makes a
+    non-dense tensor contiguous, and code that tests contiguity (ravel's `contiguous().view`)
+    would trace another program than the one the real strided input runs."""
+    copy = leaf.clone()
+    if copy.stride() != leaf.stride():
+        copy = torch.empty_strided(leaf.shape, leaf.stride(), dtype=leaf.dtype, device=leaf.device).copy_(leaf)
+    return copy
 
 
 def trace_forward(
