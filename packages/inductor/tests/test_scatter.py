@@ -9,7 +9,7 @@ import torch
 import torch.fx
 
 import inductor
-from conftest import assert_same, backend_options, check, compile_aten, traced
+from conftest import assert_same, backend_options, check, compile_aten, compile_graph, trace_dynamic, traced
 import sys
 
 from inductor.passes.scatter_adds import fold_adds_into_scatters
@@ -110,6 +110,26 @@ def test_scatter_copies_a_value_other_nodes_read(device):
                 torch.randint(0, 9, (7, 5), device=device), torch.randn(7, 5, device=device))
 
     check_twice(fn, make, rtol=1e-4, atol=1e-4)
+
+
+def _mask_scattered_and_read_again(x, idx, values):
+    """index_reduce's backward: a lazy float mask is scattered into, and read by the node after."""
+    mask = aten._to_copy.default(aten.gt.Scalar(x, 0), dtype=torch.float32)
+    return aten.mul.Tensor(mask, aten.index_put.default(mask, [idx], values, True)),
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_scatter_copies_a_lazy_value_other_nodes_read(dynamic, device):
+    def make(rows):
+        return (torch.randn(rows, 6, device=device), torch.randint(0, rows, (4,), device=device),
+                torch.randn(4, 6, device=device))
+
+    example = make(8)
+    gm = trace_dynamic(_mask_scattered_and_read_again, example, {0: [0]} if dynamic else {})
+    compiled = compile_graph(gm, example)
+    for rows in (8, 8, 13) if dynamic else (8, 8):  # first call, fresh values, a new size
+        inputs = make(rows)
+        assert_same(compiled(*inputs), _mask_scattered_and_read_again(*inputs))
 
 
 def test_scatter_of_a_transposed_input_keeps_eagers_strides(device):

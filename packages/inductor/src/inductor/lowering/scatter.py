@@ -97,16 +97,20 @@ def in_place(op, self: IRNode, *args, **kwargs):
 def _owned(graph, node: torch.fx.Node, self: IRNode):
     """`self` as memory that only this scatter can see, or None.
 
-    A lazy value realizes into a new buffer only this scatter reads. A realized one qualifies
-    when its storage was made by the graph (not an input, not an aten view of one) and reaches
-    this node through a chain of nodes each read by the next alone: no other node's value, view
-    or lazy reader, can see the memory the scatter writes."""
+    A lazy value read by this scatter alone realizes into a new buffer only it sees (read by
+    other nodes too, it would be their buffer: once realized, every reader loads it, and the
+    scatter would write into their input; index_reduce's backward reads its mask twice). A
+    realized one qualifies when its storage was made by the graph (not an input, not an aten
+    view of one) and reaches this node through a chain of nodes each read by the next alone: no
+    other node's value, view or lazy reader, can see the memory the scatter writes."""
+    arg = node.args[0] if node.args else node.kwargs.get("self")
     if isinstance(self, (Pointwise, GenericView, Reduction)):
+        if isinstance(arg, torch.fx.Node) and list(arg.users) != [node]:
+            return None
         return graph.realize(self)
     base = storage_of(self)
     if not _made_by_graph(base) or not _same_strides(self.layout, graph.current_val()):
         return None
-    arg = node.args[0] if node.args else node.kwargs.get("self")
     user = node
     while isinstance(arg, torch.fx.Node):
         if list(arg.users) != [user]:
