@@ -575,3 +575,60 @@ def test_mutations_of_an_input_list_around_a_break(capsys):
         return items
 
     check_breaks(capsys, fn, lambda: (torch.randn(2), [torch.randn(2)]))
+
+
+def _adds_one(t):
+    print("a break inside the callee")
+    return t + 1
+
+
+def _adds_hundred(t):
+    print("a break inside the callee")
+    return t + 100
+
+
+class _BreaksAndAdds(torch.nn.Module):
+    def forward(self, t):
+        print("a break inside forward")
+        return t + 1
+
+
+class _BreaksAndScales(torch.nn.Module):
+    def forward(self, t):
+        print("a break inside forward")
+        return t * 100
+
+
+@pytest.mark.parametrize("callees", [(_adds_one, _adds_hundred), (_BreaksAndAdds(), _BreaksAndScales())], ids=["function", "module"])
+def test_a_callee_passed_in_that_breaks_is_the_one_of_this_call(callees):
+    # The entry calls the callee's own compiled frame: it must be guarded to be that callee.
+    def fn(callee, x):
+        return callee(x * 2)
+
+    compiled = compile_eager(fn)
+    for callee in (*callees, *callees):
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(callee, x), fn(callee, x))
+
+
+def test_a_closure_made_per_call_that_breaks_writes_its_own_cell():
+    def fn(x):
+        total = 0
+
+        def bump(t):
+            nonlocal total
+            total += 1
+            print("a break inside the closure")
+            return t * total
+
+        a = bump(x)
+        b = bump(x)
+        return a, b, total
+
+    compiled = compile_eager(fn)
+    for _ in range(3):
+        x = torch.randn(3)
+        actual, expected = compiled(x), fn(x)
+        for a, e in zip(actual, expected):
+            torch.testing.assert_close(a, e) if isinstance(e, torch.Tensor) else None
+        assert actual[2] == expected[2]

@@ -165,6 +165,12 @@ GRAD = [
     ("generator_manager_torch_c_grad_mode", "with grad_mode_generator(False):\n    y = x * 2\nreturn y, y.requires_grad, torch.is_grad_enabled()"),
     ("generator_manager_grad_mode_exception", "try:\n    with grad_mode_generator(False):\n        y = x * 2\n        raise IndexError\nexcept IndexError:\n    pass\nreturn y, y.requires_grad, torch.is_grad_enabled()"),
     ("generator_manager_break_inside", "with grad_mode_generator(False):\n    y = x * 2\n    print('break')\n    z = y * 2\nreturn z, z.requires_grad, torch.is_grad_enabled()"),
+    ("no_grad_callee_with_break", "@torch.no_grad()\ndef g(t):\n    y = t * 2\n    print('break')\n    return y * 3, torch.is_grad_enabled()\nr, mode = g(x)\nreturn r, r.requires_grad, mode, torch.is_grad_enabled()"),
+    ("set_grad_enabled_false_across_break_then_restored", "torch.set_grad_enabled(False)\ny = x * 2\nprint('break')\nz = y + x\ntorch.set_grad_enabled(True)\nw = z * x\nreturn z, w, z.requires_grad, w.requires_grad"),
+    ("exception_from_no_grad_callee_with_break", "def g(t):\n    with torch.no_grad():\n        print('break')\n        raise ValueError('v')\ntry:\n    g(x)\nexcept ValueError:\n    pass\ny = x * 2\nreturn y, y.requires_grad, torch.is_grad_enabled()"),
+    ("enable_grad_callee_inside_no_grad_with_break", "def g(t):\n    with torch.enable_grad():\n        print('break')\n        return t * 2\nwith torch.no_grad():\n    y = g(x)\n    z = y * 2\nreturn y, z, y.requires_grad, z.requires_grad"),
+    ("grad_mode_read_by_callee_across_break", "def g(t):\n    print('break')\n    return t * 2 if torch.is_grad_enabled() else t * 3\nwith torch.no_grad():\n    a = g(x)\nb = g(x)\nreturn a, b, a.requires_grad, b.requires_grad"),
+    ("inference_mode_across_break", "with torch.inference_mode():\n    y = x * 2\n    print('break')\n    z = y + 1\nreturn z.clone(), z.is_inference(), torch.is_inference_mode_enabled()"),
     ("set_grad_enabled_data_dependent", "with torch.set_grad_enabled(bool(x.sum() > 0)):\n    y = x * 2\nreturn y, y.requires_grad"),
 ]
 snippets(SOURCE, "ctx", GRAD, namespace=NS, make_args=grad_vec, params="x")

@@ -924,6 +924,8 @@ case("instance_forward_patched", patched)
 
 
 class Shared(nn.Module):
+    shift = 0.0  # a class attribute, changed on the class between calls
+
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(3, 3)
@@ -936,7 +938,7 @@ class Shared(nn.Module):
         x = self.act(self.lin(x)) * self.scale
         for layer in self.layers:
             x = layer(x)
-        return x + self.offset
+        return x + self.offset + self.shift
 
 
 torch.manual_seed(0)
@@ -958,6 +960,10 @@ def reset_shared():
         del SHARED.layers[-1]
     SHARED.layers[0] = BASE_LAYER
     SHARED.offset = torch.zeros(3)
+    Shared.shift = 0.0
+    vars(SHARED).pop("forward", None)
+    for p in SHARED.parameters():
+        p.requires_grad_(True)
 
 
 def shared_maker(change):
@@ -1038,7 +1044,37 @@ def restore_weights(maker):
     return wrapped
 
 
+def flip_requires_grad():
+    SHARED.lin.weight.requires_grad_(pick(True, False))
+    SHARED.layers[0].bias.requires_grad_(pick(True, False))
+
+
+def patch_forward():
+    if pick(True, False):
+        SHARED.forward = types.MethodType(lambda self, x: self.lin(x) * 5, SHARED)
+
+
+def change_class_attribute():
+    Shared.shift = pick(0.0, 2.0, -1.0)
+
+
+def replace_hook_function():
+    SHARED_HANDLES.append(SHARED.register_forward_hook(output_hook))
+    if pick(True, False):
+        SHARED._forward_hooks[SHARED_HANDLES[-1].id] = other_output_hook
+
+
+def flip_submodule_training():
+    SHARED.act = nn.Dropout(0.0) if pick(True, False) else nn.BatchNorm1d(3)
+    SHARED.act.train(pick(True, False))
+
+
 SHARED_CHANGES = {
+    "requires_grad_flipped": flip_requires_grad,
+    "forward_patched_on_instance": patch_forward,
+    "class_attribute": change_class_attribute,
+    "hook_function_replaced": replace_hook_function,
+    "submodule_training_flag": flip_submodule_training,
     "scale_attribute": set_scale,
     "training_flag": set_training,
     "hooks_added": add_hook,
@@ -1167,3 +1203,34 @@ def state_dict_keys(n):
 
 
 case("state_dict_keys_inside", state_dict_keys, fn=lambda m, x: (m(x)[0], list(m.state_dict().keys())))
+
+
+def hook_registered_inside(m, x):
+    handle = m.register_forward_hook(output_hook)
+    y = m(x)
+    handle.remove()
+    return y, m(x), len(m._forward_hooks)
+
+
+case("hook_registered_and_removed_inside", lambda n: (Affine(), torch.randn(n)), fn=hook_registered_inside)
+
+
+def training_flip_across_break(m, x):
+    m.eval()
+    a = m(x)
+    print("break")
+    m.train()
+    return a, m(x), m.training
+
+
+case("train_eval_flip_across_break", lambda n: (BatchNormTrainEval(), torch.randn(n, 3)), fn=training_flip_across_break)
+
+
+def submodule_swapped_across_break(m, x):
+    a = m(x)
+    m.act = nn.Tanh() if isinstance(m.act, nn.ReLU) else nn.ReLU()
+    print("break")
+    return a, m(x)
+
+
+case("submodule_swapped_across_break", lambda n: (IsinstanceChild(), torch.randn(n)), fn=submodule_swapped_across_break)

@@ -149,6 +149,9 @@ REPROS = [
     ("grad_through_expand_and_where", "m = x.sum(1, keepdim=True).expand_as(x)\nreturn torch.where(x > 0, m, x)", {"make_args": grad_matrix, "train": True}),
     ("deepcopy_dict_of_tensors", "d = {'a': x, 'b': [x * 2, 3]}\nc = copy.deepcopy(d)\nc['a'].add_(1)\nreturn c, d['a'] is x"),
     ("functools_partial_of_torch_op", "f = functools.partial(torch.clamp, min=-0.5)\nreturn f(x, max=0.5)"),
+    ("closure_cell_rebound_across_break", "k = 1\ndef g():\n    return x * k\na = g()\nprint('break')\nk = 2\nreturn a, g()"),
+    ("nonlocal_written_by_callee_across_break", "total = 0\ndef bump(t):\n    nonlocal total\n    total += 1\n    print('break')\n    return t * total\na = bump(x)\nb = bump(x)\nreturn a, b, total"),
+    ("list_mutated_across_break", "acc = [x]\nacc.append(x * 2)\nprint('break')\nacc[0] = acc[0] + 1\nreturn sum(acc), len(acc)"),
     ("lru_cache_helper", "@functools.lru_cache(None)\ndef k(n):\n    return n * 3\nreturn x * k(x.shape[0]), k(x.shape[0])"),
 ]
 snippets(SOURCE, "repro", REPROS, namespace=NS, make_args=matrix)

@@ -139,7 +139,7 @@ class CaptureSession:
         automatic_dims: dict | None = None,
         changing_numbers: set | None = None,
         stop_step: int | None = None,
-        live_values: Callable[[StackSnapshot], list[Value]] | None = None,
+        live_values: Callable[[StackSnapshot, CaptureSession], list[Value]] | None = None,
         fullgraph: bool = False,
     ):
         self.fn = fn
@@ -318,7 +318,7 @@ class CaptureSession:
         self._hand_over_grad_mode(grad_enabled_at_entry)
         self._keep_inputs_apart_if_mutated()
         if stopped is not None:
-            outputs = self._collect_outputs(self.live_values(stopped))
+            outputs = self._collect_outputs(self.live_values(stopped, self))
         else:
             outputs = self._collect_outputs([return_value])
         self.graph.set_output(outputs)

@@ -27,6 +27,9 @@ import types
 import warnings
 from typing import TYPE_CHECKING
 
+from guards import kinds
+from guards.sources import AttrSource
+
 from .. import logs
 from ..bytecode import decode
 from ..bytecode.liveness import live_locals
@@ -35,7 +38,9 @@ from ..errors import CaptureInternalError, Unsupported, UserException
 from ..interpreter.frame import BreakPoint, StackSnapshot, callable_slot
 from ..values.base import Value
 from ..values.context import ContextExit
+from ..values.lazy import LazyInput
 from ..markers import frame_only_disabled, mark_compiled
+from ..sources import HeldSource
 from ..module_call import hooked_call, hooked_call_of
 from ..values.own_frame import own_frame_function
 from ..values.modules import has_hooks
@@ -115,17 +120,42 @@ class _BreakPlan:
         self.locals: dict = {}
 
     # --- what the graph must produce --------------------------------------------------------------
-    def live_values(self, snapshot: StackSnapshot) -> list:
+    def live_values(self, snapshot: StackSnapshot, session) -> list:
         self.snapshot = snapshot
         offset = self.offset = self.to_original(snapshot.offset)
         if offset is None:
             return []
+        if self.point.compiled_call or self.point.in_callee:
+            self._guard_callee(snapshot, offset, session)
         bound = dict(snapshot.locals)
         # Cell variables are handed on as cells (capture.bytecode.resume).
         bound.update((name, snapshot.cells[name]) for name in self.original.co_cellvars if name in snapshot.cells)
         self.locals = {name: bound[name] for name in live_locals(self.original, offset) if name in bound}
         stack = [v for v in snapshot.stack if not isinstance(v, (NullValue, ContextExit))]
         return stack + list(self.locals.values())
+
+    def _guard_callee(self, snapshot: StackSnapshot, offset: int, session) -> None:
+        """The entry calls the compiled frame of the very callee the trace saw (its function's
+        own cache, whose entries read that function's closure and defaults): a callee read from
+        the frame must be that function again (a function passed in, another on the next
+        call), or that module class."""
+        start = self.listing.index_of_offset[offset]
+        # The CALL itself, or the KW_NAMES / PRECALL (3.11) before it.
+        call = next((i for i in self.listing.instructions[start:] if i.opname not in ("KW_NAMES", "PRECALL")), None)
+        if call is None or call.opname not in ("CALL", "CALL_FUNCTION_EX") or len(snapshot.stack) < -callable_slot(call):
+            return
+        callee = snapshot.stack[callable_slot(call)]
+        target = own_frame_function(callee)
+        if target is None or callee.source is None or isinstance(callee.source, HeldSource):
+            return
+        fn, bound, _ = target
+        obj = callee.obj if isinstance(callee, LazyInput) else getattr(callee, "fn", None)
+        if obj is fn:
+            session.add_guard(kinds.IdentityMatch(callee.source, fn))
+        elif isinstance(obj, types.MethodType):
+            session.add_guard(kinds.IdentityMatch(AttrSource(callee.source, "__func__"), fn))
+        elif bound is callee:  # a module: its class's forward (or hooked call)
+            session.add_guard(kinds.TypeMatch(callee.source, type(callee.obj)))
 
     # --- the entry's tail ---------------------------------------------------------------------------
     def tail(self, writer) -> tuple[list[str], list[str]]:
