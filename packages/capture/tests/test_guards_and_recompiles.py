@@ -172,3 +172,28 @@ def test_a_changed_parameter_of_a_grouped_module_recaptures(change, captures_aft
     run_and_compare(compiled, net, (torch.randn(2, 4, 3, 3),))
     run_and_compare(compiled, net, (torch.randn(2, 4, 3, 3),))
     assert captures(compiled) == captures_after
+
+
+def _scaled(x, k=2.0, *, shift=0.0):
+    return x * k + shift
+
+
+def _breaks_then_scales(t, k=2.0):
+    print("a break inside the callee")
+    return t * k
+
+
+def test_defaults_changed_on_the_function_reach_the_compiled_calls():
+    # The dispatcher read the defaults once, when it was made: later calls used the old ones.
+    compiled = compile_eager(_scaled)
+    callee_caller = compile_eager(lambda x: _breaks_then_scales(x))
+    saved = _scaled.__defaults__, _scaled.__kwdefaults__, _breaks_then_scales.__defaults__
+    try:
+        for k, shift in ((2.0, 0.0), (3.0, 1.0), (2.0, 0.0)):
+            _scaled.__defaults__, _scaled.__kwdefaults__ = (k,), {"shift": shift}
+            _breaks_then_scales.__defaults__ = (k,)
+            x = torch.randn(3)
+            torch.testing.assert_close(compiled(x), x * k + shift)
+            torch.testing.assert_close(callee_caller(x), x * k)
+    finally:
+        _scaled.__defaults__, _scaled.__kwdefaults__, _breaks_then_scales.__defaults__ = saved

@@ -342,3 +342,157 @@ def deepcopy_tensors(d):
 
 
 add(SOURCE, "repro.deepcopy_input_dict_of_tensors", deepcopy_tensors, lambda n: ({"a": torch.randn(n), "b": torch.randn(n, 2)},))
+
+
+# ---- callees that break their graph, changed between calls ------------------------------------------
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, t):
+        print("a break inside the method")
+        return t * self.k
+
+
+class Shifter(Scaler):
+    def apply(self, t):
+        print("a break inside the override")
+        return t + self.k
+
+
+def calls_method(obj, x):
+    return obj.apply(x * 2)
+
+
+add(SOURCE, "repro.method_of_object_of_changing_class_breaks", calls_method,
+    lambda n: (pick(Scaler, Shifter)(pick(2.0, 3.0)), torch.randn(n)))
+
+
+def calls_partial(p, x):
+    return p(x) + 1
+
+
+def breaking_scale(t, k):
+    print("a break inside the partial's function")
+    return t * k
+
+
+def breaking_shift(t, k):
+    print("a break inside the partial's function")
+    return t + k
+
+
+add(SOURCE, "repro.partial_passed_in_breaks", calls_partial,
+    lambda n: (functools.partial(pick(breaking_scale, breaking_shift), k=pick(2.0, 5.0)), torch.randn(n)))
+
+
+def breaking_with_default(t, k=2.0):
+    print("a break inside the callee")
+    return t * k
+
+
+def calls_breaking_with_default(x):
+    return breaking_with_default(x) + breaking_with_default(x, 1.0)
+
+
+def set_breaking_default(n):
+    breaking_with_default.__defaults__ = (pick(2.0, -3.0),)
+    return (torch.randn(n),)
+
+
+add(SOURCE, "repro.default_of_breaking_callee_changed_between_calls", calls_breaking_with_default, set_breaking_default)
+
+
+BREAKING_CLOSURE_STATE = {}
+
+
+def make_breaking_closure():
+    k = 1.0
+
+    def inner(t):
+        print("a break inside the closure")
+        return t * k
+
+    def set_k(value):
+        nonlocal k
+        k = value
+
+    return inner, set_k
+
+
+BREAKING_CLOSURE, SET_BREAKING_CELL = make_breaking_closure()
+
+
+def calls_breaking_closure(x):
+    return BREAKING_CLOSURE(x) + 1
+
+
+def set_breaking_closure(n):
+    SET_BREAKING_CELL(pick(1.0, -2.0, 0.5))
+    return (torch.randn(n),)
+
+
+add(SOURCE, "repro.cell_of_breaking_closure_changed_between_calls", calls_breaking_closure, set_breaking_closure)
+
+
+def global_breaking_fn(t):
+    print("a break inside the global function")
+    return t * 2
+
+
+def calls_global_breaking_fn(x):
+    return GLOBAL_BREAKING(x)
+
+
+GLOBAL_BREAKING = global_breaking_fn
+
+
+def set_global_breaking(n):
+    global GLOBAL_BREAKING
+    GLOBAL_BREAKING = pick(global_breaking_fn, breaking_shift_one)
+    return (torch.randn(n),)
+
+
+def breaking_shift_one(t):
+    print("a break inside the other global function")
+    return t + 1
+
+
+add(SOURCE, "repro.global_breaking_function_replaced_between_calls", calls_global_breaking_fn, set_global_breaking)
+
+
+def class_attr_read_in_breaking_callee(x):
+    def g(t):
+        print("a break")
+        return t * Holder.classattr
+
+    return g(x)
+
+
+def set_class_attr(n):
+    Holder.classattr = pick(2, 5)
+    return (torch.randn(n),)
+
+
+add(SOURCE, "repro.class_attribute_read_after_break_changed_between_calls", class_attr_read_in_breaking_callee, set_class_attr)
+
+
+def generator_passed_in(gen_fn, x):
+    return sum(gen_fn(x))
+
+
+def gen_a(t):
+    yield t
+    print("a break inside the generator")
+    yield t * 2
+
+
+def gen_b(t):
+    yield t
+    print("a break inside the generator")
+    yield t * 3
+
+
+add(SOURCE, "repro.generator_function_passed_in_breaks", generator_passed_in, lambda n: (pick(gen_a, gen_b), torch.randn(n)))

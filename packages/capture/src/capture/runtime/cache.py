@@ -280,11 +280,23 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
     they arrived (no *args/**kwargs repacking on the hot path). With `resolve_tail_calls` it
     runs the chain of resume functions an entry that broke its graph hands back."""
     signature = inspect.signature(fn, follow_wrapped=False)
-    params, forward, positional, keywords = [], [], [], []
+    params, forward, positional, keywords, defaults = [], [], [], [], []
     kind = inspect.Parameter
+    positional_defaults = len(fn.__defaults__ or ())
+    positional_params = [p for p in signature.parameters.values() if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD)]
+    first_defaulted = len(positional_params) - positional_defaults
     for p in signature.parameters.values():
-        bare = p.replace(default=kind.empty, annotation=kind.empty)
+        # Defaults are read from `fn` on each call, as Python binds them: a later
+        # `fn.__defaults__ = ...` must reach the entries (their guards check the value).
+        default = _DEFAULT if p.default is not kind.empty else kind.empty
+        bare = p.replace(default=default, annotation=kind.empty)
         params.append(bare)
+        if default is _DEFAULT:
+            if p.kind is kind.KEYWORD_ONLY:
+                defaults.append(f"    if {p.name} is __DEFAULT:\n        {p.name} = __fn.__kwdefaults__[{p.name!r}]\n")
+            else:
+                index = positional_params.index(p) - first_defaulted
+                defaults.append(f"    if {p.name} is __DEFAULT:\n        {p.name} = __fn.__defaults__[{index}]\n")
         if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD):
             forward.append(p.name)
             positional.append(p.name)
@@ -325,13 +337,21 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
             f"            return __entry({call})\n"
             f"    return {miss_call}\n"
         )
-    source = f"def {name}{inspect.Signature(params)}:\n" + body
+    source = f"def {name}{inspect.Signature(params)}:\n" + "".join(defaults) + body
     namespace = {
         "__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state,
-        "__forced_eager": stance.forced_eager, "__fn": fn,
+        "__forced_eager": stance.forced_eager, "__fn": fn, "__DEFAULT": _DEFAULT,
     }
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
-    dispatch = namespace[name]
-    dispatch.__defaults__ = fn.__defaults__
-    dispatch.__kwdefaults__ = fn.__kwdefaults__
-    return mark_compiled(dispatch)
+    return mark_compiled(namespace[name])
+
+
+class _Default:
+    """The default of every defaulted parameter of a dispatcher: the dispatcher then reads the
+    function's own default (spelled `__DEFAULT` in the generated signature)."""
+
+    def __repr__(self) -> str:
+        return "__DEFAULT"
+
+
+_DEFAULT = _Default()
