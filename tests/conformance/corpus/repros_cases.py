@@ -62,6 +62,8 @@ class Holder:
         return cls(t * cls.classattr)
 
 
+COUNTER_G = 0
+
 NS = {
     "torch": torch, "F": F, "math": math, "collections": collections, "copy": copy, "dataclasses": dataclasses,
     "functools": functools, "Output": Output, "Frozen": Frozen, "Pair": Pair, "ProcessorList": ProcessorList,
@@ -152,6 +154,11 @@ REPROS = [
     ("closure_cell_rebound_across_break", "k = 1\ndef g():\n    return x * k\na = g()\nprint('break')\nk = 2\nreturn a, g()"),
     ("nonlocal_written_by_callee_across_break", "total = 0\ndef bump(t):\n    nonlocal total\n    total += 1\n    print('break')\n    return t * total\na = bump(x)\nb = bump(x)\nreturn a, b, total"),
     ("list_mutated_across_break", "acc = [x]\nacc.append(x * 2)\nprint('break')\nacc[0] = acc[0] + 1\nreturn sum(acc), len(acc)"),
+    ("global_written_across_break", "global COUNTER_G\nCOUNTER_G = 0\nCOUNTER_G += 1\nprint('break')\nCOUNTER_G += 2\nreturn x * COUNTER_G, COUNTER_G"),
+    ("dict_mutated_across_break", "d = {'a': x}\nd['b'] = x * 2\nprint('break')\nd['a'] = d['a'] + d.pop('b')\nreturn d, len(d)"),
+    ("iterator_consumed_across_break", "it = iter([x, x * 2, x * 3])\nfirst = next(it)\nprint('break')\nrest = list(it)\nreturn first, rest"),
+    ("exception_raised_in_callee_after_break", "def g(t):\n    print('break')\n    raise KeyError('k')\ntry:\n    g(x)\nexcept KeyError as e:\n    return x + 1, str(e)\nreturn x"),
+    ("object_attribute_written_across_break", "class O:\n    pass\no = O()\no.v = x\nprint('break')\no.v = o.v * 2\nreturn o.v, vars(o).keys() == {'v'}"),
     ("lru_cache_helper", "@functools.lru_cache(None)\ndef k(n):\n    return n * 3\nreturn x * k(x.shape[0]), k(x.shape[0])"),
 ]
 snippets(SOURCE, "repro", REPROS, namespace=NS, make_args=matrix)
@@ -496,3 +503,37 @@ def gen_b(t):
 
 
 add(SOURCE, "repro.generator_function_passed_in_breaks", generator_passed_in, lambda n: (pick(gen_a, gen_b), torch.randn(n)))
+
+
+@dataclasses.dataclass
+class Settings:
+    scale: float
+    use_bias: bool
+    names: tuple
+
+
+def reads_dataclass_input(s, x):
+    y = x * s.scale
+    if s.use_bias:
+        y = y + len(s.names)
+    return y
+
+
+add(SOURCE, "repro.dataclass_input_fields_change", reads_dataclass_input,
+    lambda n: (Settings(pick(1.0, 2.0), pick(True, False), pick(("a",), ("a", "b"))), torch.randn(n)))
+
+
+def module_counter_across_break(m, x):
+    m.calls += 1
+    print("break")
+    m.calls += 1
+    return x * m.calls
+
+
+class CountingModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = pick(0, 5)
+
+
+add(SOURCE, "repro.module_attribute_incremented_across_break", module_counter_across_break, lambda n: (CountingModule(), torch.randn(n)))
