@@ -70,6 +70,7 @@ class GraphLowering(torch.fx.Interpreter):
         self.symbol_sources: dict[sympy.Symbol, str] = {}
         self.hints: dict[sympy.Symbol, int] = {}
         self.symbol_map: dict = {}                    # foreign symbols -> ours
+        self.expression_symbols: dict = {}            # foreign expressions given as inputs -> ours
         # Unbacked symbols (data-dependent sizes and numbers) by the buffer whose step makes
         # them known; their `symbol_sources` read that buffer.
         self.unbacked_bound_by: dict[str, list[sympy.Symbol]] = {}
@@ -113,6 +114,8 @@ class GraphLowering(torch.fx.Interpreter):
         """Our sympy expression for a size, foreign symbols mapped to ours."""
         expr = as_expr(value)
         if expr.free_symbols:
+            if self.expression_symbols:
+                expr = expr.xreplace(self.expression_symbols)
             expr = expr.xreplace({s: self.symbol_map.get(s, s) for s in expr.free_symbols})
         return expr
 
@@ -276,10 +279,19 @@ class GraphLowering(torch.fx.Interpreter):
             if ours is None:
                 ours = _our_symbol(expr, unbacked=_hint_of(value) is None)
                 self.symbol_map[expr] = ours
+            if ours not in self.symbol_sources:  # new, or met first inside an expression
                 self.symbol_sources[ours] = source
                 self.hints[ours] = hint
             return ours
         self._bind_shifted_symbol(expr, source, hint)
+        if hint is not None and not expr.free_symbols <= set(self.symbol_map):
+            # An expression of symbols no input carries alone (channel_shuffle's backward takes
+            # c // groups and a gradient of size groups * (c // groups), never c): a symbol of
+            # ours stands for the whole expression wherever it appears.
+            ours = sympy.Symbol(f"e{len(self.expression_symbols)}", integer=True)
+            self.expression_symbols[expr] = ours
+            self.symbol_sources[ours] = source
+            self.hints[ours] = hint
         return self.sympify(expr)
 
     def _bind_shifted_symbol(self, expr: sympy.Expr, source: str, hint: int) -> None:

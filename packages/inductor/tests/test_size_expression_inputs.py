@@ -1,7 +1,13 @@
-"""A graph input that is a symbol plus or minus a constant (the partitioner saves `-s0`, the
-negated pad, for constant_pad_nd's backward) binds that symbol for the kernels that index with
-it (graph.py `_bind_shifted_symbol`): they failed to compile with `s0` undeclared. Compiled
-against eager, forward and backward: first call, fresh values, a new pad and a new size."""
+"""Graph inputs that are expressions of symbols rather than symbols (graph.py `_bind`):
+
+- a symbol plus or minus a constant (the partitioner saves `-s0`, the negated pad, for
+  constant_pad_nd's backward) binds that symbol for the kernels that index with it;
+- any other expression of symbols no input carries alone (channel_shuffle's backward gets
+  c // groups, and a gradient of size groups * (c // groups), never c) gets a symbol of its own.
+
+Both failed: a kernel with `s0` undeclared, or "Cannot convert symbols to int". Compiled against
+eager, forward and backward: first call, fresh values, new sizes and scalars.
+"""
 
 from __future__ import annotations
 
@@ -54,3 +60,27 @@ def test_backward_of_a_symbolic_pad_that_crops():
     compiled = inductor.compile_fx(_graph_with_symbolic_pad(x, 2), [x, 2])
     _check(compiled, x, 2)
     _check(compiled, torch.randn(4, 5, requires_grad=True), -1)
+
+
+def shuffle_channels(x, groups):
+    return (torch.nn.functional.channel_shuffle(x, groups),)
+
+
+def test_backward_of_channel_shuffle_with_symbolic_channels_and_groups():
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 3, 3, requires_grad=True)
+    gm = torch.fx.symbolic_trace(shuffle_channels)
+    mode = fake_tensor.FakeTensorMode(shape_env=fake_tensor.ShapeEnv())
+    x_placeholder, groups_placeholder = gm.graph.find_nodes(op="placeholder")
+    x_placeholder.meta["example_value"] = mode.from_real(x, dynamic_dims=[0, 1])
+    groups_placeholder.meta["example_value"] = mode.shape_env.scalar(3, "L['groups']")
+    compiled = inductor.compile_fx(gm, [x, 3])
+    for batch, channels, groups in ((2, 6, 3), (2, 6, 3), (3, 8, 2), (4, 12, 4)):
+        x = torch.randn(batch, channels, 3, 3, requires_grad=True)
+        ours = x.detach().clone().requires_grad_()
+        actual, expected = compiled(ours, groups)[0], shuffle_channels(x, groups)[0]
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+        cotangent = torch.randn_like(expected)
+        torch.testing.assert_close(
+            torch.autograd.grad(actual, ours, cotangent), torch.autograd.grad(expected, x, cotangent), rtol=0, atol=0
+        )
