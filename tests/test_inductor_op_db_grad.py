@@ -81,6 +81,8 @@ GRAD_TOLERANCE_OVERRIDES: dict[tuple[str, torch.dtype], dict[str, float]] = {
     # are up to 0.03 off float64.
     ("var_mean", torch.bfloat16): {"rtol": 1.6e-2, "atol": 3e-2},
     ("std_mean", torch.bfloat16): {"rtol": 1.6e-2, "atol": 3e-2},
+    ("var", torch.bfloat16): {"rtol": 1.6e-2, "atol": 3e-2},
+    ("std", torch.bfloat16): {"rtol": 1.6e-2, "atol": 3e-2},
     # op_db's sample with eps=-0.5: var + eps near 0 amplifies every bf16 rounding of x - mean;
     # eager's gradients are up to 0.01 off float64 (weight gradients of 0.08 made of terms of 2).
     ("nn.functional.layer_norm", torch.bfloat16): {"rtol": 1.6e-2, "atol": 1.5e-2},
