@@ -233,3 +233,45 @@ def test_saved_tensors_hooks_run_outside_the_graph():
         fn(eager_x, eager_log).sum().backward()
         assert log == eager_log
         torch.testing.assert_close(x.grad, eager_x.grad)
+
+
+@pytest.mark.parametrize("backend", ["eager", "keeps_global_state"])
+def test_autocast_left_changed_by_the_function_is_set_after_the_graph(backend):
+    import capture
+
+    def fn(a, b):
+        torch.set_autocast_enabled("cpu", True)
+        return a @ b
+
+    def keeps_global_state(gm, example_inputs):
+        def run(*args):
+            enabled = torch.is_autocast_enabled("cpu")
+            try:
+                return gm(*args)
+            finally:
+                torch.set_autocast_enabled("cpu", enabled)
+
+        return run
+
+    chosen = capture.backends.eager if backend == "eager" else keeps_global_state
+    compiled = capture.optimize(fn, chosen)
+    try:
+        for _ in range(2):
+            a, b = torch.randn(3, 4), torch.randn(4, 2)
+            out = compiled(a, b)
+            assert torch.is_autocast_enabled("cpu") and out.dtype == torch.get_autocast_dtype("cpu")
+            torch.set_autocast_enabled("cpu", False)
+    finally:
+        torch.set_autocast_enabled("cpu", False)
+
+
+def test_is_inference_of_an_input_is_its_own():
+    # The fake counterpart of an inference tensor is none: the answer comes from the input.
+    def fn(x):
+        return x + 1, x.is_inference()
+
+    compiled = compile_eager(fn)
+    with torch.inference_mode():
+        made_in_inference_mode = torch.randn(3)
+    for x in (made_in_inference_mode, torch.randn(3)):
+        assert compiled(x)[1] == x.is_inference()

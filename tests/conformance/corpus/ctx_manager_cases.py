@@ -219,3 +219,19 @@ OTHER = [
     ("no_grad_around_module_call", "lin = torch.nn.Linear(x.shape[0], 2)\nwith torch.no_grad():\n    y = lin(x)\nreturn y.shape, y.requires_grad"),
 ]
 snippets(SOURCE, "ctx", OTHER, namespace=NS, make_args=grad_vec, params="x")
+
+MORE = [
+    ("autocast_dtype_by_flag", "dtype = torch.bfloat16 if flag else torch.float16\nwith torch.autocast('cpu', dtype=dtype):\n    y = a @ b\nreturn y.float(), y.dtype", {"params": "a, b, flag", "make_args": matrices_flag, "atol": 0.05, "rtol": 0.05}),
+    ("autocast_inside_no_grad_with_break", "with torch.no_grad():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        y = a @ b\n        print('break')\n        z = a @ b\nreturn y.float(), z.dtype, z.requires_grad, torch.is_autocast_enabled('cpu')", {"params": "a, b", "make_args": matrices, "atol": 0.05, "rtol": 0.05}),
+    ("set_autocast_enabled_function", "prev = torch.is_autocast_enabled('cpu')\ntorch.set_autocast_enabled('cpu', True)\ny = a @ b\ntorch.set_autocast_enabled('cpu', prev)\nreturn y, y.dtype", {"params": "a, b", "make_args": matrices, "atol": 0.05, "rtol": 0.05}),
+    ("no_grad_and_enable_grad_in_one_with", "with torch.no_grad(), torch.enable_grad():\n    y = x * 2\nreturn y, y.requires_grad"),
+    ("grad_mode_as_bool_argument_to_callee", "def g(t, mode):\n    with torch.set_grad_enabled(mode):\n        return t * 2\na = g(x, flag)\nb = g(x, not flag)\nreturn a, b, a.requires_grad, b.requires_grad", {"params": "x, flag", "make_args": grad_vec_flag}),
+]
+snippets(SOURCE, "ctx", MORE, namespace=NS, make_args=grad_vec, params="x")
+
+MORE_BREAKS = [
+    ("set_autocast_enabled_function_across_break", "prev = torch.is_autocast_enabled('cpu')\ntorch.set_autocast_enabled('cpu', True)\ny = a @ b\nprint('break')\nz = a @ b\ntorch.set_autocast_enabled('cpu', prev)\nw = a @ b\nreturn y.float(), z.float(), y.dtype, z.dtype, w.dtype", {"params": "a, b", "make_args": matrices, "atol": 0.05, "rtol": 0.05}),
+    ("autocast_entered_by_hand", "m = torch.autocast('cpu', dtype=torch.bfloat16)\nm.__enter__()\ny = a @ b\nm.__exit__(None, None, None)\nz = a @ b\nreturn y.float(), y.dtype, z.dtype", {"params": "a, b", "make_args": matrices, "atol": 0.05, "rtol": 0.05}),
+    ("inference_mode_entered_by_hand", "m = torch.inference_mode()\nm.__enter__()\ny = x * 2\nm.__exit__(None, None, None)\nreturn y.clone(), y.is_inference(), torch.is_inference_mode_enabled()"),
+]
+snippets(SOURCE, "ctx", MORE_BREAKS, namespace=NS, make_args=grad_vec, params="x")

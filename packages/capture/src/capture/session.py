@@ -88,6 +88,10 @@ def _capturing(exporting: bool):
             torch.set_autocast_dtype(device, dtype)
 
 
+def _autocast_state() -> dict:
+    return {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in ("cpu", "cuda")}
+
+
 def _written(fake: torch.Tensor) -> bool:
     """Whether the trace wrote to `fake` (or a view of it). Inference tensors keep no version
     counter: taken as written."""
@@ -307,6 +311,7 @@ class CaptureSession:
         frame = Frame(self, code, fn.__globals__, locals_, cells)
         frame.stop_step = self.stop_step
         grad_enabled_at_entry = torch.is_grad_enabled()
+        autocast_at_entry = _autocast_state()
         return_value = frame.run()
         stopped = frame.stopped
         if stopped is not None:
@@ -316,6 +321,7 @@ class CaptureSession:
                 if isinstance(value, ContextExit):
                     value.manager.exit(frame)
         self._hand_over_grad_mode(grad_enabled_at_entry)
+        self._hand_over_autocast(autocast_at_entry)
         self._keep_inputs_apart_if_mutated()
         if stopped is not None:
             outputs = self._collect_outputs(self.live_values(stopped, self))
@@ -362,6 +368,18 @@ class CaptureSession:
         self.graph.record_effect(torch._C._set_grad_enabled, at_entry)
         setter = DeferredCall(torch._C._set_grad_enabled, None, "set_grad_enabled")
         self.side_effects.defer_call(setter, [ConstantValue(now)], {})
+
+    def _hand_over_autocast(self, at_entry: dict) -> None:
+        """Autocast switched outside a `with` block (`torch.set_autocast_enabled` called, a
+        manager's `__enter__` called by hand) and left so: handed over like grad mode."""
+        for device, (enabled, dtype) in _autocast_state().items():
+            if (enabled, dtype) == at_entry[device]:
+                continue
+            self.graph.record_effect(torch.set_autocast_enabled, device, at_entry[device][0])
+            self.graph.record_effect(torch.set_autocast_dtype, device, at_entry[device][1])
+            for setter, value in ((torch.set_autocast_enabled, enabled), (torch.set_autocast_dtype, dtype)):
+                call = DeferredCall(setter, None, setter.__name__)
+                self.side_effects.defer_call(call, [ConstantValue(device), ConstantValue(value)], {})
 
     def add_shape_guards(self) -> None:
         """The guards the ShapeEnv took so far (on symbolic sizes), added to `guards`."""

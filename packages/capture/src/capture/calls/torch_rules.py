@@ -13,7 +13,7 @@ import torch
 from ..errors import Unsupported
 from ..values.constant import ConstantValue
 from ..values.context import AutocastContext, DecoratedByContext, GradModeContext, InferenceModeContext, NullContext
-from ..values.tensor import REFUSED_METHODS
+from ..values.tensor import REFUSED_METHODS, TensorValue
 from .registry import construct_rule, rule, rule_named
 
 
@@ -201,6 +201,18 @@ for _name, _what in REFUSED_METHODS.items():
 
 
 _refuse_item = _leaves_graph("item", REFUSED_METHODS["item"])
+
+
+@rule(torch.Tensor.is_inference)
+def _is_inference(frame, args, kwargs):
+    """An input's answer is its own (its tensor guard checks it): its fake counterpart is no
+    inference tensor. A tensor the graph computes answers for the mode it was computed in."""
+    (tensor,) = args
+    if not isinstance(tensor, TensorValue):
+        raise Unsupported(f"Tensor.is_inference() of {tensor.describe()}")
+    if tensor.node.op == "placeholder" and tensor.real is not None:
+        return ConstantValue(tensor.real.is_inference())
+    return ConstantValue(tensor.fake.is_inference())
 
 
 @rule(torch.Tensor.item)
