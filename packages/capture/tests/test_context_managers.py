@@ -275,3 +275,22 @@ def test_is_inference_of_an_input_is_its_own():
         made_in_inference_mode = torch.randn(3)
     for x in (made_in_inference_mode, torch.randn(3)):
         assert compiled(x)[1] == x.is_inference()
+
+
+def test_a_trace_stopped_inside_inference_mode_leaves_it():
+    # Inference mode has no setter the capture could restore it with: the manager the trace
+    # entered for real is left when the trace stops inside its block (refused here).
+    import capture
+
+    def fn(x):
+        with torch.inference_mode():
+            y = x * 2
+            print("refused under fullgraph")
+            z = y + 1
+        return z
+
+    with pytest.raises(capture.Unsupported) as raised:
+        compile_eager(fn, fullgraph=True)(torch.randn(3, requires_grad=True))
+    # Checked while the error (and the frames its traceback holds) is alive: freeing the
+    # manager's C++ guard left inference mode too, which hid the leak.
+    assert raised.value is not None and not torch.is_inference_mode_enabled()

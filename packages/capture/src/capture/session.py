@@ -183,6 +183,8 @@ class CaptureSession:
         # members (capture.values.tensor.register_input_key), objects `is` or id() found
         # different (tell_apart); and the one guard that keeps them distinct objects.
         self.distinct_inputs: dict[int, Value] = {}
+        # How to leave the global-state managers the trace has entered for real and not left.
+        self.open_contexts: list[Callable[[], None]] = []
         self._distinct_sources: list = []
         self._distinct: DistinctObjects | None = None
 
@@ -279,7 +281,12 @@ class CaptureSession:
     # --- running ----------------------------------------------------------------------------------
     def run(self) -> CaptureResult:
         with _capturing(self.exporting):
-            return self._run(self.args, self.kwargs)
+            try:
+                return self._run(self.args, self.kwargs)
+            finally:
+                # Managers the trace entered for real and did not leave (it stopped inside).
+                while self.open_contexts:
+                    self.open_contexts.pop()()
 
     def _run(self, args: tuple, kwargs: dict) -> CaptureResult:
         fn = self.fn

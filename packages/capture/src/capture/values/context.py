@@ -186,12 +186,19 @@ class InferenceModeContext(GlobalStateContext):
         enter = torch.autograd.grad_mode._enter_inference_mode
         self._real = enter(self.enabled)
         self._node = frame.session.graph.record_effect(enter, self.enabled)
+        # Inference mode has no setter to put back: a trace that stops inside the block
+        # (refused under fullgraph, say) leaves it through this.
+        frame.session.open_contexts.append(self._leave_real)
         return ConstantValue(None)
 
     def exit(self, frame):
         exit_ = torch.autograd.grad_mode._exit_inference_mode
-        exit_(self._real)
+        self._leave_real()
+        frame.session.open_contexts.remove(self._leave_real)
         frame.session.graph.record_effect(exit_, self._node)
+
+    def _leave_real(self):
+        torch.autograd.grad_mode._exit_inference_mode(self._real)
 
     def rebuilt(self):
         return torch.inference_mode, (self.enabled,)
