@@ -111,3 +111,23 @@ def test_cuda_and_cpu_fakes_do_not_mix_like_eager():
     with pytest.raises(DeviceMismatchError, match="aten.add.Tensor"):
         with mode:
             cuda + cpu
+
+
+NUMBERS_ONLY_CALLS = {
+    "div trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "true div": torch.div,
+    "mul": torch.mul,
+    "add": torch.add,
+}
+
+
+@pytest.mark.parametrize("call", NUMBERS_ONLY_CALLS.values(), ids=NUMBERS_ONLY_CALLS.keys())
+@pytest.mark.parametrize("numbers", [(12, 5), (7.5, 2), (3, 2.0)], ids=str)
+def test_an_op_of_python_numbers_alone_gives_a_fake_like_eagers_tensor(call, numbers):
+    # Eager wraps the numbers into CPU tensors (Longformer's torch.div(seq_len, w, ...)).
+    eager = call(*numbers)
+    with FakeTensorMode():
+        fake = call(*numbers)
+    assert is_fake(fake)
+    assert (fake.dtype, fake.shape, fake.device) == (eager.dtype, eager.shape, eager.device)

@@ -75,6 +75,8 @@ def run_on_meta(mode, func, args, kwargs):
     try:
         with torch._C._DisableTorchDispatch():
             result = func(*meta_args, **meta_kwargs)
+            if not unwrapped.inputs:
+                result = _numbers_result_to_meta(result)
             if key is not None:
                 cache.record(key, meta_args, meta_kwargs, result)
     except NotImplementedError as missing_kernel:
@@ -104,6 +106,17 @@ def run_on_meta(mode, func, args, kwargs):
         return out
 
     return wrap(result)
+
+
+def _numbers_result_to_meta(out):
+    """An op given Python numbers where it takes tensors (`torch.div(n, 4, rounding_mode=...)` of
+    two ints, as Longformer computes its chunk count) ran on the CPU tensors ATen wrapped them
+    into, as eager does: its result keeps only its metadata, on meta."""
+    if isinstance(out, torch.Tensor) and out.device.type != "meta":
+        return torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=META)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_numbers_result_to_meta(x) for x in out)
+    return out
 
 
 def _wrap_fresh(mode, out, device):

@@ -63,7 +63,9 @@ def result_device(tensors) -> torch.device:
     for t in tensors:
         if t.device.type != "cpu" or len(t.size) != 0:
             return t.device
-    return tensors[0].device
+    # Python numbers alone (`torch.div(n, 4, rounding_mode="trunc")` of two ints): eager wraps
+    # them into CPU tensors, so the result is a CPU tensor.
+    return tensors[0].device if tensors else torch.device("cpu")
 
 
 def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
