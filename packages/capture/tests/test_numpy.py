@@ -314,3 +314,25 @@ def test_array_input_sizes_become_dynamic_after_a_change():
         a = np.random.randn(size, 2)
         assert_same_numpy(compiled(a), fn(a))
     assert captures(compiled) == 2  # static, then symbolic in the size that changed
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_of_python_numbers_is_a_numpy_scalar_across_a_break(backend):
+    # VITS: `constant = np.log(np.exp(1 - min_derivative) - 1)` written into a tensor, then a
+    # data-dependent write breaks the graph. Traced, the constant came back as a 0-d ndarray,
+    # which Tensor.__setitem__ refuses.
+    def fn(x, d, min_derivative=1e-3):
+        constant = np.log(np.exp(1 - min_derivative) - 1)
+        d = torch.nn.functional.pad(d, pad=(1, 1))
+        d[..., 0] = constant
+        out = torch.zeros_like(x)
+        out[x > 0] = x[x > 0] * 2
+        return out, d, constant
+
+    compiled = capture.optimize(fn, BACKENDS[backend])
+    for size in (3, 3, 5):
+        x, d = torch.randn(4, size), torch.randn(4, size)
+        got, want = compiled(x, d), fn(x, d)
+        assert type(got[2]) is type(want[2]) is np.float64 and got[2] == want[2]
+        for a, e in zip(got[:2], want[:2]):
+            torch.testing.assert_close(a, e)

@@ -118,3 +118,24 @@ def test_is_exporting_only_while_exporting():
 
     capture.export(fn, (torch.randn(2),))
     assert seen[0] is True and not torch.compiler.is_exporting()
+
+
+def test_a_function_marked_as_torch_compile_marks_it_runs_at_trace_time():
+    # transformers marks its install probes (`is_mambapy_available`, which calls
+    # importlib.util.find_spec) with `_dynamo_marked_constant`, torch.compile's mark for
+    # assume_constant_result; traced, find_spec read sys.modules while imports changed it.
+    calls = []
+
+    def probe() -> bool:
+        calls.append(1)
+        return True
+
+    probe._dynamo_marked_constant = True
+
+    def fn(x):
+        return x + 1 if probe() else x - 1
+
+    graph = capture.export(fn, (torch.randn(2),))
+    assert len(calls) == 1  # called once, natively, while tracing
+    x = torch.randn(2)
+    torch.testing.assert_close(graph(x), fn(x))

@@ -16,7 +16,7 @@ import functools
 import inspect
 from typing import Callable
 
-from .calls.registry import construct_rule, rule
+from .calls.registry import MARK_RULES, construct_rule, rule
 from .errors import CaptureError, Unsupported
 from .values.factory import constant_args, evaluate_constant_operation
 
@@ -69,8 +69,11 @@ def assume_constant_result(fn: Callable) -> Callable:
     """Calls of `fn` (with constant arguments) are evaluated while tracing and their result
     is a constant of the graph; returns `fn`. Nothing checks later that the result would still
     be the same."""
+    rule(fn)(_evaluated_now(fn))
+    return fn
 
-    @rule(fn)
+
+def _evaluated_now(fn: Callable) -> Callable:
     def evaluate_now(frame, args, kwargs):
         constants = constant_args(args, kwargs)
         if constants is None:
@@ -81,7 +84,13 @@ def assume_constant_result(fn: Callable) -> Callable:
         positional, keywords = constants
         return evaluate_constant_operation(frame, lambda: fn(*positional, **keywords), ())
 
-    return fn
+    return evaluate_now
+
+
+# torch.compile's own mark for assume_constant_result, which transformers sets on its install
+# probes (`is_mambapy_available`, which calls importlib.util.find_spec): traced, find_spec read
+# sys.modules while imports changed it (Zamba, VITS, NLLB-MoE).
+MARK_RULES["_dynamo_marked_constant"] = _evaluated_now
 
 
 def forbid_tracing(target: Callable, reason: str) -> None:

@@ -24,6 +24,18 @@ def _traced(numpy_fn, torch_fn):
     target = operation_for(torch_fn, getattr(numpy_fn, "__module__", None) or "numpy", numpy_fn.__name__, numpy_fn)
 
     def handler(frame, args, kwargs):
+        constants = constant_args(args, kwargs)
+        if constants is not None:
+            # Python numbers in, a numpy scalar out (`np.log(np.exp(1 - d) - 1)`, as VITS
+            # computes a constant): folded, so the program keeps eager's np.float64. Traced, it
+            # became a 0-d ndarray, which a tensor's __setitem__ refuses.
+            positional, keywords = constants
+            try:
+                result = numpy_fn(*positional, **keywords)
+            except Exception:  # noqa: BLE001  (traced instead, which raises the program's error)
+                result = None
+            if isinstance(result, (np.generic, bool, int, float, complex)):
+                return frame.session.wrap(result, None)
         return numpy_operation(frame, target, args, kwargs)
 
     return handler

@@ -17,6 +17,9 @@ CALL_RULES: dict[Any, Callable] = {}
 # DESIGN.md), keyed by `module.qualname`; code written for torch.compile calls them.
 NAMED_RULES: dict[str, Callable] = {}
 CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
+# Rules for functions carrying a mark rather than a registration (attribute name -> the rule
+# for a marked function), as code written for torch.compile marks them.
+MARK_RULES: dict[str, Callable[[Any], Callable]] = {}
 
 
 def _register(table, keys, handler):
@@ -61,6 +64,9 @@ def rule_for(fn: Any) -> Callable | None:
             return None
         if handler is not None:
             return handler
+        for mark, rule_of_marked in MARK_RULES.items():
+            if getattr(fn, mark, False) is True:
+                return rule_of_marked(fn)
         module = getattr(fn, "__module__", None)
         if module is not None and module.startswith("torch._dynamo"):
             handler = NAMED_RULES.get(f"{module}.{getattr(fn, '__qualname__', '')}")
