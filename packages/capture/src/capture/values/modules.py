@@ -14,6 +14,7 @@ from torch import nn
 from ..errors import Unsupported
 from ..guard_kinds import ModuleCallMatch
 from ..module_call import HOOK_DICTS, has_backward_hooks, hooked_call_of
+from .base import Value
 from .callables import MethodValue
 from .class_lookup import MISSING, lookup_static
 from .constant import ConstantValue
