@@ -5,6 +5,8 @@ capture cannot trace into) is traced as a call of `polyfill`, a Python function 
 same; called outside capture, the returned function runs `original`.
 `assume_constant_result(fn)`: a call of `fn` on constant arguments runs now, while tracing,
 and its result is a constant of the graph (no guard checks it later: the user vouches for it).
+A function carrying torch.compile's mark for it (`fn._dynamo_marked_constant = True`, as
+transformers marks its install probes) is treated the same, unregistered.
 `forbid_tracing(target, reason)`: reaching a call of `target` while tracing is an error.
 
 Both register a call rule (capture.calls.registry), as capture's own rules for builtins are.
