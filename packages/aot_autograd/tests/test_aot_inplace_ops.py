@@ -1,6 +1,7 @@
 """Every in-place op of the op database (but one, below), applied to a fresh tensor inside a compiled graph,
-gives eager's result (same seed for random ops); in-place ops that change a tensor's
-shape or strides are refused, and samples eager rejects are rejected too."""
+gives eager's result (same seed for random ops): in-place views (`t_`, `squeeze_`) included,
+which a tensor the graph made becomes; in-place ops that change a tensor's storage
+(`resize_`) are refused, and samples eager rejects are rejected too."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ INPLACE_OPS = [
     op for op in op_db
     if op.inplace_variant is not None and op.supports_dtype(torch.float32, "cpu") and op.name not in RESEEDING
 ]
-# Their in-place forms change sizes or strides (`t_`, `unsqueeze_`, `resize_`), or call such
-# an op (dropout3d on an unbatched input unsqueezes in place).
-METADATA_WRITERS = {"as_strided", "squeeze", "unsqueeze", "transpose", "t", "resize_", "resize_as_", "nn.functional.dropout3d"}
+# Their in-place forms change a tensor's storage size (`resize_`). In-place views (`t_`,
+# `unsqueeze_`) of a tensor the graph made are compiled as the views they become.
+METADATA_WRITERS = {"resize_", "resize_as_"}
 # ...except where the sample's restride keeps every element in place (as_strided's first
 # sample gives a size-[1] tensor its own geometry), which is compiled (see the tests below).
 KEEPS_ELEMENTS = {"as_strided."}
@@ -94,10 +95,12 @@ def test_restride_of_size_one_dims_matches_eager():
     torch.testing.assert_close(compiled(fresh), module(fresh))
 
 
-def test_restride_that_moves_elements_is_refused():
+def test_restride_that_moves_elements_matches_eager():
+    # The clone is the graph's own: from the restride on, it is a view of its memory.
     x = torch.randn(3, 4)
-    with pytest.raises(UnsupportedProgramError, match="shape or storage in place"):
-        aot_module_simplified(graph_calling(TransposeInPlace(), 1), [x], run_graph_module)
+    compiled = aot_module_simplified(graph_calling(TransposeInPlace(), 1), [x], run_graph_module)
+    fresh = torch.randn_like(x)
+    torch.testing.assert_close(compiled(fresh), TransposeInPlace()(fresh))
 
 
 class ForeachUpdate(torch.nn.Module):
@@ -126,3 +129,70 @@ def test_foreach_writes_into_lists_of_inputs_match_eager():
         torch.testing.assert_close(a, e)
         # A parameter updated under no_grad stays a leaf, as in eager.
         assert (a.is_leaf, a.requires_grad) == (e.is_leaf, e.requires_grad)
+
+
+class LinearOfAVector(torch.nn.Module):
+    # aten.linear's own kernel squeezes a 1-d input's result in place (Gradium's TTS model).
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(6, 4)
+
+    def forward(self, v):
+        return (self.proj(v).sigmoid(),)
+
+
+class InPlaceViewsThenWrite(torch.nn.Module):
+    # In-place views of the graph's own tensor, then a write through the last one.
+    def forward(self, x):
+        y = x * 2
+        y.t_()
+        y.unsqueeze_(0)
+        y.add_(1)
+        return (y * 3,)
+
+
+class InPlaceViewOfAViewedTensor(torch.nn.Module):
+    # `row` shares y's memory: the write after y's in-place view reaches it.
+    def forward(self, x):
+        with torch.no_grad():
+            y = x * 2
+            row = y[0]
+            y.t_()
+            y.add_(1)
+        return (y * x.t(), row + 0)
+
+
+@pytest.mark.parametrize("module, sizes", [(LinearOfAVector, [(6,)]), (InPlaceViewsThenWrite, [(3, 5)]),
+                                           (InPlaceViewOfAViewedTensor, [(3, 5)])],
+                         ids=["linear_of_a_vector", "in_place_views_then_write", "in_place_view_of_a_viewed_tensor"])
+def test_in_place_views_of_graph_tensors_match_eager_with_grads(module, sizes):
+    model = module()
+    inputs = [torch.randn(*s, requires_grad=True) for s in sizes]
+    compiled = aot_module_simplified(graph_calling(model, len(inputs)), inputs, run_graph_module)
+    for _ in range(2):  # the first call, then fresh values
+        fresh = [torch.randn(*s, requires_grad=True) for s in sizes]
+        twins = [f.detach().clone().requires_grad_() for f in fresh]
+        got, want = compiled(*fresh), model(*twins)
+        torch.testing.assert_close(got, want)
+        differentiable = [(g, w, torch.randn_like(w)) for g, w in zip(got, want) if w.requires_grad]
+        got_grads = torch.autograd.grad([g for g, _, _ in differentiable], [*fresh, *model.parameters()],
+                                        [c for _, _, c in differentiable])
+        want_grads = torch.autograd.grad([w for _, w, _ in differentiable], [*twins, *model.parameters()],
+                                         [c for _, _, c in differentiable])
+        torch.testing.assert_close(got_grads, want_grads)
+
+
+class InPlaceViewOfAViewedTensorWithGrad(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        row = y[0]
+        y.t_()
+        y.add_(1)
+        return (y * 3, row + 0)
+
+
+def test_in_place_view_of_a_viewed_tensor_requiring_grad_is_refused():
+    # Its views' backward, traced on fakes, does not follow the new geometry: refused, not wrong.
+    x = torch.randn(3, 5, requires_grad=True)
+    with pytest.raises(UnsupportedProgramError, match="shape or storage in place"):
+        aot_module_simplified(graph_calling(InPlaceViewOfAViewedTensorWithGrad(), 1), [x], run_graph_module)

@@ -92,6 +92,21 @@ def is_view(op: object) -> bool:
     return first is not None and not first.is_write and returns is not None
 
 
+def out_of_place_view(op: object) -> OpOverload | None:
+    """For an in-place view op (`squeeze_.dim`, `t_`, `transpose_`...), the view op computing
+    the same geometry out of place (`squeeze.dim`); else None."""
+    if not isinstance(op, OpOverload) or torch.Tag.inplace_view not in op.tags:
+        return None
+    name = op._schema.name.split("::")[1]
+    packet = getattr(torch.ops.aten, name[:-1], None) if name.endswith("_") else None
+    arguments = [(a.name, str(a.type)) for a in op._schema.arguments]
+    for overload in packet.overloads() if packet is not None else ():
+        view = getattr(packet, overload)  # matched by arguments: `transpose_.default` is `transpose.int`
+        if [(a.name, str(a.type)) for a in view._schema.arguments] == arguments and is_view(view):
+            return view
+    return None
+
+
 def written_args(op: object) -> list[str]:
     if not isinstance(op, OpOverload):
         return []

@@ -19,7 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..decompositions import required_decompositions
 from ..errors import TracingError, UnsupportedProgramError
-from ..functionalization.op_semantics import restrides_in_place_only
+from ..functionalization.op_semantics import is_view, out_of_place_view, restrides_in_place_only
 from .arguments import map_arguments
 from .symbolic import SymbolicValues
 
@@ -44,6 +44,7 @@ class AtenRecorder(TorchDispatchMode):
         self._nodes: dict[int, tuple[torch.Tensor, fx.Node]] = {}
         self.constants: dict[str, torch.Tensor] = {}
         self._constant_trace_values: dict[int, torch.Tensor] = {}
+        self._viewed: set[int] = set()  # ids of tracked tensors some view was taken of
         self.symbols = SymbolicValues(self.graph)
 
     # -- graph inputs and outputs ---------------------------------------------------------
@@ -88,6 +89,10 @@ class AtenRecorder(TorchDispatchMode):
             return decomposed
         node_args, node_kwargs = self._as_arg(args), self._as_arg(kwargs)
         run_args, run_kwargs = self._with_constants_as_trace_values((args, kwargs))
+        view = out_of_place_view(func)
+        if view is not None and node_args[0].op != "placeholder" and not (
+                args[0].requires_grad and id(args[0]) in self._viewed):
+            return self._in_place_view(func, view, run_args, run_kwargs, node_args, node_kwargs)
         restride_only = restrides_in_place_only(func, run_args)
         try:
             out = func(*run_args, **run_kwargs)
@@ -95,9 +100,31 @@ class AtenRecorder(TorchDispatchMode):
             raise TracingError(func, cause) from cause
         node = self.graph.call_function(func, node_args, node_kwargs)
         node.meta["val"] = out
+        if is_view(func):
+            self._viewed.add(id(args[0]))
         if restride_only:
             node.meta["restride_only"] = True
         self._bind_outputs(node, out)
+        return out
+
+    def _in_place_view(self, func, view, args, kwargs, node_args, node_kwargs):
+        """`x.squeeze_(0)` on a tensor the trace made (aten.linear's own kernel does it to the
+        result for a 1-d input): the tensor object is from here on the view `x.squeeze(0)`,
+        recorded as such, and x's node keeps a fake with its geometry from before. On a graph
+        input, the caller's tensor would change shape, and on a tensor that requires grad and
+        has views, autograd's backward of those views (traced here on fakes) goes wrong:
+        both are recorded as they are, for functionalization to refuse."""
+        tensor = args[0]
+        before = self.node_of(tensor)
+        before.meta["val"] = tensor.as_strided(tensor.size(), tensor.stride(), tensor.storage_offset())
+        try:
+            out = func(*args, **kwargs)
+        except Exception as cause:  # noqa: BLE001  (reported as any op's failure)
+            raise TracingError(func, cause) from cause
+        node = self.graph.call_function(view, node_args, node_kwargs)
+        node.meta["val"] = out
+        self._nodes[id(tensor)] = (tensor, node)
+        self.symbols.bind_output(node, out)
         return out
 
     def _decompose(self, func, args, kwargs):
