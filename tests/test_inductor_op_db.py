@@ -104,10 +104,9 @@ class Outcome:
     detail: str = ""
     seconds: float = 0.0
 
-    @property
-    def expected(self) -> bool:
+    def expected(self, known_errors: dict[str, str]) -> bool:
         if self.kind == "error":
-            return self.op in KNOWN_ERRORS
+            return self.op in known_errors
         return self.kind != "wrong"
 
 
@@ -307,12 +306,16 @@ CASES = cases(FULL)
 @pytest.mark.slow
 @pytest.mark.parametrize("opinfo,dtype", CASES, ids=[f"{op_name(o)}-{str(d).removeprefix('torch.')}" for o, d in CASES])
 def test_compiled_op_matches_eager(opinfo, dtype):
-    result = check(opinfo, dtype, SAMPLES_FULL if FULL else SAMPLES_CI)
+    assert_outcome(check(opinfo, dtype, SAMPLES_FULL if FULL else SAMPLES_CI), KNOWN_ERRORS)
+
+
+def assert_outcome(result: Outcome, known_errors: dict[str, str]) -> None:
+    """A test's verdict on one (op, dtype): wrong fails, a known error is expected to fail."""
     if result.kind == "wrong":
         pytest.fail(f"WRONG result: {result.detail}")
     if result.kind == "error":
-        if result.op in KNOWN_ERRORS:
-            pytest.xfail(f"known: {KNOWN_ERRORS[result.op]} ({result.detail})")
+        if result.op in known_errors:
+            pytest.xfail(f"known: {known_errors[result.op]} ({result.detail})")
         pytest.fail(f"compiled call raised where eager did not: {result.detail}")
     if result.kind == "skipped":
         pytest.skip(result.detail)
@@ -324,7 +327,13 @@ def test_known_failures_name_ops_of_op_db():
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sweep(check, lambda opinfo: opinfo.supported_dtypes("cpu"), KNOWN_ERRORS, "inductor_op_db_")
+
+
+def sweep(check_case, dtypes_of, known_errors: dict[str, str], cache_prefix: str) -> None:
+    """The script mode of an op_db test: `check_case(opinfo, dtype, samples)` for every op of a
+    range of op_db at each dtype of `dtypes_of(opinfo)` asked for, one JSON line each."""
+    parser = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__.splitlines()[0])
     parser.add_argument("--dtypes", default=",".join(str(d).removeprefix("torch.") for d in DTYPES))
     parser.add_argument("--start", type=int, default=0, help="first op_db index")
     parser.add_argument("--stop", type=int, default=len(op_db))
@@ -333,7 +342,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=180, help="seconds per (op, dtype)")
     parser.add_argument("--out", help="append one JSON line per (op, dtype) here")
     args = parser.parse_args()
-    os.environ.setdefault("PTC_INDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor_op_db_"))
+    os.environ.setdefault("PTC_INDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix=cache_prefix))
     dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
     wanted = set(filter(None, args.ops.split(",")))
 
@@ -346,17 +355,17 @@ def main() -> None:
         if wanted and op_name(opinfo) not in wanted:
             continue
         for dtype in dtypes:
-            if dtype not in opinfo.supported_dtypes("cpu"):
+            if dtype not in dtypes_of(opinfo):
                 continue
             signal.alarm(args.timeout)
             try:
-                result = check(opinfo, dtype, args.samples)
+                result = check_case(opinfo, dtype, args.samples)
             except TimeoutError as error:
                 result = Outcome(op_name(opinfo), str(dtype).removeprefix("torch."), "error", f"TimeoutError: {error}")
             finally:
                 signal.alarm(0)
             counts[result.kind] += 1
-            flag = "" if result.expected else " UNEXPECTED"
+            flag = "" if result.expected(known_errors) else " UNEXPECTED"
             print(f"{result.kind:8} {result.op} {result.dtype} {result.seconds}s{flag} {result.detail}", flush=True)
             if args.out:
                 with open(args.out, "a") as f:

@@ -28,16 +28,9 @@ As a script, in chunks of op_db indices (one process at a time), one JSON line p
 
 from __future__ import annotations
 
-import argparse
 import collections
 import contextlib
-import dataclasses
 import itertools
-import json
-import os
-import signal
-import sys
-import tempfile
 import time
 import warnings
 import zlib
@@ -50,6 +43,8 @@ from torch.utils._pytree import tree_leaves, tree_map
 import compiler
 from inductor_op_db_known_failures import KNOWN_GRAD_ERRORS
 from test_inductor_op_db import (
+    assert_outcome,
+    sweep,
     FULL,
     IMPORTANT_OPS,
     REFUSALS,
@@ -304,27 +299,13 @@ def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
     return outcome("pass")
 
 
-def expected(result: Outcome) -> bool:
-    if result.kind == "error":
-        return result.op in KNOWN_GRAD_ERRORS
-    return result.kind != "wrong"
-
-
 CASES = cases(FULL)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("opinfo,dtype", CASES, ids=[f"{op_name(o)}-{str(d).removeprefix('torch.')}" for o, d in CASES])
 def test_compiled_op_gradients_match_eager(opinfo, dtype):
-    result = check(opinfo, dtype, SAMPLES_FULL if FULL else SAMPLES_CI)
-    if result.kind == "wrong":
-        pytest.fail(f"WRONG result: {result.detail}")
-    if result.kind == "error":
-        if result.op in KNOWN_GRAD_ERRORS:
-            pytest.xfail(f"known: {KNOWN_GRAD_ERRORS[result.op]} ({result.detail})")
-        pytest.fail(f"compiled call raised where eager did not: {result.detail}")
-    if result.kind == "skipped":
-        pytest.skip(result.detail)
+    assert_outcome(check(opinfo, dtype, SAMPLES_FULL if FULL else SAMPLES_CI), KNOWN_GRAD_ERRORS)
 
 
 def test_known_grad_failures_name_differentiable_ops_of_op_db():
@@ -333,44 +314,10 @@ def test_known_grad_failures_name_differentiable_ops_of_op_db():
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default=",".join(str(d).removeprefix("torch.") for d in DTYPES))
-    parser.add_argument("--start", type=int, default=0, help="first op_db index")
-    parser.add_argument("--stop", type=int, default=len(op_db))
-    parser.add_argument("--ops", default="", help="comma-separated op names (default: all in range)")
-    parser.add_argument("--samples", type=int, default=SAMPLES_FULL)
-    parser.add_argument("--timeout", type=int, default=180, help="seconds per (op, dtype)")
-    parser.add_argument("--out", help="append one JSON line per (op, dtype) here")
-    args = parser.parse_args()
-    os.environ.setdefault("PTC_INDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor_op_db_grad_"))
-    dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
-    wanted = set(filter(None, args.ops.split(",")))
+    def backward_dtypes(opinfo):
+        return opinfo.supported_backward_dtypes("cpu") if opinfo.supports_autograd else ()
 
-    def timed_out(signum, frame):
-        raise TimeoutError(f"over {args.timeout} s")
-
-    signal.signal(signal.SIGALRM, timed_out)
-    counts = collections.Counter()
-    for opinfo in op_db[args.start:args.stop]:
-        if not opinfo.supports_autograd or (wanted and op_name(opinfo) not in wanted):
-            continue
-        for dtype in dtypes:
-            if dtype not in opinfo.supported_backward_dtypes("cpu"):
-                continue
-            signal.alarm(args.timeout)
-            try:
-                result = check(opinfo, dtype, args.samples)
-            except TimeoutError as error:
-                result = Outcome(op_name(opinfo), str(dtype).removeprefix("torch."), "error", f"TimeoutError: {error}")
-            finally:
-                signal.alarm(0)
-            counts[result.kind] += 1
-            flag = "" if expected(result) else " UNEXPECTED"
-            print(f"{result.kind:8} {result.op} {result.dtype} {result.seconds}s{flag} {result.detail}", flush=True)
-            if args.out:
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(dataclasses.asdict(result)) + "\n")
-    print(dict(counts), file=sys.stderr)
+    sweep(check, backward_dtypes, KNOWN_GRAD_ERRORS, "inductor_op_db_grad_")
 
 
 if __name__ == "__main__":
