@@ -70,7 +70,9 @@ def substitute_in_graph(original_fn: Callable, *, can_constant_fold_through: boo
 def assume_constant_result(fn: Callable) -> Callable:
     """Calls of `fn` (with constant arguments) are evaluated while tracing and their result
     is a constant of the graph; returns `fn`. Nothing checks later that the result would still
-    be the same."""
+    be the same. Functions marked for torch.compile's own `assume_constant_result`
+    (`fn._dynamo_marked_constant = True`, as transformers marks its install probes) are
+    evaluated the same way without this call."""
     rule(fn)(_evaluated_now(fn))
     return fn
 
