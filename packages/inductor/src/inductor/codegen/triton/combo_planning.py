@@ -45,7 +45,7 @@ MAX_COMBO_BYTES = 64 << 20
 # Triton compiles a combo's members as one kernel: 97 small casts took 13.5 s on a 2-core CPU.
 # Smaller combos compile in parallel (runtime/triton_launch.py precompiles all kernels at once).
 # Each program also walks the members before it (combo.py's `tl.where` chain): ConvNeXt-tiny's
-# 108 weight casts (H100, gpujobs-style microbenchmark) took 0.108 ms of kernel time in
+# 108 weight casts (H100, benchmarks/gpu_combo_casts.py) took 0.108 ms of kernel time in
 # combos of 32, 0.066 ms in combos of 16 and 0.075 in combos of 8 (separate kernels: 0.142).
 MAX_COMBO_MEMBERS = 16
 # torch.compile's combo kernels stop at 250 arguments; its AdamW combos hold ~19 members of 8.
