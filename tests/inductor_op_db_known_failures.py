@@ -32,10 +32,4 @@ KNOWN_GRAD_ERRORS: dict[str, str] = {
         "a boolean-mask sample: the backward indexes with the mask (aten.index.Tensor selects a "
         "data-dependent number of elements), which the joint trace cannot follow"
     ),
-    "norm.inf": (
-        "the second sample changes ord from -inf to inf, so capture makes it a symbolic float "
-        "with hint inf; the norm's backward guards on its value and sympy's real symbols are "
-        "finite (Eq(s0, oo) is False): capture should specialize non-finite floats, as "
-        "torch.compile does"
-    ),
 }

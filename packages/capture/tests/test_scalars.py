@@ -152,6 +152,17 @@ def test_nan_does_not_pass_a_guard_on_a_symbolic_float():
         _run(compiled, sign, torch.zeros(2), s)
 
 
+def test_an_infinite_float_after_finite_ones_stays_a_constant():
+    # `ord=inf` of a norm after `ord=2.0, 3.0` (op_db's norm.inf): a symbol with hint inf
+    # made the norm's own check `ord == inf` an internal error.
+    def norm(x, p):
+        return torch.linalg.vector_norm(x, ord=p) * 2
+
+    compiled = compile_eager(norm, fullgraph=True)
+    for p in (2.0, 3.0, math.inf, 4.0, -math.inf, math.inf):
+        _run(compiled, norm, torch.randn(5), p)
+
+
 def test_augmented_assignment_of_a_symbolic_int_leaves_the_original_unchanged():
     # `count = n; count += 1` must not change `n`: FX prints operator.iadd as `l_n += 1`.
     def fn(x, n):

@@ -14,6 +14,8 @@ symbolic from the first call, `dynamic=False` always specializes them.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from guards import kinds
 from guards.sources import ItemSource, LocalSource
@@ -27,6 +29,10 @@ SIZE_TUPLES = (tuple, torch.Size)
 def is_symbolic_number(session, obj, source) -> bool:
     """Whether the number `obj` read from `source` becomes a symbolic graph input."""
     if type(obj) not in CHANGING_NUMBER_TYPES or source is None:
+        return False
+    if obj in (math.inf, -math.inf):
+        # An infinite float stays a constant, guarded by value (`ord=inf` of a norm selects
+        # another formula): a symbol of the ShapeEnv is a finite real, whatever its hint.
         return False
     if source in session.changing_numbers:
         return True
