@@ -197,7 +197,7 @@ def difference(actual, expected, reference_in_float=None, override=None) -> str 
 
 
 class _Wrong(Exception):
-    pass
+    """A silent mismatch with eager."""
 
 
 def _run_sample(opinfo, compiled, sample, scale: float) -> str | None:
@@ -243,6 +243,15 @@ def opinfo_dtype_is_bf16(inputs) -> bool:
 
 def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
     """The outcome of one op at one dtype over its first `samples` samples."""
+    return check_samples(opinfo, dtype, samples, requires_grad=False,
+                         run=lambda compiled, sample, scale, index: _run_sample(opinfo, compiled, sample, scale))
+
+
+def check_samples(opinfo, dtype: torch.dtype, samples: int, *, requires_grad: bool, run) -> Outcome:
+    """The outcome of one op at one dtype: `run(compiled, sample, scale, index)` on each of its
+    first `samples` samples (made with `requires_grad`), at scale 1 and then with fresh values
+    (a cache hit). `run` returns why a sample is skipped, or None; it raises _Wrong on a
+    mismatch, and the compiled call's own exceptions."""
     name, dtype_name = op_name(opinfo), str(dtype).removeprefix("torch.")
     start = time.perf_counter()
 
@@ -264,11 +273,12 @@ def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
         warnings.simplefilter("ignore")
         # sample_inputs_func, not sample_inputs: the latter records its caller with
         # inspect.stack(), which costs ~0.2 s per op under pytest.
-        for index, sample in enumerate(itertools.islice(opinfo.sample_inputs_func(opinfo, "cpu", dtype, False), samples)):
+        made = opinfo.sample_inputs_func(opinfo, "cpu", dtype, requires_grad)
+        for index, sample in enumerate(itertools.islice(made, samples)):
             for scale in (1.0, 0.75):
                 call = "" if scale == 1.0 else " (second call, fresh values)"
                 try:
-                    why_skipped = _run_sample(opinfo, compiled, sample, scale)
+                    why_skipped = run(compiled, sample, scale, index)
                 except _Wrong as wrong:
                     return outcome("wrong", f"sample {index}{call}: {wrong}")
                 except REFUSALS as refusal:

@@ -28,11 +28,7 @@ As a script, in chunks of op_db indices (one process at a time), one JSON line p
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import itertools
-import time
-import warnings
 import zlib
 
 import pytest
@@ -40,23 +36,23 @@ import torch
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.utils._pytree import tree_leaves, tree_map
 
-import compiler
 from inductor_op_db_known_failures import KNOWN_GRAD_ERRORS
 from test_inductor_op_db import (
-    assert_outcome,
-    sweep,
     FULL,
     IMPORTANT_OPS,
-    REFUSALS,
     TOLERANCE_OVERRIDES,
     TOLERANCES,
     Outcome,
     _copy,
     _private_cache_dir,  # noqa: F401  (the autouse fixture: a private inductor cache dir)
     _RandomOps,
+    _Wrong,
+    assert_outcome,
+    check_samples,
     difference,
     op_name,
     opinfo_dtype,
+    sweep,
 )
 
 DTYPES = (torch.float32, torch.float64, torch.bfloat16)
@@ -156,10 +152,6 @@ def _requires_grad_difference(actual, expected) -> str | None:
     return None
 
 
-class _Wrong(Exception):
-    pass
-
-
 def _run_sample(opinfo, compiled, sample, scale: float, seed: int) -> str | None:
     """Runs one sample (values scaled by `scale`) forward and backward, eagerly and compiled.
     None when both agree; a reason when the sample is skipped (eager raises, calls a random op,
@@ -254,49 +246,12 @@ def seed_samples(name: str, dtype_name: str) -> None:
 
 def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
     """The outcome of one op's gradients at one dtype over its first `samples` samples."""
-    name, dtype_name = op_name(opinfo), str(dtype).removeprefix("torch.")
-    start = time.perf_counter()
+    seed_samples(op_name(opinfo), str(dtype).removeprefix("torch."))
 
-    def outcome(kind, detail=""):
-        return Outcome(name, dtype_name, kind, detail, round(time.perf_counter() - start, 2))
+    def run(compiled, sample, scale, index):
+        return _run_sample(opinfo, compiled, sample, scale, seed=index * 2 + (scale != 1.0))
 
-    if opinfo.has_nondeterministic_output or opinfo.skip_correctness_check_compile_vs_eager:
-        return outcome("skipped", "its OpInfo marks the output as not comparable")
-    compiler.reset()
-    seed_samples(name, dtype_name)
-    op = opinfo.op
-
-    def fn(*args, **kwargs):
-        return op(*args, **kwargs)
-
-    compiled = compiler.compile(fn, backend="inductor", fullgraph=False)
-    skipped = collections.Counter()
-    ran = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        samples_made = opinfo.sample_inputs_func(opinfo, "cpu", dtype, True)
-        for index, sample in enumerate(itertools.islice(samples_made, samples)):
-            for scale in (1.0, 0.75):
-                call = "" if scale == 1.0 else " (second call, fresh values)"
-                try:
-                    why_skipped = _run_sample(opinfo, compiled, sample, scale, seed=index * 2 + (scale != 1.0))
-                except _Wrong as wrong:
-                    return outcome("wrong", f"sample {index}{call}: {wrong}")
-                except REFUSALS as refusal:
-                    return outcome("refused", f"sample {index}{call}: {type(refusal).__name__}: {str(refusal)[:300]}")
-                except Exception as error:
-                    message = str(error).strip().splitlines()
-                    return outcome("error", f"sample {index}{call}: {type(error).__name__}: {message[0][:300] if message else ''}")
-                if why_skipped:
-                    skipped[why_skipped] += 1
-                    break
-                ran += 1
-    if not ran:
-        return outcome("skipped", ", ".join(f"{why} ({n})" for why, n in skipped.items()) or "no samples")
-    breaks = compiled._capture_cache.compilation.breaks
-    if breaks:
-        return outcome("refused", str(breaks[0]).splitlines()[0][:300])
-    return outcome("pass")
+    return check_samples(opinfo, dtype, samples, requires_grad=True, run=run)
 
 
 CASES = cases(FULL)
