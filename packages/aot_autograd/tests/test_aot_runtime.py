@@ -179,3 +179,36 @@ def test_training_forward_writes_inputs_no_gradient_flows_through_when_asked(kee
     for forward in compilers.forward:
         writes = [n for n in forward.graph.nodes if n.target is torch.ops.aten.copy_.default]
         assert len(writes) == (1 if keep else 0)
+
+
+def _graph_turning_grad_on_part_way() -> torch.fx.GraphModule:
+    """`a = x * w; with torch.enable_grad(): b = a * w; return a, b` as capture records it:
+    `_set_grad_enabled` nodes (symbolic tracing would run them rather than record them)."""
+    graph = torch.fx.Graph()
+    x, w = graph.placeholder("x"), graph.placeholder("w")
+    a = graph.call_function(torch.mul, (x, w))
+    graph.call_function(torch._C._set_grad_enabled, (True,))
+    b = graph.call_function(torch.mul, (a, w))
+    graph.call_function(torch._C._set_grad_enabled, (False,))
+    graph.output((a, b))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def test_graph_turning_grad_on_when_called_without_it_gives_eager_gradients():
+    def eager(x, w):
+        a = x * w
+        with torch.enable_grad():
+            b = a * w
+        return a, b
+
+    compiled = None
+    for size in (5, 5, 7):  # the first call, a new call with new values, a new size
+        x, w = torch.randn(size), torch.randn(size, requires_grad=True)
+        with torch.no_grad():
+            if compiled is None:
+                compiled = aot_module_simplified(_graph_turning_grad_on_part_way(), [x, w], recording_compiler([]))
+            actual = compiled(x, w)
+            expected = eager(x, w)
+        assert [o.requires_grad for o in actual] == [o.requires_grad for o in expected] == [False, True]
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close(torch.autograd.grad(actual[1].sum(), w), torch.autograd.grad(expected[1].sum(), w))

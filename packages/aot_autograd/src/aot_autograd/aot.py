@@ -1,12 +1,12 @@
 """`aot_module_simplified`: an FX graph in, a callable running compiled ATen graphs out.
 
-For each way the graph is called (grad mode on and which inputs require grad) a plan is
-made, on first need:
+For each way the graph is called (grad mode, and which inputs require grad) a plan is made,
+on first need:
 
 1. trace the forward on fakes and functionalize it, to learn which inputs it writes, which
    outputs alias inputs or each other, and which outputs carry gradients;
-2. training (grad mode on and some output carries a gradient): trace the joint
-   forward+backward graph, functionalize it, partition it into forward and backward
+2. training (some output carries a gradient: grad mode on, or turned on by the graph itself):
+   trace the joint forward+backward graph in the caller's grad mode, functionalize it, partition it into forward and backward
    graphs, compile the forward now and the backward on first use (runtime.training);
 3. inference otherwise: the functional forward graph alone (runtime.inference).
 
@@ -80,6 +80,11 @@ class AotCompiledGraph:
         self.fake_mode = fake_mode_of(gm)
         self.fakes = fake_inputs(gm, self.state, example_inputs, self.fake_mode)
         self._plans: dict[tuple[bool, ...] | None, TrainingPlan | InferencePlan] = {}
+        # `with torch.enable_grad():` inside a graph called with grad mode off: outputs computed
+        # in that block carry gradients, so the inputs' requires_grad picks the plan then too.
+        self._enables_grad = any(
+            node.args == (True,) for node in gm.graph.find_nodes(op="call_function", target=torch._C._set_grad_enabled)
+        )
         self._output_spec = None
         # Plans are made on first need, possibly by several threads calling at once: tracing
         # swaps fakes into `gm`'s attributes, so one plan is made at a time.
@@ -93,11 +98,14 @@ class AotCompiledGraph:
     # -- plans ------------------------------------------------------------------------------
 
     def plan_for(self, inputs: Sequence[Any]) -> TrainingPlan | InferencePlan:
+        """The plan for these inputs in the current grad mode. Its key: None for inference,
+        else (grad mode, *whether each input requires grad)."""
         key = None
-        if torch.is_grad_enabled():
-            key = tuple(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs)
-            if not any(key):
-                key = None
+        grad_enabled = torch.is_grad_enabled()
+        if grad_enabled or self._enables_grad:
+            requires_grad = tuple(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs)
+            if any(requires_grad):
+                key = (grad_enabled, *requires_grad)
         plan = self._plans.get(key)
         if plan is None:
             with self._plan_lock:
@@ -106,9 +114,10 @@ class AotCompiledGraph:
                     plan = self._plans[key] = self._make_plan(key)
         return plan
 
-    def _make_plan(self, requires_grad: tuple[bool, ...] | None) -> TrainingPlan | InferencePlan:
-        if requires_grad is None:
+    def _make_plan(self, key: tuple[bool, ...] | None) -> TrainingPlan | InferencePlan:
+        if key is None:
             return self._inference_plan()
+        grad_enabled, *requires_grad = key
         fakes = [_with_requires_grad(f, r, self.fake_mode) for f, r in zip(self.fakes, requires_grad)]
         # Decompositions change no metadata; this trace only informs the plan.
         graph, outputs, traced_inputs, rewritten = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode)
@@ -139,6 +148,7 @@ class AotCompiledGraph:
             fakes,
             tangents,
             lambda inputs, outputs: [graph_outputs(inputs, outputs)[i] for i in differentiable],
+            grad_enabled=grad_enabled,
             fake_mode=self.fake_mode,
             decompositions=self.decompositions,
         )
@@ -162,7 +172,7 @@ class AotCompiledGraph:
                 forward_graph, effects, fakes, values, num_outputs, differentiable
             )
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
-        return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable)
+        return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled)
 
     def _inference_plan(self) -> InferencePlan:
         fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]

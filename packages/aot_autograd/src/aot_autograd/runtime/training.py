@@ -32,6 +32,8 @@ class TrainingPlan:
     effects: GraphEffects
     num_outputs: int  # graph outputs before the saved values
     differentiable: list[int]  # graph outputs whose gradients are the tangents, in order
+    # Grad mode of the calls this plan serves; off, the graph turns it on itself part-way.
+    grad_enabled: bool = True
     num_saved_tensors: int = field(init=False)
     _backward: Callable | None = field(default=None, init=False)
     # Backwards of several threads' calls may reach the first compile together.
@@ -56,7 +58,13 @@ class TrainingPlan:
 
     def __call__(self, inputs: Sequence[Any]) -> list:
         call = _Call(self)
-        outputs = _CompiledFunction.apply(call, *inputs)
+        if self.grad_enabled:
+            outputs = _CompiledFunction.apply(call, *inputs)
+        else:
+            # The graph turns grad mode on part-way; the Function records its outputs only
+            # with it on. Those computed before (non-differentiable) stay without history.
+            with torch.enable_grad():
+                outputs = _CompiledFunction.apply(call, *inputs)
         return self.effects.apply(inputs, outputs, call.raw)
 
 

@@ -96,6 +96,7 @@ def trace_joint(
     tangents: Sequence[torch.Tensor],
     differentiable: Callable[[list, list], list[torch.Tensor]],
     *,
+    grad_enabled: bool = True,
     fake_mode,
     decompositions: Decompositions | None = None,
 ) -> fx.GraphModule:
@@ -103,7 +104,8 @@ def trace_joint(
     tangents it takes (`tangents`, or fakes sized as this trace's outputs where they differ).
 
     `differentiable(inputs, outputs)` picks the tensors the tangents are the gradients of,
-    in the order of `tangents`.
+    in the order of `tangents`. `fn` runs in grad mode `grad_enabled`: off, only what it
+    computes after turning grad mode on itself has gradients.
     """
     recorder = AtenRecorder(decompositions, fake_mode.from_real)
     leaves, traced_inputs = _traced_inputs(primals, fake_mode)
@@ -111,7 +113,7 @@ def trace_joint(
         recorder.placeholder(f"primals_{index + 1}", value)
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
-    with fake_mode, recorder, torch.enable_grad(), NativeDropout(), _runtime_asserts(recorder, fake_mode):
+    with fake_mode, recorder, torch.set_grad_enabled(grad_enabled), NativeDropout(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
         tangents = _tangents_for(targets, tangents, fake_mode)
