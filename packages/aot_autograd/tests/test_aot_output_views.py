@@ -71,3 +71,63 @@ def test_gradients_through_output_views_match_eager(case, dynamic):
     _check(fn, compiled, [x.requires_grad_() for x in make(512)])  # fresh values
     if dynamic:
         _check(fn, compiled, [x.requires_grad_() for x in make(300)])  # a new size, same graph
+
+
+def _detached_first(x):
+    t = x * 2 + 1
+    return t.detach(), t
+
+
+def _detached_last(x):
+    t = x * 2 + 1
+    return t, t.detach()
+
+
+def _detached_and_view(x):
+    t = x * 2 + 1
+    return t.detach(), t.view(-1)
+
+
+def _view_before_tensor(x):
+    t = x * 2 + 1
+    return t[1:], t, t.detach()[:1]
+
+
+def _same_tensor_twice(x):
+    t = x * 2 + 1
+    return t, t
+
+
+ALIASED_INTERMEDIATES = [_detached_first, _detached_last, _detached_and_view, _view_before_tensor, _same_tensor_twice]
+
+
+def _identities(outputs) -> list:
+    """Which outputs are one object, which share storage, which are views, which have history."""
+    return (
+        [[a is b for b in outputs] for a in outputs],
+        [[a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() for b in outputs] for a in outputs],
+        [o._base is not None for o in outputs],
+        [o.requires_grad for o in outputs],
+    )
+
+
+@pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
+@pytest.mark.parametrize("fn", ALIASED_INTERMEDIATES, ids=lambda fn: fn.__name__.strip("_"))
+def test_outputs_aliasing_a_tensor_the_graph_made_are_the_objects_eager_returns(fn, grad):
+    # The graph returns one value for `t` and `t.detach()`: `t` stays the object with history,
+    # the detached one another object over its storage, whichever comes first.
+    compiled = None
+    for size in (5, 5, 7):
+        x = torch.randn(size, requires_grad=True)
+        with torch.set_grad_enabled(grad):
+            compiled = compiled or _compile(fn, [x], dynamic=True)
+            actual, expected = compiled(x), fn(x)
+        assert _identities(actual) == _identities(expected)
+        torch.testing.assert_close(actual, expected)
+        if grad:
+            differentiable = [(a, e) for a, e in zip(actual, expected) if e.requires_grad]
+            cotangents = [torch.randn_like(e) for _, e in differentiable]
+            torch.testing.assert_close(
+                torch.autograd.grad([a for a, _ in differentiable], x, cotangents),
+                torch.autograd.grad([e for _, e in differentiable], x, cotangents),
+            )

@@ -348,9 +348,32 @@ class _Functionalizer:
         identity = not alias.chain and not alias.new_object
         if alias.root in inputs:
             return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root), alias.detached)
+        base = self._base_output(index, alias, identity, outputs)
+        if base is None:
+            return None
+        return OutputAlias("output", base, identity, *_geometry(value, alias.root), alias.detached)
+
+    def _base_output(self, index: int, alias: Alias, identity: bool, outputs: list) -> int | None:
+        """The output that output `index` (a tensor the graph made, or a view or alias of it)
+        is rebuilt from, or None to return the graph's own value.
+
+        The first output that is the root itself is returned as computed, and every other
+        output on that root is rebuilt from it, whether before or after it: the graph returns
+        one value for `t.detach()` and `t`, which must stay two objects, the second with
+        `t`'s history. Without the root among the outputs, an earlier alias of it through no
+        view step is the base, unless it dropped the history this one keeps (a view of
+        `t.detach()` is not a view of `t`)."""
+        def is_root(other: int) -> bool:
+            candidate = self.alias.get(outputs[other]) if isinstance(outputs[other], fx.Node) else None
+            return candidate is not None and candidate.root is alias.root and not candidate.chain and not candidate.new_object
+
+        first_root = next((other for other in range(len(outputs)) if is_root(other)), None)
+        if first_root is not None:
+            return None if first_root == index else first_root
         for other, candidate in enumerate(outputs[:index]):
-            if isinstance(candidate, fx.Node) and self.alias.get(candidate) == Alias(alias.root):
-                return OutputAlias("output", other, identity, *_geometry(value, alias.root), alias.detached)
+            other_alias = self.alias.get(candidate) if isinstance(candidate, fx.Node) else None
+            if other_alias == Alias(alias.root) and (alias.detached or not other_alias.detached):
+                return other
         return None
 
 

@@ -75,6 +75,8 @@ def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None) -
     else:
         base_offset = base.storage_offset() * base.element_size() // raw.element_size()
         size, stride, offset = raw.size(), raw.stride(), raw.storage_offset() - base_offset
+    if alias.detached and alias.dtype == base.dtype and offset == 0 and base.shape == size and base.stride() == tuple(stride):
+        return base  # `t.detach()` itself, not a view of it
     if alias.dtype != base.dtype:
         return _reinterpreted(base, alias.dtype, size, stride, offset)
     if 0 in stride and offset == 0 and _is_expand_of(base, size, stride):
