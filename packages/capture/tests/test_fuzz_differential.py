@@ -3,7 +3,8 @@
 Hypothesis writes a function as Python source from statement templates over a typed pool of
 variables (tensors, ints, floats): closures and nested functions, a class with `__call__`, a
 property and `__getattr__`, dict/list/set/tuple operations and dict views, comprehensions,
-generators, try/except, `with` blocks, globals read and written, graph breaks (print,
+generators, try/except, `with` blocks, grad mode switched off and back on (blocks and calls,
+across graph breaks), globals read and written, graph breaks (print,
 branching on tensor data), int and float arguments. The source is exec'd twice (one module
 namespace for eager, one for the compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
@@ -155,12 +156,12 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
-        "identity",
+        "identity", "grad_on_inside_no_grad",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
             "if_int", "if_tensor", "try_index", "try_raise", "with_no_grad", "with_ctx", "with_null",
-            "for_range", "while",
+            "for_range", "while", "with_enable_grad", "grad_mode_call",
         ]  # fmt: skip
     # Uniform over the kinds: hypothesis draws small indices of sampled_from far more often,
     # which left the kinds at the end of the list (the newest) nearly untested.
@@ -268,6 +269,26 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         ]  # fmt: skip
     if kind == "with_no_grad":
         return ["with torch.no_grad():", *indent(block())]
+    if kind == "with_enable_grad":
+        # Inside a no_grad block, a graph called with grad mode off turns it on part-way.
+        return ["with torch.enable_grad():", *indent(block())]
+    if kind == "grad_on_inside_no_grad":
+        # After the break, a graph entered with grad mode off that turns it on part-way.
+        leaf, before, inside = env.new("tensors"), env.new("tensors"), env.new("tensors")
+        broken = ["print('break', file=SINK)"] if draw(st.booleans()) else []
+        if draw(st.booleans()):
+            return [
+                f"{leaf} = {a}.detach().requires_grad_()",
+                "torch.set_grad_enabled(False)", f"{before} = {leaf} * {b}", *broken,
+                "torch.set_grad_enabled(True)", f"{inside} = {before} * {leaf} + {b}",
+            ]  # fmt: skip
+        return [
+            f"{leaf} = {a}.detach().requires_grad_()",
+            "with torch.no_grad():", f"    {before} = {leaf} * {b}", *indent(broken),
+            "    with torch.enable_grad():", f"        {inside} = {before} * {leaf} + {b}",
+        ]  # fmt: skip
+    if kind == "grad_mode_call":
+        return ["torch.set_grad_enabled(False)", *block(), "torch.set_grad_enabled(True)"]
     if kind == "with_ctx":
         return ["with CTX:", *indent(block()), f"{env.new('ints')} = CTX.entered"]
     if kind == "with_null":
@@ -496,8 +517,13 @@ def _agree(source: str, backend) -> None:
             namespace["G_SCALE"] = scale  # globals change between calls
         seed = torch.seed()
         expected = _outcome(eager_ns["f"], _arguments(call, size, n, s, eager_ns["Holder"]), eager_ns)
+        grad_mode_after_eager = torch.is_grad_enabled()
+        torch.set_grad_enabled(True)  # an exception may have left `grad_mode_call`'s block
         torch.manual_seed(seed)
         actual = _outcome(compiled, _arguments(call, size, n, s, compiled_ns["Holder"]), compiled_ns)
+        grad_mode_after_compiled = torch.is_grad_enabled()
+        torch.set_grad_enabled(True)
+        assert grad_mode_after_compiled == grad_mode_after_eager, "grad mode left differently"
         if expected[0] == "raised" or actual[0] == "raised":
             assert type(actual[1]) is type(expected[1]), f"eager: {expected[1]!r}\ncompiled: {actual[1]!r}"
             if isinstance(actual[1], capture.CaptureError):
@@ -519,7 +545,7 @@ def test_compiled_programs_agree_with_eager(source):
         raise AssertionError(f"{type(error).__name__}: {error}\nprogram:{_report(source)}") from error
 
 
-@settings(max_examples=max(EXAMPLES // 5, 10), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_compiled_programs_agree_with_eager_through_aot_autograd(source):
     aot_autograd = pytest.importorskip("aot_autograd")
