@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from aot_autograd import aot_eager
+from aot_autograd import aot_eager, aot_module_simplified
+from aot_autograd.backends import run_graph_module
 from aot_testing import functions_graph
 from fake_tensor import FakeTensorMode, ShapeEnv
 
@@ -131,3 +132,36 @@ def test_outputs_aliasing_a_tensor_the_graph_made_are_the_objects_eager_returns(
                 torch.autograd.grad([a for a, _ in differentiable], x, cotangents),
                 torch.autograd.grad([e for _, e in differentiable], x, cotangents),
             )
+
+
+def _written_then_transposed(x, y):
+    x.add_(y)
+    return x.transpose(0, 1)[1:], x[:, :2]
+
+
+def _row_written_then_flattened(x, y):
+    x.select(1, 0).copy_(y[:, 1])  # x[:, 0] = y[:, 1]
+    return x.view(-1)[3:], x.sum()
+
+
+@pytest.mark.parametrize("keep_input_mutations", [False, True], ids=["epilogue_copies", "graph_writes"])
+@pytest.mark.parametrize("fn", [_written_then_transposed, _row_written_then_flattened], ids=lambda fn: fn.__name__.strip("_"))
+def test_views_of_an_input_written_in_place_with_symbolic_shapes_alias_it_as_in_eager(fn, keep_input_mutations):
+    # Longformer's attention: the view's place in the input is read off the graph's own value
+    # of it, a view of the new value the graph returns for the input.
+    compiled = None
+    for size in (5, 5, 7):
+        x, y = torch.randn(size, 4), torch.randn(size, 4)
+        ours = x.clone()
+        if compiled is None:
+            gm = functions_graph(fn)
+            mode = FakeTensorMode(shape_env=ShapeEnv())
+            for placeholder, example in zip(gm.graph.find_nodes(op="placeholder"), (ours, y)):
+                placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
+            compiled = aot_module_simplified(gm, [ours, y], run_graph_module, keep_input_mutations=keep_input_mutations)
+        actual, expected = compiled(ours, y), fn(x, y)
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close(ours, x)
+        actual[0].add_(1)  # shows through the input, as in eager
+        expected[0].add_(1)
+        torch.testing.assert_close(ours, x)

@@ -25,7 +25,7 @@ import torch.fx as fx
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import UnsupportedProgramError
-from .functionalization import functionalize, keep_input_writes_in_graph, write_inputs_before_output
+from .functionalization import functionalize, write_inputs_before_output
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .partitioners import default_partition
@@ -183,8 +183,7 @@ class AotCompiledGraph:
         _check_effects(effects, fakes)
         graph_module = functional.graph_module
         if self.keep_input_mutations and effects.mutated_inputs:
-            graph_module = keep_input_writes_in_graph(functional)
-            effects = GraphEffects([], effects.output_aliases, tuple(effects.mutated_inputs))
+            graph_module, effects, _ = _write_inputs_in_graph(graph_module, effects, range(len(effects.mutated_inputs)))
         if aot_graphs_log.isEnabledFor(logging.DEBUG):
             aot_graphs_log.debug("inference graph:\n%s", graph_module.code)
         forward = self.inference_compiler(graph_module, _placeholder_values(graph_module))
@@ -203,20 +202,33 @@ def _write_untracked_inputs_in_forward(forward_graph, effects, fakes, values, nu
     the input nor its new value (a BatchNorm's running stats): one store in the kernel computing
     the value instead of an output the epilogue copies back (a copy launch per buffer per step).
     The plan's output positions after the new values shift down by as many."""
-    kept = [
+    untracked = [
         i for i, index in enumerate(effects.mutated_inputs)
         if i not in differentiable and not fakes[index].requires_grad and not values[i].requires_grad
     ]
+    forward_graph, effects, kept = _write_inputs_in_graph(forward_graph, effects, untracked)
     if not kept:
         return forward_graph, effects, num_outputs, differentiable
-    forward_graph = write_inputs_before_output(forward_graph, effects.mutated_inputs, kept)
+    differentiable = [i - sum(k < i for k in kept) for i in differentiable]
+    return forward_graph, effects, num_outputs - len(kept), differentiable
+
+
+def _write_inputs_in_graph(graph_module: fx.GraphModule, effects: GraphEffects, positions) -> tuple:
+    """(graph, effects, positions kept): the new values at `positions` among the mutated
+    inputs' written into the inputs by the graph itself, except where an output views the
+    input with a symbolic geometry: the epilogue reads that view's place off the new value the
+    graph returns (runtime/epilogue.py)."""
+    viewed = {a.index for a in effects.output_aliases if a is not None and a.of == "input" and a.geometry is None}
+    kept = [i for i in positions if effects.mutated_inputs[i] not in viewed]
+    if not kept:
+        return graph_module, effects, kept
+    graph_module = write_inputs_before_output(graph_module, effects.mutated_inputs, kept)
     effects = GraphEffects(
         [index for i, index in enumerate(effects.mutated_inputs) if i not in kept],
         effects.output_aliases,
         tuple(effects.mutated_inputs[i] for i in kept),
     )
-    differentiable = [i - sum(k < i for k in kept) for i in differentiable]
-    return forward_graph, effects, num_outputs - len(kept), differentiable
+    return graph_module, effects, kept
 
 
 def _with_requires_grad(value: Any, requires_grad: bool, fake_mode) -> Any:
@@ -236,12 +248,6 @@ def _placeholder_values(gm: fx.GraphModule) -> list:
 
 def _check_effects(effects: GraphEffects, inputs: Sequence[Any]) -> None:
     """Refuse the input mutations the epilogue could not replay faithfully."""
-    for alias in effects.output_aliases:
-        if alias is not None and alias.geometry is None and alias.of == "input" and alias.index in effects.mutated_inputs:
-            raise UnsupportedProgramError(
-                "returns a view of an input it also writes in place, with a symbolic shape",
-                "Return a clone of the view, or mark the dimensions static.",
-            )
     # The functional graph treats inputs as independent values: a write into one input
     # that shares memory with another would not show through the other.
     storages = [x.untyped_storage() if isinstance(x, torch.Tensor) else None for x in inputs]

@@ -12,15 +12,6 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
-from .functionalize import FunctionalGraph
-
-
-def keep_input_writes_in_graph(functional: FunctionalGraph) -> fx.GraphModule:
-    """`functional`'s graph with its mutated inputs written by `copy_` nodes before the output,
-    returning only the outputs after the new values."""
-    mutated = functional.mutated_inputs
-    return write_inputs_before_output(functional.graph_module, mutated, range(len(mutated)))
-
 
 def write_inputs_before_output(gm: fx.GraphModule, mutated_inputs: list[int], positions) -> fx.GraphModule:
     """`gm` (returning the mutated inputs' new values first) with the new values at `positions`

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import torch
 
+from ..errors import UnsupportedProgramError
 from ..functionalization import OutputAlias
 
 
@@ -61,11 +62,18 @@ class GraphEffects:
         for j, alias in enumerate(self.output_aliases):
             if alias is not None:
                 base = inputs[alias.index] if alias.of == "input" else outputs[alias.index]
-                outputs[j] = _view_of(base, alias, raw.get(first + j))
+                written = None
+                if alias.of == "input" and alias.index in self.mutated_inputs:
+                    written = graph_outputs[self.mutated_inputs.index(alias.index)]
+                outputs[j] = _view_of(base, alias, raw.get(first + j), written)
         return outputs
 
 
-def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None) -> torch.Tensor:
+def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None, written: torch.Tensor | None) -> torch.Tensor:
+    """The output `alias` describes, as a view of `base`. A symbolic geometry is read off
+    `raw`, the graph's own value of the output: a view of `base` itself, or of `written`, the
+    new value the graph returned for `base` (an input it writes in place), which the epilogue
+    has just copied into `base`."""
     if alias.identity:
         return base
     if alias.detached:
@@ -73,8 +81,7 @@ def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None) -
     if alias.geometry is not None:
         size, stride, offset = alias.geometry
     else:
-        base_offset = base.storage_offset() * base.element_size() // raw.element_size()
-        size, stride, offset = raw.size(), raw.stride(), raw.storage_offset() - base_offset
+        size, stride, offset = raw.size(), raw.stride(), _offset_from(base, raw, written)
     if alias.detached and alias.dtype == base.dtype and offset == 0 and base.shape == size and base.stride() == tuple(stride):
         return base  # `t.detach()` itself, not a view of it
     if alias.dtype != base.dtype:
@@ -85,6 +92,26 @@ def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None) -
         # one in the gradient's own dtype (bfloat16 broadcast gradients a few ulps off).
         return base.expand(size)
     return base.as_strided(size, stride, base.storage_offset() + offset)
+
+
+def _offset_from(base: torch.Tensor, raw: torch.Tensor, written: torch.Tensor | None) -> int:
+    """`raw`'s storage offset from `base`'s first element, in `raw`'s elements."""
+    for reference in (base, written):
+        if reference is None or not _shares_storage(raw, reference):
+            continue
+        if reference is base or (reference.shape == base.shape and reference.stride() == base.stride()):
+            reference_offset = reference.storage_offset() * reference.element_size() // raw.element_size()
+            return raw.storage_offset() - reference_offset
+    raise UnsupportedProgramError(
+        "returns a view of an input it also writes in place, and the compiled graph's value of "
+        "that view does not show where in the input it lies",
+        "Return a clone of the view, or mark the dimensions static.",
+    )
+
+
+def _shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    # An empty view may have a storage of its own: its offset changes no element.
+    return a.numel() == 0 or a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 def _is_expand_of(base: torch.Tensor, size, stride) -> bool:
