@@ -30,6 +30,9 @@ indices (one process at a time), writing one JSON line per (op, dtype):
 
     cd tests && python test_inductor_op_db.py --start 0 --stop 100 --out sweep.jsonl
     cd tests && python test_inductor_op_db.py --ops sum,hardtanh --dtypes int64
+
+`--dynamic` compiles each op with `dynamic=True`: the samples after the first (other sizes)
+run through the symbolic kernels. CI runs IMPORTANT_OPS at float32 so.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from inductor_op_db_known_failures import KNOWN_ERRORS
 DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.bool)
 SAMPLES_CI = 2
 SAMPLES_FULL = 3
+SAMPLES_DYNAMIC = 6  # op_db's first samples differ in rank; later ones repeat a rank at new sizes
 STRIDE = 13
 FULL = os.environ.get("INDUCTOR_OP_DB_FULL") == "1"
 
@@ -241,17 +245,18 @@ def opinfo_dtype_is_bf16(inputs) -> bool:
     return any(isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16 for x in tree_leaves(inputs))
 
 
-def check(opinfo, dtype: torch.dtype, samples: int) -> Outcome:
+def check(opinfo, dtype: torch.dtype, samples: int, dynamic: bool = False) -> Outcome:
     """The outcome of one op at one dtype over its first `samples` samples."""
-    return check_samples(opinfo, dtype, samples, requires_grad=False,
+    return check_samples(opinfo, dtype, samples, requires_grad=False, dynamic=dynamic,
                          run=lambda compiled, sample, scale, index: _run_sample(opinfo, compiled, sample, scale))
 
 
-def check_samples(opinfo, dtype: torch.dtype, samples: int, *, requires_grad: bool, run) -> Outcome:
+def check_samples(opinfo, dtype: torch.dtype, samples: int, *, requires_grad: bool, run, dynamic: bool = False) -> Outcome:
     """The outcome of one op at one dtype: `run(compiled, sample, scale, index)` on each of its
     first `samples` samples (made with `requires_grad`), at scale 1 and then with fresh values
     (a cache hit). `run` returns why a sample is skipped, or None; it raises _Wrong on a
-    mismatch, and the compiled call's own exceptions."""
+    mismatch, and the compiled call's own exceptions. `dynamic`: compiled with symbolic sizes
+    from the first call, so that samples of other sizes run the same kernels."""
     name, dtype_name = op_name(opinfo), str(dtype).removeprefix("torch.")
     start = time.perf_counter()
 
@@ -266,7 +271,7 @@ def check_samples(opinfo, dtype: torch.dtype, samples: int, *, requires_grad: bo
     def fn(*args, **kwargs):
         return op(*args, **kwargs)
 
-    compiled = compiler.compile(fn, backend="inductor", fullgraph=False)
+    compiled = compiler.compile(fn, backend="inductor", fullgraph=False, dynamic=True if dynamic else None)
     skipped = collections.Counter()
     ran = 0
     with warnings.catch_warnings():
@@ -331,6 +336,16 @@ def assert_outcome(result: Outcome, known_errors: dict[str, str]) -> None:
         pytest.skip(result.detail)
 
 
+DYNAMIC_CASES = [(o, torch.float32) for o in op_db if op_name(o) in IMPORTANT_OPS and torch.float32 in o.supported_dtypes("cpu")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("opinfo,dtype", DYNAMIC_CASES, ids=[op_name(o) for o, _ in DYNAMIC_CASES])
+def test_compiled_op_matches_eager_at_symbolic_sizes(opinfo, dtype):
+    # Samples after the first run at other sizes through the same symbolic kernels.
+    assert_outcome(check(opinfo, dtype, SAMPLES_DYNAMIC, dynamic=True), KNOWN_ERRORS)
+
+
 def test_known_failures_name_ops_of_op_db():
     names = {op_name(o) for o in op_db}
     assert not set(KNOWN_ERRORS) - names
@@ -351,6 +366,7 @@ def sweep(check_case, dtypes_of, known_errors: dict[str, str], cache_prefix: str
     parser.add_argument("--samples", type=int, default=SAMPLES_FULL)
     parser.add_argument("--timeout", type=int, default=180, help="seconds per (op, dtype)")
     parser.add_argument("--out", help="append one JSON line per (op, dtype) here")
+    parser.add_argument("--dynamic", action="store_true", help="compile with symbolic sizes (dynamic=True)")
     args = parser.parse_args()
     os.environ.setdefault("PTC_INDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix=cache_prefix))
     dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
@@ -369,7 +385,7 @@ def sweep(check_case, dtypes_of, known_errors: dict[str, str], cache_prefix: str
                 continue
             signal.alarm(args.timeout)
             try:
-                result = check_case(opinfo, dtype, args.samples)
+                result = check_case(opinfo, dtype, args.samples, dynamic=args.dynamic)
             except TimeoutError as error:
                 result = Outcome(op_name(opinfo), str(dtype).removeprefix("torch."), "error", f"TimeoutError: {error}")
             finally:
