@@ -156,6 +156,22 @@ def test_comparisons_and_abs_of_a_size(name, device):
         assert_same(compiled(x), fn(x))
 
 
+def test_view_infers_the_chunk_count_of_a_length_padded_to_a_multiple(device):
+    # A chunked scan (transformers' gated delta rule) pads the length to a multiple of 64 and
+    # views it as (-1, 64): the count (n + (-n % 64)) // 64 must stay one FloorDiv, not sympy's
+    # n/64 + (-n % 64)/64, which no kernel can print.
+    def fn(x):
+        padded = aten.constant_pad_nd.default(x, [0, 0, 0, (-aten.sym_size.int(x, 1)) % 64], 0.0)
+        chunks = aten.view.default(padded, [aten.sym_size.int(x, 0), -1, 64, 4])
+        return (aten.cumsum.default(aten.mul.Tensor(chunks, 2.0), 2),)
+
+    compiled = compile_graph(trace_dynamic(fn, [torch.randn(2, 100, 4, device=device)], {0: [1]}),
+                             [torch.randn(2, 100, 4, device=device)])
+    for n in (100, 100, 70, 200):
+        x = torch.randn(2, n, 4, device=device)
+        assert_same(compiled(x), fn(x), rtol=1e-5, atol=1e-5)
+
+
 def decoder_layer_pieces(h, qkv, w, b):
     # A layer norm over [B, T] x [H] whose result is viewed [B*T, H] for a matmul, and the
     # key and value heads copied out of one projection (GPT-2's attention inputs).

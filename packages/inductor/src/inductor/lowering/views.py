@@ -119,10 +119,11 @@ def _same_numel(a, b) -> bool:
 def view(x: IRNode, size) -> IRNode:
     size = [as_expr(s) for s in size]
     if -1 in size:
-        known = product(s for s in size if s != -1)
-        # An exact quotient: numel / known may print as a fraction (s1/2) when sizes are symbolic.
-        numerator, denominator = sympy.fraction(sympy.cancel(x.get_numel() / known))
-        size[size.index(-1)] = FloorDiv(numerator, denominator)
+        # An exact quotient, kept a FloorDiv: numel / known would be a fraction (s1/2) when sizes
+        # are symbolic, and sympy distributes it over a sum (`(s0 + (-s0 % 64)) / 64` becomes
+        # `s0/64 + (-s0 % 64)/64`, no index C++ or Triton can print). FloorDiv cancels the
+        # factors the two share.
+        size[size.index(-1)] = FloorDiv(x.get_numel(), product(s for s in size if s != -1))
     if tuple(size) == tuple(x.size):
         return x
     return make_view(x, size, reshape_reindex(tuple(x.size), tuple(size)))
