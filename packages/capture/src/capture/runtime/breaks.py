@@ -46,6 +46,7 @@ from ..values.own_frame import own_frame_function
 from ..values.modules import has_hooks
 from ..values.objects import NullValue
 from .compilation import GraphBreak
+from .hooked_tensors import mark_observed_tensor
 from .native_steps import NATIVE_STEPS, NativeStep, Slot
 from .shallow_disable import frame_only_runner
 from .tail_call import TailCall
@@ -127,6 +128,7 @@ class _BreakPlan:
             return []
         if self.point.compiled_call or self.point.in_callee:
             self._guard_callee(snapshot, offset, session)
+        self._mark_observed_tensor(snapshot, offset)
         bound = dict(snapshot.locals)
         # Cell variables are handed on as cells (capture.bytecode.resume).
         bound.update((name, snapshot.cells[name]) for name in self.original.co_cellvars if name in snapshot.cells)
@@ -134,18 +136,31 @@ class _BreakPlan:
         stack = [v for v in snapshot.stack if not isinstance(v, (NullValue, ContextExit))]
         return stack + list(self.locals.values())
 
+    def _called_value(self, snapshot: StackSnapshot, offset: int) -> Value | None:
+        """The callable on the stack when the frame stopped at a call, else None."""
+        start = self.listing.index_of_offset[offset]
+        # The CALL itself, or the KW_NAMES / PRECALL (3.11) before it.
+        call = next((i for i in self.listing.instructions[start:] if i.opname not in ("KW_NAMES", "PRECALL")), None)
+        if call is None or call.opname not in ("CALL", "CALL_FUNCTION_EX") or len(snapshot.stack) < -callable_slot(call):
+            return None
+        return snapshot.stack[callable_slot(call)]
+
+    def _mark_observed_tensor(self, snapshot: StackSnapshot, offset: int) -> None:
+        """A break at `t.register_hook(...)` / `t.retain_grad()` splits the graph after `t`
+        (capture.runtime.hooked_tensors)."""
+        if self.point.before or self.point.in_callee:
+            return
+        callee = self._called_value(snapshot, offset)
+        if callee is not None:
+            mark_observed_tensor(callee)
+
     def _guard_callee(self, snapshot: StackSnapshot, offset: int, session) -> None:
         """The entry calls the compiled frame of the very callee the trace saw (its function's
         own cache, whose entries read that function's closure and defaults): a callee read from
         the frame must be that function again (a function passed in, another on the next
         call), or that module class."""
-        start = self.listing.index_of_offset[offset]
-        # The CALL itself, or the KW_NAMES / PRECALL (3.11) before it.
-        call = next((i for i in self.listing.instructions[start:] if i.opname not in ("KW_NAMES", "PRECALL")), None)
-        if call is None or call.opname not in ("CALL", "CALL_FUNCTION_EX") or len(snapshot.stack) < -callable_slot(call):
-            return
-        callee = snapshot.stack[callable_slot(call)]
-        target = own_frame_function(callee)
+        callee = self._called_value(snapshot, offset)
+        target = own_frame_function(callee) if callee is not None else None
         if target is None or callee.source is None or isinstance(callee.source, HeldSource):
             return
         fn, bound, _ = target

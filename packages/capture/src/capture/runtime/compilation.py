@@ -19,6 +19,7 @@ import torch
 
 from .. import config
 from ..distributed import GraphSplit, active_ddp, bucketing_backend
+from .hooked_tensors import split_at_observed_tensor
 
 if TYPE_CHECKING:
     from ..bytecode.resume import ResumeCode
@@ -81,10 +82,12 @@ class Compilation:
         self._lock = threading.RLock()
 
     def compile_graph(self, graph_module: torch.fx.GraphModule, example_inputs: list) -> Callable:
-        """The backend's compiled graph; inside a DDP forward, split at DDP's buckets."""
+        """The backend's compiled graph; inside a DDP forward, split at DDP's buckets; before
+        a break that hooks a tensor the graph made, split after that tensor."""
         ddp = active_ddp()
         if ddp is None or not config.optimize_ddp:
-            return self.backend(graph_module, example_inputs)
+            split = split_at_observed_tensor(graph_module, self.backend)
+            return split if split is not None else self.backend(graph_module, example_inputs)
         return bucketing_backend(ddp, self.backend, self.graph_splits)(graph_module, example_inputs)
 
     def adopt(self, cache: CodeCache) -> None:
