@@ -85,6 +85,9 @@ class AotCompiledGraph:
         self._enables_grad = any(
             node.args == (True,) for node in gm.graph.find_nodes(op="call_function", target=torch._C._set_grad_enabled)
         )
+        # `torch.autograd.grad` inside the graph: it needs the inputs' requires_grad and grad
+        # mode while traced, even where no output carries a gradient (the inference plan).
+        self._takes_gradients = bool(gm.graph.find_nodes(op="call_function", target=torch.autograd.grad))
         self._output_spec = None
         # Plans are made on first need, possibly by several threads calling at once: tracing
         # swaps fakes into `gm`'s attributes, so one plan is made at a time.
@@ -140,7 +143,7 @@ class AotCompiledGraph:
             if i not in effects.regenerated and i not in written_without_grad and _carries_gradient(value)
         ]
         if not differentiable:
-            return self._inference_plan()
+            return self._inference_plan(fakes if self._takes_gradients else None, grad_enabled)
         with self.fake_mode:
             tangents = [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device) for i in differentiable]
         joint, tangents = trace_joint(
@@ -174,9 +177,12 @@ class AotCompiledGraph:
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
         return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled)
 
-    def _inference_plan(self) -> InferencePlan:
-        fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]
-        with torch.no_grad():
+    def _inference_plan(self, fakes: list | None = None, grad_enabled: bool = False) -> InferencePlan:
+        """`fakes` (with their requires_grad) and `grad_enabled` for a graph that takes
+        gradients itself; by default no input requires grad, and grad mode is off."""
+        if fakes is None:
+            fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]
+        with torch.set_grad_enabled(grad_enabled):
             graph, _, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
         functional = functionalize(graph)
         effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
