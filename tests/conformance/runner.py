@@ -7,7 +7,9 @@ built twice from the same seed, one copy for eager and one for the compiled func
 return values (types, tensor values and dtypes), the inputs afterwards (mutations of tensors,
 containers, objects and module state), the global state afterwards (grad mode, autocast,
 default dtype; put back after each call so that one case cannot skew the next), the grads of
-every input leaf for `train` cases, and the exception type where eager raises.
+every input leaf for `train` cases (every output that requires grad backpropagated with a
+random cotangent; the inputs compared again afterwards, for hooks that write to them), and the
+exception type where eager raises.
 
 Outcomes: "pass"; "wrong" (a different value, dtype, mutation or grad, or no exception where
 eager raised one: never acceptable); "refused" (the compiler declined: an Unsupported error,
@@ -250,10 +252,15 @@ def call(fn, args, seed: int):
             restore_global_state(before)
 
 
-def backward(result) -> None:
+def backward(result, seed: int) -> None:
+    """Backpropagates every output that requires grad, each with a random cotangent drawn from
+    `seed` (the same for eager and compiled): with ones, a backward that drops or misplaces
+    grad_output (a custom Function's, a hook's) would go unnoticed."""
     outputs = float_outputs(result, [])
     if outputs:
-        sum(out.float().sum() for out in outputs).backward()
+        generator = torch.Generator().manual_seed(seed)
+        cotangents = [torch.randn(out.shape, generator=generator, dtype=out.dtype, device=out.device) for out in outputs]
+        torch.autograd.backward(outputs, cotangents)
 
 
 def check_call(case: Case, compiled, size: int, seed: int) -> None:
@@ -280,11 +287,14 @@ def check_call(case: Case, compiled, size: int, seed: int) -> None:
             raise Mismatch(f"{what} after the call: {actual_state[what]} != {value}")
     compare(actual_args, expected_args, "inputs", case, set())
     if case.train and expected_exc is None:
-        backward(expected)
-        backward(actual)
+        backward(expected, seed + 2)
+        backward(actual, seed + 2)
         grads_expected = [leaf.grad for leaf in leaves(expected_args, [], set())]
         grads_actual = [leaf.grad for leaf in leaves(actual_args, [], set())]
         compare(grads_actual, grads_expected, "grads", case, set())
+        # Hooks run during backward may write to the inputs (a list of grad norms, a counter on
+        # a module): compared again once backward has run.
+        compare(actual_args, expected_args, "inputs after backward", case, set())
     return None
 
 

@@ -24,8 +24,8 @@ class Case:
     `fn(*make_args(n))` is run eagerly and compiled: twice at size `sizes[0]` (the second call
     is the cache hit) and once at `sizes[1]` (a new size). `source` names the upstream test file
     the case is modelled on (e.g. "cpython/test_dict", "dynamo/test_dicts"). With `train`, the
-    float outputs are summed and backpropagated and the grads of every input leaf (module
-    parameters included) are compared. `exact_rng=False` compares only types, shapes and dtypes
+    outputs that require grad are backpropagated (with random cotangents) and the grads of every
+    input leaf (module parameters included) are compared. `exact_rng=False` compares only types, shapes and dtypes
     of tensors (the case draws random numbers, which backends may draw differently).
     """
 
