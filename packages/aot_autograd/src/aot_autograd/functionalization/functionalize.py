@@ -71,6 +71,9 @@ class OutputAlias:
     geometry: tuple[tuple[int, ...], tuple[int, ...], int] | None
     dtype: torch.dtype
     detached: bool = False
+    # `detach` was its last step: not a view for autograd (`t.view(-1).detach()._is_view()` is
+    # False, `t.detach()[1:]`'s True).
+    detached_last: bool = False
 
 
 @dataclass
@@ -345,13 +348,18 @@ class _Functionalizer:
         if not isinstance(value, fx.Node) or value not in self.alias:
             return None
         alias = self.alias[value]
+        repeated = next((other for other in range(index) if outputs[other] is value), None)
+        if repeated is not None:  # `return t, t`: one object twice, whatever it is
+            return OutputAlias("output", repeated, True, *_geometry(value, alias.root))
         identity = not alias.chain and not alias.new_object
         if alias.root in inputs:
-            return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root), alias.detached)
+            return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root), alias.detached,
+                               alias.detached and alias.new_object)
         base = self._base_output(index, alias, identity, outputs)
         if base is None:
             return None
-        return OutputAlias("output", base, identity, *_geometry(value, alias.root), alias.detached)
+        return OutputAlias("output", base, identity, *_geometry(value, alias.root), alias.detached,
+                           alias.detached and alias.new_object)
 
     def _base_output(self, index: int, alias: Alias, identity: bool, outputs: list) -> int | None:
         """The output that output `index` (a tensor the graph made, or a view or alias of it)

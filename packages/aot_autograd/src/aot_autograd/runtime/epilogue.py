@@ -84,8 +84,13 @@ def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None, w
         size, stride, offset = raw.size(), raw.stride(), _offset_from(base, raw, written)
     if alias.detached and alias.dtype == base.dtype and offset == 0 and base.shape == size and base.stride() == tuple(stride):
         return base  # `t.detach()` itself, not a view of it
-    if alias.dtype != base.dtype:
-        return _reinterpreted(base, alias.dtype, size, stride, offset)
+    view = _view_with(base, alias.dtype, size, stride, offset)
+    return view.detach() if alias.detached_last else view
+
+
+def _view_with(base: torch.Tensor, dtype: torch.dtype, size, stride, offset: int) -> torch.Tensor:
+    if dtype != base.dtype:
+        return _reinterpreted(base, dtype, size, stride, offset)
     if 0 in stride and offset == 0 and _is_expand_of(base, size, stride):
         # An expanded view gets expand's backward (a sum, accumulated in float32 for bfloat16
         # gradients), as in eager; as_strided's backward adds the overlapping elements one by
