@@ -1,7 +1,8 @@
-"""A break at `t.register_hook(...)` / `t.retain_grad()` of a tensor the graph made: the hook
-must see the gradient of every use of `t`, those in the graph before the break included, with
-a backend that makes each graph one autograd node (as aot_autograd does). Differential against
-eager: first call, new values, new size."""
+"""Tensor hooks registered in a compiled function, which break the graph and are registered
+natively. A break at `t.register_hook(...)` / `t.retain_grad()` of a tensor the graph made: the
+hook must see the gradient of every use of `t`, those in the graph before the break included,
+with a backend that makes each graph one autograd node (as aot_autograd does). Differential
+against eager: first call, new values, new size."""
 
 from __future__ import annotations
 
@@ -59,8 +60,18 @@ def retained(x):
     return z + y.tanh(), y
 
 
+def double_grad(p):
+    p.grad.mul_(2)
+
+
+def post_accumulate(x):
+    x.register_post_accumulate_grad_hook(double_grad)
+    return x.sin()
+
+
 CASES = {
     "hook_after_use": (hook_after_use, lambda n: (torch.randn(n, requires_grad=True),)),
+    "post_accumulate_grad_hook": (post_accumulate, lambda n: (torch.randn(n, requires_grad=True),)),
     "hook_records": (hook_records, lambda n: (torch.randn(n, requires_grad=True), [])),
     "retain_grad": (retained, lambda n: (torch.randn(n, requires_grad=True),)),
 }

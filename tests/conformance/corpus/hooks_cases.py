@@ -30,6 +30,10 @@ def times_three(grad):
     return grad * 3
 
 
+def double_leaf_grad(leaf):
+    leaf.grad.mul_(2)
+
+
 class Scaler(nn.Module):
     def __init__(self):
         super().__init__()
@@ -81,7 +85,7 @@ def record_output(module, args, output):
 
 
 NS = {
-    "torch": torch, "times_four": times_four, "halve": halve, "times_three": times_three,
+    "torch": torch, "times_four": times_four, "halve": halve, "times_three": times_three, "double_leaf_grad": double_leaf_grad,
     "scale_output": scale_output, "double_input": double_input,
 }
 
@@ -123,6 +127,7 @@ TENSOR_HOOKS = [
     ("output_hook_returned", "y = x.sin()\ny.register_hook(times_three)\nreturn y"),
     ("view_of_input_hooked", "v = x[1:]\nv.register_hook(times_four)\nreturn v * 2, x"),
     ("hook_and_retain_grad", "y = x * 3\ny.retain_grad()\ny.register_hook(halve)\nreturn y.exp()"),
+    ("post_accumulate_grad_hook_global_function", "x.register_post_accumulate_grad_hook(double_leaf_grad)\nreturn x.sin()"),
     ("post_accumulate_grad_hook", "def double_grad(p):\n    p.grad.mul_(2)\nx.register_post_accumulate_grad_hook(double_grad)\nreturn x.sin()"),
 ]
 snippets(SOURCE, "hooks", TENSOR_HOOKS, namespace=NS, make_args=grad_vec, train=True)

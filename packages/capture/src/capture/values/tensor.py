@@ -41,6 +41,9 @@ REFUSED_METHODS = {
     "__array__": "converts to a numpy array",
     "backward": "runs autograd",
     "register_hook": "registers an autograd hook",
+    # Returns a handle, which would otherwise pass for a metadata answer and the hook be
+    # registered on the fake tensor only.
+    "register_post_accumulate_grad_hook": "registers an autograd hook",
     "untyped_storage": "exposes the storage",
     "storage": "exposes the storage",
     "retain_grad": "changes autograd state",
