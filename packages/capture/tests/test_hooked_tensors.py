@@ -121,3 +121,29 @@ def test_graph_is_split_only_where_the_tensor_is_used_after_it():
     graphs.clear()
     capture.optimize(hook_after_use, counting)(x)
     assert len(graphs) == 3  # the graph before the break in two pieces, then the resume function
+
+
+FIRED = []
+
+
+def count_grads(grads):
+    FIRED.append(sum(g is not None for g in grads))
+
+
+def multi_grad_hook(x):
+    y = x * 3
+    torch.autograd.graph.register_multi_grad_hook((x, y), count_grads)
+    return y.sin()
+
+
+def test_multi_grad_hook_is_registered():
+    """register_multi_grad_hook returns a handle, which must not pass for a metadata answer
+    (the hook would be registered on the fake tensors only)."""
+    compiled = capture.optimize(multi_grad_hook, one_autograd_node)
+    for n in (4, 4, 7):
+        FIRED.clear()
+        multi_grad_hook(torch.randn(n, requires_grad=True)).sum().backward()
+        expected = list(FIRED)
+        FIRED.clear()
+        compiled(torch.randn(n, requires_grad=True)).sum().backward()
+        assert FIRED == expected == [2]

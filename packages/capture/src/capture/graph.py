@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import torch
 import torch.fx
+from torch.utils.hooks import RemovableHandle
 
 from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensorError, FakeTensorMode
 
@@ -111,6 +112,14 @@ class GraphBuilder:
                 result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
         else:
             result = self._run_on_fakes(kind, target, fake_args, fake_kwargs)
+        if isinstance(result, RemovableHandle):
+            # A hook registered (torch.autograd.graph.register_multi_grad_hook, a grad_fn's
+            # register_hook): on the fake tensors only, so the graph would drop it.
+            name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+            raise Unsupported(
+                f"{name} registers a hook, which cannot be part of a graph",
+                hint="the graph breaks here and the call runs outside it",
+            )
         if result is not None and not _contains_tensor(result) and not contains_symbolic(result):
             # A metadata query (static sizes, flags, dtypes): its answer is a constant.
             # Operations that return None (`x[0] = v`) are kept for what they do, and
