@@ -1,11 +1,12 @@
 """GraphLowering: walks an ATen FX graph and builds IR through the lowering table.
 
 Inputs become InputBuffers (symbolic sizes keep their symbols, bound in the wrapper from
-the argument that carries them). A `copy_` into an input that ends the graph (aot_autograd
-puts an input's new value there, see input_writes.py) stores the value into the input's
-memory: the buffer computing it is stored in place when that is safe. Each node's result stays lazy (Pointwise, views) until a
-consumer needs memory; a lazy result read by several nodes is realized so it is computed
-once. Ops without a lowering run as aten calls (see lowering/extern.py).
+the argument that carries them: input_symbols.py). A `copy_` into an input that ends the graph
+(aot_autograd puts an input's new value there, see input_writes.py) stores the value into the
+input's memory: the buffer computing it is stored in place when that is safe. Each node's
+result stays lazy (Pointwise, views) until a consumer needs memory; a lazy result read by
+several nodes is realized so it is computed once. Ops without a lowering run as aten calls
+(see lowering/extern.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .codegen.targets import KernelTargets
 from .context import lowering_graph
 from .input_writes import InputWrite, stored_in_place, write_buffers, writes_input_at_end
 from .errors import LoweringError
+from .input_symbols import InputSymbols, size_hint
 from .ir import (
     Buffer, ComputedBuffer, ExternKernel, GenericView, InputBuffer, IRNode, Layout, MultiOutput, Pointwise,
     Reduction, ReinterpretView, storage_of,
@@ -44,13 +46,6 @@ REALIZE_USERS = 1
 RECOMPUTE_READS = 4
 RECOMPUTE_OPS = 30
 
-# The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
-# such as parallelization thresholds. Lowerings that choose by hints (slice clamping) would
-# choose by this guess; capture breaks the graph on slices of such sizes that their ranges do
-# not decide, so those choices are not expected to reach here (not proven for every lowering).
-UNBACKED_SIZE_HINT = 8192
-
-
 class GraphLowering(torch.fx.Interpreter):
     def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, options: CompileOptions,
                  strided_outputs: bool = False):
@@ -67,13 +62,11 @@ class GraphLowering(torch.fx.Interpreter):
         self.buffers: list[Buffer] = []
         self.input_names: list[str] = []
         self.graph_inputs: list = []                  # InputBuffer or sympy expr, per placeholder
-        self.symbol_sources: dict[sympy.Symbol, str] = {}
-        self.hints: dict[sympy.Symbol, int] = {}
-        self.symbol_map: dict = {}                    # foreign symbols -> ours
-        self.expression_symbols: dict = {}            # foreign expressions given as inputs -> ours
-        # Unbacked symbols (data-dependent sizes and numbers) by the buffer whose step makes
-        # them known; their `symbol_sources` read that buffer.
-        self.unbacked_bound_by: dict[str, list[sympy.Symbol]] = {}
+        self.symbols = InputSymbols()
+        # The table's own dicts, read by the wrapper and kernel calls.
+        self.symbol_sources = self.symbols.sources
+        self.hints = self.symbols.hints
+        self.unbacked_bound_by = self.symbols.unbacked_bound_by
         self.constants: dict[str, torch.Tensor] = {}  # get_attr tensors, by wrapper name
         self.constant_buffers: dict[str, InputBuffer] = {}
         self.outputs: list = []
@@ -112,12 +105,7 @@ class GraphLowering(torch.fx.Interpreter):
 
     def sympify(self, value):
         """Our sympy expression for a size, foreign symbols mapped to ours."""
-        expr = as_expr(value)
-        if expr.free_symbols:
-            if self.expression_symbols:
-                expr = expr.xreplace(self.expression_symbols)
-            expr = expr.xreplace({s: self.symbol_map.get(s, s) for s in expr.free_symbols})
-        return expr
+        return self.symbols.sympify(value)
 
     def hint(self, expr) -> int:
         return int(sympy.sympify(expr).xreplace(self.hints))
@@ -256,62 +244,18 @@ class GraphLowering(torch.fx.Interpreter):
         name = f"arg{position}"
         val = self.current_node.meta.get("val", self.current_node.meta.get("example_value", example))
         if isinstance(example, torch.Tensor):
-            size = [self._bind(s, f"{name}.size({k})", _hint(example.shape[k])) for k, s in enumerate(val.shape)]
-            stride = [self._bind(s, f"{name}.stride({k})", _hint(example.stride()[k])) for k, s in enumerate(val.stride())]
+            size = [self.symbols.bind(s, f"{name}.size({k})", size_hint(example.shape[k])) for k, s in enumerate(val.shape)]
+            stride = [self.symbols.bind(s, f"{name}.stride({k})", size_hint(example.stride()[k])) for k, s in enumerate(val.stride())]
             buffer = InputBuffer(name, Layout(example.device, example.dtype, tuple(size), tuple(stride)))
             self.input_names.append(name)
             self.graph_inputs.append(buffer)
             return buffer
         if isinstance(val, (torch.SymInt, sympy.Basic)):
-            expr = self._bind(val, name, _hint(example))
+            expr = self.symbols.bind(val, name, size_hint(example))
             self.graph_inputs.append(expr)
             return expr
         self.graph_inputs.append(example)
         return example
-
-    def _bind(self, value, source: str, hint: int):
-        """Our symbol for a (possibly foreign) size; the first source that carries it binds it."""
-        expr = as_expr(value)
-        if isinstance(expr, sympy.Integer):
-            return expr
-        if isinstance(expr, sympy.Symbol):
-            ours = self.symbol_map.get(expr)
-            if ours is None:
-                ours = _our_symbol(expr, unbacked=_hint_of(value) is None)
-                self.symbol_map[expr] = ours
-            if ours not in self.symbol_sources:  # new, or met first inside an expression
-                self.symbol_sources[ours] = source
-                self.hints[ours] = hint
-            return ours
-        self._bind_shifted_symbol(expr, source, hint)
-        if hint is not None and not expr.free_symbols <= set(self.symbol_map):
-            # An expression of symbols no input carries alone (channel_shuffle's backward takes
-            # c // groups and a gradient of size groups * (c // groups), never c): a symbol of
-            # ours stands for the whole expression wherever it appears.
-            ours = sympy.Symbol(f"e{len(self.expression_symbols)}", integer=True)
-            self.expression_symbols[expr] = ours
-            self.symbol_sources[ours] = source
-            self.hints[ours] = hint
-        return self.sympify(expr)
-
-    def _bind_shifted_symbol(self, expr: sympy.Expr, source: str, hint: int) -> None:
-        """Binds the one unbound symbol of `expr` when `expr` is it plus or minus a constant:
-        the partitioner saves a negated pad (`-s0`) for constant_pad_nd's backward, and a
-        kernel of that backward indexes with `s0` itself."""
-        unbound = [s for s in expr.free_symbols if s not in self.symbol_map]
-        if len(unbound) != 1 or len(expr.free_symbols) != 1 or hint is None:
-            return
-        (symbol,) = unbound
-        sign = expr.coeff(symbol)
-        shift = sympy.expand(expr - sign * symbol)
-        if sign not in (1, -1) or not isinstance(shift, sympy.Integer):
-            return
-        # expr = sign * symbol + shift  =>  symbol = sign * (expr - shift)
-        # A symbolic int input may be negative (a pad that crops): keep the tracer's assumptions.
-        ours = _our_symbol(symbol, unbacked=not symbol.is_positive)
-        self.symbol_map[symbol] = ours
-        self.symbol_sources[ours] = f"{'-' if sign == -1 else ''}({source} - {int(shift)})"
-        self.hints[ours] = int(sign) * (hint - int(shift))
 
     def get_attr(self, target, args, kwargs):
         value = getattr(self.module, target) if "." not in target else operator.attrgetter(target)(self.module)
@@ -362,34 +306,9 @@ class GraphLowering(torch.fx.Interpreter):
                 "ATen overload. Run the graph through aot_autograd first (inductor.compile_fx does)."
             )
         result = fallback(target, args, kwargs)
-        self._bind_unbacked(self.current_val(), result)
+        # A Python number an extern returned is read off its step: the buffer registered last.
+        self.symbols.bind_unbacked(self.current_val(), result, self.buffers[-1].name if self.buffers else "")
         return result
-
-    def _bind_unbacked(self, val, result) -> None:
-        """Bind the unbacked symbols a fallback's output brings (`nonzero`'s row count u0, the
-        number `_local_scalar_dense` read) to where the wrapper reads them after that step."""
-        if isinstance(val, (list, tuple)) and isinstance(result, (list, tuple)):
-            for item_val, item in zip(val, result):
-                self._bind_unbacked(item_val, item)
-            return
-        if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            # The extern returned a Python number; its step is the buffer registered last.
-            self._bind_one_unbacked(val, self.buffers[-1].name, "{}")
-        elif isinstance(val, torch.Tensor) and isinstance(result, Buffer):
-            for k, size in enumerate(val.shape):
-                self._bind_one_unbacked(size, result.name, f"{{}}.size({k})")
-
-    def _bind_one_unbacked(self, value, buffer_name: str, read: str) -> None:
-        node = getattr(value, "node", None)
-        if node is None or _hint_of(value) is not None or not isinstance(node.expr, sympy.Symbol):
-            return
-        if node.expr in self.symbol_map:
-            return
-        ours = _our_symbol(node.expr, unbacked=True)
-        self.symbol_map[node.expr] = ours
-        self.symbol_sources[ours] = read.format(buffer_name)
-        self.hints[ours] = UNBACKED_SIZE_HINT
-        self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)
 
     def _realize_pending(self):
         """Before an op writes to memory, compute every lazy value that may read that memory."""
@@ -530,33 +449,6 @@ SIZE_ARITHMETIC = {
     # Comparisons of sizes (`n >= 3`) are SymBools the same way.
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
-
-def _our_symbol(foreign: sympy.Symbol, *, unbacked: bool) -> sympy.Symbol:
-    """Our symbol for a tracer's. Backed sizes are positive. An unbacked symbol keeps the
-    tracer's assumptions (a row count is non-negative, `.item()` any integer or real), so
-    expressions that reach a lowering unmapped (read off a node's value) mean the same symbol."""
-    if not unbacked:
-        return sympy.Symbol(foreign.name, integer=True, positive=True)
-    if foreign.is_nonnegative:
-        return sympy.Symbol(foreign.name, integer=True, nonnegative=True)
-    if foreign.is_integer:
-        return sympy.Symbol(foreign.name, integer=True)
-    return sympy.Symbol(foreign.name, real=True)
-
-
-def _hint_of(value):
-    """A SymInt's example value; None for an unbacked one (plain ints are their own)."""
-    node = getattr(value, "node", None)
-    return getattr(node, "hint", value) if node is not None else value
-
-
-def _hint(size) -> int:
-    """An example input's size, read without asking its shape env (`int(symint)` is a question
-    that specializes the symbol: a replacement `s1 -> 6` no guard protects); a fake's unbacked
-    size (mark_unbacked) has none: assumed."""
-    hint = _hint_of(size)
-    return UNBACKED_SIZE_HINT if hint is None else int(hint)
-
 
 def _touches_complex(node: torch.fx.Node) -> bool:
     """Kernels have no complex arithmetic: an op reading or making complex tensors (view_as_complex,

@@ -1,0 +1,139 @@
+"""The symbols of a graph's sizes: the tracer's (foreign) symbols mapped to ours, and where the
+wrapper reads each at run time.
+
+A symbol is bound by the first source that carries it: an input's size or stride
+(`arg0.size(1)`), a symbolic int argument, or, for a data-dependent size (unbacked: nonzero's
+row count, a number `.item()` read), the step of the wrapper that makes it known. Each has a
+hint, its example value, for heuristics (block sizes, parallelization).
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from .ir import Buffer
+from .sizes import as_expr
+
+# The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
+# such as parallelization thresholds. Lowerings that choose by hints (slice clamping) would
+# choose by this guess; capture breaks the graph on slices of such sizes that their ranges do
+# not decide, so those choices are not expected to reach here (not proven for every lowering).
+UNBACKED_SIZE_HINT = 8192
+
+
+class InputSymbols:
+    def __init__(self):
+        self.sources: dict[sympy.Symbol, str] = {}   # ours -> the wrapper expression reading it
+        self.hints: dict[sympy.Symbol, int] = {}
+        self.foreign: dict = {}                       # foreign symbols -> ours
+        self.expressions: dict = {}                   # foreign expressions given as inputs -> ours
+        # Unbacked symbols by the buffer whose step makes them known; their sources read it.
+        self.unbacked_bound_by: dict[str, list[sympy.Symbol]] = {}
+
+    def sympify(self, value) -> sympy.Expr:
+        """Our sympy expression for a size, foreign symbols mapped to ours."""
+        expr = as_expr(value)
+        if expr.free_symbols:
+            if self.expressions:
+                expr = expr.xreplace(self.expressions)
+            expr = expr.xreplace({s: self.foreign.get(s, s) for s in expr.free_symbols})
+        return expr
+
+    def bind(self, value, source: str, hint: int) -> sympy.Expr:
+        """Our expression for a (possibly foreign) size read at `source`; the first source that
+        carries a symbol binds it."""
+        expr = as_expr(value)
+        if isinstance(expr, sympy.Integer):
+            return expr
+        if isinstance(expr, sympy.Symbol):
+            ours = self.foreign.get(expr)
+            if ours is None:
+                ours = _our_symbol(expr, unbacked=hint_of(value) is None)
+                self.foreign[expr] = ours
+            if ours not in self.sources:  # new, or met first inside an expression
+                self.sources[ours] = source
+                self.hints[ours] = hint
+            return ours
+        self._bind_shifted_symbol(expr, source, hint)
+        if hint is not None and not expr.free_symbols <= set(self.foreign):
+            # An expression of symbols no input carries alone (channel_shuffle's backward takes
+            # c // groups and a gradient of size groups * (c // groups), never c): a symbol of
+            # ours stands for the whole expression wherever it appears.
+            ours = sympy.Symbol(f"e{len(self.expressions)}", integer=True)
+            self.expressions[expr] = ours
+            self.sources[ours] = source
+            self.hints[ours] = hint
+        return self.sympify(expr)
+
+    def _bind_shifted_symbol(self, expr: sympy.Expr, source: str, hint: int) -> None:
+        """Binds the one unbound symbol of `expr` when `expr` is it plus or minus a constant:
+        the partitioner saves a negated pad (`-s0`) for constant_pad_nd's backward, and a
+        kernel of that backward indexes with `s0` itself."""
+        unbound = [s for s in expr.free_symbols if s not in self.foreign]
+        if len(unbound) != 1 or len(expr.free_symbols) != 1 or hint is None:
+            return
+        (symbol,) = unbound
+        sign = expr.coeff(symbol)
+        shift = sympy.expand(expr - sign * symbol)
+        if sign not in (1, -1) or not isinstance(shift, sympy.Integer):
+            return
+        # expr = sign * symbol + shift  =>  symbol = sign * (expr - shift)
+        # A symbolic int input may be negative (a pad that crops): keep the tracer's assumptions.
+        ours = _our_symbol(symbol, unbacked=not symbol.is_positive)
+        self.foreign[symbol] = ours
+        self.sources[ours] = f"{'-' if sign == -1 else ''}({source} - {int(shift)})"
+        self.hints[ours] = int(sign) * (hint - int(shift))
+
+    def bind_unbacked(self, val, result, last_buffer: str) -> None:
+        """Bind the unbacked symbols a fallback's output brings (`nonzero`'s row count u0, the
+        number `_local_scalar_dense` read) to where the wrapper reads them after that step;
+        a Python number's step is `last_buffer`'s."""
+        if isinstance(val, (list, tuple)) and isinstance(result, (list, tuple)):
+            for item_val, item in zip(val, result):
+                self.bind_unbacked(item_val, item, last_buffer)
+            return
+        if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            self._bind_one_unbacked(val, last_buffer, "{}")
+        elif isinstance(val, torch.Tensor) and isinstance(result, Buffer):
+            for k, size in enumerate(val.shape):
+                self._bind_one_unbacked(size, result.name, f"{{}}.size({k})")
+
+    def _bind_one_unbacked(self, value, buffer_name: str, read: str) -> None:
+        node = getattr(value, "node", None)
+        if node is None or hint_of(value) is not None or not isinstance(node.expr, sympy.Symbol):
+            return
+        if node.expr in self.foreign:
+            return
+        ours = _our_symbol(node.expr, unbacked=True)
+        self.foreign[node.expr] = ours
+        self.sources[ours] = read.format(buffer_name)
+        self.hints[ours] = UNBACKED_SIZE_HINT
+        self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)
+
+
+def _our_symbol(foreign: sympy.Symbol, *, unbacked: bool) -> sympy.Symbol:
+    """Our symbol for a tracer's. Backed sizes are positive. An unbacked symbol keeps the
+    tracer's assumptions (a row count is non-negative, `.item()` any integer or real), so
+    expressions that reach a lowering unmapped (read off a node's value) mean the same symbol."""
+    if not unbacked:
+        return sympy.Symbol(foreign.name, integer=True, positive=True)
+    if foreign.is_nonnegative:
+        return sympy.Symbol(foreign.name, integer=True, nonnegative=True)
+    if foreign.is_integer:
+        return sympy.Symbol(foreign.name, integer=True)
+    return sympy.Symbol(foreign.name, real=True)
+
+
+def hint_of(value):
+    """A SymInt's example value; None for an unbacked one (plain ints are their own)."""
+    node = getattr(value, "node", None)
+    return getattr(node, "hint", value) if node is not None else value
+
+
+def size_hint(size) -> int:
+    """An example input's size, read without asking its shape env (`int(symint)` is a question
+    that specializes the symbol: a replacement `s1 -> 6` no guard protects); a fake's unbacked
+    size (mark_unbacked) has none: assumed."""
+    hint = hint_of(size)
+    return UNBACKED_SIZE_HINT if hint is None else int(hint)
