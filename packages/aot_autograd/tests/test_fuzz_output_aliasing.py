@@ -1,7 +1,7 @@
 """Differential fuzzing of what a graph's outputs are, beyond their values: random programs
 return inputs, tensors they made, views and detached aliases of either (repeated, in any
-order), after writing into an input in place. Compiled through aot_autograd (symbolic sizes)
-vs eager, with grad mode on and off, at a first call, new values and a new size; beside the
+order), after writing into an input in place. Compiled through aot_autograd (symbolic sizes;
+with and without core ATen's decompositions) vs eager, with grad mode on and off, at a first call, new values and a new size; beside the
 values, each output must be the same object, share storage, be a view, require grad and
 carry the gradients that eager's does, and a write into an output after the call must show
 through the same tensors.
@@ -19,8 +19,7 @@ import os
 import pytest
 import torch
 
-from aot_autograd import aot_module_simplified
-from aot_autograd.backends import run_graph_module
+from aot_autograd import aot_eager, aot_eager_decomp_partition
 from aot_testing import functions_graph
 from fake_tensor import FakeTensorMode, ShapeEnv
 
@@ -84,15 +83,15 @@ def _structure(outputs, inputs) -> tuple:
     )
 
 
-def _compile(fn, inputs):
+def _compile(fn, inputs, backend):
     gm = functions_graph(fn)
     mode = FakeTensorMode(shape_env=ShapeEnv())
     for placeholder, example in zip(gm.graph.find_nodes(op="placeholder"), inputs):
         placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
-    return aot_module_simplified(gm, list(inputs), run_graph_module)
+    return backend(gm, list(inputs))
 
 
-def _agree(source: str, grad: bool) -> None:
+def _agree(source: str, grad: bool, backend) -> None:
     namespace: dict = {"torch": torch}
     exec(compile(source, "<fuzz program>", "exec"), namespace)
     fn = namespace["f"]
@@ -101,7 +100,7 @@ def _agree(source: str, grad: bool) -> None:
         x, y = _inputs(size)
         ours = [x.detach().clone().requires_grad_(), y.clone()]
         with torch.set_grad_enabled(grad):
-            compiled = compiled or _compile(fn, ours)
+            compiled = compiled or _compile(fn, ours, backend)
             expected, actual = fn(x, y), compiled(*ours)
         torch.testing.assert_close(actual, expected)
         torch.testing.assert_close(ours, [x, y])
@@ -128,9 +127,12 @@ def _agree(source: str, grad: bool) -> None:
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(programs(), st.booleans())
-def test_outputs_alias_what_eager_outputs_alias(source, grad):
+@given(programs(), st.booleans(), st.sampled_from(["aot_eager", "aot_eager_decomp_partition"]))
+def test_outputs_alias_what_eager_outputs_alias(source, grad, backend):
+    # With decompositions too: core ATen's table turns `detach` into `alias`, which carries
+    # history (`return x.detach()` required grad under inductor, which decomposes).
+    chosen = {"aot_eager": aot_eager, "aot_eager_decomp_partition": aot_eager_decomp_partition}[backend]
     try:
-        _agree(source, grad)
+        _agree(source, grad, chosen)
     except Exception as error:
-        raise AssertionError(f"{type(error).__name__}: {error}\nprogram (grad mode {grad}):\n{source}") from error
+        raise AssertionError(f"{type(error).__name__}: {error}\nprogram ({backend}, grad mode {grad}):\n{source}") from error

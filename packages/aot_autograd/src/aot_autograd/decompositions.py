@@ -28,6 +28,11 @@ _BEYOND_CORE = [
 
 _REQUIRED = [aten.cudnn_batch_norm, aten.cudnn_batch_norm_backward]
 
+# Kept whatever a table says: core ATen turns `detach` into `alias`, a view with the base's
+# autograd history, and functionalization must see the detach to hand an output back without
+# it (`return x.detach()` under inductor required grad).
+NEVER_DECOMPOSED = (aten.detach.default,)
+
 
 @functools.cache
 def _default_table() -> dict[Any, Callable]:

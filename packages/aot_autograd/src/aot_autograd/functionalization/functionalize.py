@@ -59,7 +59,8 @@ class Alias:
 @dataclass(frozen=True)
 class OutputAlias:
     """An output that shares storage with graph input `index` (`of="input"`) or with output
-    `index` (`of="output"`); `identity` when it is that very tensor. `geometry` is the
+    `index` (`of="output"`), or the graph's own value of it detached (`of="self"`: a detached
+    view of a tensor that dies in the graph); `identity` when it is that very tensor. `geometry` is the
     view's (size, stride, storage offset in its own elements from the base's first) when all
     are plain ints;
     `dtype` is the view's (a `view(dtype)` reinterprets the base); `detached` when it was
@@ -355,11 +356,11 @@ class _Functionalizer:
         if alias.root in inputs:
             return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root), alias.detached,
                                alias.detached and alias.new_object)
+        detached_last = alias.detached and alias.new_object
         base = self._base_output(index, alias, identity, outputs)
         if base is None:
-            return None
-        return OutputAlias("output", base, identity, *_geometry(value, alias.root), alias.detached,
-                           alias.detached and alias.new_object)
+            return OutputAlias("self", index, False, None, value.meta["val"].dtype, True, True) if detached_last else None
+        return OutputAlias("output", base, identity, *_geometry(value, alias.root), alias.detached, detached_last)
 
     def _base_output(self, index: int, alias: Alias, identity: bool, outputs: list) -> int | None:
         """The output that output `index` (a tensor the graph made, or a view or alias of it)

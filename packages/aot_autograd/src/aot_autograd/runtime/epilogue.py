@@ -32,7 +32,7 @@ class GraphEffects:
 
     @property
     def regenerated(self) -> list[int]:
-        """Positions (among all graph outputs) of the outputs rebuilt as views."""
+        """Positions (among all graph outputs) of the outputs rebuilt as views (or detached)."""
         first = len(self.mutated_inputs)
         return [first + j for j, alias in enumerate(self.output_aliases) if alias is not None]
 
@@ -60,7 +60,9 @@ class GraphEffects:
             torch.autograd.graph.increment_version([inputs[index] for index in self.written_in_graph])
         outputs = list(graph_outputs[first:])
         for j, alias in enumerate(self.output_aliases):
-            if alias is not None:
+            if alias is not None and alias.of == "self":
+                outputs[j] = raw[first + j].detach()
+            elif alias is not None:
                 base = inputs[alias.index] if alias.of == "input" else outputs[alias.index]
                 written = None
                 if alias.of == "input" and alias.index in self.mutated_inputs:

@@ -17,7 +17,7 @@ import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..decompositions import required_decompositions
+from ..decompositions import NEVER_DECOMPOSED, required_decompositions
 from ..errors import TracingError, UnsupportedProgramError
 from ..functionalization.op_semantics import is_view, out_of_place_view, restrides_in_place_only
 from .arguments import map_arguments
@@ -37,6 +37,8 @@ class AtenRecorder(TorchDispatchMode):
         super().__init__()
         self.graph = fx.Graph()
         self.decompositions = {**required_decompositions(), **dict(decompositions or {})}
+        for op in NEVER_DECOMPOSED:
+            self.decompositions.pop(op, None)
         # Turns a real tensor constant into the kind of value the trace runs on (a fake).
         self._constant_to_trace_value = constant_to_trace_value
         # id -> (tensor, node). The tensor is held so that its id cannot be reused by another
