@@ -22,10 +22,14 @@ CASES = {
     "variance_float_correction": (lambda x, y: (aten.var.correction(aten.add.Tensor(x, y), [0], correction=1.0),),
                                   [(0,), (0,)]),
     "arange_of_a_size": (None, [(0,), ()]),  # made on the test's device: _case_fn
+    "full_of_a_size": (None, [(0,), ()]),  # filled with a size (multilabel_margin_loss's class count)
 }
 
 
 def _case_fn(name, device):
+    if name == "full_of_a_size":
+        return lambda x, y: (aten.add.Tensor(x, aten.full.default([1, 16], aten.sym_size.int(x, 0), dtype=torch.float32,
+                                                                  device=device)),)
     if name != "arange_of_a_size":
         return CASES[name][0]
     # A factory op makes its tensor where it is told (the CPU by default), as in eager.
@@ -36,13 +40,14 @@ def _case_fn(name, device):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_one_graph_serves_every_size(name, device):
     fn, dims = _case_fn(name, torch.device(device)), CASES[name][1]
-    shape_b = (1, 16) if name in ("broadcast", "arange_of_a_size") else (8, 16)
+    shape_b = (1, 16) if name in ("broadcast", "arange_of_a_size", "full_of_a_size") else (8, 16)
     if name == "layer_norm":
         shape_b = (16,)
 
     def inputs(n):
         a = torch.randn(n, 16, device=device)
-        b = torch.randn(*(shape_b if name in ("broadcast", "layer_norm", "arange_of_a_size") else (n, 16)), device=device)
+        b = torch.randn(*(shape_b if name in ("broadcast", "layer_norm", "arange_of_a_size", "full_of_a_size") else (n, 16)),
+                        device=device)
         return [a, b]
 
     example = inputs(8)

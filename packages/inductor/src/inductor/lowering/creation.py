@@ -17,12 +17,18 @@ aten = torch.ops.aten
 def _scalar_dtype(value) -> torch.dtype:
     if isinstance(value, bool):
         return torch.bool
-    return torch.int64 if isinstance(value, int) else torch.get_default_dtype()
+    integer = isinstance(value, int) or (isinstance(value, sympy.Basic) and value.is_integer)
+    return torch.int64 if integer else torch.get_default_dtype()
 
 
 def full(size, value, dtype, device) -> Pointwise:
     dtype = dtype or _scalar_dtype(value)
-    return Pointwise(torch.device(device or "cpu"), dtype, tuple(as_expr(s) for s in size), lambda index: ops.constant(value, dtype))
+    if isinstance(value, sympy.Basic) and value.free_symbols:
+        # A fill value the sizes give (multilabel_margin_loss fills with the class count).
+        fill = lambda index: ops.index_expr(value, dtype)  # noqa: E731
+    else:
+        fill = lambda index: ops.constant(value, dtype)  # noqa: E731
+    return Pointwise(torch.device(device or "cpu"), dtype, tuple(as_expr(s) for s in size), fill)
 
 
 @register_lowering(aten.full.default)
