@@ -188,6 +188,54 @@ def test_forward_hooks_with_kwargs_are_traced():
     assert len(_graphs(compiled)) == 1 and not _breaks(compiled)
 
 
+def _calls_its_argument(x, m):
+    return m(x) + 1
+
+
+def test_global_module_hooks_added_or_removed_after_compiling_are_seen():
+    # torch's global hooks apply to every module call: the entry is guarded on them.
+    from torch.nn.modules.module import register_module_forward_hook
+
+    block = Block()
+    compiled = compile_eager(_calls_its_argument)
+    handles = []
+    try:
+        for scale in (None, 2.0, 3.0, None):  # no hook, a hook, another hook, none again
+            for handle in handles:
+                handle.remove()
+            handles = [] if scale is None else [register_module_forward_hook(lambda m, i, out, k=scale: out * k)]
+            x = inputs()[0]
+            assert_same(compiled(x, block), _calls_its_argument(x, block))
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _runs_then_removes(x, m, handle):
+    y = m(x)
+    handle.remove()
+    return y
+
+
+def test_removing_a_global_hook_after_a_module_call_is_replayed():
+    # The hook dict, read first by the hooked module call (unguarded, no source), is reached
+    # again through the handle's weak reference: the deletion must not be lost.
+    from torch.nn.modules.module import _global_forward_hooks, register_module_forward_hook
+
+    block = Block()
+    compiled = compile_eager(_runs_then_removes)
+    for _ in range(3):
+        x = inputs()[0]
+        handle = register_module_forward_hook(lambda m, i, out: out * 2)
+        expected = _runs_then_removes(x, block, handle)
+        handle = register_module_forward_hook(lambda m, i, out: out * 2)
+        try:
+            assert_same(compiled(x, block, handle), expected)
+            assert handle.id not in _global_forward_hooks
+        finally:
+            handle.remove()
+
+
 def test_hook_capture_cannot_trace_breaks_the_graph_around_itself(capsys):
     """The forward around an untraceable hook is still captured, never run eagerly whole."""
     net = Layers(2)

@@ -23,6 +23,10 @@ code would.
 `ModuleCallMatch`: calling a module runs what the trace inlined. Hooks added later, or (for a
 module guarded by its type, capture.wrap) another instance with hooks or a `forward` of its
 own (a patched instance), must not be served by that entry.
+
+`GlobalModuleHooksMatch`: torch's global module hooks (`register_module_forward_hook`...) are
+the ones the trace saw, by handle id: a hook registered or removed later changes what every
+module call does.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from guards.codegen import EmitContext, check, must_be, must_equal
 from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
 from guards.sources import Source
 
-from .module_call import HOOK_DICTS
+from .module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +102,34 @@ def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
     forward = f"'forward' {'not in' if guard.own_forward else 'in'} {module}.__dict__"
     return [check(f"{hooks} or {forward}", str(guard), f"({hooks} or {forward})")]
 
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalModuleHooksMatch(Guard):
+    """The global hook dicts hold the handle ids `ids` (one tuple per dict of GLOBAL_HOOK_DICTS)."""
+
+    ids: tuple[tuple[int, ...], ...]
+    priority = PRIORITY_OBJECT
+
+    @classmethod
+    def now(cls) -> GlobalModuleHooksMatch:
+        return cls(tuple(tuple(hooks) for hooks in GLOBAL_HOOK_DICTS.values()))
+
+    def __str__(self) -> str:
+        if not any(self.ids):
+            return "no global module hooks"
+        return "global module hooks " + ", ".join(f"{name}: {ids}" for name, ids in zip(GLOBAL_HOOK_DICTS, self.ids) if ids)
+
+
+@emits(GlobalModuleHooksMatch)
+def _global_module_hooks_match(guard: GlobalModuleHooksMatch, ctx: EmitContext) -> list:
+    dicts = [ctx.constant(hooks, name, f"torch.nn.modules.module.{name}") for name, hooks in GLOBAL_HOOK_DICTS.items()]
+    if not any(guard.ids):  # the usual case: four truth tests
+        failing = " or ".join(dicts)
+    else:
+        tuple_ = ctx.builtin("tuple")
+        failing = f"({', '.join(f'{tuple_}({d})' for d in dicts)},) != {guard.ids!r}"
+    return [check(failing, str(guard), f"({failing})")]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,6 +24,11 @@ from torch.nn.modules import module as _torch_module
 
 # A module's own hook dicts: any non-empty one makes `module(x)` do more than `forward(x)`.
 HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+# torch's global ones, which apply to every module; torch registers into them in place.
+GLOBAL_HOOK_DICTS = {
+    name: getattr(_torch_module, name)
+    for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks", "_global_backward_pre_hooks")
+}
 
 
 def has_backward_hooks(module) -> bool:

@@ -67,7 +67,12 @@ def wrap(session, obj: Any, source) -> Value:
     known = session.wrapped.get(id(obj))
     if known is not None and known[0] is obj:
         value = known[1]
-        if _names_differ(source, value.source):
+        if value.source is None and source is not None and isinstance(obj, (dict, list, set)):
+            # First read where no input leads (torch's global hook dict, read unguarded by
+            # capture's own call_with_forward_hooks), now reached by a path: writes into it
+            # (`handle.remove()` deleting the hook) are replayed through that path.
+            value.source = source
+        elif _names_differ(source, value.source):
             # One object reached by two paths (`f(x, x)`, tied weights) is one value, read
             # from the first path: later calls must bring one object on both again.
             session.add_guard(SameObject(source, value.source))

@@ -12,8 +12,8 @@ import torch
 from torch import nn
 
 from ..errors import Unsupported
-from ..guard_kinds import ModuleCallMatch
-from ..module_call import HOOK_DICTS, has_backward_hooks, hooked_call_of
+from ..guard_kinds import GlobalModuleHooksMatch, ModuleCallMatch
+from ..module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS, has_backward_hooks, hooked_call_of
 from .base import Value
 from .callables import MethodValue
 from .class_lookup import MISSING, lookup_static
@@ -22,17 +22,11 @@ from .containers import SliceValue
 from .symbolic import SymValue, concrete
 from .objects import ObjectValue
 
-# torch registers global module hooks into these dicts in place, so holding them is enough.
-_GLOBAL_HOOKS = {
-    name: getattr(torch.nn.modules.module, name)
-    for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks", "_global_backward_pre_hooks")
-}
-
 
 def has_hooks(module: nn.Module) -> bool:
     """Whether `module(x)` would do more than `forward(x)` (checked on every call of a
     compiled module, so one expression)."""
-    g = _GLOBAL_HOOKS
+    g = GLOBAL_HOOK_DICTS
     return bool(
         module._forward_hooks or module._forward_pre_hooks or module._backward_hooks or module._backward_pre_hooks
         or g["_global_forward_hooks"] or g["_global_forward_pre_hooks"]
@@ -43,7 +37,7 @@ def has_hooks(module: nn.Module) -> bool:
 def module_hooks(module: nn.Module) -> list[str]:
     """Names of the hook dicts that would make `module(x)` do more than `forward(x)`."""
     found = [name for name in HOOK_DICTS if getattr(module, name, None)]
-    return found + [name for name, hooks in _GLOBAL_HOOKS.items() if hooks]
+    return found + [name for name, hooks in GLOBAL_HOOK_DICTS.items() if hooks]
 
 
 _MODULE_CALL = nn.Module.__dict__["__call__"]
@@ -71,6 +65,7 @@ class ModuleValue(ObjectValue):
             # forward); the module's type is guarded, so the override is fixed per entry.
             return super().call(frame, args, kwargs)
         session = frame.session
+        session.add_guard(GlobalModuleHooksMatch.now())
         hooks = module_hooks(self.obj)
         if hooks:
             if has_backward_hooks(self.obj):
