@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 
-import torch
 from torch import nn
 
 from ..errors import Unsupported
