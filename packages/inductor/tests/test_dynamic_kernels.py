@@ -111,6 +111,25 @@ def test_output_that_is_a_view_of_an_input_stays_a_view(name, device):
         assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
 
 
+def test_flatten_of_leading_dims_around_a_symbolic_one_stays_a_view(device):
+    # [2, s, 3, 4] viewed [-1, 4] reads the input at 4*((v0 // 3*s) * 3*s + (v0 // 3) % s * 3
+    # + v0 % 3) + v1: the quotient pairs with its mod only once `(v0 // 3) // s` is seen as the
+    # `v0 // (3*s)` FloorDiv makes of it. Not folded, the output was a copy, and aot_autograd,
+    # which hands the view back through the graph's value of it, refused (transformers'
+    # Qwen3-Next, a gated norm over core_attn_out.reshape(-1, head_dim)).
+    def fn(x):
+        return (aten.view.default(x, [-1, 4]), aten.exp.default(x))
+
+    example = torch.randn(2, 5, 3, 4, device=device)
+    compiled = compile_graph(trace_dynamic(fn, [example], {0: [1]}), [example])
+    for n in (5, 5, 8):
+        x = torch.randn(2, n, 3, 4, device=device)
+        outputs = compiled(x)
+        assert_same(outputs, fn(x))
+        assert outputs[0].untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        assert outputs[0].stride() == (4, 1)
+
+
 def test_squeeze_of_a_symbolic_size_that_is_one(device):
     # unbind's decomposition slices the last piece as x[k:] (size s0 - k, 1 at the traced size,
     # which the tracer guarded on) and squeezes it: the output must lose that dim.

@@ -91,11 +91,14 @@ def _fold_div_mod(expr: Expr) -> Expr:
         if mod is None:
             continue
         base, divisor = mod.args
+        # FloorDiv merges nested quotients, `(x // 32) // s` is `x // (32*s)`: what the mod pairs
+        # with is its own quotient in that canonical form (a flatten of [2, s, 32, 128]).
+        quotient = FloorDiv(base, divisor)
         for d_index, other in enumerate(terms):
             if d_index == m_index:
                 continue
             other_coeff, div = _split_coeff(other, FloorDiv)
-            if div is not None and div.args == (base, divisor) and sympy.expand(other_coeff - coeff * divisor) == 0:
+            if div is not None and div == quotient and sympy.expand(other_coeff - coeff * divisor) == 0:
                 rest = [t for k, t in enumerate(terms) if k not in (m_index, d_index)]
                 return sympy.Add(*rest) + coeff * base
     return expr
