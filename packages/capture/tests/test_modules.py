@@ -217,21 +217,27 @@ def _runs_then_removes(x, m, handle):
     return y
 
 
-def test_removing_a_global_hook_after_a_module_call_is_replayed():
-    # The hook dict, read first by the hooked module call (unguarded, no source), is reached
-    # again through the handle's weak reference: the deletion must not be lost.
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_global_hooks_run_once_per_module_call_with_their_effects(backend):
+    # A global hook runs natively (no input leads to it: its reads could not be guarded nor its
+    # writes replayed), once per module call: never on capture's or aot_autograd's own graph
+    # modules, which are modules too. Its handle removed after a module call stays removed.
+    import capture
     from torch.nn.modules.module import _global_forward_hooks, register_module_forward_hook
 
     block = Block()
-    compiled = compile_eager(_runs_then_removes)
+    chosen = capture.backends.eager if backend == "eager" else pytest.importorskip("aot_autograd").aot_eager
+    compiled = capture.optimize(_runs_then_removes, chosen)
     for _ in range(3):
         x = inputs()[0]
-        handle = register_module_forward_hook(lambda m, i, out: out * 2)
+        seen, expected_seen = [], []
+        handle = register_module_forward_hook(lambda m, i, out: expected_seen.append(type(m).__name__) or out * 2)
         expected = _runs_then_removes(x, block, handle)
-        handle = register_module_forward_hook(lambda m, i, out: out * 2)
+        handle = register_module_forward_hook(lambda m, i, out: seen.append(type(m).__name__) or out * 2)
         try:
             assert_same(compiled(x, block, handle), expected)
             assert handle.id not in _global_forward_hooks
+            assert seen == expected_seen
         finally:
             handle.remove()
 

@@ -198,7 +198,8 @@ class AotCompiledGraph:
     def _run_module(self, *inputs) -> list:
         count = len(self.state.tensors)
         with self.state.swapped(inputs[:count]):
-            result = self.gm(*inputs[count:])
+            # forward(), not a call: torch's global module hooks must not see the graph module.
+            result = self.gm.forward(*inputs[count:])
         outputs, self._output_spec = tree_flatten(result)
         return outputs
 

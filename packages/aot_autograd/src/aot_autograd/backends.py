@@ -17,8 +17,9 @@ from .partitioners import min_cut_rematerialization_partition
 
 
 def run_graph_module(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
-    """A compiler that compiles nothing: the graph module's generated Python runs the ATen ops."""
-    return gm
+    """A compiler that compiles nothing: the graph module's generated Python runs the ATen ops
+    (its forward: calling the module would run torch's global module hooks on it)."""
+    return gm.forward
 
 
 def aot_eager(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:

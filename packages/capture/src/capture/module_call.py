@@ -9,6 +9,10 @@ graph there, the hook runs natively, and the rest (the forward, the later hooks)
 by the resume function. The same function is what a compiled module with hooks runs
 (`capture.optimize`), and what a module call that broke runs as its own frame.
 
+Global hooks (`register_module_forward_hook`) run natively, the graph breaking around each:
+no input of the compiled function leads to them, so what they read could not be guarded nor
+what they write replayed. Entries that read the global hook dicts are guarded on them.
+
 Hook order and results follow torch 2.x `Module._call_impl`: global pre-hooks then the
 module's, each `hook(module, args)` (or `hook(module, args, kwargs)` when registered
 `with_kwargs=True`) may replace the arguments; after `forward`, global forward hooks then the
@@ -21,6 +25,8 @@ import types
 import weakref
 
 from torch.nn.modules import module as _torch_module
+
+from .markers import disable
 
 # A module's own hook dicts: any non-empty one makes `module(x)` do more than `forward(x)`.
 HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
@@ -64,16 +70,29 @@ def hooked_call_of(cls: type) -> types.FunctionType:
     return fn
 
 
+@disable
+def _natively(hook, *args):
+    return hook(*args)
+
+
+def _call(hook, is_global: bool, *args):
+    """A global hook is called natively (the graph breaks around it): no input of the compiled
+    function leads to it, so what it reads could not be guarded, nor what it writes (a list in
+    its closure) replayed."""
+    return _natively(hook, *args) if is_global else hook(*args)
+
+
 def call_with_forward_hooks(module, *args, **kwargs):
     # Index loops, not `for` loops: a hook that breaks the graph leaves no iterator on the
     # stack, which a resume function could not be handed.
     pre_hooks = (*_torch_module._global_forward_pre_hooks.items(), *module._forward_pre_hooks.items())
+    global_count = len(_torch_module._global_forward_pre_hooks)
     i = 0
     while i < len(pre_hooks):
         hook_id, hook = pre_hooks[i]
         i += 1
         if hook_id in module._forward_pre_hooks_with_kwargs:
-            replaced = hook(module, args, kwargs)
+            replaced = _call(hook, i <= global_count, module, args, kwargs)
             if replaced is not None:
                 if not (isinstance(replaced, tuple) and len(replaced) == 2):
                     raise RuntimeError(
@@ -82,19 +101,20 @@ def call_with_forward_hooks(module, *args, **kwargs):
                     )
                 args, kwargs = replaced
         else:
-            replaced = hook(module, args)
+            replaced = _call(hook, i <= global_count, module, args)
             if replaced is not None:
                 args = replaced if isinstance(replaced, tuple) else (replaced,)
     result = module.forward(*args, **kwargs)
     hooks = (*_torch_module._global_forward_hooks.items(), *module._forward_hooks.items())
+    global_count = len(_torch_module._global_forward_hooks)
     i = 0
     while i < len(hooks):
         hook_id, hook = hooks[i]
         i += 1
         if hook_id in module._forward_hooks_with_kwargs or hook_id in _torch_module._global_forward_hooks_with_kwargs:
-            replaced = hook(module, args, kwargs, result)
+            replaced = _call(hook, i <= global_count, module, args, kwargs, result)
         else:
-            replaced = hook(module, args, result)
+            replaced = _call(hook, i <= global_count, module, args, result)
         if replaced is not None:
             result = replaced
     return result

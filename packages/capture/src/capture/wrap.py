@@ -27,7 +27,7 @@ from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource,
                             has_literal_spelling)
 from torch import nn
 
-from .guard_kinds import SameObject
+from .guard_kinds import GlobalModuleHooksMatch, SameObject
 from .calls.dict_subclasses import check_dict_subclass
 from .calls.functional import operator_callable
 from .calls.numpy_table import NUMPY_CALLABLE_TYPES, is_numpy_callable
@@ -35,6 +35,7 @@ from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
 from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled, runs_natively
+from .module_call import GLOBAL_HOOK_DICTS
 from .sources import HeldSource
 from .values.base import Value
 from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbolic_number, symbolic_number
@@ -258,6 +259,11 @@ def _list(session, obj, source):
 @wraps(dict)
 def _dict(session, obj, source):
     check_dict_subclass(type(obj), passed_in=True)
+    if source is None and any(obj is hooks for hooks in GLOBAL_HOOK_DICTS.values()):
+        # torch's global module hooks, read unguarded as a library's attribute (by
+        # call_with_forward_hooks, compiled as a frame of its own): the entry holds while
+        # the same hooks are registered.
+        session.add_guard(GlobalModuleHooksMatch.now())
     if any(isinstance(key, torch.Tensor) for key in obj):
         return _dict_keyed_by_tensors(session, obj, source)
     if source is not None:
