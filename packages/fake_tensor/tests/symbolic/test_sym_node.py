@@ -153,3 +153,15 @@ def test_negative_shift_count_is_pythons_error():
     env, sa, _ = two_symbols(5, 7)
     with pytest.raises(ValueError, match="negative shift count"):
         sa << -sa
+
+
+def test_unary_result_a_specialization_made_a_number_divides_by_a_float():
+    # torch.signal.windows.gaussian computes `-(M) / 2.0` after a guard fixed M: the negation
+    # comes back as a SymInt whose expression is a number, and SymInt.__truediv__ calls
+    # sym_float on it, which must stay a SymFloat.
+    env, sa, sb = two_symbols(5, 7)
+    assert bool(sa == 5)
+    assert env.replacements
+    negated = -sa
+    assert negated / 2.0 == -2.5
+    assert (-sb) / 2.0 == -3.5

@@ -308,7 +308,14 @@ def _unary_method(name: str, build_expr, python_fn, result_type):
             expr = self.expr if result_type is int and self.pytype is int else build_expr(self.expr)
             self.shape_env.op_cache[key] = expr
         hint = None if self.hint is None else pytype(python_fn(self.hint))
-        return self.shape_env.make_node(expr, pytype, hint)
+        node = self.shape_env.make_node(expr, pytype, hint)
+        if node.constant is not None and pytype is int and self.constant is None:
+            # torch wraps a unary result (`-n`) as a SymInt without asking whether it is a
+            # number (a specialization made s0 one); its magic methods then take a constant
+            # SymInt for a Python int: `sym_float(-n)` gives a float, and `-n / 2.0` fails
+            # on it. Such a result keeps its expression and hint, unmarked.
+            node = SymNode(node.expr, self.shape_env, int, node.hint)
+        return node
 
     method.__name__ = name
     return method
