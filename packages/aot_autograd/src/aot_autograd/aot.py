@@ -6,8 +6,9 @@ on first need:
 1. trace the forward on fakes and functionalize it, to learn which inputs it writes, which
    outputs alias inputs or each other, and which outputs carry gradients;
 2. training (some output carries a gradient: grad mode on, or turned on by the graph itself):
-   trace the joint forward+backward graph in the caller's grad mode, functionalize it, partition it into forward and backward
-   graphs, compile the forward now and the backward on first use (runtime.training);
+   trace the joint forward+backward graph in the caller's grad mode, functionalize it,
+   partition it into forward and backward graphs, compile the forward now and the backward
+   on first use (runtime.training);
 3. inference otherwise: the functional forward graph alone (runtime.inference).
 
 The plan for the grad mode current at compile time is made at once, so that errors surface

@@ -60,11 +60,11 @@ class Alias:
 class OutputAlias:
     """An output that shares storage with graph input `index` (`of="input"`) or with output
     `index` (`of="output"`), or the graph's own value of it detached (`of="self"`: a detached
-    view of a tensor that dies in the graph); `identity` when it is that very tensor. `geometry` is the
-    view's (size, stride, storage offset in its own elements from the base's first) when all
-    are plain ints;
-    `dtype` is the view's (a `view(dtype)` reinterprets the base); `detached` when it was
-    made through `detach` (no autograd history, as in eager)."""
+    view of a tensor that dies in the graph); `identity` when it is that very tensor.
+    `geometry` is the view's (size, stride, storage offset in its own elements from the
+    base's first) when all are plain ints; `dtype` is the view's (a `view(dtype)`
+    reinterprets the base); `detached` when it was made through `detach` (no autograd
+    history, as in eager)."""
 
     of: str
     index: int
