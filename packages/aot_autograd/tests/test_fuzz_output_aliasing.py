@@ -30,7 +30,11 @@ from hypothesis import strategies as st  # noqa: E402
 EXAMPLES = int(os.environ.get("AOT_ALIAS_FUZZ_EXAMPLES", "60"))
 
 # Tensors made from earlier ones ({a}, {b}): sizes stay (n, 4).
-MADE = ["{a} * 2 + {b}", "torch.sin({a})", "{a}.clone()", "{a} + 1"]
+MADE = [
+    "{a} * 2 + {b}", "torch.sin({a})", "{a}.clone()", "{a} + 1",
+    # A factory's tensor is traced as a detached one; an in-place op then gives it history.
+    "torch.zeros_like({a}).add_({b})", "torch.empty({a}.shape).fill_(1.0).mul_({b})",
+]  # fmt: skip
 # Aliases of a tensor ({a}): views of every kind and detached objects over its storage.
 ALIASES = [
     "{a}.detach()", "{a}.view(-1)", "{a}[1:]", "{a}.transpose(0, 1)", "{a}.unsqueeze(0)",

@@ -43,17 +43,20 @@ class Alias:
 
     `new_object`: the tensor is another Python object than the one its chain ends at (it came
     through `detach`, `alias` or `lift_fresh`), though it shares the storage; `detached`: that
-    object carries no autograd history (`detach`). Neither changes what a write scatters
-    into, so neither takes part in equality."""
+    object carries no autograd history (`detach`), as of the root's version `detached_at`:
+    an in-place op after it may give the object history again (`torch.empty(3).add_(x)`: the
+    factory's tensor is a detached one). None of these changes what a write scatters into, so
+    none takes part in equality."""
 
     root: fx.Node
     chain: tuple[ViewStep, ...] = ()
     new_object: bool = field(default=False, compare=False)
     detached: bool = field(default=False, compare=False)
+    detached_at: int = field(default=0, compare=False)
 
     def then(self, step: ViewStep) -> Alias:
         """This alias viewed once more: a new view object, detached if this one is."""
-        return Alias(self.root, (*self.chain, step), detached=self.detached)
+        return Alias(self.root, (*self.chain, step), detached=self.detached, detached_at=self.detached_at)
 
 
 @dataclass(frozen=True)
@@ -148,8 +151,9 @@ class _Functionalizer:
             alias = self.alias[node.args[0]]
             if node.target in NEW_OBJECT_ALIASES:
                 # `x.detach()` is a new tensor object over x's storage, never x itself.
-                alias = Alias(alias.root, alias.chain, new_object=True,
-                              detached=alias.detached or node.target is aten.detach.default)
+                detaches = node.target is aten.detach.default
+                alias = Alias(alias.root, alias.chain, new_object=True, detached=alias.detached or detaches,
+                              detached_at=self.version[alias.root] if detaches else alias.detached_at)
             self.alias[node] = alias
             self.cache[node] = (self.fresh(node.args[0]), self.version[self.alias[node].root])
         elif is_view(node.target):
@@ -356,11 +360,18 @@ class _Functionalizer:
         if alias.root in inputs:
             return OutputAlias("input", inputs[alias.root], identity, *_geometry(value, alias.root), alias.detached,
                                alias.detached and alias.new_object)
-        detached_last = alias.detached and alias.new_object
+        detached = self._still_detached(alias)
+        detached_last = detached and alias.new_object
         base = self._base_output(index, alias, identity, outputs)
         if base is None:
             return OutputAlias("self", index, False, None, value.meta["val"].dtype, True, True) if detached_last else None
-        return OutputAlias("output", base, identity, *_geometry(value, alias.root), alias.detached, detached_last)
+        return OutputAlias("output", base, identity, *_geometry(value, alias.root), detached, detached_last)
+
+    def _still_detached(self, alias: Alias) -> bool:
+        """Detached, and not written in place since: a write may give the object history again
+        (the traced output's own requires_grad then says what it has, and the graph's value
+        carries it)."""
+        return alias.detached and self.version[alias.root] == alias.detached_at
 
     def _base_output(self, index: int, alias: Alias, identity: bool, outputs: list) -> int | None:
         """The output that output `index` (a tensor the graph made, or a view or alias of it)
@@ -381,7 +392,7 @@ class _Functionalizer:
             return None if first_root == index else first_root
         for other, candidate in enumerate(outputs[:index]):
             other_alias = self.alias.get(candidate) if isinstance(candidate, fx.Node) else None
-            if other_alias == Alias(alias.root) and (alias.detached or not other_alias.detached):
+            if other_alias == Alias(alias.root) and (self._still_detached(alias) or not self._still_detached(other_alias)):
                 return other
         return None
 
