@@ -92,8 +92,12 @@ def test_a_moved_in_place_input_is_recorded_again_and_copied_from_then_on(record
 def test_new_sizes_the_wrapper_reads_get_their_own_recording(recordings, monkeypatch):
     w = torch.randn(3)
     runner = CudaGraphRunner(scaled_row_sums)
+    # Each x is kept alive: one allocated where the first call's was would be read in place
+    # by its recording, and the next x, elsewhere, would then need a recording of its own.
+    kept = []
     for rows in (5, 5, 7, 7, 5):
         x = torch.randn(rows, 4)
+        kept.append(x)
         assert_same(runner(x, w), scaled_row_sums(x, w))
     assert len(recordings) == 2
     # A replay reads only the wrapper's sizes, not every input's whole metadata.
@@ -120,7 +124,11 @@ def test_a_dynamic_graph_gets_a_recording_per_size_it_reads(recordings):
     compiled = compile_graph(trace_dynamic(scaled_row_sums, [x, w], {0: [0]}), [x, w])
     assert compiled.size_key([x, w]) == (5,)
     runner = CudaGraphRunner(compiled)
+    # Each x is kept alive: one allocated where the first call's was would be read in place
+    # by its recording, and the next x, elsewhere, would then need a recording of its own.
+    kept = []
     for rows in (5, 5, 7, 7, 5):
         x = torch.randn(rows, 4)
+        kept.append(x)
         assert_same(runner(x, w), scaled_row_sums(x, w))
     assert len(recordings) == 2
