@@ -15,6 +15,7 @@ import time
 import types
 
 import aot_autograd
+from aot_autograd.backends import run_graph_module
 import sympy
 import torch
 import torch.fx
@@ -125,13 +126,13 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         # one divided): kernels take integer sizes, not float arguments, and baking the example
         # value in would be wrong on every other value. The ATen graph runs as it is.
         log.info("inductor: the graph computes with a symbolic float; running its ATen graph without compiling it")
-        return gm.forward  # not gm(): a GraphModule call would run torch's global module hooks
+        return run_graph_module(gm, example_inputs)
     numbers = _number_symbols(gm)
     if numbers and _sign_sensitive(gm, numbers):
         # Kernels compute sizes' `//`, `%`, abs, max... with non-negative operands in mind; a
         # number input may be negative (where C's division differs from Python's).
         log.info("inductor: the graph divides or compares a symbolic number; running its ATen graph without compiling it")
-        return gm.forward  # not gm(): a GraphModule call would run torch's global module hooks
+        return run_graph_module(gm, example_inputs)
     try:
         compiled = _compile_graph(gm, example_inputs, options, targets, strided_outputs,
                                   SizeQuestions.of_graph(gm, may_guard=may_guard))
@@ -141,7 +142,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         # Arithmetic on an int input that changes between calls (capture's automatic dynamic
         # numbers: `abs(n)`, `n == 3`) that lowering has no rule for yet: run the ATen graph.
         log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
-        return gm.forward  # not gm(): a GraphModule call would run torch's global module hooks
+        return run_graph_module(gm, example_inputs)
     if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         if compiled.written_inputs:
             # Recording runs the graph once more, and a replay writes the runner's copies of the

@@ -126,9 +126,14 @@ class _BreakPlan:
         offset = self.offset = self.to_original(snapshot.offset)
         if offset is None:
             return []
-        if self.point.compiled_call or self.point.in_callee:
-            self._guard_callee(snapshot, offset, session)
-        self._mark_observed_tensor(snapshot, offset)
+        callee = self._called_value(snapshot, offset)
+        if callee is not None:
+            if self.point.compiled_call or self.point.in_callee:
+                self._guard_callee(callee, session)
+            if not (self.point.before or self.point.in_callee):
+                # A break at `t.register_hook(...)` / `t.retain_grad()` splits the graph after
+                # `t` (capture.runtime.hooked_tensors).
+                mark_observed_tensor(callee)
         bound = dict(snapshot.locals)
         # Cell variables are handed on as cells (capture.bytecode.resume).
         bound.update((name, snapshot.cells[name]) for name in self.original.co_cellvars if name in snapshot.cells)
@@ -145,22 +150,12 @@ class _BreakPlan:
             return None
         return snapshot.stack[callable_slot(call)]
 
-    def _mark_observed_tensor(self, snapshot: StackSnapshot, offset: int) -> None:
-        """A break at `t.register_hook(...)` / `t.retain_grad()` splits the graph after `t`
-        (capture.runtime.hooked_tensors)."""
-        if self.point.before or self.point.in_callee:
-            return
-        callee = self._called_value(snapshot, offset)
-        if callee is not None:
-            mark_observed_tensor(callee)
-
-    def _guard_callee(self, snapshot: StackSnapshot, offset: int, session) -> None:
+    def _guard_callee(self, callee: Value, session) -> None:
         """The entry calls the compiled frame of the very callee the trace saw (its function's
         own cache, whose entries read that function's closure and defaults): a callee read from
         the frame must be that function again (a function passed in, another on the next
         call), or that module class."""
-        callee = self._called_value(snapshot, offset)
-        target = own_frame_function(callee) if callee is not None else None
+        target = own_frame_function(callee)
         if target is None or callee.source is None or isinstance(callee.source, HeldSource):
             return
         fn, bound, _ = target

@@ -52,7 +52,8 @@ def split_at_observed_tensor(gm: torch.fx.GraphModule, backend: Callable) -> Cal
     if marked is None:
         return None
     before, after = nodes[: marked + 1], nodes[marked + 1 :]
-    if not any(user in set(after) for user in nodes[marked].users):
+    later = set(after)
+    if not any(user in later for user in nodes[marked].users):
         return None
     buckets = [Bucket(nodes=before), Bucket(nodes=after)]
     return BucketedGraph(gm, buckets, backend, GraphSplit(buckets))
