@@ -14,6 +14,7 @@ import torch
 import torch.fx as fx
 
 from aot_autograd import aot_eager, aot_eager_decomp_partition
+from fake_tensor import FakeTensorMode, ShapeEnv
 
 BACKENDS = {"aot_eager": aot_eager, "aot_eager_decomp_partition": aot_eager_decomp_partition}
 
@@ -46,6 +47,15 @@ def graph_calling(module: torch.nn.Module, num_args: int) -> fx.GraphModule:
 
 def functions_graph(fn: Callable) -> fx.GraphModule:
     return fx.symbolic_trace(fn)
+
+
+def dynamic_functions_graph(fn: Callable, examples: Sequence[torch.Tensor]) -> fx.GraphModule:
+    """`functions_graph(fn)` whose tensor inputs (given by `examples`) have a symbolic first dim."""
+    gm = functions_graph(fn)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    for placeholder, example in zip(gm.graph.find_nodes(op="placeholder"), examples):
+        placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
+    return gm
 
 
 def train_side_by_side(

@@ -10,8 +10,7 @@ import torch
 
 from aot_autograd import aot_eager, aot_module_simplified
 from aot_autograd.backends import run_graph_module
-from aot_testing import functions_graph
-from fake_tensor import FakeTensorMode, ShapeEnv
+from aot_testing import dynamic_functions_graph, functions_graph
 
 
 def broadcast(a, b):
@@ -31,11 +30,7 @@ def as_real(z):
 
 
 def _compile(fn, examples, dynamic: bool):
-    gm = functions_graph(fn)
-    if dynamic:
-        mode = FakeTensorMode(shape_env=ShapeEnv())
-        for placeholder, example in zip(gm.graph.find_nodes(op="placeholder"), examples):
-            placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
+    gm = dynamic_functions_graph(fn, examples) if dynamic else functions_graph(fn)
     return aot_eager(gm, examples)
 
 
@@ -154,10 +149,7 @@ def test_views_of_an_input_written_in_place_with_symbolic_shapes_alias_it_as_in_
         x, y = torch.randn(size, 4), torch.randn(size, 4)
         ours = x.clone()
         if compiled is None:
-            gm = functions_graph(fn)
-            mode = FakeTensorMode(shape_env=ShapeEnv())
-            for placeholder, example in zip(gm.graph.find_nodes(op="placeholder"), (ours, y)):
-                placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
+            gm = dynamic_functions_graph(fn, (ours, y))
             compiled = aot_module_simplified(gm, [ours, y], run_graph_module, keep_input_mutations=keep_input_mutations)
         actual, expected = compiled(ours, y), fn(x, y)
         torch.testing.assert_close(actual, expected)

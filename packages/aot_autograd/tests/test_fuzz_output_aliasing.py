@@ -20,8 +20,7 @@ import pytest
 import torch
 
 from aot_autograd import aot_eager, aot_eager_decomp_partition
-from aot_testing import functions_graph
-from fake_tensor import FakeTensorMode, ShapeEnv
+from aot_testing import dynamic_functions_graph
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -88,11 +87,7 @@ def _structure(outputs, inputs) -> tuple:
 
 
 def _compile(fn, inputs, backend):
-    gm = functions_graph(fn)
-    mode = FakeTensorMode(shape_env=ShapeEnv())
-    for placeholder, example in zip(gm.graph.find_nodes(op="placeholder"), inputs):
-        placeholder.meta["example_value"] = mode.from_real(example, dynamic_dims=[0])
-    return backend(gm, list(inputs))
+    return backend(dynamic_functions_graph(fn, inputs), list(inputs))
 
 
 def _agree(source: str, grad: bool, backend) -> None:
