@@ -31,7 +31,7 @@ from helpers import assert_same
 EXAMPLES = int(os.environ.get("CAPTURE_FUZZ_EXAMPLES", "150"))
 
 PRELUDE = '''
-import collections, contextlib, copy, functools, io
+import collections, contextlib, copy, functools, io, math
 import torch
 
 SINK = io.StringIO()
@@ -156,7 +156,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
-        "identity", "grad_on_inside_no_grad",
+        "identity", "grad_on_inside_no_grad", "offset_and_sign",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -427,6 +427,11 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         return [f"{env.new('ints')} = int({i} and n or 3) + int(not {i})"]
     if kind == "item":
         return [f"{env.new('floats')} = {a}.sum().item()"]
+    if kind == "offset_and_sign":
+        # Values tensor and constant guards must tell apart: a view's storage offset (x is a
+        # slice in later calls), and -0.0 from 0.0 (equal, yet 1 / s and copysign differ).
+        expr = draw(st.sampled_from(["x.storage_offset()", "x[1:].storage_offset() * 2", "int(math.copysign(1.0, s))"]))
+        return [f"{env.new('ints')} = {expr} + {i}"]
     if kind == "tensor_attribute":
         target = env.new("tensors")
         return [f"{target} = {a} * 1", f"{target}.tag = {i}", f"{env.new('ints')} = {target}.tag + int(hasattr({target}, 'tag'))"]
@@ -485,8 +490,9 @@ def programs(draw) -> str:
 def _arguments(call: int, size: int, n: int, s: float, holder: type) -> tuple:
     """The arguments of call number `call`: later calls change the containers' keys and
     lengths and the object's attributes, which guards must notice; the fourth is the third
-    with objects passed twice: `x` as d['k0'] and `lst` as o.peer (an equal list in the third)."""
-    x = torch.randn(size)
+    with objects passed twice: `x` as d['k0'] and `lst` as o.peer (an equal list in the third).
+    From the second call on, `x` is a view at a storage offset of its own."""
+    x = torch.randn(size + call)[call:]
     tensors = {"k0": x if call == 3 else torch.randn(size)}
     if call == 1:
         tensors["k1"] = torch.randn(size)
@@ -511,7 +517,7 @@ def _agree(source: str, backend) -> None:
     exec(compile(source, "<fuzz program>", "exec"), eager_ns)
     exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
     compiled = capture.optimize(compiled_ns["f"], backend)
-    calls = [(3, 2, 1.5, 2.0), (3, 2, -0.5, 3.0), (4, 3, 0.25, 3.0), (4, 3, 0.25, 3.0)]
+    calls = [(3, 2, 1.5, 2.0), (3, 2, -0.5, 3.0), (4, 3, 0.0, 3.0), (4, 3, -0.0, 3.0)]
     for call, (size, n, s, scale) in enumerate(calls):
         for namespace in (eager_ns, compiled_ns):
             namespace["G_SCALE"] = scale  # globals change between calls

@@ -152,6 +152,19 @@ def test_nan_does_not_pass_a_guard_on_a_symbolic_float():
         _run(compiled, sign, torch.zeros(2), s)
 
 
+def test_a_float_specialized_to_zero_keeps_its_sign():
+    """-0.0 == 0.0, so a guard `s == 0.0` passes for -0.0, yet formatting and copysign tell
+    them apart: constant and symbolic floats are guarded on the sign of a zero too."""
+
+    def signed(x, s):
+        return x * math.copysign(1.0, s), f"{s:+.1f}"
+
+    for values in ((0.0, -0.0, 0.0), (1.5, -0.5, 0.0, -0.0, 0.0, -0.0)):
+        compiled = compile_eager(signed, fullgraph=True)
+        for s in values:
+            _run(compiled, signed, torch.ones(2), s)
+
+
 def test_an_infinite_float_after_finite_ones_stays_a_constant():
     # `ord=inf` of a norm after `ord=2.0, 3.0` (op_db's norm.inf): a symbol with hint inf
     # made the norm's own check `ord == inf` an internal error.

@@ -45,6 +45,10 @@ CONSTANTS = {
     "float": (0.5, [0.5], [0.25, 1, "0.5"]),
     "nan": (float("nan"), [float("nan")], [0.0, "nan"]),
     "inf": (float("inf"), [float("inf")], [1e308, -float("inf")]),
+    # Equal, yet `1 / v` and `f"{v}"` tell them apart.
+    "zero": (0.0, [0.0], [-0.0, 0]),
+    "negative zero": (-0.0, [-0.0], [0.0, 0]),
+    "zero in a tuple": ((1, -0.0), [(1, -0.0)], [(1, 0.0)]),
     "str": ("relu", ["relu"], ["gelu", b"relu"]),
     "none": (None, [None], [0, False, ""]),
     "tuple": ((1, 2.0), [(1, 2.0)], [(1, 2), [1, 2.0], (1, 2.0, 3), (True, 2.0)]),

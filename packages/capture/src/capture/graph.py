@@ -20,6 +20,7 @@ import torch.fx
 from torch.utils.hooks import RemovableHandle
 
 from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensorError, FakeTensorMode
+from guards import ConstantMatch, StorageOffsetSource
 
 from .errors import MarkedDimensionError, Unsupported, UserException
 from .values.base import Value
@@ -124,6 +125,8 @@ class GraphBuilder:
             # A metadata query (static sizes, flags, dtypes): its answer is a constant.
             # Operations that return None (`x[0] = v`) are kept for what they do, and
             # symbolic sizes need the node that computes them.
+            if target in ("storage_offset", torch.Tensor.storage_offset):
+                self._guard_storage_offsets(frame, fake_args[0])
             return self.wrap_metadata(result)
         node = self._create_node(
             kind,
@@ -134,6 +137,18 @@ class GraphBuilder:
         if frame is not None:
             node.meta["stack"] = frame.user_stack()
         return self.wrap_result(node, result)
+
+    def _guard_storage_offsets(self, frame, fake: torch.Tensor) -> None:
+        """Tensor guards leave storage offsets free (a kernel reads from the data pointer), so
+        an answer that depends on them is guarded here: the offset of each input sharing
+        `fake`'s memory, as a view's offset is its base's plus its own."""
+        storage = fake.untyped_storage()._cdata
+        for node in self.fx.find_nodes(op="placeholder"):
+            value = node.meta.get("example_value")
+            if isinstance(value, torch.Tensor) and value.untyped_storage()._cdata == storage:
+                offset = value.storage_offset()
+                if type(offset) is int:
+                    frame.session.add_guard(ConstantMatch(StorageOffsetSource(node.meta["source"]), offset))
 
     def record_effect(self, target, *args) -> torch.fx.Node:
         """A node kept for what it does, not what it returns (grad mode, autocast)."""

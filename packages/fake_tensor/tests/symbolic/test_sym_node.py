@@ -165,3 +165,14 @@ def test_unary_result_a_specialization_made_a_number_divides_by_a_float():
     negated = -sa
     assert negated / 2.0 == -2.5
     assert (-sb) / 2.0 == -3.5
+
+
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+def test_a_float_specialized_to_a_zero_is_guarded_on_its_sign_too(zero):
+    # -0.0 == 0.0, so `Eq(s, 0.0)` alone would let the other zero reuse `f"{s}"`'s answer.
+    env = ShapeEnv()
+    s = env.scalar(zero, "s")
+    assert str(float(s)) == str(zero)
+    guards = " and ".join(env.guards_as_python(lambda *place: "s"))
+    assert eval(guards, {"math": math, "s": zero}), guards
+    assert not eval(guards, {"math": math, "s": -zero}), guards

@@ -139,3 +139,17 @@ class RoundToInt(sympy.Function):
         if x.is_integer:
             return x
         return None
+
+
+class CopySign(sympy.Function):
+    """`math.copysign(magnitude, x)`. Guards use it for the one thing sympy cannot say: a float
+    specialized to zero, whose sign Python still tells apart (`f"{s}"`, `math.copysign`) though
+    `-0.0 == 0.0`. Sympy has no negative zero, so a zero argument stays unevaluated."""
+
+    nargs = (2,)
+
+    @classmethod
+    def eval(cls, magnitude, x):
+        if magnitude.is_Number and x.is_Number and x != 0:
+            return sympy.Float(math.copysign(float(magnitude), float(x)))
+        return None

@@ -221,6 +221,6 @@ PYTHON = Spelling({
     "LessThan": _relation("<="), "StrictGreaterThan": _relation(">"), "GreaterThan": _relation(">="),
     "Equivalent": _equivalent, "And": _and, "Or": _or, "Not": _not,
     "Max": call("max"), "Min": call("min"), "Abs": call("abs"),
-    "floor": call("math.floor"), "ceiling": call("math.ceil"),
+    "floor": call("math.floor"), "ceiling": call("math.ceil"), "CopySign": call("math.copysign"),
     "Piecewise": _piecewise,
 })

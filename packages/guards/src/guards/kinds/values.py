@@ -149,7 +149,13 @@ def _typed_key(value: object) -> object:
         return (type(value), frozenset(_typed_key(item) for item in value))
     if type(value) is float and math.isnan(value):
         return (float, "nan")
+    if type(value) is float and value == 0.0:
+        return (float, value, _sign(value))  # 0.0 == -0.0, but 1 / x tells them apart
     return (type(value), value)
+
+
+def _sign(value: float) -> float:
+    return math.copysign(1.0, value)
 
 
 def _compares_by_identity(value: object) -> bool:
@@ -213,7 +219,12 @@ def _constant_checks(source: Source, value: object, ctx: EmitContext) -> list[Ch
         # NaN is the only float unequal to itself.
         return [type_check, check(f"{read} == {read}", f"{source} is nan", read)]
     expected = _literal_or_constant(value, source, ctx)
-    return [type_check, check(must_equal(read, expected), f"{source} == {value!r}", read)]
+    checks = [type_check, check(must_equal(read, expected), f"{source} == {value!r}", read)]
+    if type(value) is float and value == 0.0:
+        # -0.0 == 0.0, yet a program can tell them apart (1 / x, copysign, atan2).
+        sign = f"{ctx.constant(_sign, 'sign', 'math.copysign(1.0, x)')}({read})"
+        checks.append(check(must_equal(sign, repr(_sign(value))), f"{source} is {value!r}, sign included", sign))
+    return checks
 
 
 def _literal_or_constant(value: object, source: Source, ctx: EmitContext) -> str:

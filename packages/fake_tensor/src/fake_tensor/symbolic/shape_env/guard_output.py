@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 import sympy
 import torch
 
+from fake_tensor.symbolic.functions import CopySign
 from fake_tensor.symbolic.guard_printer import print_python
 from fake_tensor.symbolic.shape_env.places import Place, place_name, read_place
 from fake_tensor.symbolic.simplify import static_truth
@@ -49,6 +50,8 @@ class GuardOutput:
         """Bounds (restated from the final ranges) and the equalities that made replacements."""
         if isinstance(expr, sympy.Eq) and (expr.lhs in self.replacements or expr.rhs in self.replacements):
             return True
+        if expr.has(CopySign):
+            return False  # the sign of a zero: no range says it
         # Strict bounds only arise on float symbols, whose ranges keep them as closed ones.
         return isinstance(expr, (sympy.Eq, sympy.Ge, sympy.Le)) and expr.rhs.is_Number
 

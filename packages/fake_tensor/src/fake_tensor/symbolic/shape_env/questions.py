@@ -6,11 +6,13 @@ replacements (`Eq(s1, s0)`: s1 -> s0), one-sided bounds narrow ranges.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import sympy
 import torch
 
 from fake_tensor.errors import GuardOnDataDependentError
+from fake_tensor.symbolic.functions import CopySign
 from fake_tensor.symbolic.provenance import Guard, Origin, user_frame
 from fake_tensor.symbolic.shape_env.symbols import is_constant
 from fake_tensor.symbolic.simplify import canonical_relation, simplify, static_truth
@@ -76,6 +78,8 @@ class Questions:
                 self._record(simplified if hint else sympy.Not(simplified))
             else:
                 self._record(sympy.Eq(simplified, hint))
+                if type(hint) is float and hint == 0.0:
+                    self._record_sign_of_zero(simplified, hint)
         self._answers[expr] = hint
         return hint
 
@@ -104,6 +108,15 @@ class Questions:
             op = self._current_op()
             self.guards.append(Guard(part, Origin(user_frame(), op)))
             self._learn(part)
+
+    def _record_sign_of_zero(self, expr: sympy.Basic, zero: float) -> None:
+        """`Eq(expr, 0.0)` also holds for -0.0, which Python tells apart (`f"{s}"`,
+        `math.copysign`): a float specialized to a zero keeps its sign too. Nothing to learn
+        from it, so it skips `_record`."""
+        part = sympy.Eq(CopySign(sympy.Float(1.0), expr), sympy.Float(math.copysign(1.0, zero)))
+        if part not in self._guard_exprs:
+            self._guard_exprs.add(part)
+            self.guards.append(Guard(part, Origin(user_frame(), self._current_op())))
 
     def _learn(self, fact: sympy.Basic) -> None:
         if isinstance(fact, sympy.Eq):
