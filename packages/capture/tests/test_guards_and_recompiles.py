@@ -61,6 +61,33 @@ def test_a_storage_offset_read_is_guarded_and_one_not_read_is_not():
         assert captures(compiled) == expected_captures
 
 
+def test_is_leaf_of_an_input_is_guarded():
+    # requires_grad is in the tensor guard; being a leaf is not, and `x * 1` of a leaf is not one.
+    def leafness(x):
+        return x * 2, x.is_leaf
+
+    compiled = compile_eager(leafness)
+    for make_leaf in (True, False, True, False):
+        x = torch.randn(3, requires_grad=True)
+        x = x if make_leaf else x * 1
+        assert_same(compiled(x), leafness(x))
+    assert captures(compiled) == 2
+
+
+def test_process_settings_no_guard_covers_are_read_at_run_time():
+    def threads(x):
+        return x + torch.get_num_threads()
+
+    compiled = compile_eager(threads)
+    before = torch.get_num_threads()
+    try:
+        for count in (1, 2, 1):
+            torch.set_num_threads(count)
+            assert_same(compiled(torch.zeros(2)), threads(torch.zeros(2)))
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_global_change_recaptures():
     global FLAG
     compiled = compile_eager(fn)

@@ -139,6 +139,26 @@ def _available(*names: str) -> list:
     return found
 
 
+def _unguarded_setting(fn):
+    def handler(frame, args, kwargs):
+        raise Unsupported(
+            f"torch.{fn.__name__}() reads a process setting no guard covers, which may change between calls",
+            hint="the graph breaks at the call, which runs outside it; read it once outside the compiled function to keep one graph",
+        )
+
+    return handler
+
+
+# Settings a graph would bake in with nothing to notice a later change (the thread count of
+# `x + torch.get_num_threads()`): asked at run time instead.
+for _fn in _available(
+    "torch.get_num_threads", "torch.get_num_interop_threads", "torch.initial_seed", "torch.is_anomaly_enabled",
+    "torch.is_anomaly_check_nan_enabled", "torch.get_float32_matmul_precision", "torch.is_warn_always_enabled",
+    "torch.get_deterministic_debug_mode",
+):  # fmt: skip
+    rule(_fn)(_unguarded_setting(_fn))
+
+
 @rule(*_available("torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling"))
 def _is_compiling(frame, args, kwargs):
     return ConstantValue(True)

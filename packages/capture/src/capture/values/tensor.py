@@ -122,6 +122,8 @@ class TensorValue(Value):
         graph = frame.session.graph
         if name in METADATA_ATTRIBUTES:
             value = getattr(self.fake, name)
+            if name == "is_leaf":
+                self._guard_leafness(frame, value)
             if contains_symbolic(value):
                 # A dynamic size: the graph computes it from the tensor (`getattr(x, "shape")`).
                 return graph.call_function(frame, getattr, [self, ConstantValue(name)], {})
@@ -146,6 +148,14 @@ class TensorValue(Value):
         if callable(attribute):
             return MethodValue(BuiltinValue(attribute), self)
         raise Unsupported(f"attribute Tensor.{name}")
+
+    def _guard_leafness(self, frame, is_leaf: bool) -> None:
+        """Tensor guards check requires_grad, not whether an input is a leaf: an input that
+        requires grad may come as a leaf in one call and the output of an op in the next."""
+        if self.node.op == "placeholder" and self.fake.requires_grad and self.source is not None:
+            from guards import AttrSource, ConstantMatch
+
+            frame.session.add_guard(ConstantMatch(AttrSource(self.source, "is_leaf"), is_leaf))
 
     def _grad(self, frame) -> Value:
         """`x.grad`: for a tensor the frame receives, its gradient is a graph input of its own
