@@ -4,6 +4,7 @@ the original's state_dict and attributes."""
 
 from __future__ import annotations
 
+import capture
 import pytest
 import torch
 from torch import nn
@@ -393,6 +394,22 @@ def test_instance_with_its_own_forward_is_not_served_by_the_class_forward_entry(
     patched.forward = lambda y: y - 1  # an instance attribute, as patching libraries set
     run_and_compare(compiled, run, (patched, x))
     assert captures(compiled) == 2
+
+
+def test_a_compiled_module_runs_the_forward_set_on_it_after_compiling():
+    """`mod.forward = f` after `compile(mod)` (a patching library, a wrapper swapping in a
+    method): the compiled module calls what calling the module calls, as torch.compile does,
+    and goes back to the class's forward once the attribute is deleted."""
+    block = Block()
+    compiled = capture.optimize(block, capture.backends.eager)
+    x = inputs()[0]
+    assert_same(compiled(x), block(x))
+    for forward in (lambda y: y * 3, Block().forward, None):
+        if forward is None:
+            del block.forward
+        else:
+            block.forward = forward
+        assert_same(compiled(x), block(x))
 
 
 GLOBAL_BLOCK = Block()

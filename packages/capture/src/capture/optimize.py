@@ -57,14 +57,24 @@ def _calling(fn: Any) -> types.FunctionType:
     return call
 
 
-class OptimizedModule(nn.Module):
-    """A compiled nn.Module; the original is `_orig_mod`."""
+_NEVER = object()  # no forward is this one
 
-    def __init__(self, mod: nn.Module, cache: CodeCache):
+
+class OptimizedModule(nn.Module):
+    """A compiled nn.Module; the original is `_orig_mod`.
+
+    Calls run the module's forward as calling it would: its class's, or one set on the
+    instance, also after compiling (`mod.forward = other`), as torch.compile does."""
+
+    def __init__(self, mod: nn.Module, cache: CodeCache, *, follows_forward: bool = True):
         super().__init__()
         self._orig_mod = mod
         self._cache = cache
         self._warned_hooks = False
+        # A class with its own __call__ is compiled through it, whatever its forward.
+        self._instance_forward = mod.__dict__.get("forward") if follows_forward else _NEVER
+        # Kept out of nn.Module's registries (a module is not a submodule of this one twice).
+        self.__dict__["_bound"] = mod
 
     def __getattr__(self, name: str):
         if name == "_orig_mod":
@@ -73,18 +83,36 @@ class OptimizedModule(nn.Module):
 
     def forward(self, *args, **kwargs):
         mod = self._modules["_orig_mod"]
+        if mod.__dict__.get("forward") is not self._instance_forward and self._instance_forward is not _NEVER:
+            self._follow_forward(mod)
+        bound = self._bound
         if has_hooks(mod):
             if hooked_call(mod):
                 # Forward hooks are captured with the forward (capture.module_call).
                 return self._cache.compilation.cache(hooked_call_of(type(mod))).dispatch(mod, *args, **kwargs)
             if self._cache.fn is type(mod).forward:
                 return self._call_around_compiled_forward(mod, args, kwargs)
-            # A class with its own __call__ (compiled whole) and backward hooks.
+            # A class with its own __call__ (compiled whole), or a forward set on the
+            # instance, and backward hooks.
             if not self._warned_hooks:
                 self._warned_hooks = True
                 warnings.warn(f"{type(mod).__name__} has backward hooks; it runs eagerly", stacklevel=2)
             return mod(*args, **kwargs)
-        return self._cache.dispatch(mod, *args, **kwargs)
+        if bound is None:
+            return self._cache.dispatch(*args, **kwargs)  # a plain function set as `mod.forward`
+        return self._cache.dispatch(bound, *args, **kwargs)
+
+    def _follow_forward(self, mod: nn.Module) -> None:
+        """The forward set on (or deleted from) the instance since the last call is compiled
+        from now on, with the same compilation (a function seen before keeps its cache)."""
+        forward = mod.__dict__.get("forward")
+        compilation = self._cache.compilation
+        if forward is None:
+            function, bound = type(mod).forward, mod
+        else:
+            function, bound = function_and_self(forward)
+        self._cache, self._instance_forward = compilation.cache(function), forward
+        self.__dict__["_bound"] = bound
 
     def _call_around_compiled_forward(self, mod: nn.Module, args, kwargs):
         """Backward hooks (register_full_backward_hook / _pre_hook) run in Module.__call__, which
@@ -159,16 +187,11 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         if call is not nn.Module.__dict__["__call__"]:
             # Calling the compiled module runs the class's own __call__, as calling the
             # module does (torch.compile compiles `module.__call__`).
-            return OptimizedModule(mod, make_cache(call))
-        forward = mod.__dict__.get("forward")
-        if forward is not None:
-            function, bound = function_and_self(forward)
-            cache = make_cache(function)
-            compiled = OptimizedModule(mod, cache)
-            if bound is None:
-                compiled.forward = lambda *a, **k: cache(*a, **k)
-            return compiled
-        return OptimizedModule(mod, make_cache(type(mod).forward))
+            return OptimizedModule(mod, make_cache(call), follows_forward=False)
+        compiled = OptimizedModule(mod, make_cache(type(mod).forward))
+        if "forward" in mod.__dict__:
+            compiled._follow_forward(mod)
+        return compiled
     function, bound = function_and_self(fn_or_module)
     cache = make_cache(function)
     if bound is not None:
