@@ -19,6 +19,19 @@ def test_sum_and_mean(dims, keepdim, device):
     check(lambda x: (aten.sum.dim_IntList(x, dims, keepdim), aten.mean.dim(x, dims, keepdim)), x, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.float16, torch.float64])
+def test_sum_prod_mean_with_a_dtype_have_that_dtype(dtype, device):
+    # Without dtype= integers sum to int64; with it the result has that dtype (it was int64).
+    x = torch.randint(-3, 4, (5, 7), device=device, dtype=torch.int8)
+    def fn(x):
+        return (aten.sum.default(x, dtype=dtype), aten.sum.dim_IntList(x, [1], True, dtype=dtype),
+                aten.prod.default(x, dtype=dtype), aten.prod.dim_int(x, 0, dtype=dtype))
+
+    check(fn, x)
+    if dtype.is_floating_point:
+        check(lambda x: (aten.mean.dim(x, [0], dtype=dtype),), x)
+
+
 @pytest.mark.parametrize("name", ["amax", "amin"])
 @pytest.mark.parametrize("dims", [[1], [0], [0, 1]])
 def test_amax_amin_propagate_nan(name, dims, device):

@@ -87,14 +87,20 @@ def _numel(x: IRNode, dims) -> sympy.Expr:
 
 @register_lowering(aten.sum.dim_IntList, aten.sum.default)
 def _sum(x, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        x = to_dtype(x, dtype)
-    return reduce(x, dim, keepdim, "sum")
+    return _with_dtype(x, dim, keepdim, "sum", dtype)
 
 
 @register_lowering(aten.prod.dim_int, aten.prod.default)
 def _prod(x, dim=None, keepdim=False, *, dtype=None):
-    return reduce(x, dim, keepdim, "prod")
+    return _with_dtype(x, dim, keepdim, "prod", dtype)
+
+
+def _with_dtype(x, dim, keepdim, reduction_type: str, dtype):
+    """`dtype=` is the result's dtype (`x.sum(dtype=torch.int32)` of int8 is int32, where
+    without it integers sum to int64), and the input is cast to it first, as eager does."""
+    if dtype is not None:
+        x = to_dtype(x, dtype)
+    return reduce(x, dim, keepdim, reduction_type, out_dtype=dtype)
 
 
 def mean(x, dim=None, keepdim=False, *, dtype=None) -> IRNode:
