@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import check, with_specials
+from conftest import check, uses_triton, with_specials
 
 aten = torch.ops.aten
 
@@ -187,8 +187,10 @@ def test_hardtanh_keeps_an_integer_input_dtype(bounds, shape, device):
 
 
 @pytest.mark.parametrize("exponent", [1, 2, 3, 0.5, -0.5, -1, -2, 3.0, 2.5])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
 def test_pow_by_a_scalar_exponent_with_nan_and_inf(exponent, dtype, device):
+    if dtype == torch.float16 and exponent in (0.5, -0.5) and device == "cpu" and uses_triton(device):
+        pytest.skip("the interpreter's float32 pow is numpy's: nan at -inf, where C's and CUDA's give inf")
     x = with_specials(torch.randn(23, 31, device=device).to(dtype) * 3)
     check(lambda x: (aten.pow.Tensor_Scalar(x, exponent),), x)
 

@@ -194,6 +194,8 @@ def _div_mode(a, b, *, rounding_mode=None):
 
 # Exponents ATen's pow_tensor_scalar_optimized_kernel computes by multiplication and roots (the
 # same roundings as eager; and unlike a pow call, they vectorize). Negative ones: floats only.
+# Roots differ from pow at -inf and -0.0 (sqrt(-inf) is nan, pow(-inf, 0.5) inf): ATen's CPU
+# kernel takes pow for float16, so roots are used only where eager uses them too.
 _POW_BY_EXPONENT = {
     1: lambda x: x,
     2: lambda x: ops.mul(x, x),
@@ -208,7 +210,8 @@ _POW_BY_EXPONENT = {
 @register_lowering(aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar, aten.pow.Scalar)
 def _pow(a, b):
     if isinstance(a, IRNode) and isinstance(b, (int, float)) and not isinstance(b, bool) and b in _POW_BY_EXPONENT:
-        if b > 0 or a.dtype.is_floating_point:
+        root = b in (0.5, -0.5)
+        if (b > 0 or a.dtype.is_floating_point) and not (root and a.dtype == torch.float16 and a.device.type == "cpu"):
             rule = _POW_BY_EXPONENT[b]
             return pointwise(lambda x, _: rule(x), [a, b])
     return pointwise(_by_name("pow"), [a, b])
