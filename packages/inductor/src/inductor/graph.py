@@ -204,11 +204,35 @@ class GraphLowering(torch.fx.Interpreter):
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
             if len(node.users) > REALIZE_USERS and (
                     self._computed_once(result) or _written_by_a_user(node) or _stored_for_a_user(node)):
-                result = self.realize_in_memory_order(result, memory_order(node.meta.get("val")))
+                result = self.realize_in_memory_order(result, self._order_for_readers(result, node))
             else:
                 self._lazy.append(node)
                 self._remember_traced_order(result, node)
         return result
+
+    def _order_for_readers(self, value, node) -> list[int] | None:
+        """The memory order of a lazy value computed once for several readers: eager's, unless
+        more of the full-size loads it is computed from read along the row-major innermost dim
+        than along eager's (then row-major, None). Eager carries a transposed operand's layout
+        through pointwise ops: Whisper's residual stream starts as a transposed convolution
+        output plus a row-major embedding, and kept transposed, every matmul reading the stream
+        needs a copy and every add a transposing kernel (torch.compile's inductor likewise
+        picks the loop order most reads prefer). Graph outputs keep eager's strides."""
+        order = memory_order(node.meta.get("val"))
+        if order is None or order == sorted(order) or any(user.op == "output" for user in node.users):
+            return order
+        collector = DependencyCollector()
+        loop = loop_vars("i", len(value.size))
+        with use_handler(collector):
+            value.make_loader()(loop)
+        varying = {v for v, n in zip(loop, value.size) if n != 1}
+        eager, row_major = 0, 0
+        for _, index in collector.reads:
+            index = sympy.sympify(index)
+            if _reads_a_full_size(index, varying, collector.indirect_symbols):
+                eager += index.coeff(loop[order[-1]]) == 1
+                row_major += index.coeff(loop[-1]) == 1
+        return None if row_major > eager else order
 
     def _computed_once(self, value) -> bool:
         """Whether a lazy value several nodes read is realized rather than recomputed by each.
