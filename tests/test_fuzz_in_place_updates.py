@@ -1,7 +1,8 @@
 """Differential fuzzing of programs that update their inputs in place (an optimizer step, running
 statistics, a cache), through the whole stack with inductor: random chains of in-place ops on
-three input tensors, compiled vs eager on the first call, a cache hit with new values, and a new
-size; inputs after the call and the returned value both compared.
+three input tensors, compiled vs eager on the first call, a cache hit with new values, a new
+size, and inputs that are windows of one buffer (a write into one shows in another); inputs
+after the call and the returned value both compared.
 
 The class of bug this guards: compiling runs a kernel more than once on the real arguments.
 Triton picks block sizes by timing candidates at a kernel's first launch, and a compiled AdamW
@@ -84,16 +85,31 @@ def _inputs(rows: int):
     return [torch.randn(rows, 6) for _ in NAMES]
 
 
+def _sharing_rows(buffer: torch.Tensor, rows: int) -> list:
+    """The three inputs as row windows of one buffer: `a` and `c` the same rows (a write into
+    one shows in the other), `b` the next ones. Compiled, the graph reads them as views of one
+    base. (Windows overlapping in part would make eager refuse `a.add_(b)`.)"""
+    return [buffer[:rows], buffer[rows:], buffer[:rows]]
+
+
 def _check(source: str, options: dict):
     fn = _function(source)
-    compiled = compiler.compile(_function(source), backend="inductor", options=options)
-    for inputs in (_inputs(4), _inputs(4), _inputs(7)):  # first call, cache hit, new size
-        ours, theirs = [t.clone() for t in inputs], [t.clone() for t in inputs]
-        expected = fn(*theirs)
-        actual = compiled(*ours)
-        torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5, msg=lambda m: f"{m}\n{source}")
-        for name, a, e in zip(NAMES, ours, theirs):
-            torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5, msg=lambda m: f"input {name}: {m}\n{source}")
+    # First call, cache hit, new size; then, compiled anew, inputs sharing memory: first call,
+    # cache hit, new size (dynamic sizes: the graph runs natively then).
+    for calls in (((4, False), (4, False), (7, False)), ((5, True), (5, True), (6, True))):
+        compiled = compiler.compile(_function(source), backend="inductor", options=options)
+        for rows, shared in calls:
+            if shared:
+                buffer = torch.randn(2 * rows, 6)
+                ours, theirs = _sharing_rows(buffer.clone(), rows), _sharing_rows(buffer.clone(), rows)
+            else:
+                inputs = _inputs(rows)
+                ours, theirs = [t.clone() for t in inputs], [t.clone() for t in inputs]
+            expected = fn(*theirs)
+            actual = compiled(*ours)
+            torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5, msg=lambda m: f"{m}\n{source}")
+            for name, a, e in zip(NAMES, ours, theirs):
+                torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5, msg=lambda m: f"input {name}: {m}\n{source}")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

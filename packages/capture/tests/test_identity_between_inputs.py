@@ -121,3 +121,46 @@ def test_tensor_inputs_of_a_graph_that_writes_one_through_a_view_stay_apart():
         expected_b = expected_a if same else torch.zeros(3)
         assert_same(compiled(a, b), fn(expected_a, expected_b))
     assert captures(compiled) == 2
+
+
+def write_first_read_second(a, b):
+    a.add_(1)
+    return b * 2
+
+
+def _overlapping(buffer):
+    return buffer[:4], buffer[2:6]
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [lambda: (torch.randn(4), torch.randn(4)), lambda: _overlapping(torch.randn(8))],
+        [lambda: _overlapping(torch.randn(8)), lambda: (torch.randn(4), torch.randn(4))],
+        [lambda: _overlapping(torch.randn(8)), lambda: (lambda x: (x[:4], x[:4].clone()))(torch.randn(8))],
+    ],
+    ids=["apart then overlapping", "overlapping then apart", "overlapping then one apart"],
+)
+def test_a_graph_writing_an_input_holds_only_while_inputs_share_memory_as_at_capture(calls):
+    """A functionalizing backend reads its inputs as independent values: an entry captured
+    with inputs apart must not serve views of one buffer, where the write shows through the
+    other (nor the reverse), and it pays no guard where the graph writes no input."""
+    compiled = compile_eager(write_first_read_second)
+    for make in [calls[0], calls[0], calls[1], calls[1]]:
+        ours = make()
+        expected_inputs = _clone_sharing(ours)
+        assert_same(compiled(*ours), write_first_read_second(*expected_inputs))
+        for actual, expected in zip(ours, expected_inputs):
+            assert_same(actual, expected)
+    assert captures(compiled) == 2
+
+
+def _clone_sharing(tensors):
+    """Copies of `tensors` that share memory as they do (views of one cloned buffer)."""
+    bases = {}
+    copies = []
+    for t in tensors:
+        base = t._base if t._base is not None else t
+        copy = bases.setdefault(id(base), base.clone())
+        copies.append(copy.as_strided(t.shape, t.stride(), t.storage_offset()))
+    return tuple(copies)

@@ -25,12 +25,13 @@ import torch
 import torch.fx as fx
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from .errors import UnsupportedProgramError
+from .errors import AliasedInputWriteError, UnsupportedProgramError
 from .functionalization import functionalize, write_inputs_before_output
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan
+from .synthetic_bases import merge_aliased_inputs
 from .tracing.trace import trace_forward, trace_joint
 
 Compiler = Callable[[fx.GraphModule, list], Callable]
@@ -53,9 +54,7 @@ def aot_module_simplified(
     """`keep_input_mutations`: inference graphs end in `copy_` into each input they mutate
     (the compiler writes the new values in place) instead of returning the new values for the
     epilogue to copy back."""
-    compiled = AotCompiledGraph(
-        gm,
-        example_inputs,
+    compilers = dict(
         fw_compiler=fw_compiler,
         bw_compiler=bw_compiler or fw_compiler,
         inference_compiler=inference_compiler or fw_compiler,
@@ -63,7 +62,16 @@ def aot_module_simplified(
         partition_fn=partition_fn or default_partition,
         keep_input_mutations=keep_input_mutations,
     )
-    compiled.plan_for([*compiled.state.tensors, *example_inputs])
+    compiled = AotCompiledGraph(gm, example_inputs, **compilers)
+    try:
+        compiled.plan_for([*compiled.state.tensors, *example_inputs])
+    except AliasedInputWriteError:
+        merged = merge_aliased_inputs(gm, example_inputs)
+        if merged is None:
+            raise
+        inner = AotCompiledGraph(merged.graph_module, merged.example_inputs, **compilers)
+        inner.plan_for([*inner.state.tensors, *merged.example_inputs])
+        return merged.calling(inner)
     return compiled
 
 
@@ -261,7 +269,9 @@ def _check_effects(effects: GraphEffects, inputs: Sequence[Any]) -> None:
     storages = [x.untyped_storage() if isinstance(x, torch.Tensor) else None for x in inputs]
     for index in effects.mutated_inputs:
         if any(s is not None and s is storages[index] for i, s in enumerate(storages) if i != index):
-            raise UnsupportedProgramError(
-                f"writes in place into input {index}, which shares memory with another input",
+            raise AliasedInputWriteError(
+                f"writes in place into input {index}, which shares memory with another input, and "
+                "these inputs cannot be read as views of one base (an input requires grad, or "
+                "their dtypes or sizes differ or are symbolic)",
                 "Pass tensors that do not overlap, or clone one of them before the call.",
             )

@@ -20,6 +20,11 @@ class UnsupportedProgramError(AotAutogradError):
         super().__init__(f"aot_autograd cannot compile a graph that {what}. {hint}")
 
 
+class AliasedInputWriteError(UnsupportedProgramError):
+    """A write into an input that shares memory with another input (synthetic_bases.py merges
+    such inputs where it can)."""
+
+
 class TracingError(AotAutogradError):
     """An ATen op failed while the graph was being traced on fake tensors."""
 

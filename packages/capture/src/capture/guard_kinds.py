@@ -12,6 +12,14 @@ tensors to be different keys is valid only while they are different objects. One
 of them, checked in one pass (an optimizer's first step uses each of its hundreds of
 parameters as a key: pairwise guards would be quadratic).
 
+`StoragesApart`: the tensors a graph writes in place share memory with no other tensor input.
+A functional graph (aot_autograd) reads and writes its inputs as independent values: called
+with `x[:4]` and `x[2:6]`, its write into the first would not show in the second.
+
+`StoragesShared`: tensor inputs share storages in the pattern seen at capture, where a tensor
+the graph writes shared one (aot_autograd merges such inputs into one base input, reading each
+as a view of it at its storage offset, which capture guards too).
+
 `StorageNotShared`: no other tensor uses a tensor's storage (copy.deepcopy of a tensor is a clone
 in the graph only then: the copies of tensors sharing a storage share one copied storage).
 
@@ -37,7 +45,8 @@ import sys
 import torch
 
 from guards.codegen import EmitContext, check, must_be, must_equal
-from guards.kinds.base import PRIORITY_OBJECT, Guard, emits
+from guards import native
+from guards.kinds.base import PRIORITY_OBJECT, PRIORITY_TENSOR, Guard, emits
 from guards.sources import Source
 
 from .module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS
@@ -77,6 +86,66 @@ def _distinct_objects(guard: DistinctObjects, ctx: EmitContext) -> list:
     values = ", ".join(ctx.read(source) for source in guard.sources)
     distinct = f"{ctx.builtin('len')}({ctx.builtin('set')}({ctx.builtin('map')}({ctx.builtin('id')}, ({values},))))"
     return [check(must_equal(distinct, str(len(guard.sources))), str(guard), distinct)]
+
+
+@dataclasses.dataclass(frozen=True)
+class StoragesApart(Guard):
+    """No tensor at `written` shares its storage's memory with a tensor at `written` or
+    `others`. One check for all (guards.native's storages_apart: a set of storage addresses,
+    ~10 ns a tensor in C++)."""
+
+    written: tuple[Source, ...]
+    others: tuple[Source, ...]
+    priority = PRIORITY_TENSOR
+
+    def __str__(self) -> str:
+        return f"{', '.join(map(str, self.written))} share memory with no other tensor input"
+
+
+@emits(StoragesApart)
+def _storages_apart(guard: StoragesApart, ctx: EmitContext) -> list:
+    written, others = ((f"({', '.join(ctx.read(s) for s in sources)}{',' if sources else ''})") for sources in (guard.written, guard.others))
+    switch = ctx.constant(native.storages_apart(), "storages_apart", "guards.native.storages_apart()")
+    call = f"{switch}.check({written}, {others})"
+    return [check(f"not {call}", str(guard), call)]
+
+
+@dataclasses.dataclass(frozen=True)
+class StoragesShared(Guard):
+    """The tensors at `sources` share storages as `pattern` says: each one's entry is the
+    position of the first of them using the same memory (its own position where none does)."""
+
+    sources: tuple[Source, ...]
+    pattern: tuple[int, ...]
+    priority = PRIORITY_TENSOR
+
+    @classmethod
+    def of(cls, sources, tensors) -> StoragesShared:
+        return cls(tuple(sources), sharing_pattern(tensors))
+
+    def __str__(self) -> str:
+        groups: dict[int, list[str]] = {}
+        for source, first in zip(self.sources, self.pattern):
+            groups.setdefault(first, []).append(str(source))
+        return "tensors share storages as at capture: " + "; ".join(" ~ ".join(g) for g in groups.values() if len(g) > 1)
+
+
+def sharing_pattern(tensors) -> tuple[int, ...]:
+    """Per tensor, the position of the first tensor using the same storage memory (an empty
+    storage holds nothing to share: its own position)."""
+    first: dict[int, int] = {}
+    pattern = []
+    for position, tensor in enumerate(tensors):
+        memory = tensor.untyped_storage().data_ptr()
+        pattern.append(first.setdefault(memory, position) if memory else position)
+    return tuple(pattern)
+
+
+@emits(StoragesShared)
+def _storages_shared(guard: StoragesShared, ctx: EmitContext) -> list:
+    tensors = f"({', '.join(ctx.read(s) for s in guard.sources)},)"
+    pattern = f"{ctx.constant(sharing_pattern, 'sharing_pattern', 'sharing_pattern')}({tensors})"
+    return [check(must_equal(pattern, repr(guard.pattern)), str(guard), pattern)]
 
 
 @dataclasses.dataclass(frozen=True)

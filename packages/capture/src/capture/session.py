@@ -20,11 +20,14 @@ import torch.utils._pytree
 from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
-from guards.sources import AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource
+from guards.sources import (
+    AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource, StorageOffsetSource,
+)
 
 from . import config, instructions  # noqa: F401  (fills the opcode registry)
+from .errors import Unsupported
 from .graph import GraphBuilder, graph_values_in
-from .guard_kinds import DistinctObjects
+from .guard_kinds import DistinctObjects, StoragesApart, StoragesShared, sharing_pattern
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
 from .bytecode import decode
 from .interpreter.frame import Frame, StackSnapshot
@@ -36,6 +39,7 @@ from .values.constant import ConstantValue
 from .values.context import ContextExit
 from .values.deferred import DeferredCall
 from .values.lazy import LazyInput
+from .values.symbolic import contains_symbolic
 from .wrap import wrap
 
 # Modules whose attributes are read without guards: libraries do not rebind their functions
@@ -349,18 +353,36 @@ class CaptureSession:
 
     def _keep_inputs_apart_if_mutated(self) -> None:
         """A graph that writes to an input tensor (its fake's version counter moved, through
-        it or a view of it) holds only while its tensor inputs are as many objects as the trace
-        saw: a backend that functionalizes the graph (aot_autograd) orders the write and the
-        reads of the other inputs as if they could not alias (tied weights of one module
-        instance, untied in the next). A graph that writes to no input computes the same from
-        aliased inputs, and its entry pays no guard for them. The same tensor reached by two
-        paths is one input, guarded so by SameObject."""
-        tensors = [i for i in self.graph.inputs if isinstance(i.value, torch.Tensor) and not isinstance(i.source, HeldSource)]
-        if not any(_written(i.node.meta["example_value"]) for i in tensors):
+        it or a view of it) holds only while that tensor shares memory with the other tensor
+        inputs as at capture: a backend that functionalizes the graph orders the write and
+        the reads of the other inputs as if they could not alias (`x[:4]` and `x[2:6]`, tied
+        weights of one module instance, untied in the next), unless it saw them share
+        (aot_autograd then reads them as views of one base, at their storage offsets). A
+        graph that writes to no input computes the same from aliased inputs, and its entry
+        pays no guard for them. The same tensor reached by two paths is one input, guarded so
+        by SameObject."""
+        tensors = [i for i in self.graph.inputs if isinstance(i.value, torch.Tensor)]
+        written = [i for i in tensors if _written(i.node.meta["example_value"])]
+        if not written:
             return
-        for i in tensors:
-            if i.source not in self._distinct_sources:
-                self.guard_distinct(i.source)
+        others = [i for i in tensors if all(i is not w for w in written)]
+        apart = (tuple(i.source for i in group) for group in (written, others))
+        inputs = [*written, *others]
+        pattern = sharing_pattern([i.value for i in inputs])
+        if pattern == tuple(range(len(inputs))):
+            self.add_guard(StoragesApart(*apart))
+            return
+        shared = [i for position, i in enumerate(inputs) if pattern[position] != position or position in pattern[position + 1 :]]
+        if any(contains_symbolic(tuple(i.node.meta["example_value"].shape)) for i in shared):
+            # Symbolic fakes do not share storages (fake_tensor), so a backend could not see
+            # that the write shows through the other inputs.
+            raise Unsupported(
+                "a tensor written in place shares memory with another input, and their sizes are dynamic",
+                hint="pass tensors that do not share memory, or mark their sizes static (torch._dynamo.mark_static)",
+            )
+        self.add_guard(StoragesShared(tuple(i.source for i in inputs), pattern))
+        for i in shared:
+            self.add_guard(kinds.ConstantMatch(StorageOffsetSource(i.source), i.value.storage_offset()))
 
     def _hand_over_grad_mode(self, at_entry: bool) -> None:
         """Grad mode changed outside a `with` block (`torch.set_grad_enabled(False)` as a call,

@@ -66,14 +66,14 @@ def failure() -> str | None:
     return _state["failed"]
 
 
-class GroupCheck:
-    """A TensorGroup's check as the guard function calls it: `group.check(tensors)`. It runs
-    the group's Python check until the helper has loaded, then the helper on the same
-    expectations (the attribute is replaced, so a call costs one C call after that)."""
+class NativeSwitch:
+    """A check as a guard function calls it: `switch.check(...)`. It runs `python_check` until
+    the helper has loaded, then `bind(helper)`, the same test in C++ (the attribute is
+    replaced, so a call costs one C call after that)."""
 
-    def __init__(self, python_check, entries: tuple):
+    def __init__(self, python_check, bind):
         self.check = python_check
-        self._entries = entries
+        self._bind = bind
         if not enabled() or (module() is None and _state["failed"] is not None):
             return
         with _lock:
@@ -83,7 +83,49 @@ class GroupCheck:
         self._switch(_state["module"])
 
     def _switch(self, native) -> None:
-        self.check = functools.partial(native.check, native.make_spec(self._entries))
+        self.check = self._bind(native)
+
+
+class GroupCheck(NativeSwitch):
+    """A TensorGroup's check: `group.check(tensors)`, on the group's expectations `entries`."""
+
+    def __init__(self, python_check, entries: tuple):
+        super().__init__(python_check, lambda native: functools.partial(native.check, native.make_spec(entries)))
+
+
+def _storages_apart(written: tuple, others: tuple) -> bool:
+    """Python's `storages_apart` (tensor_group.cpp): no tensor of `written` shares its storage's
+    memory with another tensor of either tuple. Empty storages, and tensors without one (a
+    wrapper subclass), hold nothing to share."""
+    seen = set()
+    for tensors, is_written in ((written, True), (others, False)):
+        for tensor in tensors:
+            try:
+                memory = tensor.untyped_storage().data_ptr()
+            except AttributeError:
+                return False  # not a tensor: the guard expects tensors
+            except (RuntimeError, NotImplementedError):
+                continue
+            if memory == 0:
+                continue
+            if memory in seen:
+                return False
+            if is_written:
+                seen.add(memory)
+        if not seen:
+            return True
+    return True
+
+
+_storages_apart_switch: NativeSwitch | None = None
+
+
+def storages_apart() -> NativeSwitch:
+    """The one `storages_apart(written, others)` check guard functions share."""
+    global _storages_apart_switch
+    if _storages_apart_switch is None:
+        _storages_apart_switch = NativeSwitch(_storages_apart, lambda native: native.storages_apart)
+    return _storages_apart_switch
 
 
 def _start() -> None:

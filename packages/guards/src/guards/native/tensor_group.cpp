@@ -1,4 +1,5 @@
-// A TensorGroup's check in one C++ loop (guards/native/__init__.py builds and loads this file).
+// A TensorGroup's check in one C++ loop (guards/native/__init__.py builds and loads this file),
+// and storages_apart: whether the tensors a graph writes share memory with no other input.
 //
 // The Python check reads six properties of every tensor through torch's Python getters,
 // ~600 ns a tensor: GPT-2's 148 parameters cost ~90 us a call. Here each tensor is its
@@ -11,6 +12,7 @@
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace {
@@ -103,10 +105,46 @@ PyObject* check(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_TRUE;
 }
 
+// The memory a tensor's storage holds, or nullptr: an empty storage, or a tensor without one
+// (a wrapper subclass), which holds nothing another tensor could share.
+const void* storage_memory(PyObject* object) {
+  const at::Tensor& t = THPVariable_Unpack(object);
+  return t.has_storage() ? t.storage().data() : nullptr;
+}
+
+// storages_apart(written, others): whether no tensor of `written` shares its storage's memory
+// with another tensor of either tuple. Non-tensors fail it (the guard expects tensors). A
+// sorted vector, not a hash set: an optimizer step writes hundreds of tensors every call.
+PyObject* storages_apart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "storages_apart(written: tuple, others: tuple)");
+    return nullptr;
+  }
+  std::vector<const void*> written;
+  written.reserve(PyTuple_GET_SIZE(args[0]));
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[0]); ++i) {
+    PyObject* object = PyTuple_GET_ITEM(args[0], i);
+    if (!THPVariable_Check(object)) Py_RETURN_FALSE;
+    if (const void* memory = storage_memory(object)) written.push_back(memory);
+  }
+  std::sort(written.begin(), written.end());
+  if (std::adjacent_find(written.begin(), written.end()) != written.end()) Py_RETURN_FALSE;
+  if (written.empty()) Py_RETURN_TRUE;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[1]); ++i) {
+    PyObject* object = PyTuple_GET_ITEM(args[1], i);
+    if (!THPVariable_Check(object)) Py_RETURN_FALSE;
+    const void* memory = storage_memory(object);
+    if (memory != nullptr && std::binary_search(written.begin(), written.end(), memory)) Py_RETURN_FALSE;
+  }
+  Py_RETURN_TRUE;
+}
+
 PyMethodDef methods[] = {
     {"make_spec", make_spec, METH_O, "make_spec(entries) -> the capsule check() takes"},
     {"check", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(check)), METH_FASTCALL,
      "check(spec, tensors) -> bool"},
+    {"storages_apart", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(storages_apart)), METH_FASTCALL,
+     "storages_apart(written, others) -> bool"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tensor_group", nullptr, -1, methods};
