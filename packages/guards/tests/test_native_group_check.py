@@ -124,3 +124,25 @@ def test_compiled_check_of_cuda_tensors():
     assert guard(**tensors) and guard(**{**tensors, "t1": torch.randn(4, 2, device="cuda")})
     assert guard(**{**tensors, "t1": torch.randn(4, 2)}) is False
     assert guard.why(**{**tensors, "t1": torch.randn(4, 2)}) == "L['t1'].device == 'cuda:0' failed: got device(type='cpu')"
+
+
+def _storage_cases():
+    buffer = torch.randn(8)
+    other = torch.randn(4)
+    return {
+        "apart": ((other,), (torch.randn(4), torch.randn(2, 2))),
+        "written view of another input": ((buffer[:4],), (buffer[2:6],)),
+        "two written sharing": ((buffer[:4], buffer[4:]), ()),
+        "the same tensor twice": ((other,), (other,)),
+        "empty storages": ((torch.empty(0),), (torch.empty(0),)),
+        "nothing written": ((), (buffer, buffer)),
+        "not a tensor": ((other,), (1,)),
+    }
+
+
+@pytest.mark.parametrize("case", _storage_cases())
+def test_storages_apart_answers_as_its_python_twin(case):
+    written, others = _storage_cases()[case]
+    expected = case in ("apart", "empty storages", "nothing written")
+    assert native._storages_apart(written, others) is expected
+    assert _compiled_helper().storages_apart(written, others) is expected

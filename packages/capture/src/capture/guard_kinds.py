@@ -91,8 +91,8 @@ def _distinct_objects(guard: DistinctObjects, ctx: EmitContext) -> list:
 @dataclasses.dataclass(frozen=True)
 class StoragesApart(Guard):
     """No tensor at `written` shares its storage's memory with a tensor at `written` or
-    `others`. One check for all (guards.native's storages_apart: a set of storage addresses,
-    ~10 ns a tensor in C++)."""
+    `others`. One check for all (guards.native's storages_apart: the written tensors' storage
+    addresses sorted and searched, ~30 ns a tensor in C++)."""
 
     written: tuple[Source, ...]
     others: tuple[Source, ...]
@@ -118,10 +118,6 @@ class StoragesShared(Guard):
     sources: tuple[Source, ...]
     pattern: tuple[int, ...]
     priority = PRIORITY_TENSOR
-
-    @classmethod
-    def of(cls, sources, tensors) -> StoragesShared:
-        return cls(tuple(sources), sharing_pattern(tensors))
 
     def __str__(self) -> str:
         groups: dict[int, list[str]] = {}

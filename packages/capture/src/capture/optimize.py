@@ -71,9 +71,9 @@ class OptimizedModule(nn.Module):
         self._orig_mod = mod
         self._cache = cache
         self._warned_hooks = False
-        # A class with its own __call__ is compiled through it, whatever its forward.
-        self._instance_forward = mod.__dict__.get("forward") if follows_forward else _NEVER
         # Kept out of nn.Module's registries (a module is not a submodule of this one twice).
+        # A class with its own __call__ is compiled through it, whatever its forward.
+        self.__dict__["_instance_forward"] = mod.__dict__.get("forward") if follows_forward else _NEVER
         self.__dict__["_bound"] = mod
 
     def __getattr__(self, name: str):
@@ -111,8 +111,8 @@ class OptimizedModule(nn.Module):
             function, bound = type(mod).forward, mod
         else:
             function, bound = function_and_self(forward)
-        self._cache, self._instance_forward = compilation.cache(function), forward
-        self.__dict__["_bound"] = bound
+        self._cache = compilation.cache(function)
+        self.__dict__.update(_instance_forward=forward, _bound=bound)
 
     def _call_around_compiled_forward(self, mod: nn.Module, args, kwargs):
         """Backward hooks (register_full_backward_hook / _pre_hook) run in Module.__call__, which

@@ -8,6 +8,7 @@ the function's code on the call's arguments and returns what the compiled entry 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import inspect
 import threading
@@ -365,20 +366,20 @@ class CaptureSession:
         written = [i for i in tensors if _written(i.node.meta["example_value"])]
         if not written:
             return
-        others = [i for i in tensors if all(i is not w for w in written)]
-        apart = (tuple(i.source for i in group) for group in (written, others))
-        inputs = [*written, *others]
+        written_ids = {id(i) for i in written}
+        inputs = [*written, *(i for i in tensors if id(i) not in written_ids)]
         pattern = sharing_pattern([i.value for i in inputs])
         if pattern == tuple(range(len(inputs))):
-            self.add_guard(StoragesApart(*apart))
+            self.add_guard(StoragesApart(*(tuple(i.source for i in part) for part in (written, inputs[len(written) :]))))
             return
-        shared = [i for position, i in enumerate(inputs) if pattern[position] != position or position in pattern[position + 1 :]]
+        users = collections.Counter(pattern)
+        shared = [i for i, first in zip(inputs, pattern) if users[first] > 1]
         if any(contains_symbolic(tuple(i.node.meta["example_value"].shape)) for i in shared):
             # Symbolic fakes do not share storages (fake_tensor), so a backend could not see
             # that the write shows through the other inputs.
             raise Unsupported(
                 "a tensor written in place shares memory with another input, and their sizes are dynamic",
-                hint="pass tensors that do not share memory, or mark their sizes static (torch._dynamo.mark_static)",
+                hint="pass tensors that do not share memory, or mark their sizes static (compiler.mark_static)",
             )
         self.add_guard(StoragesShared(tuple(i.source for i in inputs), pattern))
         for i in shared:

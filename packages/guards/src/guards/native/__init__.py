@@ -1,4 +1,5 @@
-"""The compiled helper behind TensorGroup checks (tensor_group.cpp), built on this machine.
+"""The compiled helper behind TensorGroup checks and the storage-sharing check of graphs that
+write their inputs (tensor_group.cpp), built on this machine.
 
 A large module's guard function spends most of its time reading its parameters' metadata
 through torch's Python getters (~600 ns a tensor); the helper reads the same fields from
@@ -117,15 +118,10 @@ def _storages_apart(written: tuple, others: tuple) -> bool:
     return True
 
 
-_storages_apart_switch: NativeSwitch | None = None
-
-
+@functools.cache
 def storages_apart() -> NativeSwitch:
     """The one `storages_apart(written, others)` check guard functions share."""
-    global _storages_apart_switch
-    if _storages_apart_switch is None:
-        _storages_apart_switch = NativeSwitch(_storages_apart, lambda native: native.storages_apart)
-    return _storages_apart_switch
+    return NativeSwitch(_storages_apart, lambda native: native.storages_apart)
 
 
 def _start() -> None:
