@@ -8,11 +8,6 @@ not failures and are not listed. An entry that starts passing fails its test: re
 """
 
 KNOWN_ERRORS: dict[str, str] = {
-    "arange": (
-        "the second sample changes start/end/step, so capture makes them symbolic numbers; "
-        "tracing aten.arange.start_step with them on fake tensors runs torch._refs.arange, whose "
-        "`.to(dtype)` trips an internal assert in torch's argument parser (fake_tensor/aot_autograd)"
-    ),
     "quantile": (
         "a 0-d input: the traced C++ composite writes a (1,)-shaped lerp result into a 0-d gather "
         "through copy_, which fakes reject with eager's own broadcast error (eager's CPU run keeps "

@@ -118,3 +118,16 @@ def test_python_arithmetic_on_a_symbolic_size(arithmetic, requires_grad):
         assert type(actual[1]) is type(expected[1])
         assert actual[1] == expected[1]
         torch.testing.assert_close(actual[0], expected[0])
+
+
+@pytest.mark.parametrize("make", [lambda n, m: torch.eye(n, m), lambda n, m: torch.arange(n, m * 3, m) * 2.0])
+def test_a_graph_of_symbolic_numbers_alone_traces_on_their_shape_env(make):
+    # No tensor input to take the fake mode from: a static mode met the SymInts (op_db's eye
+    # and arange after their sizes went symbolic: unhashable SymInts, a torch arg-parser assert).
+    env = ShapeEnv()
+    gm = torch.fx.symbolic_trace(make)
+    for placeholder, hint, name in zip(gm.graph.find_nodes(op="placeholder"), (3, 4), "nm"):
+        placeholder.meta["example_value"] = env.scalar(hint, name)
+    compiled = aot_module_simplified(gm, [3, 4], fw_compiler=lambda g, _: g.forward)
+    for n, m in ((3, 4), (0, 2), (2, 5)):
+        torch.testing.assert_close(compiled(n, m), make(n, m))

@@ -56,11 +56,16 @@ class ModuleState:
 
 
 def fake_mode_of(gm: fx.GraphModule) -> FakeTensorMode:
-    """The mode capture traced with (so sizes share its ShapeEnv), or a fresh static one."""
-    for node in gm.graph.find_nodes(op="placeholder"):
-        value = node.meta.get("example_value")
+    """The mode capture traced with (so sizes share its ShapeEnv), or a fresh static one. A
+    graph of symbolic numbers and no tensor inputs (`torch.eye(n, m)`) gets a mode over
+    their ShapeEnv: a static mode would meet sizes it has no symbols for."""
+    values = [node.meta.get("example_value") for node in gm.graph.find_nodes(op="placeholder")]
+    for value in values:
         if is_fake(value):
             return value.fake_mode
+    for value in values:
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return FakeTensorMode(shape_env=value.node.shape_env)
     return FakeTensorMode()
 
 
