@@ -632,3 +632,37 @@ def test_a_closure_made_per_call_that_breaks_writes_its_own_cell():
         for a, e in zip(actual, expected):
             torch.testing.assert_close(a, e) if isinstance(e, torch.Tensor) else None
         assert actual[2] == expected[2]
+
+
+class Tagged(torch.Tensor):
+    """Its operations return Tagged (torch's default __torch_function__)."""
+
+
+class Counted(torch.Tensor):
+    calls: list = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(getattr(func, "__name__", repr(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+@pytest.mark.parametrize("kind", [Tagged, Counted], ids=lambda k: k.__name__)
+def test_tensor_subclass_operations_run_natively(kind):
+    """A subclass's operations return the subclass and may run an override of its own: they
+    break the graph and run natively (inductor's kernels returned plain tensors)."""
+
+    def double_then_sum(x, y):
+        return (x * 2).sum() + y.sum(), type(x * 2)
+
+    compiled = compile_eager(double_then_sum)
+    for _ in range(2):
+        y = torch.randn(3)
+        Counted.calls.clear()
+        expected = double_then_sum(torch.ones(3).as_subclass(kind), y)
+        eager_calls = list(Counted.calls)
+        Counted.calls.clear()
+        actual = compiled(torch.ones(3).as_subclass(kind), y)
+        assert type(actual[0]) is type(expected[0]) and actual[1] is expected[1]
+        assert_same(actual[0].as_subclass(torch.Tensor), expected[0].as_subclass(torch.Tensor))
+        assert Counted.calls == eager_calls

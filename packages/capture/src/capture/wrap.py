@@ -132,6 +132,15 @@ def _tensor(session, obj, source):
             f"{source or 'a tensor'} is an uninitialized parameter of a lazy module",
             hint="call the module once before compiling it (or the function calling it)",
         )
+    if _own_torch_function(obj):
+        # Such a subclass decides what its operations do and return (eager's results keep its
+        # type, and its override may record or change calls): a compiled graph would run the
+        # plain ops, and inductor's kernels would return plain tensors.
+        raise Unsupported(
+            f"{source or 'a tensor'} is a {type(obj).__qualname__}, a torch.Tensor subclass whose operations "
+            "run its own __torch_function__",
+            hint="the graph breaks where it is used, and its operations run natively",
+        )
     if source is None:
         return session.graph.add_input(obj, session.hold(obj, "constant_tensor"))
     if obj.layout is not torch.strided:
@@ -140,6 +149,14 @@ def _tensor(session, obj, source):
     # Symbolic sizes and strides are left to the shape guards.
     _guard(session, kinds.TensorMatch.of(source, obj, sizes=value.fake.shape, strides=value.fake.stride()))
     return value
+
+
+def _own_torch_function(tensor: torch.Tensor) -> bool:
+    """Whether `tensor` is of a subclass whose operations go through __torch_function__: any
+    subclass but nn.Parameter's kind, which disables it (its operations return plain
+    tensors). torch's default one returns the subclass; an override may do anything."""
+    kind = type(tensor)
+    return kind is not torch.Tensor and kind.__torch_function__ is not torch._C._disabled_torch_function_impl
 
 
 wraps(np.ndarray)(wrap_ndarray)
