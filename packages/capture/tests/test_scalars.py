@@ -152,19 +152,6 @@ def test_nan_does_not_pass_a_guard_on_a_symbolic_float():
         _run(compiled, sign, torch.zeros(2), s)
 
 
-def test_an_int_rounded_from_a_changing_float_sizes_a_tensor():
-    # detectron2's paste_mask: bounds read off a tensor, rounded, then sizes of an arange. The
-    # float is symbolic once it changes; its rounded int is specialized (guarded to round alike),
-    # where a piecewise trunc() as a size was refused by aot_autograd.
-    def bounds(x, lo):
-        start = int(max(lo - 1, 0))
-        return torch.arange(start, 10, dtype=torch.float32) * x, start
-
-    compiled = compile_eager(bounds, fullgraph=True)
-    for lo in (3.5, 4.25, 4.75, 7.5, 0.5):
-        _run(compiled, bounds, torch.ones(()), lo)
-
-
 def test_a_float_specialized_to_zero_keeps_its_sign():
     """-0.0 == 0.0, so a guard `s == 0.0` passes for -0.0, yet formatting and copysign tell
     them apart: constant and symbolic floats are guarded on the sign of a zero too."""

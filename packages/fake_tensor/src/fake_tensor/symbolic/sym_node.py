@@ -308,12 +308,6 @@ def _unary_method(name: str, build_expr, python_fn, result_type):
             expr = self.expr if result_type is int and self.pytype is int else build_expr(self.expr)
             self.shape_env.op_cache[key] = expr
         hint = None if self.hint is None else pytype(python_fn(self.hint))
-        if result_type is int and hint is not None and any(not s.is_integer for s in expr.free_symbols):
-            # An int rounded from a float input (`int(lo - 1.0)` of a symbolic float lo) is
-            # specialized, guarded to round to the same int: as a size it would be a piecewise
-            # expression no graph can compute. (Rounded sizes, `floor(n / 2)`, stay symbolic.)
-            self.shape_env.evaluate(sympy.Eq(expr, hint), True)
-            return self.wrap_int(hint)
         node = self.shape_env.make_node(expr, pytype, hint)
         if node.constant is not None and pytype is int and self.constant is None:
             # torch wraps a unary result (`-n`) as a SymInt without asking whether it is a
