@@ -36,20 +36,23 @@ class MergedInputs:
 
     def calling(self, compiled: Callable) -> Callable:
         """A callable taking the original inputs that calls `compiled` with the bases."""
-        first = {group.positions[0]: group for group in self.groups}
-        merged = {p for group in self.groups for p in group.positions[1:]}
+        groups = self.groups
+        return lambda *args: compiled(*_with_bases(groups, args))
 
-        def call(*args):
-            inputs = []
-            for position, arg in enumerate(args):
-                group = first.get(position)
-                if group is not None:
-                    inputs.append(arg.as_strided((group.length,), (1,), group.start))
-                elif position not in merged:
-                    inputs.append(arg)
-            return compiled(*inputs)
 
-        return call
+def _with_bases(groups: Sequence[_Group], args: Sequence[Any]) -> list:
+    """`args` with each group's first member replaced by its base (a 1-d view of their
+    storage) and its other members left out."""
+    first = {group.positions[0]: group for group in groups}
+    merged = {p for group in groups for p in group.positions[1:]}
+    inputs = []
+    for position, arg in enumerate(args):
+        group = first.get(position)
+        if group is not None:
+            inputs.append(arg.as_strided((group.length,), (1,), group.start))
+        elif position not in merged:
+            inputs.append(arg)
+    return inputs
 
 
 def merge_aliased_inputs(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> MergedInputs | None:
@@ -68,12 +71,7 @@ def merge_aliased_inputs(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> M
     if not groups:
         return None
     graph_module = _read_through_bases(gm, placeholders, values, groups, fake_mode_of(gm))
-    inputs = list(example_inputs)
-    for group in groups:
-        inputs[group.positions[0]] = example_inputs[group.positions[0]].as_strided((group.length,), (1,), group.start)
-    merged = {p for group in groups for p in group.positions[1:]}
-    inputs = [x for position, x in enumerate(inputs) if position not in merged]
-    return MergedInputs(graph_module, inputs, tuple(groups))
+    return MergedInputs(graph_module, _with_bases(groups, example_inputs), tuple(groups))
 
 
 def _sharing_storage(values: Sequence[Any]) -> list[tuple[int, ...]]:
