@@ -137,6 +137,8 @@ def _compile_and_time(torch, who, target, work, row):
         for args in work.new_sizes:
             seconds, _ = _first_call_seconds(torch, target, args)
             row[f"{who}_new_size_first_call_s"].append(round(seconds, 4))
+    if who == "ours":
+        _wait_for_native_guards(row)
     row[f"{who}_ms"] = _steady_ms(target, args)
     row[f"{who}_peak_GiB"] = torch.cuda.max_memory_allocated() / 2**30
     # One more call alone: its peak leaves out what the first call's compile and tuning held.
@@ -145,6 +147,15 @@ def _compile_and_time(torch, who, target, work, row):
     torch.cuda.synchronize()
     row[f"{who}_call_peak_GiB"] = torch.cuda.max_memory_allocated() / 2**30
     return out
+
+
+def _wait_for_native_guards(row) -> None:
+    """Time the steady state with the guards' C++ helper loaded, as a long job runs: it is
+    built in the background on a machine's first compile (~15 s), so without the wait a row
+    early in a fresh machine's run would time the Python fallback."""
+    import guards.native
+
+    row["guards_native"] = "loaded" if guards.native.wait(120) is not None else guards.native.failure()
 
 
 def child(builders, name: str, phase: str, mode: str) -> dict:
