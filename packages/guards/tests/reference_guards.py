@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Mapping
 
 import sympy
@@ -32,6 +33,8 @@ def read(source: sources.Source, frame: FrameValues) -> object:
             return frame.G[name]
         case sources.ClosureSource(name):
             return frame.C[name].cell_contents
+        case sources.ModuleGlobalSource(module, name):
+            return vars(sys.modules[module])[name]
         case sources.AttrSource(base, attr):
             return getattr(read(base, frame), attr)
         case sources.ItemSource(base, key):

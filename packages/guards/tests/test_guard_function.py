@@ -4,6 +4,8 @@ function's signature, globals and closures read live, and `why` sentences."""
 from __future__ import annotations
 
 import ast
+import sys
+import types
 
 import pytest
 import torch
@@ -14,6 +16,7 @@ from guards import (
     ClosureSource,
     ConstantMatch,
     GlobalSource,
+    ModuleGlobalSource,
     GradMode,
     GuardCompileError,
     GuardSet,
@@ -146,6 +149,16 @@ def test_reads_globals_live():
     assert guard.why() == "type(G['scale']) is int could not be checked: KeyError: 'scale'"
 
 
+def test_reads_another_modules_globals_live(monkeypatch):
+    module = types.ModuleType("guards_test_layers")
+    module.SCALE = 2
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    guard = GuardSet([ConstantMatch(ModuleGlobalSource(module.__name__, "SCALE"), 2)]).compile(parameters=[])
+    assert guard()
+    module.SCALE = 3
+    assert guard.why() == "M['guards_test_layers']['SCALE'] == 2 failed: got 3"
+
+
 def test_reads_closure_cells_live():
     scale = 2
 
@@ -173,6 +186,7 @@ def test_unreadable_value_fails_the_guard_with_a_reason():
         (NotNone(LocalSource("y")), {"parameters": ["x"]}, r"L\['y'\] is not a parameter of the guarded function"),
         (NotNone(GlobalSource("W")), {"parameters": []}, r"reads a global .* got no f_globals"),
         (NotNone(ClosureSource("k")), {"parameters": []}, r"closure variable C\['k'\]"),
+        (NotNone(ModuleGlobalSource("not_imported_anywhere", "W")), {"parameters": []}, r"module 'not_imported_anywhere', which is not imported"),
     ],
 )
 def test_guards_that_cannot_be_read_from_the_frame_are_compile_errors(guard, compile_kwargs, message):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import inspect
+import sys
 import threading
 import types
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import (
-    AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ParameterSource, StorageOffsetSource,
+    AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ModuleGlobalSource, ParameterSource,
+    StorageOffsetSource,
 )
 
 from . import config, instructions  # noqa: F401  (fills the opcode registry)
@@ -43,13 +45,14 @@ from .values.lazy import LazyInput
 from .values.symbolic import contains_symbolic
 from .wrap import wrap
 
-# Modules whose attributes are read without guards: libraries do not rebind their functions
-# and constants between calls of a compiled function.
-_UNGUARDED_MODULE_PREFIXES = (
-    "torch", "math", "cmath", "operator", "builtins", "functools", "itertools", "collections",
-    "typing", "warnings", "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types",
-    "re", "logging", "numpy", "sys", "os",
-)  # fmt: skip
+# Modules whose attributes are read without guards: the standard library's own modules, whose
+# functions and constants programs do not rebind between calls of a compiled function. torch
+# is not one of them: `F.scaled_dot_product_attention = patched` and `mock.patch("torch.xyz")`
+# are everyday code, so its attributes are guarded as any other module's.
+_UNGUARDED_MODULES = frozenset({
+    "math", "cmath", "operator", "builtins", "functools", "itertools", "collections", "typing", "warnings",
+    "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types", "re", "logging", "sys", "os",
+})  # fmt: skip
 
 
 # torch.compiler.is_compiling() reads a module flag (torch >= 2.5), one for the process: it is
@@ -263,6 +266,11 @@ class CaptureSession:
     def global_source(self, f_globals: dict, name: str):
         if f_globals is self.root_globals:
             return GlobalSource(name)
+        module = f_globals.get("__name__")
+        if isinstance(module, str) and getattr(sys.modules.get(module), "__dict__", None) is f_globals:
+            # A function of an imported module: its globals are that module's, wherever the
+            # trace found the function (a submodule's forward has no source of its own).
+            return ModuleGlobalSource(module, name)
         base = self._globals_sources.get(id(f_globals))
         return ItemSource(base, name) if base is not None else None
 
@@ -279,7 +287,7 @@ class CaptureSession:
         return AttrSource(ItemSource(AttrSource(function.source, "__closure__"), index), "cell_contents")
 
     def module_attribute_source(self, module_value: Value, name: str):
-        if module_value.source is None or module_value.module.__name__.startswith(_UNGUARDED_MODULE_PREFIXES):
+        if module_value.source is None or module_value.module.__name__.partition(".")[0] in _UNGUARDED_MODULES:
             return None
         return AttrSource(module_value.source, name)
 

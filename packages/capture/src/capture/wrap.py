@@ -231,7 +231,12 @@ def _builtin(session, obj, source):
             if unbound is not None:
                 return MethodValue(BuiltinValue(unbound), session.wrap(owner, None))
     if source is not None and getattr(obj, "__module__", None) != "builtins":
-        _guard(session, kinds.IdentityMatch(source, obj))
+        if isinstance(obj, types.BuiltinMethodType) and isinstance(owner, type):
+            # A C classmethod read from its class (`chain.from_iterable`, `dict.fromkeys`) is a
+            # new bound object on every read: what it is bound to is guarded instead.
+            _guard(session, kinds.IdentityMatch(AttrSource(source, "__self__"), owner))
+        else:
+            _guard(session, kinds.IdentityMatch(source, obj))
     return BuiltinValue(obj, source)
 
 

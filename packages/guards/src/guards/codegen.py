@@ -30,6 +30,7 @@ import itertools
 import keyword
 import linecache
 import re
+import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -223,6 +224,12 @@ class Frame:
             )
         module = self._f_globals.get("__name__", "?")
         return self._ctx.constant(self._f_globals, "G", f"globals() of module {module!r}")
+
+    def module_globals(self, module: str) -> str:
+        loaded = sys.modules.get(module)
+        if loaded is None:
+            raise GuardCompileError(f"a guard reads a global of module {module!r}, which is not imported")
+        return self._ctx.constant(vars(loaded), f"M_{module.rpartition('.')[2]}", f"globals() of module {module!r}")
 
     def closure_cell(self, name: str) -> str:
         if name not in self._closure:

@@ -1,7 +1,8 @@
 """Sources: where a value lives in a frame, as small immutable objects that print as Python.
 
 A source names a value relative to the frame of a compiled function: `L['x']` (an argument),
-`G['W']` (a global of the function's module), `C['scale']` (a closure cell's contents), then
+`G['W']` (a global of the function's module), `C['scale']` (a closure cell's contents),
+`M['pkg.layers']['W']` (a global of another module, `sys.modules['pkg.layers'].W`), then
 chains of attribute reads, item reads and tensor metadata from those roots, e.g.
 `L['self'].layers[0].weight` or `L['x'].size()[1]`.
 
@@ -33,6 +34,8 @@ class RootNames(Protocol):
     def parameter(self, name: str) -> str: ...
 
     def globals_dict(self) -> str: ...
+
+    def module_globals(self, module: str) -> str: ...
 
     def closure_cell(self, name: str) -> str: ...
 
@@ -170,6 +173,26 @@ class GlobalSource(RootSource):
 
     def root_code(self, frame: RootNames) -> str:
         return f"{frame.globals_dict()}[{self.name!r}]"
+
+
+@_source_value
+class ModuleGlobalSource(RootSource):
+    """A name in the globals dict of module `module` (`sys.modules[module]`): how a trace reads
+    the globals of a function it entered that no source reaches, such as a submodule's
+    `forward` defined in another file. The guard reads the dict itself, bound once."""
+
+    module: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"M[{self.module!r}][{self.name!r}]"
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"M_{self.module.rpartition('.')[2]}_{self.name}")
+
+    def root_code(self, frame: RootNames) -> str:
+        return f"{frame.module_globals(self.module)}[{self.name!r}]"
 
 
 @_source_value

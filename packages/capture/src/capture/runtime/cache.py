@@ -187,7 +187,22 @@ class CodeCache:
                     self.run_eagerly = True
                     return self.fn
         self.add(entry)
+        if not entry.guard(*args, **kwargs):
+            self._warn_guard_never_passes(entry, args, kwargs)
         return entry.function
+
+    def _warn_guard_never_passes(self, entry: CompiledEntry, args, kwargs) -> None:
+        # Nothing ran between the capture and this check: a guard failing here fails on every
+        # call (an identity guard on an object made anew at each read), so each call would
+        # capture again until the recompile limit. A capture bug, said where it happens.
+        code = self.fn.__code__
+        warnings.warn(
+            f"Guards that fail on the inputs they were captured for: {self.fn.__qualname__} "
+            f"({code.co_filename}:{code.co_firstlineno}) would capture again on every call (a compiler bug; "
+            f"please report it): {entry.guard.why(*args, **kwargs)}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
     def _refuse_recompile(self, args, kwargs) -> None:
         code = self.fn.__code__

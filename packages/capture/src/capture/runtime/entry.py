@@ -18,6 +18,7 @@ import inspect
 import itertools
 import linecache
 import re
+import sys
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ class _EntryRoots:
 
     def globals_dict(self) -> str:
         return self._writer_ref[0].name_for(self._fn.__globals__, "globals")
+
+    def module_globals(self, module: str) -> str:
+        return self._writer_ref[0].name_for(vars(sys.modules[module]), f"globals_{module}")
 
     def closure_cell(self, name: str) -> str:
         return self._writer_ref[0].name_for(self._cells[name], f"cell_{name}")

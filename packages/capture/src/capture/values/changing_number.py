@@ -30,9 +30,10 @@ def is_symbolic_number(session, obj, source) -> bool:
     """Whether the number `obj` read from `source` becomes a symbolic graph input."""
     if type(obj) not in CHANGING_NUMBER_TYPES or source is None:
         return False
-    if obj in (math.inf, -math.inf):
-        # An infinite float stays a constant, guarded by value (`ord=inf` of a norm selects
-        # another formula): a symbol of the ShapeEnv is a finite real, whatever its hint.
+    if type(obj) is float and not math.isfinite(obj):
+        # An infinite or NaN float stays a constant, guarded by value: a symbol of the
+        # ShapeEnv is a finite real, whatever its hint (`ord=inf` of a norm selects another
+        # formula; `not s > 0` is guarded as `s <= 0`, which a NaN fails too).
         return False
     if source in session.changing_numbers:
         return True
