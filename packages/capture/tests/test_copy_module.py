@@ -164,6 +164,23 @@ def test_a_changed_attribute_of_the_original_is_seen_on_the_next_call():
     assert_same(compiled(x, settings), fn(x, settings))
 
 
+def test_changing_ints_that_become_one_object_are_copied_without_recapturing():
+    """deepcopy's memo looks up id() of every value, ints included: the ints are symbolic
+    once they change, and equal small ints are one object (the interpreter's cache). Their
+    identity is not guarded (it is the interpreter's choice), else the capture with two equal
+    ints would hold a guard failing at once."""
+
+    def fn(x, settings):
+        copied = copy.deepcopy(settings)
+        return x * copied.scale + copied.sizes[0] * copied.sizes[1]
+
+    compiled = compile_eager(fn, fullgraph=True)
+    for first, second in ((1, 5), (2, 7), (3, 3), (4, 4)):
+        settings, x = Settings(sizes=[first, second]), torch.randn(4)
+        assert_same(compiled(x, settings), fn(x, settings))
+    assert captures(compiled) <= 2
+
+
 def test_the_original_changed_in_the_function_before_the_copy_breaks():
     """Attribute writes wait in the side-effect log until the graph has run: the real
     `__dict__` does not hold them yet, so copying it then is refused, not answered stale."""

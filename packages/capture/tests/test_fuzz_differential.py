@@ -4,7 +4,8 @@ Hypothesis writes a function as Python source from statement templates over a ty
 variables (tensors, ints, floats): closures and nested functions, a class with `__call__`, a
 property and `__getattr__`, dict/list/set/tuple operations and dict views, comprehensions,
 generators, try/except, `with` blocks, grad mode switched off and back on (blocks and calls,
-across graph breaks), globals read and written, graph breaks (print,
+across graph breaks), globals read and written (the program's own, and those of a helper
+module whose functions it calls, rebound between calls), graph breaks (print,
 branching on tensor data), int and float arguments. The source is exec'd twice (one module
 namespace for eager, one for the compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
@@ -17,8 +18,12 @@ CI runs a fixed budget; `CAPTURE_FUZZ_EXAMPLES=5000` runs more (a failure prints
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import textwrap
+import types
+from unittest import mock
 
 import pytest
 import torch
@@ -156,7 +161,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "mutable_default", "generator_interleaving", "lazy_builtins", "short_circuit",
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
-        "identity", "grad_on_inside_no_grad", "offset_and_sign",
+        "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -475,7 +480,47 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             [f"{env.new('ints')} = {{id(lst): 1}}.get(id({peer}), 0)"],
             [f"{env.new('tensors')} = {a} * 2 if {peer} is not lst else {a}"],
         ]))  # fmt: skip
+    if kind == "helper_module":
+        # Code of another module (HELPERS, see _helper_module), whose globals change between
+        # calls: a submodule's forward and a function reading them, and a patched torch function.
+        call = draw(st.sampled_from(["helpers.BLOCK({a})", "helpers.h_apply({a})", "helpers.BLOCK.forward({a}) + torch.nn.functional.gelu({a})"]))
+        return [f"{env.new('tensors')} = {call.format(a=a)}"]
     raise AssertionError(kind)
+
+
+HELPERS = '''
+import torch
+H_SCALE = 2.0
+def h_act(t):
+    return torch.relu(t)
+class HBlock(torch.nn.Module):
+    def forward(self, t):
+        return h_act(t) * H_SCALE
+def h_apply(t):
+    return h_act(t) + H_SCALE
+BLOCK = HBlock()
+'''
+
+# What each call sees in the helper module: a new H_SCALE from the second call on, another
+# h_act from the third (and torch.nn.functional.gelu patched in the fourth).
+HELPER_STATES = [(2.0, torch.relu), (3.0, torch.relu), (3.0, torch.tanh), (0.5, torch.sigmoid)]
+
+
+@contextlib.contextmanager
+def _helper_modules():
+    """Two copies of HELPERS (eager's and the compiled run's), each imported as a module of
+    its own, as a library a program calls into is."""
+    modules = []
+    for tag in ("eager", "compiled"):
+        module = types.ModuleType(f"fuzz_helpers_{tag}")
+        exec(compile(HELPERS, f"fuzz_helpers_{tag}.py", "exec"), vars(module))
+        sys.modules[module.__name__] = module
+        modules.append(module)
+    try:
+        yield modules
+    finally:
+        for module in modules:
+            sys.modules.pop(module.__name__, None)
 
 
 @st.composite
@@ -511,9 +556,14 @@ def _outcome(fn, arguments, namespace):
 
 
 def _agree(source: str, backend) -> None:
+    with _helper_modules() as helpers, mock.patch.object(torch.nn.functional, "gelu", torch.nn.functional.gelu):
+        _agree_with_helpers(source, backend, helpers)
+
+
+def _agree_with_helpers(source: str, backend, helpers) -> None:
     # Named like a module: classes defined in a namespace without __name__ claim "builtins".
-    eager_ns: dict = {"__name__": "fuzz_program"}
-    compiled_ns: dict = {"__name__": "fuzz_program"}
+    eager_ns: dict = {"__name__": "fuzz_program", "helpers": helpers[0]}
+    compiled_ns: dict = {"__name__": "fuzz_program", "helpers": helpers[1]}
     exec(compile(source, "<fuzz program>", "exec"), eager_ns)
     exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
     compiled = capture.optimize(compiled_ns["f"], backend)
@@ -521,6 +571,9 @@ def _agree(source: str, backend) -> None:
     for call, (size, n, s, scale) in enumerate(calls):
         for namespace in (eager_ns, compiled_ns):
             namespace["G_SCALE"] = scale  # globals change between calls
+            namespace["helpers"].H_SCALE, namespace["helpers"].h_act = HELPER_STATES[call]
+        if call == 3:
+            torch.nn.functional.gelu = lambda t: t * 3  # undone by _agree's mock.patch
         seed = torch.seed()
         expected = _outcome(eager_ns["f"], _arguments(call, size, n, s, eager_ns["Holder"]), eager_ns)
         grad_mode_after_eager = torch.is_grad_enabled()

@@ -55,6 +55,10 @@ _UNGUARDED_MODULES = frozenset({
 })  # fmt: skip
 
 
+# Immutable values whose identity no guard keeps (see CaptureSession.keep_distinct).
+_ATOMS = (int, float, bool, complex, str, bytes, type(None))
+
+
 # torch.compiler.is_compiling() reads a module flag (torch >= 2.5), one for the process: it is
 # on while any thread captures. Threads capturing at once each saving and restoring the flag
 # would leave it on for good (the last to finish restores what it saw: on), so they count.
@@ -215,7 +219,12 @@ class CaptureSession:
 
     def keep_distinct(self, value) -> None:
         """`value` is told apart from others by identity (a dict key by identity, an id()): if
-        it came from the frame, guard it distinct from every other such input."""
+        it came from the frame, guard it distinct from every other such input. Not a number or
+        string: which equal ones are one object is the interpreter's choice (cached small ints),
+        guarded by value instead; two changing ints equal in the capturing call would fail the
+        guard at once."""
+        if value.python_type() in _ATOMS:
+            return
         if value.source is not None and not isinstance(value.source, HeldSource) and id(value) not in self.distinct_inputs:
             self.distinct_inputs[id(value)] = value
             self.guard_distinct(value.source)
