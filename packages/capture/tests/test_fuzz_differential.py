@@ -36,7 +36,7 @@ from helpers import assert_same
 EXAMPLES = int(os.environ.get("CAPTURE_FUZZ_EXAMPLES", "150"))
 
 PRELUDE = '''
-import collections, contextlib, copy, functools, io, math
+import collections, contextlib, copy, functools, io, math, os
 import torch
 
 SINK = io.StringIO()
@@ -80,6 +80,7 @@ class Ctx:
 
 SCALER = Scaler(3)
 CTX = Ctx()
+ID_CACHE = {}
 
 
 class Holder:
@@ -162,6 +163,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
+        "process_reads",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -485,6 +487,15 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         # calls: a submodule's forward and a function reading them, and a patched torch function.
         call = draw(st.sampled_from(["helpers.BLOCK({a})", "helpers.h_apply({a})", "helpers.BLOCK.forward({a}) + torch.nn.functional.gelu({a})"]))
         return [f"{env.new('tensors')} = {call.format(a=a)}"]
+    if kind == "process_reads":
+        # What the frame and the process hold: the real frame's globals() and locals(), an
+        # environment variable set anew before each call, an id() kept by an earlier call.
+        return [f"{env.new('ints')} = " + draw(st.sampled_from([
+            "len(os.environ.get('FUZZ_FLAG', ''))",
+            "int('FUZZ_FLAG' in os.environ)",
+            "ID_CACHE.setdefault(id(SCALER), len(ID_CACHE))",
+            "len(locals()) + int('G_SCALE' in globals())",
+        ]))]  # fmt: skip
     raise AssertionError(kind)
 
 
@@ -556,7 +567,8 @@ def _outcome(fn, arguments, namespace):
 
 
 def _agree(source: str, backend) -> None:
-    with _helper_modules() as helpers, mock.patch.object(torch.nn.functional, "gelu", torch.nn.functional.gelu):
+    with _helper_modules() as helpers, mock.patch.object(torch.nn.functional, "gelu", torch.nn.functional.gelu), \
+            mock.patch.dict(os.environ):
         _agree_with_helpers(source, backend, helpers)
 
 
@@ -574,6 +586,10 @@ def _agree_with_helpers(source: str, backend, helpers) -> None:
             namespace["helpers"].H_SCALE, namespace["helpers"].h_act = HELPER_STATES[call]
         if call == 3:
             torch.nn.functional.gelu = lambda t: t * 3  # undone by _agree's mock.patch
+        if call % 2:
+            os.environ["FUZZ_FLAG"] = "x" * call
+        else:
+            os.environ.pop("FUZZ_FLAG", None)
         seed = torch.seed()
         expected = _outcome(eager_ns["f"], _arguments(call, size, n, s, eager_ns["Holder"]), eager_ns)
         grad_mode_after_eager = torch.is_grad_enabled()

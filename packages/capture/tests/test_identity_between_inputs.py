@@ -164,3 +164,26 @@ def _clone_sharing(tensors):
         copy = bases.setdefault(id(base), base.clone())
         copies.append(copy.as_strided(t.shape, t.stride(), t.storage_offset()))
     return tuple(copies)
+
+
+def test_an_id_kept_by_an_earlier_call_is_found_again():
+    """A cache keyed by `id(obj)` that outlives the call (`cache[id(x)] = ...`): a later call
+    bringing the same object finds the entry, as in eager, for objects and tensors alike
+    (the lookup runs natively there: no guard can say it is the same object)."""
+
+    class Key:
+        pass
+
+    for keys in ([Key(), Key()], [torch.ones(1), torch.ones(1)]):
+        cache: dict = {}
+
+        def cached_scale(x, key, cache=cache):
+            if id(key) in cache:
+                return x * cache[id(key)]
+            cache[id(key)] = 5.0
+            return x
+
+        compiled, eager_cache = compile_eager(cached_scale), {}
+        for i in range(5):
+            x = torch.randn(3)
+            assert_same(compiled(x, keys[i % 2]), cached_scale(x, keys[i % 2], eager_cache))

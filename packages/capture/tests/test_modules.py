@@ -412,6 +412,22 @@ def test_a_compiled_module_runs_the_forward_set_on_it_after_compiling():
         assert_same(compiled(x), block(x))
 
 
+class NegatedBlock(Block):
+    def forward(self, x):
+        return -super().forward(x)
+
+
+def test_a_compiled_module_follows_its_class_when_it_changes():
+    """`mod.__class__ = Other` (or the class's forward replaced) after compiling: calls run the
+    new class's forward, as calling the module does."""
+    block = Block()
+    compiled = capture.optimize(block, capture.backends.eager)
+    x = inputs()[0]
+    for cls in (Block, NegatedBlock, Block):
+        block.__class__ = cls
+        assert_same(compiled(x), block(x))
+
+
 GLOBAL_BLOCK = Block()
 
 

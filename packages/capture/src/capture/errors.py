@@ -89,6 +89,14 @@ class Unsupported(CaptureError):
         return "\n".join(parts)
 
 
+class FrameRunsNatively(Unsupported):
+    """Code that needs the real frame of the function capture compiles: `globals()`,
+    `locals()`, `vars()`, `dir()` (no arguments) answer from the frame that calls them, and
+    code run at a graph break runs in the compiled entry's frame, not the user's. Raised in
+    the function itself, it runs natively as a whole; in a function it calls, the graph
+    breaks at that call as usual (the callee then runs in its own frame)."""
+
+
 class UserException(Exception):
     """An exception the traced program raises, as a symbolic value (a `values.base.Value`),
     while it is traced. Not a `CaptureError`: it is the user's, routed through the traced

@@ -64,7 +64,8 @@ class OptimizedModule(nn.Module):
     """A compiled nn.Module; the original is `_orig_mod`.
 
     Calls run the module's forward as calling it would: its class's, or one set on the
-    instance, also after compiling (`mod.forward = other`), as torch.compile does."""
+    instance, also after compiling (`mod.forward = other`, `mod.__class__ = Other`), as
+    torch.compile does."""
 
     def __init__(self, mod: nn.Module, cache: CodeCache, *, follows_forward: bool = True):
         super().__init__()
@@ -83,7 +84,13 @@ class OptimizedModule(nn.Module):
 
     def forward(self, *args, **kwargs):
         mod = self._modules["_orig_mod"]
-        if mod.__dict__.get("forward") is not self._instance_forward and self._instance_forward is not _NEVER:
+        instance_forward = self._instance_forward
+        if instance_forward is not _NEVER and (
+            mod.__dict__.get("forward") is not instance_forward
+            # The class's forward, when no instance one: another after `mod.__class__ = Other`
+            # or `type(mod).forward = f`.
+            or (instance_forward is None and type(mod).forward is not self._cache.fn)
+        ):
             self._follow_forward(mod)
         bound = self._bound
         if has_hooks(mod):

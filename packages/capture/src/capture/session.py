@@ -33,6 +33,7 @@ from .graph import GraphBuilder, graph_values_in
 from .guard_kinds import DistinctObjects, StoragesApart, StoragesShared, sharing_pattern
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
 from .bytecode import decode
+from .calls.python_builtins import check_reads_of_own_frame
 from .interpreter.frame import Frame, StackSnapshot
 from .side_effects import SideEffects
 from .sources import HeldSource
@@ -51,7 +52,7 @@ from .wrap import wrap
 # are everyday code, so its attributes are guarded as any other module's.
 _UNGUARDED_MODULES = frozenset({
     "math", "cmath", "operator", "builtins", "functools", "itertools", "collections", "typing", "warnings",
-    "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types", "re", "logging", "sys", "os",
+    "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types", "re", "logging", "sys",
 })  # fmt: skip
 
 
@@ -313,6 +314,7 @@ class CaptureSession:
     def _run(self, args: tuple, kwargs: dict) -> CaptureResult:
         fn = self.fn
         code = fn.__code__
+        check_reads_of_own_frame(code, fn.__globals__)
         bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
         bound.apply_defaults()
         parameters = inspect.signature(fn, follow_wrapped=False).parameters

@@ -34,7 +34,7 @@ from fake_tensor import GuardOnDataDependentError
 
 from ..bytecode import decode
 from ..calls import call_builtin, construct
-from ..errors import CaptureError, CaptureInternalError, Unsupported, UserException, UserLocation
+from ..errors import CaptureError, CaptureInternalError, FrameRunsNatively, Unsupported, UserException, UserLocation
 from ..operators import compare
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
@@ -188,7 +188,7 @@ class Frame:
             except UserException as exc:
                 self._unwind(inst, exc)
             except Unsupported as err:
-                if outermost and err.break_point is None:
+                if outermost and err.break_point is None and not (isinstance(err, FrameRunsNatively) and err.location is None):
                     err.break_point = self._break_point(inst, in_callee=err.location is not None)
                 err.add_frame(self.location(), self.snapshot() if err.location is None else None)
                 raise

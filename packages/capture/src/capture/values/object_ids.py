@@ -12,23 +12,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import Unsupported
+
 from .base import Value
 
 
 class ObjectId:
     """The dict key standing for `id(obj)`: equal only to the key of the same object. (`obj`
-    is a value's `identity()`, the Python value of a constant, or a tensor's fake.)"""
+    is a value's `identity()`, the Python value of a constant, or a tensor's fake; `real`
+    the input tensor a fake stands for.)
 
-    __slots__ = ("obj",)
+    It hashes as the real object's number, so a dict holding that number as a plain int (an
+    `id()` stored by an earlier call: `cache[id(x)] = ...`) compares the two: eager would
+    find the entry, and whether a later call's object is the same one no guard can say, so
+    the trace stops there (the graph breaks; the lookup runs natively)."""
 
-    def __init__(self, obj: Any):
+    __slots__ = ("obj", "real")
+
+    def __init__(self, obj: Any, real: Any = None):
         self.obj = obj
+        self.real = real
 
     def __eq__(self, other):
+        if type(other) is int and other == hash(self):
+            raise Unsupported("id() of an object looked up among the numbers of a dict or set holding ids from earlier calls")
         return isinstance(other, ObjectId) and other.obj is self.obj
 
     def __hash__(self):
-        return id(self.obj)
+        return id(self.obj if self.real is None else self.real)
 
     def __repr__(self):
         return f"id({self.obj!r})"
