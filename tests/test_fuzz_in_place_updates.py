@@ -43,15 +43,20 @@ UPDATES = [
     "{t}.sub_({t}.mean())",
     "{t}.div_({t}.abs().sum(-1, keepdim=True) + 1.0)",
     "{t}.mul_(0.9).add_({u}.sin(), alpha=0.1)",
+    "{t}.t().add_({u}.t())",
+    "{t}.t()[1:].mul_(2.0)",
 ]
+# Besides the inputs, updates may write `d`, a value the program computes: written through a
+# transposed view and returned with views of it, its layout and its views' must be eager's.
+TARGETS = (*NAMES, "d")
 
 
 @st.composite
 def programs(draw):
     steps = draw(st.lists(
-        st.tuples(st.sampled_from(UPDATES), st.sampled_from(NAMES), st.sampled_from(NAMES)), min_size=1, max_size=5))
-    lines = [update.format(t=t, u=u) for update, t, u in steps]
-    result = draw(st.sampled_from(["a + b", "c.sum(0)", "a * 2", "None"]))
+        st.tuples(st.sampled_from(UPDATES), st.sampled_from(TARGETS), st.sampled_from(NAMES)), min_size=1, max_size=5))
+    lines = ["d = a * 1.0", *(update.format(t=t, u=u) for update, t, u in steps)]
+    result = draw(st.sampled_from(["a + b", "c.sum(0)", "a * 2", "None", "d, d.t()", "d.t(), d[1:]"]))
     return "def program(a, b, c):\n" + "".join(f"    {line}\n" for line in lines) + f"    return {result}\n"
 
 
@@ -98,7 +103,7 @@ def _check(source: str, options: dict):
     # cache hit, new size (dynamic sizes: the graph runs natively then).
     for calls in (((4, False), (4, False), (7, False)), ((5, True), (5, True), (6, True))):
         compiled = compiler.compile(_function(source), backend="inductor", options=options)
-        for rows, shared in calls:
+        for call, (rows, shared) in enumerate(calls):
             if shared:
                 buffer = torch.randn(2 * rows, 6)
                 ours, theirs = _sharing_rows(buffer.clone(), rows), _sharing_rows(buffer.clone(), rows)
@@ -107,7 +112,8 @@ def _check(source: str, options: dict):
                 ours, theirs = [t.clone() for t in inputs], [t.clone() for t in inputs]
             expected = fn(*theirs)
             actual = compiled(*ours)
-            torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5, msg=lambda m: f"{m}\n{source}")
+            # Strides too, where sizes are static (symbolic ones: tests/test_inductor_output_views.py).
+            torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5, check_stride=call < 2, msg=lambda m: f"{m}\n{source}")
             for name, a, e in zip(NAMES, ours, theirs):
                 torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5, msg=lambda m: f"input {name}: {m}\n{source}")
 

@@ -338,7 +338,14 @@ class GraphLowering(torch.fx.Interpreter):
         """Before an op writes to memory, compute every lazy value that may read that memory."""
         for node in self._lazy:
             value = self.env.get(node)
-            if isinstance(value, (Pointwise, GenericView)):
+            if isinstance(value, GenericView) and not _views_an_input(value):
+                # A view of a value computed here (`d.t()` of `d = a * 1.0` before `a` is
+                # written): d computed once and viewed, as eager's view of it is. A copy would
+                # be a kernel of its own, and an output that is no view of the other output
+                # it aliases (aot_autograd rebuilds it from the graph's value where sizes are
+                # symbolic, and refused it).
+                self.env[node] = self.realize_keeping_views(value)
+            elif isinstance(value, (Pointwise, GenericView)):
                 self.env[node] = self._realize_as_traced(value)
         self._lazy = []
 
@@ -394,6 +401,22 @@ class GraphLowering(torch.fx.Interpreter):
             return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
         return value
 
+    def _view_in_traced_order(self, value, node):
+        """An output that is a view of a buffer computed here, with its dims in memory in
+        another order than eager's (`z` of `w = z.t(); w.add_(y); return z, w`: z's new value
+        is the transpose of the add, computed in w's order): copied into eager's. The caller
+        sees eager's strides, and aot_autograd rebuilds outputs aliasing this one (w) with
+        `as_strided` at their traced strides, which read the wrong elements of another layout."""
+        if not isinstance(value, ReinterpretView) or not isinstance(storage_of(value), ComputedBuffer):
+            return value
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        # Static strides only: with symbolic ones aot_autograd rebuilds the aliases from the
+        # graph's own views, which must then stay views of this very buffer.
+        order = memory_order(val)
+        if order is None or strided_in_order(value.layout, order):
+            return value
+        return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
+
     def _as_strided_output(self, value, node):
         """The [:M, :N] slice of a padded matmul's result (GPT-2's logits), or a view of it, that
         reads the result at an affine index: returned as that strided view rather than copied
@@ -447,6 +470,7 @@ class GraphLowering(torch.fx.Interpreter):
                 if self.strided_outputs:
                     value = self._as_strided_output(value, node)
                 value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
+                value = self._view_in_traced_order(value, node)
                 base = storage_of(value)
                 self.output_names.add(base.name)
             self.outputs.append(value)
@@ -497,6 +521,15 @@ def _reads_a_full_size(index: sympy.Expr, varying: set, indirect: set) -> bool:
     the `indirect` symbols)."""
     symbols = index.free_symbols
     return varying <= symbols or not indirect.isdisjoint(symbols)
+
+
+def _views_an_input(value) -> bool:
+    """Whether a chain of views reads an input's memory (or another buffer not computed in
+    this graph): its old value must be copied before that memory is written."""
+    while isinstance(value, GenericView):
+        value = value.data
+    storage = storage_of(value) if isinstance(value, (Buffer, ReinterpretView)) else None
+    return storage is not None and not isinstance(storage, ComputedBuffer)
 
 
 def _written_by_a_user(node: torch.fx.Node) -> bool:

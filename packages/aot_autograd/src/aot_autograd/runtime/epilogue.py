@@ -110,8 +110,8 @@ def _offset_from(base: torch.Tensor, raw: torch.Tensor, written: torch.Tensor | 
             reference_offset = reference.storage_offset() * reference.element_size() // raw.element_size()
             return raw.storage_offset() - reference_offset
     raise UnsupportedProgramError(
-        "returns a view of an input it also writes in place, and the compiled graph's value of "
-        "that view does not show where in the input it lies",
+        "returns a view of an input it also writes in place (or of another of its outputs), and "
+        "the compiled graph's value of that view does not show where in that tensor it lies",
         "Return a clone of the view, or mark the dimensions static.",
     )
 
