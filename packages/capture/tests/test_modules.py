@@ -366,13 +366,14 @@ class FirstTwoLayers(Layers):
     "make, expected_captures",
     [
         (lambda: [Layers(2), Layers(3), Layers(2)], 2),
-        (lambda: [FirstTwoLayers(3), FirstTwoLayers(3)], 2),
+        (lambda: [FirstTwoLayers(3), FirstTwoLayers(3)], 1),
     ],
     ids=["module lists of other lengths", "slice of a module list"],
 )
 def test_instances_share_entries_only_where_their_members_agree(make, expected_captures):
-    """An entry unrolls a module list: its length and names are guarded; a slice of it holds
-    that very instance's layers, so the entry is kept to that instance."""
+    """An entry unrolls a module list: its length and names are guarded; a slice of it reads
+    its layers through the list's source (`L['model'].layers[1]`), guarded as any member, so
+    instances of one structure share the entry."""
 
     def run(model, x):
         return model(x)
@@ -415,6 +416,45 @@ def test_a_compiled_module_runs_the_forward_set_on_it_after_compiling():
 class NegatedBlock(Block):
     def forward(self, x):
         return -super().forward(x)
+
+
+class ScaledLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(x) * self.scale
+
+
+class SlicedStack(nn.Module):
+    """`for layer in self.layers[: self.count]`, as every HF decoder runs its layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([ScaledLayer(), ScaledLayer(), ScaledLayer()])
+        self.count = 2
+
+    def forward(self, x):
+        for layer in self.layers[: self.count]:
+            x = layer(x)
+        return x
+
+
+def test_members_of_a_sliced_module_list_are_guarded():
+    model = SlicedStack()
+    compiled = capture.optimize(model, capture.backends.eager)
+    changes = [
+        lambda: setattr(model.layers[0], "scale", 5.0),
+        lambda: setattr(model.layers[1], "act", nn.Tanh()),
+        lambda: setattr(model, "count", 3),
+        lambda: setattr(model.layers[2], "scale", -1.0),
+    ]
+    for change in [lambda: None, *changes]:
+        change()
+        x = torch.randn(4)
+        assert_same(compiled(x), model(x))
 
 
 def test_a_compiled_module_follows_its_class_when_it_changes():

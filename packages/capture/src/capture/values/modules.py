@@ -125,11 +125,17 @@ class ModuleValue(ObjectValue):
         self._guard_members(frame.session)
         item = self.obj[k]
         if isinstance(k, slice):
-            # The slice is a new container no source leads to: what it holds is used as
-            # constants of this very instance.
-            self._pin(frame.session)
-            return frame.session.wrap(item, None)
+            # A new container no source leads to, holding members of this one: each is read
+            # through this container's source, so what the trace reads from them is guarded
+            # (the layers of `self.layers[: config.num_hidden_layers]`, in every HF decoder).
+            container, positions = self._positions()
+            return SlicedContainerValue(item, container, positions[k])
         return frame.session.wrap(item, self._item_source(k))
+
+    def _positions(self):
+        """The container module whose sources this one's members are read through, and the
+        position there of each of them."""
+        return self, range(len(self.obj))
 
     def unpack(self, frame):
         obj = self.obj
@@ -163,11 +169,24 @@ class ModuleValue(ObjectValue):
         table = "_parameters" if isinstance(self.obj, (nn.ParameterList, nn.ParameterDict)) else "_modules"
         session.add_guard(DictKeysMatch(AttrSource(self.source, table), tuple(getattr(self.obj, table).keys())))
 
-    def _pin(self, session) -> None:
-        from guards.kinds import IdentityMatch
 
-        if self.source is not None:
-            session.add_guard(IdentityMatch(self.source, self.obj))
+
+class SlicedContainerValue(ModuleValue):
+    """`container[i:j]` of a ModuleList, Sequential or ParameterList: a new container (made
+    for real, as eager makes it) whose members are read through the original's source."""
+
+    def __init__(self, obj, container: ModuleValue, positions: range):
+        super().__init__(obj, None)
+        self.container = container
+        self.positions = positions
+
+    def _positions(self):
+        return self.container, self.positions
+
+    def _item_source(self, key):
+        if isinstance(key, int) and -len(self.positions) <= key < len(self.positions):
+            return self.container._item_source(self.positions[key])
+        return None
 
 
 class NewModuleValue(ModuleValue):
