@@ -4,6 +4,8 @@ the original's state_dict and attributes."""
 
 from __future__ import annotations
 
+import functools
+
 import capture
 import pytest
 import torch
@@ -454,6 +456,37 @@ def test_members_of_a_sliced_module_list_are_guarded():
     for change in [lambda: None, *changes]:
         change()
         x = torch.randn(4)
+        assert_same(compiled(x), model(x))
+
+
+def scaled_by(settings: dict):
+    def decorate(forward):
+        @functools.wraps(forward)
+        def wrapper(self, x):
+            return forward(self, x) * settings["scale"]
+
+        return wrapper
+
+    return decorate
+
+
+SETTINGS = {"scale": 2.0}
+
+
+class DecoratedForward(nn.Module):
+    @scaled_by(SETTINGS)
+    def forward(self, x):
+        return x + 1
+
+
+def test_what_a_decorated_submodule_forward_closes_over_is_guarded():
+    """A submodule's forward wrapped by a decorator (as HF's can_return_tuple wraps forwards):
+    found on the class, no source leads to the wrapper, and its closure was read unguarded."""
+    model = nn.Sequential(DecoratedForward())
+    compiled = capture.optimize(model, capture.backends.eager)
+    for scale in (2.0, 7.0, 2.0):
+        SETTINGS["scale"] = scale
+        x = torch.randn(3)
         assert_same(compiled(x), model(x))
 
 

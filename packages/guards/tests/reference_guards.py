@@ -35,6 +35,8 @@ def read(source: sources.Source, frame: FrameValues) -> object:
             return frame.C[name].cell_contents
         case sources.ModuleGlobalSource(module, name):
             return vars(sys.modules[module])[name]
+        case sources.HeldCellSource(cell=cell):
+            return cell.cell_contents
         case sources.AttrSource(base, attr):
             return getattr(read(base, frame), attr)
         case sources.ItemSource(base, key):

@@ -16,6 +16,7 @@ from guards import (
     ClosureSource,
     ConstantMatch,
     GlobalSource,
+    HeldCellSource,
     ModuleGlobalSource,
     GradMode,
     GuardCompileError,
@@ -157,6 +158,19 @@ def test_reads_another_modules_globals_live(monkeypatch):
     assert guard()
     module.SCALE = 3
     assert guard.why() == "M['guards_test_layers']['SCALE'] == 2 failed: got 3"
+
+
+def test_reads_a_held_cell_live():
+    scale = 2
+
+    def fn(x):
+        return x * scale
+
+    cell = fn.__closure__[0]
+    guard = GuardSet([ConstantMatch(HeldCellSource("fn.scale", id(cell), cell), 2)]).compile(parameters=[])
+    assert guard()
+    scale = 4  # noqa: F841  (rebinds the cell fn closes over)
+    assert guard.why() == "C['fn.scale'] == 2 failed: got 4"
 
 
 def test_reads_closure_cells_live():

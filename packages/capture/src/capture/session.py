@@ -23,8 +23,8 @@ from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import (
-    AttrSource, BufferSource, ClosureSource, GlobalSource, ItemSource, LocalSource, ModuleGlobalSource, ParameterSource,
-    StorageOffsetSource,
+    AttrSource, BufferSource, ClosureSource, GlobalSource, HeldCellSource, ItemSource, LocalSource, ModuleGlobalSource,
+    ParameterSource, StorageOffsetSource,
 )
 
 from . import config, instructions  # noqa: F401  (fills the opcode registry)
@@ -293,7 +293,10 @@ class CaptureSession:
 
     def closure_source(self, function: Value, index: int):
         if function.source is None:
-            return None
+            # A function found on a class (a decorated forward's wrapper): its cell itself.
+            fn = function.fn
+            cell = fn.__closure__[index]
+            return HeldCellSource(f"{fn.__qualname__}.{fn.__code__.co_freevars[index]}", id(cell), cell)
         return AttrSource(ItemSource(AttrSource(function.source, "__closure__"), index), "cell_contents")
 
     def module_attribute_source(self, module_value: Value, name: str):

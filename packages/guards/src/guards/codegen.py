@@ -231,6 +231,9 @@ class Frame:
             raise GuardCompileError(f"a guard reads a global of module {module!r}, which is not imported")
         return self._ctx.constant(vars(loaded), f"M_{module.rpartition('.')[2]}", f"globals() of module {module!r}")
 
+    def held(self, obj: object, hint: str) -> str:
+        return self._ctx.constant(obj, hint, f"{type(obj).__name__} held by the guard")
+
     def closure_cell(self, name: str) -> str:
         if name not in self._closure:
             raise GuardCompileError(

@@ -37,6 +37,8 @@ class RootNames(Protocol):
 
     def module_globals(self, module: str) -> str: ...
 
+    def held(self, obj: object, hint: str) -> str: ...
+
     def closure_cell(self, name: str) -> str: ...
 
 
@@ -214,6 +216,27 @@ class ClosureSource(RootSource):
 
     def root_code(self, frame: RootNames) -> str:
         return f"{frame.closure_cell(self.name)}.cell_contents"
+
+
+@_source_value
+class HeldCellSource(RootSource):
+    """The current contents of a closure cell of a function no source reaches (a decorated
+    submodule forward, found on its class): the guard holds the cell object itself, so
+    rebinding the variable it closes over is seen."""
+
+    label: str  # `function.variable`
+    cell_id: int
+    cell: object = dataclasses.field(compare=False)
+
+    def __str__(self) -> str:
+        return f"C[{self.label!r}]"
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(self.label.rpartition(".")[2])
+
+    def root_code(self, frame: RootNames) -> str:
+        return f"{frame.held(self.cell, _identifier_hint(self.label) + '_cell')}.cell_contents"
 
 
 # --- chains ------------------------------------------------------------------------------

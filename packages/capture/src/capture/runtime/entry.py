@@ -50,6 +50,9 @@ class _EntryRoots:
     def module_globals(self, module: str) -> str:
         return self._writer_ref[0].name_for(vars(sys.modules[module]), f"globals_{module}")
 
+    def held(self, obj: object, hint: str) -> str:
+        return self._writer_ref[0].name_for(obj, hint)
+
     def closure_cell(self, name: str) -> str:
         return self._writer_ref[0].name_for(self._cells[name], f"cell_{name}")
 
