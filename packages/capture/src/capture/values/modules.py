@@ -170,7 +170,6 @@ class ModuleValue(ObjectValue):
         session.add_guard(DictKeysMatch(AttrSource(self.source, table), tuple(getattr(self.obj, table).keys())))
 
 
-
 class SlicedContainerValue(ModuleValue):
     """`container[i:j]` of a ModuleList, Sequential or ParameterList: a new container (made
     for real, as eager makes it) whose members are read through the original's source."""
