@@ -490,6 +490,39 @@ def test_what_a_decorated_submodule_forward_closes_over_is_guarded():
         assert_same(compiled(x), model(x))
 
 
+class Patchable(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+    def helper(self, x):
+        return x * 2
+
+
+class HoldsPatchables(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = Patchable(), Patchable()
+
+    def forward(self, x):
+        return self.first(x) + self.second.helper(x) + self.second(x)
+
+
+def test_methods_patched_on_a_submodule_class_after_compiling_are_followed():
+    """`Attention.forward = fast_forward` after compiling (how kernels are swapped in): the
+    class's methods are guarded once per class, through its first instance."""
+    model = HoldsPatchables()
+    compiled = capture.optimize(model, capture.backends.eager)
+    forward, helper = Patchable.forward, Patchable.helper
+    try:
+        for patch in (lambda: None, lambda: setattr(Patchable, "forward", lambda self, x: x - 100),
+                      lambda: setattr(Patchable, "helper", lambda self, x: x * 50)):
+            patch()
+            x = torch.randn(3)
+            assert_same(compiled(x), model(x))
+    finally:
+        Patchable.forward, Patchable.helper = forward, helper
+
+
 def test_a_compiled_module_follows_its_class_when_it_changes():
     """`mod.__class__ = Other` (or the class's forward replaced) after compiling: calls run the
     new class's forward, as calling the module does."""

@@ -24,7 +24,7 @@ from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import (
     AttrSource, BufferSource, ClosureSource, GlobalSource, HeldCellSource, ItemSource, LocalSource, ModuleGlobalSource,
-    ParameterSource, StorageOffsetSource,
+    ParameterSource, StorageOffsetSource, TypeSource,
 )
 
 from . import config, instructions  # noqa: F401  (fills the opcode registry)
@@ -44,7 +44,7 @@ from .values.context import ContextExit
 from .values.deferred import DeferredCall
 from .values.lazy import LazyInput
 from .values.symbolic import contains_symbolic
-from .wrap import wrap
+from .wrap import guard_function, wrap
 
 # Modules whose attributes are read without guards: the standard library's own modules, whose
 # functions and constants programs do not rebind between calls of a compiled function. torch
@@ -192,6 +192,9 @@ class CaptureSession:
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
+        # Per class, the type of the first instance met with a source: its methods are read
+        # (and guarded) through it, once per class (class_attribute_source).
+        self._class_sources: dict[type, Any] = {}
         # Inputs told apart by identity, by id of their value: tensors used as dict keys or set
         # members (capture.values.tensor.register_input_key), objects `is` or id() found
         # different (tell_apart); and the one guard that keeps them distinct objects.
@@ -290,6 +293,19 @@ class CaptureSession:
         if id(f_globals) not in self._globals_sources and function.source is not None:
             self._globals_sources[id(f_globals)] = AttrSource(function.source, "__globals__")
             self.keepalive(f_globals)
+
+    def class_attribute_source(self, instance_source, cls: type, name: str):
+        """`type(instance).name` for a method found on `cls` (a module's forward, a helper
+        method): read through the first instance of `cls` the trace met with a source, so that
+        patching the class (`Attention.forward = f`, a common way to swap in a kernel) is seen,
+        with one guard per class rather than one per instance."""
+        if instance_source is not None and not isinstance(instance_source, HeldSource):
+            self._class_sources.setdefault(cls, TypeSource(instance_source))
+        base = self._class_sources.get(cls)
+        return AttrSource(base, name) if base is not None else None
+
+    def guard_function(self, fn: types.FunctionType, source) -> None:
+        guard_function(self, fn, source)
 
     def closure_source(self, function: Value, index: int):
         if function.source is None:

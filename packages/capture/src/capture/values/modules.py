@@ -86,7 +86,8 @@ class ModuleValue(ObjectValue):
         if isinstance(forward, staticmethod):
             # `self.forward` of a static forward is the plain function, called without self.
             return session.wrap(forward.__func__, None).call(frame, args, kwargs)
-        return MethodValue(session.wrap(forward, None), self).call(frame, args, kwargs)
+        source = session.class_attribute_source(self.source, type(self.obj), "forward")
+        return MethodValue(session.wrap(forward, source), self).call(frame, args, kwargs)
 
     def attribute_source(self, name: str):
         # Members registered on the module are read straight from their registry dict,

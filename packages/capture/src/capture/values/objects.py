@@ -73,7 +73,8 @@ def call_item_dunder(frame, instance: Value, cls: type, name: str, args: list[Va
     frame.session.wrap(method, None).call(frame, [instance, *args], {})
 
 
-def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, readable: bool = False) -> Value | None:
+def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, readable: bool = False,
+                         name: str | None = None) -> Value | None:
     """What reading a class attribute through an instance gives, for descriptors capture
     models; None for plain class data (the caller wraps it). `readable`: the instance is a
     real object whose attribute the caller reads natively when this gives None (a slot, a
@@ -83,7 +84,11 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, 
         if is_disabled(descriptor):
             # Runs natively (a graph break), never traced: `Optimizer.zero_grad`.
             return MethodValue(BuiltinValue(descriptor), instance)
-        return MethodValue(FunctionValue(descriptor), instance)
+        # `name`, where the caller knows it: the method is read through the class, guarded.
+        source = session.class_attribute_source(instance.source, cls, name) if name is not None else None
+        if source is not None:
+            session.guard_function(descriptor, source)
+        return MethodValue(FunctionValue(descriptor, source), instance)
     if isinstance(descriptor, classmethod):
         return MethodValue(session.wrap(descriptor.__func__, None), session.wrap(cls, None))
     if isinstance(descriptor, staticmethod):
@@ -165,7 +170,7 @@ class ObjectValue(Value):
         if not is_data_descriptor and instance_dict is not None and name in instance_dict:
             return session.wrap(instance_dict[name], self.attribute_source(name))
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, cls, descriptor, readable=True)
+            bound = bind_class_attribute(frame, self, cls, descriptor, readable=True, name=name)
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
