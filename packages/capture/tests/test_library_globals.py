@@ -70,3 +70,19 @@ def c_classmethods(x, y):
 
 def test_a_c_classmethod_read_from_its_class_is_captured_once():
     check(c_classmethods, lambda: (torch.randn(3), torch.randn(3)), calls=3)
+
+
+def relu_plus_one(x):
+    return x.relu() + 1
+
+
+def test_a_tensor_method_patched_after_compiling_is_captured_again():
+    """With the eager backend the graph's `x.relu()` looked the method up at run time, but a
+    backend that compiles the graph (aot_eager, inductor) kept the old one: the method each
+    graph calls is guarded."""
+    compiled = compile_eager(relu_plus_one)
+    run_and_compare(compiled, relu_plus_one, (torch.randn(4),))
+    with mock.patch.object(torch.Tensor, "relu", lambda self: self * 100):
+        run_and_compare(compiled, relu_plus_one, (torch.randn(4),))
+    run_and_compare(compiled, relu_plus_one, (torch.randn(4),))
+    assert captures(compiled) == 2

@@ -146,6 +146,13 @@ class TensorValue(Value):
             return frame.bind_class_attribute(self, self.python_cls, descriptor)
         attribute = getattr(self.python_cls, name)
         if callable(attribute):
+            if self.python_cls is torch.Tensor:
+                # `torch.Tensor.relu = f` after compiling must reach the graph's next capture
+                # (under aot_eager and inductor the old method was baked in): one identity guard
+                # per method name used, on an object torch keeps (a method descriptor).
+                from guards import AttrSource, IdentityMatch, ModuleGlobalSource
+
+                frame.session.add_guard(IdentityMatch(AttrSource(ModuleGlobalSource("torch", "Tensor"), name), attribute))
             return MethodValue(BuiltinValue(attribute), self)
         raise Unsupported(f"attribute Tensor.{name}")
 
