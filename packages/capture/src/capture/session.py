@@ -33,7 +33,7 @@ from .graph import GraphBuilder, graph_values_in
 from .guard_kinds import DistinctObjects, StoragesApart, StoragesShared, sharing_pattern
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
 from .bytecode import decode
-from .calls.python_builtins import check_reads_of_own_frame
+from .calls.frame_reads import check_reads_of_own_frame
 from .interpreter.frame import Frame, StackSnapshot
 from .side_effects import SideEffects
 from .sources import HeldSource

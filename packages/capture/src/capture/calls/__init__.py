@@ -7,9 +7,11 @@ Exports `call_builtin(frame, fn, args, kwargs)` and `construct(frame, class_valu
 
 from . import (  # noqa: F401  (fill the registry)
     collection_methods,
+    container_builtins,
     container_methods,
     copy_protocol,
     deferred,
+    frame_reads,
     functional,
     iteration,
     numpy_calls,

@@ -19,7 +19,8 @@ from ..values.exceptions import raise_user_error
 from ..values.class_lookup import python_dunder
 from ..values.symbolic import concrete
 from . import container_methods
-from .python_builtins import _sorted, dict_entries
+from .container_builtins import dict_entries
+from .python_builtins import _sorted
 from .registry import construct_rule, rule
 
 

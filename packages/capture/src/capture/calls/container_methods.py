@@ -11,7 +11,8 @@ from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
 from ..values.exceptions import raise_user_error
-from .python_builtins import _sorted, dict_entries, each_item
+from .container_builtins import dict_entries
+from .python_builtins import _sorted, each_item
 from ..values.symbolic import concrete
 from .dict_subclasses import check_constructible
 from .registry import rule

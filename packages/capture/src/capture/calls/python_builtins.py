@@ -1,31 +1,27 @@
 """Rules for Python's builtins when their arguments are symbolic: `len`, `isinstance`,
-`getattr`, iteration helpers, reductions, constructors of containers, `super()`."""
+`getattr`, `id`, iteration helpers, reductions, scalar constructors, `super()`. The container
+constructors are in container_builtins, `globals()`/`locals()` and friends in frame_reads."""
 
 from __future__ import annotations
 
 import builtins
-import collections
-import dis
 import functools
 import operator
 import types
 
 import torch
 
-from ..errors import FrameRunsNatively, Unsupported, UserException
+from ..errors import Unsupported, UserException
 from ..operators import binary, compare, unary
 from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import (
-    DictValue, DictViewValue, IteratorValue, LazyIteratorValue, ListValue, SequenceValue, SetValue, SliceValue,
-    TupleValue, field_names, key_of,
-)
+from ..values.containers import IteratorValue, LazyIteratorValue, ListValue, SliceValue, TupleValue
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
 from ..values.callables import BuiltinValue, MethodValue, NativeMethodValue
-from ..values.functions import InlinableFunction, bind_arguments
-from ..values.new_objects import ModelOutputValue, NewObjectValue
+from ..values.functions import InlinableFunction
+from ..values.new_objects import NewObjectValue
 from ..values.object_ids import ObjectId, ObjectIdValue
 from ..values.class_lookup import MISSING, lookup_static
 from ..values.objects import ClassValue, ObjectValue, PartialValue, SuperValue, type_of
@@ -33,8 +29,6 @@ from ..values.symbolic import SymValue, concrete
 from ..values.tensor import TensorValue
 from ..values.factory import constant_args, program_errors
 from ..values.iterators import CallIteratorValue
-from ..values.new_objects import is_model_output
-from .dict_subclasses import check_constructible
 from .number_of_tensor import number_of_tensor
 from .registry import construct_rule, rule
 
@@ -55,56 +49,6 @@ def _build_class(frame, args, kwargs):
         f"class statement `class {name}` (capture does not run class bodies)",
         hint="define the class outside the compiled function; without fullgraph=True the class is made between two graphs",
     )
-
-
-_FRAME_READERS = {"locals": locals, "vars": vars, "dir": dir}
-
-
-def check_reads_of_own_frame(code: types.CodeType, f_globals: dict) -> None:
-    """Raise FrameRunsNatively if `code` calls `locals()`, `vars()` or `dir()` without
-    arguments: they list every local of the function, which after a graph break its resume
-    function would answer with the locals it received (the live ones, and the stack). So
-    such a function runs natively from its first instruction, not from the call."""
-    instructions = [inst for inst in dis.get_instructions(code) if inst.opname != "CACHE"]
-    for inst, following in zip(instructions, instructions[1:]):
-        if inst.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or inst.argval not in _FRAME_READERS:
-            continue
-        reader = f_globals.get(inst.argval, _FRAME_READERS[inst.argval])
-        if reader is _FRAME_READERS[inst.argval] and following.opname in ("PRECALL", "CALL") and following.arg == 0:
-            raise _reads_the_frame(inst.argval)
-
-
-def _reads_the_frame(name: str) -> FrameRunsNatively:
-    return FrameRunsNatively(
-        f"{name}() reads the calling frame",
-        hint="the function runs natively, where its frame is the real one; pass what it needs as arguments to compile it",
-    )
-
-
-@rule(globals)
-def _globals(frame, args, kwargs):
-    raise _reads_the_frame("globals")
-
-
-@rule(locals)
-def _locals(frame, args, kwargs):
-    raise _reads_the_frame("locals")
-
-
-@rule(vars)
-def _vars(frame, args, kwargs):
-    if not args and not kwargs:
-        raise _reads_the_frame("vars")
-    if len(args) != 1 or kwargs:
-        raise_user_error(frame, TypeError, f"vars expected at most 1 argument, got {len(args)}")
-    return args[0].get_attr(frame, "__dict__")
-
-
-@rule(dir)
-def _dir(frame, args, kwargs):
-    if not args and not kwargs:
-        raise _reads_the_frame("dir")
-    raise Unsupported("call to dir, which capture cannot trace into", hint="call it outside the compiled function")
 
 
 @rule(len)
@@ -443,64 +387,7 @@ def _abs(frame, args, kwargs):
     return unary(frame, "abs", args[0])
 
 
-# --- constructors of containers -----------------------------------------------------------
-
-
-@construct_rule(list)
-def _list(frame, cls, args, kwargs):
-    return ListValue(args[0].unpack(frame) if args else [])
-
-
-@construct_rule(set, frozenset)
-def _set(frame, cls, args, kwargs):
-    result = SetValue({}, python_cls=cls)
-    for item in args[0].unpack(frame) if args else []:
-        result.entries.setdefault(key_of(frame, item), item)
-    return result
-
-
-def _is_mapping(frame, value: Value) -> bool:
-    """Whether dict() treats `value` as a mapping: it has a `keys` attribute."""
-    if isinstance(value, (SequenceValue, SetValue, IteratorValue, DictViewValue)):
-        return False
-    try:
-        return value.has_attr(frame, "keys")
-    except Unsupported:
-        return False
-
-
-def dict_entries(frame, source: Value) -> dict:
-    """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
-    if isinstance(source, DictValue):
-        return dict(source.entries)
-
-    if isinstance(source, ModelOutputValue):
-        return {k: (ConstantValue(k), v) for k, v in source.present().items()}
-    entries = {}
-    if _is_mapping(frame, source):
-        # As dict() and `**` do for any object with keys(): its keys, then `obj[key]` each.
-        for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
-            entries[key_of(frame, key)] = (key, source.get_item(frame, key))
-        return entries
-    for index, pair in enumerate(source.unpack(frame)):
-        items = pair.unpack(frame)
-        if len(items) != 2:  # CPython's dict_merge_from_seq2 wording
-            raise_user_error(frame, ValueError, f"dictionary update sequence element #{index} has length {len(items)}; 2 is required")
-        key, value = items
-        entries[key_of(frame, key)] = (key, value)
-    return entries
-
-
-@construct_rule(dict, collections.OrderedDict, subclasses=True)
-def _dict(frame, cls, args, kwargs):
-    if is_model_output(cls):
-        return ModelOutputValue.construct(frame, cls, args, kwargs)
-    if cls not in (dict, collections.OrderedDict):
-        check_constructible(cls)
-    entries = dict_entries(frame, args[0]) if args else {}
-    for k, v in kwargs.items():
-        entries[k] = (ConstantValue(k), v)
-    return DictValue(entries, python_cls=cls)
+# --- scalars, slices and other constructors ---------------------------------------------
 
 
 @construct_rule(int, accepts="(x=_, /, base=_)")
@@ -636,28 +523,3 @@ def _method_type(frame, cls, args, kwargs):
 
     function, instance = args
     return MethodValue(function, instance)
-
-
-@rule(tuple.__new__)
-def _tuple_new(frame, args, kwargs):
-    # `tuple.__new__(cls, iterable)`: how a namedtuple's _make (and so _replace) builds one.
-    cls_value, *rest = args
-    cls = _constant(cls_value, "tuple.__new__()'s class")
-    if not (isinstance(cls, type) and issubclass(cls, tuple)) or len(rest) > 1 or kwargs:
-        raise Unsupported(f"tuple.__new__ with {cls_value.describe()}")
-    items = list(each_item(frame, rest[0])) if rest else []
-    return TupleValue(items, python_cls=cls)
-
-
-@construct_rule(tuple, subclasses=True)
-def _tuple(frame, cls, args, kwargs):
-    """Tuples, namedtuples and struct sequences (namedtuples bind their fields by name)."""
-    if cls is tuple:
-        return TupleValue(args[0].unpack(frame) if args else [])
-    if not hasattr(cls, "_fields"):
-        (items,) = args
-        return TupleValue(items.unpack(frame), python_cls=cls)
-    new = cls.__new__
-    defaults = tuple(frame.session.wrap(d, None) for d in (new.__defaults__ or ()))
-    bound = bind_arguments(frame, new.__code__, cls.__name__, [frame.session.wrap(cls, None), *args], kwargs, defaults, {})
-    return TupleValue([bound[name] for name in field_names(cls)], python_cls=cls)

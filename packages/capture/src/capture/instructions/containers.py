@@ -5,7 +5,8 @@ from __future__ import annotations
 from guards import kinds
 from guards.sources import ItemSource
 
-from ..calls.python_builtins import _slice, dict_entries
+from ..calls.container_builtins import dict_entries
+from ..calls.python_builtins import _slice
 from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..values.base import NotConstant

@@ -1,0 +1,102 @@
+"""Rules for the builtin container constructors when their arguments are symbolic: `list`,
+`set`, `frozenset`, `dict` (and OrderedDict, dict subclasses, HF ModelOutputs), `tuple` (and
+namedtuples), `tuple.__new__`."""
+
+from __future__ import annotations
+
+import collections
+
+from ..errors import Unsupported
+from ..values.base import Value
+from ..values.constant import ConstantValue
+from ..values.containers import (
+    DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, field_names, key_of,
+)
+from ..values.exceptions import raise_user_error
+from ..values.functions import bind_arguments
+from ..values.new_objects import ModelOutputValue, is_model_output
+from .dict_subclasses import check_constructible
+from .python_builtins import _constant, each_item
+from .registry import construct_rule, rule
+
+
+@construct_rule(list)
+def _list(frame, cls, args, kwargs):
+    return ListValue(args[0].unpack(frame) if args else [])
+
+
+@construct_rule(set, frozenset)
+def _set(frame, cls, args, kwargs):
+    result = SetValue({}, python_cls=cls)
+    for item in args[0].unpack(frame) if args else []:
+        result.entries.setdefault(key_of(frame, item), item)
+    return result
+
+
+def _is_mapping(frame, value: Value) -> bool:
+    """Whether dict() treats `value` as a mapping: it has a `keys` attribute."""
+    if isinstance(value, (SequenceValue, SetValue, IteratorValue, DictViewValue)):
+        return False
+    try:
+        return value.has_attr(frame, "keys")
+    except Unsupported:
+        return False
+
+
+def dict_entries(frame, source: Value) -> dict:
+    """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
+    if isinstance(source, DictValue):
+        return dict(source.entries)
+
+    if isinstance(source, ModelOutputValue):
+        return {k: (ConstantValue(k), v) for k, v in source.present().items()}
+    entries = {}
+    if _is_mapping(frame, source):
+        # As dict() and `**` do for any object with keys(): its keys, then `obj[key]` each.
+        for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
+            entries[key_of(frame, key)] = (key, source.get_item(frame, key))
+        return entries
+    for index, pair in enumerate(source.unpack(frame)):
+        items = pair.unpack(frame)
+        if len(items) != 2:  # CPython's dict_merge_from_seq2 wording
+            raise_user_error(frame, ValueError, f"dictionary update sequence element #{index} has length {len(items)}; 2 is required")
+        key, value = items
+        entries[key_of(frame, key)] = (key, value)
+    return entries
+
+
+@construct_rule(dict, collections.OrderedDict, subclasses=True)
+def _dict(frame, cls, args, kwargs):
+    if is_model_output(cls):
+        return ModelOutputValue.construct(frame, cls, args, kwargs)
+    if cls not in (dict, collections.OrderedDict):
+        check_constructible(cls)
+    entries = dict_entries(frame, args[0]) if args else {}
+    for k, v in kwargs.items():
+        entries[k] = (ConstantValue(k), v)
+    return DictValue(entries, python_cls=cls)
+
+
+@rule(tuple.__new__)
+def _tuple_new(frame, args, kwargs):
+    # `tuple.__new__(cls, iterable)`: how a namedtuple's _make (and so _replace) builds one.
+    cls_value, *rest = args
+    cls = _constant(cls_value, "tuple.__new__()'s class")
+    if not (isinstance(cls, type) and issubclass(cls, tuple)) or len(rest) > 1 or kwargs:
+        raise Unsupported(f"tuple.__new__ with {cls_value.describe()}")
+    items = list(each_item(frame, rest[0])) if rest else []
+    return TupleValue(items, python_cls=cls)
+
+
+@construct_rule(tuple, subclasses=True)
+def _tuple(frame, cls, args, kwargs):
+    """Tuples, namedtuples and struct sequences (namedtuples bind their fields by name)."""
+    if cls is tuple:
+        return TupleValue(args[0].unpack(frame) if args else [])
+    if not hasattr(cls, "_fields"):
+        (items,) = args
+        return TupleValue(items.unpack(frame), python_cls=cls)
+    new = cls.__new__
+    defaults = tuple(frame.session.wrap(d, None) for d in (new.__defaults__ or ()))
+    bound = bind_arguments(frame, new.__code__, cls.__name__, [frame.session.wrap(cls, None), *args], kwargs, defaults, {})
+    return TupleValue([bound[name] for name in field_names(cls)], python_cls=cls)
