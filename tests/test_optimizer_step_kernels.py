@@ -7,7 +7,9 @@ step), compiled alone by inductor, with C++ kernels and with Triton's in its int
       (the scheduler's window of open groups used to emit the decay of the first weights alone);
     - with Triton, the updates of same-shaped weights share one kernel source (each reads its
       bias correction at another position of one buffer: an argument, not text);
-    - with `combo_kernels`, the updates run as a few combo launches.
+    - with `combo_kernels`, the updates run as a few combo launches;
+    - with Triton, the biases' updates, one loop since each is small, run side by side: one
+      combo launch, each bias over programs of its own.
 
 Weights of 16x16 stand for large ones: the scheduler's bound on unrelated work sharing a loop
 (scheduler.MAX_UNRELATED_ELEMENTS) is lowered below their size, so each gets its own loop as a
@@ -29,6 +31,7 @@ if not torch.cuda.is_available():
 
 import compiler  # noqa: E402
 from inductor import metrics, scheduler  # noqa: E402
+from inductor.codegen.triton import combo_planning  # noqa: E402
 
 # 24 layers: three groups open per weight overran the scheduler's former window of 64
 LAYERS, FEW_LAYERS, WIDTH = 24, 6, 16
@@ -129,3 +132,19 @@ def test_combo_kernels_run_the_updates_in_a_few_launches(cpu_backend):
     # every weight's update is one member function, however many combos call it
     members = {m for k in _launches(source) for m in re.findall(r"^def (member_\w+)\(", kernels[k]["source"], re.M)}
     assert len(members) <= 3, members
+
+
+def test_the_biases_updates_run_side_by_side(cpu_backend, monkeypatch):
+    # Small unrelated work shares a loop (the scheduler saves launches), so one program would
+    # run every bias's update in turn. Split at biases this small (the bound stands at 1024
+    # elements, a GPU block); the step counts, one element each, stay one loop.
+    monkeypatch.setattr(combo_planning, "MIN_SPLIT_ELEMENTS", WIDTH)
+    _train_three_steps("AdamW", {"cpu_backend": cpu_backend}, FEW_LAYERS)
+    source, kernels = _steady_state_graph()
+    combos = [kernels[k]["source"] for k in _launches(source) if "A combo kernel" in kernels[k]["source"]]
+    if cpu_backend == "cpp":
+        assert not combos
+        return
+    assert [re.search(r"A combo kernel: (\d+)", text).group(1) for text in combos] == [str(FEW_LAYERS)]
+    # one member function: every bias's update is the same code
+    assert len(set(re.findall(r"^def (member_\w+)\(", combos[0], re.MULTILINE))) == 1

@@ -19,6 +19,12 @@ model's casts become a few launches rather than one that holds every cast weight
 run ends at a step that may write a graph input (a fallback op, or a kernel storing into one):
 readers of that input must not move across it.
 
+One kernel is split instead: the scheduler joins unrelated work over small loops into one
+kernel to save launches (scheduler.py, MAX_UNRELATED_ELEMENTS), and each program then runs
+every part in turn: an AdamW step's 24 bias updates over 2048 elements made one kernel of two
+programs that took 0.070 ms on an H100, 7% of the step. Its independent parts (no part reads
+or writes what another writes) become the members of combos, each with programs of its own.
+
 With `combo_kernels` (options.py; off by default), neighbours that stayed apart then join,
 whatever their size, where none reads or writes what another writes: an optimizer step's
 per-parameter updates (48 launches for a 24-layer MLP's AdamW step, 4 in torch.compile's
@@ -34,9 +40,10 @@ from __future__ import annotations
 
 import sympy
 
-from ...ir import ComboKernel, FusedKernel
+from ...ir import ComboKernel, FusedKernel, OuterStep, replace
 from ...ops import kernel_accesses
 from ...runtime.triton_configs import KIND_POINTWISE
+from ... import scheduler
 from ...scheduler import extern_inputs
 from ...sizes import product
 from .kinds import kernel_kind
@@ -50,6 +57,9 @@ MAX_COMBO_BYTES = 64 << 20
 MAX_COMBO_MEMBERS = 16
 # torch.compile's combo kernels stop at 250 arguments; its AdamW combos hold ~19 members of 8.
 MAX_COMBO_ARGUMENTS = 160
+# A kernel's unrelated parts are split only where each has a block of work of its own: below
+# one block (XBLOCK 1024) per part, one program runs them all in either form.
+MIN_SPLIT_ELEMENTS = 1024
 
 
 def combine_small_kernels(steps: list, graph, combines, independent: bool = False) -> list:
@@ -65,6 +75,7 @@ def combine_small_kernels(steps: list, graph, combines, independent: bool = Fals
             described[id(step)] = _movable(step, combines, computed)
         return described[id(step)]
 
+    steps = _split_unrelated_parts(steps, graph.input_writes, combines)
     # Buffers stored into an input's memory write that input as much as a fallback does.
     writers = inputs | set(graph.input_writes)
     steps = _hoist_input_readers(steps, inputs, writers, movable)
@@ -161,6 +172,74 @@ def _join_independent_neighbours(steps: list, input_writes: dict[str, str], mova
         arguments += len(_arguments(step, reads, input_writes))
     close()
     return combined
+
+
+def _split_unrelated_parts(steps: list, input_writes: dict[str, str], combines) -> list:
+    split = []
+    for step in steps:
+        parts = _unrelated_parts(step, combines)
+        if len(parts) < 2:
+            split.append(step)
+            continue
+        run, arguments = [], 0
+        for k, nodes in enumerate(parts):
+            names = {node.name for node in nodes}
+            name = f"{step.name}_{k}" if k else step.name  # the first combo keeps the kernel's name
+            member = _with_nodes(step, nodes, name=name, locals=step.locals & names)
+            count = len(_arguments(member, {n for n, _ in kernel_accesses(nodes).reads}, input_writes))
+            if run and (len(run) == MAX_COMBO_MEMBERS or arguments + count > MAX_COMBO_ARGUMENTS):
+                split.append(_combo(run))
+                run, arguments = [], 0
+            run.append(member)
+            arguments += count
+        split.append(_combo(run))
+    return split
+
+
+def _unrelated_parts(step, combines) -> list[list]:
+    """The nodes of a pointwise kernel over small static loops in independent groups (each in
+    kernel order); fewer than two groups where it is no such kernel."""
+    if not isinstance(step, FusedKernel) or step.is_reduction or not combines(step.device):
+        return []
+    numel = product(n for _, n in step.outer)
+    if not isinstance(numel, sympy.Integer) or not MIN_SPLIT_ELEMENTS <= numel <= scheduler.MAX_UNRELATED_ELEMENTS:
+        return [step.nodes]
+    if kernel_kind(step, *_accesses(step.nodes)) != KIND_POINTWISE:
+        return [step.nodes]
+    accesses = [kernel_accesses([node]) for node in step.nodes]
+    written = {name for a in accesses for name, _ in a.writes}
+    # Nodes touching a buffer one writes are one part, and so are nodes reading the same
+    # elements of a buffer (split, each would load them): not those reading one fixed element
+    # (an optimizer's bias corrections, one buffer for every parameter).
+    part = list(range(len(step.nodes)))  # union-find over node positions
+
+    def root(k):
+        while part[k] != k:
+            part[k] = part[part[k]]
+            k = part[k]
+        return k
+
+    first_toucher: dict[str, int] = {}
+    for k, a in enumerate(accesses):
+        for name, index in (*a.reads, *a.writes):
+            if name in written or sympy.sympify(index).free_symbols:
+                part[root(k)] = root(first_toucher.setdefault(name, k))
+    groups: dict[int, list] = {}
+    for k, node in enumerate(step.nodes):
+        groups.setdefault(root(k), []).append(node)
+    parts = list(groups.values())
+    if any(kernel_kind(_with_nodes(step, nodes), *_accesses(nodes)) != KIND_POINTWISE for nodes in parts):
+        return [step.nodes]
+    return parts
+
+
+def _with_nodes(step: FusedKernel, nodes, **changes) -> FusedKernel:
+    return replace(step, stages=tuple(OuterStep(node) for node in nodes), **changes)
+
+
+def _accesses(nodes) -> tuple[list, list]:
+    collector = kernel_accesses(nodes)
+    return collector.reads, collector.writes
 
 
 def _arguments(step, reads: set[str], input_writes: dict[str, str]) -> set[str]:

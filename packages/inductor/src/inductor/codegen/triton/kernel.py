@@ -26,6 +26,12 @@ only fuses such reads). Its register buffers (`locals`) and `scratch` rows are n
 a persistent kernel holds the whole row, a looped one recomputes a scratch row in each later
 loop that reads it. A looped stage reading another buffer an earlier stage wrote goes through
 memory after a barrier, since another thread of the program may have written it.
+
+A pointwise or tiled kernel prints its stores after its loads (up to MAX_DEFERRED_STORES held
+back, memory.py). To Triton a store may alias any later load through another pointer, so a
+load printed after a store waits for it: an AdamW update printed in graph order (load, load,
+store, load, store, ...) took three memory round trips per element where one suffices, and
+ran at 2.76 TB/s on an H100 beside torch.compile's 2.9 (loads first).
 """
 
 from __future__ import annotations
@@ -89,6 +95,8 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.scopes = [Scope()]
         self.stored_in_memory: set[str] = set()  # buffers this kernel writes to memory
         self.barrier_needed = False
+        # Pointwise and tiled kernels print their stores after every load (_body).
+        self.deferred_stores: list[str] | None = [] if self.kind in (KIND_POINTWISE, KIND_TILED) else None
         self.pre: list[str] = []
         self.post: list[str] = []
         self.scratch_nodes: list = []            # looped kernels: scratch producers, recomputed per loop
@@ -164,4 +172,4 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
                         node.body()
             else:
                 body += self._looped_stage(stage)
-        return body
+        return body + (self.deferred_stores or [])

@@ -15,6 +15,11 @@ from ...sizes import FloorDiv, PythonMod, product
 from . import expressions
 from .expressions import literal, triton_dtype
 
+# A pointwise kernel prints its stores after its loads (kernel.py), but each store held back
+# keeps its value live in registers: a kernel of many unrelated updates would spill. Past this
+# many, the held stores are printed where the kernel is.
+MAX_DEFERRED_STORES = 8
+
 
 class MemoryOps:
     """Mixed into TritonKernel: loads, stores and index arithmetic."""
@@ -97,6 +102,7 @@ class MemoryOps:
             raise AssertionError(f"{self.name}: register-only buffer {name} read before it was computed")
         if name in self.stored_in_memory:
             self.barrier_needed = True
+            self._flush_stores()  # read after the store, as the graph orders them
         self.args.setdefault(name, False)
         self.loaded.add(name)
         text, dims = self._element_offset(name, index) or self._index(index)
@@ -106,7 +112,17 @@ class MemoryOps:
         return self._new(f"tl.load({name} + {text}{masked})", dtype, dims)
 
     def store(self, name, index, value):
-        self._store(name, index, value, self.lines)
+        if self.deferred_stores is None:
+            self._store(name, index, value, self.lines)
+            return
+        if len(self.deferred_stores) == MAX_DEFERRED_STORES:
+            self._flush_stores()
+        self._store(name, index, value, self.deferred_stores)
+
+    def _flush_stores(self):
+        if self.deferred_stores:
+            self.lines += self.deferred_stores
+            self.deferred_stores.clear()
 
     def _store(self, name, index, value, lines):
         self.scopes[-1].stored[name] = (index, value)
