@@ -32,6 +32,15 @@ def test_sum_prod_mean_with_a_dtype_have_that_dtype(dtype, device):
         check(lambda x: (aten.mean.dim(x, [0], dtype=dtype),), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dims", [[], [1]])
+def test_a_half_precision_mean_rounds_once(dtype, dims, device):
+    # Eager divides the float32 sum, then rounds: a float16 sum of these overflows (the mean
+    # came out inf; a bfloat16 one rounded twice).
+    x = (torch.randn(3, 5000, device=device) * 3000).to(dtype)
+    check(lambda x: (aten.mean.dim(x, dims), aten.mean.default(x)), x, rtol=5e-3, atol=1e-2)
+
+
 @pytest.mark.parametrize("name", ["amax", "amin"])
 @pytest.mark.parametrize("dims", [[1], [0], [0, 1]])
 def test_amax_amin_propagate_nan(name, dims, device):

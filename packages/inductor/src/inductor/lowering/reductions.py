@@ -104,23 +104,30 @@ def _with_dtype(x, dim, keepdim, reduction_type: str, dtype):
 
 
 def mean(x, dim=None, keepdim=False, *, dtype=None) -> IRNode:
-    total = _sum(x, dim, keepdim, dtype=dtype)
+    """The sum in the accumulator dtype, divided, then rounded once to the result dtype, as
+    eager does: a float16 sum rounded first overflows (the mean of 5000 values of magnitude
+    3000 came out -inf) or rounds twice."""
+    if dtype is not None:
+        x = to_dtype(x, dtype)
+    total = reduce(x, dim, keepdim, "sum", out_dtype=opmath_dtype(x.dtype))
     count = _numel(x, _dims(x, dim))
-    return divide_by_count(total, count)
+    return divide_by_count(total, count, x.dtype)
 
 
 register_lowering(aten.mean.dim, aten.mean.default)(mean)
 
 
-def divide_by_count(total: IRNode, count) -> IRNode:
+def divide_by_count(total: IRNode, count, out_dtype=None) -> IRNode:
+    """`total / count` computed in the op-math dtype, in `out_dtype` (default: total's)."""
     load = total.make_loader()
     dtype = total.dtype
+    out_dtype = out_dtype or dtype
     compute = opmath_dtype(dtype)
 
     def inner(index):
-        return cast(ops.truediv(cast(load(index), dtype, compute), _count(count, compute)), compute, dtype)
+        return cast(ops.truediv(cast(load(index), dtype, compute), _count(count, compute)), compute, out_dtype)
 
-    return Pointwise(total.device, dtype, total.size, inner)
+    return Pointwise(total.device, out_dtype, total.size, inner)
 
 
 def _count(count, dtype):
