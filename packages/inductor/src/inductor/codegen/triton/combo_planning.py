@@ -177,6 +177,8 @@ def _join_independent_neighbours(steps: list, input_writes: dict[str, str], mova
 
 
 def _split_unrelated_parts(steps: list, input_writes: dict[str, str], combines) -> list:
+    """`steps` with each kernel of independent parts (_unrelated_parts) as combos of them, in
+    order, within the combos' caps of members and arguments."""
     split = []
     for step in steps:
         parts = _unrelated_parts(step, combines)
@@ -204,10 +206,9 @@ def _unrelated_parts(step, combines) -> list[list]:
     if not isinstance(step, FusedKernel) or step.is_reduction or not combines(step.device):
         return []
     numel = product(n for _, n in step.outer)
-    if not isinstance(numel, sympy.Integer) or not MIN_SPLIT_ELEMENTS <= numel <= scheduler.MAX_UNRELATED_ELEMENTS:
-        return [step.nodes]
-    if kernel_kind(step, *_accesses(step.nodes)) != KIND_POINTWISE:
-        return [step.nodes]
+    small = isinstance(numel, sympy.Integer) and MIN_SPLIT_ELEMENTS <= numel <= scheduler.MAX_UNRELATED_ELEMENTS
+    if not small or kernel_kind(step, *_accesses(step.nodes)) != KIND_POINTWISE:
+        return []
     accesses = [kernel_accesses([node]) for node in step.nodes]
     written = {name for a in accesses for name, _ in a.writes}
     # Nodes touching a buffer one writes are one part, and so are nodes reading the same
@@ -231,7 +232,7 @@ def _unrelated_parts(step, combines) -> list[list]:
         groups.setdefault(root(k), []).append(node)
     parts = list(groups.values())
     if any(kernel_kind(_with_nodes(step, nodes), *_accesses(nodes)) != KIND_POINTWISE for nodes in parts):
-        return [step.nodes]
+        return []
     return parts
 
 
