@@ -61,8 +61,15 @@ def frame_only_disabled(fn: Any) -> Callable | None:
 
 # Python code under torch that always runs natively, between graphs: torch.distributed's
 # collectives, DDP's and FSDP's hooks and state machines work on real process groups and
-# tensors (torch.compile skips these files too).
-_NATIVE_TORCH_MODULES = ("torch.distributed.", "torch.nn.parallel.")
+# tensors (torch.compile skips these files too); torch.func's transforms (vmap, grad, jacrev,
+# hessian...) wrap tensors in batched and gradient levels that fake tensors do not model
+# (recorded, the closure `vmap(f)` returns had no importable name for the graph; interpreted,
+# `vmap(torch.dot)` runs torch.dot on the unbatched 2-D inputs).
+# torch.func.functional_call is plain Python over a module's parameters: it is interpreted.
+_NATIVE_TORCH_MODULES = (
+    "torch.distributed.", "torch.nn.parallel.",
+    "torch._functorch.apis", "torch._functorch.vmap", "torch._functorch.eager_transforms",
+)
 
 
 def runs_natively(fn: Any) -> bool:
