@@ -163,7 +163,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
-        "process_reads",
+        "process_reads", "torch_func",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -496,6 +496,14 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             "ID_CACHE.setdefault(id(SCALER), len(ID_CACHE))",
             "len(locals()) + int('G_SCALE' in globals())",
         ]))]  # fmt: skip
+    if kind == "torch_func":
+        # torch.func's transforms, which run natively between graphs (their closures have no
+        # name a graph can call, and fake tensors do not model their levels).
+        return [f"{env.new('tensors')} = " + draw(st.sampled_from([
+            "torch.func.vmap(torch.sin)({a}.reshape(-1)).reshape({a}.shape)",
+            "torch.func.vmap(lambda r: r * 2 + 1)({a}.reshape(-1)).reshape({a}.shape)",
+            "torch.func.grad(lambda t: (t * t).sum())({a})",
+        ])).format(a=a)]  # fmt: skip
     raise AssertionError(kind)
 
 
