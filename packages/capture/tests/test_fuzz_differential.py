@@ -5,8 +5,8 @@ variables (tensors, ints, floats): closures and nested functions, a class with `
 property and `__getattr__`, dict/list/set/tuple operations and dict views, comprehensions,
 generators, try/except, `with` blocks, grad mode switched off and back on (blocks and calls,
 across graph breaks), globals read and written (the program's own, and those of a helper
-module whose functions it calls, rebound between calls), graph breaks (print,
-branching on tensor data), int and float arguments. The source is exec'd twice (one module
+module whose functions it calls, rebound between calls), torch.func transforms, graph breaks
+(print, branching on tensor data), int and float arguments. The source is exec'd twice (one module
 namespace for eager, one for the compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
 new size. Results, the mutated arguments and the module state must match value by value, and
