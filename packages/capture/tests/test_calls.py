@@ -206,4 +206,5 @@ def test_slicing_a_struct_sequence_gives_a_plain_tuple():
         values = torch.sort(x)[:1]
         return type(values) is tuple, values[0] * 2, torch.linalg.lstsq(x, x)[:2][0]
 
-    check(fn, lambda: (torch.randn(4, 4),))
+    # Well conditioned: lstsq of a random 4x4 by itself was 1.4e-5 off eager's now and then.
+    check(fn, lambda: (torch.randn(4, 4) + 4 * torch.eye(4),))
