@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 import torch
+from guards import AttrSource, IdentityMatch, ModuleGlobalSource
 
 from ..errors import Unsupported
 from ..sources import HeldSource
@@ -150,8 +151,6 @@ class TensorValue(Value):
                 # `torch.Tensor.relu = f` after compiling must reach the graph's next capture
                 # (under aot_eager and inductor the old method was baked in): one identity guard
                 # per method name used, on an object torch keeps (a method descriptor).
-                from guards import AttrSource, IdentityMatch, ModuleGlobalSource
-
                 frame.session.add_guard(IdentityMatch(AttrSource(ModuleGlobalSource("torch", "Tensor"), name), attribute))
             return MethodValue(BuiltinValue(attribute), self)
         raise Unsupported(f"attribute Tensor.{name}")

@@ -117,11 +117,10 @@ def mean(x, dim=None, keepdim=False, *, dtype=None) -> IRNode:
 register_lowering(aten.mean.dim, aten.mean.default)(mean)
 
 
-def divide_by_count(total: IRNode, count, out_dtype=None) -> IRNode:
-    """`total / count` computed in the op-math dtype, in `out_dtype` (default: total's)."""
+def divide_by_count(total: IRNode, count, out_dtype: torch.dtype) -> IRNode:
+    """`total / count` computed in the op-math dtype, as `out_dtype`."""
     load = total.make_loader()
     dtype = total.dtype
-    out_dtype = out_dtype or dtype
     compute = opmath_dtype(dtype)
 
     def inner(index):
