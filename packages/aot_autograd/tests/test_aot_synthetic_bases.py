@@ -1,14 +1,17 @@
 """Inputs sharing memory, one written in place: compiled, they are read as views of one base
 input (synthetic_bases.py), so the write shows through the others as in eager. Differential:
 each program runs compiled and eagerly on copies that share memory as the inputs do, twice
-(the second call with new values), and results and inputs must agree."""
+(the second call with new values), and results and inputs must agree.
+
+A foreach op writes its list's items one after another in eager: where they share memory, a
+later item reads an earlier one's write (functionalization then writes item by item)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from aot_autograd import aot_eager
+from aot_autograd import UnsupportedProgramError, aot_eager
 from aot_testing import functions_graph
 
 
@@ -33,6 +36,27 @@ def write_and_return_a_view(x, y, z):
     return (y[0], x + y)
 
 
+def foreach_add_of_both(x, y):
+    torch._foreach_add_([x, y], [torch.ones_like(x), torch.full_like(y, 10.0)])
+    return (x * 1,)
+
+
+def foreach_lerp_towards_each_other(x, y):
+    # the second item's end is the first item, as written a moment before (eager refuses
+    # ends that overlap their own item: these two are apart)
+    torch._foreach_lerp_([x, y], [y, x], 0.25)
+    return ()
+
+
+def foreach_mul_of_one_listed_twice(x, y):
+    torch._foreach_mul_([x, x], [y.abs() + 1, y.sigmoid()])
+    return (x + 0,)
+
+
+def _listed_twice(buffer):
+    return buffer, torch.randn(4, 4)
+
+
 def _row_and_matrix(buffer):
     return buffer, buffer[1]
 
@@ -55,6 +79,10 @@ CASES = [
     (write_second_read_both, _matrix_and_transpose),
     (write_both, _overlapping),
     (write_and_return_a_view, _two_windows_and_another),
+    (foreach_add_of_both, _overlapping),
+    (foreach_add_of_both, _row_and_matrix),
+    (foreach_lerp_towards_each_other, _listed_twice),
+    (foreach_mul_of_one_listed_twice, _listed_twice),
 ]
 
 
@@ -79,3 +107,12 @@ def test_inputs_sharing_memory_see_each_others_writes(fn, make):
         actual = compiled(*ours)
         for a, e in zip([*actual, *ours], [*expected, *theirs]):
             torch.testing.assert_close(a, e)
+
+
+def test_a_foreach_op_with_a_tensor_of_scalars_over_shared_memory_is_refused():
+    def addcdiv_of_one_listed_twice(x, y):
+        torch._foreach_addcdiv_([x, x], [y, y], [y.abs() + 1, y.abs() + 2], torch.tensor([0.5, 2.0]))
+        return ()
+
+    with pytest.raises(UnsupportedProgramError, match="share memory"):
+        aot_eager(functions_graph(addcdiv_of_one_listed_twice), list(_listed_twice(torch.randn(4, 4))))

@@ -77,9 +77,19 @@ FOREACH = {
 }
 
 
-def _in_place(compute: Callable) -> Callable:
+def _in_place(compute: Callable, tensor_per_element: bool) -> Callable:
+    """The in-place op: eager's loop writes each element before it computes the next, so where
+    elements share memory (a tensor listed twice, overlapping views) a later one reads an
+    earlier one's write. Each element is computed alone from its own arguments: the lists'
+    items at its position, and with `tensor_per_element` its item of a 1-D tensor argument."""
     def run(xs, *args, **kwargs):
-        for x, value in _zip(xs, compute(xs, *args, **kwargs)):
+        def own(value, k):
+            if isinstance(value, (list, tuple)) and len(value) == len(xs):
+                return [value[k]]
+            return value[k:k + 1] if tensor_per_element and isinstance(value, torch.Tensor) else value
+
+        for k, x in enumerate(xs):
+            [value] = compute([x], *(own(a, k) for a in args), **{n: own(v, k) for n, v in kwargs.items()})
             x.copy_(value)
 
     return run
@@ -94,5 +104,5 @@ def foreach_decompositions() -> dict:
             if functional is not None:
                 table[functional] = compute
             if in_place is not None:
-                table[in_place] = _in_place(compute)
+                table[in_place] = _in_place(compute, tensor_per_element=overload == "Tensor" and name in ("addcmul", "addcdiv"))
     return table

@@ -251,6 +251,35 @@ class _Functionalizer:
 
     def _mutation(self, node: fx.Node, variant: FunctionalVariant) -> None:
         bound = _bind_arguments(node)
+        count = self._items_sharing_memory(variant, bound)
+        if count:
+            # Eager's foreach ops write a list's items one after another: where items share
+            # memory (a tensor listed twice, overlapping views), a later item reads an earlier
+            # one's write. One functional op per item keeps that order.
+            if variant.returns or isinstance(bound.get("scalars"), fx.Node):
+                raise UnsupportedProgramError(f"{node.target} over tensors that share memory",
+                                              "Pass tensors that do not overlap.")
+            for index in range(count):
+                self._apply_mutation(node, variant, _item_arguments(bound, index, count))
+            return
+        self._apply_mutation(node, variant, bound)
+
+    def _items_sharing_memory(self, variant: FunctionalVariant, bound: dict) -> int:
+        """The length of the lists a foreach op writes where an item it writes shares a root
+        with an item of another position; else 0."""
+        written = [bound[name] for name in variant.new_values if isinstance(bound[name], (list, tuple))]
+        if not written:
+            return 0
+        count = len(written[0])
+        lists = [v for v in bound.values() if isinstance(v, (list, tuple)) and len(v) == count]
+
+        def roots(items, index):
+            return {self.alias[item[index]].root for item in items if item[index] in self.alias}
+
+        return count if any(roots(written, i) & roots(lists, j) for i in range(count) for j in range(count)
+                            if i != j) else 0
+
+    def _apply_mutation(self, node: fx.Node, variant: FunctionalVariant, bound: dict) -> None:
         args, kwargs = [], {}
         for argument in variant.op._schema.arguments:
             if argument.name not in bound:
@@ -426,6 +455,12 @@ def _same_sizes(a, b) -> bool:
 
 def _size_key(size) -> Any:
     return size.node.expr if isinstance(size, torch.SymInt) else size
+
+
+def _item_arguments(bound: dict[str, Any], index: int, count: int) -> dict[str, Any]:
+    """A foreach op's arguments for its list items at `index` alone (lists of one)."""
+    return {name: [value[index]] if isinstance(value, (list, tuple)) and len(value) == count else value
+            for name, value in bound.items()}
 
 
 def _bind_arguments(node: fx.Node) -> dict[str, Any]:
