@@ -44,9 +44,10 @@ class CompileOptions:
         fallback_random ["fallback_random"] random ops as aten calls drawing eager's numbers under
                         the same seed, instead of Triton's in-kernel Philox (lowering/random.py)
         combo_kernels   ["combo_kernels"] neighbouring independent pointwise kernels of any size
-                        run as one Triton launch (an optimizer step's per-parameter updates;
-                        codegen/triton/combo_planning.py). Off unless the environment sets
-                        PTC_INDUCTOR_COMBO_KERNELS=1: small kernels are combined either way.
+                        run as one Triton launch (codegen/triton/combo_planning.py). Off unless
+                        the environment sets PTC_INDUCTOR_COMBO_KERNELS=1: small kernels, and
+                        kernels updating inputs in place (an optimizer step's per-parameter
+                        updates), are combined either way.
     """
 
     max_autotune: bool = False

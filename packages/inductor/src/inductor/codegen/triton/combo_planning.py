@@ -25,17 +25,18 @@ every part in turn: an AdamW step's 24 bias updates over 2048 elements made one 
 programs that took 0.070 ms on an H100, 7% of the step. Its independent parts (no part reads
 or writes what another writes) become the members of combos, each with programs of its own.
 
-With `combo_kernels` (options.py; off by default), neighbours that stayed apart then join,
-whatever their size, where none reads or writes what another writes: an optimizer step's
-per-parameter updates (48 launches for a 24-layer MLP's AdamW step, 4 in torch.compile's
-foreach kernels). Nothing moves, so nothing is held longer. As torch.compile's, such a combo
+Neighbours that stayed apart then join, whatever their size, where none reads or writes what
+another writes and each stores into inputs alone: an optimizer step's per-parameter updates
+(48 launches for a 24-layer MLP's AdamW step, 4 in torch.compile's foreach kernels). With
+`combo_kernels` (options.py; off by default), any such neighbours join. Nothing moves, so
+nothing is held longer. As torch.compile's, such a combo
 has a bounded number of members and arguments, one config (XBLOCK 1024,
 runtime/triton_configs.py) and so one compile, and identical members (every weight's update,
 codegen/triton/kernel.py's element offsets) share one function (combo.py). On the H200 it takes
 that step from 1.09 to 0.81 ms (794a0c5; a first version, 27e401b, had made it slower). Off by
 default: on an H100 (2026-12-06, benchmarks/gpu_models.py) it took the AdamW step from 1.04 to
 0.95 ms (torch.compile 0.96) and a decode step from 2.26 to 2.05 ms, but a ResNet-50 training
-step from 14.0 to 17.5 ms; a variant joining only small kernels is not measured yet.
+step from 14.0 to 17.5 ms. So by default only in-place updates join, the optimizer's case.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def combine_small_kernels(steps: list, graph, combines, independent: bool = Fals
     writers = inputs | set(graph.input_writes)
     steps = _hoist_input_readers(steps, inputs, writers, movable)
     steps = _defer_output_writers(steps, writers, movable)
-    return _join_independent_neighbours(steps, graph.input_writes, movable) if independent else steps
+    return _join_independent_neighbours(steps, graph.input_writes, movable, any_kernel=independent)
 
 
 def _hoist_input_readers(steps: list, inputs: set[str], writers: set[str], movable) -> list:
@@ -139,9 +140,10 @@ def _defer_output_writers(steps: list, writers: set[str], movable) -> list:
     return combined
 
 
-def _join_independent_neighbours(steps: list, input_writes: dict[str, str], movable) -> list:
+def _join_independent_neighbours(steps: list, input_writes: dict[str, str], movable, any_kernel: bool) -> list:
     """Consecutive pointwise kernels none of which reads or writes what another writes, as
-    combos of at most MAX_COMBO_MEMBERS members and MAX_COMBO_ARGUMENTS buffers, in place."""
+    combos of at most MAX_COMBO_MEMBERS members and MAX_COMBO_ARGUMENTS buffers, in place:
+    with `any_kernel`, every such kernel; else only those storing into inputs alone (_updates_inputs)."""
     combined, run = [], []
     run_reads, run_writes = set(), set()
     arguments = 0
@@ -157,7 +159,7 @@ def _join_independent_neighbours(steps: list, input_writes: dict[str, str], mova
 
     for step in steps:
         kernel = movable(step)
-        if kernel is None:
+        if kernel is None or not (any_kernel or _updates_inputs(step, input_writes)):
             close()
             combined.append(step)
             continue
@@ -174,6 +176,13 @@ def _join_independent_neighbours(steps: list, input_writes: dict[str, str], mova
         arguments += len(_arguments(step, reads, input_writes))
     close()
     return combined
+
+
+def _updates_inputs(step, input_writes: dict[str, str]) -> bool:
+    """Whether every buffer a kernel stores lives in an input's memory: an in-place update, as
+    an optimizer's of each parameter and its state."""
+    stored = [node.name for node in step.nodes if node.name not in step.locals and node.name not in step.scratch]
+    return bool(stored) and all(name in input_writes for name in stored)
 
 
 def _split_unrelated_parts(steps: list, input_writes: dict[str, str], combines) -> list:
