@@ -2,7 +2,8 @@
 statistics, a cache), through the whole stack with inductor: random chains of in-place ops on
 three input tensors, compiled vs eager on the first call, a cache hit with new values, a new
 size, and inputs that are windows of one buffer (a write into one shows in another); inputs
-after the call and the returned value both compared.
+after the call and the returned value both compared. Foreach updates list two tensors that may
+be one (a tensor listed twice is updated twice in eager).
 
 The class of bug this guards: compiling runs a kernel more than once on the real arguments.
 Triton picks block sizes by timing candidates at a kernel's first launch, and a compiled AdamW
@@ -45,6 +46,9 @@ UPDATES = [
     "{t}.mul_(0.9).add_({u}.sin(), alpha=0.1)",
     "{t}.t().add_({u}.t())",
     "{t}.t()[1:].mul_(2.0)",
+    # foreach ops write their items in turn: `t` and `u` may be one tensor or share memory
+    "torch._foreach_add_([{t}, {u}], [{u}.cos(), {t}.sin()])",
+    "torch._foreach_mul_([{u}, {t}], [0.5, 0.25])",
 ]
 # Besides the inputs, updates may write `d`, a value the program computes: written through a
 # transposed view and returned with views of it, its layout and its views' must be eager's.
@@ -61,7 +65,7 @@ def programs(draw):
 
 
 def _function(source: str):
-    scope: dict = {}
+    scope: dict = {"torch": torch}
     exec(compile(source, "<fuzzed program>", "exec"), scope)  # noqa: S102  (a program we generated)
     return scope["program"]
 

@@ -42,6 +42,23 @@ def test_inplace_through_a_view_is_seen_by_base_and_view(program):
     assert (fake_base._version, fake_view._version) == (real_base._version, real_view._version)
 
 
+FOREACH_WRITES = {
+    "add_ of two": lambda x, y, view: torch._foreach_add_([x, y], [y, x]),
+    "one listed twice": lambda x, y, view: torch._foreach_mul_([x, x], 2.0),
+    "a view and its base": lambda x, y, view: torch._foreach_addcmul_([view, y], [y[:2], x], [x[:2], x], value=0.5),
+}
+
+
+@pytest.mark.parametrize("program", FOREACH_WRITES.values(), ids=FOREACH_WRITES.keys())
+def test_foreach_writes_move_each_items_version_counter(program):
+    # Eager's foreach kernels write each item through its own in-place op (capture reads the
+    # version counters to find the inputs a graph writes).
+    x = torch.randn(3)
+    reals = (x, torch.randn(3), x[:2])
+    _, _, fakes = run_both(program, *reals)
+    assert [f._version for f in fakes] == [r._version for r in reals]
+
+
 def test_inplace_op_returns_its_input():
     real = torch.randn(3)
     real_out, fake_out, (fake,) = run_both(lambda x: x.add_(1), real)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 from torch._decomp import decomposition_table
+from torch.autograd.graph import increment_version
 
 from . import meta_output_cache, specialization
 from .devices import normalize_device, output_device
@@ -37,9 +38,31 @@ _PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, str, type(None), torch.
 
 def run_op(mode, func, args, kwargs):
     rule = rule_of(func)
-    if rule is not None:
-        return rule(mode, func, args, kwargs)
-    return run_on_meta(mode, func, args, kwargs)
+    result = rule(mode, func, args, kwargs) if rule is not None else run_on_meta(mode, func, args, kwargs)
+    for position, name in _written_lists(func):
+        written = args[position] if position < len(args) else kwargs.get(name, ())
+        for tensor in written:
+            # Eager's foreach kernels write each item through its own in-place op, which
+            # moves that tensor's version counter (once per listing); the autograd layer
+            # above us moves none for a list, and capture reads versions to see writes.
+            increment_version(tensor)
+    return result
+
+
+def _written_lists(func) -> tuple[tuple[int, str], ...]:
+    """(position, name) of each `Tensor(a!)[]` argument of `func` (the foreach ops' lists)."""
+    try:
+        return _WRITTEN_LISTS[func]
+    except KeyError:
+        written = tuple(
+            (position, a.name) for position, a in enumerate(func._schema.arguments)
+            if a.alias_info is not None and a.alias_info.is_write and isinstance(a.type, torch.ListType)
+        )
+        _WRITTEN_LISTS[func] = written
+        return written
+
+
+_WRITTEN_LISTS: dict = {}
 
 
 def run_on_meta(mode, func, args, kwargs):
