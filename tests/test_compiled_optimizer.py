@@ -1,4 +1,4 @@
-"""`optimizer.step()` of torch.optim (foreach implementations, and Adam's for-loop one) through
+"""`optimizer.step()` of torch.optim (foreach implementations, fused AdamW, and Adam's for-loop one) through
 `compiler.compile` with `fullgraph=True`: one graph per capture, compiled by inductor (C++
 kernels on CPU) or aot_eager, against an identical eager copy on fresh random parameters and
 gradients over three steps: parameters, optimizer state (values, dtypes, devices) and the
@@ -18,6 +18,8 @@ OPTIMIZERS = {
     "AdamW": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True),
     "Adam": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=True),
     "SGD-momentum": lambda params: torch.optim.SGD(params, lr=1e-2, momentum=0.9, foreach=True),
+    # One fused op writing several lists, one of them empty (max_exp_avg_sqs without amsgrad).
+    "AdamW-fused": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, fused=True),
     # The default on CPU: a loop over the parameters.
     "Adam-for-loop": lambda params: torch.optim.Adam(params, lr=1e-2, foreach=False),
 }

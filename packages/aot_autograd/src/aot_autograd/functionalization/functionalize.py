@@ -267,10 +267,12 @@ class _Functionalizer:
     def _items_sharing_memory(self, variant: FunctionalVariant, bound: dict) -> int:
         """The length of the lists a foreach op writes where an item it writes shares a root
         with an item of another position; else 0."""
-        written = [bound[name] for name in variant.new_values if isinstance(bound[name], (list, tuple))]
+        # (a fused optimizer's lists may be empty: `max_exp_avg_sqs` without amsgrad)
+        written = [bound[name] for name in variant.new_values if isinstance(bound[name], (list, tuple)) and bound[name]]
         if not written:
             return 0
         count = len(written[0])
+        written = [items for items in written if len(items) == count]
         lists = [v for v in bound.values() if isinstance(v, (list, tuple)) and len(v) == count]
 
         def roots(items, index):
