@@ -114,6 +114,28 @@ def test_containers_passed_in():
     check(fn, lambda: (([torch.randn(2), torch.randn(2)], {"scale": 3}), {}))
 
 
+class _Key:
+    """A dict key with no Python spelling (neither a literal nor an importable name)."""
+
+
+_FIRST, _SECOND = _Key(), _Key()
+
+
+def test_dicts_keyed_by_objects_without_spelling_read_their_values_anew():
+    # Values are read by position, `d[list(d.keys())[i]]`: they were once constants of the
+    # entry, so every later call saw the first call's tensors. torch's own
+    # `_group_tensors_by_device_and_dtype` returns such a dict, keyed by (device, dtype).
+    def by_object(groups):
+        return groups[_FIRST] * 2 + groups[_SECOND].sum()
+
+    def by_device_and_dtype(groups):
+        return [t.sum() for key, (tensors, _) in groups.items() for t in tensors]
+
+    check(by_object, lambda: ({_FIRST: torch.randn(3), _SECOND: torch.randn(2)},), calls=3)
+    key = (torch.device("cpu"), torch.float32)
+    check(by_device_and_dtype, lambda: ({key: ([torch.randn(2), torch.randn(3)], [0, 1])},), calls=3)
+
+
 def test_zip_and_enumerate_over_containers():
     def fn(x, y):
         out = []

@@ -6,8 +6,9 @@ property and `__getattr__`, dict/list/set/tuple operations and dict views, compr
 generators, try/except, `with` blocks, grad mode switched off and back on (blocks and calls,
 across graph breaks), globals read and written (the program's own, and those of a helper
 module whose functions it calls, rebound between calls), torch.func transforms, graph breaks
-(print, branching on tensor data), int and float arguments. The source is exec'd twice (one module
-namespace for eager, one for the compiled run, so their globals and objects evolve apart) and
+(print, branching on tensor data), int and float arguments, a dict passed in keyed by objects
+with no spelling. The source is exec'd twice (one module namespace for eager, one for the
+compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
 new size. Results, the mutated arguments and the module state must match value by value, and
 exceptions type by type. Capture may refuse code (the graph breaks), never answer wrongly; an
@@ -163,7 +164,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
-        "process_reads", "torch_func",
+        "process_reads", "torch_func", "object_keys",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -504,6 +505,14 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             "torch.func.vmap(lambda r: r * 2 + 1)({a}.reshape(-1)).reshape({a}.shape)",
             "torch.func.grad(lambda t: (t * t).sum())({a})",
         ])).format(a=a)]  # fmt: skip
+    if kind == "object_keys":
+        # A dict passed in keyed by objects with no Python spelling (o.groups: by a sentinel
+        # and by (device, dtype), as torch groups tensors): its tensors are new every call.
+        return [f"{env.new('tensors')} = " + draw(st.sampled_from([
+            "{a} + o.groups[GROUP_KEY].sum()",
+            "{a} * sum(t.mean() for t in o.groups.values())",
+            "{a} - o.groups[(torch.device('cpu'), torch.float32)][0]",
+        ])).format(a=a)]  # fmt: skip
     raise AssertionError(kind)
 
 
@@ -557,12 +566,20 @@ def _arguments(call: int, size: int, n: int, s: float, holder: type) -> tuple:
     with objects passed twice: `x` as d['k0'] and `lst` as o.peer (an equal list in the third).
     From the second call on, `x` is a view at a storage offset of its own."""
     x = torch.randn(size + call)[call:]
+    groups = {_GROUP_KEY: torch.randn(size), (torch.device("cpu"), torch.float32): torch.randn(size)}
     tensors = {"k0": x if call == 3 else torch.randn(size)}
     if call == 1:
         tensors["k1"] = torch.randn(size)
     items = [[1, 2], [1, 2, 3], [2], [2]][call]
     extra = [{"w": 1}, {}, {"w": 2, "z": 0, "peer": [2]}, {"w": 2, "z": 0, "peer": items}][call]
-    return (x, n, s, tensors, items, holder(min(call, 2), **extra))
+    return (x, n, s, tensors, items, holder(min(call, 2), groups=groups, **extra))
+
+
+class _GroupKey:
+    """A dict key no expression spells (not a literal, not an importable name)."""
+
+
+_GROUP_KEY = _GroupKey()
 
 
 def _outcome(fn, arguments, namespace):
@@ -582,8 +599,8 @@ def _agree(source: str, backend) -> None:
 
 def _agree_with_helpers(source: str, backend, helpers) -> None:
     # Named like a module: classes defined in a namespace without __name__ claim "builtins".
-    eager_ns: dict = {"__name__": "fuzz_program", "helpers": helpers[0]}
-    compiled_ns: dict = {"__name__": "fuzz_program", "helpers": helpers[1]}
+    eager_ns: dict = {"__name__": "fuzz_program", "helpers": helpers[0], "GROUP_KEY": _GROUP_KEY}
+    compiled_ns: dict = {"__name__": "fuzz_program", "helpers": helpers[1], "GROUP_KEY": _GROUP_KEY}
     exec(compile(source, "<fuzz program>", "exec"), eager_ns)
     exec(compile(source, "<fuzz program>", "exec"), compiled_ns)
     compiled = capture.optimize(compiled_ns["f"], backend)

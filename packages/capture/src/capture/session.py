@@ -399,8 +399,9 @@ class CaptureSession:
         (aot_autograd then reads them as views of one base, at their storage offsets). A
         graph that writes to no input computes the same from aliased inputs, and its entry
         pays no guard for them. The same tensor reached by two paths is one input, guarded so
-        by SameObject."""
-        tensors = [i for i in self.graph.inputs if isinstance(i.value, torch.Tensor)]
+        by SameObject. Tensors the entry holds (HeldSource: no frame input leads to them) are
+        no guard's: each call sees the same object."""
+        tensors = [i for i in self.graph.inputs if isinstance(i.value, torch.Tensor) and not isinstance(i.source, HeldSource)]
         written = [i for i in tensors if _written(i.node.meta["example_value"])]
         if not written:
             return

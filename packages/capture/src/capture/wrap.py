@@ -254,15 +254,19 @@ def _method(session, obj, source):
     return MethodValue(session.wrap(obj.__func__, func_source), session.wrap(obj.__self__, self_source))
 
 
-def _item_source(source, key):
-    """`source[key]`, or None when the key has no Python spelling (a dict keyed by types):
-    such items are then used without guards of their own; the container's keys are guarded."""
+def _item_source(source, key, index: int | None = None):
+    """`source[key]`; where the key has no Python spelling (a dict keyed by devices and dtypes,
+    as torch's `_group_tensors_by_device_and_dtype` returns), the dict's item at `index`:
+    `d[list(d.keys())[index]]`. Without a source an item would be a constant of the entry,
+    and a tensor in it the first call's tensor on every later call."""
     if source is None:
         return None
     try:
         return ItemSource(source, key)
     except TypeError:
-        return None
+        if index is None:
+            raise
+        return DictItemSource(source, dict_key_source(source, index))
 
 
 @wraps(tuple)
@@ -298,8 +302,8 @@ def _dict(session, obj, source):
         _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))
     session.keepalive(obj)
     entries = {}
-    for key, value in obj.items():
-        entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key)))
+    for index, (key, value) in enumerate(obj.items()):
+        entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key, index)))
     return DictValue(entries, source=source, python_cls=type(obj))
 
 
@@ -326,7 +330,7 @@ def _dict_keyed_by_tensors(session, obj, source):
             value_source = DictItemSource(source, key_source) if source is not None else None
         else:
             hashed = key
-            value_source = _item_source(source, key)
+            value_source = _item_source(source, key, index)
         entries[hashed] = (key_value, session.wrap(value, value_source))
     return DictValue(entries, source=source, python_cls=type(obj))
 

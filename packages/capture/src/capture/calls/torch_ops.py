@@ -29,6 +29,11 @@ _INLINED_TORCH_MODULES = (
     "torch.amp.autocast_mode",
     # Optimizers: `step()` is Python over foreach ops, traced into one graph as torch.compile does.
     "torch.optim.",
+    # Functions over parameters that read `.grad` or assign `.data` (clip_grad_norm_,
+    # vector_to_parameters): recorded as one call, a backend tracing it sees tensors with
+    # neither (aot_autograd traces detached aliases), so the gradients went unclipped.
+    "torch.nn.utils.clip_grad",
+    "torch.nn.utils.convert_parameters",
     # Test helpers (op_db's lambdas such as `lambda x, *args: x.contiguous(*args)`) are user code
     # written under torch; a lambda recorded as one call has no importable name for the graph.
     "torch.testing.",
