@@ -29,6 +29,7 @@ from .errors import AliasedInputWriteError, UnsupportedProgramError
 from .functionalization import functionalize, write_inputs_before_output
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
+from .number_outputs import split_number_outputs
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan
 from .synthetic_bases import merge_aliased_inputs
@@ -62,6 +63,9 @@ def aot_module_simplified(
         partition_fn=partition_fn or default_partition,
         keep_input_mutations=keep_input_mutations,
     )
+    numbers = split_number_outputs(gm, example_inputs)
+    if numbers is not None:
+        return numbers.calling(aot_module_simplified(numbers.tensor_graph, example_inputs, **compilers))
     compiled = AotCompiledGraph(gm, example_inputs, **compilers)
     try:
         compiled.plan_for([*compiled.state.tensors, *example_inputs])
