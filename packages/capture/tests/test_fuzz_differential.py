@@ -189,7 +189,9 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         expr = draw(st.sampled_from(["{i} * 2 + 1", "{i} % 3", "n + {i}", "-{i}", "{i} // 2"]))
         return [f"{env.new('ints')} = {expr.format(i=i)}"]
     if kind == "float":
-        expr = draw(st.sampled_from(["s * {i}", "{f} / 2 + 1", "{f} * {f}"]))
+        # (sympy distributes `(f + 0.1) * 3.0` into `3.0*f + 0.3`, which rounds otherwise:
+        # a float the graph returns must come from the program's own operators)
+        expr = draw(st.sampled_from(["s * {i}", "{f} / 2 + 1", "{f} * {f}", "({f} + 0.1) * 3.0", "{f} * 0.1 + {i} * 0.2"]))
         float_var = env.new("floats")
         return [f"{float_var} = {expr.format(i=i, f=f)}", f"{env.new('tensors')} = {a} * {float_var}"]
     if kind == "closure":
