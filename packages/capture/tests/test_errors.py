@@ -27,9 +27,11 @@ def helper_that_prints(t):
         (lambda x: helper_that_prints(x), "print"),
         (lambda x: x.tolist(), "tolist"),
         (lambda x: torch.manual_seed(0) and x, "random state"),
+        # read in a graph, the state would be the compile-time one on every call
+        (lambda x: (torch.get_rng_state(), x)[1], "random state"),
         (lambda x: int(x) + 1, "tensor"),
     ],
-    ids=["branch on item", "branch on data", "print", "tolist", "manual_seed", "int of tensor"],
+    ids=["branch on item", "branch on data", "print", "tolist", "manual_seed", "get_rng_state", "int of tensor"],
 )
 def test_unsupported_constructs_are_refused(fn, reason):
     with pytest.raises(capture.Unsupported, match=reason):
