@@ -8,6 +8,7 @@ in-place updates of the state tensors.
 from __future__ import annotations
 
 import copy
+import sys
 
 import pytest
 import torch
@@ -115,12 +116,16 @@ def test_training_step_is_a_forward_graph_and_an_optimizer_graph():
 
 def test_step_compiles_after_torch_dynamo_patched_the_optimizers():
     # Importing torch._dynamo (any torch.compile in the process) wraps every optimizer's
-    # _init_group in a disabled wrapper; our graph of step() must not break on it.
+    # _init_group in a disabled wrapper; our graph of step() must not break on it (nor
+    # depend on whether torch._dynamo was imported).
     import torch._dynamo  # noqa: F401  (the import patches the optimizer classes)
 
     torch.compile(lambda x: x + 1, backend="eager")(torch.zeros(1))
     assert getattr(torch.optim.AdamW._init_group, "_torchdynamo_disable", False)
     test_compiled_step_matches_eager(next(iter(OPTIMIZERS)), "aot_eager", "cpu")
+    # ...and each fused implementation (torch.optim.adam._fused_adam) in another
+    assert getattr(sys.modules["torch.optim.adam"]._fused_adam, "_torchdynamo_disable", False)
+    test_compiled_step_matches_eager("AdamW-fused", "aot_eager", "cpu")
 
 
 def test_compiled_adamw_writes_parameters_and_state_in_place(caplog):

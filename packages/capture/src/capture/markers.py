@@ -90,13 +90,16 @@ def is_disabled(fn: Any) -> bool:
 def undo_dynamo_optimizer_patch(fn: Any) -> Any:
     """What `fn` stood for before importing torch._dynamo wrapped it: Dynamo replaces every
     optimizer's `_init_group` by a disabled wrapper (it traces the method by its own rule),
-    which would break our graph of `optimizer.step()` whenever torch._dynamo was imported in
-    the process. Any other function is returned as it is."""
+    and each fused implementation (`torch.optim.adam._fused_adam`) by another, which would
+    break our graph of `optimizer.step()` whenever torch._dynamo was imported in the process
+    (and only then: a fused AdamW step compiled with fullgraph=True failed or not by import
+    order). Any other function is returned as it is."""
     func = getattr(fn, "__func__", fn)
     inner = getattr(func, "__wrapped__", None)
     if not (getattr(func, "_torchdynamo_disable", False) and inspect.isfunction(inner)):
         return fn
-    if inner.__name__ != "_init_group" or not inner.__module__.startswith("torch.optim."):
+    patched = inner.__name__ == "_init_group" or inner.__name__.startswith("_fused_")
+    if not patched or not inner.__module__.startswith("torch.optim."):
         return fn
     owner = getattr(fn, "__self__", None)
     return types.MethodType(inner, owner) if owner is not None else inner
