@@ -164,7 +164,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
-        "process_reads", "torch_func", "object_keys",
+        "process_reads", "torch_func", "object_keys", "number_truth",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -507,6 +507,9 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             "torch.func.vmap(lambda r: r * 2 + 1)({a}.reshape(-1)).reshape({a}.shape)",
             "torch.func.grad(lambda t: (t * t).sum())({a})",
         ])).format(a=a)]  # fmt: skip
+    if kind == "number_truth":
+        # The truth of a changing number (`if s:`): s is 0.0 and -0.0 in the last two calls.
+        return [f"{env.new('tensors')} = {a} * (2 if {f} else 3) + (1 if not {i} else 0)"]
     if kind == "object_keys":
         # A dict passed in keyed by objects with no Python spelling (o.groups: by a sentinel
         # and by (device, dtype), as torch groups tensors): its tensors are new every call.

@@ -78,6 +78,19 @@ def test_branch_on_a_symbolic_int_is_guarded():
     assert captures(compiled) == 3
 
 
+def branch_on_truth(x, n):
+    # `if n:` of a changing number: bool() of a symbolic one raised a TypeError (its
+    # __bool__ gave the number itself), an internal error of every such program
+    return x * (2 if n else 3) + (1 if not n else 0)
+
+
+@pytest.mark.parametrize("numbers", [(5, 6, 0, 7, 0, -3), (0.5, 1.5, 0.0, -2.0, -0.0, float("nan"))], ids=["int", "float"])
+def test_the_truth_of_a_changing_number_is_guarded(numbers):
+    compiled = compile_eager(branch_on_truth, fullgraph=True)
+    for n in numbers:
+        _run(compiled, branch_on_truth, torch.randn(3), n)
+
+
 @pytest.mark.parametrize(
     "fn, make_number",
     [

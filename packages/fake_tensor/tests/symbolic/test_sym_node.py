@@ -176,3 +176,15 @@ def test_a_float_specialized_to_a_zero_is_guarded_on_its_sign_too(zero):
     guards = " and ".join(env.guards_as_python(lambda *place: "s"))
     assert eval(guards, {"math": math, "s": zero}), guards
     assert not eval(guards, {"math": math, "s": -zero}), guards
+
+
+@pytest.mark.parametrize("value", [0, 3, -2, 0.0, -0.0, 1.5, float("nan")])
+def test_a_numbers_truth_is_whether_it_is_nonzero_guarded_so(value):
+    # `if s:` of a changing number: bool() gave the number itself (a TypeError from __bool__).
+    env = ShapeEnv()
+    s = env.scalar(value, "s")
+    assert bool(s) is bool(value)
+    guards = " and ".join(env.guards_as_python(lambda *place: "s"))
+    for other in (0, 7, -0.5, 0.0):
+        if not isinstance(value, float) or isinstance(other, float):
+            assert eval(guards, {"math": math, "s": other}) == (bool(other) == bool(value)), (guards, other)

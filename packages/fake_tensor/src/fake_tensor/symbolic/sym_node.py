@@ -164,7 +164,10 @@ class SymNode:
         return self.shape_env.make_node(RoundToInt(self.expr), int, hint)
 
     def bool_(self) -> bool:
-        return self.guard_bool()
+        if self.pytype is bool:
+            return self.guard_bool()
+        # A number's truth (`if n:`, `not x.item()`): whether it is nonzero, guarded so.
+        return self.ne(self.wrap_int(0)).guard_bool()
 
     def int_(self) -> int:
         return self.guard_int()
