@@ -84,6 +84,20 @@ def branch_on_truth(x, n):
     return x * (2 if n else 3) + (1 if not n else 0)
 
 
+ZERO = 0
+
+
+def format_a_product_with_zero(x, s):
+    # sympy folds s * 0 to 0; Python's keeps the sign of s (the capture fuzzer found it)
+    return x * 2, f"{s * ZERO:.2f}"
+
+
+def test_a_float_product_folded_to_zero_keeps_the_sign_of_its_factor():
+    compiled = compile_eager(format_a_product_with_zero, fullgraph=True)
+    for rows, s in ((3, 1.5), (3, -0.5), (4, 0.0), (4, -0.0), (4, 2.0)):
+        _run(compiled, format_a_product_with_zero, torch.randn(rows), s)
+
+
 @pytest.mark.parametrize("numbers", [(5, 6, 0, 7, 0, -3), (0.5, 1.5, 0.0, -2.0, -0.0, float("nan"))], ids=["int", "float"])
 def test_the_truth_of_a_changing_number_is_guarded(numbers):
     compiled = compile_eager(branch_on_truth, fullgraph=True)

@@ -188,3 +188,16 @@ def test_a_numbers_truth_is_whether_it_is_nonzero_guarded_so(value):
     for other in (0, 7, -0.5, 0.0):
         if not isinstance(value, float) or isinstance(other, float):
             assert eval(guards, {"math": math, "s": other}) == (bool(other) == bool(value)), (guards, other)
+
+
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+def test_a_product_folded_to_zero_guards_the_sign_of_its_factor(zero):
+    # sympy folds `s * 0` to 0; Python's -0.0 * 0 is -0.0 (f"{x}" shows it): the entry that
+    # formatted one zero must not serve the other.
+    env = ShapeEnv()
+    s = env.scalar(zero, "s")
+    product = s * 0
+    assert str(float(product)) == str(zero * 0)
+    guards = " and ".join(env.guards_as_python(lambda *place: "s"))
+    assert eval(guards, {"math": math, "s": zero}), guards
+    assert not eval(guards, {"math": math, "s": -zero}), guards

@@ -272,7 +272,14 @@ def _binary_method(name: str, build_expr, python_op, result_type):
         pytype = result_type(self, other)
         if self.hint is None or other.hint is None:  # over unbacked symbols: no example value
             return env.make_node(expr, pytype, None)
-        return env.make_node(expr, pytype, pytype(python_op(self.hint, other.hint)))
+        hint = pytype(python_op(self.hint, other.hint))
+        if pytype is float and hint == 0.0 and expr.is_Number:
+            # sympy folds `s * 0` to 0, but Python's zero has a sign (-0.0 * 0 is -0.0, which
+            # f"{x}" and math.copysign tell apart) that follows the operands': guard theirs.
+            for operand in (self, other):
+                if operand.pytype is float and operand.expr.free_symbols:
+                    env.guard_sign(operand.expr, operand.hint)
+        return env.make_node(expr, pytype, hint)
 
     method.__name__ = name
     return method

@@ -109,6 +109,10 @@ class Questions:
             self.guards.append(Guard(part, Origin(user_frame(), op)))
             self._learn(part)
 
+    def guard_sign(self, expr: sympy.Basic, value: float) -> None:
+        """Guard that the float `expr` keeps the sign of `value` (copysign's, zeros included)."""
+        self._record_sign_of_zero(expr, value)
+
     def _record_sign_of_zero(self, expr: sympy.Basic, zero: float) -> None:
         """`Eq(expr, 0.0)` also holds for -0.0, which Python tells apart (`f"{s}"`,
         `math.copysign`): a float specialized to a zero keeps its sign too. Nothing to learn
