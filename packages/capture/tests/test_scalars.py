@@ -92,10 +92,16 @@ def format_a_product_with_zero(x, s):
     return x * 2, f"{s * ZERO:.2f}"
 
 
-def test_a_float_product_folded_to_zero_keeps_the_sign_of_its_factor():
-    compiled = compile_eager(format_a_product_with_zero, fullgraph=True)
+def format_a_sum_with_zero(x, s):
+    # Python's -0.0 * 0.1 + 0 * 0.2 is +0.0; sympy drops the `+ 0`, and 0.1*s is -0.0
+    return x * 2, f"{s * 0.1 + ZERO * 0.2:.2f}"
+
+
+@pytest.mark.parametrize("fn", [format_a_product_with_zero, format_a_sum_with_zero])
+def test_a_float_folded_to_zero_keeps_pythons_sign(fn):
+    compiled = compile_eager(fn, fullgraph=True)
     for rows, s in ((3, 1.5), (3, -0.5), (4, 0.0), (4, -0.0), (4, 2.0)):
-        _run(compiled, format_a_product_with_zero, torch.randn(rows), s)
+        _run(compiled, fn, torch.randn(rows), s)
 
 
 @pytest.mark.parametrize("numbers", [(5, 6, 0, 7, 0, -3), (0.5, 1.5, 0.0, -2.0, -0.0, float("nan"))], ids=["int", "float"])

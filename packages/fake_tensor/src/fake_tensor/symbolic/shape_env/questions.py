@@ -116,11 +116,21 @@ class Questions:
     def _record_sign_of_zero(self, expr: sympy.Basic, zero: float) -> None:
         """`Eq(expr, 0.0)` also holds for -0.0, which Python tells apart (`f"{s}"`,
         `math.copysign`): a float specialized to a zero keeps its sign too. Nothing to learn
-        from it, so it skips `_record`."""
-        part = sympy.Eq(CopySign(sympy.Float(1.0), expr), sympy.Float(math.copysign(1.0, zero)))
-        if part not in self._guard_exprs:
-            self._guard_exprs.add(part)
-            self.guards.append(Guard(part, Origin(user_frame(), self._current_op())))
+        from it, so it skips `_record`.
+
+        Where every symbol of `expr` is a zero, their signs are guarded instead: they fix the
+        program's zero, while `expr` is sympy's rearrangement of it and may sign it otherwise
+        (`s*0.1 + 0*0.2` is +0.0 at s = -0.0 in Python, `0.1*s` after sympy drops the `+ 0`)."""
+        symbols = expr.free_symbols
+        if symbols and all(self.hints.get(s) == 0.0 for s in symbols):
+            signs = [(s, self.hints[s]) for s in sorted(symbols, key=str)]
+        else:
+            signs = [(expr, zero)]
+        for subject, value in signs:
+            part = sympy.Eq(CopySign(sympy.Float(1.0), subject), sympy.Float(math.copysign(1.0, value)))
+            if part not in self._guard_exprs:
+                self._guard_exprs.add(part)
+                self.guards.append(Guard(part, Origin(user_frame(), self._current_op())))
 
     def _learn(self, fact: sympy.Basic) -> None:
         if isinstance(fact, sympy.Eq):
