@@ -39,7 +39,7 @@ _PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, str, type(None), torch.
 def run_op(mode, func, args, kwargs):
     rule = rule_of(func)
     result = rule(mode, func, args, kwargs) if rule is not None else run_on_meta(mode, func, args, kwargs)
-    for position, name in _written_lists(func):
+    for position, name in _facts_of(func).written_lists:
         written = args[position] if position < len(args) else kwargs.get(name, ())
         for tensor in written:
             # Eager's foreach kernels write each item through its own in-place op, which
@@ -47,22 +47,6 @@ def run_op(mode, func, args, kwargs):
             # above us moves none for a list, and capture reads versions to see writes.
             increment_version(tensor)
     return result
-
-
-def _written_lists(func) -> tuple[tuple[int, str], ...]:
-    """(position, name) of each `Tensor(a!)[]` argument of `func` (the foreach ops' lists)."""
-    try:
-        return _WRITTEN_LISTS[func]
-    except KeyError:
-        written = tuple(
-            (position, a.name) for position, a in enumerate(func._schema.arguments)
-            if a.alias_info is not None and a.alias_info.is_write and isinstance(a.type, torch.ListType)
-        )
-        _WRITTEN_LISTS[func] = written
-        return written
-
-
-_WRITTEN_LISTS: dict = {}
 
 
 def run_on_meta(mode, func, args, kwargs):
@@ -219,6 +203,8 @@ class _OpFacts:
     may_change_geometry: bool
     # The op's recorded calls, when a repeated call may reuse the first one's outputs.
     output_cache: meta_output_cache.OutputCache | None
+    # (position, name) of each `Tensor(a!)[]` argument: the lists a foreach op writes.
+    written_lists: tuple[tuple[int, str], ...]
 
 
 _FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
@@ -240,6 +226,10 @@ def _facts_of(func) -> _OpFacts:
             takes_device_kwarg=any(a.name == "device" and a.kwarg_only for a in schema.arguments),
             may_change_geometry=may_change_geometry,
             output_cache=meta_output_cache.output_cache_for(schema, may_change_geometry),
+            written_lists=tuple(
+                (position, a.name) for position, a in enumerate(schema.arguments)
+                if a.alias_info is not None and a.alias_info.is_write and isinstance(a.type, torch.ListType)
+            ),
         )
         _FACTS[func] = facts
         return facts

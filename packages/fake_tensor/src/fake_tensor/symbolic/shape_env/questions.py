@@ -79,7 +79,7 @@ class Questions:
             else:
                 self._record(sympy.Eq(simplified, hint))
                 if type(hint) is float and hint == 0.0:
-                    self._record_sign_of_zero(simplified, hint)
+                    self.guard_sign(simplified, hint)
         self._answers[expr] = hint
         return hint
 
@@ -110,11 +110,8 @@ class Questions:
             self._learn(part)
 
     def guard_sign(self, expr: sympy.Basic, value: float) -> None:
-        """Guard that the float `expr` keeps the sign of `value` (copysign's, zeros included)."""
-        self._record_sign_of_zero(expr, value)
-
-    def _record_sign_of_zero(self, expr: sympy.Basic, zero: float) -> None:
-        """`Eq(expr, 0.0)` also holds for -0.0, which Python tells apart (`f"{s}"`,
+        """Guard that the float `expr` keeps the sign of `value` (copysign's, zeros included).
+        `Eq(expr, 0.0)` also holds for -0.0, which Python tells apart (`f"{s}"`,
         `math.copysign`): a float specialized to a zero keeps its sign too. Nothing to learn
         from it, so it skips `_record`.
 
@@ -125,9 +122,9 @@ class Questions:
         if symbols and all(self.hints.get(s) == 0.0 for s in symbols):
             signs = [(s, self.hints[s]) for s in sorted(symbols, key=str)]
         else:
-            signs = [(expr, zero)]
-        for subject, value in signs:
-            part = sympy.Eq(CopySign(sympy.Float(1.0), subject), sympy.Float(math.copysign(1.0, value)))
+            signs = [(expr, value)]
+        for subject, sign_of in signs:
+            part = sympy.Eq(CopySign(sympy.Float(1.0), subject), sympy.Float(math.copysign(1.0, sign_of)))
             if part not in self._guard_exprs:
                 self._guard_exprs.add(part)
                 self.guards.append(Guard(part, Origin(user_frame(), self._current_op())))
