@@ -1,5 +1,6 @@
 """Several optimizer steps through each backend match eager: losses, gradients, parameters,
-and buffers (BatchNorm's running statistics are updated as eager updates them)."""
+and buffers (BatchNorm's running statistics are updated as eager updates them), for an MLP, a
+conv net with batch norm and recurrent layers."""
 
 from __future__ import annotations
 
@@ -35,9 +36,24 @@ class ConvBatchNorm(torch.nn.Module):
         return (self.head(y.mean((2, 3))),)
 
 
+class Recurrent(torch.nn.Module):
+    """CPU `nn.LSTM` runs mkldnn's LSTM layer, whose workspace output (read by its backward)
+    exists only when the kernel runs with grad mode on."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(5, 8, num_layers=2, batch_first=True)
+        self.gru = torch.nn.GRU(8, 6, bidirectional=True)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return (self.gru(y)[0], h, c)
+
+
 MODELS = {
     "mlp": (MLP, lambda: (torch.randn(6, 12),)),
     "conv_batchnorm": (ConvBatchNorm, lambda: (torch.randn(4, 3, 10, 10),)),
+    "recurrent": (Recurrent, lambda: (torch.randn(3, 7, 5),)),
 }
 
 

@@ -31,7 +31,7 @@ from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .number_outputs import split_number_outputs
 from .partitioners import default_partition
-from .runtime import GraphEffects, InferencePlan, TrainingPlan
+from .runtime import GraphEffects, InferencePlan, TrainingPlan, needs_grad_mode
 from .synthetic_bases import merge_aliased_inputs
 from .tracing.trace import trace_forward, trace_joint
 
@@ -187,8 +187,11 @@ class AotCompiledGraph:
             forward_graph, effects, num_outputs, differentiable = _write_untracked_inputs_in_forward(
                 forward_graph, effects, fakes, values, num_outputs, differentiable
             )
+        in_grad_mode = needs_grad_mode(forward_graph)
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
-        return TrainingPlan(forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled)
+        return TrainingPlan(
+            forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled, in_grad_mode
+        )
 
     def _inference_plan(self, fakes: list | None = None, grad_enabled: bool = False) -> InferencePlan:
         """`fakes` (with their requires_grad) and `grad_enabled` for a graph that takes

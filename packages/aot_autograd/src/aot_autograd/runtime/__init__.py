@@ -3,6 +3,6 @@ and the epilogue both share (input mutations copied back, aliased outputs rebuil
 
 from .epilogue import GraphEffects
 from .inference import InferencePlan
-from .training import TrainingPlan
+from .training import TrainingPlan, needs_grad_mode
 
-__all__ = ["GraphEffects", "InferencePlan", "TrainingPlan"]
+__all__ = ["GraphEffects", "InferencePlan", "TrainingPlan", "needs_grad_mode"]

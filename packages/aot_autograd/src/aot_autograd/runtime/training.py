@@ -23,6 +23,15 @@ from .epilogue import GraphEffects
 
 Compiler = Callable[[fx.GraphModule, list], Callable]
 
+# Kernels whose outputs depend on grad mode, not only on their arguments: mkldnn's LSTM layer
+# (CPU `nn.LSTM`) returns the workspace its backward reads only while grad mode is on. The
+# joint trace ran them with it on; an autograd.Function's forward runs with it off.
+GRAD_MODE_KERNELS = frozenset({torch.ops.aten.mkldnn_rnn_layer.default})
+
+
+def needs_grad_mode(graph: fx.GraphModule) -> bool:
+    return any(node.target in GRAD_MODE_KERNELS for node in graph.graph.nodes)
+
 
 @dataclass
 class TrainingPlan:
@@ -34,6 +43,8 @@ class TrainingPlan:
     differentiable: list[int]  # graph outputs whose gradients are the tangents, in order
     # Grad mode of the calls this plan serves; off, the graph turns it on itself part-way.
     grad_enabled: bool = True
+    # The forward graph calls GRAD_MODE_KERNELS: it runs with grad mode on, on detached inputs.
+    forward_in_grad_mode: bool = False
     num_saved_tensors: int = field(init=False)
     _backward: Callable | None = field(default=None, init=False)
     # Backwards of several threads' calls may reach the first compile together.
@@ -82,7 +93,11 @@ class _CompiledFunction(torch.autograd.Function):
     def forward(ctx, call: _Call, *inputs):
         plan = call.plan
         with without_autocast():
-            results = plan.forward(*inputs)
+            if plan.forward_in_grad_mode:
+                with torch.enable_grad():
+                    results = plan.forward(*(_detached(i) for i in inputs))
+            else:
+                results = plan.forward(*inputs)
         outputs = list(results[: plan.num_outputs])
         saved = results[plan.num_outputs :]
         ctx.plan = plan
@@ -113,6 +128,12 @@ class _CompiledFunction(torch.autograd.Function):
             else:
                 input_grads = _call_boxed(backward, args)
         return (None, *input_grads)
+
+
+def _detached(value):
+    """A tensor input without its history (writes into it still reach the caller's tensor), so
+    that ops run with grad mode on record nothing."""
+    return value.detach() if isinstance(value, torch.Tensor) and value.requires_grad else value
 
 
 def _call_boxed(compiled: Callable, args: list):
