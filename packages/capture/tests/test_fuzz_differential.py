@@ -7,7 +7,7 @@ generators, try/except, `with` blocks, grad mode switched off and back on (block
 across graph breaks), globals read and written (the program's own, and those of a helper
 module whose functions it calls, rebound between calls), torch.func transforms, graph breaks
 (print, branching on tensor data), int and float arguments, a dict passed in keyed by objects
-with no spelling. The source is exec'd twice (one module namespace for eager, one for the
+with no spelling, a class whose metaclass's `__call__` keeps one instance. The source is exec'd twice (one module namespace for eager, one for the
 compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
 new size. Results, the mutated arguments and the module state must match value by value, and
@@ -84,6 +84,20 @@ CTX = Ctx()
 ID_CACHE = {}
 
 
+class Single(type):
+    def __call__(cls, *args):
+        if cls.one is None:
+            cls.one = super().__call__(*args)
+        return cls.one
+
+
+class Counter(metaclass=Single):
+    one = None
+
+    def __init__(self, k):
+        self.k = k
+
+
 class Holder:
     level = 1
 
@@ -119,7 +133,8 @@ class Bump(dict):
 
 
 def state():
-    return G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue(), Holder.level, remember.__defaults__
+    return (G_SCALE, G_COUNT, SCALER.k, CTX.entered, SINK.getvalue(), Holder.level, remember.__defaults__,
+            Counter.one and Counter.one.k)
 '''
 
 
@@ -164,7 +179,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
-        "process_reads", "torch_func", "object_keys", "number_truth",
+        "process_reads", "torch_func", "object_keys", "number_truth", "metaclass_call",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -510,6 +525,10 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "number_truth":
         # The truth of a changing number (`if s:`): s is 0.0 and -0.0 in the last two calls.
         return [f"{env.new('tensors')} = {a} * (2 if {f} else 3) + (1 if not {i} else 0)"]
+    if kind == "metaclass_call":
+        # A class whose metaclass's __call__ hands back one instance: its state carries over
+        # from statement to statement and from call to call.
+        return [f"Counter({i}).k += 1", f"{env.new('tensors')} = {a} * Counter(0).k"]
     if kind == "object_keys":
         # A dict passed in keyed by objects with no Python spelling (o.groups: by a sentinel
         # and by (device, dtype), as torch groups tensors): its tensors are new every call.

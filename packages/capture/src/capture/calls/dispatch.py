@@ -18,7 +18,7 @@ from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_outp
 from ..values.class_lookup import python_dunder
 from ..values.base import NotConstant
 from ..values.symbolic import specialized_constant
-from .registry import CONSTRUCT_RULES, rule_for
+from .registry import CONSTRUCT_RULES, rule, rule_for
 from .signatures import check_arguments
 from .torch_ops import is_torch_operation, record_torch_call
 
@@ -106,9 +106,14 @@ def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list
         return None
 
 
-def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    """`cls(*args, **kwargs)`."""
+def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *, metaclass: bool = True) -> Value:
+    """`cls(*args, **kwargs)`: the metaclass's own `__call__` where it has one in Python (a
+    singleton's cache, a registry), else what `type.__call__` does (`metaclass=False`: the
+    metaclass's `super().__call__`)."""
     cls = class_value.cls
+    metaclass_call = python_dunder(type(cls), "__call__") if metaclass else None
+    if metaclass_call is not None:
+        return frame.session.wrap(metaclass_call, None).call(frame, [class_value, *args], kwargs)
     for klass in cls.__mro__:
         handler, subclasses = CONSTRUCT_RULES.get(klass, (None, False))
         if handler is not None and (klass is cls or subclasses):
@@ -137,6 +142,17 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value]) -
     elif args or kwargs:
         raise_user_error(frame, TypeError, f"{cls.__name__}() takes no arguments")
     return instance
+
+
+@rule(type.__call__)
+def _type_call(frame, args, kwargs):
+    """`type.__call__(cls, ...)`, which a metaclass's `__call__` reaches through `super()`:
+    constructing as if the metaclass had no `__call__` of its own."""
+    from ..values.objects import ClassValue
+
+    if not args or not isinstance(args[0], ClassValue):
+        raise Unsupported("type.__call__ of something other than a class")
+    return construct(frame, args[0], args[1:], kwargs, metaclass=False)
 
 
 def _written_in_c(cls: type) -> bool:

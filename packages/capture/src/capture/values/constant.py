@@ -59,7 +59,10 @@ class ConstantValue(Value):
         return type(self.value)
 
     def describe(self) -> str:
-        text = repr(self.value)
+        try:
+            text = repr(self.value)
+        except Exception:  # noqa: BLE001  (an int subclass half-built by the traced code, say)
+            text = f"{type(self.value).__qualname__} object"
         return f"constant {text if len(text) < 40 else text[:37] + '...'}"
 
     def as_python_constant(self) -> Any:

@@ -495,7 +495,10 @@ class SuperValue(Value):
         return f"super({self.cls.__name__})"
 
     def get_attr(self, frame, name):
-        mro = self.obj.python_type().__mro__ if not isinstance(self.obj, ClassValue) else self.obj.cls.__mro__
+        # Python's rule: super(C, obj) walks obj's MRO where obj is a subclass of C, else
+        # type(obj)'s; a metaclass's method calling super() has the class as obj.
+        of_class = isinstance(self.obj, ClassValue) and issubclass(self.obj.cls, self.cls)
+        mro = self.obj.cls.__mro__ if of_class else self.obj.python_type().__mro__
         start = mro.index(self.cls) + 1
         for klass in mro[start:]:
             if name in klass.__dict__:
@@ -503,7 +506,7 @@ class SuperValue(Value):
                 break
         else:
             raise Unsupported(f"super().{name} not found")
-        if isinstance(self.obj, ClassValue):
+        if of_class:
             if isinstance(descriptor, classmethod):
                 return MethodValue(frame.session.wrap(descriptor.__func__, None), self.obj)
             if isinstance(descriptor, staticmethod):
