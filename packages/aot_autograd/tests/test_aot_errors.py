@@ -51,6 +51,26 @@ def test_write_into_an_input_sharing_memory_with_another_is_refused_where_they_c
         aot_eager(functions_graph(write_first_read_second), [x.detach(), x])
 
 
+def index_put_then_read(x):
+    x.index_put_((torch.tensor([1]),), torch.tensor([5.0]))
+    return (x * 1,)
+
+
+def fill_then_read(x):
+    x.fill_(2.0)
+    return (x + 1,)
+
+
+@pytest.mark.parametrize("fn", [index_put_then_read, fill_then_read], ids=lambda f: f.__name__)
+def test_write_into_an_expanded_input_is_refused(fn):
+    # Eager allows these writes; after index_put_, every element of the one memory location
+    # reads 5, where the functional graph's value had 5 at index 1 alone (inductor once
+    # returned [0, 5, 0] for eager's [5, 5, 5]).
+    expanded = torch.zeros(1).expand(3)
+    with pytest.raises(UnsupportedProgramError, match=r"into input \d+, an expanded tensor"):
+        aot_eager(functions_graph(fn), [expanded])
+
+
 def test_partitioner_saving_a_tuple_is_reported():
     def save_everything(joint_module, joint_inputs, *, num_fwd_outputs):
         from aot_autograd.partitioners.joint import JointGraph

@@ -89,3 +89,19 @@ def test_error_describes_the_frame_at_the_refused_instruction():
     assert snapshot.opname == "CALL"
     assert set(snapshot.locals) == {"x", "doubled", "label"}
     assert [v.describe() for v in snapshot.stack[-2:]] == ["constant 'value'", "a Tensor (float32[3])"]
+
+
+def test_a_backends_error_says_which_graph_and_inputs_it_compiled():
+    # Backends name graph inputs by position ("writes into input 1"); the note maps them back.
+    def refusing_backend(gm, example_inputs):
+        raise RuntimeError("cannot compile a write into input 1")
+
+    def scale_in_place(weight, x):
+        x.mul_(weight)
+        return x
+
+    with pytest.raises(RuntimeError, match="input 1") as error:
+        capture.optimize(scale_in_place, refusing_backend)(torch.randn(3), torch.randn(3))
+    (note,) = error.value.__notes__
+    assert "graph captured from" in note and "scale_in_place" in note and __file__ in note
+    assert "0 = L['x'], 1 = L['weight']" in note  # graph inputs in the order the graph reads them

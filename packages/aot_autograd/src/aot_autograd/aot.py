@@ -282,3 +282,15 @@ def _check_effects(effects: GraphEffects, inputs: Sequence[Any]) -> None:
                 "their dtypes or sizes differ or are symbolic)",
                 "Pass tensors that do not overlap, or clone one of them before the call.",
             )
+        # An expanded input's elements share memory: after a write, eager reads the written
+        # value at every element of that memory, the functional graph at one.
+        if _has_internal_overlap(inputs[index]):
+            raise UnsupportedProgramError(
+                f"writes in place into input {index}, an expanded tensor (several of its elements "
+                "share one memory location)",
+                "Clone the input before the call, or write into it outside the compiled function.",
+            )
+
+
+def _has_internal_overlap(tensor: torch.Tensor) -> bool:
+    return any(stride == 0 and size != 1 for size, stride in zip(tensor.shape, tensor.stride()))

@@ -140,7 +140,8 @@ def _split_back(emit, step, base, view, updated):
 def _expand_back(emit, step, base, view, updated):
     raise UnsupportedProgramError(
         "writes in place into an expanded tensor (several elements share one memory location)",
-        "Clone the tensor before writing to it, as eager PyTorch would also require.",
+        "Clone the tensor before writing to it (eager refuses most such writes; fill_, zero_ "
+        "and index_put_ it allows, but they are not compiled).",
     )
 
 

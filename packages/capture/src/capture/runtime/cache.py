@@ -265,7 +265,13 @@ class CodeCache:
         entry.input_numbers = input_numbers(result)
         if operations:
             graph_code_log.debug("captured graph of %s:\n%s", name, graph_module.code)
-            set_compiled_graph(entry, self.compilation.compile_graph(graph_module, [i.value for i in result.inputs]))
+            try:
+                compiled = self.compilation.compile_graph(graph_module, [i.value for i in result.inputs])
+            except Exception as error:
+                # A backend's error names graph inputs by position: say which values they are.
+                error.add_note(_graph_context(self.fn, result.inputs))
+                raise
+            set_compiled_graph(entry, compiled)
             # The backend reads the same symbolic sizes and may specialize one while it compiles
             # (code generated for that size only): its questions guard the entry too.
             guard_count = len(result.guards)
@@ -276,6 +282,14 @@ class CodeCache:
         guards_log.debug("%s", guard.source)
         entry_log.debug("%s", entry.source)
         return entry
+
+
+def _graph_context(fn: types.FunctionType, inputs: list, shown: int = 8) -> str:
+    code = fn.__code__
+    names = ", ".join(f"{i} = {graph_input.source}" for i, graph_input in enumerate(inputs[:shown]))
+    more = f", ... ({len(inputs)} in all)" if len(inputs) > shown else ""
+    return (f"(while compiling the graph captured from {fn.__qualname__}, {code.co_filename}:{code.co_firstlineno};"
+            f" its inputs: {names}{more})")
 
 
 def compile_guards(fn: types.FunctionType, guards: list) -> Callable:
