@@ -23,6 +23,18 @@ def test_cat_of_mixed_sizes_and_dtypes(device):
     check(lambda a, b: (aten.cat.default([a, b]),), a, b)
 
 
+@pytest.mark.parametrize("shapes", [[(0,), (0,)], [(0,), (3, 2)], [(0, 2), (3, 2), (0, 2)], [(0, 2), (0, 2)]],
+                         ids=["legacy_empties", "legacy_empty_and_2d", "empty_rows", "all_empty_rows"])
+def test_cat_with_empty_inputs(shapes, device):
+    # Empty inputs supply no element but take part in type promotion (the float64 ones here);
+    # a cat of legacy empties alone raised an IndexError while lowering.
+    tensors = [torch.randn(s, device=device, dtype=torch.float64 if i == 0 else torch.float32) for i, s in enumerate(shapes)]
+    if len(tensors) == 2:
+        check(lambda a, b: (aten.cat.default([a, b]),), *tensors)
+    else:
+        check(lambda a, b, c: (aten.cat.default([a, b, c]),), *tensors)
+
+
 @pytest.mark.parametrize("pad", [[1, 2], [0, 3, 2, 0], [-1, 2]])
 def test_constant_pad_nd(pad, device):
     x = torch.randn(3, 6, 7, device=device)

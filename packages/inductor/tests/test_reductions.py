@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import check, with_specials
+from conftest import check, compile_aten, with_specials
 
 aten = torch.ops.aten
 
@@ -198,3 +198,23 @@ def test_split_reductions_match_eager(name, device, monkeypatch, tmp_path):
     x = with_specials(x) if name == "amax_with_nan" else x
     compiled = check(SPLIT_CASES[name], x, rtol=1e-4, atol=1e-4)
     assert compiled.kernel_count >= 2  # partial reductions, then the reduction of the partials
+
+
+EMPTY_REDUCTIONS = {
+    "max": lambda x: (aten.max.default(x),),
+    "amin": lambda x: (aten.amin.default(x, [1]),),
+    "argmax": lambda x: (aten.argmax.default(x, 1),),
+    "min.dim": lambda x: aten.min.dim(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_REDUCTIONS)
+def test_max_min_over_an_empty_dim_raise_like_eager(name, device):
+    # Eager raises (IndexError or RuntimeError); the kernel returned the identity, -inf or inf.
+    fn = EMPTY_REDUCTIONS[name]
+    x = torch.randn(3, 0, device=device)
+    with pytest.raises((IndexError, RuntimeError)) as eager:
+        fn(x)
+    with pytest.raises(type(eager.value), match="Expected reduction dim"):
+        compile_aten(fn, [x])(x)
+    check(lambda x: (aten.amax.default(x, [0]),), torch.randn(3, 0, device=device))  # over a non-empty dim: no error

@@ -26,17 +26,24 @@ def _clamp_index(expr, upper):
 
 @register_lowering(aten.cat.default)
 def cat(tensors, dim=0):
-    tensors = [t for t in tensors if not (len(t.size) == 1 and t.size[0] == 0)]
-    ndim = len(tensors[0].size)
-    dim = dim + ndim if dim < 0 else dim
+    # Every input takes part in type promotion, empty ones too (as in eager); legacy empty
+    # tensors (1-D of size 0) in nothing else, whatever the others' rank.
     _, dtype = promote(tensors, Kind.NO_OPMATH)
+    shaped = [t for t in tensors if not (len(t.size) == 1 and t.size[0] == 0)] or tensors[:1]
+    ndim = len(shaped[0].size)
+    dim = dim + ndim if dim < 0 else dim
     offsets, total = [], sympy.Integer(0)
-    for t in tensors:
+    for t in shaped:
         offsets.append(total)
         total = total + t.size[dim]
-    size = list(tensors[0].size)
+    size = list(shaped[0].size)
     size[dim] = total
-    loaders = [(t.make_loader(), t.dtype, t.size[dim]) for t in tensors]
+    # Inputs empty along `dim` supply no element: no load of theirs, even a clamped one.
+    pieces = [(t, start) for t, start in zip(shaped, offsets) if t.size[dim] != 0]
+    if not pieces:
+        return Pointwise(shaped[0].device, dtype, tuple(size), lambda index: ops.constant(0, dtype))
+    loaders = [(t.make_loader(), t.dtype, t.size[dim]) for t, _ in pieces]
+    offsets = [start for _, start in pieces]
 
     def inner(index):
         value = None
@@ -51,7 +58,7 @@ def cat(tensors, dim=0):
                 value = ops.where(inside, piece, value)
         return value
 
-    return Pointwise(tensors[0].device, dtype, tuple(size), inner)
+    return Pointwise(shaped[0].device, dtype, tuple(size), inner)
 
 
 @register_lowering(aten.constant_pad_nd.default)

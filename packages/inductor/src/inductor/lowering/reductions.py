@@ -19,6 +19,7 @@ from ..ir import IRNode, Pointwise, Reduction
 from ..ops import ops
 from ..sizes import product
 from . import register_lowering
+from .extern import extern
 from .pointwise import broadcast_loader, cast, opmath_dtype, pointwise, to_dtype
 from .views import squeeze, unsqueeze
 
@@ -135,24 +136,30 @@ def _count(count, dtype):
     return ops.to_dtype(ops.index_expr(count, torch.int64), dtype)
 
 
+def _raising_over_empty(op, lower):
+    """Eager's max/min/argmax/argmin raise where a reduced dim is empty (a kernel would return
+    the reduction's identity, -inf): over a dim known to be empty, the aten call, which raises
+    the same error when the graph runs."""
+
+    def lowering(x, *args, **kwargs):
+        dim = args[0] if args else kwargs.get("dim")
+        if any(x.size[d] == 0 for d in _dims(x, dim)):
+            return extern(op, (x, *args), kwargs)
+        return lower(x, *args, **kwargs)
+
+    register_lowering(op)(lowering)
+
+
 for _name in ("amax", "amin"):
-    register_lowering(getattr(aten, _name).default)(
-        lambda x, dim=(), keepdim=False, _t=_name[1:]: reduce(x, dim, keepdim, _t)
+    _raising_over_empty(
+        getattr(aten, _name).default, lambda x, dim=(), keepdim=False, _t=_name[1:]: reduce(x, dim, keepdim, _t)
     )
-register_lowering(aten.max.default)(lambda x: reduce(x, None, False, "max"))
-register_lowering(aten.min.default)(lambda x: reduce(x, None, False, "min"))
-register_lowering(aten.argmax.default)(lambda x, dim=None, keepdim=False: reduce(x, dim, keepdim, "argmax"))
-register_lowering(aten.argmin.default)(lambda x, dim=None, keepdim=False: reduce(x, dim, keepdim, "argmin"))
-
-
-@register_lowering(aten.max.dim)
-def _max_dim(x, dim, keepdim=False):
-    return reduce(x, dim, keepdim, "max"), reduce(x, dim, keepdim, "argmax")
-
-
-@register_lowering(aten.min.dim)
-def _min_dim(x, dim, keepdim=False):
-    return reduce(x, dim, keepdim, "min"), reduce(x, dim, keepdim, "argmin")
+_raising_over_empty(aten.max.default, lambda x: reduce(x, None, False, "max"))
+_raising_over_empty(aten.min.default, lambda x: reduce(x, None, False, "min"))
+_raising_over_empty(aten.argmax.default, lambda x, dim=None, keepdim=False: reduce(x, dim, keepdim, "argmax"))
+_raising_over_empty(aten.argmin.default, lambda x, dim=None, keepdim=False: reduce(x, dim, keepdim, "argmin"))
+_raising_over_empty(aten.max.dim, lambda x, dim, keepdim=False: (reduce(x, dim, keepdim, "max"), reduce(x, dim, keepdim, "argmax")))
+_raising_over_empty(aten.min.dim, lambda x, dim, keepdim=False: (reduce(x, dim, keepdim, "min"), reduce(x, dim, keepdim, "argmin")))
 
 
 def _logical_reduction(kind):
