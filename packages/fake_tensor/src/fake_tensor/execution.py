@@ -26,7 +26,7 @@ import torch
 from torch._decomp import decomposition_table
 from torch.autograd.graph import increment_version
 
-from . import meta_output_cache, specialization
+from . import dtype_support, meta_output_cache, specialization
 from .devices import normalize_device, output_device
 from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
 from .op_rules import rule_of
@@ -57,6 +57,8 @@ def run_on_meta(mode, func, args, kwargs):
     if facts.takes_device_kwarg:
         meta_kwargs["device"] = META
     device = output_device(func, unwrapped.devices, unwrapped.explicit_device)
+    if facts.checks_dtypes and unwrapped.inputs:
+        dtype_support.check(func, args, kwargs, unwrapped.inputs)
 
     cache = facts.output_cache
     if cache is not None and mode.shape_env is not None:
@@ -205,6 +207,8 @@ class _OpFacts:
     output_cache: meta_output_cache.OutputCache | None
     # (position, name) of each `Tensor(a!)[]` argument: the lists a foreach op writes.
     written_lists: tuple[tuple[int, str], ...]
+    # Pointwise ops, whose CPU kernels reject some integer and bool dtypes (dtype_support.py).
+    checks_dtypes: bool
 
 
 _FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
@@ -230,6 +234,7 @@ def _facts_of(func) -> _OpFacts:
                 (position, a.name) for position, a in enumerate(schema.arguments)
                 if a.alias_info is not None and a.alias_info.is_write and isinstance(a.type, torch.ListType)
             ),
+            checks_dtypes=dtype_support.probes(func),
         )
         _FACTS[func] = facts
         return facts

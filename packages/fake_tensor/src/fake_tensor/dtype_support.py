@@ -1,0 +1,71 @@
+"""Dtypes eager's CPU kernels reject, learnt by running the kernel once.
+
+Meta kernels take every dtype; eager's CPU kernels do not: `abs` of a bool tensor raises
+NotImplementedError ("abs_cpu" not implemented for 'Bool'), `frac` of an int tensor too. A
+fake must raise what eager raises, or a compiled program returns a value where eager raised
+(inductor computes `abs` of bools, and decompositions compute `frac` of ints). So for a
+pointwise op over CPU tensors of integer or bool dtype, the real kernel runs once on
+one-element tensors of the same dtypes and ranks (so that type promotion is eager's); a dtype
+error it raises is remembered per (op, argument kinds) and raised again on fakes.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_UNKNOWN = object()
+_VERDICTS: dict[tuple, BaseException | None] = {}
+
+
+def probes(func: torch._ops.OpOverload) -> bool:
+    """Whether `func`'s dtype support is checked: pointwise ops that draw no random numbers
+    (a probe must not move the generator)."""
+    return torch.Tag.pointwise in func.tags and torch.Tag.nondeterministic_seeded not in func.tags
+
+
+def check(func, args, kwargs, fakes: list) -> None:
+    """Raise eager's dtype error for this call, if its CPU kernel rejects these dtypes."""
+    if any(f.device.type != "cpu" for f in fakes) or all(f.dtype.is_floating_point or f.dtype.is_complex for f in fakes):
+        return
+    key = (func, _kinds(args), _kinds(kwargs))
+    error = _VERDICTS.get(key, _UNKNOWN)
+    if error is _UNKNOWN:
+        error = _VERDICTS[key] = _probe(func, args, kwargs)
+    if error is not None:
+        raise type(error)(*error.args)
+
+
+def _kinds(value):
+    if isinstance(value, torch.Tensor):
+        return (value.dtype, value.dim() > 0)
+    if isinstance(value, (list, tuple)):
+        return tuple(_kinds(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _kinds(v)) for k, v in value.items())
+    return type(value)
+
+
+def _probe(func, args, kwargs) -> BaseException | None:
+    with torch._C._DisableTorchDispatch(), torch.no_grad():
+        try:
+            func(*_stand_ins(args), **_stand_ins(kwargs))
+        except (NotImplementedError, RuntimeError) as error:
+            # One-element operands broadcast with anything: what a pointwise kernel still
+            # refuses is their dtypes ("Boolean inputs not supported for relu").
+            return error
+        except Exception:  # noqa: BLE001  (not eager's dtype check)
+            return None
+    return None
+
+
+_SYMBOLIC_STAND_INS = {torch.SymInt: 1, torch.SymFloat: 1.0, torch.SymBool: True}
+
+
+def _stand_ins(value):
+    if isinstance(value, torch.Tensor):
+        return torch.ones((1,) if value.dim() > 0 else (), dtype=value.dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_stand_ins(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _stand_ins(v) for k, v in value.items()}
+    return _SYMBOLIC_STAND_INS.get(type(value), value)

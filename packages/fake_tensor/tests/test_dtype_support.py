@@ -1,0 +1,42 @@
+"""Fakes standing for CPU tensors raise what eager's CPU kernels raise for dtypes they reject
+(meta kernels take every dtype), and nothing more: each call against the real op."""
+
+import re
+
+import pytest
+import torch
+
+from fake_tensor import FakeTensorMode
+
+aten = torch.ops.aten
+
+CALLS = {
+    "abs_bool": (aten.abs.default, lambda: (torch.tensor([True, False]),)),
+    "relu_bool": (aten.relu.default, lambda: (torch.tensor([True, False]),)),
+    "frac_int": (aten.frac.default, lambda: (torch.arange(4),)),
+    "hypot_uint8": (aten.hypot.default, lambda: (torch.arange(4, dtype=torch.uint8),) * 2),
+    "floor_bool_in_place": (aten.floor_.default, lambda: (torch.tensor([True]),)),
+    "add_int_float_scalar_in_place": (aten.add_.Scalar, lambda: (torch.arange(3), 1.5)),
+    # accepted by eager: no error on fakes either
+    "abs_int": (aten.abs.default, lambda: (torch.arange(-2, 2),)),
+    "add_bool": (aten.add.Tensor, lambda: (torch.tensor([True]), torch.tensor([False]))),
+    "mul_int_by_0d_float": (aten.mul.Tensor, lambda: (torch.arange(3), torch.tensor(0.5))),
+}
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_fakes_raise_eagers_dtype_errors(call):
+    op, make = CALLS[call]
+    try:
+        op(*make())
+        expected = None
+    except (NotImplementedError, RuntimeError) as error:
+        expected = error
+    mode = FakeTensorMode()
+    with mode:
+        args = [mode.from_real(a) if isinstance(a, torch.Tensor) else a for a in make()]
+        if expected is None:
+            op(*args)
+        else:
+            with pytest.raises(type(expected), match=re.escape(str(expected)[:20])):
+                op(*args)
