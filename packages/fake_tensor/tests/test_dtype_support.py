@@ -17,6 +17,9 @@ CALLS = {
     "hypot_uint8": (aten.hypot.default, lambda: (torch.arange(4, dtype=torch.uint8),) * 2),
     "floor_bool_in_place": (aten.floor_.default, lambda: (torch.tensor([True]),)),
     "add_int_float_scalar_in_place": (aten.add_.Scalar, lambda: (torch.arange(3), 1.5)),
+    # a value, not a dtype, that eager refuses: remembered for that value alone
+    "pow_int_negative_exponent": (aten.pow.Tensor_Scalar, lambda: (torch.arange(3), -1)),
+    "pow_int_square": (aten.pow.Tensor_Scalar, lambda: (torch.arange(3), 2)),
     # accepted by eager: no error on fakes either
     "abs_int": (aten.abs.default, lambda: (torch.arange(-2, 2),)),
     "add_bool": (aten.add.Tensor, lambda: (torch.tensor([True]), torch.tensor([False]))),

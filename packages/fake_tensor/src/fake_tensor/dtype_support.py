@@ -36,13 +36,17 @@ def check(func, args, kwargs, fakes: list) -> None:
 
 
 def _kinds(value):
+    """What the probe's outcome depends on: tensors' dtypes and ranks (their values are
+    stand-ins), numbers' values (`pow(ints, -1)` raises where `pow(ints, 2)` does not)."""
     if isinstance(value, torch.Tensor):
         return (value.dtype, value.dim() > 0)
     if isinstance(value, (list, tuple)):
         return tuple(_kinds(v) for v in value)
     if isinstance(value, dict):
         return tuple((k, _kinds(v)) for k, v in value.items())
-    return type(value)
+    if type(value) in _SYMBOLIC_STAND_INS:
+        return type(value)
+    return (type(value), value) if isinstance(value, (int, float, complex)) else type(value)
 
 
 def _probe(func, args, kwargs) -> BaseException | None:
