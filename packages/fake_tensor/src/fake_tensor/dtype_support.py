@@ -12,6 +12,7 @@ error it raises is remembered per (op, argument kinds) and raised again on fakes
 from __future__ import annotations
 
 import torch
+from torch.utils._pytree import tree_leaves, tree_map
 
 _UNKNOWN = object()
 _VERDICTS: dict[tuple, BaseException | None] = {}
@@ -27,7 +28,7 @@ def check(func, args, kwargs, fakes: list) -> None:
     """Raise eager's dtype error for this call, if its CPU kernel rejects these dtypes."""
     if any(f.device.type != "cpu" for f in fakes) or all(f.dtype.is_floating_point or f.dtype.is_complex for f in fakes):
         return
-    key = (func, _kinds(args), _kinds(kwargs))
+    key = (func, *_kinds(args, kwargs))
     error = _VERDICTS.get(key, _UNKNOWN)
     if error is _UNKNOWN:
         error = _VERDICTS[key] = _probe(func, args, kwargs)
@@ -35,24 +36,25 @@ def check(func, args, kwargs, fakes: list) -> None:
         raise type(error)(*error.args)
 
 
-def _kinds(value):
+def _kinds(args, kwargs) -> tuple:
     """What the probe's outcome depends on: tensors' dtypes and ranks (their values are
-    stand-ins), numbers' values (`pow(ints, -1)` raises where `pow(ints, 2)` does not)."""
-    if isinstance(value, torch.Tensor):
-        return (value.dtype, value.dim() > 0)
-    if isinstance(value, (list, tuple)):
-        return tuple(_kinds(v) for v in value)
-    if isinstance(value, dict):
-        return tuple((k, _kinds(v)) for k, v in value.items())
-    if type(value) in _SYMBOLIC_STAND_INS:
-        return type(value)
-    return (type(value), value) if isinstance(value, (int, float, complex)) else type(value)
+    stand-ins), numbers' values (`pow(ints, -1)` raises where `pow(ints, 2)` does not), and
+    which keyword each argument is."""
+    return tuple(map(_kind, tree_leaves(args))), tuple((k, tuple(map(_kind, tree_leaves(v)))) for k, v in kwargs.items())
+
+
+def _kind(leaf):
+    if isinstance(leaf, torch.Tensor):
+        return (leaf.dtype, leaf.dim() > 0)
+    if type(leaf) in _SYMBOLIC_STAND_INS:
+        return type(leaf)
+    return (type(leaf), leaf) if isinstance(leaf, (int, float, complex)) else type(leaf)
 
 
 def _probe(func, args, kwargs) -> BaseException | None:
     with torch._C._DisableTorchDispatch(), torch.no_grad():
         try:
-            func(*_stand_ins(args), **_stand_ins(kwargs))
+            func(*tree_map(_stand_in, args), **tree_map(_stand_in, kwargs))
         except (NotImplementedError, RuntimeError) as error:
             # One-element operands broadcast with anything: what a pointwise kernel still
             # refuses is their dtypes ("Boolean inputs not supported for relu").
@@ -65,11 +67,7 @@ def _probe(func, args, kwargs) -> BaseException | None:
 _SYMBOLIC_STAND_INS = {torch.SymInt: 1, torch.SymFloat: 1.0, torch.SymBool: True}
 
 
-def _stand_ins(value):
-    if isinstance(value, torch.Tensor):
-        return torch.ones((1,) if value.dim() > 0 else (), dtype=value.dtype)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_stand_ins(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _stand_ins(v) for k, v in value.items()}
-    return _SYMBOLIC_STAND_INS.get(type(value), value)
+def _stand_in(leaf):
+    if isinstance(leaf, torch.Tensor):
+        return torch.ones((1,) if leaf.dim() > 0 else (), dtype=leaf.dtype)
+    return _SYMBOLIC_STAND_INS.get(type(leaf), leaf)

@@ -39,15 +39,13 @@ def cat(tensors, dim=0):
     size = list(shaped[0].size)
     size[dim] = total
     # Inputs empty along `dim` supply no element: no load of theirs, even a clamped one.
-    pieces = [(t, start) for t, start in zip(shaped, offsets) if t.size[dim] != 0]
-    if not pieces:
+    loaders = [(t.make_loader(), t.dtype, t.size[dim], start) for t, start in zip(shaped, offsets) if t.size[dim] != 0]
+    if not loaders:
         return Pointwise(shaped[0].device, dtype, tuple(size), lambda index: ops.constant(0, dtype))
-    loaders = [(t.make_loader(), t.dtype, t.size[dim]) for t, _ in pieces]
-    offsets = [start for _, start in pieces]
 
     def inner(index):
         value = None
-        for (load, src, n), start in reversed(list(zip(loaders, offsets))):
+        for load, src, n, start in reversed(loaders):
             local = list(index)
             local[dim] = _clamp_index(index[dim] - start, n) if len(loaders) > 1 else index[dim] - start
             piece = cast(load(local), src, dtype)
