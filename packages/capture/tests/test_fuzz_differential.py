@@ -269,7 +269,10 @@ def statement(draw, env: Env, depth: int) -> list[str]:
     if kind == "print":
         return [f"print({i}, {a}.shape, file=SINK)"]
     if kind == "fstring":
-        return [f"{env.new('ints')} = len(f\"{{{i}}}-{{{a}.shape}}-{{{f}:.2f}}\")"]
+        # Formatting specializes a float to its value; `.17g` shows every digit of it, so a
+        # float the guards rebuilt with other rounding gives another string.
+        spec = draw(st.sampled_from([".2f", ".17g"]))
+        return [f"{env.new('ints')} = len(f\"{{{i}}}-{{{a}.shape}}-{{{f}:{spec}}}\")"]
     if kind == "isinstance":
         return [f"{env.new('ints')} = int(isinstance({a}, torch.Tensor)) + int(isinstance({i}, float)) + int(isinstance({f}, (int, float)))"]
     if kind == "object_write":

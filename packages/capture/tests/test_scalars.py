@@ -198,6 +198,21 @@ def test_a_float_specialized_to_zero_keeps_its_sign():
             _run(compiled, signed, torch.ones(2), s)
 
 
+def test_float_arithmetic_specialized_to_its_value_is_guarded_by_the_inputs():
+    """`(s + 0.1) * 3.0` formatted is a constant of the graph, guarded. sympy rearranges it
+    as `3.0*s + 0.3`, which rounds otherwise than Python: a guard on that expression failed at
+    the very values it was captured for (capture again on every call), so the guard pins `s`."""
+
+    def formatted(x, s):
+        scaled = (s + 0.1) * 3.0
+        return x * 2, f"{scaled:.17g}", f"{s * 0.1 + s * 0.2:.17g}"
+
+    compiled = compile_eager(formatted, fullgraph=True)
+    for s in (-0.5, 0.7, -0.5, 1.3, 0.7, 0.1):
+        _run(compiled, formatted, torch.randn(2), s)
+    assert captures(compiled) <= 6
+
+
 def test_an_infinite_float_after_finite_ones_stays_a_constant():
     # `ord=inf` of a norm after `ord=2.0, 3.0` (op_db's norm.inf): a symbol with hint inf
     # made the norm's own check `ord == inf` an internal error.

@@ -201,3 +201,15 @@ def test_a_product_folded_to_zero_guards_the_sign_of_its_factor(zero):
     guards = " and ".join(env.guards_as_python(lambda *place: "s"))
     assert eval(guards, {"math": math, "s": zero}), guards
     assert not eval(guards, {"math": math, "s": -zero}), guards
+
+
+def test_float_arithmetic_specialized_guards_its_symbols_not_sympys_rearrangement():
+    # sympy distributes `(s + 0.1) * 3.0` into `3.0*s + 0.3`: 2.3999999999999995 at s = 0.7,
+    # where Python's value (and the specialization) is 2.4. Guarding that expression equal to
+    # 2.4 fails at the example itself; pinning s holds there and only there.
+    env = ShapeEnv()
+    s = env.scalar(0.7, "s")
+    assert float((s + 0.1) * 3.0) == (0.7 + 0.1) * 3.0
+    guards = " and ".join(env.guards_as_python(lambda *place: "s"))
+    assert eval(guards, {"math": math, "s": 0.7}), guards
+    assert not eval(guards, {"math": math, "s": 0.7000000000000001}), guards
