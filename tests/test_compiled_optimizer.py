@@ -71,6 +71,10 @@ def test_compiled_step_matches_eager(name, backend_name, device):
     # must update the parameters once (timing on the real tensors updated them several times).
     model, optimizer = model_and_optimizer(name, device)
     expected_model, expected_optimizer = copy.deepcopy((model, optimizer))
+    if device == "cuda":
+        # Compiling a step makes a group on the GPU without state capturable (as torch.compile
+        # does): its step counts then live on the GPU, in eager too.
+        make_capturable(expected_optimizer)
     backend, graphs = counting(backend_name)
     step = compiler.compile(optimizer.step, backend=backend, fullgraph=True)
 
@@ -79,6 +83,8 @@ def test_compiled_step_matches_eager(name, backend_name, device):
     step()
     expected_optimizer.step()
     assert len(graphs) == 1
+    assert [g.get("capturable") for g in optimizer.param_groups] == \
+        [g.get("capturable") for g in expected_optimizer.param_groups]
 
     # The next steps update it in place: one more graph, reused.
     state_tensors = [t for s in optimizer.state.values() for t in s.values()]
@@ -88,6 +94,31 @@ def test_compiled_step_matches_eager(name, backend_name, device):
         expected_optimizer.step()
     assert len(graphs) == 2
     assert [t for s in optimizer.state.values() for t in s.values()] == state_tensors
+    assert_same_training_state(model, optimizer, expected_model, expected_optimizer)
+
+
+def make_capturable(optimizer):
+    for group in optimizer.param_groups:
+        if "capturable" in group:
+            group["capturable"] = True
+
+
+@pytest.mark.parametrize("name", ["AdamW", "Adam", "AdamW-fused", "Adam-for-loop"])
+def test_capturable_step_matches_eager(name):
+    # The implementations a GPU step takes once compiling made it capturable (torch.optim
+    # runs a fused step that is not natively, between graphs). Eager refuses capturable=True
+    # on the CPU, so the expected values come from its usual step (the same arithmetic, with
+    # the bias corrections in float32 tensors rather than Python floats).
+    model, optimizer = model_and_optimizer(name)
+    expected_model, expected_optimizer = copy.deepcopy((model, optimizer))
+    make_capturable(optimizer)
+    backend, graphs = counting("inductor")
+    step = compiler.compile(optimizer.step, backend=backend, fullgraph=True)
+    for _ in range(3):
+        give_gradients(model, expected_model)
+        step()
+        expected_optimizer.step()
+    assert len(graphs) == 2
     assert_same_training_state(model, optimizer, expected_model, expected_optimizer)
 
 

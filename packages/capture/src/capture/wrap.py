@@ -170,6 +170,20 @@ def _object(session, obj, source):
     return ObjectValue(obj, source)
 
 
+@wraps(torch.optim.Optimizer)
+def _optimizer(session, obj, source):
+    # Under torch.compile a step that is not `capturable` falls back to running natively
+    # (torch.optim's maybe_fallback) once its step counts live on the GPU, as a fused step's
+    # always do. So, as torch.compile does (Dynamo's OptimizerVariable._set_capturable), a
+    # group whose parameters are all on the GPU and have no state yet becomes capturable for
+    # good: its state is created on the device, and the step traces into one graph.
+    for group in obj.param_groups:
+        params = group.get("params", [])
+        if "capturable" in group and all(p.device.type in ("cuda", "xpu") and p not in obj.state for p in params):
+            group["capturable"] = True
+    return _object(session, obj, source)
+
+
 @wraps(nn.Module)
 def _module(session, obj, source):
     if source is not None:
