@@ -172,14 +172,17 @@ def _object(session, obj, source):
 
 @wraps(torch.optim.Optimizer)
 def _optimizer(session, obj, source):
-    # Under torch.compile a step that is not `capturable` falls back to running natively
-    # (torch.optim's maybe_fallback) once its step counts live on the GPU, as a fused step's
-    # always do. So, as torch.compile does (Dynamo's OptimizerVariable._set_capturable), a
-    # group whose parameters are all on the GPU and have no state yet becomes capturable for
-    # good: its state is created on the device, and the step traces into one graph.
+    # While compiling, torch.optim runs a step that is not `capturable` natively, between
+    # graphs (its maybe_fallback), once its step counts live on the GPU, as a fused step's
+    # always do. torch.compile makes every group whose parameters are all on the GPU and
+    # have no state yet capturable for good (Dynamo's OptimizerVariable._set_capturable);
+    # we do so for fused groups, the ones that need it: their state is created on the
+    # device, and the step traces into one graph. (A foreach or for-loop step keeps its
+    # counts on the CPU and traces as it is.)
     for group in obj.param_groups:
         params = group.get("params", [])
-        if "capturable" in group and all(p.device.type in ("cuda", "xpu") and p not in obj.state for p in params):
+        if group.get("fused") and "capturable" in group and \
+                all(p.device.type in ("cuda", "xpu") and p not in obj.state for p in params):
             group["capturable"] = True
     return _object(session, obj, source)
 
