@@ -76,7 +76,7 @@ class Questions:
         else:
             if type(hint) is bool:
                 self._record(simplified if hint else sympy.Not(simplified))
-            elif self._rounds_otherwise(simplified, hint):
+            elif type(hint) is float and not simplified.is_Symbol:
                 self._pin_symbols(simplified)
             else:
                 self._record(sympy.Eq(simplified, hint))
@@ -111,19 +111,16 @@ class Questions:
             self.guards.append(Guard(part, Origin(user_frame(), op)))
             self._learn(part)
 
-    def _rounds_otherwise(self, expr: sympy.Basic, hint) -> bool:
-        """Whether `expr`, specialized to `hint`, is float arithmetic: sympy has rearranged the
-        program's operations (`(s + 0.1) * 3.0` is `3.0*s + 0.3`), so at other values it rounds
-        otherwise than Python did, and a guard `expr == hint` would fail where the program
-        gives `hint` again (at the example itself: 3.0*0.7 + 0.3 is 2.3999999999999995, the
-        program's 2.4) or pass where it does not."""
-        return not expr.is_Symbol and (type(hint) is float or expr.has(sympy.Float)
-                                       or any(type(self.hints.get(s)) is float for s in expr.free_symbols))
-
     def _pin_symbols(self, expr: sympy.Basic) -> None:
-        """Specialize `expr` by guarding each of its symbols to its example value: the program's
-        own arithmetic then gives the same value again, exactly (torch.compile specializes
-        float inputs to their values from the start)."""
+        """Specialize the float `expr` by guarding each of its symbols to its example value.
+        sympy has rearranged the program's operations (`(s + 0.1) * 3.0` is `3.0*s + 0.3`), so
+        it rounds otherwise than Python: a guard `expr == hint` would fail where the program
+        gives `hint` again (at the example itself: 3.0*0.7 + 0.3 is 2.3999999999999995, the
+        program's 2.4) or pass where it does not. With its symbols pinned the program's own
+        arithmetic gives the same value again, exactly (torch.compile specializes float
+        inputs to their values from the start). An int specialized from float arithmetic
+        (`int(n * 0.1)`) keeps its guard on the expression: pinning would tie a size to one
+        value where a range of them gives the same int."""
         for symbol in sorted(expr.free_symbols, key=str):
             value = self.hints[symbol]
             self._record(sympy.Eq(symbol, value))
