@@ -62,9 +62,19 @@ def return_detached_inputs(x, w):
     return (x.detach(), w.detach(), w.detach().view(1, -1), x * w)
 
 
+def factories_writing_through_out(x, w):
+    # `.out` forms of factories: their functional forms take the dtype and device of `out`.
+    torch.eye(4, 5, out=x)
+    torch.arange(5, out=x[2])
+    steps = torch.empty(3, dtype=torch.int64)
+    torch.arange(3, out=steps)
+    return (x * 2 + w, steps * 1)
+
+
 PROGRAMS = {
     fn.__name__: fn
     for fn in (
+        factories_writing_through_out,
         inplace_on_intermediates,
         write_through_views_of_intermediate,
         write_into_input,

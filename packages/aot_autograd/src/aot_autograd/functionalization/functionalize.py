@@ -19,6 +19,7 @@ alias an input or another output are reported too, so the caller can hand back v
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from dataclasses import dataclass, field
 from typing import Any
@@ -282,6 +283,12 @@ class _Functionalizer:
                             if i != j) else 0
 
     def _apply_mutation(self, node: fx.Node, variant: FunctionalVariant, bound: dict) -> None:
+        factory_mode = contextlib.nullcontext()
+        if variant.options_from is not None:
+            # A factory has no tensor argument to dispatch its fake value by: run it in the mode.
+            out = bound[variant.options_from].meta["val"]
+            bound = {**bound, "dtype": out.dtype, "layout": out.layout, "device": out.device}
+            factory_mode = out.fake_mode
         args, kwargs = [], {}
         for argument in variant.op._schema.arguments:
             if argument.name not in bound:
@@ -291,7 +298,8 @@ class _Functionalizer:
                 kwargs[argument.name] = value
             else:
                 args.append(value)
-        new = self.emit(variant.op, *args, **kwargs)
+        with factory_mode:
+            new = self.emit(variant.op, *args, **kwargs)
         single = isinstance(new.meta["val"], torch.Tensor)
         # One `Tensor[]` return (the foreach ops): `outputs` are its items.
         single_list = len(variant.op._schema.returns) == 1 and not single

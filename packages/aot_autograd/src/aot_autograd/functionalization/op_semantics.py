@@ -9,6 +9,7 @@ without writing is found by name and matching arguments (`add_.Tensor` -> `add.T
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Callable
@@ -20,6 +21,9 @@ from ..errors import UnsupportedProgramError
 
 aten = torch.ops.aten
 OpOverload = torch._ops.OpOverload
+
+# What a factory (`eye`, `arange`, `full`...) takes that its `.out` form reads off `out`.
+TENSOR_OPTIONS = frozenset({"dtype", "layout", "device", "pin_memory"})
 
 # Ops that return their argument under a new tensor object and nothing else: the value is the
 # argument's, with no storage of its own. `detach` and `lift_fresh` are what autograd and
@@ -64,6 +68,9 @@ class FunctionalVariant:
     dropped_args: frozenset[str]
     new_values: dict[str, int]
     returns: tuple[tuple[str, str | int], ...]
+    # A factory's `.out` form (`eye.m_out(n, m, *, out)`): the written argument whose dtype,
+    # layout and device `op` (`eye.m(n, m, *, dtype, layout, device, pin_memory)`) is given.
+    options_from: str | None = None
 
 
 def restrides_in_place_only(func: object, args: tuple) -> bool:
@@ -147,6 +154,11 @@ def _derived_variant(op: OpOverload) -> FunctionalVariant:
         functional = _matching_overload(candidate, schema, dropped)
         if functional is not None:
             return _output_mapping(functional, schema, written, dropped)
+    if candidates[0][1] and len(written) == 1:
+        functional = _matching_overload(name, schema, frozenset(written), also_taking=TENSOR_OPTIONS)
+        if functional is not None:
+            return dataclasses.replace(_output_mapping(functional, schema, written, frozenset(written)),
+                                       options_from=written[0])
     raise UnsupportedProgramError(
         f"uses {op}, an op that writes its arguments and has no functional counterpart "
         f"aot_autograd can find",
@@ -184,16 +196,18 @@ def _output_mapping(functional: OpOverload, schema, written: list[str], dropped:
     return FunctionalVariant(functional, dropped, new_values, tuple(returns))
 
 
-def _matching_overload(name: str, schema, dropped: frozenset[str]) -> OpOverload | None:
+def _matching_overload(name: str, schema, dropped: frozenset[str], also_taking=frozenset()) -> OpOverload | None:
     """The non-mutating overload of `aten.<name>` taking the arguments of `schema` (minus
-    `dropped`), in any order (`polygamma_(self, n)` but `polygamma(n, self)`)."""
+    `dropped`), in any order (`polygamma_(self, n)` but `polygamma(n, self)`), and besides
+    them keyword-only arguments named in `also_taking`."""
     wanted = sorted((a.name, str(a.type)) for a in schema.arguments if a.name not in dropped)
     packet = getattr(aten, name, None)
     for overload_name in packet.overloads() if packet is not None else ():
         candidate = getattr(packet, overload_name)
         if candidate._schema.is_mutable:
             continue
-        if sorted((a.name, str(a.type)) for a in candidate._schema.arguments) == wanted:
+        taken = [a for a in candidate._schema.arguments if not (a.kwarg_only and a.name in also_taking)]
+        if sorted((a.name, str(a.type)) for a in taken) == wanted:
             return candidate
     return None
 
