@@ -179,7 +179,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "dict_subclass", "sentinel_iter", "constant_error", "index_bounds", "set_algebra", "shape_values",
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
-        "process_reads", "torch_func", "object_keys", "number_truth", "metaclass_call",
+        "process_reads", "torch_func", "object_keys", "number_truth", "metaclass_call", "float_size",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -209,6 +209,12 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         expr = draw(st.sampled_from(["s * {i}", "{f} / 2 + 1", "{f} * {f}", "({f} + 0.1) * 3.0", "{f} * 0.1 + {i} * 0.2"]))
         float_var = env.new("floats")
         return [f"{float_var} = {expr.format(i=i, f=f)}", f"{env.new('tensors')} = {a} * {float_var}"]
+    if kind == "float_size":
+        # A size made from a changing float: int(), floor, ceil and round of it are truncations
+        # and roundings the graph must recompute at every new value.
+        size = draw(st.sampled_from(["int({f} - 1.0)", "int(3.0 - {f})", "math.floor({f} * 1.5)", "math.ceil({f} / 2)",
+                                     "round({f})", "int({f} // 0.75)"]))
+        return [f"{env.new('tensors')} = torch.ones(min(max({size.format(f=f)}, 0), 9)).sum() + {a}"]
     if kind == "closure":
         env.count += 1
         helper = f"h{env.count}"

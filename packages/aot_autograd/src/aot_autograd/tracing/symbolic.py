@@ -160,9 +160,9 @@ class SymbolicValues:
         elif head is sympy.Pow and expr.exp != 0:
             # A number to a symbolic power too (`3 ** n`).
             fn, operands = operator.pow, [expr.base, expr.exp]
-        elif head is sympy.Piecewise and _is_truncation(expr):
+        elif head is sympy.Piecewise and _truncated(expr) is not None:
             # int() of a symbolic float, as torch.sym_int spells it.
-            fn, operands = math.trunc, [expr.args[0][0].args[0]]
+            fn, operands = math.trunc, [_truncated(expr)]
         elif head in _OPERATORS:
             fn, operands = _OPERATORS[head], list(expr.args)
         else:
@@ -187,15 +187,23 @@ class SymbolicValues:
         return node
 
 
-def _is_truncation(expr: sympy.Piecewise) -> bool:
-    """`Piecewise((floor(x), x >= 0), (ceiling(x), True))`: x rounded toward zero."""
+def _truncated(expr: sympy.Piecewise) -> sympy.Expr | None:
+    """x, where `expr` is `Piecewise((floor(x), x >= 0), (ceiling(x), True))`: x rounded
+    toward zero. sympy may have moved an integer out of floor(x) and ceiling(x) (`int(f - 1.0)`
+    gives floor(f) - 1), and may spell the condition `3.0 - f >= 0` as `f - 3.0 <= 0`: x is read
+    off the condition and both branches checked against it."""
     if len(expr.args) != 2:
-        return False
+        return None
     (low, condition), (high, otherwise) = expr.args
-    if not (isinstance(low, sympy.floor) and otherwise is sympy.true):
-        return False
-    x = low.args[0]
-    return high == sympy.ceiling(x) and condition == sympy.Ge(x, 0)
+    if otherwise is not sympy.true:
+        return None
+    if isinstance(condition, sympy.GreaterThan):
+        x = condition.lhs - condition.rhs
+    elif isinstance(condition, sympy.LessThan):
+        x = condition.rhs - condition.lhs
+    else:
+        return None
+    return x if low == sympy.floor(x) and high == sympy.ceiling(x) else None
 
 
 def _val(arg: Any) -> Any:
