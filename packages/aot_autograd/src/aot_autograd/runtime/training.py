@@ -58,6 +58,7 @@ class TrainingPlan:
         self.non_differentiable = [
             i for i in range(self.num_outputs) if i not in regenerated and i not in self.differentiable
         ]
+        self.tangents_reaching = _tangents_reaching_outputs(self.backward_graph, len(self.differentiable))
 
     def compiled_backward(self) -> Callable:
         if self._backward is None:
@@ -101,6 +102,10 @@ class _CompiledFunction(torch.autograd.Function):
         outputs = list(results[: plan.num_outputs])
         saved = results[plan.num_outputs :]
         ctx.plan = plan
+        # Outputs the loss does not reach get no gradient (None, not zeros) so that, as in
+        # eager, inputs reached only through them get none either (an optimizer skips those).
+        ctx.set_materialize_grads(False)
+        ctx.tangent_layouts = [(o.shape, o.dtype, o.device) for o in (outputs[i] for i in plan.differentiable)]
         ctx.save_for_backward(*saved[: plan.num_saved_tensors])
         ctx.saved_sizes = saved[plan.num_saved_tensors :]
         for i in plan.effects.regenerated:
@@ -113,8 +118,15 @@ class _CompiledFunction(torch.autograd.Function):
     def backward(ctx, *grads):
         plan = ctx.plan
         # Tangents were traced contiguous; autograd may hand over any layout (an expanded
-        # scalar from `.sum().backward()`).
-        tangents = [grads[i].contiguous() for i in plan.differentiable]
+        # scalar from `.sum().backward()`), or None for an output the loss does not reach.
+        tangents, missing = [], 0
+        for k, i in enumerate(plan.differentiable):
+            if grads[i] is None:
+                missing |= 1 << k
+                shape, dtype, device = ctx.tangent_layouts[k]
+                tangents.append(torch.zeros(shape, dtype=dtype, device=device))
+            else:
+                tangents.append(grads[i].contiguous())
         args = [*ctx.saved_tensors, *ctx.saved_sizes, *tangents]
         del tangents
         if not torch._C._autograd._get_current_graph_task_keep_graph():
@@ -127,7 +139,26 @@ class _CompiledFunction(torch.autograd.Function):
                 input_grads = _GradientsWithoutBackward.apply(backward, *args)
             else:
                 input_grads = _call_boxed(backward, args)
+        if missing:
+            input_grads = [None if reaching and not reaching & ~missing else grad
+                           for grad, reaching in zip(input_grads, plan.tangents_reaching)]
         return (None, *input_grads)
+
+
+def _tangents_reaching_outputs(graph: fx.GraphModule, num_tangents: int) -> list[int]:
+    """For each output of the backward graph (an input's gradient), the tangents it is
+    computed from, as a bit set over their positions (the graph's last placeholders)."""
+    placeholders = graph.graph.find_nodes(op="placeholder")
+    first_tangent = len(placeholders) - num_tangents
+    reaching: dict[fx.Node, int] = {p: 1 << (k - first_tangent) if k >= first_tangent else 0
+                                    for k, p in enumerate(placeholders)}
+    for node in graph.graph.nodes:
+        if node.op != "placeholder":
+            reaching[node] = 0
+            for used in node.all_input_nodes:
+                reaching[node] |= reaching[used]
+    outputs = graph.graph.output_node().args[0]
+    return [reaching[out] if isinstance(out, fx.Node) else 0 for out in outputs]
 
 
 def _detached(value):
