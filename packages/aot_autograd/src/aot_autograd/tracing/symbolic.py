@@ -160,9 +160,9 @@ class SymbolicValues:
         elif head is sympy.Pow and expr.exp != 0:
             # A number to a symbolic power too (`3 ** n`).
             fn, operands = operator.pow, [expr.base, expr.exp]
-        elif head is sympy.Piecewise and _truncated(expr) is not None:
+        elif head is sympy.Piecewise and (truncated := _truncated(expr)) is not None:
             # int() of a symbolic float, as torch.sym_int spells it.
-            fn, operands = math.trunc, [_truncated(expr)]
+            fn, operands = math.trunc, [truncated]
         elif head in _OPERATORS:
             fn, operands = _OPERATORS[head], list(expr.args)
         else:
