@@ -1,7 +1,8 @@
 """Factories given `out=` (`torch.eye(n, out=w)`, as nn.init.eye_ calls it; `torch.arange(n,
 out=buf)`, zeros, ones, full, linspace, logspace) inside compiled functions, against eager:
 the written tensor and the result, at a first size, on a cache hit with new values, at new
-sizes (dynamic), and where `out` is a view of an input or a tensor the function made."""
+sizes (dynamic), and where `out` is a view of an input or a tensor the function made. And
+any op given an input as `out=` of another shape than its result, which resizes the input."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 import compiler
+from capture import Unsupported
 
 
 def arange_into_input(x):
@@ -65,3 +67,42 @@ def test_factory_writing_through_out_matches_eager(fn, backend):
         actual = compiled(actual_x)
         torch.testing.assert_close(actual, expected)
         torch.testing.assert_close(actual_x, expected_x)
+
+
+def add_resizing_its_out(x, y):
+    torch.add(y, y, out=x)
+    return x * 2
+
+
+def sum_resizing_its_out(x, y):
+    torch.sum(y.reshape(3, -1), 0, out=x)
+    return x + 1
+
+
+def arange_resizing_its_out(x, y):
+    torch.arange(y.shape[0], out=x)
+    return x - 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn", [add_resizing_its_out, sum_resizing_its_out, arange_resizing_its_out],
+                         ids=lambda fn: fn.__name__)
+def test_out_of_another_shape_resizes_the_callers_tensor(fn, backend):
+    # Eager resizes an input given as out= to the result's shape (with a warning); a graph
+    # cannot change its input's size, so the call runs outside it (a graph break). Before,
+    # aot_eager failed copying back and inductor left the caller's tensor at its old size.
+    compiled = compiler.compile(fn, backend=backend)
+    for size in (4, 4, 7):
+        y = torch.randn(6)
+        expected_x, actual_x = torch.randn(size), torch.randn(size)
+        with pytest.warns(UserWarning, match="resized"):
+            expected = fn(expected_x, y)
+        actual = compiled(actual_x, y)
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close(actual_x, expected_x)
+
+
+def test_out_of_another_shape_under_fullgraph_names_the_call():
+    compiled = compiler.compile(add_resizing_its_out, backend="aot_eager", fullgraph=True)
+    with pytest.raises(Unsupported, match=r"resizes its out= tensor, a graph input of shape \(4,\), to \(6,\)"):
+        compiled(torch.randn(4), torch.randn(6))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -105,6 +106,8 @@ class GraphBuilder:
     def _record(self, frame, kind, target, args, kwargs) -> Value:
         fake_args = [as_fake(a) for a in args]
         fake_kwargs = {k: as_fake(v) for k, v in kwargs.items()}
+        if isinstance(fake_kwargs.get("out"), torch.Tensor):
+            self._refuse_resizing_an_input(kind, target, fake_args, fake_kwargs)
         env = self.fake_mode.shape_env
         if env is not None and frame is not None and (self.fake_mode.allow_scalar_outputs or self.fake_mode.allow_dynamic_output_shape_ops):
             # Unbacked symbols made here name the user's line (the Python stack has only ours).
@@ -137,6 +140,29 @@ class GraphBuilder:
         if frame is not None:
             node.meta["stack"] = frame.user_stack()
         return self.wrap_result(node, result)
+
+    def _refuse_resizing_an_input(self, kind, target, fake_args, fake_kwargs) -> None:
+        """An op given `out=` a graph input (or a view of one) of another shape than its
+        result resizes it. Eager's caller then sees the new size; a graph cannot change its
+        input's size (aot_autograd copies values back into the input as it was), so the call
+        runs outside the graph. Tried first on a stand-in, so the input's fake keeps its size."""
+        out = fake_kwargs["out"]
+        storage = out.untyped_storage()._cdata
+        if not any(isinstance(value := node.meta.get("example_value"), torch.Tensor)
+                   and value.untyped_storage()._cdata == storage for node in self.fx.find_nodes(op="placeholder")):
+            return
+        with self.fake_mode:
+            stand_in = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # eager's "an output with one or more elements was resized"
+            self._run_on_fakes(kind, target, fake_args, {**fake_kwargs, "out": stand_in})
+        if stand_in.shape != out.shape:
+            name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+            raise Unsupported(
+                f"{name}(..., out=) resizes its out= tensor, a graph input of shape {tuple(out.shape)}, "
+                f"to {tuple(stand_in.shape)}",
+                hint="the graph breaks here and the call runs outside it; pass an out= tensor of the result's shape",
+            )
 
     def _guard_storage_offsets(self, frame, fake: torch.Tensor) -> None:
         """Tensor guards leave storage offsets free (a kernel reads from the data pointer), so
