@@ -180,6 +180,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
         "process_reads", "torch_func", "object_keys", "number_truth", "metaclass_call", "float_size",
+        "out_into_input",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -215,6 +216,12 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         size = draw(st.sampled_from(["int({f} - 1.0)", "int(3.0 - {f})", "math.floor({f} * 1.5)", "math.ceil({f} / 2)",
                                      "round({f})", "int({f} // 0.75)"]))
         return [f"{env.new('tensors')} = torch.ones(min(max({size.format(f=f)}, 0), 9)).sum() + {a}"]
+    if kind == "out_into_input":
+        # out= an input: of the result's shape it is written, of another it is resized (eager
+        # resizes the caller's tensor; the call runs outside the graph).
+        call = draw(st.sampled_from(["torch.mul({a}, 1.5, out=x)", "torch.mul({a}[:2], 1.5, out=x)",
+                                     "torch.arange(3, out=x)", "torch.add(x, 1, out=x)"]))
+        return [call.format(a=a), f"{env.new('tensors')} = x * 1"]
     if kind == "closure":
         env.count += 1
         helper = f"h{env.count}"

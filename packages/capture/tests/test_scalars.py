@@ -213,6 +213,23 @@ def test_float_arithmetic_specialized_to_its_value_is_guarded_by_the_inputs():
     assert captures(compiled) <= 6
 
 
+@pytest.mark.parametrize("branch", ["truth", "negation", "equality"])
+def test_a_float_a_branch_found_zero_keeps_its_sign(branch):
+    """`if s:` at s = 0.0 guards s == 0, which -0.0 passes too: the zero it is then
+    specialized to (formatting, copysign) is guarded on its sign as well, whichever of the
+    two zeros comes first. (Found by the capture fuzzer: `x * (2 if s else 3)` beside
+    `f"{s:.2f}"` printed 0.00 for -0.0.)"""
+    test = {"truth": lambda s: bool(s), "negation": lambda s: not s, "equality": lambda s: s == 0}[branch]
+
+    def signed(x, s):
+        return x * (2 if test(s) else 3), f"{s}", math.copysign(1.0, s)
+
+    for values in ((1.5, -0.5, 0.0, -0.0, 0.0), (1.5, -0.5, -0.0, 0.0, -0.0)):
+        compiled = compile_eager(signed, fullgraph=True)
+        for s in values:
+            _run(compiled, signed, torch.ones(2), s)
+
+
 def test_an_infinite_float_after_finite_ones_stays_a_constant():
     # `ord=inf` of a norm after `ord=2.0, 3.0` (op_db's norm.inf): a symbol with hint inf
     # made the norm's own check `ord == inf` an internal error.

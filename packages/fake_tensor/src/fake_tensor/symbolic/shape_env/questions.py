@@ -73,6 +73,10 @@ class Questions:
                     f"fake_tensor internal error: {expr} simplifies to {simplified} but is {hint} "
                     f"at the example sizes {self.hints}; please report this"
                 )
+            if type(hint) is float and hint == 0.0 and expr.free_symbols:
+                # Known to be zero (`if s:` guarded s == 0, which -0.0 passes too), but which
+                # zero is the example's: `f"{s}"` tells them apart.
+                self.guard_sign(expr, hint)
         else:
             if type(hint) is bool:
                 self._record(simplified if hint else sympy.Not(simplified))
