@@ -147,9 +147,7 @@ class GraphBuilder:
         input's size (aot_autograd copies values back into the input as it was), so the call
         runs outside the graph. Tried first on a stand-in, so the input's fake keeps its size."""
         out = fake_kwargs["out"]
-        storage = out.untyped_storage()._cdata
-        if not any(isinstance(value := node.meta.get("example_value"), torch.Tensor)
-                   and value.untyped_storage()._cdata == storage for node in self.fx.find_nodes(op="placeholder")):
+        if not self._inputs_sharing_memory(out):
             return
         with self.fake_mode:
             stand_in = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
@@ -168,13 +166,17 @@ class GraphBuilder:
         """Tensor guards leave storage offsets free (a kernel reads from the data pointer), so
         an answer that depends on them is guarded here: the offset of each input sharing
         `fake`'s memory, as a view's offset is its base's plus its own."""
+        for node, value in self._inputs_sharing_memory(fake):
+            offset = value.storage_offset()
+            if type(offset) is int:
+                frame.session.add_guard(ConstantMatch(StorageOffsetSource(node.meta["source"]), offset))
+
+    def _inputs_sharing_memory(self, fake: torch.Tensor) -> list[tuple[torch.fx.Node, torch.Tensor]]:
+        """The graph inputs (placeholder, example value) whose memory `fake` shares."""
         storage = fake.untyped_storage()._cdata
-        for node in self.fx.find_nodes(op="placeholder"):
-            value = node.meta.get("example_value")
-            if isinstance(value, torch.Tensor) and value.untyped_storage()._cdata == storage:
-                offset = value.storage_offset()
-                if type(offset) is int:
-                    frame.session.add_guard(ConstantMatch(StorageOffsetSource(node.meta["source"]), offset))
+        return [(node, value) for node in self.fx.find_nodes(op="placeholder")
+                if isinstance(value := node.meta.get("example_value"), torch.Tensor)
+                and value.untyped_storage()._cdata == storage]
 
     def record_effect(self, target, *args) -> torch.fx.Node:
         """A node kept for what it does, not what it returns (grad mode, autocast)."""
