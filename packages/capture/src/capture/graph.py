@@ -119,7 +119,7 @@ class GraphBuilder:
         if isinstance(result, RemovableHandle):
             # A hook registered (torch.autograd.graph.register_multi_grad_hook, a grad_fn's
             # register_hook): on the fake tensors only, so the graph would drop it.
-            name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+            name = _target_name(target)
             raise Unsupported(
                 f"{name} registers a hook, which cannot be part of a graph",
                 hint="the graph breaks here and the call runs outside it",
@@ -155,7 +155,7 @@ class GraphBuilder:
             warnings.simplefilter("ignore")  # eager's "an output with one or more elements was resized"
             self._run_on_fakes(kind, target, fake_args, {**fake_kwargs, "out": stand_in})
         if stand_in.shape != out.shape:
-            name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+            name = _target_name(target)
             raise Unsupported(
                 f"{name}(..., out=) resizes its out= tensor, a graph input of shape {tuple(out.shape)}, "
                 f"to {tuple(stand_in.shape)}",
@@ -191,7 +191,7 @@ class GraphBuilder:
         return node
 
     def _run_on_fakes(self, kind, target, args, kwargs):
-        name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+        name = _target_name(target)
         try:
             with self.fake_mode:
                 if kind == "call_method":
@@ -290,3 +290,8 @@ def as_fake(value: Value):
 def as_node_arg(value: Value):
     """What the FX node records for `value`: nodes for tensors, Python data otherwise."""
     return value.as_node_arg()
+
+
+def _target_name(target) -> str:
+    """How messages name a recorded call: a method by its name, a function by `__name__`."""
+    return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
