@@ -141,7 +141,8 @@ def _derived_variant(op: OpOverload) -> FunctionalVariant:
     schema = op._schema
     written = written_args(op)
     name = schema.name.split("::")[1]
-    if all(a.kwarg_only for a in schema.arguments if a.name in written):
+    out_form = all(a.kwarg_only for a in schema.arguments if a.name in written)
+    if out_form:
         # `foo.out(..., *, out)`: the functional overload of `foo` without the outs.
         candidates = [(name, frozenset(written))]
     elif name.endswith("_"):
@@ -154,7 +155,7 @@ def _derived_variant(op: OpOverload) -> FunctionalVariant:
         functional = _matching_overload(candidate, schema, dropped)
         if functional is not None:
             return _output_mapping(functional, schema, written, dropped)
-    if candidates[0][1] and len(written) == 1:
+    if out_form and len(written) == 1:
         functional = _matching_overload(name, schema, frozenset(written), also_taking=TENSOR_OPTIONS)
         if functional is not None:
             return dataclasses.replace(_output_mapping(functional, schema, written, frozenset(written)),
