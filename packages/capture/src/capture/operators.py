@@ -17,7 +17,7 @@ from .values.factory import evaluate_constant_operation
 from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
 from .values.object_ids import ObjectIdValue
-from .values.class_lookup import python_dunder
+from .values.class_lookup import lookup_static, python_dunder
 from .values.symbolic import SymValue
 from .values.tensor import TensorValue
 
@@ -79,18 +79,46 @@ def _python_cls_or_none(value: Value) -> type | None:
         return None
 
 
+def _call_dunder(frame, cls: type, name: str, left: Value, right: Value) -> Value | None:
+    """`left.name(right)` where `cls` writes `name` in Python; None where it does not or the
+    method answers NotImplemented. object's own `__ne__` inverts a Python `__eq__` (a
+    dataclass's `a != b`), as CPython's does."""
+    method = python_dunder(cls, name)
+    if method is None and name == "__ne__" and lookup_static(cls, "__ne__")[0] is object.__ne__:
+        equal = _call_dunder(frame, cls, "__eq__", left, right)
+        return None if equal is None else ConstantValue(not equal.truth(frame))
+    if method is None:
+        return None
+    result = frame.session.wrap(method, None).call(frame, [left, right], {})
+    return None if isinstance(result, ConstantValue) and result.value is NotImplemented else result
+
+
+def _has_dunder(cls: type, name: str) -> bool:
+    return python_dunder(cls, name) is not None or (name == "__ne__" and python_dunder(cls, "__eq__") is not None)
+
+
 def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
+    """`a <symbol> b` through the operands' Python operator methods, in CPython's order: the
+    right operand's reflected method first where its class is a proper subclass of the
+    left's (for arithmetic, only where it overrides it), then the left's forward method, then
+    the right's reflected one. Arithmetic never tries the reflected method of an operand of
+    the left's own type (`A() + A()` with a NotImplemented `__add__` is a TypeError, not
+    `__radd__`); comparisons do (`__eq__` both ways). None where every method declined."""
     forward, reflected = _DUNDERS[symbol]
-    for left, right, name in ((a, b, forward), (b, a, reflected)):
-        try:
-            cls = left.python_type()
-        except Unsupported:
-            continue
-        method = python_dunder(cls, name)
-        if method is not None:
-            result = frame.session.wrap(method, None).call(frame, [left, right], {})
-            if not (isinstance(result, ConstantValue) and result.value is NotImplemented):
-                return result
+    comparison = symbol in COMPARE
+    cls_a, cls_b = _python_cls_or_none(a), _python_cls_or_none(b)
+    calls = []
+    if cls_a is not None and _has_dunder(cls_a, forward):
+        calls.append((cls_a, forward, a, b))
+    if cls_b is not None and (comparison or cls_b is not cls_a) and _has_dunder(cls_b, reflected):
+        subclass_first = cls_a is not None and cls_b is not cls_a and issubclass(cls_b, cls_a) and (
+            comparison or lookup_static(cls_b, reflected)[0] is not lookup_static(cls_a, reflected)[0]
+        )
+        calls.insert(0 if subclass_first else len(calls), (cls_b, reflected, b, a))
+    for cls, name, left, right in calls:
+        result = _call_dunder(frame, cls, name, left, right)
+        if result is not None:
+            return result
     return None
 
 
@@ -164,6 +192,12 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
         a.items.extend(b.unpack(frame))
         a.mutated(frame)
         return a
+    # A class's own in-place method (`acc += other` updating acc), else `acc = acc + other`.
+    cls = _python_cls_or_none(a)
+    if cls is not None and symbol[:-1] in _DUNDERS:
+        result = _call_dunder(frame, cls, "__i" + _DUNDERS[symbol[:-1]][0][2:], a, b)
+        if result is not None:
+            return result
     return binary(frame, symbol[:-1], a, b)
 
 

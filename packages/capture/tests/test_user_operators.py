@@ -1,0 +1,115 @@
+"""User classes' operator methods follow CPython's order: the in-place method before the binary
+one, the reflected method of a subclass first, never the reflected method of the left operand's
+own type for arithmetic, and object's `__ne__` inverting a Python `__eq__` (dataclasses).
+Compared with eager on fresh inputs, a cache hit and a new size."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from helpers import check_across_sizes, compile_eager
+
+
+class Acc:
+    def __init__(self, t):
+        self.t = t
+
+    def __add__(self, other):
+        return Acc(self.t + other.t)
+
+    def __iadd__(self, other):
+        self.t = self.t * 10 + other.t
+        return self
+
+
+class Declines:
+    """__add__ declines everything; __radd__ answers for other types only."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __add__(self, other):
+        return NotImplemented
+
+    def __radd__(self, other):
+        return 42
+
+
+class Overrides(Declines):
+    def __radd__(self, other):
+        return 7
+
+
+class EqOnly:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return isinstance(other, EqOnly) and self.n == other.n
+
+
+@dataclasses.dataclass
+class Pair:
+    a: int
+    b: int
+
+
+def sizes(n):
+    return (torch.randn(n),)
+
+
+def test_inplace_operator_runs_the_class_iadd_on_the_same_object():
+    def fn(x):
+        acc = Acc(x)
+        alias = acc
+        acc += Acc(x + 1)
+        return alias.t, acc is alias
+
+    check_across_sizes(fn, sizes)
+
+
+def test_inplace_operator_without_iadd_rebinds_to_a_new_object():
+    def fn(x):
+        acc = Vectorish(x)
+        alias = acc
+        acc -= Vectorish(x * 2)
+        return acc.t, alias.t, acc is alias
+
+    check_across_sizes(fn, sizes)
+
+
+class Vectorish:
+    def __init__(self, t):
+        self.t = t
+
+    def __sub__(self, other):
+        return Vectorish(self.t - other.t)
+
+
+def test_a_subclass_reflected_method_goes_first():
+    def fn(x):
+        return x + (Declines(1) + Overrides(2)), x + (Overrides(1) + Declines(2)), x + (3 + Declines(1))
+
+    check_across_sizes(fn, sizes)
+
+
+def test_arithmetic_never_tries_the_reflected_method_of_the_same_type():
+    def fn(x):
+        return x + (Declines(1) + Declines(2))
+
+    with pytest.raises(TypeError, match="unsupported operand"):
+        fn(torch.randn(3))
+    with pytest.raises(TypeError, match="unsupported operand"):
+        compile_eager(fn)(torch.randn(3))
+
+
+@pytest.mark.parametrize("make", [EqOnly, lambda n: Pair(n, 1)], ids=["eq_only", "dataclass"])
+def test_not_equal_inverts_a_python_eq(make):
+    def fn(x):
+        n = x.shape[0]
+        return x + (make(n) != make(n)), make(n) != make(n + 1), make(1) != make(1), make(n) == make(n)
+
+    check_across_sizes(fn, sizes)
