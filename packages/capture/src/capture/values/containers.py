@@ -48,6 +48,7 @@ def key_of(frame, value: Value) -> Any:
         return tuple(key_of(frame, item) for item in value.items)
     identity = getattr(value, "identity", None)
     if identity is not None:
+        _refuse_value_keys(frame, value)
         if not issubclass(value.python_type(), type):
             # An object passed in, keyed by identity: another call may bring it twice. (Classes
             # read from the frame are guarded to be the very objects seen; functions only by
@@ -55,6 +56,21 @@ def key_of(frame, value: Value) -> Any:
             frame.session.keep_distinct(value)
         return identity()
     raise Unsupported(f"{value.describe()} used as a dict key or set member")
+
+
+def _refuse_value_keys(frame, value: Value) -> None:
+    """Objects made in the traced code are keyed by identity here (the value stands for the
+    object), which is right only for classes that keep object's `__hash__`: a class without
+    one (`__eq__` alone, a plain dataclass) is the program's TypeError, and one hashing by
+    value in Python (`Key(1)` twice is one key, a frozen dataclass) is refused rather than
+    keyed by identity. Objects passed in are keyed by the real object, which hashes itself."""
+    cls = value.python_type()
+    if issubclass(cls, type):
+        return
+    if cls.__hash__ is None:
+        raise_user_error(frame, TypeError, f"unhashable type: '{cls.__name__}'")
+    if value.identity() is value and python_dunder(cls, "__hash__") is not None:
+        raise Unsupported(f"{value.describe()} used as a dict key or set member: its class hashes by value in Python (__hash__)")
 
 
 class SequenceValue(Value):
