@@ -25,7 +25,7 @@ from ..errors import Unsupported
 from ..guard_kinds import StorageNotShared, storage_users
 from ..sources import HeldSource
 from ..values.base import Value
-from ..values.class_lookup import lookup_static, python_dunder
+from ..values.class_lookup import abstract_instantiation_message, lookup_static, python_dunder
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
@@ -113,8 +113,9 @@ def _object_new(frame, args, kwargs):
         raise Unsupported(f"object.__new__({cls_value.describe()})")
     if lookup_static(cls, "__new__")[0] is not object.__new__ or _slot_names(cls):
         raise Unsupported(f"object.__new__ of {cls.__qualname__}, which has its own __new__ or __slots__")
-    if getattr(cls, "__abstractmethods__", None):
-        raise_user_error(frame, TypeError, f"Can't instantiate abstract class {cls.__name__}")
+    abstract = sorted(getattr(cls, "__abstractmethods__", ()))
+    if abstract:
+        raise_user_error(frame, TypeError, abstract_instantiation_message(cls, abstract))
     if (rest or kwargs) and lookup_static(cls, "__init__")[0] is object.__init__:
         raise_user_error(frame, TypeError, f"{cls.__name__}() takes no arguments")
     return NewObjectValue(cls)

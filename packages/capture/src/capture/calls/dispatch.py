@@ -15,7 +15,7 @@ from ..values.base import Value
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
-from ..values.class_lookup import python_dunder
+from ..values.class_lookup import abstract_instantiation_message, python_dunder
 from ..values.base import NotConstant
 from ..values.symbolic import specialized_constant
 from .registry import CONSTRUCT_RULES, rule, rule_for
@@ -133,6 +133,9 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
         raise Unsupported(f"constructing {cls.__qualname__} inside the compiled function")
     if python_dunder(cls, "__new__") is not None or (cls.__new__ is not object.__new__ and not _plain_new(cls)):
         raise Unsupported(f"constructing {cls.__qualname__}, which has a custom __new__")
+    abstract = sorted(getattr(cls, "__abstractmethods__", ()))
+    if abstract:
+        raise_user_error(frame, TypeError, abstract_instantiation_message(cls, abstract))
     instance = NewObjectValue(cls)
     init = python_dunder(cls, "__init__")
     if init is not None:

@@ -3,6 +3,7 @@ what every kind of value asks before it decides to inline a method written in Py
 
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
 
@@ -26,3 +27,11 @@ def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     """A special method of `cls` written in Python (which capture inlines), if any."""
     attribute, _ = lookup_static(cls, name)
     return attribute if isinstance(attribute, types.FunctionType) else None
+
+
+def abstract_instantiation_message(cls: type, abstract: list[str]) -> str:
+    """CPython's TypeError for `cls()` while `abstract` methods lack an implementation."""
+    if sys.version_info >= (3, 12):
+        names = ", ".join(repr(name) for name in abstract)
+        return f"Can't instantiate abstract class {cls.__name__} without an implementation for abstract method{'s' * (len(abstract) > 1)} {names}"
+    return f"Can't instantiate abstract class {cls.__name__} with abstract method{'s' * (len(abstract) > 1)} {', '.join(abstract)}"

@@ -115,7 +115,7 @@ class NewObjectValue(Value):
         if isinstance(descriptor, types.MemberDescriptorType):  # a __slots__ entry: its value is stored here
             if name in self.attrs:
                 return self.attrs[name]
-            raise Unsupported(f"reading the unset slot {name!r} of {self.describe()}")
+            raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
         if descriptor is not MISSING:
             bound = bind_class_attribute(frame, self, self.cls, descriptor)
             if bound is not None:
@@ -131,8 +131,9 @@ class NewObjectValue(Value):
         if python_dunder(self.cls, "__getattribute__") is None:
             if name in self.attrs:
                 return True
-            if python_dunder(self.cls, "__getattr__") is None and not isinstance(lookup_static(self.cls, name)[0], property):
-                return hasattr(self.cls, name)
+            descriptor, _ = lookup_static(self.cls, name)
+            if python_dunder(self.cls, "__getattr__") is None and _always_readable(descriptor):
+                return descriptor is not MISSING
         # hasattr is getattr answering AttributeError with False: a __getattr__ hook may
         # answer names the class lacks, and a property may raise AttributeError itself.
         try:
@@ -235,10 +236,25 @@ def is_model_output(cls: type) -> bool:
     return isinstance(cls, type) and issubclass(cls, OrderedDict) and dataclasses.is_dataclass(cls)
 
 
+def _always_readable(descriptor) -> bool:
+    """A class attribute that every instance reads without running code that may fail: not a
+    slot (unset until written), `__dict__` (absent with __slots__), a property or any other
+    descriptor computing the answer."""
+    if descriptor is MISSING or isinstance(descriptor, (types.FunctionType, classmethod, staticmethod)):
+        return True
+    return not hasattr(type(descriptor), "__get__")
+
+
 def _new_object(cls: type, attrs: dict) -> Any:
-    """An instance of `cls` created while tracing, rebuilt without running `__init__` again."""
+    """An instance of `cls` created while tracing, rebuilt without running `__init__` again
+    (its slots, if it has any, written through their member descriptors)."""
     obj = cls.__new__(cls)
-    obj.__dict__.update(attrs)
+    for name, value in attrs.items():
+        slot, _ = lookup_static(cls, name)
+        if isinstance(slot, types.MemberDescriptorType):
+            slot.__set__(obj, value)
+        else:
+            obj.__dict__[name] = value
     return obj
 
 
