@@ -18,6 +18,9 @@ from .values.deleted import DELETED  # noqa: F401  (what a recorded `del obj.nam
 class AttributeWrite:
     target: Value  # the object written to (has a source, or is held by identity)
     values: dict[str, Value] = field(default_factory=dict)
+    # Names written by object.__setattr__, replayed the same way: past the class's own
+    # __setattr__ (a frozen dataclass's __post_init__, a __setattr__ that ends in object's).
+    raw: set[str] = field(default_factory=set)
 
 
 class SideEffects:
@@ -37,9 +40,9 @@ class SideEffects:
         )
 
     # --- attributes of existing objects -----------------------------------------------------
-    def store_attr(self, target: Value, name: str, value: Value, obj: Any = None) -> None:
+    def store_attr(self, target: Value, name: str, value: Value, obj: Any = None, *, raw: bool = False) -> None:
         """`obj` is the object written to, for targets that have no `identity()` (a tensor
-        input, whose `.grad` is written)."""
+        input, whose `.grad` is written). `raw`: written by object.__setattr__."""
         if obj is None:
             obj = target.identity()
         write = self.attribute_writes.get(id(obj))
@@ -47,6 +50,10 @@ class SideEffects:
             write = self.attribute_writes[id(obj)] = AttributeWrite(target)
             self._keepalive.append(obj)
         write.values[name] = value
+        if raw:
+            write.raw.add(name)
+        else:
+            write.raw.discard(name)
 
     def pending_attr(self, obj: Any, name: str) -> Value | None:
         write = self.attribute_writes.get(id(obj))

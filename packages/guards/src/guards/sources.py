@@ -239,6 +239,27 @@ class HeldCellSource(RootSource):
         return f"{frame.held(self.cell, _identifier_hint(self.label) + '_cell')}.cell_contents"
 
 
+@_source_value
+class HeldObjectSource(RootSource):
+    """An object no frame input leads to, read through a class (a descriptor in a class's
+    dict, whose `__get__`/`__set__` capture traces): the guard holds the object itself, so
+    a change to its attributes (the name `__set_name__` chose, a default) is seen."""
+
+    label: str
+    obj_id: int
+    obj: object = dataclasses.field(compare=False)
+
+    def __str__(self) -> str:
+        return f"C[{self.label!r}]"
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(self.label.rpartition(".")[2])
+
+    def root_code(self, frame: RootNames) -> str:
+        return frame.held(self.obj, _identifier_hint(self.label))
+
+
 # --- chains ------------------------------------------------------------------------------
 
 

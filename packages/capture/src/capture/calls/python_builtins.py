@@ -16,6 +16,7 @@ from ..operators import binary, compare, unary
 from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
+from ..values.deleted import DELETED
 from ..values.containers import IteratorValue, LazyIteratorValue, ListValue, SliceValue, TupleValue
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
@@ -136,7 +137,7 @@ def _object_setattr(frame, args, kwargs):
     if isinstance(obj, NewObjectValue):
         obj.store(name, value)
     else:
-        frame.session.side_effects.store_attr(obj, name, value)
+        frame.session.side_effects.store_attr(obj, name, value, raw=True)
     return ConstantValue(None)
 
 
@@ -156,6 +157,11 @@ def _object_getattribute(frame, args, kwargs):
     obj, name = args
     name = _constant(name, "attribute name")
     if isinstance(obj, ObjectValue):
+        pending = frame.session.side_effects.pending_attr(obj.obj, name)
+        if pending is DELETED:
+            raise_user_error(frame, AttributeError, f"{obj.describe()} has no attribute {name!r}")
+        if pending is not None:
+            return pending  # written earlier in this trace, replayed after the graph
         try:
             value = object.__getattribute__(obj.obj, name)
         except AttributeError:

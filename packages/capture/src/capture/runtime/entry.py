@@ -190,6 +190,8 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
             if value is DELETED:
                 # It may have been set by this very call first: present or not, it ends up absent.
                 emit(f"vars({target}).pop({attr!r}, None)")
+            elif attr in write.raw:
+                emit(f"object.__setattr__({target}, {attr!r}, {writer.value(value)})")
             elif attr.isidentifier():
                 emit(f"{target}.{attr} = {writer.value(value)}")
             else:

@@ -21,7 +21,14 @@ from .constant import ConstantValue
 from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
 from .iterators import python_iterator
-from .objects import bind_class_attribute, call_item_dunder, dunder_length, dunder_truth, iterate_object
+from .objects import (
+    bind_class_attribute,
+    call_item_dunder,
+    dunder_length,
+    dunder_truth,
+    iterate_object,
+    python_descriptor_set,
+)
 from .tensor import TensorValue
 
 
@@ -157,6 +164,8 @@ class NewObjectValue(Value):
             if descriptor.fset is None:
                 raise_user_error(frame, AttributeError, f"property {name!r} has no setter")
             frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
+            return
+        if python_descriptor_set(frame, self, descriptor, value):
             return
         if self.cls.__dictoffset__ == 0 and not hasattr(type(descriptor), "__set__"):
             # An instance without a __dict__ (every class in its MRO has __slots__) stores only

@@ -101,11 +101,42 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, 
         return MethodValue(BuiltinValue(descriptor), instance)
     if isinstance(descriptor, types.GetSetDescriptorType) and descriptor.__name__ == "__class__":
         return session.wrap(instance.python_type(), None)
+    getter = python_dunder(type(descriptor), "__get__")
+    if getter is not None and not readable and not isinstance(descriptor, type):
+        # A descriptor class written in Python (a validated field, a unit conversion): traced.
+        owner = session.wrap(cls, None)
+        return session.wrap(getter, None).call(frame, [descriptor_value(frame, descriptor), instance, owner], {})
     if not readable and not isinstance(descriptor, type) and hasattr(type(descriptor), "__get__"):
         # Any other descriptor computes the attribute (`__dict__`, a C struct member, a
         # cached_property): the descriptor object itself is not the answer.
         raise Unsupported(f"reading the attribute {getattr(descriptor, '__name__', '?')!r} of {instance.describe()}, which its class computes ({type(descriptor).__name__})")
     return None
+
+
+def descriptor_value(frame, descriptor: Any) -> Value:
+    """A descriptor found on a class, as the `self` of its traced `__get__`/`__set__`: its own
+    attributes (the private name `__set_name__` chose) are read, and guarded, on the object
+    the entry holds."""
+    from guards import HeldObjectSource
+
+    source = HeldObjectSource(f"descriptor {type(descriptor).__qualname__}", id(descriptor), descriptor)
+    return frame.session.wrap(descriptor, source)
+
+
+def python_descriptor_set(frame, instance: Value, descriptor: Any, value: Value) -> bool:
+    """`instance.name = value` through a data descriptor whose `__set__` is written in Python
+    (traced); False where the descriptor has no such method."""
+    setter = python_dunder(type(descriptor), "__set__")
+    if setter is None:
+        return False
+    frame.session.wrap(setter, None).call(frame, [descriptor_value(frame, descriptor), instance, value], {})
+    return True
+
+
+def _is_module(obj: Any) -> bool:
+    import torch
+
+    return isinstance(obj, torch.nn.Module)
 
 
 class NullValue(Value):
@@ -170,7 +201,11 @@ class ObjectValue(Value):
         if not is_data_descriptor and instance_dict is not None and name in instance_dict:
             return session.wrap(instance_dict[name], self.attribute_source(name))
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, cls, descriptor, readable=True, name=name)
+            # A Python descriptor's answer may rest on writes this trace made (its __set__'s),
+            # which the real object lacks until they are replayed: then it is traced instead.
+            written = session.side_effects.attribute_writes.get(id(self.obj)) is not None
+            readable = not (written and python_dunder(type(descriptor), "__get__") is not None)
+            bound = bind_class_attribute(frame, self, cls, descriptor, readable=readable, name=name)
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
@@ -258,13 +293,22 @@ class ObjectValue(Value):
         effects.store_attr(self, name, DELETED)
 
     def set_attr(self, frame, name, value):
-        # A class's own __setattr__ (validation, attribute aliases, nn.Module's registries)
-        # runs for real when the entry replays the write: the object exists before the call.
-        descriptor, _ = lookup_static(type(self.obj), name)
+        cls = type(self.obj)
+        setter = python_dunder(cls, "__setattr__")
+        if setter is not None and not _is_module(self.obj):
+            # A class's own __setattr__ (validation, attribute aliases) is traced, so that reads
+            # later in the call see what it did; what it writes through object.__setattr__ is
+            # replayed past it. nn.Module's (registries of parameters and children) runs for
+            # real when the entry replays the write.
+            frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
+            return
+        descriptor, _ = lookup_static(cls, name)
         if isinstance(descriptor, property):
             if descriptor.fset is None:
                 raise_user_error(frame, AttributeError, f"property {name!r} of {self.describe()} has no setter")
             frame.session.wrap(descriptor.fset, None).call(frame, [self, value], {})
+            return
+        if setter is None and python_descriptor_set(frame, self, descriptor, value):
             return
         self._refuse_write_after_dict_read(frame, name)
         frame.session.side_effects.store_attr(self, name, value)
