@@ -51,3 +51,26 @@ def test_range_indexed_by_a_size():
         return t + range(100)[t.shape[0]]
 
     check_across_sizes(fn, lambda n: (torch.randn(n),))
+
+
+@pytest.mark.parametrize("make", ["torch.tensor(2.5)", "torch.tensor([1, 2])"])
+def test_operator_index_of_a_tensor_that_is_no_index_raises_like_eager(make):
+    fn = eval(f"lambda t: t * operator.index({make})", {"operator": operator, "torch": torch})
+    with pytest.raises(TypeError) as eager:
+        fn(torch.randn(3))
+    with pytest.raises(TypeError) as compiled:
+        compile_eager(fn, fullgraph=True)(torch.randn(3))
+    assert str(compiled.value) == str(eager.value)
+
+
+def test_operator_index_of_a_one_element_integer_tensor():
+    def fn(t, i):
+        return t * operator.index(i), [10, 20, 30][operator.index(i)]
+
+    compiled = compile_eager(fn)
+    for n, i in ((4, 1), (4, 2), (7, 0)):
+        t, index = torch.randn(n), torch.tensor(i)
+        assert_same = torch.testing.assert_close
+        expected, actual = fn(t, index), compiled(t, index)
+        assert_same(actual[0], expected[0])
+        assert actual[1] == expected[1]

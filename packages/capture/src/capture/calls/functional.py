@@ -13,6 +13,7 @@ import sys
 from ..errors import Unsupported, UserException
 from ..operators import binary, compare, contains, inplace, is_, unary
 from ..values.base import Value
+from ..values.tensor import TensorValue
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
@@ -20,6 +21,7 @@ from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.callables import NativeFunctionValue
 from ..values.functions import FunctionValue, NestedFunctionValue, bind_arguments
 from ..values.symbolic import SymValue
+from .number_of_tensor import number_of_tensor
 from .registry import construct_rule, rule
 
 
@@ -150,7 +152,22 @@ def _index(frame, args, kwargs):
     (value,) = args
     if isinstance(value, SymValue) and value.python_type() is int:
         return value
+    if isinstance(value, TensorValue):
+        return _index_of_tensor(frame, value)
     return evaluate_constant_operation(frame, operator.index, (value.as_python_constant(),))
+
+
+def _index_of_tensor(frame, value: TensorValue) -> Value:
+    """`Tensor.__index__`: the item of a one-element integer (or bool) tensor, as an unbacked
+    int; any other tensor is the program's TypeError."""
+    fake = value.fake
+    numel = fake.numel()
+    if fake.is_floating_point() or fake.is_complex() or (isinstance(numel, int) and numel != 1):
+        raise_user_error(frame, TypeError, "only integer tensors of a single element can be converted to an index")
+    number = number_of_tensor(frame, int, value)
+    if number is None:
+        raise Unsupported(f"operator.index() of {value.describe()}, whose value is its data")
+    return number
 
 
 @rule(operator.countOf)
