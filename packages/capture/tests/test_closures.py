@@ -121,3 +121,24 @@ def test_partial_of_user_function():
 
     scaled = functools.partial(affine, weight=3.0)
     check(lambda x: scaled(x, bias=1.0), one)
+
+
+def test_recursive_local_function_survives_a_graph_break():
+    """A local function in its own closure (it calls itself), alive across a graph break:
+    rebuilt with its cell made before its contents, not recursing forever."""
+
+    def fn(x):
+        def fib(n, memo={}):
+            if n < 2:
+                return n
+            if n not in memo:
+                memo[n] = fib(n - 1) + fib(n - 2)
+            return memo[n]
+
+        y = x * fib(6)
+        print("graph break")
+        return y + fib(x.shape[0]), fib(3)
+
+    compiled = compile_eager(fn)
+    for n in (4, 4, 7):
+        run_and_compare(compiled, fn, (torch.randn(n),))

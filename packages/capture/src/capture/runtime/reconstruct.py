@@ -121,6 +121,10 @@ class ExpressionWriter:
         self.lines.append(f"{name} = {expression}")
         return name
 
+    def is_bound(self, value: Value) -> bool:
+        """`value` was already made (bound to a temporary) by this writer."""
+        return id(value) in self._temps
+
     # --- values ----------------------------------------------------------------------------------
     def value(self, value: Value) -> str:
         """The expression for `value`: each kind spells itself (`Value.reconstruct`), asking

@@ -27,8 +27,12 @@ class CellValue(Value):
         self.contents = value
 
     def reconstruct(self, writer):
-        contents = writer.value(self.contents) if self.contents is not None else ""
-        return writer.bind(self, f"{writer.constant(types.CellType)}({contents})")
+        # The cell first, filled after: its contents may hold it (a recursive local function
+        # is in its own closure), which must find the cell already made.
+        cell = writer.bind(self, f"{writer.constant(types.CellType)}()")
+        if self.contents is not None:
+            writer.lines.append(f"{cell}.cell_contents = {writer.value(self.contents)}")
+        return cell
 
     def inner_values(self):
         return [self.contents] if self.contents is not None else []

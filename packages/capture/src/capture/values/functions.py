@@ -358,6 +358,8 @@ class NestedFunctionValue(InlinableFunction):
         kwdefaults = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self._kwdefaults.items())
         cells = "".join(writer.value(c) + ", " for c in self._cells)
         attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
+        if writer.is_bound(self):
+            return writer.value(self)  # made while making its own cells (it calls itself)
         builder = writer.name_for(_new_function, "new_function")
         code = writer.name_for(self.code, f"code_{self.code.co_name}")
         f_globals = writer.name_for(self.f_globals, "globals")
