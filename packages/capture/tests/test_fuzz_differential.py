@@ -7,7 +7,8 @@ generators, try/except, `with` blocks, grad mode switched off and back on (block
 across graph breaks), globals read and written (the program's own, and those of a helper
 module whose functions it calls, rebound between calls), torch.func transforms, graph breaks
 (print, branching on tensor data), int and float arguments, a dict passed in keyed by objects
-with no spelling, a class whose metaclass's `__call__` keeps one instance. The source is exec'd twice (one module namespace for eager, one for the
+with no spelling, a class whose metaclass's `__call__` keeps one instance, a user class's
+`+=`/`!=` and a data descriptor written in Python. The source is exec'd twice (one module namespace for eager, one for the
 compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
 new size. Results, the mutated arguments and the module state must match value by value, and
@@ -122,6 +123,43 @@ def gen(t, k):
         yield t * i
 
 
+class Acc:
+    """Operator methods of a user class: in-place `+=` keeps the object, `!=` comes from `__eq__`."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __add__(self, other):
+        return Acc(self.t + other.t)
+
+    def __iadd__(self, other):
+        self.t = self.t * 2 + other.t
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, Acc) and self.t is other.t
+
+
+class Doubled:
+    """A data descriptor written in Python: stores the value plus one, reads back twice it."""
+
+    def __set_name__(self, owner, name):
+        self.private = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else getattr(obj, self.private) * 2
+
+    def __set__(self, obj, value):
+        setattr(obj, self.private, value + 1)
+
+
+class Box:
+    width = Doubled()
+
+    def __init__(self, w):
+        self.width = w
+
+
 class Tally(dict):
     def __missing__(self, key):
         return len(key)
@@ -180,7 +218,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
         "process_reads", "torch_func", "object_keys", "number_truth", "metaclass_call", "float_size",
-        "out_into_input",
+        "out_into_input", "user_operators",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -553,6 +591,15 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             "{a} * sum(t.mean() for t in o.groups.values())",
             "{a} - o.groups[(torch.device('cpu'), torch.float32)][0]",
         ])).format(a=a)]  # fmt: skip
+    if kind == "user_operators":
+        # A user class's `+=` (its __iadd__, on the same object), `!=` (object's, inverting its
+        # __eq__) and a Python data descriptor written then read in the same call.
+        target = env.new("tensors")
+        return draw(st.sampled_from([
+            [f"acc = Acc({a})", "alias = acc", f"acc += Acc({b})", f"{target} = alias.t + int(acc is alias)"],
+            [f"{target} = (Acc({a}) + Acc({b})).t + int(Acc({a}) != Acc({a})) + int(Acc({a}) != Acc({b}))"],
+            [f"box = Box({a})", f"box.width = box.width + {i}", f"{target} = box.width + box._width"],
+        ]))  # fmt: skip
     raise AssertionError(kind)
 
 
