@@ -74,3 +74,29 @@ def test_operator_index_of_a_one_element_integer_tensor():
         expected, actual = fn(t, index), compiled(t, index)
         assert_same(actual[0], expected[0])
         assert actual[1] == expected[1]
+
+
+class Index:
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+
+def test_operator_index_of_a_user_class_runs_its_index():
+    def fn(t):
+        n = Index(t.shape[0] - 1)
+        return t * operator.index(n), operator.index(Index(2))
+
+    check_across_sizes(fn, lambda n: (torch.randn(n),))
+
+
+@pytest.mark.parametrize("make", ["Index(2.5)", "object()"])
+def test_operator_index_of_an_object_that_is_no_index_raises_like_eager(make):
+    fn = eval(f"lambda t: t * operator.index({make})", {"operator": operator, "Index": Index})
+    with pytest.raises(TypeError) as eager:
+        fn(torch.randn(3))
+    with pytest.raises(TypeError) as compiled:
+        compile_eager(fn, fullgraph=True)(torch.randn(3))
+    assert str(compiled.value) == str(eager.value)

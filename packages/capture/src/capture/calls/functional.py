@@ -13,6 +13,7 @@ import sys
 from ..errors import Unsupported, UserException
 from ..operators import binary, compare, contains, inplace, is_, unary
 from ..values.base import Value
+from ..values.class_lookup import python_dunder
 from ..values.tensor import TensorValue
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
@@ -154,7 +155,24 @@ def _index(frame, args, kwargs):
         return value
     if isinstance(value, TensorValue):
         return _index_of_tensor(frame, value)
+    if not value.is_python_constant():
+        return _index_of_object(frame, value)
     return evaluate_constant_operation(frame, operator.index, (value.as_python_constant(),))
+
+
+def _index_of_object(frame, value: Value) -> Value:
+    """`operator.index(obj)`: a class's own Python `__index__`, whose answer must be an int."""
+    cls = value.python_type()
+    method = python_dunder(cls, "__index__")
+    if method is None:
+        if not hasattr(cls, "__index__"):
+            raise_user_error(frame, TypeError, f"'{cls.__name__}' object cannot be interpreted as an integer")
+        raise Unsupported(f"operator.index() of {value.describe()}")
+    result = frame.session.wrap(method, None).call(frame, [value], {})
+    kind = result.python_type()
+    if not issubclass(kind, int):
+        raise_user_error(frame, TypeError, f"__index__ returned non-int (type {kind.__name__})")
+    return result
 
 
 def _index_of_tensor(frame, value: TensorValue) -> Value:
