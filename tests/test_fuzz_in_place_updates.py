@@ -1,9 +1,11 @@
 """Differential fuzzing of programs that update their inputs in place (an optimizer step, running
 statistics, a cache), through the whole stack with inductor: random chains of in-place ops on
 three input tensors, compiled vs eager on the first call, a cache hit with new values, a new
-size, and inputs that are windows of one buffer (a write into one shows in another); inputs
-after the call and the returned value both compared. Foreach updates list two tensors that may
-be one (a tensor listed twice is updated twice in eager).
+size, and inputs that are windows of one buffer (a write into one shows in another), or
+windows that overlap in part (eager refuses many writes between those: compiled must raise
+eager's error exactly then); inputs after the call and the returned value (or error) compared.
+Foreach updates list two tensors that may be one (a tensor listed twice is updated twice in
+eager).
 
 The class of bug this guards: compiling runs a kernel more than once on the real arguments.
 Triton picks block sizes by timing candidates at a kernel's first launch, and a compiled AdamW
@@ -97,27 +99,58 @@ def _inputs(rows: int):
 def _sharing_rows(buffer: torch.Tensor, rows: int) -> list:
     """The three inputs as row windows of one buffer: `a` and `c` the same rows (a write into
     one shows in the other), `b` the next ones. Compiled, the graph reads them as views of one
-    base. (Windows overlapping in part would make eager refuse `a.add_(b)`.)"""
+    base."""
     return [buffer[:rows], buffer[rows:], buffer[:rows]]
+
+
+def _overlapping_rows(buffer: torch.Tensor, rows: int) -> list:
+    """`a` and `b` row windows one row apart (they overlap in part: eager refuses `a.add_(b)`,
+    allows `a.mul_(0.5)`), `c` the rows after them."""
+    return [buffer[:rows], buffer[1 : rows + 1], buffer[rows + 1 : 2 * rows + 1]]
+
+
+WINDOWS = {"shared": (_sharing_rows, 2), "overlapping": (_overlapping_rows, 3)}
+
+
+def _inputs_of(kind: str, rows: int) -> tuple[list, list]:
+    """Two copies (ours, eager's) of the inputs of one call."""
+    if kind == "separate":
+        inputs = _inputs(rows)
+        return [t.clone() for t in inputs], [t.clone() for t in inputs]
+    windows, buffer_rows = WINDOWS[kind]
+    buffer = torch.randn(buffer_rows * rows, 6)
+    return windows(buffer.clone(), rows), windows(buffer.clone(), rows)
+
+
+def _outcome(fn, inputs):
+    try:
+        return fn(*inputs), None
+    except RuntimeError as error:
+        return None, str(error)
 
 
 def _check(source: str, options: dict):
     fn = _function(source)
     # First call, cache hit, new size; then, compiled anew, inputs sharing memory: first call,
-    # cache hit, new size (dynamic sizes: the graph runs natively then).
-    for calls in (((4, False), (4, False), (7, False)), ((5, True), (5, True), (6, True))):
+    # cache hit, new size (dynamic sizes: the graph runs natively then); then inputs that
+    # overlap in part, the same way.
+    kinds = (
+        ((4, "separate"), (4, "separate"), (7, "separate")),
+        ((5, "shared"), (5, "shared"), (6, "shared")),
+        ((5, "overlapping"), (5, "overlapping"), (6, "overlapping")),
+    )
+    for calls in kinds:
         compiled = compiler.compile(_function(source), backend="inductor", options=options)
-        for call, (rows, shared) in enumerate(calls):
-            if shared:
-                buffer = torch.randn(2 * rows, 6)
-                ours, theirs = _sharing_rows(buffer.clone(), rows), _sharing_rows(buffer.clone(), rows)
-            else:
-                inputs = _inputs(rows)
-                ours, theirs = [t.clone() for t in inputs], [t.clone() for t in inputs]
-            expected = fn(*theirs)
-            actual = compiled(*ours)
+        for call, (rows, kind) in enumerate(calls):
+            ours, theirs = _inputs_of(kind, rows)
+            expected, refusal = _outcome(fn, theirs)
+            actual, error = _outcome(compiled, ours)
+            assert error == refusal, f"compiled raised {error!r}, eager {refusal!r}\n{source}"
             # Strides too, where sizes are static (symbolic ones: tests/test_inductor_output_views.py).
-            torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5, check_stride=call < 2, msg=lambda m: f"{m}\n{source}")
+            torch.testing.assert_close(
+                actual, expected, rtol=1e-4, atol=1e-5, check_stride=call < 2, msg=lambda m: f"{m}\n{source}"
+            )
+            # Writes made before a refused one stay made, in eager and compiled.
             for name, a, e in zip(NAMES, ours, theirs):
                 torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5, msg=lambda m: f"input {name}: {m}\n{source}")
 

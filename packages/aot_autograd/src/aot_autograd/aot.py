@@ -270,7 +270,9 @@ def _placeholder_values(gm: fx.GraphModule) -> list:
 
 
 def _check_effects(effects: GraphEffects, inputs: Sequence[Any]) -> None:
-    """Refuse the input mutations the epilogue could not replay faithfully."""
+    """Refuse the input mutations the epilogue could not replay faithfully. (Writes into an
+    expanded tensor, input or not, are refused by the fake op that makes them:
+    fake_tensor/memory_overlap.py.)"""
     # The functional graph treats inputs as independent values: a write into one input
     # that shares memory with another would not show through the other.
     storages = [x.untyped_storage() if isinstance(x, torch.Tensor) else None for x in inputs]
@@ -282,15 +284,3 @@ def _check_effects(effects: GraphEffects, inputs: Sequence[Any]) -> None:
                 "their dtypes or sizes differ or are symbolic)",
                 "Pass tensors that do not overlap, or clone one of them before the call.",
             )
-        # An expanded input's elements share memory: after a write, eager reads the written
-        # value at every element of that memory, the functional graph at one.
-        if _has_internal_overlap(inputs[index]):
-            raise UnsupportedProgramError(
-                f"writes in place into input {index}, an expanded tensor (several of its elements "
-                "share one memory location)",
-                "Clone the input before the call, or write into it outside the compiled function.",
-            )
-
-
-def _has_internal_overlap(tensor: torch.Tensor) -> bool:
-    return any(stride == 0 and size != 1 for size, stride in zip(tensor.shape, tensor.stride()))

@@ -12,6 +12,7 @@ from .errors import (
     FakeModeMismatchError,
     FakeTensorError,
     GuardOnDataDependentError,
+    OverlappingWriteError,
     RealTensorInputError,
     StaticSizesRequiredError,
     UnsupportedFakeOpError,
@@ -23,7 +24,7 @@ from .analysis import ShapeReport, TensorSpec, infer_shapes
 
 __all__ = [
     "ConstraintViolationError", "DataDependentError", "DeviceMismatchError", "Dim", "FakeModeMismatchError",
-    "FakeTensor", "FakeTensorError", "FakeTensorMode", "GuardOnDataDependentError", "RealTensorInputError",
+    "FakeTensor", "FakeTensorError", "FakeTensorMode", "GuardOnDataDependentError", "OverlappingWriteError", "RealTensorInputError",
     "ShapeEnv", "ShapeReport", "StaticSizesRequiredError", "SymNode", "TensorSpec", "UNBACKED",
     "UnsupportedFakeOpError", "infer_shapes", "is_fake",
 ]

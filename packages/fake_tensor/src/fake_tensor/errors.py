@@ -85,6 +85,19 @@ class FakeModeMismatchError(FakeTensorError):
         )
 
 
+class OverlappingWriteError(FakeTensorError):
+    """An op eager lets write into memory it also reads, in a way a graph that reads every
+    argument before writing cannot reproduce (`torch.mm(a, b, out=a)`, `fill_` of an expanded
+    tensor): the op has to run as eager runs it. Capture breaks the graph here."""
+
+    def __init__(self, op: object, why: str):
+        self.op, self.why = op, why
+        super().__init__(
+            f"{op} writes into memory that its arguments share, and {why}. Eager runs it in place; "
+            f"clone() the overlapping argument to compile it."
+        )
+
+
 def _describe(tensor: object) -> str:
     if not hasattr(tensor, "shape"):  # an UntypedStorage
         return f"a storage of {tensor.nbytes()} bytes on {tensor.device}"

@@ -1,7 +1,9 @@
 """Running one ATen op on fakes: unwrap to meta, run the meta kernel, wrap the results.
 
-An op with an entry in `op_rules` runs that rule instead (which usually calls
-`run_on_meta` itself). `run_on_meta` does, in order:
+An op that writes an argument is first checked for the writes eager refuses because the
+written memory overlaps what the op reads (memory_overlap.py; meta kernels skip that). An op
+with an entry in `op_rules` runs that rule instead (which usually calls `run_on_meta`
+itself). `run_on_meta` does, in order:
 1. each FakeTensor argument becomes its inner meta tensor; a real 0-dim CPU tensor becomes a
    fake first (eager lets it mix with any device); any other real tensor is an error;
    `device=` arguments become `meta` (remembering the device asked for);
@@ -26,7 +28,7 @@ import torch
 from torch._decomp import decomposition_table
 from torch.autograd.graph import increment_version
 
-from . import dtype_support, meta_output_cache, specialization
+from . import dtype_support, memory_overlap, meta_output_cache, specialization
 from .devices import normalize_device, output_device
 from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
 from .op_rules import rule_of
@@ -37,9 +39,13 @@ _PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, str, type(None), torch.
 
 
 def run_op(mode, func, args, kwargs):
+    facts = _facts_of(func)
+    if facts.writes_data:
+        # Before the write, as eager checks (meta kernels skip it): memory_overlap.py.
+        memory_overlap.check_writes(func, facts.writes_data, args, kwargs)
     rule = rule_of(func)
     result = rule(mode, func, args, kwargs) if rule is not None else run_on_meta(mode, func, args, kwargs)
-    for position, name in _facts_of(func).written_lists:
+    for position, name in facts.written_lists:
         written = args[position] if position < len(args) else kwargs.get(name, ())
         for tensor in written:
             # Eager's foreach kernels write each item through its own in-place op, which
@@ -209,6 +215,9 @@ class _OpFacts:
     written_lists: tuple[tuple[int, str], ...]
     # Pointwise ops, whose CPU kernels reject some integer and bool dtypes (dtype_support.py).
     checks_dtypes: bool
+    # Names of the arguments whose elements the op writes (in-place `self`, `out=`, foreach
+    # lists); not those an in-place view op only re-shapes (`t_`).
+    writes_data: frozenset[str]
 
 
 _FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
@@ -235,6 +244,9 @@ def _facts_of(func) -> _OpFacts:
                 if a.alias_info is not None and a.alias_info.is_write and isinstance(a.type, torch.ListType)
             ),
             checks_dtypes=dtype_support.probes(func),
+            writes_data=frozenset(
+                a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write
+            ) if torch.Tag.inplace_view not in func.tags else frozenset(),
         )
         _FACTS[func] = facts
         return facts

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 import torch.fx as fx
+from fake_tensor import OverlappingWriteError
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..decompositions import NEVER_DECOMPOSED, required_decompositions
@@ -98,7 +99,12 @@ class AtenRecorder(TorchDispatchMode):
         restride_only = restrides_in_place_only(func, run_args)
         try:
             out = func(*run_args, **run_kwargs)
-        except Exception as cause:  # every failure of an op on fakes is reported the same way
+        except OverlappingWriteError as cause:  # eager writes in place; no functional graph computes the same
+            raise UnsupportedProgramError(
+                f"writes with {func} into memory that its arguments share ({cause.why})",
+                "Clone the overlapping argument, or make the write outside the compiled function.",
+            ) from cause
+        except Exception as cause:  # every other failure of an op on fakes is reported the same way
             raise TracingError(func, cause) from cause
         node = self.graph.call_function(func, node_args, node_kwargs)
         node.meta["val"] = out
