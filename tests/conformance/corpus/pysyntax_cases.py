@@ -1,0 +1,278 @@
+"""Cases modelled on CPython's test_patma/test_grammar/test_scope/test_string/test_slice/
+test_heapq/test_bisect and PyTorch's test/dynamo/test_functions.py and test_misc.py: match
+statements, the walrus, late-binding closures in comprehensions, nonlocal/global rebinding seen
+after an inner call, mutable default arguments, recursion, try/finally overriding return and
+break, for-else/while-else, key= and default= of sorted/min/max, zip(strict=), enumerate(start=),
+reversed() of user sequences, containers changed while iterated, heapq and bisect, string
+formatting with sizes, slice objects and negative steps, torch.Size arithmetic, and tensors'
+__bool__/__index__/__len__ in Python control flow, recast in our own words."""
+
+import bisect
+import dataclasses
+import heapq
+import math
+import operator
+
+import torch
+
+from . import snippets
+
+
+@dataclasses.dataclass
+class Pt:
+    x: int
+    y: int
+
+
+class Countdown:
+    """A sequence by the old protocol (__len__/__getitem__), reversed() through __reversed__."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError(i)
+        return self.n - i
+
+    def __reversed__(self):
+        return iter(range(1, self.n + 1))
+
+
+class OldSeq:
+    """__len__ and __getitem__ only: reversed() indexes from the end."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+class Index:
+    """A user class usable as an index (`__index__`), formatted its own way (`__format__`)."""
+
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+    def __format__(self, spec):
+        return f"<{self.i}:{spec}>"
+
+    def __repr__(self):
+        return f"Index({self.i})"
+
+
+class Countup:
+    """An iterator class (`__iter__` returning self, `__next__`)."""
+
+    def __init__(self, n):
+        self.i, self.n = 0, n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return self.i
+
+
+class Suppress:
+    """A context manager whose __exit__ swallows ValueError and records what it saw."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __enter__(self):
+        self.seen.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.seen.append(kind.__name__ if kind else "none")
+        return kind is not None and issubclass(kind, ValueError)
+
+
+class BadBool:
+    def __bool__(self):
+        return 1
+
+
+class BadLen:
+    def __len__(self):
+        return -1
+
+
+class IterOnly:
+    """Membership through __iter__ (no __contains__)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+class MyError(Exception):
+    def __init__(self, code, detail="none"):
+        super().__init__(f"code {code}")
+        self.code = code
+        self.detail = detail
+
+
+NAMESPACE_G = {"value": 0}
+REBOUND = 1
+
+
+NS = {
+    "torch": torch, "math": math, "heapq": heapq, "bisect": bisect, "operator": operator,
+    "Pt": Pt, "Countdown": Countdown, "OldSeq": OldSeq, "NAMESPACE_G": NAMESPACE_G, "Index": Index,
+    "Countup": Countup, "Suppress": Suppress, "BadBool": BadBool, "BadLen": BadLen, "IterOnly": IterOnly,
+    "MyError": MyError,
+}
+
+SYNTAX = [
+    # match statements
+    ("match_literal_on_size", "match x.shape[0]:\n    case 4:\n        return x + 1\n    case 7:\n        return x * 2\n    case _:\n        return x"),
+    ("match_sequence_pattern_on_shape", "m = x.reshape(2, -1) if x.shape[0] % 2 == 0 else x.reshape(1, -1)\nmatch m.shape:\n    case (1, n):\n        return m * n\n    case (a, b) if b > 2:\n        return m + a + b\n    case _:\n        return m"),
+    ("match_mapping_pattern", "cfg = {'op': 'scale', 'k': x.shape[0], 'extra': 1}\nmatch cfg:\n    case {'op': 'shift', 'k': k}:\n        return x + k\n    case {'op': 'scale', 'k': k, **rest}:\n        return x * k, rest\n    case _:\n        return x"),
+    ("match_class_pattern_dataclass", "p = Pt(x.shape[0], 2)\nmatch p:\n    case Pt(x=0):\n        return x\n    case Pt(x=n, y=2) if n > 5:\n        return x * n\n    case Pt(n, m):\n        return x + n + m"),
+    ("match_or_and_as_patterns", "out = []\nfor v in (1, 'a', [x, x], (3, 4), None):\n    match v:\n        case 1 | 2 as small:\n            out.append(small * 10)\n        case str() as s:\n            out.append(s + '!')\n        case [torch.Tensor() as t, *_]:\n            out.append(t.sum())\n        case (a, b):\n            out.append(a * b)\n        case None:\n            out.append(-1)\nreturn out"),
+    ("match_tensor_isinstance_class_pattern", "match x:\n    case torch.Tensor() if x.dim() == 1:\n        return x + 1\n    case _:\n        return x"),
+    # walrus
+    ("walrus_in_if_and_comprehension", "if (n := x.shape[0]) > 3:\n    y = x * n\nelse:\n    y = x\nsq = [s for i in range(n) if (s := i * i) % 2 == 0]\nreturn y, sq, s"),
+    ("walrus_in_while", "i = 0\nacc = x\nwhile (i := i + 1) < 4:\n    acc = acc + i\nreturn acc, i"),
+    # closures and scopes
+    ("comprehension_lambdas_late_binding", "fs = [lambda t: t * i for i in range(3)]\nreturn [f(x) for f in fs]"),
+    ("comprehension_lambdas_default_binding", "fs = [lambda t, i=i: t * i for i in range(3)]\nreturn [f(x) for f in fs]"),
+    ("closure_cell_rebound_after_creation", "k = 1\ndef g(t):\n    return t * k\nk = 3\nr = g(x)\nk = 5\nreturn r, g(x)"),
+    ("nonlocal_rebound_seen_after_call", "count = 0\ndef bump(t):\n    nonlocal count\n    count += t.shape[0]\n    return t + count\na = bump(x)\nb = bump(a)\nreturn a, b, count"),
+    ("nested_nonlocal_two_levels", "total = x\ndef outer():\n    def inner():\n        nonlocal total\n        total = total * 2\n    inner()\n    inner()\nouter()\nreturn total"),
+    ("global_rebound_in_inner_function", "def setg(v):\n    global REBOUND_T\n    REBOUND_T = v\nsetg(x.shape[0])\nr = x + REBOUND_T\nsetg(1)\nreturn r, REBOUND_T"),
+    ("class_scope_does_not_leak_into_comprehension", "k = 2\nclass C:\n    k = 10\n    vals = [k * i for i in range(3)]\nreturn x + sum(C.vals), C.vals"),
+    ("mutable_default_argument_accumulates", "def acc(t, into=[]):\n    into.append(t)\n    return len(into)\nreturn x + acc(x) + acc(x), acc.__defaults__[0][0]"),
+    ("mutable_default_dict_memo", "def fib(n, memo={}):\n    if n < 2:\n        return n\n    if n not in memo:\n        memo[n] = fib(n - 1) + fib(n - 2)\n    return memo[n]\nreturn x * fib(x.shape[0] + 5), len(fib.__defaults__[0])"),
+    ("recursion_on_nested_lists", "def total(v):\n    if isinstance(v, torch.Tensor):\n        return v\n    return sum((total(u) for u in v), torch.zeros_like(x))\nreturn total([x, [x * 2, [x * 3]], []])"),
+    ("recursion_depth_from_size", "def down(t, n):\n    return t if n == 0 else down(t + n, n - 1)\nreturn down(x, x.shape[0])"),
+    ("recursion_limit_raises", "def forever(t):\n    return forever(t + 1)\nreturn forever(x)"),
+    # try/finally and loops with else
+    ("finally_overrides_return", "def g(t):\n    try:\n        return t + 1\n    finally:\n        return t * 2\nreturn g(x)"),
+    ("finally_runs_on_break", "log = []\nfor i in range(5):\n    try:\n        if i == 2:\n            break\n        x = x + i\n    finally:\n        log.append(i)\nreturn x, log"),
+    ("finally_runs_on_continue", "log = []\nfor i in range(4):\n    try:\n        if i % 2:\n            continue\n        x = x * 2\n    finally:\n        log.append(i)\nreturn x, log"),
+    ("finally_mutation_after_return_value", "log = [x]\ndef g():\n    try:\n        return log[-1]\n    finally:\n        log.append(log[-1] + 1)\nr = g()\nreturn r, log"),
+    ("finally_swallows_exception_with_return", "def g(t):\n    try:\n        raise ValueError('x')\n    finally:\n        return t + 3\nreturn g(x)"),
+    ("for_else_no_break", "for i in range(x.shape[0]):\n    if i > 10:\n        break\nelse:\n    return x + 100\nreturn x"),
+    ("for_else_with_break", "for i in range(x.shape[0]):\n    if i == 2:\n        break\nelse:\n    return x + 100\nreturn x + i"),
+    ("while_else", "i = 0\nwhile i < x.shape[0]:\n    i += 3\nelse:\n    x = x - i\nreturn x, i"),
+    ("nested_loop_break_only_inner", "hits = []\nfor i in range(3):\n    for j in range(3):\n        if j > i:\n            break\n        hits.append((i, j))\n    else:\n        hits.append('full')\nreturn x + len(hits), hits"),
+    # builtins with keys and options
+    ("sorted_key_reverse_stable", "ts = [x, x * 2, -x, x + 0]\nby = sorted(range(4), key=lambda i: ts[i].shape[0] + (i % 2), reverse=True)\nreturn by, sorted(['bb', 'a', 'ccc', 'dd'], key=len)"),
+    ("min_max_key_and_default", "ts = [x, x * 3, x - 1]\nbig = max(ts, key=lambda t: t.abs().sum())\nreturn big, min([], default=x), max([3, 1, 2], key=lambda v: -v), min('abc', 'ab', key=len)"),
+    ("max_of_empty_raises", "return x + max([])"),
+    ("zip_strict_ok", "return [a * b for a, b in zip([x, x + 1], [2, 3], strict=True)]"),
+    ("zip_strict_mismatch_raises", "return [a * b for a, b in zip([x, x + 1], [2, 3, 4], strict=True)]"),
+    ("enumerate_start_and_reversed_range", "return [t * i for i, t in enumerate([x, x + 1], start=5)], list(reversed(range(1, x.shape[0], 2)))"),
+    ("reversed_user_sequence", "return x + sum(reversed(Countdown(3))), list(reversed(Countdown(3))), list(Countdown(4))"),
+    ("reversed_old_protocol_sequence", "s = OldSeq([x, x * 2, x * 3])\nreturn [t for t in reversed(s)], [t + 1 for t in s]"),
+    ("reversed_dict_and_list", "d = {'a': x, 'b': x * 2}\nreturn list(reversed(d)), [t for t in reversed([x, x + 1])]"),
+    # containers changed while iterated
+    ("dict_changed_size_while_iterated_raises", "d = {'a': x, 'b': x}\nfor k in d:\n    d[k + '!'] = x\nreturn d"),
+    ("dict_values_changed_while_iterated_raises", "d = {'a': x, 'b': x}\nfor v in d.values():\n    d.pop('b')\nreturn d"),
+    ("set_changed_size_while_iterated_raises", "s = {1, 2}\nfor v in s:\n    s.add(v + 10)\nreturn x + len(s)"),
+    ("dict_value_replaced_while_iterated_ok", "d = {'a': x, 'b': x}\nfor k in d:\n    d[k] = d[k] + 1\nreturn d"),
+    ("list_appended_while_iterated_bounded", "xs = [1, 2]\nfor v in xs:\n    if v < 5:\n        xs.append(v + 2)\nreturn x + len(xs), xs"),
+    ("list_removed_while_iterated_skips", "xs = [1, 2, 3, 4]\nfor v in xs:\n    xs.remove(v)\nreturn x + len(xs), xs"),
+    # heapq and bisect
+    ("heapq_push_pop_tuples", "h = []\nfor i, t in enumerate([x, x * 2, x - 1]):\n    heapq.heappush(h, (float(3 - i), i))\nfirst = heapq.heappop(h)\nreturn x * first[0], h, heapq.nsmallest(1, [5, 1, 3])"),
+    ("heapq_heapify_and_nlargest_key", "h = [5, 1, x.shape[0], 3]\nheapq.heapify(h)\nreturn x + h[0], h, heapq.nlargest(2, ['aa', 'b', 'ccc'], key=len)"),
+    ("bisect_insort_and_search", "xs = [1, 3, 5, 7]\nbisect.insort(xs, x.shape[0])\ni = bisect.bisect_left(xs, 5)\nj = bisect.bisect_right(xs, 5)\nreturn x * i + j, xs"),
+    ("bisect_key", "xs = [(1, 'a'), (4, 'b'), (9, 'c')]\nreturn x + bisect.bisect(xs, x.shape[0], key=lambda p: p[0])"),
+    # strings with sizes
+    ("fstring_format_specs_of_size", "n = x.shape[0]\nreturn x + n, f'{n:03d}|{n / 3:.2f}|{n!r}|{n:>4}|{n:x}|{n:,}'"),
+    ("percent_and_format_of_size", "n = x.shape[0]\nreturn x, '%d-%s-%5.1f' % (n, 'a', n / 2), '{}:{:b}'.format(n, n), '{k}'.format(k=n)"),
+    ("string_of_shape_and_dtype", "return x, str(x.shape), f'{x.shape}', repr(x.dtype), str(x.device)"),
+    ("string_methods_on_derived_names", "name = f'layer_{x.shape[0]}'\nparts = name.split('_')\nreturn x * int(parts[1]), name.upper(), '-'.join(parts), name.startswith('layer'), name.replace('layer', 'L').zfill(8)"),
+    ("string_as_dict_key_built_from_size", "d = {f'k{i}': x * i for i in range(3)}\nkey = 'k' + str(x.shape[0] % 3)\nreturn d[key], sorted(d)"),
+    ("int_of_string_from_size", "s = str(x.shape[0] * 11)\nreturn x + int(s[::-1]), s[::-1], len(s)"),
+    # slices
+    ("slice_object_on_list_and_tensor", "s = slice(1, None, 2)\nts = [x, x + 1, x + 2, x + 3]\nreturn ts[s], x[s], s.indices(x.shape[0])"),
+    ("negative_step_list_slicing", "ts = list(range(x.shape[0]))\nreturn x + ts[::-2][0], ts[::-1], ts[-2:0:-1], ts[5:1:-2]"),
+    ("tensor_negative_step_raises", "return x[::-1]"),
+    ("tensor_negative_start_stop", "n = x.shape[0]\nreturn x[-3:], x[:-1], x[-n:1 - n], x[-100:2]"),
+    ("slice_assignment_and_deletion_on_list", "ts = [x, x + 1, x + 2, x + 3]\nts[1:3] = [x * 10]\ndel ts[::2]\nreturn ts, len(ts)"),
+    ("extended_slice_assignment_length_mismatch_raises", "ts = [x, x, x, x]\nts[::2] = [x]\nreturn ts"),
+    ("tensor_slice_with_size_derived_bounds", "n = x.shape[0]\nh = n // 2\nreturn x[h:], x[:h], x[h - 1::h]"),
+    ("slice_object_from_size_indices", "n = x.shape[0]\ns = slice(-2, None)\nstart, stop, step = s.indices(n)\nreturn x[start:stop:step] + 1, (start, stop, step)"),
+    # torch.Size
+    ("size_concat_and_slice_types", "s = x.shape + (2,)\nt = x.reshape(2, -1).shape[1:]\nreturn torch.zeros(s) + 1, type(s).__name__, type(t).__name__, t, s"),
+    ("size_repeat_and_compare", "s = x.shape * 2\nreturn x + len(s), s, s == (x.shape[0], x.shape[0]), x.shape == [x.shape[0]], type(s).__name__"),
+    ("size_numel_and_index", "m = x.reshape(1, -1, 1)\ns = m.shape\nreturn x * s.numel(), s.index(1), s.count(1), s[-2], list(s)"),
+    ("size_hash_as_dict_key", "d = {x.shape: 'v'}\nreturn x + len(d), d.get(torch.Size([x.shape[0]]), 'miss'), d.get((x.shape[0],), 'miss')"),
+    ("size_unpack_star", "m = x.reshape(1, -1)\nfirst, *rest = m.shape\nreturn m * first + rest[0], rest"),
+    # tensor dunders in Python control flow
+    ("tensor_len_and_range", "acc = torch.zeros(())\nfor i in range(len(x)):\n    acc = acc + x[i] * i\nreturn acc, len(x)"),
+    ("zero_dim_int_tensor_index", "i = torch.tensor(1)\nitems = ['a', 'b', 'c']\nreturn x * operator.index(i), items[i], [10, 20, 30][i]"),
+    ("tensor_bool_of_shape_predicate", "if torch.tensor(x.shape[0] > 3):\n    return x + 1\nreturn x"),
+    ("tensor_bool_multi_element_raises", "if x:\n    return x\nreturn x + 1"),
+    ("tensor_iteration_unbinds", "return [t * 2 for t in x.reshape(2, -1)], list(x)[0]"),
+    ("tensor_in_list_membership_raises_or_compares", "return x in [x]"),
+    ("math_on_item_values", "v = x.abs().max().item()\nreturn x / v, math.floor(v * 10), math.isclose(v, v + 1e-12), round(v, 2) > -1"),
+    ("int_item_in_range_loop", "n = int(x.abs().sum().item() > 0) + 2\nacc = x\nfor _ in range(n):\n    acc = acc * 2\nreturn acc, n"),
+]
+snippets("cpython/test_grammar", "pysyntax", SYNTAX, namespace=NS)
+
+PROTOCOLS = [
+    ("user_index_in_list_and_range", "i = Index(2)\nreturn x * [1, 2, 3][i] + len(range(i)), operator.index(i), [10, 20, 30, 40][i:]"),
+    ("user_index_slicing_tensor", "return x[Index(1):], x[:Index(2)]"),
+    ("user_format_and_repr_in_fstring", "i = Index(x.shape[0])\nreturn x, f'{i:>3}|{i!r}|{i}', format(i, 'z')"),
+    ("iterator_class_in_for_and_sum", "total = x * 0\nfor k in Countup(3):\n    total = total + x * k\nreturn total, sum(Countup(x.shape[0])), list(Countup(2))"),
+    ("iterator_class_exhausted", "it = Countup(2)\na = list(it)\nb = list(it)\nreturn x + len(a) + len(b), next(it, 'done')"),
+    ("exit_suppresses_value_error", "s = Suppress()\nwith s:\n    x = x + 1\n    raise ValueError('boom')\nreturn x, s.seen"),
+    ("exit_does_not_suppress_key_error", "s = Suppress()\nwith s:\n    raise KeyError('k')\nreturn x"),
+    ("bool_returning_int_raises", "if BadBool():\n    return x\nreturn x + 1"),
+    ("len_negative_raises", "return x + len(BadLen())"),
+    ("membership_through_iter", "it = IterOnly([1, 2, x.shape[0]])\nreturn x + (4 in it) + (9 in it), 7 in it"),
+    ("custom_exception_attributes", "try:\n    raise MyError(x.shape[0], detail='d')\nexcept MyError as e:\n    return x + e.code, str(e), e.detail, e.args"),
+    ("exception_chaining_cause", "try:\n    try:\n        raise KeyError('inner')\n    except KeyError as e:\n        raise ValueError('outer') from e\nexcept ValueError as e:\n    return x, type(e.__cause__).__name__, e.__suppress_context__"),
+    ("exception_context_implicit", "try:\n    try:\n        raise KeyError('inner')\n    except KeyError:\n        raise ValueError('outer')\nexcept ValueError as e:\n    return x, type(e.__context__).__name__, e.__cause__ is None"),
+    ("try_except_else_finally_order", "log = []\nfor v in (0, 1):\n    try:\n        log.append('try')\n        if v:\n            raise ValueError\n    except ValueError:\n        log.append('except')\n    else:\n        log.append('else')\n    finally:\n        log.append('finally')\nreturn x + len(log), log"),
+    ("exception_in_finally_replaces", "try:\n    try:\n        raise KeyError('a')\n    finally:\n        raise ValueError('b')\nexcept Exception as e:\n    return x, type(e).__name__, type(e.__context__).__name__"),
+]
+snippets("cpython/test_class", "protocols", PROTOCOLS, namespace=NS)
+
+SEMANTICS = [
+    ("and_or_return_operands", "n = x.shape[0]\nreturn x, (n and 'a'), (0 or n), ([] or [n]), (n > 2 and n), (None or 'z')"),
+    ("chained_comparison_evaluates_once", "calls = []\ndef mid():\n    calls.append(1)\n    return x.shape[0]\nok = 1 < mid() < 100\nreturn x + ok, len(calls)"),
+    ("augmented_assign_subscript_and_attribute", "d = {'k': 1, 'ts': [x]}\nd['k'] += x.shape[0]\nd['ts'][0] += 1\nreturn d['k'], d['ts'][0]"),
+    ("star_unpacking_forms", "a, *mid, z = range(x.shape[0])\n(p, q), r = (1, 2), 3\nreturn x + a + z + len(mid), mid, p + q + r"),
+    ("unpacking_too_many_raises", "a, b = range(x.shape[0])\nreturn x + a"),
+    ("unpacking_too_few_raises", "a, b, c, d, e, f, g, h = range(x.shape[0])\nreturn x + a"),
+    ("duplicate_keyword_raises", "def g(**kw):\n    return len(kw)\nkw = {'a': 1}\nreturn x + g(a=2, **kw)"),
+    ("keyword_only_and_positional_only", "def g(a, /, b, *, c=3):\n    return a + b * c\nreturn g(x, 2), g(x, b=1, c=x.shape[0])"),
+    ("positional_only_by_keyword_raises", "def g(a, /):\n    return a\nreturn g(a=x)"),
+    ("missing_argument_raises", "def g(a, b):\n    return a + b\nreturn g(x)"),
+    ("unbound_local_raises", "def g(t):\n    if t.shape[0] > 100:\n        y = t\n    return y\nreturn g(x)"),
+    ("deleted_local_raises", "y = x + 1\ndel y\nreturn y"),
+    ("int_methods_on_size", "n = x.shape[0]\nreturn x, n.bit_length(), divmod(-n, 3), round(n * 10 + 5, -1), pow(n, 2, 5), int(str(n) * 2), (-n) // 3, (-n) % 3"),
+    ("float_specials", "n = x.shape[0] / 2\nnan = float('nan')\nreturn x * n, nan != nan, math.inf > n, -0.0 == 0.0, str(-0.0), math.copysign(1.0, -0.0), float('-inf') < -n"),
+    ("dict_merge_order_and_equality", "a = {'p': 1, 'q': x.shape[0]}\nb = {'q': 9, 'r': 2}\nm = {**a, **b}\nc = a | b\na |= {'s': 3}\nreturn x + len(m), list(m), m == c, list(a), {'p': 1, 'q': 2} == {'q': 2, 'p': 1}"),
+    ("dict_setdefault_fromkeys_popitem", "d = dict.fromkeys(['a', 'b'], 0)\nv = d.setdefault('c', x.shape[0])\nw = d.setdefault('a', 5)\nlast = d.popitem()\nreturn x + v + w, d, last"),
+    ("list_index_with_start_and_sort_stability", "xs = [3, 1, 3, 2, 3]\nfirst = xs.index(3, 1)\npairs = [(1, 'b'), (0, 'a'), (1, 'a')]\npairs.sort(key=lambda p: p[0], reverse=True)\nreturn x + first, pairs"),
+    ("list_reverse_slice_assignment", "xs = list(range(6))\nxs[::-1] = [10, 11, 12, 13, 14, 15]\nxs[-1] = x.shape[0]\ndel xs[-2]\nreturn x + xs[-1], xs"),
+    ("list_extend_generator_and_iadd_tuple", "xs = [x]\nxs.extend(t * 2 for t in list(xs))\nxs += (x + 1,)\nreturn xs, len(xs)"),
+    ("tuple_lexicographic_mixed_lengths", "n = x.shape[0]\nreturn x, (1, n) < (1, n, 0), (2,) > (1, 99), (n, 'a') <= (n, 'b'), [1, 2] < [1, 3]"),
+    ("isinstance_nested_tuple_of_types", "v = [x]\nreturn x, isinstance(v, (int, (list, tuple))), isinstance(x.shape[0], (float, (str, (int,)))), isinstance(x, ())"),
+    ("generator_return_value_via_yield_from", "def inner():\n    yield 1\n    return x.shape[0]\ndef outer(out):\n    r = yield from inner()\n    out.append(r)\n    yield r\nout = []\nvals = list(outer(out))\nreturn x + sum(vals), out, vals"),
+    ("nonlocal_in_generator", "count = 0\ndef gen():\n    nonlocal count\n    for i in range(3):\n        count += 1\n        yield i\nvals = [v for v in gen()]\nreturn x + count, vals"),
+    ("multiple_context_managers_exit_order", "a, b = Suppress(), Suppress()\nwith a, b:\n    x = x * 2\nreturn x, a.seen, b.seen"),
+]
+snippets("cpython/test_grammar", "semantics", SEMANTICS, namespace=NS)
