@@ -24,8 +24,10 @@ The classification is made on the fakes' sizes, as MemoryOverlap.cpp makes it; s
 sizes are compared through the shape environment, which guards the answer, so a call whose
 arguments overlap otherwise at new sizes is traced anew. A question only unbacked sizes
 could answer reads "too hard" (never refused), as eager's does for unbacked strides.
-Pairs eager finds too hard to classify (strided views whose spans interleave) are taken as
-eager takes them: not overlapping.
+Pairs eager finds too hard to classify (strided views whose spans interleave: columns of one
+matrix) are never refused; whether reading first agrees with eager is asked per exact
+example geometry, and not guarded: strided views that share no element at the traced sizes
+but would at others are not caught.
 """
 
 from __future__ import annotations
@@ -56,7 +58,6 @@ class Overlap(enum.Enum):
     TOO_HARD = "too hard"  # eager does not decide, and refuses nothing
 
 
-_REFUSABLE = (Overlap.SAME, Overlap.FULL, Overlap.PARTIAL, Overlap.INTERNAL)
 # (op, overlap pattern) -> what eager does.
 _ANSWERS: dict[tuple, _Answer] = {}
 
@@ -75,6 +76,18 @@ def check_writes(func, written_names: frozenset[str], args: tuple, kwargs: dict)
         overlaps,
         tuple((slot[0], slot[1].dtype, slot[1].is_conj(), slot[1].is_neg(), slot[1].dim()) for slot in slots),
     )
+    if any(status is Overlap.TOO_HARD for _, _, status in overlaps):
+        # Whether views eager cannot classify share elements depends on their exact geometry.
+        try:
+            key += (
+                tuple(
+                    (_examples(t.shape), _examples(t.stride()), _example(t.storage_offset())) for _, t, _, _ in slots
+                ),
+            )
+        except _CannotAsk:  # unbacked sizes: taken as eager takes them, not overlapping
+            overlaps = tuple(entry for entry in overlaps if entry[2] is not Overlap.TOO_HARD)
+            if not overlaps:
+                return
     answer = _ANSWERS.get(key)
     if answer is None:
         writes_lists = any(len(slot[0]) == 2 for slot in slots if slot[2])
@@ -112,7 +125,8 @@ def _argument_names(func) -> tuple[str, ...]:
 
 
 def _overlaps(slots) -> tuple:
-    """(written where, other where or None, status) for each overlap eager may refuse."""
+    """(written where, other where or None, status) for each way a written tensor may share
+    memory with itself or another argument."""
     by_storage: dict[int, list] = {}
     for slot in slots:
         by_storage.setdefault(slot[3], []).append(slot)
@@ -129,7 +143,7 @@ def _overlaps(slots) -> tuple:
             if other_where == where:
                 continue
             status = overlap_status(tensor, other)
-            if status in _REFUSABLE:
+            if status is not Overlap.NO:
                 pattern.append((where, other_where, status))
     return tuple(pattern)
 
@@ -356,6 +370,10 @@ def _bytes_spanned(fake: FakeTensor) -> int:
     strides = [_example(s) for s in fake.stride()]
     last = _example(fake.storage_offset()) + sum((size - 1) * stride for size, stride in zip(sizes, strides))
     return (last + 1) * fake.element_size()
+
+
+def _examples(values) -> tuple:
+    return tuple(_example(v) for v in values)
 
 
 def _example(value):
