@@ -104,3 +104,19 @@ def test_overlap_of_symbolic_slices_is_decided_by_guards(size, refused):
         eager_refuses = _real_error(lambda b, o=other: b[:4].add_(b[o - 6 : o - 2]), other) is not None
         if eager_refuses != refused:
             assert not env.evaluate_guards({"L['b']": torch.randn(other)}), f"size {other} passes the guards"
+
+
+def test_arguments_too_large_to_ask_about_run_as_eager_runs_them_and_are_not_remembered(monkeypatch):
+    """`x.mul_(x)` on arguments too large to copy to the CPU: eager is not asked, so the op
+    must run in place (OverlappingWriteError); smaller arguments of the same pattern are still
+    asked, and compile."""
+    from fake_tensor import memory_overlap
+
+    mode = FakeTensorMode()
+    small = mode.from_real(torch.randn(8, dtype=torch.float64))
+    large = mode.from_real(torch.randn(64, dtype=torch.float64))
+    monkeypatch.setattr(memory_overlap, "_LARGEST_QUESTION_BYTES", 256)
+    with mode:
+        with pytest.raises(OverlappingWriteError, match="cannot be copied to the CPU"):
+            large.mul_(large)
+        small.mul_(small)

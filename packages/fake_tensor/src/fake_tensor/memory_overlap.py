@@ -91,7 +91,9 @@ def check_writes(func, written_names: frozenset[str], args: tuple, kwargs: dict)
     answer = _ANSWERS.get(key)
     if answer is None:
         writes_lists = any(len(slot[0]) == 2 for slot in slots if slot[2])
-        answer = _ANSWERS[key] = _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists)
+        answer = _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists)
+        if answer.for_the_pattern:
+            _ANSWERS[key] = answer
     if answer.refusal is not None:
         raise RuntimeError(answer.refusal)
     if answer.unfaithful is not None:
@@ -233,6 +235,9 @@ def _non_overlapping_and_dense(sizes, strides) -> bool:
 class _Answer:
     refusal: str | None = None  # eager's error message
     unfaithful: str | None = None  # why a graph cannot reproduce what eager does
+    # False where eager was not asked (arguments too large, an unbacked size, a generator):
+    # these arguments' answer, not the pattern's.
+    for_the_pattern: bool = True
 
 
 _FAITHFUL = _Answer()
@@ -246,10 +251,13 @@ def _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists: boo
     """What eager does with `func` on arguments shaped and aliased like these fakes: refuse
     (its message), or go ahead; then, whether a graph that reads every argument before it
     writes (what functionalization builds) computes what eager's kernel did in place."""
+    # Where eager cannot be asked, or fails for another reason (which the meta kernel may or
+    # may not see), the op runs as eager runs it; that answer is these arguments', not the pattern's.
+    not_asked = "its arguments cannot be copied to the CPU to ask eager whether it refuses the write"
     try:
         stand_ins = _StandIns(args, kwargs)
     except _CannotAsk:
-        return _Answer(unfaithful="its arguments cannot be copied to the CPU to ask eager whether it refuses the write")
+        return _Answer(unfaithful=not_asked, for_the_pattern=False)
     state = torch.get_rng_state()
     # The op runs for real: the CPU generator it may draw from is restored after, and the
     # warnings eager gives for such writes (masked_fill_ on an expanded tensor) are the run's.
@@ -264,15 +272,16 @@ def _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists: boo
                 return _FAITHFUL
             torch.set_rng_state(state)
             separate = stand_ins.run(func, written_names, args, kwargs, separate=True)
-        except RuntimeError as error:
+        except _CannotAsk:
+            return _Answer(unfaithful=not_asked, for_the_pattern=False)
+        except Exception as error:  # noqa: BLE001  (eager's overlap error, or no answer)
             message = str(error)
-            if message.startswith(_OVERLAP_ERROR):
+            if isinstance(error, RuntimeError) and message.startswith(_OVERLAP_ERROR):
                 return _Answer(refusal=message)
+            first_line = message.splitlines()[0] if message else type(error).__name__
             return _Answer(
-                unfaithful=f"eager could not be asked whether it refuses the write ({message.splitlines()[0]})"
+                unfaithful=f"eager failed on stand-ins of its arguments ({first_line})", for_the_pattern=False
             )
-        except Exception as error:  # noqa: BLE001  (the same: no answer)
-            return _Answer(unfaithful=f"eager could not be asked whether it refuses the write ({error})")
         finally:
             torch.set_rng_state(state)
     if all(_same_values(a, b) for a, b in zip(aliased, separate)):
