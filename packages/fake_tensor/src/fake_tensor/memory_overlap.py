@@ -254,16 +254,14 @@ def _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists: boo
     # Where eager cannot be asked, or fails for another reason (which the meta kernel may or
     # may not see), the op runs as eager runs it; that answer is these arguments', not the pattern's.
     not_asked = "its arguments cannot be copied to the CPU to ask eager whether it refuses the write"
-    try:
-        stand_ins = _StandIns(args, kwargs)
-    except _CannotAsk:
-        return _Answer(unfaithful=not_asked, for_the_pattern=False)
     state = torch.get_rng_state()
-    # The op runs for real: the CPU generator it may draw from is restored after, and the
-    # warnings eager gives for such writes (masked_fill_ on an expanded tensor) are the run's.
-    with torch._C._DisableTorchDispatch(), warnings.catch_warnings():
+    # The op runs for real, on plain CPU tensors, seen by no mode (a user's `with
+    # torch.device(...)` included); the CPU generator it may draw from is restored after, and
+    # the warnings eager gives for such writes (masked_fill_ on an expanded tensor) are the run's.
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
+            stand_ins = _StandIns(args, kwargs)
             aliased = stand_ins.run(func, written_names, args, kwargs, separate=False)
             if any(status is Overlap.INTERNAL for _, _, status in overlaps):
                 return _Answer(unfaithful="it writes a tensor whose elements share memory (an expanded tensor)")
@@ -272,6 +270,7 @@ def _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists: boo
                 return _FAITHFUL
             torch.set_rng_state(state)
             separate = stand_ins.run(func, written_names, args, kwargs, separate=True)
+            agree = all(_same_values(a, b) for a, b in zip(aliased, separate))
         except _CannotAsk:
             return _Answer(unfaithful=not_asked, for_the_pattern=False)
         except Exception as error:  # noqa: BLE001  (eager's overlap error, or no answer)
@@ -284,7 +283,7 @@ def _eager_answer(func, written_names, args, kwargs, overlaps, writes_lists: boo
             )
         finally:
             torch.set_rng_state(state)
-    if all(_same_values(a, b) for a, b in zip(aliased, separate)):
+    if agree:
         return _FAITHFUL
     return _Answer(unfaithful="its result over memory it also reads depends on the order its kernel reads and writes")
 
@@ -355,7 +354,9 @@ class _Converter:
             storage = storage.clone()
         sizes = [_example(s) for s in fake.shape]
         strides = [_example(s) for s in fake.stride()]
-        real = torch.empty(0, dtype=fake.dtype).set_(storage, _example(fake.storage_offset()), sizes, strides)
+        real = torch.empty(0, dtype=fake.dtype, device="cpu").set_(
+            storage, _example(fake.storage_offset()), sizes, strides
+        )
         if fake.is_conj():
             torch._C._set_conj(real, True)
         if fake.is_neg():
@@ -364,12 +365,12 @@ class _Converter:
 
 
 def _values(size: int, dtype: torch.dtype, generator: torch.Generator) -> torch.Tensor:
-    count = -(-size // torch.empty(0, dtype=dtype).element_size())
+    count = -(-size // dtype.itemsize)
     if dtype.is_floating_point or dtype.is_complex:
-        return torch.randn(count, generator=generator).to(dtype)
+        return torch.randn(count, generator=generator, device="cpu").to(dtype)
     if dtype == torch.bool:
-        return torch.randint(0, 2, (count,), generator=generator).bool()
-    return torch.zeros(count, dtype=dtype)
+        return torch.randint(0, 2, (count,), generator=generator, device="cpu").bool()
+    return torch.zeros(count, dtype=dtype, device="cpu")
 
 
 def _bytes_spanned(fake: FakeTensor) -> int:
