@@ -44,6 +44,10 @@ ONE_INPUT = {
     "add_ of strided views sharing elements": lambda b: b.as_strided((3,), (2,), 2).add_(b.as_strided((3,), (2,), 0)),
     "copy_ of two overlapping slices": lambda b: b[:-1].copy_(b[1:]),
     "copy_ of a tensor to itself": lambda b: b.copy_(b),
+    "copy_ of two slices over the same elements": lambda b: b[:4].copy_(b[:4]),
+    "copy_ of a transpose over the same elements": lambda b: b[:4].view(2, 2).copy_(b[:4].view(2, 2).t()),
+    "setitem of a slice from an overlapping slice": lambda b: b.__setitem__(slice(1, None), b[:-1]),
+    "sort out= an overlapping slice": lambda b: torch.sort(b[1:], out=(b[:-1], torch.empty(0, dtype=torch.long))),
     # Ops with their own checks.
     "index_add_ of an overlapping slice": lambda b: b[:-1].index_add_(0, _index(b), b[1:4]),
     "index_add_ of the tensor itself": lambda b: b[:3].index_add_(0, _index(b), b[:3]),
