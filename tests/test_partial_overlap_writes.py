@@ -226,3 +226,25 @@ def test_refusal_names_the_users_line(backend):
         compiler.compile(program, backend=backend)(torch.randn(6))
     frames = [frame.name for frame in error.traceback]
     assert "program" in frames
+
+
+# inductor returns a view at a data-dependent offset (`b[k:k+4]`, k from .item()) as an empty
+# tensor, with or without this write (a separate bug), so it is not run here.
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_overlap_decided_by_a_data_dependent_offset_matches_eager(backend):
+    """`b[:4]` against `b[k:k+4]` with k read from a tensor: the same elements at k = 0,
+    some at k = 2, none at k = 4. No one graph is right for every k: the write runs as eager
+    runs it, and raises exactly when eager does."""
+
+    def program(b, n):
+        k = n.item()
+        torch._check(k >= 0)
+        torch._check(k + 4 <= b.shape[0])
+        b[:4].add_(b[k : k + 4])
+        return b * 2
+
+    def call(k):
+        return lambda: [torch.randn(10), torch.tensor(k)]
+
+    with compiler.config.patch(capture_scalar_outputs=True):
+        _differential(program, [call(4), call(4), call(2), call(0), call(3)], backend, dynamic=False)

@@ -20,10 +20,13 @@ a functional graph reads every argument before it writes, so unless both runs ag
 run in place as eager runs it, and OverlappingWriteError says so (capture breaks the graph
 there). Answers are kept per op and overlap pattern (which argument pairs overlap, and how,
 with their dtypes), which is all eager's checks read; each pattern costs one run.
+
 The classification is made on the fakes' sizes, as MemoryOverlap.cpp makes it; symbolic
 sizes are compared through the shape environment, which guards the answer, so a call whose
 arguments overlap otherwise at new sizes is traced anew. A question only unbacked sizes
-could answer reads "too hard" (never refused), as eager's does for unbacked strides.
+could decide is not decided: eager decides at the sizes it runs with, so the op runs as eager
+runs it (OverlappingWriteError).
+
 Pairs eager finds too hard to classify (strided views whose spans interleave: columns of one
 matrix) are never refused; whether reading first agrees with eager is asked per exact
 example geometry, and not guarded: strided views that share no element at the traced sizes
@@ -56,6 +59,7 @@ class Overlap(enum.Enum):
     PARTIAL = "partial"
     INTERNAL = "internal"  # a written tensor whose elements share memory (expanded)
     TOO_HARD = "too hard"  # eager does not decide, and refuses nothing
+    UNDECIDED = "undecided"  # only data-dependent (unbacked) sizes could tell
 
 
 # (op, overlap pattern) -> what eager does.
@@ -76,18 +80,20 @@ def check_writes(func, written_names: frozenset[str], args: tuple, kwargs: dict)
         overlaps,
         tuple((slot[0], slot[1].dtype, slot[1].is_conj(), slot[1].is_neg(), slot[1].dim()) for slot in slots),
     )
+    if any(status is Overlap.UNDECIDED for _, _, status in overlaps):
+        # Eager decides at the sizes it runs with; no one graph is right for all of them.
+        raise OverlappingWriteError(func, "whether its arguments overlap depends on data-dependent sizes")
     if any(status is Overlap.TOO_HARD for _, _, status in overlaps):
         # Whether views eager cannot classify share elements depends on their exact geometry.
         try:
-            key += (
-                tuple(
-                    (_examples(t.shape), _examples(t.stride()), _example(t.storage_offset())) for _, t, _, _ in slots
-                ),
+            geometry = tuple(
+                (_examples(t.shape), _examples(t.stride()), _example(t.storage_offset())) for _, t, _, _ in slots
             )
-        except _CannotAsk:  # unbacked sizes: taken as eager takes them, not overlapping
-            overlaps = tuple(entry for entry in overlaps if entry[2] is not Overlap.TOO_HARD)
-            if not overlaps:
-                return
+        except _CannotAsk:
+            raise OverlappingWriteError(
+                func, "whether its arguments share elements depends on data-dependent sizes"
+            ) from None
+        key += (geometry,)
     answer = _ANSWERS.get(key)
     if answer is None:
         writes_lists = any(len(slot[0]) == 2 for slot in slots if slot[2])
@@ -136,8 +142,9 @@ def _overlaps(slots) -> tuple:
     for where, tensor, written, storage in slots:
         if not written:
             continue
-        if _may_have_internal_overlap(tensor) and internal_overlap(tensor) is Overlap.INTERNAL:
-            pattern.append((where, None, Overlap.INTERNAL))
+        if _may_have_internal_overlap(tensor) and (internal := internal_overlap(tensor)) is not Overlap.NO:
+            if internal is not Overlap.TOO_HARD:
+                pattern.append((where, None, internal))
         sharing = by_storage[storage]
         if len(sharing) == 1:
             continue
@@ -153,12 +160,21 @@ def _overlaps(slots) -> tuple:
 # -- MemoryOverlap.cpp's classification, on sizes that may be symbolic -------------------------
 
 
+class _Undecided(Exception):
+    """A condition only data-dependent (unbacked) sizes could decide."""
+
+
 def _holds(condition) -> bool:
-    """A condition on sizes: a symbolic one is guarded (torch's guard_or_false: False when
-    only unbacked sizes could decide it)."""
-    if isinstance(condition, torch.SymBool):
-        return condition.node.guard_or_false("", 0)
-    return bool(condition)
+    """A condition on sizes: a symbolic one is decided at its example values and guarded, or
+    from its symbols' ranges; _Undecided where neither can (unbacked sizes)."""
+    if not isinstance(condition, torch.SymBool):
+        return bool(condition)
+    node = condition.node
+    if node.guard_or_false("", 0):
+        return True
+    if not node.guard_or_true("", 0):
+        return False
+    raise _Undecided
 
 
 def _hint(size) -> int | None:
@@ -178,19 +194,29 @@ def _may_have_internal_overlap(tensor: torch.Tensor) -> bool:
 
 
 def internal_overlap(tensor: torch.Tensor) -> Overlap:
-    """has_internal_overlap: INTERNAL (a stride 0 over several elements), NO or TOO_HARD."""
+    """has_internal_overlap: INTERNAL (a stride 0 over several elements), NO, TOO_HARD, or
+    UNDECIDED (data-dependent sizes decide)."""
     sizes, strides = tensor.shape, tensor.stride()
-    if any(_hint(stride) is None for stride in strides):
-        return Overlap.TOO_HARD
-    if _non_overlapping_and_dense(sizes, strides):
-        return Overlap.NO
-    if any(_holds(size > 1) and _holds(stride == 0) for size, stride in zip(sizes, strides)):
-        return Overlap.INTERNAL
+    try:
+        if _non_overlapping_and_dense(sizes, strides):
+            return Overlap.NO
+        if any(_holds(size > 1) and _holds(stride == 0) for size, stride in zip(sizes, strides)):
+            return Overlap.INTERNAL
+    except _Undecided:
+        return Overlap.UNDECIDED
     return Overlap.TOO_HARD
 
 
 def overlap_status(a: torch.Tensor, b: torch.Tensor) -> Overlap:
-    """get_overlap_status of two tensors over one storage."""
+    """get_overlap_status of two tensors over one storage (UNDECIDED where data-dependent
+    sizes decide)."""
+    try:
+        return _overlap_status(a, b)
+    except _Undecided:
+        return Overlap.UNDECIDED
+
+
+def _overlap_status(a: torch.Tensor, b: torch.Tensor) -> Overlap:
     if a is b:
         return Overlap.SAME
     if _holds(a.numel() == 0) or _holds(b.numel() == 0):
