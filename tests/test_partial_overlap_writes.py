@@ -248,3 +248,22 @@ def test_overlap_decided_by_a_data_dependent_offset_matches_eager(backend):
 
     with compiler.config.patch(capture_scalar_outputs=True):
         _differential(program, [call(4), call(4), call(2), call(0), call(3)], backend, dynamic=False)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_write_into_a_tensor_expanded_to_a_data_dependent_size_matches_eager(backend):
+    """fill_ of `c[:1].expand(k)`, k read from a tensor: eager allows it at every k, and the
+    write runs as eager runs it (aot_autograd refused the graph)."""
+
+    def program(b, n):
+        k = n.item()
+        torch._check(k >= 0)
+        c = b * 1
+        c[:1].expand(k).fill_(3.0)
+        return c
+
+    def call(k):
+        return lambda: [torch.randn(4), torch.tensor(k)]
+
+    with compiler.config.patch(capture_scalar_outputs=True):
+        _differential(program, [call(3), call(3), call(5), call(1)], backend, dynamic=False)

@@ -184,11 +184,12 @@ def _hint(size) -> int | None:
 def _may_have_internal_overlap(tensor: torch.Tensor) -> bool:
     """A cheap, guard-free pre-check: internal overlap needs a stride 0 over more than one
     element, which a backed size shows in its example value too (sizes 0 and 1 are never
-    symbolic; an unbacked stride makes it too hard). Run on every write: kept fast."""
+    symbolic); an unbacked size beside a stride 0 may be more than one. Run on every write:
+    kept fast."""
     for dim, stride in enumerate(tensor.stride()):
         if (stride if type(stride) is int else stride.node.hint) == 0:
             size = _hint(tensor.shape[dim])
-            if size is not None and size > 1:
+            if size is None or size > 1:
                 return True
     return False
 
