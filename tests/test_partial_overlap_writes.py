@@ -22,8 +22,8 @@ import compiler
 BACKENDS = ["eager", "aot_eager", "inductor"]
 
 
-def _index(n):
-    return torch.tensor([0, 2, 1])
+def _index(b):
+    return torch.tensor([0, 2, 1], device=b.device)
 
 
 # name -> (program, sizes of the calls). Each program takes one 1-d input `b` of the size.
@@ -47,7 +47,9 @@ ONE_INPUT = {
     "copy_ of two slices over the same elements": lambda b: b[:4].copy_(b[:4]),
     "copy_ of a transpose over the same elements": lambda b: b[:4].view(2, 2).copy_(b[:4].view(2, 2).t()),
     "setitem of a slice from an overlapping slice": lambda b: b.__setitem__(slice(1, None), b[:-1]),
-    "sort out= an overlapping slice": lambda b: torch.sort(b[1:], out=(b[:-1], torch.empty(0, dtype=torch.long))),
+    "sort out= an overlapping slice": lambda b: torch.sort(
+        b[1:], out=(b[:-1], torch.empty(0, dtype=torch.long, device=b.device))
+    ),
     # Ops with their own checks.
     "index_add_ of an overlapping slice": lambda b: b[:-1].index_add_(0, _index(b), b[1:4]),
     "index_add_ of the tensor itself": lambda b: b[:3].index_add_(0, _index(b), b[:3]),
@@ -63,6 +65,23 @@ ONE_INPUT = {
     "mm out= an overlapping slice": lambda b: torch.mm(b[:4].view(2, 2), b[2:6].view(2, 2), out=b[1:5].view(2, 2)),
     "masked_scatter_ of an overlapping slice": lambda b: b[:-1].masked_scatter_(b[:-1] > 0, b[1:]),
 }
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ONE_INPUT)
+def test_write_over_views_of_a_cuda_input_matches_eager(case, backend):
+    """The same writes on CUDA tensors: eager is asked on CPU stand-ins, and CUDA's kernels
+    must refuse (and compute) as the CPU's do."""
+    write = ONE_INPUT[case]
+
+    def program(b):
+        b.mul_(0.5)
+        write(b)
+        return b * 2
+
+    _differential(program, _fresh(8, 8, 11, device="cuda"), backend, dynamic=False)
+
 
 # Values the program made: writes into them, and into expanded ones.
 INTERMEDIATE = {
@@ -121,8 +140,8 @@ def _cloned(inputs):
     return copies
 
 
-def _fresh(*sizes):
-    return [lambda n=n: [torch.randn(n)] for n in sizes]
+def _fresh(*sizes, device="cpu"):
+    return [lambda n=n: [torch.randn(n, device=device)] for n in sizes]
 
 
 @pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
