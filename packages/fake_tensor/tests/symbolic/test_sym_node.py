@@ -213,3 +213,16 @@ def test_float_arithmetic_specialized_guards_its_symbols_not_sympys_rearrangemen
     guards = " and ".join(env.guards_as_python(lambda *place: "s"))
     assert eval(guards, {"math": math, "s": 0.7}), guards
     assert not eval(guards, {"math": math, "s": 0.7000000000000001}), guards
+
+
+
+@pytest.mark.parametrize("power, divisor", [(20, 10**19), (3, 6), (1, 10)])
+def test_floor_division_of_a_power_by_a_number_it_does_not_divide(power, divisor):
+    """`2**(k*s0) // d` where d has prime factors other than 2: sympy's assumptions call the
+    quotient an integer, which made the floor division a true division (its expression a
+    rational times the power, rebuilt as a float by aot_autograd)."""
+    env, sa, _ = two_symbols(4, 3)
+    result = 2 ** (power * sa) // divisor
+    for hint in (4, 7):
+        assert value_at(result, {sa.node.expr: hint}) == 2 ** (power * hint) // divisor
+    assert sympy.fraction(result.node.expr)[1] == 1, result.node.expr

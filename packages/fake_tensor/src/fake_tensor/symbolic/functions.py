@@ -21,7 +21,9 @@ import sympy
 def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     """a / b when it is an integer for every integer value of the symbols, else None."""
     quotient = a / b
-    if quotient.is_integer:
+    # sympy calls `2**(20*s0)/10**19` an integer (it weighs the twos of the power against the
+    # denominator's and overlooks its fives): trusted only where no denominator is left.
+    if quotient.is_integer and sympy.fraction(quotient)[1] == 1:
         return quotient
     return None
 
