@@ -120,3 +120,32 @@ def test_arguments_too_large_to_ask_about_run_as_eager_runs_them_and_are_not_rem
         with pytest.raises(OverlappingWriteError, match="cannot be copied to the CPU"):
             large.mul_(large)
         small.mul_(small)
+
+
+FLAT_BUFFER_WRITES = {
+    "mul_ of disjoint views": lambda views, shifted: torch._foreach_mul_(views, 0.5),
+    "add_ of disjoint views": lambda views, shifted: torch._foreach_add_(views, views[::-1]),
+    "add_ of views one element off": lambda views, shifted: torch._foreach_add_(views, shifted),
+}
+
+
+@pytest.mark.parametrize("program", FLAT_BUFFER_WRITES.values(), ids=FLAT_BUFFER_WRITES.keys())
+def test_foreach_over_views_of_one_flat_buffer_matches_eager(program):
+    """Parameters as views of one flat buffer (as some optimizers keep them): only views whose
+    memory meets are compared, and the verdict is eager's."""
+
+    def run(flat):
+        views = [flat[i * 8 : (i + 1) * 8] for i in range(100)]
+        shifted = [flat[i * 8 + 1 : (i + 1) * 8 + 1] for i in range(100)]
+        program(views, shifted)
+
+    expected = _real_error(run, 808)
+    mode = FakeTensorMode()
+    fake = mode.from_real(torch.randn(808))
+    with mode:
+        if expected is None:
+            run(fake)
+        else:
+            with pytest.raises(RuntimeError) as error:
+                run(fake)
+            assert str(error.value) == expected

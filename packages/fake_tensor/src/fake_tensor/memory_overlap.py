@@ -139,22 +139,54 @@ def _overlaps(slots) -> tuple:
     for slot in slots:
         by_storage.setdefault(slot[3], []).append(slot)
     pattern = []
-    for where, tensor, written, storage in slots:
-        if not written:
-            continue
-        if _may_have_internal_overlap(tensor) and (internal := internal_overlap(tensor)) is not Overlap.NO:
+    for where, tensor, written, _ in slots:
+        if written and _may_have_internal_overlap(tensor) and (internal := internal_overlap(tensor)) is not Overlap.NO:
             if internal is not Overlap.TOO_HARD:
                 pattern.append((where, None, internal))
-        sharing = by_storage[storage]
-        if len(sharing) == 1:
+    for sharing in by_storage.values():
+        if len(sharing) == 1 or not any(slot[2] for slot in sharing):
             continue
-        for other_where, other, _, _ in sharing:
-            if other_where == where:
-                continue
-            status = overlap_status(tensor, other)
-            if status is not Overlap.NO:
-                pattern.append((where, other_where, status))
+        for first, second in _pairs_that_may_meet(sharing):
+            (where, tensor, written, _), (other_where, other, _, _) = sharing[first], sharing[second]
+            if written:
+                status = overlap_status(tensor, other)
+                if status is not Overlap.NO:
+                    pattern.append((where, other_where, status))
     return tuple(pattern)
+
+
+def _pairs_that_may_meet(sharing: list) -> list[tuple[int, int]]:
+    """Ordered pairs of the slots over one storage whose memory may meet. Where every
+    geometry is static, only those whose spans intersect (a sweep over the spans sorted by
+    start: a foreach op over hundreds of views of one flat buffer stays linear); else all."""
+    spans = [_static_span(slot[1]) for slot in sharing]
+    if any(span is None for span in spans):
+        candidates = [(i, j) for i in range(len(sharing)) for j in range(i + 1, len(sharing))]
+    else:
+        candidates, open_spans = [], []
+        for i in sorted(range(len(sharing)), key=lambda i: spans[i][0]):
+            open_spans = [j for j in open_spans if spans[j][1] > spans[i][0]]
+            candidates += [(j, i) for j in open_spans]
+            open_spans.append(i)
+        # One tensor listed twice is one tensor (MemoryOverlap's first question), even empty.
+        seen: dict[int, int] = {}
+        for i, slot in enumerate(sharing):
+            if id(slot[1]) in seen and spans[i][0] == spans[i][1]:
+                candidates.append((seen[id(slot[1])], i))
+            seen.setdefault(id(slot[1]), i)
+    return [pair for i, j in candidates for pair in ((i, j), (j, i))]
+
+
+def _static_span(tensor: torch.Tensor) -> tuple[int, int] | None:
+    """[first byte, one past the last byte) the tensor's elements reach, for static geometry."""
+    sizes, strides, offset = tensor.shape, tensor.stride(), tensor.storage_offset()
+    if not all(type(v) is int for v in (*sizes, *strides, offset)):
+        return None
+    begin = offset * tensor.element_size()
+    if 0 in sizes:
+        return begin, begin
+    last = offset + sum((size - 1) * stride for size, stride in zip(sizes, strides))
+    return begin, (last + 1) * tensor.element_size()
 
 
 # -- MemoryOverlap.cpp's classification, on sizes that may be symbolic -------------------------
