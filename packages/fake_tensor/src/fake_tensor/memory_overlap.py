@@ -155,11 +155,15 @@ def _overlaps(slots) -> tuple:
     return tuple(pattern)
 
 
+# Up to this many arguments over one storage, every pair is compared (`x.add_(x)`: cheaper).
+_FEW_VIEWS = 8
+
+
 def _pairs_that_may_meet(sharing: list) -> list[tuple[int, int]]:
     """Ordered pairs of the slots over one storage whose memory may meet. Where every
     geometry is static, only those whose spans intersect (a sweep over the spans sorted by
     start: a foreach op over hundreds of views of one flat buffer stays linear); else all."""
-    spans = [_static_span(slot[1]) for slot in sharing]
+    spans = [_static_span(slot[1]) for slot in sharing] if len(sharing) > _FEW_VIEWS else [None]
     if any(span is None for span in spans):
         candidates = [(i, j) for i in range(len(sharing)) for j in range(i + 1, len(sharing))]
     else:
