@@ -165,3 +165,19 @@ def test_graphs_that_differ_only_in_a_specialized_size_are_not_confused():
     for s0 in (6, 9, 13):
         x = torch.randn(4, s0)
         torch.testing.assert_close(compiled(x), fn(x))
+
+
+@pytest.mark.parametrize(
+    "window",
+    [lambda x: x[:, 2:6], lambda x: x[:, 6:12], lambda x: x[:, 1:6:2], lambda x: x[:, 3:]],
+    ids=["ending_at_the_first_size", "past_the_first_size", "stepped_ending_at_it", "to_the_end"],
+)
+def test_slice_with_a_constant_end_at_the_first_size(window):
+    # Traced at s0 = 6 or 12, a constant end equal to s0 is not "to the end": `x[:, 2:6]` stays
+    # four long at s0 = 12 and 30 (the tracer guarded s0 >= 6, as torch's slice clamps only
+    # past the size). Inductor clamped at equality and returned s0 - 2 elements.
+    fn = lambda x: window(x) * 2  # noqa: E731
+    compiled = compiler.compile(fn, backend="inductor", dynamic=True)
+    for s0 in (*SIZES, 6, 12):
+        x = torch.randn(4, s0)
+        torch.testing.assert_close(compiled(x), fn(x), msg=lambda m: f"s0={s0}: {m}")

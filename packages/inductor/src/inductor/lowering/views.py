@@ -179,8 +179,11 @@ def slice_(x, dim=0, start=None, end=None, step=1):
         start = start + n
     if graph.hint(end) < 0:
         end = end + n
+    # Clamped to n only past it, as torch's slice does (`end > size`), so the tracer's guard
+    # holds for this choice: `x[2:4]` of a dynamic x traced at n = 4 is two long at every n >= 4,
+    # where `end >= n` made it n - 2.
     start = sympy.Integer(0) if graph.hint(start) < 0 else (n if graph.hint(start) > hint_n else start)
-    end = n if graph.hint(end) >= hint_n else (sympy.Integer(0) if graph.hint(end) < 0 else end)
+    end = n if graph.hint(end) > hint_n else (sympy.Integer(0) if graph.hint(end) < 0 else end)
     span = end - start
     if isinstance(span, sympy.Integer):
         length = sympy.Integer(max(0, -(-int(span) // step)))
