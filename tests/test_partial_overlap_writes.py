@@ -83,6 +83,30 @@ def test_write_over_views_of_a_cuda_input_matches_eager(case, backend):
     _differential(program, _fresh(8, 8, 11, device="cuda"), backend, dynamic=False)
 
 
+# Writes between blocks, rows and columns of one square matrix `x`.
+MATRIX = {
+    "copy_ of a row broadcast over its matrix": lambda x: x.copy_(x[0]),
+    "clamp_ of a column by another column": lambda x: x[:, 0].clamp_(min=x[:, 1]),
+    "addmm out= its own self": lambda x: torch.addmm(x[:2, :2], x[:2, 2:4], x[2:4, :2], out=x[:2, :2]),
+    "addmm out= its first factor": lambda x: torch.addmm(x[2:4, 2:4], x[:2, :2], x[2:4, :2], out=x[:2, :2]),
+    "bmm out= its first factor": lambda x: torch.bmm(x[None], x[None].clone(), out=x[None]),
+}
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", MATRIX)
+def test_write_between_parts_of_a_matrix_matches_eager(case, backend, dynamic):
+    write = MATRIX[case]
+
+    def program(x):
+        write(x)
+        return x * 2
+
+    calls = [lambda n=n: [torch.randn(n, n)] for n in (4, 4, 5)]
+    _differential(program, calls, backend, dynamic)
+
+
 # Values the program made: writes into them, and into expanded ones.
 INTERMEDIATE = {
     "add_ of an intermediate's overlapping slices": lambda c: c[:-1].add_(c[1:]),
