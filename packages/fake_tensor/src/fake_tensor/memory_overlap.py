@@ -62,6 +62,15 @@ class Overlap(enum.Enum):
     UNDECIDED = "undecided"  # only data-dependent (unbacked) sizes could tell
 
 
+@dataclass(frozen=True)
+class _Answer:
+    refusal: str | None = None  # eager's error message
+    unfaithful: str | None = None  # why a graph cannot reproduce what eager does
+    # False where eager was not asked (arguments too large, an unbacked size, a generator):
+    # these arguments' answer, not the pattern's.
+    for_the_pattern: bool = True
+
+
 # (op, overlap pattern) -> what eager does.
 _ANSWERS: dict[tuple, _Answer] = {}
 
@@ -74,15 +83,15 @@ def check_writes(func, written_names: frozenset[str], args: tuple, kwargs: dict)
     overlaps = _overlaps(slots)
     if not overlaps:
         return
+    if any(status is Overlap.UNDECIDED for _, _, status in overlaps):
+        # Eager decides at the sizes it runs with; no one graph is right for all of them.
+        raise OverlappingWriteError(func, "whether its arguments overlap depends on data-dependent sizes")
     # The checks read the overlaps, and the dtypes and conj/neg bits (`copy_` compares them).
     key = (
         func,
         overlaps,
         tuple((slot[0], slot[1].dtype, slot[1].is_conj(), slot[1].is_neg(), slot[1].dim()) for slot in slots),
     )
-    if any(status is Overlap.UNDECIDED for _, _, status in overlaps):
-        # Eager decides at the sizes it runs with; no one graph is right for all of them.
-        raise OverlappingWriteError(func, "whether its arguments overlap depends on data-dependent sizes")
     if any(status is Overlap.TOO_HARD for _, _, status in overlaps):
         # Whether views eager cannot classify share elements depends on their exact geometry.
         try:
@@ -297,15 +306,6 @@ def _non_overlapping_and_dense(sizes, strides) -> bool:
 
 
 # -- asking eager ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Answer:
-    refusal: str | None = None  # eager's error message
-    unfaithful: str | None = None  # why a graph cannot reproduce what eager does
-    # False where eager was not asked (arguments too large, an unbacked size, a generator):
-    # these arguments' answer, not the pattern's.
-    for_the_pattern: bool = True
 
 
 _FAITHFUL = _Answer()
