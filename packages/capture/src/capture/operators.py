@@ -12,7 +12,18 @@ import torch
 from .errors import Unsupported
 from .values.base import Value
 from .values.constant import ConstantValue
-from .values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, key_of
+from .values.containers import (
+    DictValue,
+    DictViewValue,
+    IteratorValue,
+    ListValue,
+    SequenceValue,
+    SetValue,
+    TupleValue,
+    key_of,
+    real_operand,
+    set_from_operation,
+)
 from .values.factory import evaluate_constant_operation
 from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
@@ -46,6 +57,11 @@ _DUNDERS = {
     "&": ("__and__", "__rand__"), "|": ("__or__", "__ror__"), "^": ("__xor__", "__rxor__"),
     "<": ("__lt__", "__gt__"), "<=": ("__le__", "__ge__"), ">": ("__gt__", "__lt__"),
     ">=": ("__ge__", "__le__"), "==": ("__eq__", "__eq__"), "!=": ("__ne__", "__ne__"),
+}  # fmt: skip
+
+
+_SET_IN_PLACE = {
+    "|=": set.update, "&=": set.intersection_update, "-=": set.difference_update, "^=": set.symmetric_difference_update,
 }  # fmt: skip
 
 
@@ -165,18 +181,22 @@ def _set_algebra(frame, symbol: str, a: Value, b: Value) -> Value | None:
     left, right = _set_members(frame, a), _set_members(frame, b)
     if left is None or right is None:
         return None
-    # The members in the order the real operation leaves them (capture.values.containers
-    # iterates a SetValue as a real set of its members would).
+    if not isinstance(a, DictViewValue) and not isinstance(b, DictViewValue):
+        # The real operation on the operands' tables: the result's members and iteration
+        # order. Its class is the left operand's (set | frozenset is a set, frozenset | set a
+        # frozenset).
+        table = BINARY[symbol](real_operand(frame, a), real_operand(frame, b))
+        return set_from_operation(table, a.python_type(), left, right)
+    # A dict view gives a set, of the members in the order a set of them iterates.
     members = BINARY[symbol](set(left), set(right))
-    # set | frozenset is a set, frozenset | set a frozenset; a dict view gives a set.
-    cls = a.python_type() if not isinstance(a, DictViewValue) and not isinstance(b, DictViewValue) else set
-    return SetValue({k: left[k] if k in left else right[k] for k in members}, python_cls=cls)
+    return SetValue({k: left[k] if k in left else right[k] for k in members}, python_cls=set)
 
 
 def _both_plain(a: Value, b: Value) -> bool:
     """Constant folding is only for values that are data, not for containers we must keep
-    (a list constant still has an identity)."""
-    return not isinstance(a, ListValue) and not isinstance(b, ListValue)
+    (a list constant still has an identity; a set's iteration order rests on its history,
+    which a constant rebuilt from its members loses)."""
+    return not isinstance(a, (ListValue, SetValue)) and not isinstance(b, (ListValue, SetValue))
 
 
 def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
@@ -192,6 +212,11 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
         a.items.extend(b.unpack(frame))
         a.mutated(frame)
         return a
+    if isinstance(a, SetValue) and a.python_type() is not frozenset and symbol in _SET_IN_PLACE:
+        if isinstance(b, SetValue) or (isinstance(b, ConstantValue) and isinstance(b.value, (set, frozenset))):
+            # `s |= t` changes s itself (every alias sees it), as set.update does.
+            frame.session.wrap(_SET_IN_PLACE[symbol], None).call(frame, [a, b], {})
+            return a
     # A class's own in-place method (`acc += other` updating acc), else `acc = acc + other`.
     cls = _python_cls_or_none(a)
     if cls is not None and symbol[:-1] in _DUNDERS:

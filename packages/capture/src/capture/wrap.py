@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from fake_tensor.registries import register_once
 from guards import kinds
-from guards.sources import (AttrSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
+from guards.sources import (AttrSource, SetOrderSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
                             has_literal_spelling)
 from torch import nn
 
@@ -371,7 +371,9 @@ def _set(session, obj, source):
     if source is not None:
         # By contents: a set mutated between calls is the same object with other members.
         _guard(session, kinds.ConstantMatch(source, obj))
-    return SetValue({item: ConstantValue(item) for item in obj}, source=source, python_cls=type(obj))
+        # And by order: a set of the same members with another history iterates otherwise.
+        _guard(session, kinds.ConstantMatch(SetOrderSource(source), list(obj)))
+    return SetValue({item: ConstantValue(item) for item in obj}, source=source, python_cls=type(obj), table=set(obj), real=obj)
 
 
 @wraps(functools.partial)

@@ -325,6 +325,25 @@ class DictKeysSource(Source):
         return f"list({base}.keys())"
 
 
+@_source_value
+class SetOrderSource(Source):
+    """The members of a set in its iteration order, `list(base)`: a set of the same members
+    with another history (deletions, growth) iterates otherwise, which a program iterating it
+    sees. Guarded beside the set's contents (its type checked there)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_order"
+
+    def code(self, base: str) -> str:
+        return f"list({base})"
+
+
 def dict_key_source(mapping: Source, index: int) -> Source:
     """The key at position `index` of a dict, `list(d.keys())[index]`: how a key with no
     literal spelling (a tensor, as in `optimizer.state`) is named."""

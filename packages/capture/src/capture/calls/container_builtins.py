@@ -11,6 +11,7 @@ from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.containers import (
     DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, field_names, key_of,
+    set_operand,
 )
 from ..values.exceptions import raise_user_error
 from ..values.functions import bind_arguments
@@ -27,10 +28,11 @@ def _list(frame, cls, args, kwargs):
 
 @construct_rule(set, frozenset)
 def _set(frame, cls, args, kwargs):
-    result = SetValue({}, python_cls=cls)
-    for item in args[0].unpack(frame) if args else []:
-        result.entries.setdefault(key_of(frame, item), item)
-    return result
+    if not args:
+        return SetValue({}, python_cls=cls)
+    # The table the real constructor builds (a set or a dict argument sizes it first).
+    real, members = set_operand(frame, args[0])
+    return SetValue(members, python_cls=cls, table=set(real))
 
 
 def _is_mapping(frame, value: Value) -> bool:

@@ -9,7 +9,18 @@ from ..errors import Unsupported
 from ..operators import compare, contains
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, key_of
+from ..values.containers import (
+    DictValue,
+    DictViewValue,
+    IteratorValue,
+    ListValue,
+    SequenceValue,
+    SetValue,
+    key_of,
+    set_from_operation,
+    set_operand,
+    update_set,
+)
 from ..values.exceptions import raise_user_error
 from .container_builtins import dict_entries
 from .python_builtins import _sorted, each_item
@@ -280,8 +291,8 @@ def _set_update(frame, args, kwargs):
     s, *others = args
     _expect(s, SetValue, "set.update")
     for other in others:
-        for item in other.unpack(frame):
-            s.add(frame, item)
+        update_set(frame, s, other)
+    s.mutated(frame)
     return ConstantValue(None)
 
 
@@ -335,18 +346,17 @@ def _set_copy(frame, args, kwargs):
     (s,) = args
     if s.python_type() is frozenset:
         return s  # frozenset.copy() is the same object
-    return SetValue(dict(_expect(s, SetValue, "set.copy").entries))
+    return SetValue(dict(_expect(s, SetValue, "set.copy").entries), table=s.entries.table.copy())
 
 
 @rule(set.symmetric_difference_update)
 def _symmetric_difference_update(frame, args, kwargs):
     s, other = args
     entries = _expect(s, SetValue, "set.symmetric_difference_update").entries
-    for key, value in {key_of(frame, v): v for v in other.unpack(frame)}.items():
-        if key in entries:
-            del entries[key]
-        else:
-            entries[key] = value
+    # In place on the table, as on the real set (a copy may be laid out otherwise).
+    real, members = set_operand(frame, other)
+    entries.table.symmetric_difference_update(real)
+    entries.become(entries.table, members)
     s.mutated(frame)
     return ConstantValue(None)
 
@@ -354,27 +364,28 @@ def _symmetric_difference_update(frame, args, kwargs):
 @rule(set.symmetric_difference, frozenset.symmetric_difference)
 def _symmetric_difference(frame, args, kwargs):
     s, other = args
-    result = SetValue(dict(_expect(s, SetValue, "set.symmetric_difference").entries), python_cls=s.python_cls)
-    _symmetric_difference_update(frame, [result, other], {})
-    return result
+    real, members = set_operand(frame, other)
+    table = _expect(s, SetValue, "set.symmetric_difference").entries.table.symmetric_difference(real)
+    return set_from_operation(table, s.python_cls, s.entries, members)
 
 
-def _keep_members(keep_common: bool):
+def _keep_members(method):
     def update(frame, args, kwargs):
         s, *others = args
-        entries = _expect(s, SetValue, "set update").entries
-        for other in others:
-            keys = {key_of(frame, item) for item in other.unpack(frame)}
-            for key in [k for k in entries if (k in keys) != keep_common]:
-                del entries[key]
+        entries = _expect(s, SetValue, f"set.{method.__name__}").entries
+        # The real method on the table itself (intersection_update swaps in a new table,
+        # difference_update deletes in place): the real set's order follows.
+        operands = [set_operand(frame, other) for other in others]
+        method(entries.table, *(real for real, _ in operands))
+        entries.become(entries.table, *(members for _, members in operands))
         s.mutated(frame)
         return ConstantValue(None)
 
     return update
 
 
-rule(set.intersection_update)(_keep_members(True))
-rule(set.difference_update)(_keep_members(False))
+rule(set.intersection_update)(_keep_members(set.intersection_update))
+rule(set.difference_update)(_keep_members(set.difference_update))
 
 
 @rule(set.isdisjoint)
@@ -388,6 +399,9 @@ def _set_isdisjoint(frame, args, kwargs):
 
 def _set_algebra(method):
     def handler(frame, args, kwargs):
+        if any(isinstance(a, SetValue) for a in args):
+            # Through the sets' own tables (a constant copy of a set may iterate otherwise).
+            return _set_algebra_of_members(frame, method.__name__, args)
         try:
             constants = [a.as_python_constant() for a in args]
         except NotConstant:
@@ -397,45 +411,37 @@ def _set_algebra(method):
     return handler
 
 
-def _members(frame, value: Value) -> dict:
-    """key -> member of a set, or of any iterable as set() would take it (first one kept)."""
-    if isinstance(value, SetValue):
-        return dict(value.entries)
-    members = {}
-    for item in value.unpack(frame):
-        members.setdefault(key_of(frame, item), item)
-    return members
-
-
 def _set_algebra_of_members(frame, name: str, args: list[Value]) -> Value:
     """Set algebra over members that are not all constants (tensors, by identity; objects),
     keeping the member objects CPython keeps: union and difference keep the receiver's and add
     the others' in order; intersection keeps those of the set it iterates (the smaller of two
     sets, else the argument)."""
     s, *others = args
-    mine = _expect(s, SetValue, f"set.{name}").entries
+    _expect(s, SetValue, f"set.{name}")
+    # Each operand unpacked once (an iterator argument is consumed by the real method too).
+    mine_real, mine = set_operand(frame, s)
+    operands = [set_operand(frame, other) for other in others]
     if name in ("issubset", "issuperset"):
-        (other,) = others
-        theirs = _members(frame, other)
+        ((_, theirs),) = operands
         inner, outer = (mine, theirs) if name == "issubset" else (theirs, mine)
         return ConstantValue(all(key in outer for key in inner))
     result = dict(mine)
-    for other in others:
+    for other, (_, theirs) in zip(others, operands):
         if name == "union":
-            for key, item in _members(frame, other).items():
+            for key, item in theirs.items():
                 result.setdefault(key, item)
         elif name == "difference":
-            theirs = _members(frame, other)
             result = {key: item for key, item in result.items() if key not in theirs}
         else:  # intersection
-            theirs = _members(frame, other)
             if isinstance(other, SetValue) and len(theirs) <= len(result):
                 result = {key: item for key, item in theirs.items() if key in result}
             elif isinstance(other, SetValue):
                 result = {key: item for key, item in result.items() if key in theirs}
             else:
                 result = {key: item for key, item in theirs.items() if key in result}
-    return SetValue(result, python_cls=s.python_cls)
+    # The real method on the tables gives the iteration order of the result.
+    table = getattr(type(mine_real), name)(mine_real, *(real for real, _ in operands))
+    return SetValue(result, python_cls=s.python_cls, table=table)
 
 
 for _method in (set.union, set.intersection, set.difference, set.issubset, set.issuperset,

@@ -12,7 +12,7 @@ from ..interpreter.registry import handles
 from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.symbolic import specialized_constant
-from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of
+from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of, update_set
 from ..values.exceptions import raise_user_error
 from ..values.lazy import LazyInput, realized
 
@@ -78,9 +78,7 @@ def _set_add(frame, inst):
 @handles("SET_UPDATE")
 def _set_update(frame, inst):
     items = frame.pop()
-    target = frame.peek(inst.arg)
-    for item in items.unpack(frame):
-        target.entries.setdefault(key_of(frame, item), item)
+    update_set(frame, frame.peek(inst.arg), items)
 
 
 @handles("MAP_ADD")

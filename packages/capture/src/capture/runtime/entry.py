@@ -178,6 +178,10 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
             emit(f"{contents} = {{{pairs}}}")
             emit(f"{target}.clear()")
             emit(f"{target}.update({contents})")
+        elif container.entries.log is not None:
+            # A set: its changes one by one, so that it ends laid out as eager leaves it.
+            for method, value in container.entries.log:
+                emit(f"{target}.{method}({'' if value is None else writer.value(value)})")
         else:
             items = ", ".join(writer.value(v) for v in container.entries.values())
             contents = writer.temporary("_new")
