@@ -35,7 +35,13 @@ def shape_compared_in_order(x):
     return x * (x.shape >= (4,)), x.shape < (5, 0), (1, 2) <= (1, 2, 0), [3, x.shape[0]] > [3, 5]
 
 
-@pytest.mark.parametrize("fn", [shape_formatted, shape_as_dict_key, sizes_in_a_set, tuple_of_tensors_as_key, shape_compared_in_order])
+def string_sliced_by_sizes(x):
+    n = x.shape[0]
+    text = "ab" * n
+    return x + len(text), text[::n], text[-n:], text[1 : n - 1], (1, 2, 3, 4, 5)[n - 4 :]
+
+
+@pytest.mark.parametrize("fn", [shape_formatted, shape_as_dict_key, sizes_in_a_set, tuple_of_tensors_as_key, shape_compared_in_order, string_sliced_by_sizes])
 def test_sizes_as_values(fn):
     check_across_sizes(fn, lambda n: (torch.randn(n),))
 

@@ -20,7 +20,7 @@ from .constant import ConstantValue
 from .exceptions import ExceptionValue, raise_user_error
 from .factory import program_errors
 from .object_ids import ObjectIdValue
-from .symbolic import SymValue, concrete
+from .symbolic import SlicedBy, SymValue, concrete
 from .tensor import TensorValue, tensor_key
 
 
@@ -587,7 +587,7 @@ class SetValue(Value):
         return list(self.entries.values())
 
 
-class SliceValue(Value):
+class SliceValue(SlicedBy):
     """A slice whose bounds are not all constants (symbolic sizes)."""
 
     def __init__(self, start: Value, stop: Value, step: Value):

@@ -55,10 +55,19 @@ class SymValue(Value):
 
 
 def concrete(value: Value):
-    """The Python constant behind `value`; symbolic sizes are specialized (with a guard)."""
+    """The Python constant behind `value`; symbolic sizes are specialized (with a guard), in
+    a slice's bounds too (`text[-n:]` of a string)."""
     if isinstance(value, SymValue):
         return value.specialize()
+    if isinstance(value, SlicedBy):
+        return slice(*(concrete(part) for part in value.parts))
     return value.as_python_constant()
+
+
+class SlicedBy(Value):
+    """Base of a slice whose bounds are values (capture.values.containers.SliceValue)."""
+
+    parts: tuple
 
 
 def specialized_constant(value: Value):
