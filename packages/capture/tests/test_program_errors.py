@@ -22,6 +22,9 @@ from helpers import check_across_sizes, compile_eager
         "[0, 0, 0, 0, 0, 0].__setitem__(slice(None, None, 2), [1, 2])",
         "{}.update([(1, 2, 3)])",
         "dict([(1,)])",
+        "[1, 2].index(9)",
+        "['a'].index('b', 0)",
+        "(1, 2).index(9)",
     ],
 )
 @pytest.mark.parametrize("fullgraph", [False, True])

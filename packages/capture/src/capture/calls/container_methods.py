@@ -24,7 +24,7 @@ from ..values.containers import (
 from ..values.exceptions import raise_user_error
 from .container_builtins import dict_entries
 from .python_builtins import _sorted, each_item
-from ..values.symbolic import concrete
+from ..values.symbolic import SymValue, concrete
 from .dict_subclasses import check_constructible
 from .registry import rule
 
@@ -140,7 +140,12 @@ def _index(frame, args, kwargs):
     for i in range(start, stop):
         if items[i] is item or _equal(frame, items[i], item):
             return ConstantValue(i)
-    raise_user_error(frame, ValueError, "x not in sequence")
+    # CPython's words: a tuple's are fixed, a list's show the value's repr.
+    if issubclass(seq.python_type(), tuple):
+        raise_user_error(frame, ValueError, "tuple.index(x): x not in tuple")
+    if not item.is_python_constant() and not isinstance(item, SymValue):
+        raise Unsupported(f"list.index() of {item.describe()}, absent: its error shows the value's repr")
+    raise_user_error(frame, ValueError, f"{concrete(item)!r} is not in list")
 
 
 @rule(list.count, tuple.count)
