@@ -7,7 +7,7 @@ import collections
 
 import torch
 
-from helpers import check
+from helpers import check, compile_eager
 
 
 def two():
@@ -169,3 +169,21 @@ def test_returned_inputs_keep_their_identity():
     compiled = check(fn, lambda: (([torch.randn(2)], (torch.randn(2), 1), {"k": 1}), {}))
     args = ([torch.randn(2)], (torch.randn(2), 1), {"k": 1})
     assert all(a is b for a, b in zip(compiled(*args), args))
+
+
+def test_list_repeated_in_place_is_the_same_list():
+    """`lst *= n` changes the list itself: an alias, and a list passed in, see it."""
+
+    def fn(x, passed):
+        lst = [x, 1]
+        alias = lst
+        lst *= x.shape[0] - 2
+        passed *= 2
+        return len(alias), lst is alias, alias[-1]
+
+    compiled = compile_eager(fn)
+    for n in (4, 4, 7):
+        x = torch.randn(n)
+        eager_list, compiled_list = [1, 2], [1, 2]
+        assert compiled(x, compiled_list) == fn(x, eager_list)
+        assert compiled_list == eager_list

@@ -29,7 +29,7 @@ from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
 from .values.object_ids import ObjectIdValue
 from .values.class_lookup import lookup_static, python_dunder
-from .values.symbolic import SymValue
+from .values.symbolic import SymValue, concrete
 from .values.tensor import TensorValue
 
 BINARY = {
@@ -210,6 +210,11 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
         return frame.session.graph.call_function(frame, INPLACE[symbol], [a, b], {})
     if isinstance(a, ListValue) and symbol == "+=":
         a.items.extend(b.unpack(frame))
+        a.mutated(frame)
+        return a
+    if isinstance(a, ListValue) and symbol == "*=" and issubclass(_python_cls_or_none(b) or object, int):
+        # `lst *= n` repeats the list in place (every alias, and the caller's list, sees it).
+        a.items[:] = a.items * concrete(b)
         a.mutated(frame)
         return a
     if isinstance(a, SetValue) and a.python_type() is not frozenset and symbol in _SET_IN_PLACE:
