@@ -23,7 +23,7 @@ def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     quotient = a / b
     # sympy calls `2**(20*s0)/10**19` an integer (it weighs the twos of the power against the
     # denominator's and overlooks its fives): trusted only where no denominator is left.
-    if quotient.is_integer and sympy.fraction(quotient)[1] == 1:
+    if quotient.is_integer and sympy.fraction(sympy.together(quotient))[1] == 1:
         return quotient
     return None
 
