@@ -276,3 +276,48 @@ SEMANTICS = [
     ("multiple_context_managers_exit_order", "a, b = Suppress(), Suppress()\nwith a, b:\n    x = x * 2\nreturn x, a.seen, b.seen"),
 ]
 snippets("cpython/test_grammar", "semantics", SEMANTICS, namespace=NS)
+
+ORDERS = [
+    ("set_of_strings_iteration_order", "n = x.shape[0]\ns = {'b', 'a', f'k{n}', 'c'}\ns.discard('a')\ns.add('z')\nreturn x, list(s), sorted(s)"),
+    ("set_of_ints_iteration_order", "n = x.shape[0]\ns = {n * 8, 3, n, 64, -1}\ns.add(n * 16)\nreturn x + len(s), list(s)"),
+    ("dict_pop_and_reinsert_order", "d = {'a': 1, 'b': 2, 'c': 3}\nd.pop('a')\nd['a'] = x.shape[0]\ndel d['b']\nd['b'] = 0\nreturn x, list(d.items())"),
+    ("sort_list_of_sizes", "m = x.reshape(2, -1)\ndims = [m.shape[1], m.shape[0], 3, x.shape[0]]\ndims.sort()\nreturn x + dims[0], dims, sorted(dims, reverse=True)"),
+    ("big_int_arithmetic_from_size", "n = x.shape[0]\nbig = 2 ** (n * 20) + 10 ** 20\nreturn x + big % 7, big // 10 ** 19, big.bit_length()"),
+    ("math_integer_functions_on_size", "n = x.shape[0]\nreturn x + math.comb(n, 2), math.factorial(n), math.isqrt(n * 10), math.lcm(n, 6), math.prod([n, 2, 3])"),
+    ("float_to_int_conversions_on_size", "f = x.shape[0] / 3\nreturn x * f, int(f), round(f), math.trunc(-f), math.floor(-f), math.ceil(f), round(2.5), round(f, 1)"),
+    ("bool_arithmetic_and_sum_of_bools", "flags = [t > 0 for t in range(-2, x.shape[0])]\nreturn x + sum(flags), True + True, flags.count(True), any(flags), all(flags)"),
+    ("string_multiplication_and_slicing_from_size", "n = x.shape[0]\ns = 'ab' * n\nreturn x + len(s), s[::n], s[-n:], s.find('ba', n), s.count('a')"),
+    ("set_in_place_operators_keep_identity", "n = x.shape[0]\ns = {1, 2, n}\nalias = s\ns |= {n + 1}\ns -= {1}\ns &= {2, n, n + 1}\nreturn x + len(alias), s is alias, sorted(alias), list(s)"),
+    ("set_methods_with_iterators_and_order", "s = {'a', 'b', f'c{x.shape[0]}'}\ni = s.intersection(v for v in ['b', 'zz', 'a'])\nu = s.union(iter(['q']))\nreturn x + len(i), list(i), list(u), list(s ^ {'a', 'w'})"),
+    ("list_repeat_in_place_keeps_identity", "lst = [x, 1]\nalias = lst\nlst *= x.shape[0] - 2\nreturn len(alias), lst is alias, alias[-1]"),
+    ("bytes_and_ord_chr_from_size", "n = x.shape[0]\nb = bytes([n, n + 1])\nreturn x + b[1], chr(ord('a') + n), b.hex(), len(b * 2)"),
+]
+snippets("cpython/test_grammar", "orders", ORDERS, namespace=NS)
+
+ITERATION = [
+    ("genexpr_late_binding_in_list_of_generators", "gens = [(x * i for _ in range(1)) for i in range(3)]\nreturn [next(g) for g in gens]"),
+    ("list_iterator_sees_appended_items", "xs = [x, x + 1]\nit = iter(xs)\nfirst = next(it)\nxs.append(x * 10)\nreturn first, list(it)"),
+    ("zip_consumes_one_extra_item", "it = iter([1, 2, 3, x.shape[0]])\npairs = list(zip(it, [10]))\nreturn x + next(it), pairs, list(it)"),
+    ("map_with_uneven_iterables", "return list(map(lambda a, b: a * b, [x, x + 1, x + 2], [1, 2])), list(map(len, ['ab', 'c']))"),
+    ("max_min_return_first_of_ties", "ts = [(1, 'a'), (3, 'b'), (3, 'c'), (1, 'd')]\nreturn x, max(ts, key=lambda p: p[0]), min(ts, key=lambda p: p[0]), max([2, x.shape[0], 2])"),
+    ("sorted_reverse_keeps_ties_stable", "items = [('a', 1), ('b', 2), ('c', 1), ('d', 2)]\nreturn x, sorted(items, key=lambda p: p[1], reverse=True), sorted(items, key=lambda p: -p[1])"),
+    ("sum_with_list_start_and_floats", "return x + sum([0.1] * 10), sum([[1], [x.shape[0]]], []), sum((t for t in [x, x]), x)"),
+    ("any_all_stop_early_on_a_generator", "it = iter([0, 0, 3, 4, 0])\nfound = any(v > 1 for v in it)\nrest = list(it)\nit2 = iter([1, 0, 5])\nok = all(v for v in it2)\nreturn x + found, rest, ok, list(it2)"),
+    ("dict_from_zip_with_duplicate_keys", "d = dict(zip(['a', 'b', 'a'], [x, x + 1, x + 2]))\nreturn list(d), d['a']"),
+    ("list_remove_first_and_index_error", "xs = [1, 2, 1, 3]\nxs.remove(1)\ntry:\n    xs.index(9)\nexcept ValueError as e:\n    msg = str(e)\nreturn x + xs[0], xs, msg"),
+    ("str_join_non_str_raises", "return x, ','.join(['a', x.shape[0]])"),
+    ("enumerate_dict_while_updating_values", "d = {'a': x, 'b': x * 2}\nfor i, k in enumerate(d):\n    d[k] = d[k] + i\nreturn d"),
+    ("nested_generators_closing_order", "log = []\ndef gen(tag):\n    try:\n        yield tag\n        yield tag + '2'\n    finally:\n        log.append(tag)\ng1, g2 = gen('a'), gen('b')\nvals = [next(g1), next(g2)]\ng2.close()\ng1.close()\nreturn x + len(log), log, vals"),
+    ("iter_with_sentinel_callable", "vals = iter([3, 2, 1, 0, 5])\nout = list(iter(lambda: next(vals), 0))\nreturn x + len(out), out, next(vals)"),
+]
+snippets("cpython/test_iter", "iteration", ITERATION, namespace=NS)
+
+STRINGS = [
+    ("nested_format_spec_from_sizes", "n = x.shape[0]\nw = n + 2\nreturn x, f'{n:{w}d}|{n:>{w}}|{3.14159:.{n}f}', '{:{}}'.format(n, w)"),
+    ("str_partition_rsplit_strip", "s = f'  a.b.c{x.shape[0]}  '\nreturn x, s.strip(), s.strip(' a'), s.partition('.'), s.rpartition('.'), s.rsplit('.', 1), s.split('.', maxsplit=1)"),
+    ("str_translate_and_maketrans", "s = 'abc' * x.shape[0]\nreturn x + len(s), s.translate(str.maketrans('ab', 'xy', 'c')), s.casefold().title()"),
+    ("str_splitlines_and_expandtabs", "s = f'a\\tb\\nc{x.shape[0]}\\r\\nd'\nreturn x, s.splitlines(), s.splitlines(True), s.expandtabs(4)"),
+    ("str_comparisons_and_sorting", "names = [f'k{i}' for i in range(x.shape[0], 0, -3)] + ['K1', 'k10']\nreturn x, sorted(names), max(names), 'k2' < 'k10', sorted(names, key=str.lower)"),
+    ("str_encode_decode_roundtrip", "s = f'n={x.shape[0]}'\nb = s.encode()\nreturn x + len(b), b.decode(), s.isdigit(), s[2:].isdigit(), s.zfill(8), s.center(9, '*')"),
+]
+snippets("cpython/test_string", "strings", STRINGS, namespace=NS)
