@@ -8,7 +8,7 @@ across graph breaks), globals read and written (the program's own, and those of 
 module whose functions it calls, rebound between calls), torch.func transforms, graph breaks
 (print, branching on tensor data), int and float arguments, a dict passed in keyed by objects
 with no spelling, a class whose metaclass's `__call__` keeps one instance, a user class's
-`+=`/`!=` and a data descriptor written in Python. The source is exec'd twice (one module namespace for eager, one for the
+`+=`/`!=`, a data descriptor written in Python, and sets whose iteration order rests on their history. The source is exec'd twice (one module namespace for eager, one for the
 compiled run, so their globals and objects evolve apart) and
 called three times: fresh values, new values (with the globals changed between calls), then a
 new size. Results, the mutated arguments and the module state must match value by value, and
@@ -218,7 +218,7 @@ def statement(draw, env: Env, depth: int) -> list[str]:
         "object_argument_delete", "class_reads", "autograd_leaf", "in_place_shape", "copy_module",
         "identity", "grad_on_inside_no_grad", "offset_and_sign", "helper_module",
         "process_reads", "torch_func", "object_keys", "number_truth", "metaclass_call", "float_size",
-        "out_into_input", "user_operators",
+        "out_into_input", "user_operators", "set_order",
     ]  # fmt: skip
     if depth < 2:
         kinds += [
@@ -599,6 +599,15 @@ def statement(draw, env: Env, depth: int) -> list[str]:
             [f"acc = Acc({a})", "alias = acc", f"acc += Acc({b})", f"{target} = alias.t + int(acc is alias)"],
             [f"{target} = (Acc({a}) + Acc({b})).t + int(Acc({a}) != Acc({a})) + int(Acc({a}) != Acc({b}))"],
             [f"box = Box({a})", f"box.width = box.width + {i}", f"{target} = box.width + box._width"],
+        ]))  # fmt: skip
+    if kind == "set_order":
+        # A set's iteration order rests on its history (discards, growth, in-place operators):
+        # the position of a member in list(st) must be eager's.
+        target = env.new("ints")
+        return draw(st.sampled_from([
+            ["st = {'a', 'b', 'c' + str(" + i + ")}", "st.discard('a')", "st |= {'z', 'y'}", f"{target} = list(st).index('z') + len(st)"],
+            ["st = set()", f"for j in range({small} + 9):", "    st.add('t' + str(j))", "st -= {'t1', 't3'}", f"{target} = list(st).index('t2')"],
+            ["st = {" + i + ", 64, 3}", "alias = st", "st ^= {3, 5}", f"{target} = list(alias)[0] + list(st).index(5)"],
         ]))  # fmt: skip
     raise AssertionError(kind)
 
