@@ -188,3 +188,35 @@ def test_torch_check_on_an_item_is_checked_when_the_graph_runs(backend):
     with pytest.raises(RuntimeError):
         compiled(negative)
     assert len(compiled._capture_cache.entries) == 1
+
+
+
+def _checked_offset(x, i):
+    k = i.item()
+    torch._check(k >= 0)
+    torch._check(k + 4 <= x.shape[0])
+    return k
+
+
+def window_at_item(x, i):
+    k = _checked_offset(x, i)
+    return x[k : k + 4] * 2
+
+
+def windows_and_elements_at_item(x, i):
+    k = _checked_offset(x, i)
+    window = x[k : k + 4]
+    return window * 2, x[k], x[k:].sum(), window.unsqueeze(0).squeeze(0) + 1
+
+
+@pytest.mark.parametrize("fn", [window_at_item, windows_and_elements_at_item])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_window_at_a_checked_data_dependent_offset_matches_eager(backend, fn):
+    """Slicing at an offset read with .item(): the tracer bounds it by the torch._checks, and
+    inductor's slice and select take those bounds, not the placeholder hint of an unbacked
+    number (8192, past any size here: `x[k:k+4] * 2` was clamped to the end and came back empty)."""
+    compiled = compiler.compile(fn, backend=backend, fullgraph=True)
+    for n, k in ((10, 2), (10, 6), (10, 0), (13, 9)):
+        x, i = torch.randn(n), torch.tensor(k)
+        got, expected = compiled(x, i), fn(x, i)
+        torch.testing.assert_close(got, expected, msg=lambda m: f"n={n}, k={k}: {m}")

@@ -117,6 +117,26 @@ def test_guard_or_answers_the_default_and_expect_true_assumes_at_runtime():
     assert env.guards == []
 
 
+def test_a_fact_over_two_symbols_decides_what_it_implies():
+    """torch._check(k + 4 <= n) on a .item() k and a dynamic size n: the fact teaches nothing
+    about k's range alone, but decides k > n, k + 4 > n, k < n and k + 2 < n, as torch's
+    axioms do; what it does not imply stays undecided."""
+    env, mode = unbacked_mode()
+    n = mode.from_real(torch.randn(10), dynamic_dims=[0], source="x").shape[0]
+    index = mode.from_real(torch.tensor(2))
+    with mode:
+        k = index.item()
+    assert (k + 4 <= n).node.expect_true()
+    assert bool(k > n) is False and bool(k + 4 > n) is False and bool(k < n) is True
+    assert env.statically_known(sympy.Gt(k.node.expr, n.node.expr)) is False
+    assert bool(k + 2 < n) is True
+    with pytest.raises(GuardOnDataDependentError):
+        bool(k + 6 < n)  # k + 4 <= n leaves k + 6 anywhere up to n + 2
+    with pytest.raises(GuardOnDataDependentError):
+        bool(k < 0)
+    assert env.guards == []
+
+
 def test_size_oblivious_questions_assume_sizes_of_at_least_two():
     env, mode = unbacked_mode()
     with mode:

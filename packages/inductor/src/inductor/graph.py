@@ -110,6 +110,26 @@ class GraphLowering(torch.fx.Interpreter):
     def hint(self, expr) -> int:
         return int(sympy.sympify(expr).xreplace(self.hints))
 
+    def decide(self, condition) -> bool:
+        """Whether `condition` over sizes holds wherever this graph runs. Over backed sizes, the
+        example's answer: the tracer guarded each choice its shapes made the same way. A
+        data-dependent (unbacked) size has only a guessed hint, so a condition over one is
+        answered only where the tracer's ranges prove it (torch._check, an op's own bounds);
+        otherwise NotImplementedError: the node runs as its ATen op, which decides at run time."""
+        condition = sympy.sympify(condition)
+        if not condition.free_symbols:
+            return bool(condition)
+        if not condition.free_symbols & self.symbols.unbacked and condition.free_symbols <= set(self.hints):
+            return bool(condition.xreplace(self.hints))
+        env = _shape_env_near(self.current_node)
+        theirs = {} if env is None else {s.name: s for s in (*env.hints, *env.unbacked)}
+        if env is None or any(s.name not in theirs for s in condition.free_symbols):
+            raise NotImplementedError(f"{condition} over data-dependent sizes")
+        known = env.statically_known(condition.xreplace({s: theirs[s.name] for s in condition.free_symbols}))
+        if known is None:
+            raise NotImplementedError(f"{condition} over data-dependent sizes is not decided by their ranges")
+        return known
+
     def current_val(self):
         val = self.current_node.meta.get("val")
         if val is None:
@@ -571,3 +591,17 @@ def _reads_of(buffer: Buffer) -> set[str]:
     if isinstance(buffer, ExternKernel):
         return {storage_of(v).name for v in buffer.inputs() if storage_of(v) is not None}
     return set()
+
+
+def _shape_env_near(node: torch.fx.Node | None):
+    """The tracer's shape env, through a symbolic value of `node` or of its arguments."""
+    if node is None:
+        return None
+    nodes = [node, *(a for a in pytree.tree_leaves((node.args, node.kwargs)) if isinstance(a, torch.fx.Node))]
+    for value in pytree.tree_leaves([n.meta.get("val") for n in nodes]):
+        sizes = [*value.shape, value.storage_offset()] if isinstance(value, torch.Tensor) else [value]
+        for size in sizes:
+            env = getattr(getattr(size, "node", None), "shape_env", None)
+            if env is not None and hasattr(env, "statically_known"):
+                return env
+    return None

@@ -16,9 +16,8 @@ from .ir import Buffer
 from .sizes import as_expr
 
 # The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
-# such as parallelization thresholds. Lowerings that choose by hints (slice clamping) would
-# choose by this guess; capture breaks the graph on slices of such sizes that their ranges do
-# not decide, so those choices are not expected to reach here (not proven for every lowering).
+# such as parallelization thresholds. Lowerings that choose what to compute by sizes (slice
+# clamping, a negative index) ask `LoweringGraph.decide`, which never answers from this guess.
 UNBACKED_SIZE_HINT = 8192
 
 
@@ -30,6 +29,7 @@ class InputSymbols:
         self.expressions: dict = {}                   # foreign expressions given as inputs -> ours
         # Unbacked symbols by the buffer whose step makes them known; their sources read it.
         self.unbacked_bound_by: dict[str, list[sympy.Symbol]] = {}
+        self.unbacked: set[sympy.Symbol] = set()      # ours whose hint is UNBACKED_SIZE_HINT's guess
 
     def sympify(self, value) -> sympy.Expr:
         """Our sympy expression for a size, foreign symbols mapped to ours."""
@@ -51,6 +51,8 @@ class InputSymbols:
             if ours is None:
                 ours = _our_symbol(expr, unbacked=hint_of(value) is None)
                 self.foreign[expr] = ours
+                if hint_of(value) is None:
+                    self.unbacked.add(ours)
             if ours not in self.sources:  # new, or met first inside an expression
                 self.sources[ours] = source
                 self.hints[ours] = hint
@@ -107,6 +109,7 @@ class InputSymbols:
             return
         ours = _our_symbol(node.expr, unbacked=True)
         self.foreign[node.expr] = ours
+        self.unbacked.add(ours)
         self.sources[ours] = read.format(buffer_name)
         self.hints[ours] = UNBACKED_SIZE_HINT
         self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)

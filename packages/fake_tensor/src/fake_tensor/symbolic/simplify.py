@@ -11,7 +11,7 @@ Three jobs:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import sympy
 
@@ -23,7 +23,7 @@ Ranges = Mapping[sympy.Symbol, ValueRange]
 
 # --- deciding conditions --------------------------------------------------------------------
 
-def _decide_by_difference(rel: sympy.Rel, ranges: Ranges) -> bool | None:
+def _decide_by_difference(rel: sympy.Rel, ranges: Ranges, facts: Sequence[sympy.Basic] = ()) -> bool | None:
     test = _DIFFERENCE_TESTS[type(rel)]
     difference = rel.lhs - rel.rhs
     answer = test(bound(difference, ranges))
@@ -37,7 +37,27 @@ def _decide_by_difference(rel: sympy.Rel, ranges: Ranges) -> bool | None:
                 answer = test(bound(rewritten, ranges))
                 if answer is not None:
                     break
+    if answer is None and facts:
+        answer = test(_bound_by_facts(difference, ranges, facts))
     return answer
+
+
+def _bound_by_facts(difference: sympy.Expr, ranges: Ranges, facts: Sequence[sympy.Basic]) -> ValueRange:
+    """The range of `difference`, narrowed by relations known to hold (torch._check's facts
+    over several symbols, which ranges cannot hold): from `e <= 0`, `d = e + (d - e)` is at
+    most the upper bound of `d - e`, which is a number where the symbols cancel (`u0 - s0`
+    against `u0 + 4 <= s0`: at most -4)."""
+    known = bound(difference, ranges)
+    lower, upper = known.lower, known.upper
+    for fact in facts:
+        if not isinstance(fact, (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq)):
+            continue
+        at_most_zero = fact.lhs - fact.rhs if isinstance(fact, (sympy.Le, sympy.Lt, sympy.Eq)) else fact.rhs - fact.lhs
+        facing = [at_most_zero, -at_most_zero] if isinstance(fact, sympy.Eq) else [at_most_zero]
+        for e in facing:  # e <= 0 (or < 0, which is tighter and implies it)
+            upper = min(upper, bound(sympy.expand(difference - e), ranges).upper)
+            lower = max(lower, -bound(sympy.expand(-difference - e), ranges).upper)
+    return ValueRange.of(lower, upper) if lower <= upper else known
 
 
 def _eq_test(r: ValueRange) -> bool | None:
@@ -83,19 +103,20 @@ _DIFFERENCE_TESTS: dict[type, Callable[[ValueRange], bool | None]] = {
 }
 
 
-def static_truth(condition: sympy.Basic, ranges: Ranges) -> bool | None:
-    """True/False if `condition` holds/fails for every value in the ranges; None if unknown."""
+def static_truth(condition: sympy.Basic, ranges: Ranges, facts: Sequence[sympy.Basic] = ()) -> bool | None:
+    """True/False if `condition` holds/fails for every value in the ranges (and wherever the
+    relations `facts` hold); None if unknown."""
     if condition is sympy.true:
         return True
     if condition is sympy.false:
         return False
     if isinstance(condition, sympy.Rel):
-        return _decide_by_difference(condition, ranges)
+        return _decide_by_difference(condition, ranges, facts)
     if isinstance(condition, sympy.Not):
-        answer = static_truth(condition.args[0], ranges)
+        answer = static_truth(condition.args[0], ranges, facts)
         return None if answer is None else not answer
     if isinstance(condition, (sympy.And, sympy.Or)):
-        answers = [static_truth(arg, ranges) for arg in condition.args]
+        answers = [static_truth(arg, ranges, facts) for arg in condition.args]
         deciding = isinstance(condition, sympy.Or)  # one True decides Or; one False decides And
         if deciding in answers:
             return deciding

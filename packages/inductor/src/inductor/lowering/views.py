@@ -174,16 +174,15 @@ def slice_(x, dim=0, start=None, end=None, step=1):
     n = x.size[dim]
     start = 0 if start is None else as_expr(start)
     end = n if end is None else as_expr(end)
-    hint_n = graph.hint(n)
-    if graph.hint(start) < 0:
+    if graph.decide(sympy.Lt(start, 0)):
         start = start + n
-    if graph.hint(end) < 0:
+    if graph.decide(sympy.Lt(end, 0)):
         end = end + n
     # Clamped to n only past it, as torch's slice does (`end > size`), so the tracer's guard
     # holds for this choice: `x[2:4]` of a dynamic x traced at n = 4 is two long at every n >= 4,
     # where `end >= n` made it n - 2.
-    start = sympy.Integer(0) if graph.hint(start) < 0 else (n if graph.hint(start) > hint_n else start)
-    end = n if graph.hint(end) > hint_n else (sympy.Integer(0) if graph.hint(end) < 0 else end)
+    start = sympy.Integer(0) if graph.decide(sympy.Lt(start, 0)) else (n if graph.decide(sympy.Gt(start, n)) else start)
+    end = n if graph.decide(sympy.Gt(end, n)) else (sympy.Integer(0) if graph.decide(sympy.Lt(end, 0)) else end)
     span = end - start
     if isinstance(span, sympy.Integer):
         length = sympy.Integer(max(0, -(-int(span) // step)))
@@ -206,7 +205,7 @@ def slice_(x, dim=0, start=None, end=None, step=1):
 def select(x, dim, index):
     dim = _dim(dim, len(x.size))
     index = as_expr(index)
-    if current_graph().hint(index) < 0:
+    if current_graph().decide(sympy.Lt(index, 0)):
         index = index + x.size[dim]
     size = [s for k, s in enumerate(x.size) if k != dim]
     return make_view(x, size, lambda idx: [*idx[:dim], index, *idx[dim:]])
@@ -226,7 +225,7 @@ def squeeze(x, dim=None):
     # By the example's sizes: the tracer guarded on them (the last piece of unbind's
     # decomposition, `x[8:]` of an s0-long x, is s0 - 8 here, and 1 wherever this graph runs).
     graph = current_graph()
-    drop = [d for d in dims if graph.hint(x.size[d]) == 1]
+    drop = [d for d in dims if graph.decide(sympy.Eq(x.size[d], 1))]
     if not drop:
         return x
     keep = [k for k in range(ndim) if k not in drop]

@@ -33,7 +33,8 @@ class Questions:
 
     def statically_known(self, condition: sympy.Basic) -> bool | None:
         """True/False when replacements and ranges decide `condition`; None otherwise. No guard."""
-        return static_truth(self.simplify(condition), self.ranges)
+        simplified = self.simplify(condition)
+        return static_truth(simplified, self.ranges, self.facts_about(simplified))
 
     def size_hint(self, expr) -> int | float | bool:
         """`expr` (sympy, SymInt or int) at the example values of its symbols."""

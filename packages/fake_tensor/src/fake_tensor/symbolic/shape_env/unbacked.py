@@ -63,7 +63,11 @@ class UnbackedSymbols:
             return bool(simplified)
         if simplified.is_Number:
             return int(simplified) if simplified.is_Integer else float(simplified)
-        truth = static_truth(simplified, ranges) if isinstance(simplified, sympy.logic.boolalg.Boolean) else None
+        truth = (
+            static_truth(simplified, ranges, self.facts_about(simplified))
+            if isinstance(simplified, sympy.logic.boolalg.Boolean)
+            else None
+        )
         if truth is not None:
             return truth
         raise GuardOnDataDependentError(simplified, self._unbacked_origins(expr))
@@ -76,8 +80,8 @@ class UnbackedSymbols:
 
     def assume_at_runtime(self, condition: sympy.Basic) -> None:
         """`expect_true` on a condition about unbacked symbols: assumed from now on, and kept
-        in `runtime_asserts` for whoever runs the graph to check. Only single-symbol bounds
-        narrow ranges (compound facts are kept but teach nothing)."""
+        in `runtime_asserts` for whoever runs the graph to check. Single-symbol bounds narrow
+        ranges; compound facts decide questions through `facts_about`."""
         condition = canonical_relation(self.simplify(condition))
         if condition is sympy.true or any(a.expr == condition for a in self.runtime_asserts):
             return
@@ -91,6 +95,13 @@ class UnbackedSymbols:
                 sympy.Eq: ValueRange(condition.rhs, condition.rhs),
             }[type(condition)]
             self.ranges[condition.lhs] = self.ranges[condition.lhs].intersect(narrower)
+
+    def facts_about(self, condition: sympy.Basic) -> list[sympy.Basic]:
+        """The assumed facts (`runtime_asserts`: torch._check's, checked when the graph runs)
+        that share a symbol with `condition`: what a compound fact teaches (`u0 + 4 <= s0`
+        decides `u0 > s0`), as torch's axioms do."""
+        symbols = condition.free_symbols
+        return [a.expr for a in self.runtime_asserts if not symbols.isdisjoint(a.expr.free_symbols)]
 
     def _unbacked_origins(self, expr: sympy.Basic) -> list[tuple[sympy.Symbol, Origin]]:
         return [(s, self.unbacked[s]) for s in sorted(expr.free_symbols, key=str) if s in self.unbacked]
