@@ -226,3 +226,18 @@ def test_floor_division_of_a_power_by_a_number_it_does_not_divide(power, divisor
     for hint in (4, 7):
         assert value_at(result, {sa.node.expr: hint}) == (2 ** (power * hint) + plus) // divisor
     assert sympy.fraction(sympy.together(result.node.expr))[1] == 1, result.node.expr
+
+
+@pytest.mark.parametrize("compare", [operator.lt, operator.le, operator.gt, operator.ge])
+@pytest.mark.parametrize("bound", [5.0, 4.5, 6.5])
+def test_a_size_compared_with_a_float_narrows_its_range(compare, bound):
+    """`max(n, 5.0)` asks `n < 5.0`: the guard it records is on an integer against a float,
+    which the range bookkeeping took only for integer bounds (KeyError: StrictLessThan)."""
+    env, sa, _ = two_symbols(4, 3)
+    answer = bool(compare(sa, bound))
+    assert answer == compare(4, bound)
+    # What the guard taught must stay true at the example and decide the same again.
+    assert bool(compare(sa, bound)) == answer
+    guards = " and ".join(env.guards_as_python(lambda *place: "a"))
+    for size in range(2, 10):
+        assert eval(guards, {"math": math, "a": size}) == (compare(size, bound) == answer), (guards, size)

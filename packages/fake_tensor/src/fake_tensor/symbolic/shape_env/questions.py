@@ -159,6 +159,20 @@ class Questions:
             return
         subject, value = fact.lhs, fact.rhs
         current = bound(subject, self.ranges)
+        if subject.is_integer and not value.is_Integer and isinstance(fact, (sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge)):
+            # An integer against a float (`n < 5.0`, from max(n, 5.0)): the integer bound it
+            # means (n <= 4).
+            if not value.is_finite:
+                return
+            fact = {
+                sympy.Lt: lambda: sympy.Le(subject, sympy.ceiling(value) - 1),
+                sympy.Le: lambda: sympy.Le(subject, sympy.floor(value)),
+                sympy.Gt: lambda: sympy.Ge(subject, sympy.floor(value) + 1),
+                sympy.Ge: lambda: sympy.Ge(subject, sympy.ceiling(value)),
+            }[type(fact)]()
+            if not isinstance(fact, sympy.Rel):
+                return  # decided by the symbol's own assumptions: nothing to narrow
+            value = fact.rhs
         if not subject.is_integer:
             # Real (float) subjects: strict bounds are kept as closed ones (sound, if loose),
             # and excluding one value narrows nothing.
