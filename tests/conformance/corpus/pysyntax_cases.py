@@ -321,3 +321,12 @@ STRINGS = [
     ("str_encode_decode_roundtrip", "s = f'n={x.shape[0]}'\nb = s.encode()\nreturn x + len(b), b.decode(), s.isdigit(), s[2:].isdigit(), s.zfill(8), s.center(9, '*')"),
 ]
 snippets("cpython/test_string", "strings", STRINGS, namespace=NS)
+
+NUMBERS = [
+    ("size_against_float_in_min_max", "n = x.shape[0]\nreturn x * max(n, 5.0), max(n, 5.0), min(n, 5.0), max(5.0, n), type(max(n, 5.0)).__name__, sorted([n, 4.0, 4])"),
+    ("size_compared_with_fractional_floats", "n = x.shape[0]\nreturn x + (n < 4.5) + (n >= 6.5) * 2, n > 5.5, n <= 4.0"),
+    ("float_and_int_methods_of_sizes", "n = x.shape[0]\nreturn x, (n / 2).is_integer(), (n * 1.5).as_integer_ratio(), n.to_bytes(2, 'little'), int.from_bytes(b'\\x01\\x02', 'big') + n"),
+    ("number_formatting_specs", "n = x.shape[0]\nreturn x, round(n / 3, 2), round(-2.5), round(3.5), f'{n/3:.3e}', f'{n:08.3f}', f'{-n:+d}', f'{n:%}', f'{n * 1000:_}'"),
+    ("float_modulo_and_fsum", "n = x.shape[0]\nreturn x, divmod(n * 1.5, 2), math.fsum([0.1] * n), math.fmod(-n, 3), -n % 3, pow(n, -1), n ** -2"),
+]
+snippets("cpython/test_float", "numbers", NUMBERS, namespace=NS)
