@@ -25,6 +25,11 @@ from helpers import check_across_sizes, compile_eager
         "[1, 2].index(9)",
         "['a'].index('b', 0)",
         "(1, 2).index(9)",
+        "[1].pop(5)",
+        "[1].pop(-2)",
+        "[1].pop('a')",
+        "max()",
+        "min(key=len)",
     ],
 )
 @pytest.mark.parametrize("fullgraph", [False, True])

@@ -3,6 +3,7 @@ receives the container as its first argument, as the unbound method would."""
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 
 from ..errors import Unsupported
@@ -72,7 +73,13 @@ def _list_pop(frame, args, kwargs):
     _expect(lst, ListValue, "list.pop")
     if not lst.items:
         raise_user_error(frame, IndexError, "pop from empty list")
-    item = lst.items.pop(index[0].as_python_constant() if index else -1)
+    try:
+        position = operator.index(concrete(index[0])) if index else -1
+    except TypeError as err:  # the program's own error: lst.pop('a')
+        raise_user_error(frame, TypeError, str(err))
+    if not -len(lst.items) <= position < len(lst.items):
+        raise_user_error(frame, IndexError, "pop index out of range")
+    item = lst.items.pop(position)
     lst.mutated(frame)
     return item
 

@@ -345,6 +345,8 @@ def _any(frame, args, kwargs):
 
 
 def _min_max(frame, args, kwargs, pick):
+    if not args:
+        raise_user_error(frame, TypeError, f"{pick.__name__} expected at least 1 argument, got 0")
     key = kwargs.get("key")
     if key is not None and key.is_python_constant() and key.as_python_constant() is None:
         key = None

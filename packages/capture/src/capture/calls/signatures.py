@@ -25,8 +25,9 @@ _DOCUMENTED = {
     getattr: "(object, name, default=_, /)",
     iter: "(object, sentinel=_, /)",
     next: "(iterator, default=_, /)",
-    max: "(iterable_or_first, /, *args, key=_, default=_)",
-    min: "(iterable_or_first, /, *args, key=_, default=_)",
+    # No required parameter: _min_max raises CPython's own words for a call without one.
+    max: "(*args, key=_, default=_)",
+    min: "(*args, key=_, default=_)",
     type: "(object_or_name, bases=_, dict=_, /)",
     range: "(start_or_stop, stop=_, step=_, /)",
     slice: "(start_or_stop, stop=_, step=_, /)",
