@@ -220,3 +220,18 @@ def test_a_window_at_a_checked_data_dependent_offset_matches_eager(backend, fn):
         x, i = torch.randn(n), torch.tensor(k)
         got, expected = compiled(x, i), fn(x, i)
         torch.testing.assert_close(got, expected, msg=lambda m: f"n={n}, k={k}: {m}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_offset_its_check_refuses_raises_before_any_kernel_reads_with_it(backend):
+    """The torch._check runs where the program made it, before the kernels lowered after it:
+    a kernel indexing x at k = 10**9 (its addresses computed on the checked assumption) ran
+    before the check and crashed the process, where eager raises RuntimeError."""
+    compiled = compiler.compile(window_at_item, backend=backend, fullgraph=True)
+    x = torch.randn(10)
+    torch.testing.assert_close(compiled(x, torch.tensor(3)), window_at_item(x, torch.tensor(3)))
+    for k in (7, 10**9, -(10**9)):
+        with pytest.raises(RuntimeError):
+            window_at_item(x, torch.tensor(k))
+        with pytest.raises(RuntimeError):
+            compiled(x, torch.tensor(k))

@@ -231,6 +231,9 @@ class ExternKernel(Buffer):
     kwargs: dict = field(default_factory=dict)
     is_fallback: bool = False
     aliases_inputs: bool = False  # its output may be a view of an input (schema alias info)
+    # A runtime check (torch._check on a data-dependent value): nothing lowered after it may
+    # run before it, since kernels after it index with what it checks.
+    is_check: bool = False
 
     def inputs(self) -> list[IRNode]:
         found = []

@@ -194,6 +194,14 @@ class Scheduler:
                     # Every reader of the input's old value runs first (or in the same loop iteration).
                     self._flush_externs_reading(target)
                 self._place(buffer, self._open_readers(target) if target else set())
+            elif getattr(buffer, "is_check", False):
+                # Here, not when read: what is lowered after a check may rely on it (a window at
+                # a checked offset), so it runs after the externs before it (which compute what
+                # it checks) and before any kernel of a later buffer. Groups already open hold
+                # only earlier buffers, which eager computes before the check too.
+                self._flush_externs(len(self.pending))
+                self.steps.append(buffer)
+                self.emitted.add(buffer.name)
             elif getattr(buffer, "is_fallback", False):
                 # A fallback may write into its arguments (copy_, index_put_): every kernel
                 # placed before it in the graph must have run, readers of those inputs included.

@@ -49,6 +49,8 @@ class AtenRecorder(TorchDispatchMode):
         self._constant_trace_values: dict[int, torch.Tensor] = {}
         self._viewed: set[int] = set()  # ids of tracked tensors some view was taken of
         self.symbols = SymbolicValues(self.graph)
+        self._assumptions: list = []  # the shape env's runtime_asserts, once watched
+        self._asserted = 0  # how many of them have nodes
 
     # -- graph inputs and outputs ---------------------------------------------------------
 
@@ -60,7 +62,21 @@ class AtenRecorder(TorchDispatchMode):
         self.symbols.bind_input(node, value)
         return node
 
-    def assert_at_runtime(self, assumptions: list) -> None:
+    def watch_runtime_asserts(self, assumptions: list) -> None:
+        """Check, in the graph, each condition appended to `assumptions` (a ShapeEnv's
+        `runtime_asserts`: what the traced code assumed of data-dependent values) from now on,
+        before the next op is recorded: where eager's `torch._check(k + 4 <= n)` raises before
+        `x[k:k + 4]` is read, the compiled graph must too, not after a kernel has read past
+        the end of x."""
+        self._assumptions, self._asserted = assumptions, len(assumptions)
+
+    def flush_runtime_asserts(self) -> None:
+        if len(self._assumptions) > self._asserted:
+            new = self._assumptions[self._asserted :]
+            self._asserted = len(self._assumptions)
+            self._assert_at_runtime(new)
+
+    def _assert_at_runtime(self, assumptions: list) -> None:
         """`aten._assert_scalar` nodes for conditions (fake_tensor Guards over the trace's
         symbols) that the graph must check when it runs."""
         for assumption in assumptions:
@@ -84,6 +100,7 @@ class AtenRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        self.flush_runtime_asserts()
         query = _METADATA_QUERIES.get(func)
         if query is not None:
             return _answer_metadata_query(func, query(args[0]))

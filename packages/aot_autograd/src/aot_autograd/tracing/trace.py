@@ -62,7 +62,13 @@ def _traced_inputs(values: Sequence[Any], fake_mode) -> tuple[list, list]:
 def _copy_with_history(leaf: torch.Tensor) -> torch.Tensor:
     """A copy of `leaf` computed from it (for autograd), with its strides: `clone()` makes a
     non-dense tensor contiguous, and code that tests contiguity (ravel's `contiguous().view`)
-    would trace another program than the one the real strided input runs."""
+    would trace another program than the one the real strided input runs. An expanded leaf
+    gets a view instead: no copy has its strides (copying into memory where elements repeat
+    is refused, on fakes as in eager), and nothing writes into it (eager refuses such writes,
+    or capture runs them outside the graph: fake_tensor's memory_overlap.py), so a view
+    serves, and gives each of its elements its own gradient as eager does."""
+    if any(stride == 0 and size > 1 for size, stride in zip(leaf.shape, leaf.stride())):
+        return leaf.view(leaf.shape)
     copy = leaf.clone()
     if copy.stride() != leaf.stride():
         copy = torch.empty_strided(leaf.shape, leaf.stride(), dtype=leaf.dtype, device=leaf.device).copy_(leaf)
@@ -130,13 +136,14 @@ def trace_joint(
 @contextlib.contextmanager
 def _runtime_asserts(recorder: AtenRecorder, fake_mode):
     """What the traced code assumed about data-dependent values (`torch._check(n >= 1)` on an
-    `.item()`; the ShapeEnv's `runtime_asserts`) becomes `aten._assert_scalar` nodes, so the
-    compiled graph fails where eager would instead of computing on a false assumption."""
+    `.item()`; the ShapeEnv's `runtime_asserts`) becomes `aten._assert_scalar` nodes, each
+    before the first op recorded after it was assumed, so the compiled graph fails where
+    eager would instead of computing on a false assumption."""
     env = fake_mode.shape_env
-    known = len(env.runtime_asserts) if env is not None else 0
-    yield
     if env is not None:
-        recorder.assert_at_runtime([a for a in env.runtime_asserts[known:]])
+        recorder.watch_runtime_asserts(env.runtime_asserts)
+    yield
+    recorder.flush_runtime_asserts()
 
 
 def _tangents_for(targets: list, tangents: Sequence[torch.Tensor], fake_mode) -> list[torch.Tensor]:

@@ -164,7 +164,9 @@ def assert_scalar(condition, message):
     wrapper evaluates the condition when the graph runs and the aten op raises if it is false."""
     graph = current_graph()
     op = aten._assert_scalar.default
-    graph.register_extern(ExternKernel(graph.new_name(), None, str_op(op), (condition, message), {}, False, False))
+    graph.register_extern(
+        ExternKernel(graph.new_name(), None, str_op(op), (condition, message), {}, False, False, is_check=True)
+    )
 
 
 # Overloads lowered to an extern call, which reads its tensor arguments from memory (the
