@@ -108,3 +108,25 @@ def test_operator_index_of_an_object_that_is_no_index_raises_like_eager(make):
     with pytest.raises(TypeError) as compiled:
         compile_eager(fn, fullgraph=True)(torch.randn(3))
     assert str(compiled.value) == str(eager.value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["n // 0", "n % 0", "n / 0", "n * 1.5 // 0", "n < 'a'", "'a' >= n", "x.shape[5]", "x.shape[-9]"],
+)
+def test_errors_of_symbolic_sizes_read_like_eager(body):
+    """On the new size the sizes are symbolic: the error (and its words) must still be
+    CPython's, as for a plain int: not SymInt's name, not an internal error."""
+
+    source = f"def fn(x):\n    n = x.shape[0]\n    try:\n        return x, {body}\n    except Exception as e:\n        return x, type(e).__name__, str(e)\n"
+    namespace = {}
+    exec(source, namespace)  # noqa: S102  (the body is this test's own table)
+    check_across_sizes(namespace["fn"], lambda n: (torch.randn(n),))
+
+
+def test_a_size_equals_no_other_kind_of_constant():
+    def fn(x):
+        n = x.shape[0]
+        return x + (n == None), n != "a", n == (1,), (1.5,) != n  # noqa: E711
+
+    check_across_sizes(fn, lambda n: (torch.randn(n),))

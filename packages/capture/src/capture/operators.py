@@ -138,9 +138,35 @@ def _try_user_dunder(frame, symbol: str, a: Value, b: Value) -> Value | None:
     return None
 
 
+def _stand_in(value: Value):
+    """A plain number of a symbolic number's type, for answers that do not depend on its value."""
+    return {bool: True, int: 1, float: 1.0}[value.python_type()]
+
+
+def _number_against_other(frame, op, a: Value, b: Value) -> Value | None:
+    """A symbolic number against a constant whose answer (or error) is the same for every value
+    of the number: one that is no number (`n < 'a'` is TypeError naming int, not SymInt; `n ==
+    None` is False), or a division by zero (`n // 0`). Computed on a stand-in of its type, so
+    the program gets CPython's own answer and words."""
+    pairs = ((a, b), (b, a))
+    for sym, other in pairs:
+        if isinstance(sym, SymValue) and isinstance(other, ConstantValue):
+            value = other.value
+            dividing_by_zero = other is b and op in (operator.truediv, operator.floordiv, operator.mod) and (
+                isinstance(value, (int, float)) and value == 0
+            )
+            if dividing_by_zero or not isinstance(value, (int, float, complex)):
+                operands = (_stand_in(a), value) if sym is a else (value, _stand_in(b))
+                if dividing_by_zero or op in COMPARE.values():
+                    return evaluate_constant_operation(frame, op, operands)
+    return None
+
+
 def binary(frame, symbol: str, a: Value, b: Value) -> Value:
     if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
         return numpy_operator(frame, BINARY[symbol], a, b)
+    if isinstance(a, SymValue) and (answer := _number_against_other(frame, BINARY[symbol], a, b)) is not None:
+        return answer
     if is_graph_value(a) or is_graph_value(b):
         return frame.session.graph.call_function(frame, BINARY[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):
@@ -234,6 +260,9 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
 def compare(frame, symbol: str, a: Value, b: Value) -> Value:
     if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
         return numpy_operator(frame, COMPARE[symbol], a, b)
+    answer = _number_against_other(frame, COMPARE[symbol], a, b)
+    if answer is not None:
+        return answer
     if is_graph_value(a) or is_graph_value(b):
         return frame.session.graph.call_function(frame, COMPARE[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant():

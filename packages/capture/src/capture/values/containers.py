@@ -108,7 +108,9 @@ class SequenceValue(Value):
         try:
             return self.items[index]
         except IndexError:
-            raise_user_error(frame, IndexError, f"{self.python_cls.__name__} index out of range")
+            # A tuple's subclasses (torch.Size, namedtuples) and a list's speak as their base.
+            base = next((kind for kind in (tuple, list) if issubclass(self.python_cls, kind)), self.python_cls)
+            raise_user_error(frame, IndexError, f"{base.__name__} index out of range")
 
     def with_items(self, items: list[Value]) -> Value:
         return type(self)(items)
