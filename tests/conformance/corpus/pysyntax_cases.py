@@ -330,3 +330,36 @@ NUMBERS = [
     ("float_modulo_and_fsum", "n = x.shape[0]\nreturn x, divmod(n * 1.5, 2), math.fsum([0.1] * n), math.fmod(-n, 3), -n % 3, pow(n, -1), n ** -2"),
 ]
 snippets("cpython/test_float", "numbers", NUMBERS, namespace=NS)
+
+# Errors the program catches and reads (type and message), raised by the builtins capture models.
+ERRORS = [
+    ("int_of_bad_string", "try:\n    r = int('abc')\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("missing_dict_key", "try:\n    r = {}['k']\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("empty_list_index", "try:\n    r = [][0]\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("none_plus_int", "try:\n    r = None + 1\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("size_floordiv_zero", "try:\n    r = x.shape[0] // 0\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("true_div_zero", "try:\n    r = 1 / (x.shape[0] - x.shape[0])\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("list_index_by_size", "try:\n    r = [1, 2][x.shape[0]]\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("str_index_past_end", "try:\n    r = 'abc'[9]\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("dict_missing_size_key", "try:\n    r = {'a': 1}[x.shape[0]]\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("list_pop_past_end", "try:\n    r = [1].pop(5)\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("pop_empty_list", "try:\n    r = [].pop()\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("popitem_empty_dict", "try:\n    r = {}.popitem()\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("pop_empty_set", "try:\n    r = set().pop()\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("next_exhausted", "try:\n    r = next(iter([]))\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("shape_index_past_rank", "try:\n    r = x.shape[5]\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("range_index_past_end", "try:\n    r = range(3)[7]\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("divmod_by_zero", "try:\n    r = divmod(x.shape[0], 0)\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("sqrt_of_negative_size", "try:\n    r = math.sqrt(-x.shape[0])\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("int_of_infinity", "try:\n    r = int(float('inf'))\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("list_plus_int", "try:\n    r = [0] * x.shape[0] + 1\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("sum_of_strings", "try:\n    r = sum(['a', 'b'])\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("sorted_mixed_types", "try:\n    r = sorted([x.shape[0], 'a'])\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("len_of_int", "try:\n    r = len(5)\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("max_without_arguments", "try:\n    r = max()\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("min_of_empty", "try:\n    r = min([])\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("iter_of_int", "try:\n    r = iter(5)\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("size_less_than_str", "try:\n    r = x.shape[0] < 'a'\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+    ("hash_of_list", "try:\n    r = hash([])\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nreturn x, r"),
+]
+snippets("cpython/test_exceptions", "errors", ERRORS, namespace=NS)
