@@ -15,6 +15,10 @@ packages and their other dependencies are still installed per session, so a pack
 session holds only what that package declares. Our packages are built without build isolation
 (setuptools comes with the shared torch): an isolated build makes a fresh environment and
 installs setuptools into it for every package, which took most of an install's time.
+
+Tests run in one process per core (pytest-xdist, at most 4; PTC_TEST_WORKERS=1 for one):
+CI's two cores halve the suite's time, since most tests spend it in single-threaded Python
+(capture, code generation) or in one g++ at a time.
 """
 
 from __future__ import annotations
@@ -75,7 +79,17 @@ def _install(session: nox.Session, *packages: str) -> None:
             if dep not in closure:
                 closure.append(dep)
     _share_torch(session)
-    session.install("--no-build-isolation", "-c", str(CONSTRAINTS), *(f"./packages/{name}[test]" for name in closure))
+    session.install("--no-build-isolation", "-c", str(CONSTRAINTS), *(f"./packages/{name}[test]" for name in closure),
+                    "pytest-xdist")
+
+
+def _pytest(session: nox.Session, *paths: str) -> None:
+    """pytest over `paths` in PTC_TEST_WORKERS processes (default: one per core, at most 4;
+    1 runs in this process). Tests are handed out a module at a time (`--dist loadscope`): a
+    module's fixtures, such as the conformance corpus's run of every case, then run once."""
+    workers = int(os.environ.get("PTC_TEST_WORKERS", min(os.cpu_count() or 1, 4)))
+    parallel = ["-n", str(workers), "--dist", "loadscope"] if workers > 1 else ["-p", "no:xdist"]
+    session.run("pytest", *parallel, *paths, *session.posargs, env={"HF_HUB_OFFLINE": "1"})
 
 
 def _provide_chromium(session: nox.Session) -> None:
@@ -96,7 +110,7 @@ def _package_session(name: str):
         _install(session, name)
         if name == "compiler":
             _provide_chromium(session)
-        session.run("pytest", f"packages/{name}/tests", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
+        _pytest(session, f"packages/{name}/tests")
 
     run.__doc__ = f"Install only ptc-{name} and its dependencies; run its tests."
     return run
@@ -117,7 +131,7 @@ def integration(session: nox.Session) -> None:
     then build the documentation as `docs` does (about half a minute). With arguments
     (`nox -s integration -- -k name`) it runs the tests they select and builds nothing."""
     _install_everything(session)
-    session.run("pytest", "tests", *session.posargs, env={"HF_HUB_OFFLINE": "1"})
+    _pytest(session, "tests")
     if not session.posargs:
         _build_docs(session)
 
@@ -126,8 +140,7 @@ def integration(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Install every package; run all package tests and the cross-package tests in tests/."""
     _install_everything(session)
-    session.run("pytest", *(f"packages/{n}/tests" for n in PACKAGES), "tests", *session.posargs,
-                env={"HF_HUB_OFFLINE": "1"})
+    _pytest(session, *(f"packages/{n}/tests" for n in PACKAGES), "tests")
 
 
 # reuse_venv: a second run (e.g. `nox -s demo -- --model bert`) reuses the environment
