@@ -112,7 +112,10 @@ def test_operator_index_of_an_object_that_is_no_index_raises_like_eager(make):
 
 @pytest.mark.parametrize(
     "body",
-    ["n // 0", "n % 0", "n / 0", "n * 1.5 // 0", "n < 'a'", "'a' >= n", "x.shape[5]", "x.shape[-9]"],
+    [
+        "n // 0", "n % 0", "n / 0", "n * 1.5 // 0", "n < 'a'", "'a' >= n", "x.shape[5]", "x.shape[-9]",
+        "n + 'a'", "None ** n", "'a' - n", "n * 'ab'", "(1, 2) * n",
+    ],
 )
 def test_errors_of_symbolic_sizes_read_like_eager(body):
     """On the new size the sizes are symbolic: the error (and its words) must still be

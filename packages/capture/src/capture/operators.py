@@ -159,14 +159,23 @@ def _number_against_other(frame, op, a: Value, b: Value) -> Value | None:
                 operands = (_stand_in(a), value) if sym is a else (value, _stand_in(b))
                 if dividing_by_zero or op in COMPARE.values():
                     return evaluate_constant_operation(frame, op, operands)
+                # Arithmetic with a non-number: a TypeError for one int is one for every int
+                # (`n + 'a'`), raised with int's words; one that works (`n * 'ab'`) depends
+                # on the value and is left to the caller.
+                try:
+                    op(*operands)
+                except TypeError:
+                    evaluate_constant_operation(frame, op, operands)
     return None
 
 
 def binary(frame, symbol: str, a: Value, b: Value) -> Value:
     if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
         return numpy_operator(frame, BINARY[symbol], a, b)
-    if isinstance(a, SymValue) and (answer := _number_against_other(frame, BINARY[symbol], a, b)) is not None:
-        return answer
+    if isinstance(a, SymValue) or isinstance(b, SymValue):
+        answer = _number_against_other(frame, BINARY[symbol], a, b)
+        if answer is not None:
+            return answer
     if is_graph_value(a) or is_graph_value(b):
         return frame.session.graph.call_function(frame, BINARY[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):
