@@ -41,7 +41,18 @@ def string_sliced_by_sizes(x):
     return x + len(text), text[::n], text[-n:], text[1 : n - 1], (1, 2, 3, 4, 5)[n - 4 :]
 
 
-@pytest.mark.parametrize("fn", [shape_formatted, shape_as_dict_key, sizes_in_a_set, tuple_of_tensors_as_key, shape_compared_in_order, string_sliced_by_sizes])
+def shape_numel(x):
+    m = x.reshape(1, -1, 1)
+    return x * m.shape.numel(), m.shape[1:].numel(), torch.Size([]).numel(), x.shape.numel() == x.numel()
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        shape_formatted, shape_as_dict_key, sizes_in_a_set, tuple_of_tensors_as_key, shape_compared_in_order,
+        string_sliced_by_sizes, shape_numel,
+    ],
+)
 def test_sizes_as_values(fn):
     check_across_sizes(fn, lambda n: (torch.randn(n),))
 

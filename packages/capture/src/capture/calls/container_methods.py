@@ -6,8 +6,10 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 
+import torch
+
 from ..errors import Unsupported
-from ..operators import compare, contains
+from ..operators import binary, compare, contains
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import (
@@ -135,6 +137,16 @@ def _sort(frame, args, kwargs):
     lst.items[:] = ordered
     lst.mutated(frame)
     return ConstantValue(None)
+
+
+@rule(torch.Size.numel)
+def _size_numel(frame, args, kwargs):
+    """`x.shape.numel()`: the product of the sizes (symbolic ones multiply in the graph)."""
+    (size,) = args
+    product = ConstantValue(1)
+    for item in _expect(size, SequenceValue, "torch.Size.numel").items:
+        product = binary(frame, "*", product, item)
+    return product
 
 
 @rule(list.index, tuple.index, accepts="(self, value, start=_, stop=_, /)")
