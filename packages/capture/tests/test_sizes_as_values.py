@@ -12,7 +12,7 @@ from helpers import check_across_sizes
 
 
 def shape_formatted(x):
-    return x, f"shape={tuple(x.shape)}", "{}".format(x.shape)
+    return x, f"shape={tuple(x.shape)}", "{}".format(x.shape), str(x.shape), str(x.reshape(1, -1).shape[1:])
 
 
 def shape_as_dict_key(x):

@@ -26,7 +26,7 @@ from ..values.new_objects import NewObjectValue
 from ..values.object_ids import ObjectId, ObjectIdValue
 from ..values.class_lookup import MISSING, lookup_static
 from ..values.objects import ClassValue, ObjectValue, PartialValue, SuperValue, type_of
-from ..values.symbolic import SymValue, concrete
+from ..values.symbolic import SymValue, concrete, specialized_constant
 from ..values.tensor import TensorValue
 from ..values.factory import constant_args, program_errors
 from ..values.iterators import CallIteratorValue
@@ -428,6 +428,13 @@ def _scalar(frame, cls, args, kwargs):
 
     if cls is str and isinstance(value, ExceptionValue) and (text := value.text()) is not None:
         return ConstantValue(text)
+    if cls is str:
+        # A tuple of sizes (`str(x.shape)`, logged often): the text of its values, each
+        # specialized (guarded), as repr() and f-strings do.
+        try:
+            return evaluate_constant_operation(frame, str, (specialized_constant(value),))
+        except NotConstant:
+            pass
     number = number_of_tensor(frame, cls, value)
     if number is not None:
         return number
