@@ -12,7 +12,8 @@ from helpers import check_across_sizes
 
 
 def shape_formatted(x):
-    return x, f"shape={tuple(x.shape)}", "{}".format(x.shape), str(x.shape), str(x.reshape(1, -1).shape[1:])
+    text = "%d-%s-%5.1f|%s" % (x.shape[0], "a", x.shape[0] / 2, (x.shape,))
+    return x, f"shape={tuple(x.shape)}", "{}".format(x.shape), str(x.shape), str(x.reshape(1, -1).shape[1:]), text
 
 
 def shape_as_dict_key(x):

@@ -10,7 +10,7 @@ import operator
 import torch
 
 from .errors import Unsupported
-from .values.base import Value
+from .values.base import NotConstant, Value
 from .values.constant import ConstantValue
 from .values.containers import (
     DictValue,
@@ -29,7 +29,7 @@ from .values.new_objects import ModelOutputValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
 from .values.object_ids import ObjectIdValue
 from .values.class_lookup import lookup_static, python_dunder
-from .values.symbolic import SymValue, concrete
+from .values.symbolic import SymValue, concrete, specialized_constant
 from .values.tensor import TensorValue
 
 BINARY = {
@@ -197,6 +197,15 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
         result = _set_algebra(frame, symbol, a, b)
         if result is not None:
             return result
+    if symbol == "%" and isinstance(a, ConstantValue) and isinstance(a.value, (str, bytes)):
+        # printf-style formatting of a tuple holding sizes: each specialized (guarded), as
+        # an f-string of them is.
+        try:
+            operand = specialized_constant(b)
+        except NotConstant:
+            pass
+        else:
+            return evaluate_constant_operation(frame, operator.mod, (a.value, operand))
     raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
 
 
