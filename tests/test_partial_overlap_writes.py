@@ -271,9 +271,20 @@ def test_refusal_names_the_users_line(backend):
     assert "program" in frames
 
 
-# inductor returns a view at a data-dependent offset (`b[k:k+4]`, k from .item()) as an empty
-# tensor, with or without this write (a separate bug), so it is not run here.
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_write_only_eager_can_run_is_explained_under_fullgraph():
+    """fullgraph=True cannot break the graph at `torch.mm(a, b, out=a)` (eager computes it in
+    place, reading what it wrote): the error says so, at the user's line."""
+
+    def program(a, b):
+        torch.mm(a, b, out=a)
+        return a * 2
+
+    with pytest.raises(Exception, match="mm runs only as eager runs it: .*clone\\(\\) the overlapping") as error:
+        compiler.compile(program, fullgraph=True)(torch.randn(3, 3), torch.randn(3, 3))
+    assert "program" in str(error.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_overlap_decided_by_a_data_dependent_offset_matches_eager(backend):
     """`b[:4]` against `b[k:k+4]` with k read from a tensor: the same elements at k = 0,
     some at k = 2, none at k = 4. No one graph is right for every k: the write runs as eager

@@ -20,7 +20,13 @@ import torch
 import torch.fx
 from torch.utils.hooks import RemovableHandle
 
-from fake_tensor import ConstraintViolationError, DataDependentError, FakeTensorError, FakeTensorMode
+from fake_tensor import (
+    ConstraintViolationError,
+    DataDependentError,
+    FakeTensorError,
+    FakeTensorMode,
+    OverlappingWriteError,
+)
 from guards import ConstantMatch, StorageOffsetSource
 
 from .errors import MarkedDimensionError, Unsupported, UserException
@@ -202,6 +208,9 @@ class GraphBuilder:
                 f"{name} depends on the data of a tensor ({err})",
                 hint="keep the computation in tensors, or move it outside the compiled function",
             ) from err
+        except OverlappingWriteError as err:
+            # The op runs on fakes; it is its in-place result a graph cannot reproduce.
+            raise Unsupported(f"{name} runs only as eager runs it: {err}") from err
         except FakeTensorError as err:
             raise Unsupported(f"{name} cannot run on fake tensors: {err}") from err
         except (RuntimeError, TypeError, ValueError, IndexError) as err:
