@@ -133,3 +133,20 @@ def test_a_size_equals_no_other_kind_of_constant():
         return x + (n == None), n != "a", n == (1,), (1.5,) != n  # noqa: E711
 
     check_across_sizes(fn, lambda n: (torch.randn(n),))
+
+
+class InitReturnsValue:
+    def __init__(self):
+        return 5
+
+
+def test_init_returning_a_value_raises_like_eager():
+    def fn(x):
+        InitReturnsValue()
+        return x
+
+    with pytest.raises(TypeError) as eager:
+        fn(torch.randn(3))
+    with pytest.raises(TypeError) as compiled:
+        compile_eager(fn, fullgraph=True)(torch.randn(3))
+    assert str(compiled.value) == str(eager.value)

@@ -113,3 +113,22 @@ def test_not_equal_inverts_a_python_eq(make):
         return x + (make(n) != make(n)), make(n) != make(n + 1), make(1) != make(1), make(n) == make(n)
 
     check_across_sizes(fn, sizes)
+
+
+class Bits:
+    def __init__(self, v):
+        self.v = v
+
+    def __lshift__(self, k):
+        return Bits(self.v << k)
+
+    def __rrshift__(self, other):
+        return other >> self.v
+
+
+def test_shift_operators_of_a_user_class():
+    def fn(x):
+        n = x.shape[0]
+        return x + (Bits(1) << n).v, 256 >> Bits(2)
+
+    check_across_sizes(fn, sizes)

@@ -25,8 +25,9 @@ from .values.containers import (
     set_from_operation,
 )
 from .values.factory import evaluate_constant_operation
-from .values.new_objects import ModelOutputValue
+from .values.new_objects import ModelOutputValue, NewObjectValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
+from .values.objects import ObjectValue
 from .values.object_ids import ObjectIdValue
 from .values.class_lookup import lookup_static, python_dunder
 from .values.symbolic import SymValue, concrete, specialized_constant
@@ -55,6 +56,7 @@ _DUNDERS = {
     "/": ("__truediv__", "__rtruediv__"), "//": ("__floordiv__", "__rfloordiv__"),
     "%": ("__mod__", "__rmod__"), "**": ("__pow__", "__rpow__"), "@": ("__matmul__", "__rmatmul__"),
     "&": ("__and__", "__rand__"), "|": ("__or__", "__ror__"), "^": ("__xor__", "__rxor__"),
+    "<<": ("__lshift__", "__rlshift__"), ">>": ("__rshift__", "__rrshift__"),
     "<": ("__lt__", "__gt__"), "<=": ("__le__", "__ge__"), ">": ("__gt__", "__lt__"),
     ">=": ("__ge__", "__le__"), "==": ("__eq__", "__eq__"), "!=": ("__ne__", "__ne__"),
 }  # fmt: skip
@@ -169,6 +171,14 @@ def _number_against_other(frame, op, a: Value, b: Value) -> Value | None:
     return None
 
 
+def _is_user_object(value: Value) -> bool:
+    """An object of a class the program wrote (made in the traced code or passed in)."""
+    if not isinstance(value, (NewObjectValue, ObjectValue)):
+        return False
+    module = getattr(value.python_type(), "__module__", None) or ""
+    return not module.startswith(("torch", "numpy"))
+
+
 def binary(frame, symbol: str, a: Value, b: Value) -> Value:
     if isinstance(a, NdarrayValue) or isinstance(b, NdarrayValue):
         return numpy_operator(frame, BINARY[symbol], a, b)
@@ -176,6 +186,12 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
         answer = _number_against_other(frame, BINARY[symbol], a, b)
         if answer is not None:
             return answer
+    if is_graph_value(a) != is_graph_value(b) and _is_user_object(b if is_graph_value(a) else a):
+        # A size or tensor with a user object (`Bits(1) << n`, `x * Scale(3)`): the object's
+        # own methods answer, as int's and Tensor's decline the unknown type.
+        result = _try_user_dunder(frame, symbol, a, b)
+        if result is not None:
+            return result
     if is_graph_value(a) or is_graph_value(b):
         return frame.session.graph.call_function(frame, BINARY[symbol], [a, b], {})
     if a.is_python_constant() and b.is_python_constant() and _both_plain(a, b):

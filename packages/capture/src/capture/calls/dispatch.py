@@ -139,7 +139,9 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
     instance = NewObjectValue(cls)
     init = python_dunder(cls, "__init__")
     if init is not None:
-        frame.session.wrap(init, None).call(frame, [instance, *args], kwargs)
+        returned = frame.session.wrap(init, None).call(frame, [instance, *args], kwargs)
+        if not (returned.is_python_constant() and returned.as_python_constant() is None):
+            raise_user_error(frame, TypeError, f"__init__() should return None, not '{returned.python_type().__name__}'")
     elif cls.__init__ is not object.__init__:
         raise Unsupported(f"constructing {cls.__qualname__}, whose __init__ is not Python code")
     elif args or kwargs:
