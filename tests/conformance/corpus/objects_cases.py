@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import enum
 import functools
+import math
 
 import torch
 from torch import nn
@@ -526,3 +527,82 @@ INPUT_OBJECTS = [
     ("input_dict_keyed_objects_written", "v[Key('c')] = x\nv[Key('a')] = v[Key('a')] * 2\nreturn len(v)", {"make_args": keyed_dict_and_vec}),
 ]
 snippets("cpython/test_descr", "input_objects", INPUT_OBJECTS, namespace=NS, params="v, x")
+
+
+class Num:
+    """Numeric protocols of a user class."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return isinstance(other, Num) and self.v == other.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+    def __bool__(self):
+        return self.v != 0
+
+    def __neg__(self):
+        return Num(-self.v)
+
+    def __abs__(self):
+        return Num(abs(self.v))
+
+    def __invert__(self):
+        return Num(~self.v)
+
+    def __round__(self, n=None):
+        return Num(round(self.v, n))
+
+    def __trunc__(self):
+        return int(self.v)
+
+    def __floor__(self):
+        return math.floor(self.v)
+
+    def __int__(self):
+        return int(self.v)
+
+    def __index__(self):
+        return int(self.v)
+
+    def __lshift__(self, k):
+        return Num(self.v << k)
+
+    def __rmul__(self, other):
+        return other * self.v
+
+    def __lt__(self, other):
+        return self.v < other.v
+
+
+class InitReturns:
+    def __init__(self):
+        return 5
+
+
+class OldIter:
+    """Iteration by the old protocol: __getitem__ until IndexError."""
+
+    def __getitem__(self, i):
+        if i >= 3:
+            raise IndexError(i)
+        return i * 10
+
+
+PROTOCOLS_NS = {**NS, "Num": Num, "InitReturns": InitReturns, "OldIter": OldIter, "math": math}
+
+NUMERIC_PROTOCOLS = [
+    ("index_and_count_through_eq", "ns = [Num(1), Num(x.shape[0]), Num(1)]\nreturn x + ns.index(Num(x.shape[0])), ns.count(Num(1)), Num(1) in ns"),
+    ("truth_in_and_or", "return x, (Num(0) or 'z'), (Num(3) and 'y'), not Num(0)"),
+    ("unary_methods", "n = Num(x.shape[0])\nreturn x, (-n).v, abs(Num(-2)).v, (~n).v"),
+    ("math_protocols", "return x, round(Num(2.567), 1).v, math.trunc(Num(2.7)), math.floor(Num(2.5)), int(Num(7.9))"),
+    ("index_protocol_in_range_and_slices", "n = Num(x.shape[0])\nreturn x[:Num(2)], list(range(n)), [1, 2, 3][Num(1)]"),
+    ("shift_with_size_and_rmul_with_tensor", "return (Num(1) << x.shape[0]).v, x * Num(3), x.shape[0] * Num(2)"),
+    ("init_returning_value_raises", "InitReturns()\nreturn x"),
+    ("old_iteration_protocol", "return x + sum(OldIter()), list(OldIter()), 20 in OldIter(), 25 in OldIter()"),
+    ("chained_comparison_of_objects", "return x, Num(1) < Num(x.shape[0]) < Num(10), Num(5) < Num(x.shape[0])"),
+]
+snippets("cpython/test_class", "numeric_protocols", NUMERIC_PROTOCOLS, namespace=PROTOCOLS_NS)
