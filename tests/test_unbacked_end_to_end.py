@@ -190,7 +190,6 @@ def test_torch_check_on_an_item_is_checked_when_the_graph_runs(backend):
     assert len(compiled._capture_cache.entries) == 1
 
 
-
 def _checked_offset(x, i):
     k = i.item()
     torch._check(k >= 0)
@@ -231,6 +230,29 @@ def test_an_offset_its_check_refuses_raises_before_any_kernel_reads_with_it(back
     x = torch.randn(10)
     torch.testing.assert_close(compiled(x, torch.tensor(3)), window_at_item(x, torch.tensor(3)))
     for k in (7, 10**9, -(10**9)):
+        with pytest.raises(RuntimeError):
+            window_at_item(x, torch.tensor(k))
+        with pytest.raises(RuntimeError):
+            compiled(x, torch.tensor(k))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_check_on_an_offset_holds_when_the_input_requires_grad(backend):
+    """With an input that requires grad, the graph is a joint one split in forward and
+    backward, and the split kept only what outputs and gradients read: the check (no users)
+    was dropped, so x[k:k+4] at k = 8 of 10 returned two elements (aot_eager) or read past
+    the end (inductor) where eager raises."""
+    compiled = compiler.compile(window_at_item, backend=backend, fullgraph=True)
+    for n, k in ((10, 3), (10, 6), (13, 9)):
+        x = torch.randn(n, requires_grad=True)
+        x_eager = x.detach().clone().requires_grad_()
+        got, expected = compiled(x, torch.tensor(k)), window_at_item(x_eager, torch.tensor(k))
+        torch.testing.assert_close(got, expected)
+        got.sum().backward()
+        expected.sum().backward()
+        torch.testing.assert_close(x.grad, x_eager.grad)
+    for k in (8, 10**9, -1):
+        x = torch.randn(10, requires_grad=True)
         with pytest.raises(RuntimeError):
             window_at_item(x, torch.tensor(k))
         with pytest.raises(RuntimeError):

@@ -18,7 +18,7 @@ import torch
 import torch.fx as fx
 
 from ..errors import AotAutogradError
-from ..functionalization.dead_code import consumes_randomness
+from ..functionalization.dead_code import asserts, consumes_randomness
 
 
 class JointGraph:
@@ -35,8 +35,14 @@ class JointGraph:
         # Random ops run in the forward, in their eager order, and are never recomputed:
         # a second draw would give a different dropout mask.
         self.random = [n for n in self.graph.nodes if consumes_randomness(n) and n not in self.tangent_dependent]
-        self.forward_required = ancestors([*_nodes(self.fwd_outputs), *self.random])
-        self.backward_required = ancestors(_nodes(self.grads))
+        # Runtime checks (torch._check on a data-dependent value) have no users, but must run
+        # where they were traced, in the forward (or the backward, for one over its values):
+        # dropped, a call that breaks the check computed on its false assumption.
+        checks = [n for n in self.graph.nodes if asserts(n)]
+        self.forward_checks = [n for n in checks if n not in self.tangent_dependent]
+        self.backward_checks = [n for n in checks if n in self.tangent_dependent]
+        self.forward_required = ancestors([*_nodes(self.fwd_outputs), *self.random, *self.forward_checks])
+        self.backward_required = ancestors([*_nodes(self.grads), *self.backward_checks])
 
     def split(self, saved: Iterable[fx.Node]) -> tuple[fx.GraphModule, fx.GraphModule]:
         """The forward and backward graph modules handing over `saved`."""
@@ -49,8 +55,13 @@ class JointGraph:
             )
         tensors = [n for n in saved if isinstance(n.meta.get("val"), torch.Tensor)]
         sizes = [n for n in saved if n not in tensors]
-        forward = _extract(self.gm, self.primals, [*self.fwd_outputs, *tensors, *sizes], extra_roots=self.random)
-        backward = _extract(self.gm, [*tensors, *sizes, *self.tangents], self.grads)
+        forward = _extract(
+            self.gm,
+            self.primals,
+            [*self.fwd_outputs, *tensors, *sizes],
+            extra_roots=[*self.random, *self.forward_checks],
+        )
+        backward = _extract(self.gm, [*tensors, *sizes, *self.tangents], self.grads, self.backward_checks)
         return forward, backward
 
 
