@@ -257,3 +257,42 @@ def test_a_check_on_an_offset_holds_when_the_input_requires_grad(backend):
             window_at_item(x, torch.tensor(k))
         with pytest.raises(RuntimeError):
             compiled(x, torch.tensor(k))
+
+
+def element_of_positives(x, i):
+    return x[x > 0][i] * 2
+
+
+def rows_of_positive_sums(x, i):
+    return torch.index_select(x[x.sum(1) > 0], 0, i).sum(1)
+
+
+def gathered_from_positives(x, i):
+    return torch.gather(x[x > 0], 0, i) + 1
+
+
+def written_into_positives(x, i):
+    return x[x > 0].index_put((i,), torch.tensor(5.0))
+
+
+@pytest.mark.parametrize(
+    "fn", [element_of_positives, rows_of_positive_sums, gathered_from_positives, written_into_positives]
+)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_index_into_a_selection_that_came_out_empty_raises_as_eager(backend, fn):
+    """An index tensor into a dimension of data-dependent size: where nothing was selected,
+    no index is in range. Inductor's C++ kernel flagged the index and went on with position
+    0, which in an empty buffer is foreign memory: the process crashed (segfault) where eager
+    raises. Now an access through an index into a dimension that may be empty is skipped once
+    an index is flagged."""
+    compiled = compiler.compile(fn, backend=backend)
+    i = torch.tensor([0])
+    for x in (torch.randn(6, 3), torch.randn(6, 3).abs() + 0.1, torch.randn(9, 3)):
+        torch.testing.assert_close(compiled(x, i), fn(x, i))
+    # Eager raises IndexError, or RuntimeError for index_select of an empty dimension (its own
+    # check, "self indexing axis dim should be positive"), where ours reports the index.
+    empty = -(torch.randn(6, 3).abs() + 0.1)
+    with pytest.raises((IndexError, RuntimeError)):
+        fn(empty, i)
+    with pytest.raises((IndexError, RuntimeError)):
+        compiled(empty, i)

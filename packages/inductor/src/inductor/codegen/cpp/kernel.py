@@ -120,6 +120,11 @@ class CppKernel:
         # Names an index may hold and still be the same in every inner iteration: outer loop
         # variables, sizes, and per-row values used as indices (a row's gathered position).
         self.outer_names = {v.name for v, _ in kernel.outer} | {s.name for s in size_symbols}
+        # Indices read from memory into a dimension that may be empty (a data-dependent size):
+        # no position is in range there, so an access through one is skipped once an index
+        # is flagged out of range (ptc_index_in_bounds returns 0, and element 0 of an empty
+        # buffer is foreign memory: `y[i]` of an empty `y = x[x > 0]` crashed the process).
+        self.maybe_empty_indices: set[str] = set()
         # Whether the inner loops surely run (values computed before them must not fault or flag
         # errors that the loops, running no iteration, would not).
         self.inner_runs = kernel.is_reduction and product(n for _, n in kernel.inner).is_positive is True
@@ -205,6 +210,8 @@ class CppKernel:
             self.args.setdefault(name, False)
         dtype = self.buffers[name].dtype
         text = self._fixed_element(name, index) or self._element(name, index)
+        if self._through_maybe_empty_index(index):
+            text = f"(ptc_error_flag ? {ctype(dtype)}() : {text})"
         if dtype == torch.bool and name not in self.kernel.scratch:
             text = f"({text} != 0)"  # a uint8_t pointer (see the module docstring)
         if self._invariant_load(name, index):
@@ -248,6 +255,9 @@ class CppKernel:
         if name not in self.kernel.scratch:
             self.args[name] = True
         target = self._element(name, index)
+        if self._through_maybe_empty_index(index):
+            self.lines.append(f"if (!ptc_error_flag) {target} = {value};")
+            return
         self.lines.append(f"{target} = {value};")
         self.cse[-1][target] = value  # a later load of this element in this scope reuses the value
 
@@ -259,9 +269,14 @@ class CppKernel:
         marker = [_INVARIANT] if invariant else [_PER_ROW] if self._per_row_index(expr) else []
         return self._new(f"static_cast<{ctype(dtype)}>({self._index(expr)})", dtype, *marker)
 
+    def _through_maybe_empty_index(self, index) -> bool:
+        return any(s.name in self.maybe_empty_indices for s in sympy.sympify(index).free_symbols)
+
     def indirect_indexing(self, value, size, eager_error=IndexError):
         code = BOUNDS_ERROR_CODES[eager_error]
         var = self._new(f"ptc_index_in_bounds(static_cast<int64_t>({value}), {self._index(size)}, {code})", torch.int64, value)
+        if sympy.sympify(size).is_positive is not True:
+            self.maybe_empty_indices.add(var.text)
         if var.per_row:
             self.outer_names.add(var.text)  # indices built from it stay per-row
         return sympy.Symbol(var.text, integer=True, nonnegative=True)
