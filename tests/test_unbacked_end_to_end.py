@@ -296,3 +296,20 @@ def test_an_index_into_a_selection_that_came_out_empty_raises_as_eager(backend, 
         fn(empty, i)
     with pytest.raises((IndexError, RuntimeError)):
         compiled(empty, i)
+
+
+def window_from_the_end(x, kw):
+    k, w = kw.tolist()  # a graph break: the rest is compiled with k and w as sizes
+    n = x.shape[0]
+    return x[k - n : k + w - n] * 2, x[k - n : k + w - n : 2]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_slice_ending_before_its_start_is_empty_at_symbolic_bounds(backend):
+    """x[k - n : k + w - n] with k + w = n ends at 0, before its start k (after wrapping): torch
+    makes the end the start, and the slice is empty. Inductor took the span k + w - n - k, a
+    negative length (RuntimeError: Storage size calculation overflowed with sizes=[-5])."""
+    compiled = compiler.compile(window_from_the_end, backend=backend, dynamic=True)
+    for n, k, w in ((10, 5, 5), (10, 2, 3), (13, 4, 9), (7, 1, 2), (10, 0, 10)):
+        x, kw = torch.randn(n), torch.tensor([k, w])
+        torch.testing.assert_close(compiled(x, kw), window_from_the_end(x, kw), msg=lambda m: f"{n, k, w}: {m}")

@@ -183,6 +183,11 @@ def slice_(x, dim=0, start=None, end=None, step=1):
     # where `end >= n` made it n - 2.
     start = sympy.Integer(0) if graph.decide(sympy.Lt(start, 0)) else (n if graph.decide(sympy.Gt(start, n)) else start)
     end = n if graph.decide(sympy.Gt(end, n)) else (sympy.Integer(0) if graph.decide(sympy.Lt(end, 0)) else end)
+    # An end before the start is the start, as torch's slice makes it (the tracer guarded this
+    # choice too): x[k - n : k + w - n] at k + w = n ends at 0, before its start k, and is
+    # empty, where the span k + w - n - k gave a negative length.
+    if graph.decide(sympy.Lt(end, start)):
+        end = start
     span = end - start
     if isinstance(span, sympy.Integer):
         length = sympy.Integer(max(0, -(-int(span) // step)))
