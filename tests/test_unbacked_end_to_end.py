@@ -313,3 +313,28 @@ def test_a_slice_ending_before_its_start_is_empty_at_symbolic_bounds(backend):
     for n, k, w in ((10, 5, 5), (10, 2, 3), (13, 4, 9), (7, 1, 2), (10, 0, 10)):
         x, kw = torch.randn(n), torch.tensor([k, w])
         torch.testing.assert_close(compiled(x, kw), window_from_the_end(x, kw), msg=lambda m: f"{n, k, w}: {m}")
+
+
+def tail_of_checked_length(x, kw):
+    k, w = kw[0].item(), kw[1].item()
+    torch._check(k >= 0)
+    torch._check(w >= 1)
+    torch._check(k + w <= x.shape[0])
+    return x[-(k + w) :].relu().sum(0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tail_of_data_dependent_length_has_eager_gradients(backend):
+    """The backward gets the saved start -(k + w) as an input expression of data-dependent
+    sizes; inductor decided its slice by that expression's guessed hint (past the start), so
+    the gradient buffer was empty and slice_scatter failed ('src size = [0], slice size =
+    [5]'). Now such an expression is data-dependent to `decide` too."""
+    compiled = compiler.compile(tail_of_checked_length, backend=backend)
+    for n, k, w in ((10, 4, 1), (10, 1, 6), (13, 2, 3)):
+        x, kw = torch.randn(n, requires_grad=True), torch.tensor([k, w])
+        x_eager = x.detach().clone().requires_grad_()
+        got, expected = compiled(x, kw), tail_of_checked_length(x_eager, kw)
+        torch.testing.assert_close(got, expected)
+        got.backward()
+        expected.backward()
+        torch.testing.assert_close(x.grad, x_eager.grad, msg=lambda m: f"n={n}, k={k}, w={w}: {m}")

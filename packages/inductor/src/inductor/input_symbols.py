@@ -66,6 +66,9 @@ class InputSymbols:
             self.expressions[expr] = ours
             self.sources[ours] = source
             self.hints[ours] = hint
+            if hint_of(value) is None:
+                # Of data-dependent sizes (a saved `-(u0 + u1)`): its hint is a guess.
+                self.unbacked.add(ours)
         return self.sympify(expr)
 
     def _bind_shifted_symbol(self, expr: sympy.Expr, source: str, hint: int) -> None:
