@@ -97,6 +97,8 @@ USES = [
     "y = x.clone(); y[k - x.shape[0]] += 1.0; y",
     "y = x.clone(); y[k : k + w].mul_(2); y",
     "y = torch.zeros(w + 2); y[1 : w + 1] = x[k : k + w]; y",
+    "m[kw[:1]]",
+    "torch.gather(m, 0, kw[:1])",
     "m[:w]",
     "m[k:]",
     "m[-w:]",
@@ -105,9 +107,11 @@ USES = [
     "torch.ones(m.shape[0]) * k",
 ]
 # unique and masked_select of a tensor that requires grad have no gradient at symbolic sizes
-# (eager: none for unique; ours: refused for masked_select): their inputs are detached.
+# (eager: none for unique; ours: refused for masked_select): their inputs are detached. `x > 2.5`
+# selects nothing most of the time.
 MASKS = [
     "m = x[x > 0]",
+    "m = x[x > 2.5]",
     "m = torch.masked_select(x.detach(), x.detach() > 0.5)",
     "m = x[torch.nonzero(x < 0).squeeze(1)]",
     "m = torch.unique((x.detach() * 2).round())",
