@@ -338,3 +338,23 @@ def test_a_tail_of_data_dependent_length_has_eager_gradients(backend):
         got.backward()
         expected.backward()
         torch.testing.assert_close(x.grad, x_eager.grad, msg=lambda m: f"n={n}, k={k}, w={w}: {m}")
+
+
+def head_through_checked_offset(x, i):
+    k = _checked_offset(x, i)
+    return x[: k + 1].relu().sum(0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_head_of_data_dependent_length_has_eager_gradients(backend):
+    """The backward binds u0 through the saved end u0 + 1, with a guessed hint: slice clamped
+    that end to the size ('src size = [10], slice size = [3]'). Now u0 is data-dependent there."""
+    compiled = compiler.compile(head_through_checked_offset, backend=backend)
+    for n, k in ((10, 2), (10, 5), (13, 0)):
+        x = torch.randn(n, requires_grad=True)
+        x_eager = x.detach().clone().requires_grad_()
+        got, expected = compiled(x, torch.tensor(k)), head_through_checked_offset(x_eager, torch.tensor(k))
+        torch.testing.assert_close(got, expected)
+        got.backward()
+        expected.backward()
+        torch.testing.assert_close(x.grad, x_eager.grad, msg=lambda m: f"n={n}, k={k}: {m}")

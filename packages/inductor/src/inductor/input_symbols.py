@@ -87,6 +87,8 @@ class InputSymbols:
         # A symbolic int input may be negative (a pad that crops): keep the tracer's assumptions.
         ours = _our_symbol(symbol, unbacked=not symbol.is_positive)
         self.foreign[symbol] = ours
+        if not symbol.is_positive and symbol.name.startswith("u"):
+            self.unbacked.add(ours)  # a saved `u0 + 1`: its hint is a guess
         self.sources[ours] = f"{'-' if sign == -1 else ''}({source} - {int(shift)})"
         self.hints[ours] = int(sign) * (hint - int(shift))
 
