@@ -36,6 +36,7 @@ from .lowering.views import make_view, permute, strided_view
 from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
+from .size_questions import known_without_hints
 from .sizes import as_expr, loop_vars
 
 # A lazy value read by more nodes than this may be realized (computed once) rather than
@@ -121,11 +122,7 @@ class GraphLowering(torch.fx.Interpreter):
             return bool(condition)
         if not condition.free_symbols & self.symbols.unbacked and condition.free_symbols <= set(self.hints):
             return bool(condition.xreplace(self.hints))
-        env = _shape_env_near(self.current_node)
-        theirs = {} if env is None else {s.name: s for s in (*env.hints, *env.unbacked)}
-        if env is None or any(s.name not in theirs for s in condition.free_symbols):
-            raise NotImplementedError(f"{condition} over data-dependent sizes")
-        known = env.statically_known(condition.xreplace({s: theirs[s.name] for s in condition.free_symbols}))
+        known = known_without_hints(self.current_node, condition)
         if known is None:
             raise NotImplementedError(f"{condition} over data-dependent sizes is not decided by their ranges")
         return known
@@ -592,16 +589,3 @@ def _reads_of(buffer: Buffer) -> set[str]:
         return {storage_of(v).name for v in buffer.inputs() if storage_of(v) is not None}
     return set()
 
-
-def _shape_env_near(node: torch.fx.Node | None):
-    """The tracer's shape env, through a symbolic value of `node` or of its arguments."""
-    if node is None:
-        return None
-    nodes = [node, *(a for a in pytree.tree_leaves((node.args, node.kwargs)) if isinstance(a, torch.fx.Node))]
-    for value in pytree.tree_leaves([n.meta.get("val") for n in nodes]):
-        sizes = [*value.shape, value.storage_offset()] if isinstance(value, torch.Tensor) else [value]
-        for size in sizes:
-            env = getattr(getattr(size, "node", None), "shape_env", None)
-            if env is not None and hasattr(env, "statically_known"):
-                return env
-    return None

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import sympy
 import torch
+import torch.fx
+import torch.utils._pytree as pytree
 
 from fake_tensor.symbolic import FloorDiv, PythonMod
 
@@ -79,3 +81,30 @@ class SizeQuestions:
             return False
         with env.attributing_to("inductor: 32-bit index arithmetic"):
             return bool(env.evaluate(condition))
+
+
+def known_without_hints(node: torch.fx.Node | None, condition: sympy.Basic) -> bool | None:
+    """True/False where the tracer's shape env proves `condition` (its ranges and the facts
+    torch._check taught it; no guard), None where it does not or none is at hand. For
+    conditions over data-dependent sizes, whose hints are guesses."""
+    env = _shape_env_near(node)
+    if env is None:
+        return None
+    theirs = {s.name: s for s in (*env.hints, *env.unbacked)}
+    if any(s.name not in theirs for s in condition.free_symbols):
+        return None
+    return env.statically_known(condition.xreplace({s: theirs[s.name] for s in condition.free_symbols}))
+
+
+def _shape_env_near(node: torch.fx.Node | None):
+    """The tracer's shape env, through a symbolic value of `node` or of its arguments."""
+    if node is None:
+        return None
+    nodes = [node, *(a for a in pytree.tree_leaves((node.args, node.kwargs)) if isinstance(a, torch.fx.Node))]
+    for value in pytree.tree_leaves([n.meta.get("val") for n in nodes]):
+        sizes = [*value.shape, value.storage_offset()] if isinstance(value, torch.Tensor) else [value]
+        for size in sizes:
+            env = getattr(getattr(size, "node", None), "shape_env", None)
+            if env is not None and hasattr(env, "statically_known"):
+                return env
+    return None
