@@ -49,7 +49,7 @@ class InputSymbols:
         if isinstance(expr, sympy.Symbol):
             ours = self.foreign.get(expr)
             if ours is None:
-                ours = _our_symbol(expr, unbacked=hint_of(value) is None)
+                ours = _our_symbol(expr)
                 self.foreign[expr] = ours
                 if hint_of(value) is None:
                     self.unbacked.add(ours)
@@ -84,8 +84,7 @@ class InputSymbols:
         if sign not in (1, -1) or not isinstance(shift, sympy.Integer):
             return
         # expr = sign * symbol + shift  =>  symbol = sign * (expr - shift)
-        # A symbolic int input may be negative (a pad that crops): keep the tracer's assumptions.
-        ours = _our_symbol(symbol, unbacked=not symbol.is_positive)
+        ours = _our_symbol(symbol)  # a symbolic int input may be negative (a pad that crops)
         self.foreign[symbol] = ours
         if not symbol.is_positive and symbol.name.startswith("u"):
             self.unbacked.add(ours)  # a saved `u0 + 1`: its hint is a guess
@@ -112,7 +111,7 @@ class InputSymbols:
             return
         if node.expr in self.foreign:
             return
-        ours = _our_symbol(node.expr, unbacked=True)
+        ours = _our_symbol(node.expr)
         self.foreign[node.expr] = ours
         self.unbacked.add(ours)
         self.sources[ours] = read.format(buffer_name)
@@ -120,11 +119,14 @@ class InputSymbols:
         self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)
 
 
-def _our_symbol(foreign: sympy.Symbol, *, unbacked: bool) -> sympy.Symbol:
-    """Our symbol for a tracer's. Backed sizes are positive. An unbacked symbol keeps the
-    tracer's assumptions (a row count is non-negative, `.item()` any integer or real), so
-    expressions that reach a lowering unmapped (read off a node's value) mean the same symbol."""
-    if not unbacked:
+def _our_symbol(foreign: sympy.Symbol) -> sympy.Symbol:
+    """Our symbol for a tracer's, with the tracer's assumptions: a size is positive, a row count
+    non-negative, a symbolic int argument (`x[:-k]` with k a Python int) or a number read with
+    `.item()` any integer, a float any real. Expressions that reach a lowering unmapped (read off a
+    node's value) then mean the same symbol, and sympy never simplifies by a sign the value lacks:
+    `-k < 0` taken as true for k = 0 sized x[:-0] as the whole of x (a segfault in a backward
+    that read 10 elements of an empty gradient)."""
+    if foreign.is_positive:
         return sympy.Symbol(foreign.name, integer=True, positive=True)
     if foreign.is_nonnegative:
         return sympy.Symbol(foreign.name, integer=True, nonnegative=True)
