@@ -358,3 +358,28 @@ def test_a_head_of_data_dependent_length_has_eager_gradients(backend):
         got.backward()
         expected.backward()
         torch.testing.assert_close(x.grad, x_eager.grad, msg=lambda m: f"n={n}, k={k}: {m}")
+
+
+def window_by_tolist(x, bounds, flags):
+    k, w = bounds.tolist()
+    torch._check(k >= 0)
+    torch._check(w >= 1)
+    torch._check(k + w <= x.shape[0])
+    return x[k : k + w] * 2, bounds.view(2, 1).tolist(), flags.tolist(), flags[0].item()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tolist_and_bool_items_are_numbers_in_one_graph(backend):
+    """`t.tolist()` is one item() per element, nested as t's dims (torch.compile unrolls it the
+    same way): one graph with fullgraph=True. A bool tensor's item is a bool returned from the
+    graph (aot_autograd found no node for `Eq(u0, 1)`, inductor returned it as text)."""
+    compiled = compiler.compile(window_by_tolist, backend=backend, fullgraph=True)
+    for n, k, w in ((10, 2, 3), (10, 5, 1), (13, 0, 13)):
+        x, bounds = torch.randn(n), torch.tensor([k, w])
+        flags = torch.rand(3) > 0.5
+        ours, eager = compiled(x, bounds, flags), window_by_tolist(x, bounds, flags)
+        torch.testing.assert_close(ours[0], eager[0])
+        assert ours[1:] == eager[1:]
+        assert [type(v) for v in [*ours[2], ours[3]]] == [bool] * 4
+    with pytest.raises(RuntimeError):
+        compiled(torch.randn(10), torch.tensor([8, 3]), flags)

@@ -25,7 +25,8 @@ def helper_that_prints(t):
         (lambda x: x + 1 if x.sum().item() > 0 else x - 1, "data-dependent"),
         (lambda x: x + 1 if x.sum() > 0 else x - 1, "data-dependent"),
         (lambda x: helper_that_prints(x), "print"),
-        (lambda x: x.tolist(), "tolist"),
+        # tolist() of a few elements is traced, one item() each (as torch does)
+        (lambda x: x.repeat(30).tolist(), "tolist"),
         (lambda x: torch.manual_seed(0) and x, "random state"),
         # read in a graph, the state would be the compile-time one on every call
         (lambda x: (torch.get_rng_state(), x)[1], "random state"),

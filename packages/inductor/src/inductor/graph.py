@@ -490,6 +490,8 @@ class GraphLowering(torch.fx.Interpreter):
                 value = self._view_in_traced_order(value, node)
                 base = storage_of(value)
                 self.output_names.add(base.name)
+            elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                value = self.sympify(value)  # a number the program returns, over our symbols
             self.outputs.append(value)
         return results
 

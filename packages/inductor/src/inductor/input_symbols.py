@@ -107,12 +107,16 @@ class InputSymbols:
 
     def _bind_one_unbacked(self, value, buffer_name: str, read: str) -> None:
         node = getattr(value, "node", None)
-        if node is None or hint_of(value) is not None or not isinstance(node.expr, sympy.Symbol):
+        if node is None or hint_of(value) is not None:
             return
-        if node.expr in self.foreign:
+        symbol = node.expr
+        if isinstance(symbol, sympy.Eq) and isinstance(symbol.lhs, sympy.Symbol) and symbol.rhs == 1:
+            # A bool tensor's item, `Eq(u0, 1)` over a 0-or-1 symbol: u0 is the bool as an int.
+            symbol, read = symbol.lhs, f"int({read})"
+        if not isinstance(symbol, sympy.Symbol) or symbol in self.foreign:
             return
-        ours = _our_symbol(node.expr)
-        self.foreign[node.expr] = ours
+        ours = _our_symbol(symbol)
+        self.foreign[symbol] = ours
         self.unbacked.add(ours)
         self.sources[ours] = read.format(buffer_name)
         self.hints[ours] = UNBACKED_SIZE_HINT

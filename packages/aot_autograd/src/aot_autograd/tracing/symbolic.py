@@ -90,7 +90,9 @@ class SymbolicValues:
         number `.item()` read): later uses read them from it. Symbols with a hint come from
         the inputs and are bound there."""
         if is_symbolic(value):
-            if value.node.hint is None and isinstance(value.node.expr, sympy.Symbol):
+            if value.node.hint is None:
+                # A bool tensor's item is `Eq(u0, 1)` over a fresh 0-or-1 symbol: the node
+                # stands for that whole expression (returned as the program's bool).
                 self._nodes.setdefault(value.node.expr, node)
             return
         if isinstance(value, torch.Tensor):

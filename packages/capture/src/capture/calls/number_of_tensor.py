@@ -1,11 +1,15 @@
-"""`int(t)` and `float(t)` of a one-element tensor or ndarray, under capture_scalar_outputs
+"""`int(t)` and `float(t)` of a one-element tensor or ndarray, and `t.tolist()`, under capture_scalar_outputs
 (on with fullgraph=True, as torch.compile's fullgraph traces `float(x.sum())`): the value is
 `t.item()`, an unbacked number computed in the graph, then converted as Python converts it
 (int() truncates, float() widens). A bool tensor's item is taken as an int first (0 or 1), so
 `float(mask.any())` is 0.0 or 1.0 with no branch on the data.
 
 Without scalar outputs, or when the element count is not known to be 1 (eager raises for
-more), the conversion is refused and breaks the graph."""
+more), the conversion is refused and breaks the graph.
+
+`t.tolist()` is each element's item, nested as the tensor's dims (torch.compile unrolls it the
+same way), for a tensor of fixed sizes and at most TOLIST_MAX_ELEMENTS elements: a longer one
+would put one graph node per element."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import torch
 
 from ..errors import Unsupported
 from ..values.base import Value
+from ..values.containers import ListValue
 from ..values.numpy_arrays import NdarrayValue
 from ..values.symbolic import SymValue
 from ..values.tensor import TensorValue
@@ -39,6 +44,33 @@ def number_of_tensor(frame, cls: type, value: Value) -> Value | None:
         return item
     convert = {int: torch.sym_int, float: torch.sym_float}[cls]
     return graph.call_function(frame, convert, [item], {})
+
+
+TOLIST_MAX_ELEMENTS = 64
+
+
+def tolist(frame, tensor: TensorValue) -> Value | None:
+    """`tensor.tolist()` as nested lists of unbacked numbers, or None when capture cannot make
+    it (the caller refuses)."""
+    fake = tensor.fake
+    if not frame.session.fake_mode.allow_scalar_outputs or fake.is_complex():
+        return None
+    if not all(isinstance(size, int) for size in fake.shape):
+        raise Unsupported(f"Tensor.tolist() of a tensor of symbolic size {tuple(fake.shape)}: its length is not fixed")
+    if fake.numel() > TOLIST_MAX_ELEMENTS:
+        raise Unsupported(
+            f"Tensor.tolist() of {fake.numel()} elements: each would be a graph node (at most {TOLIST_MAX_ELEMENTS} are traced)",
+            hint="the graph breaks here and the call runs outside it; keep the values a tensor to keep one graph",
+        )
+    graph = frame.session.graph
+
+    def nested(value: TensorValue, sizes) -> Value:
+        if not sizes:
+            return graph.call_method(frame, "item", [value], {})
+        rows = [graph.call_method(frame, "select", [value, _constant(frame, 0), _constant(frame, i)], {}) for i in range(sizes[0])]
+        return ListValue([nested(row, sizes[1:]) for row in rows])
+
+    return nested(tensor, list(fake.shape))
 
 
 def _constant(frame, obj):

@@ -14,6 +14,7 @@ from ..errors import Unsupported
 from ..values.constant import ConstantValue
 from ..values.context import AutocastContext, DecoratedByContext, GradModeContext, InferenceModeContext, NullContext
 from ..values.tensor import REFUSED_METHODS, TensorValue
+from .number_of_tensor import tolist
 from .registry import construct_rule, rule, rule_named
 
 
@@ -224,11 +225,12 @@ def _leaves_graph(name: str, what: str):
 
 
 for _name, _what in REFUSED_METHODS.items():
-    if _name != "item":
+    if _name not in ("item", "tolist"):
         rule(getattr(torch.Tensor, _name))(_leaves_graph(_name, _what))
 
 
 _refuse_item = _leaves_graph("item", REFUSED_METHODS["item"])
+_refuse_tolist = _leaves_graph("tolist", REFUSED_METHODS["tolist"])
 
 
 @rule(torch.Tensor.is_inference)
@@ -250,6 +252,16 @@ def _item(frame, args, kwargs):
     if not frame.session.fake_mode.allow_scalar_outputs:
         _refuse_item(frame, args, kwargs)
     return frame.session.graph.call_method(frame, "item", args, kwargs)
+
+
+@rule(torch.Tensor.tolist)
+def _tolist(frame, args, kwargs):
+    # With capture_scalar_outputs: nested lists of unbacked numbers, one item() per element.
+    if len(args) == 1 and not kwargs and isinstance(args[0], TensorValue):
+        numbers = tolist(frame, args[0])
+        if numbers is not None:
+            return numbers
+    _refuse_tolist(frame, args, kwargs)
 
 
 @construct_rule(torch.nn.Parameter)
