@@ -38,6 +38,16 @@ def device(request):
     _selected_options.clear()
 
 
+def per_backend(every: list[tuple], on_cpp: list[tuple]) -> list:
+    """Parameters for `@pytest.mark.parametrize("device, ...", per_backend(...), indirect=["device"])`:
+    each case of `every` on each backend but C++, only those of `on_cpp` on C++. For properties the
+    C++ backend never meets outside tests (a rewrite it does not do by default, decided before
+    code generation): the other backends run the whole product, C++ enough cases to compile each
+    kind of kernel the rewrite makes once. Ids read as before, backend first ("cpp-sum-inner")."""
+    return [pytest.param(name, *case, id="-".join([name, *map(str, case)]))
+            for name in sorted(BACKENDS) for case in (on_cpp if name == "cpp" else every)]
+
+
 def backend_options() -> dict:
     """The compile options of the backend the `device` fixture selected."""
     return dict(_selected_options)
