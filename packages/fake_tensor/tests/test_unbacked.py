@@ -137,6 +137,23 @@ def test_a_fact_over_two_symbols_decides_what_it_implies():
     assert env.guards == []
 
 
+def test_a_fact_bounds_each_of_its_symbols_by_the_others_ranges():
+    """k + w <= 10 with w >= 1 puts k at most 9: that decides questions the fact's difference
+    alone cannot, such as whether x[k::3] of a 10-long x is empty (FloorDiv(12 - k, 3) == 0)."""
+    env, mode = unbacked_mode()
+    numbers = mode.from_real(torch.tensor([2, 3]))
+    with mode:
+        k, w = numbers[0].item(), numbers[1].item()
+    for fact in (k >= 0, w >= 1, k + w <= 10):
+        assert fact.node.expect_true()
+    assert bool(k <= 9) is True and bool(k > 9) is False
+    assert bool((12 - k) // 3 != 0) is True
+    assert bool(w <= 10) is True
+    with pytest.raises(GuardOnDataDependentError):
+        bool(k < 9)  # k = 9, w = 1 meets every fact
+    assert env.guards == []
+
+
 def test_size_oblivious_questions_assume_sizes_of_at_least_two():
     env, mode = unbacked_mode()
     with mode:

@@ -38,8 +38,37 @@ def _decide_by_difference(rel: sympy.Rel, ranges: Ranges, facts: Sequence[sympy.
                 if answer is not None:
                     break
     if answer is None and facts:
-        answer = test(_bound_by_facts(difference, ranges, facts))
+        narrowed = narrowed_by_facts(ranges, facts)
+        answer = test(_bound_by_facts(difference, narrowed, facts))
     return answer
+
+
+def narrowed_by_facts(ranges: Ranges, facts: Sequence[sympy.Basic]) -> Ranges:
+    """`ranges` with each symbol of a linear fact bounded by the fact and the others' ranges:
+    `u0 + u1 <= 10` with `u1 >= 1` gives `u0 <= 9`, which decides questions the fact's
+    difference cannot reach (`x[u0::3]` has FloorDiv(12 - u0, 3) elements: never 0)."""
+    narrowed = dict(ranges)
+    for fact in facts:
+        if not isinstance(fact, (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq)):
+            continue
+        at_most_zero = sympy.expand(fact.lhs - fact.rhs if isinstance(fact, (sympy.Le, sympy.Lt, sympy.Eq)) else fact.rhs - fact.lhs)
+        strict = isinstance(fact, (sympy.Lt, sympy.Gt)) and all(s.is_integer for s in at_most_zero.free_symbols)
+        for e in [at_most_zero, -at_most_zero] if isinstance(fact, sympy.Eq) else [at_most_zero]:
+            for symbol in e.free_symbols:
+                coefficient = e.coeff(symbol)
+                if not coefficient.is_Number or coefficient == 0 or symbol not in narrowed:
+                    continue
+                rest = bound(sympy.expand(e - coefficient * symbol), narrowed).lower  # c*s <= -rest
+                if rest in (-sympy.oo, sympy.oo) or not rest.is_number:
+                    continue
+                limit = (-rest - (1 if strict else 0)) / coefficient
+                if symbol.is_integer:
+                    limit = sympy.floor(limit) if coefficient > 0 else sympy.ceiling(limit)
+                side = ValueRange.of(-sympy.oo, limit) if coefficient > 0 else ValueRange.of(limit, sympy.oo)
+                tighter = narrowed[symbol].intersect(side)
+                if tighter.lower <= tighter.upper:
+                    narrowed[symbol] = tighter
+    return narrowed
 
 
 def _bound_by_facts(difference: sympy.Expr, ranges: Ranges, facts: Sequence[sympy.Basic]) -> ValueRange:

@@ -105,11 +105,20 @@ def _pow(expr, sub):
 @bound_rule(FloorDiv)
 def _floordiv(expr, sub):
     a, b = sub(expr.args[0]), sub(expr.args[1])
-    if a.lower >= 0 and b.lower > 0:
-        upper = oo if a.upper == oo else sympy.floor(a.upper / b.lower)
-        lower = sympy.Integer(0) if b.upper == oo else sympy.floor(a.lower / b.upper)
-        return ValueRange(lower, upper)
-    return UNKNOWN
+    if not b.lower > 0:
+        return UNKNOWN
+    # a // b over b > 0 grows with a and moves toward 0 (or -1) as b grows: the extremes are
+    # at the corners. A negative numerator counts too: `(12 - u0) // 3` is a slice's length.
+
+    def corner(x, y):
+        if x in (oo, -oo):
+            return x
+        if y == oo:
+            return sympy.Integer(0 if x >= 0 else -1)
+        return sympy.floor(x / y)
+
+    corners = [corner(x, y) for x in (a.lower, a.upper) for y in (b.lower, b.upper)]
+    return ValueRange(sympy.Min(*corners), sympy.Max(*corners))
 
 
 @bound_rule(PythonMod)
