@@ -22,6 +22,9 @@ skipped: vision, audio and multimodal models take no `input_ids` alone) as a scr
 line per type:
 
     cd tests && python test_hf_model_zoo.py --backend eager --out zoo.jsonl [--types gpt2,t5]
+
+With --train, each type trains instead (every parameter's gradient against eager's):
+test_hf_training_zoo.py.
 """
 
 from __future__ import annotations
@@ -256,14 +259,18 @@ def main(argv=None):
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stop", type=int, default=None)
     parser.add_argument("--out", default="")
+    parser.add_argument("--train", action="store_true", help="gradients in train mode (test_hf_training_zoo.py)")
     options = parser.parse_args(argv)
+    run = run_type
+    if options.train:  # the training zoo builds on this module: imported only when asked for
+        from test_hf_training_zoo import run_training_type as run
     names = list(transformers.models.auto.modeling_auto.MODEL_MAPPING_NAMES)
     names = [n for n in options.types.split(",") if n] or names[options.start:options.stop]
     counts: dict[str, int] = {}
     with open(options.out, "a") if options.out else contextlib.nullcontext() as out:
         for name in names:
             try:
-                outcome = run_type(name, options.backend)
+                outcome = run(name, options.backend)
             except Exception as error:  # noqa: BLE001  (one type's failure of this harness)
                 outcome = Outcome(name, "error", f"harness: {type(error).__name__}: {str(error)[:200]}")
             counts[outcome.kind] = counts.get(outcome.kind, 0) + 1
