@@ -115,7 +115,7 @@ def _written(fake: torch.Tensor) -> bool:
 
 def _has_marked_tensor(tree) -> bool:
     leaves = torch.utils._pytree.tree_leaves(tree)
-    return any(isinstance(leaf, torch.Tensor) and hasattr(leaf, MARK_ATTRIBUTE) for leaf in leaves)
+    return any(issubclass(type(leaf), torch.Tensor) and hasattr(leaf, MARK_ATTRIBUTE) for leaf in leaves)
 
 
 @dataclass

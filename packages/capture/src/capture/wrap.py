@@ -63,7 +63,9 @@ def wraps(*types_: type):
 
 def wrap(session, obj: Any, source) -> Value:
     # np.float64 is a Python float too, but prints (in guards, graphs) as numpy: its own rule.
-    if (is_constant_type(obj) or isinstance(obj, enum.Enum)) and not isinstance(obj, np.generic):
+    # Checks by type (see is_constant_type): an object's own __getattribute__ runs only for
+    # reads the program makes.
+    if (is_constant_type(obj) or issubclass(type(obj), enum.Enum)) and not issubclass(type(obj), np.generic):
         return _constant(session, obj, source)
     known = session.wrapped.get(id(obj))
     if known is not None and known[0] is obj:

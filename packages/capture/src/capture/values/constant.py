@@ -41,11 +41,13 @@ CONSTANT_TYPES: tuple[type, ...] = (
 
 
 def is_constant_type(obj: Any) -> bool:
-    if isinstance(obj, CONSTANT_TYPES):
+    # By type, not isinstance: isinstance reads `obj.__class__` through the object's own
+    # __getattribute__ when its type does not match, a call the program would not make.
+    if issubclass(type(obj), CONSTANT_TYPES):
         return True
-    if isinstance(obj, (tuple, frozenset)) and type(obj) in (tuple, frozenset):
+    if type(obj) in (tuple, frozenset):
         return all(is_constant_type(item) for item in obj)
-    if isinstance(obj, slice):
+    if type(obj) is slice:
         return all(is_constant_type(v) for v in (obj.start, obj.stop, obj.step))
     return False
 
