@@ -10,9 +10,16 @@ a different number of elements is selected (no recompile), and at a new size.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 import torch._dynamo
+
+# Triton binds its library functions when first imported: without a GPU, its interpreter runs
+# the Triton test below (collection imports this module before any test imports triton).
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import compiler
 
@@ -298,8 +305,32 @@ def test_an_index_into_a_selection_that_came_out_empty_raises_as_eager(backend, 
         compiled(empty, i)
 
 
+@pytest.mark.parametrize("fn", [element_of_positives, gathered_from_positives, written_into_positives])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_triton_kernels_index_a_selection_that_came_out_empty_without_touching_memory(device, fn):
+    """The Triton side of the test above: an out-of-range index was clamped to size - 1, which
+    is -1 in an empty dimension (a read or write just before the buffer; on CUDA an empty
+    tensor's pointer may be null). Accesses through an index into a maybe-empty dimension are
+    masked off now, and the call raises. On CPU this runs Triton's interpreter."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("Triton's interpreter is off (TRITON_INTERPRET=1 before triton is imported)")
+    compiled = compiler.compile(fn, backend="inductor", options={"cpu_backend": "triton"})
+    i = torch.tensor([0], device=device)
+    for x in (torch.randn(6, 3), torch.randn(6, 3).abs() + 0.1):
+        x = x.to(device)
+        torch.testing.assert_close(compiled(x, i), fn(x, i))
+    empty = -(torch.randn(6, 3, device=device).abs() + 0.1)
+    with pytest.raises((IndexError, RuntimeError)):  # as eager's op raises: gather's is a RuntimeError
+        compiled(empty, i)
+    x = torch.randn(6, 3, device=device).abs()
+    torch.testing.assert_close(compiled(x, i), fn(x, i))  # the device is still usable
+
+
 def window_from_the_end(x, kw):
-    k, w = kw.tolist()  # a graph break: the rest is compiled with k and w as sizes
+    k, w = kw.tolist()
+    torch._dynamo.graph_break()  # the rest is compiled with k and w as Python ints (sizes)
     n = x.shape[0]
     return x[k - n : k + w - n] * 2, x[k - n : k + w - n : 2]
 

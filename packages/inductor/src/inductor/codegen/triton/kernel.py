@@ -86,6 +86,8 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         self.element_offsets: dict[tuple[str, int], str] = {}
         self.used_vars: set[str] = set()
         self.indirect_dims: dict[str, frozenset] = {}
+        # Indirect indices into a dimension that may be empty -> their in-range test (memory.py).
+        self.indirect_in_range: dict[str, str] = {}
         # Kernels on CPU tensors run in Triton's interpreter, where checking for the inputs eager
         # raises on costs little (runtime/kernel_errors.py); `raises`: some check was printed.
         self.checks_errors = kernel.device.type == "cpu"

@@ -107,7 +107,7 @@ class MemoryOps:
         self.loaded.add(name)
         text, dims = self._element_offset(name, index) or self._index(index)
         dtype = self.buffers[name].dtype
-        mask = self._mask(dims)
+        mask = self._access_mask(index, dims)
         masked = f", {mask}, other={literal(0, dtype)}" if mask else ""
         return self._new(f"tl.load({name} + {text}{masked})", dtype, dims)
 
@@ -137,7 +137,7 @@ class MemoryOps:
             # A folded row stored at an index without `x` (a kernel with no outer loops).
             dims = dims | value.dims
             pointer = f"tl.broadcast_to({pointer}, {self._shape(dims)})"
-        mask = self._mask(dims)
+        mask = self._access_mask(index, dims)
         lines.append(f"tl.store({pointer}, {value}{', ' + mask if mask else ''})")
 
     def index_expr(self, expr, dtype):
@@ -156,4 +156,17 @@ class MemoryOps:
         # Out-of-range indices are clamped: a bad index never faults.
         clamped = self._new(f"tl.minimum(tl.maximum({wrapped}, 0), {size_text} - 1)", value.dtype, value.dims)
         self.indirect_dims[clamped.text] = value.dims
+        if sympy.sympify(size).is_positive is not True:
+            # A dimension that may be empty (a data-dependent size: `y[i]` of `y = x[x > 0]`)
+            # has no position to clamp to: accesses through the index are masked off instead
+            # (a load gives 0, a store is skipped), and the flag raises eager's error.
+            in_range = self._new(f"({wrapped} >= 0) & ({wrapped} < {size_text})", torch.bool, value.dims)
+            self.indirect_in_range[clamped.text] = in_range.text
         return sympy.Symbol(clamped.text, integer=True, nonnegative=True)
+
+    def _access_mask(self, index, dims) -> str | None:
+        """The mask of a load or store at `index`: the block's lanes in bounds, and each
+        indirect index into a maybe-empty dimension in range."""
+        in_range = sorted({self.indirect_in_range[s.name] for s in sympy.sympify(index).free_symbols if s.name in self.indirect_in_range})
+        masks = [m for m in (self._mask(dims), *in_range) if m]
+        return " & ".join(masks) if masks else None
