@@ -168,16 +168,33 @@ def test_explain_reports_the_bucket_split(mlp_runs):
 
 
 LENGTHS = (16, 24, 9)
+# (backend, dynamic): aot_eager with automatic dynamic shapes; inductor with dynamic=True (one
+# compile to keep CI short).
+GPT2_CASES = {"aot_eager-automatic": ("aot_eager", None), "inductor-dynamic": ("inductor", True)}
+
+
+def gpt2_cases(rank: int, world: int) -> dict:
+    """Both GPT-2 cases in one pair of processes: starting a rank and importing transformers and
+    the compiler in it cost ~8 s of CPU, as much as a case's training."""
+    return {name: train_compiled_and_eager(rank, world, "gpt2", backend, 0.05, LENGTHS, dynamic)
+            for name, (backend, dynamic) in GPT2_CASES.items()}
+
+
+@pytest.fixture(scope="module")
+def gpt2_runs():
+    by_rank = run_on_ranks(gpt2_cases)
+    return {case: [runs[case] for runs in by_rank] for case in by_rank[0]}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend, dynamic", [("aot_eager", None), ("inductor", True)], ids=["aot_eager-automatic", "inductor-dynamic"])
-def test_gpt2_with_changing_sequence_lengths_matches_eager_ddp(backend, dynamic):
+@pytest.mark.parametrize("case", GPT2_CASES)
+def test_gpt2_with_changing_sequence_lengths_matches_eager_ddp(gpt2_runs, case):
     """GPT-2 at 16, 24 then 9 tokens a step. Automatic dynamic: the first length compiles a
     static split, the second a symbolic one (its pieces get the length as an int input), the
-    third reuses it. dynamic=True (inductor, one compile to keep CI short): symbolic from the
-    first step. Every step's loss and every final parameter match eager DDP on every rank."""
-    results = run_on_ranks(train_compiled_and_eager, "gpt2", backend, 0.05, LENGTHS, dynamic)
+    third reuses it. dynamic=True (inductor): symbolic from the first step. Every step's loss
+    and every final parameter match eager DDP on every rank."""
+    dynamic = GPT2_CASES[case][1]
+    results = gpt2_runs[case]
     assert_compiled_matches_eager(results)
     for result in results:
         pieces = [len(split) for split in result["our_buckets"]]
