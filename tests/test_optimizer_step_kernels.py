@@ -102,7 +102,11 @@ def _launches(source: str) -> list[str]:
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_each_parameter_updates_in_one_pass(name, cpu_backend):
-    layers = LAYERS if name == "AdamW" else FEW_LAYERS  # the others: the same kernels, fewer of them
+    # The others: the same kernels, fewer of them. The 24 layers that overran the scheduler's
+    # window (shared by both backends) run once: on Triton's interpreter where it is on (which
+    # also checks its launches), else on C++; C++'s own one-library-per-update shows at 6.
+    long_on = "triton" if _interpreter_on() else "cpp"
+    layers = LAYERS if name == "AdamW" and cpu_backend == long_on else FEW_LAYERS
     _train_three_steps(name, {"cpu_backend": cpu_backend}, layers)
     source, kernels = _steady_state_graph()
     body = source[source.index("def call(args)"):]
