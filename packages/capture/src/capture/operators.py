@@ -12,18 +12,9 @@ import torch
 from .errors import Unsupported
 from .values.base import NotConstant, Value
 from .values.constant import ConstantValue
-from .values.containers import (
-    DictValue,
-    DictViewValue,
-    IteratorValue,
-    ListValue,
-    SequenceValue,
-    SetValue,
-    TupleValue,
-    key_of,
-    real_operand,
-    set_from_operation,
-)
+from .values.containers import DictValue, DictViewValue, ListValue, SequenceValue, TupleValue, key_of
+from .values.iterators import IteratorValue
+from .values.sets import SetValue, real_operand, set_from_operation
 from .values.factory import evaluate_constant_operation
 from .values.new_objects import ModelOutputValue, NewObjectValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator

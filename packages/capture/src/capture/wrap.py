@@ -41,7 +41,8 @@ from .values.base import Value
 from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbolic_number, symbolic_number
 from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
-from .values.containers import DictValue, ListValue, SetValue, TupleValue
+from .values.containers import DictValue, ListValue, TupleValue
+from .values.sets import SetValue
 from .values.context import AutocastContext, GradModeContext, InferenceModeContext
 from .values.callables import BuiltinValue, MethodValue
 from .values.functions import FunctionValue

@@ -14,7 +14,8 @@ from ..operators import binary
 from ..values.base import Value
 from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, IteratorValue, ListValue, TupleValue, key_of
+from ..values.containers import DictValue, ListValue, TupleValue, key_of
+from ..values.iterators import IteratorValue
 from ..values.exceptions import raise_user_error
 from ..values.class_lookup import python_dunder
 from ..values.symbolic import concrete

@@ -9,10 +9,9 @@ import collections
 from ..errors import Unsupported
 from ..values.base import Value
 from ..values.constant import ConstantValue
-from ..values.containers import (
-    DictValue, DictViewValue, IteratorValue, ListValue, SequenceValue, SetValue, TupleValue, field_names, key_of,
-    set_operand,
-)
+from ..values.containers import DictValue, DictViewValue, ListValue, SequenceValue, TupleValue, field_names, key_of
+from ..values.iterators import IteratorValue
+from ..values.sets import SetValue, set_operand
 from ..values.exceptions import raise_user_error
 from ..values.functions import bind_arguments
 from ..values.new_objects import ModelOutputValue, is_model_output

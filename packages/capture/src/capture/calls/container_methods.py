@@ -12,18 +12,9 @@ from ..errors import Unsupported
 from ..operators import binary, compare, contains
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import (
-    DictValue,
-    DictViewValue,
-    IteratorValue,
-    ListValue,
-    SequenceValue,
-    SetValue,
-    key_of,
-    set_from_operation,
-    set_operand,
-    update_set,
-)
+from ..values.containers import DictValue, DictViewValue, ListValue, SequenceValue, key_of
+from ..values.iterators import IteratorValue
+from ..values.sets import SetValue, set_from_operation, set_operand, update_set
 from ..values.exceptions import raise_user_error
 from .container_builtins import dict_entries
 from .python_builtins import _sorted, each_item

@@ -11,7 +11,8 @@ from ..errors import Unsupported
 from ..operators import binary, compare
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
-from ..values.containers import IteratorValue, TupleValue
+from ..values.containers import TupleValue
+from ..values.iterators import IteratorValue
 from ..values.exceptions import raise_user_error
 from ..values.iterators import EndlessIteratorValue, columns
 from ..values.symbolic import concrete

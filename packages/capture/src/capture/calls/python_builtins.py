@@ -17,7 +17,8 @@ from ..sources import HeldSource
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.deleted import DELETED
-from ..values.containers import IteratorValue, LazyIteratorValue, ListValue, SliceValue, TupleValue
+from ..values.containers import ListValue, SliceValue, TupleValue
+from ..values.iterators import IteratorValue, LazyIteratorValue
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
 from ..values.callables import BuiltinValue, MethodValue, NativeMethodValue

@@ -12,7 +12,8 @@ from ..interpreter.registry import handles
 from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.symbolic import specialized_constant
-from ..values.containers import DictValue, ListValue, SetValue, TupleValue, key_of, update_set
+from ..values.containers import DictValue, ListValue, TupleValue, key_of
+from ..values.sets import SetValue, update_set
 from ..values.exceptions import raise_user_error
 from ..values.lazy import LazyInput, realized
 

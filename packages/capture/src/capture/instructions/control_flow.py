@@ -15,7 +15,7 @@ from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..operators import identical
 from ..values.constant import ConstantValue
-from ..values.containers import IteratorValue
+from ..values.iterators import IteratorValue
 from ..values.iterators import EndlessIteratorValue
 from ..values.objects import ObjectValue
 

@@ -13,7 +13,8 @@ from .base import Value
 from .callables import BuiltinValue, MethodValue, NativeMethodValue
 from .cells import ExistingCellValue
 from .constant import ConstantValue
-from .containers import DictValue, IteratorValue, TupleValue
+from .containers import DictValue, TupleValue
+from .iterators import IteratorValue
 from .exceptions import ExceptionValue, raise_user_error
 
 CO_VARARGS = inspect.CO_VARARGS

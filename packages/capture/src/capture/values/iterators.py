@@ -1,6 +1,9 @@
-"""Endless iterators (`itertools.count()`, `repeat(x)`, `cycle(...)`): their items are made one
-at a time as the traced code asks for them (a loop that breaks, `zip` with a finite iterable,
-`islice`), never all at once.
+"""Iterators of traced values. `IteratorValue`: its remaining items are all known (over lists,
+tuples, dicts, ranges, enumerate/zip/map results and generators). `LazyIteratorValue`: map,
+filter, zip or enumerate over other iterators, an item at a time. Endless iterators
+(`itertools.count()`, `repeat(x)`, `cycle(...)`): their items are made one at a time as the
+traced code asks for them (a loop that breaks, `zip` with a finite iterable, `islice`), never
+all at once.
 
 `columns(frame, iterables)` is how `zip`/`map` read their arguments: the finite ones in full,
 the endless ones as far as the shortest finite one goes.
@@ -8,12 +11,178 @@ the endless ones as far as the shortest finite one goes.
 
 from __future__ import annotations
 
-from typing import Callable
+import collections
+from typing import Callable, Iterator
 
 from ..errors import Unsupported, UserException
 from .base import Value
 from .class_lookup import python_dunder
-from .containers import IteratorValue
+from .constant import ConstantValue
+from .containers import DictValue, DictViewValue, ListValue, TupleValue
+from .exceptions import raise_user_error
+from .sets import SetValue
+
+
+class IteratorValue(Value):
+    """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
+    ranges, enumerate/zip/map results and generators). `returned` is what a generator returned
+    (the value of `yield from` over it).
+
+    `over(container)` iterates the way CPython's iterator of that container does while the
+    loop body changes it: a list's iterator reads the list as it is at each step (items
+    appended in the loop are visited), a dict's or set's raises RuntimeError once its size
+    changed."""
+
+    def __init__(self, items: list[Value], returned: Value | None = None):
+        super().__init__(None)
+        self.items = list(items)
+        self.position = 0
+        self.returned = returned
+        self.watch: MutationWatch | None = None
+        self.list: ListValue | None = None  # the list iterated live, if any
+
+    @classmethod
+    def over(cls, frame, container: Value) -> IteratorValue:
+        lazy = container.own_iterator(frame)
+        if lazy is not None:
+            return lazy
+        deque = issubclass(container.python_type(), collections.deque)
+        if isinstance(container, ListValue) and not deque:
+            iterator = cls([])
+            iterator.items = container.items  # shared: the list's own item list, changed in place
+            iterator.list = container
+            return iterator
+        iterator = cls(container.unpack(frame))
+        sized = container.mapping if isinstance(container, DictViewValue) else container
+        if deque and isinstance(container, ListValue):
+            iterator.watch = MutationWatch(lambda: tuple(map(id, container.items)), "deque mutated during iteration", frame)
+        elif isinstance(sized, DictValue):
+            iterator.watch = MutationWatch(lambda: len(sized.entries), "dictionary changed size during iteration", frame)
+        elif isinstance(sized, SetValue):
+            iterator.watch = MutationWatch(lambda: len(sized.entries), "Set changed size during iteration", frame)
+        return iterator
+
+    def describe(self):
+        return "iterator"
+
+    def python_type(self):
+        return type(iter(()))
+
+    def next(self) -> Value | None:
+        if self.watch is not None and self.watch.changed():
+            watch, self.watch = self.watch, None
+            self.position = len(self.items)  # CPython's iterator raises once, then is exhausted
+            raise_user_error(watch.frame, RuntimeError, watch.message)
+        if self.position >= len(self.items):
+            return None
+        item = self.items[self.position]
+        self.position += 1
+        return item
+
+    def unpack(self, frame):
+        rest = self.items[self.position :]
+        self.position = len(self.items)
+        return rest
+
+    def reconstruct(self, writer):
+        if self.list is not None:
+            builder = writer.name_for(_list_iterator, "list_iterator")
+            return writer.bind(self, f"{builder}({writer.value(self.list)}, {self.position})")
+        return writer.bind(self, "iter([" + ", ".join(writer.value(v) for v in self.items[self.position :]) + "])")
+
+    def inner_values(self):
+        return [self.list] if self.list is not None else self.items[self.position :]
+
+
+class LazyIteratorValue(IteratorValue):
+    """`map`, `filter`, `zip` and `enumerate` objects: as in Python, each item is made when
+    asked for, from the iterators they wrap (a list appended to after the `map` was made
+    shows its new items; the function `map` calls runs between the loop's steps).
+
+    `kind` is the builtin's name; `function` what map/filter call (filter's may be None);
+    `count` what enumerate numbers the next item with. Across a graph break the object is
+    rebuilt as that builtin over its iterators, which carry their own positions."""
+
+    def __init__(self, frame, kind: str, iterators: list[IteratorValue], function: Value | None = None, count: int = 0):
+        super().__init__([])
+        self.frame = frame
+        self.kind = kind
+        self.iterators = iterators
+        self.function = function
+        self.count = count
+
+    def describe(self):
+        return f"{self.kind} object"
+
+    def python_type(self):
+        return {"map": map, "filter": filter, "zip": zip, "enumerate": enumerate}[self.kind]
+
+    def next(self) -> Value | None:
+        frame = self.frame
+        if self.kind == "filter":
+            (iterator,) = self.iterators
+            while (item := iterator.next()) is not None:
+                keep = item if self.function is None else self.function.call(frame, [item], {})
+                if keep.truth(frame):
+                    return item
+            return None
+        if not self.iterators:
+            return None  # `zip()` of nothing is empty (not an endless run of empty tuples)
+        items = []
+        for iterator in self.iterators:  # CPython stops at the first exhausted one
+            item = iterator.next()
+            if item is None:
+                return None
+            items.append(item)
+        if self.kind == "map":
+            return self.function.call(frame, items, {})
+        if self.kind == "enumerate":
+            self.count += 1
+            return TupleValue([ConstantValue(self.count - 1), items[0]])
+        return TupleValue(items)
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
+
+    def reconstruct(self, writer):
+        iterators = [writer.value(i) for i in self.iterators]
+        if self.kind == "enumerate":
+            arguments = [*iterators, str(self.count)]
+        elif self.kind in ("map", "filter"):
+            function = writer.value(self.function) if self.function is not None else "None"
+            arguments = [function, *iterators]
+        else:
+            arguments = iterators
+        return writer.bind(self, f"{writer.constant(self.python_type())}({', '.join(arguments)})")
+
+    def inner_values(self):
+        return [*self.iterators, *([self.function] if self.function is not None else [])]
+
+
+def _list_iterator(items: list, position: int) -> Iterator:
+    """An iterator over the real list (so items the rest of the loop appends are visited)
+    that has already yielded `position` items."""
+    iterator = iter(items)
+    iterator.__setstate__(position)
+    return iterator
+
+
+class MutationWatch:
+    """CPython's iterators over dicts, sets and deques raise RuntimeError at the next `next()`
+    once their container changed (dicts and sets by size, deques on any change); this is
+    that check for an IteratorValue that copied the container's items when it was made."""
+
+    def __init__(self, snapshot, message: str, frame):
+        self.snapshot = snapshot
+        self.first = snapshot()
+        self.message = message
+        self.frame = frame
+
+    def changed(self) -> bool:
+        return self.snapshot() != self.first
 
 
 class EndlessIteratorValue(IteratorValue):
