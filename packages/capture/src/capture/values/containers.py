@@ -1,4 +1,5 @@
-"""Tuples, lists, dicts, sets, slices and iterators of symbolic values.
+"""Tuples, lists, dicts, dict views and slices of symbolic values (sets: sets.py; iterators:
+iterators.py).
 
 Lists, dicts and sets read from the frame's inputs remember their source; when the traced code
 mutates one, the side-effect log replays its final contents onto the real object after the
