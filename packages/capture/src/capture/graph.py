@@ -114,6 +114,7 @@ class GraphBuilder:
         fake_kwargs = {k: as_fake(v) for k, v in kwargs.items()}
         if isinstance(fake_kwargs.get("out"), torch.Tensor):
             self._refuse_resizing_an_input(kind, target, fake_args, fake_kwargs)
+        _refuse_mask_write_needing_gradient(target, fake_args, fake_kwargs)
         env = self.fake_mode.shape_env
         if env is not None and frame is not None and (self.fake_mode.allow_scalar_outputs or self.fake_mode.allow_dynamic_output_shape_ops):
             # Unbacked symbols made here name the user's line (the Python stack has only ours).
@@ -304,3 +305,43 @@ def as_node_arg(value: Value):
 def _target_name(target) -> str:
     """How messages name a recorded call: a method by its name, a function by `__name__`."""
     return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+
+
+# Writes through a boolean mask whose values need a gradient: a graph break.
+#
+# `x[mask] = values` (index_put with a bool or uint8 index) runs on fake tensors, but the
+# gradient of `values` is `grad[mask]`, whose row count is the mask's number of true elements:
+# no backward graph can be traced for it (aot_autograd's joint trace fails on the data-dependent
+# size). torch.compile breaks the graph at such a write (its backend fails on aten.nonzero and
+# dynamo retries with a break there); so does capture, before recording it, so that the write
+# runs eagerly with autograd's own backward (HF Higgs Audio v2 in training:
+# `hidden_states[audio_token_mask] += audio_mlp(...)`).
+# Each takes (tensor, indices, values), as `x[indices] = values` does.
+_INDEX_PUTS = frozenset({
+    operator.setitem, torch.index_put, torch.index_put_, torch.Tensor.index_put, torch.Tensor.index_put_,
+    "index_put", "index_put_",
+})
+_MASK_DTYPES = (torch.bool, torch.uint8)
+
+
+def _refuse_mask_write_needing_gradient(target, fake_args: list, fake_kwargs: dict) -> None:
+    if target not in _INDEX_PUTS or not torch.is_grad_enabled():
+        return
+    indices = fake_args[1] if len(fake_args) > 1 else fake_kwargs.get("indices")
+    values = fake_args[2] if len(fake_args) > 2 else fake_kwargs.get("values")
+    if not (isinstance(values, torch.Tensor) and values.requires_grad) or not _has_mask(indices):
+        return
+    raise Unsupported(
+        "writing a tensor that needs a gradient through a boolean mask (x[mask] = values): the "
+        "gradient of the values is grad[mask], whose size depends on the mask's data",
+        hint="the graph breaks here and the write runs eagerly; index with mask.nonzero() outside "
+        "the compiled code to keep it in the graph",
+    )
+
+
+def _has_mask(indices) -> bool:
+    if isinstance(indices, torch.Tensor):
+        return indices.dtype in _MASK_DTYPES
+    if isinstance(indices, (tuple, list)):
+        return any(_has_mask(index) for index in indices)
+    return False
