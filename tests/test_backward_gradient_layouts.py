@@ -56,3 +56,26 @@ def test_transposed_activation_gradient_matches_eager(name, backend):
         torch.testing.assert_close(actual, expected)
         for got, want in zip(actual_grads, expected_grads):
             torch.testing.assert_close(got, want)
+
+
+def pad_to_blocks_then_transpose(linear, h):
+    # LongT5's local attention: pad the sequence to a multiple of the block length; the pad's
+    # backward cuts the permuted gradient (a symbolic cut once the length is dynamic).
+    batch, length, _ = h.shape
+    x = linear(h).view(batch, length, 4, 16)
+    return F.pad(x, (0, 0, 0, 0, 0, -length % 8)).transpose(1, 2).contiguous() * 2
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_symbolic_pad_of_a_permuted_gradient_matches_eager(backend):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(8, 64)
+    parameters = [linear.weight, linear.bias]
+    compiled = compiler.compile(lambda h: pad_to_blocks_then_transpose(linear, h), backend=backend)
+    for length in (12, 12, 9, 10):  # the third call makes the length dynamic
+        h = torch.randn(2, length, 8)
+        expected, expected_grads = gradients(lambda h: pad_to_blocks_then_transpose(linear, h), parameters, h)
+        actual, actual_grads = gradients(compiled, parameters, h)
+        torch.testing.assert_close(actual, expected)
+        for got, want in zip(actual_grads, expected_grads):
+            torch.testing.assert_close(got, want)

@@ -16,7 +16,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import constants, convolution, cpu_kernels, data_dependent, metadata_queries, missing_meta_kernels  # noqa: F401  (op rules)
-from . import elementwise_layouts  # noqa: F401  (op rules)
+from . import constant_padding, elementwise_layouts  # noqa: F401  (op rules)
 from . import kernel_errors
 from .conversion import RealToFake
 from .devices import normalize_device
