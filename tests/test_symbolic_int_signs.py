@@ -52,3 +52,45 @@ def test_negative_and_float_numbers_match_eager(backend):
     for numbers in ([2.5, -3], [-1.5, -1], [0.0, -4], [3.0, 2]):
         x = torch.randn(8)
         torch.testing.assert_close(compiled(x, numbers), _scaled(x, numbers))
+
+
+# Uses of an int argument n that are valid for every sign of n (eager's answer may be an error,
+# which the compiled function must raise too); n crosses zero and changes sign between calls.
+USES_OF_A_SIGNED_INT = [
+    "x[:n]",
+    "x[n:]",
+    "torch.roll(x, n)",
+    "x * n + n // 3 - n % 4",
+    "torch.nn.functional.pad(x, (n, 1))",
+    "x[n - 1]",
+    "x.narrow(0, 0, abs(n))",
+    "x[:n] if n < 0 else x[n:]",
+    "torch.arange(n, 9) * 1.0",
+    "x.clamp(min=n)",
+    "torch.cat([x[:n], x[n:]]) * 2",
+]
+SIGNED_VALUES = [3, -2, 0, 5, -5, 1, -1, 4]
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("use", USES_OF_A_SIGNED_INT)
+def test_an_int_crossing_zero_and_changing_sign_matches_eager(backend, use):
+    fn = eval(f"lambda x, n: {use}")  # noqa: S307  (a table of our own)
+    compiled = compiler.compile(fn, backend=backend, dynamic=True)
+    for n in SIGNED_VALUES:
+        x = torch.randn(8, requires_grad=True)
+        y = x.detach().clone().requires_grad_()
+        try:
+            eager, refusal = fn(y, n), None
+        except (IndexError, RuntimeError) as error:
+            eager, refusal = None, type(error)
+        if refusal is not None:
+            with pytest.raises(refusal):
+                compiled(x, n)
+            continue
+        ours = compiled(x, n)
+        torch.testing.assert_close(ours, eager, msg=lambda m: f"n={n}: {m}")
+        if ours.requires_grad:
+            ours.sum().backward()
+            eager.sum().backward()
+            torch.testing.assert_close(x.grad, y.grad, msg=lambda m: f"n={n}: {m}")
