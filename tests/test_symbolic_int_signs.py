@@ -94,3 +94,28 @@ def test_an_int_crossing_zero_and_changing_sign_matches_eager(backend, use):
             ours.sum().backward()
             eager.sum().backward()
             torch.testing.assert_close(x.grad, y.grad, msg=lambda m: f"n={n}: {m}")
+
+
+USES_OF_A_SIGNED_FLOAT = [
+    "x * a + a / 3",
+    "x.clamp(max=a)",
+    "torch.full((8,), a) - x",
+    "torch.where(x > a, x, a * x)",
+    "x * (a > 0) + abs(a)",
+    "x.sum() * a ** 2",
+]
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("use", USES_OF_A_SIGNED_FLOAT)
+def test_a_float_crossing_zero_and_changing_sign_matches_eager(backend, use):
+    fn = eval(f"lambda x, a: {use}")  # noqa: S307  (a table of our own)
+    compiled = compiler.compile(fn, backend=backend, dynamic=True)
+    for a in (0.5, -1.5, 0.0, 2.25, -0.0, 1e-3):
+        x = torch.randn(8, requires_grad=True)
+        y = x.detach().clone().requires_grad_()
+        ours, eager = compiled(x, a), fn(y, a)
+        torch.testing.assert_close(ours, eager, msg=lambda m: f"a={a}: {m}")
+        ours.sum().backward()
+        eager.sum().backward()
+        torch.testing.assert_close(x.grad, y.grad, msg=lambda m: f"a={a}: {m}")

@@ -23,7 +23,7 @@ from .codegen.targets import KernelTargets
 from .context import lowering_graph
 from .input_writes import InputWrite, stored_in_place, write_buffers, writes_input_at_end
 from .errors import LoweringError
-from .input_symbols import InputSymbols, size_hint
+from .input_symbols import InputSymbols, hint_of, size_hint
 from .ir import (
     Buffer, ComputedBuffer, ExternKernel, GenericView, InputBuffer, IRNode, Layout, MultiOutput, Pointwise,
     Reduction, ReinterpretView, storage_of,
@@ -295,6 +295,12 @@ class GraphLowering(torch.fx.Interpreter):
             expr = self.symbols.bind(val, name, size_hint(example))
             self.graph_inputs.append(expr)
             return expr
+        if isinstance(val, torch.SymBool) and val.node.is_symbolic():
+            # A condition the forward computed and saved for the backward (`a > 0` of a float
+            # argument a): one symbol stands for it, read from the argument.
+            expr = self.symbols.bind(val, name, int(hint_of(val)))
+            self.graph_inputs.append(expr)
+            return expr
         self.graph_inputs.append(example)
         return example
 
@@ -525,7 +531,7 @@ def _touches_complex(node: torch.fx.Node) -> bool:
 
 
 def _sympify_tree(graph, value):
-    if isinstance(value, (torch.SymInt, torch.SymFloat)):
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return graph.sympify(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_sympify_tree(graph, v) for v in value)

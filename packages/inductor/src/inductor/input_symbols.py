@@ -76,7 +76,7 @@ class InputSymbols:
         the partitioner saves a negated pad (`-s0`) for constant_pad_nd's backward, and a
         kernel of that backward indexes with `s0` itself."""
         unbound = [s for s in expr.free_symbols if s not in self.foreign]
-        if len(unbound) != 1 or len(expr.free_symbols) != 1 or hint is None:
+        if not isinstance(expr, sympy.Expr) or len(unbound) != 1 or len(expr.free_symbols) != 1 or hint is None:
             return
         (symbol,) = unbound
         sign = expr.coeff(symbol)
