@@ -441,7 +441,7 @@ class CppKernel:
         checks = any(_flags(line) for line in code)
         source = "\n".join(
             [f'#include "{PRELUDE.name}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
-             *(["    std::lock_guard<std::mutex> ptc_one_call(ptc_error_lock);"] if checks else []),
+             *(["    ptc_one_call_lock ptc_one_call;"] if checks else []),
              "    ptc_error_flag = 0;", *_indent(self.hoisted), *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
         offsets = [str(element) for _, element in self.element_offsets]
