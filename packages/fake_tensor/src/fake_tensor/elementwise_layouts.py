@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from .execution import run_on_meta
-from .op_rules import rule_for
+from .op_rules import bound_arguments, rule_for
 
 aten = torch.ops.aten
 
@@ -40,15 +40,11 @@ _OPERANDS = {
 @rule_for(*_OPERANDS)
 def _tensor_iterator_layout(mode, func, args, kwargs):
     result = run_on_meta(mode, func, args, kwargs)
-    first, second = (_argument(func, args, kwargs, position) for position in _OPERANDS[func])
+    values = list(bound_arguments(func, args, kwargs).values())
+    first, second = (values[position] for position in _OPERANDS[func])
     if not isinstance(first, torch.Tensor) or not isinstance(second, torch.Tensor):
         return result
     layout = run_on_meta(mode, aten.mul.Tensor, (first, second), {})
     with mode:
         return torch.empty_strided(result.shape, layout.stride(), dtype=result.dtype, device=result.device)
 
-
-def _argument(func, args, kwargs, position: int):
-    if position < len(args):
-        return args[position]
-    return kwargs.get(func._schema.arguments[position].name)
