@@ -49,11 +49,9 @@ def narrowed_by_facts(ranges: Ranges, facts: Sequence[sympy.Basic]) -> Ranges:
     difference cannot reach (`x[u0::3]` has FloorDiv(12 - u0, 3) elements: never 0)."""
     narrowed = dict(ranges)
     for fact in facts:
-        if not isinstance(fact, (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq)):
-            continue
-        at_most_zero = sympy.expand(fact.lhs - fact.rhs if isinstance(fact, (sympy.Le, sympy.Lt, sympy.Eq)) else fact.rhs - fact.lhs)
-        strict = isinstance(fact, (sympy.Lt, sympy.Gt)) and all(s.is_integer for s in at_most_zero.free_symbols)
-        for e in [at_most_zero, -at_most_zero] if isinstance(fact, sympy.Eq) else [at_most_zero]:
+        strict = isinstance(fact, (sympy.Lt, sympy.Gt)) and all(s.is_integer for s in fact.free_symbols)
+        for e in _at_most_zero(fact):
+            e = sympy.expand(e)
             for symbol in e.free_symbols:
                 coefficient = e.coeff(symbol)
                 if not coefficient.is_Number or coefficient == 0 or symbol not in narrowed:
@@ -79,14 +77,22 @@ def _bound_by_facts(difference: sympy.Expr, ranges: Ranges, facts: Sequence[symp
     known = bound(difference, ranges)
     lower, upper = known.lower, known.upper
     for fact in facts:
-        if not isinstance(fact, (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq)):
-            continue
-        at_most_zero = fact.lhs - fact.rhs if isinstance(fact, (sympy.Le, sympy.Lt, sympy.Eq)) else fact.rhs - fact.lhs
-        facing = [at_most_zero, -at_most_zero] if isinstance(fact, sympy.Eq) else [at_most_zero]
-        for e in facing:  # e <= 0 (or < 0, which is tighter and implies it)
+        for e in _at_most_zero(fact):
             upper = min(upper, bound(sympy.expand(difference - e), ranges).upper)
             lower = max(lower, -bound(sympy.expand(-difference - e), ranges).upper)
     return ValueRange.of(lower, upper) if lower <= upper else known
+
+
+def _at_most_zero(fact: sympy.Basic) -> list[sympy.Expr]:
+    """The expressions e with `e <= 0` that a relation states (`< 0` is tighter and implies it;
+    an equality states it both ways); none for anything else."""
+    if isinstance(fact, (sympy.Le, sympy.Lt, sympy.Eq)):
+        e = fact.lhs - fact.rhs
+    elif isinstance(fact, (sympy.Ge, sympy.Gt)):
+        e = fact.rhs - fact.lhs
+    else:
+        return []
+    return [e, -e] if isinstance(fact, sympy.Eq) else [e]
 
 
 def _eq_test(r: ValueRange) -> bool | None:
