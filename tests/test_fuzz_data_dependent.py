@@ -1,5 +1,5 @@
 """Differential fuzzing of programs whose sizes come from data, through every backend (eager,
-aot_eager, inductor with C++ kernels): numbers read with .item() / int(t) / tolist(), bounded by
+aot_eager, inductor with C++ and with Triton kernels): numbers read with .item() / int(t) / tolist(), bounded by
 torch._check (single-symbol bounds and compound ones such as k + w <= x.shape[0]), used as
 offsets, lengths and indices (slicing with and without steps, narrow, select, negative indices,
 index by arange, split, view / expand, zeros / arange / repeat / cat of those lengths), beside
@@ -27,7 +27,12 @@ import re
 import pytest
 import torch
 
-import compiler
+# Without a GPU, Triton's interpreter runs the `inductor-triton` backend's kernels; it must be
+# on before triton is first imported.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import compiler  # noqa: E402
 from fake_tensor.errors import GuardOnDataDependentError
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -35,7 +40,8 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 EXAMPLES = int(os.environ.get("FUZZ_DATA_DEPENDENT_EXAMPLES", "4"))
-BACKENDS = ["eager", "aot_eager", "inductor"]
+# inductor with C++ kernels, and with Triton kernels (on CPU tensors: Triton's interpreter).
+BACKENDS = ["eager", "aot_eager", "inductor", "inductor-triton"]
 
 # How the program reads its two numbers k (an offset) and w (a length) from `kw`.
 READS = {
@@ -103,6 +109,8 @@ USES = [
     "m[k:]",
     "m[-w:]",
     "torch.cat([m, x[k : k + w]])",
+    "torch.cat([x[:w], m * 2])",
+    "torch.nn.functional.pad(m, (1, 2))",
     "x[m.shape[0] // 2 :]",
     "torch.ones(m.shape[0]) * k",
 ]
@@ -179,7 +187,9 @@ def _calls(seed: int):
 
 def _check(source: str, backend: str, dynamic, grad: bool, seed: int):
     fn = _function(source)
-    compiled = compiler.compile(_function(source), backend=backend, dynamic=dynamic, fullgraph=False)
+    options = {"cpu_backend": "triton"} if backend == "inductor-triton" else None
+    compiled = compiler.compile(_function(source), backend=backend.removesuffix("-triton"), dynamic=dynamic,
+                                fullgraph=False, options=options)
     g = torch.Generator().manual_seed(seed)
     for n, k, w in _calls(seed):
         x, kw = torch.randn(n, generator=g), torch.tensor([k, w])

@@ -5,12 +5,15 @@ bad value planted.
 
 Eager: an integer division or remainder by zero raises RuntimeError("ZeroDivisionError"); an
 index out of range raises IndexError for indexing, index_select and embedding, and
-RuntimeError for gather.
+RuntimeError for gather. On a GPU, eager's index kernels stop at a device-side assert, and so do
+our Triton kernels (codegen/triton/memory.py `assert_on_device`).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -66,3 +69,40 @@ def test_compiled_code_raises_what_eager_raises(case, kernels):
         compiled(*inputs)
     assert type(ours.value) is type(eager.value)
     assert message in str(eager.value)
+
+
+INDEX_CASES = ["embedding", "gather", "index", "index_select"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", INDEX_CASES)
+def test_triton_kernels_on_a_gpu_assert_on_an_index_out_of_range_as_eager(case):
+    """Each case in a process of its own: a device-side assert leaves the CUDA context unusable."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    script = f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); " \
+             f"import test_kernel_exceptions as t; t.index_error_on_cuda({case!r})"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "compiled: device-side assert" in done.stdout, done.stdout + done.stderr
+
+
+def index_error_on_cuda(case: str) -> None:
+    """Run by the test above in a fresh process: in-range indices match eager, then an index
+    out of range stops the compiled kernel at a device-side assert (eager's does the same)."""
+    fn, make_inputs, _ = CASES[case]
+    compiled = compiler.compile(fn, backend="inductor")
+    for _ in range(2):
+        good = [t.cuda() for t in make_inputs()]
+        good[1] = good[1].clamp(max=good[0].shape[0 if case in ("index", "index_select", "embedding") else 1] - 1)
+        torch.testing.assert_close(compiled(*good), fn(*good))
+    bad = [t.cuda() for t in make_inputs()]
+    try:
+        compiled(*bad)
+        torch.cuda.synchronize()
+    except RuntimeError as error:
+        if "device-side assert" in str(error):
+            print("compiled: device-side assert")
+            return
+        raise
+    print("compiled: returned")

@@ -296,13 +296,14 @@ def test_an_index_into_a_selection_that_came_out_empty_raises_as_eager(backend, 
     i = torch.tensor([0])
     for x in (torch.randn(6, 3), torch.randn(6, 3).abs() + 0.1, torch.randn(9, 3)):
         torch.testing.assert_close(compiled(x, i), fn(x, i))
-    # Eager raises IndexError, or RuntimeError for index_select of an empty dimension (its own
-    # check, "self indexing axis dim should be positive"), where ours reports the index.
+    # Eager raises IndexError, or RuntimeError for index_select and gather, on the host: the
+    # wrapper checks the same before the kernel (lowering/indexing.py check_empty_take).
     empty = -(torch.randn(6, 3).abs() + 0.1)
-    with pytest.raises((IndexError, RuntimeError)):
+    with pytest.raises((IndexError, RuntimeError)) as eager:
         fn(empty, i)
-    with pytest.raises((IndexError, RuntimeError)):
+    with pytest.raises(eager.type) as ours:
         compiled(empty, i)
+    assert ours.type is eager.type
 
 
 @pytest.mark.parametrize("fn", [element_of_positives, gathered_from_positives, written_into_positives])
@@ -311,8 +312,8 @@ def test_triton_kernels_index_a_selection_that_came_out_empty_without_touching_m
     """The Triton side of the test above: an out-of-range index was clamped to size - 1, which
     is -1 in an empty dimension (a read or write just before the buffer; on CUDA an empty
     tensor's pointer may be null). Accesses through an index into a maybe-empty dimension are
-    masked off now. On CPU (Triton's interpreter) the call raises as eager does; on CUDA it
-    does not yet (xfail: GPU kernels report no index errors)."""
+    masked off, and the wrapper raises eager's error before the kernel when the dimension is
+    empty, on CUDA too (where a kernel could only stop at a device-side assert)."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
     if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
@@ -323,20 +324,37 @@ def test_triton_kernels_index_a_selection_that_came_out_empty_without_touching_m
         x = x.to(device)
         torch.testing.assert_close(compiled(x, i), fn(x, i))
     empty = -(torch.randn(6, 3, device=device).abs() + 0.1)
-    with pytest.raises((IndexError, RuntimeError)):
+    with pytest.raises((IndexError, RuntimeError)) as eager:
         fn(empty, i)
-    try:
+    with pytest.raises(eager.type):  # gather's is a RuntimeError, as eager's
         compiled(empty, i)
-        raised = False
-    except (IndexError, RuntimeError):  # as eager's op raises: gather's is a RuntimeError
-        raised = True
     x = torch.randn(6, 3, device=device).abs()
     torch.testing.assert_close(compiled(x, i), fn(x, i))  # the device is still usable
-    if device == "cuda" and not raised:
-        # Kernels on the GPU carry no error flag (codegen/triton/kernel.py `checks_errors`):
-        # nothing outside the buffer is touched now, but the call returns where eager raises.
-        pytest.xfail("CUDA Triton kernels do not report an out-of-range index")
-    assert raised
+
+
+def concatenated_after_positives(x, z):
+    return torch.cat([x[x > 0] * 2, z]) + 1
+
+
+def padded_positives(x, z):
+    return torch.nn.functional.pad(x[x > 0], (1, 2)) * z.sum()
+
+
+@pytest.mark.parametrize("fn", [concatenated_after_positives, padded_positives])
+@pytest.mark.parametrize("kernels", ["cpp", "triton", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_kernels_read_nothing_from_a_selection_that_came_out_empty(kernels, fn):
+    """cat and pad read each input at a position clamped into its range: 0 in an empty one,
+    which has no element 0 (an empty CPU tensor's data pointer is null; Triton's interpreter
+    crashed with a segfault). Loads from a buffer whose size may be 0 are guarded by its size."""
+    if kernels == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    if kernels == "triton" and os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("Triton's interpreter is off (TRITON_INTERPRET=1 before triton is imported)")
+    compiled = compiler.compile(fn, backend="inductor", options={"cpu_backend": "cpp" if kernels == "cpp" else "triton"})
+    device = "cuda" if kernels == "cuda" else "cpu"
+    for x in (torch.randn(8), -(torch.rand(8) + 0.1), torch.randn(11), -(torch.rand(5) + 0.1)):
+        x, z = x.to(device), torch.randn(3, device=device)
+        torch.testing.assert_close(compiled(x, z), fn(x, z))
 
 
 def window_from_the_end(x, kw):

@@ -108,6 +108,7 @@ class DependencyCollector:
         self.writes: list[tuple[str, object]] = []
         self.index_exprs: list = []
         self.indirect_symbols: set = set()  # stand for indices loaded from memory (a gather's)
+        self.indirect_sizes: list = []       # the sizes of the dimensions those index
         self.op_count = 0
 
     def __getattr__(self, name):
@@ -139,6 +140,7 @@ class DependencyCollector:
 
         symbol = sympy.Symbol(f"indirect{len(self.reads)}", integer=True, nonnegative=True)
         self.indirect_symbols.add(symbol)
+        self.indirect_sizes.append(size)
         return symbol
 
 

@@ -62,6 +62,15 @@ def product(values) -> Expr:
     return result
 
 
+def maybe_empty_numel(size) -> Expr | None:
+    """The element count of a buffer of `size` when it may be 0 (a data-dependent size: the
+    rows `x[x > 0]` selected), else None. A kernel may read such a buffer at a clamped
+    position (cat's and pad's loads are clamped into each input) that is position 0 of
+    nothing: its loads are guarded by this count (codegen/cpp, codegen/triton)."""
+    numel = sympy.sympify(product(size))
+    return None if numel.is_positive else numel
+
+
 def contiguous_strides(size) -> tuple[Expr, ...]:
     strides = []
     running = sympy.Integer(1)

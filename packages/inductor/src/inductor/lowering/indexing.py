@@ -10,14 +10,18 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ..ir import IRNode, Pointwise
+from ..context import current_graph
+from ..ir import ExternKernel, IRNode, Pointwise
 from ..ops import ops
-from ..sizes import as_expr
+from ..runtime.kernel_errors import BOUNDS_ERROR_CODES
+from ..sizes import as_expr, product
 from . import register_lowering
 from .pointwise import broadcast_loader, broadcast_sizes, cast, promote
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
 
 aten = torch.ops.aten
+CHECK_TAKE = "inductor.runtime.kernel_errors.check_take"
+INDEX_SELECT_OF_EMPTY = "index_select(): self indexing axis dim should be positive"  # embedding's too
 
 
 def _clamp_index(expr, upper):
@@ -96,10 +100,24 @@ def _indirect(load_index, index, size, eager_error=IndexError):
     return ops.indirect_indexing(load_index(index), size, eager_error)
 
 
+def check_empty_take(size, count, eager_error, message) -> None:
+    """Where `count` indices may go into a dimension of `size` that may be empty (`y[i]` of
+    `y = x[x > 0]`), eager raises `eager_error(message)` on the host when it is: the wrapper
+    checks it before the kernel runs (runtime/kernel_errors.py `check_take`)."""
+    size, count = as_expr(size), as_expr(count)
+    if size.is_positive or count.is_zero:
+        return
+    graph = current_graph()
+    check = (size, count, BOUNDS_ERROR_CODES[eager_error], message)
+    graph.register_extern(ExternKernel(graph.new_name(), None, CHECK_TAKE, check, {}, False, False, is_check=True))
+
+
 @register_lowering(aten.gather.default)
 def gather(x, dim, index, sparse_grad=False):
     dim = dim + len(x.size) if dim < 0 else dim
     load_x, load_index = x.make_loader(), index.make_loader()
+    check_empty_take(x.size[dim] if x.size else 1, product(index.size), RuntimeError,
+                     f"gather(): index out of bounds for dimension {dim} with size 0")
 
     def inner(idx):
         source = list(idx)
@@ -121,6 +139,7 @@ def index_select(x, dim, index):
 
         return Pointwise(x.device, x.dtype, (), element)
     dim = dim + len(x.size) if dim < 0 else dim
+    check_empty_take(x.size[dim], product(index.size), RuntimeError, INDEX_SELECT_OF_EMPTY)
     size = list(x.size)
     size[dim] = index.size[0] if index.size else sympy.Integer(1)
 
@@ -136,6 +155,7 @@ def index_select(x, dim, index):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     load_w, load_i = weight.make_loader(), indices.make_loader()
     nidx = len(indices.size)
+    check_empty_take(weight.size[0], product(indices.size), RuntimeError, INDEX_SELECT_OF_EMPTY)
 
     def inner(idx):
         row = _indirect(load_i, idx[:nidx], weight.size[0])
@@ -158,6 +178,8 @@ def index(x, indices):
     loaders = [broadcast_loader(t, bsize) for t in tensors]
     load_x = x.make_loader()
     nb = len(before)
+    for k in positions:
+        check_empty_take(x.size[k], product(bsize), IndexError, "index is out of bounds for dimension with size 0")
 
     def inner(idx):
         bidx = idx[nb : nb + len(bsize)]

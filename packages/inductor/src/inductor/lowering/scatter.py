@@ -23,8 +23,10 @@ import torch.fx
 from ..context import current_graph
 from ..ir import ComputedBuffer, ExternKernel, GenericView, IRNode, MultiOutput, Pointwise, Reduction, storage_of
 from ..ops import ops
+from ..sizes import product
 from . import register_lowering
 from .extern import extern_call
+from .indexing import check_empty_take
 from .pointwise import cast
 
 aten = torch.ops.aten
@@ -67,6 +69,8 @@ def _select_one_per_row(self: IRNode, dim: int, index: IRNode, src) -> Pointwise
     load_self, load_index = self.make_loader(), index.make_loader()
     load_src = src.make_loader() if isinstance(src, IRNode) else None
     size = self.size[dim]
+    check_empty_take(size, product(index.size), RuntimeError,
+                     f"scatter(): index out of bounds for dimension {dim} with size 0")
 
     def inner(idx):
         row = list(idx)

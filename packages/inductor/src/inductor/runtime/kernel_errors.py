@@ -27,3 +27,14 @@ def kernel_error(code: int, kernel) -> Exception:
         f"index out of bounds in compiled kernel {kernel}: an index tensor (indexing, gather, "
         "embedding...) holds a value outside the dimension it indexes"
     )
+
+
+
+def check_take(size: int, count: int, code: int, message: str) -> None:
+    """Raise what eager raises, on the host, for `count` elements taken from a dimension of
+    `size` 0: error `code`, eager's `message`. The wrapper calls this before a kernel indexing
+    a dimension that may be empty (lowering/indexing.py): such a kernel has no position to
+    read, and on a GPU it could only stop at a device-side assert, which leaves the device
+    unusable."""
+    if size == 0 and count:
+        raise (IndexError if code == INDEX_OUT_OF_BOUNDS else RuntimeError)(message)

@@ -77,7 +77,14 @@ class _Plan(NamedTuple):
     signature: tuple  # the config as plain ints: a key that hashes in C (a dataclass's hash is Python)
 
 
+# Triton compiles `tl.device_assert` only in debug mode; the integer-overflow checks debug mode
+# also turns on would cost every index computation (torch.compile turns them off too).
+DEVICE_ASSERT_OPTIONS = {"debug": True, "sanitize_overflow": False}
+
+
 class TritonLauncher:
+    options: dict = {}  # compile options beyond the config's: DEVICE_ASSERT_OPTIONS for kernels with asserts
+
     def __init__(self, path: str, name: str, mode: str):
         module = load_module(path)
         self.path, self.name, self.mode = path, name, mode
@@ -86,6 +93,8 @@ class TritonLauncher:
         self.pointer_types = module.POINTER_TYPES
         self.outer_reduction = getattr(module, "OUTER_REDUCTION", False)
         self.raises = getattr(module, "RAISES", False)
+        if getattr(module, "DEVICE_ASSERTS", False):
+            self.options = DEVICE_ASSERT_OPTIONS
         self.numel_count = getattr(module, "NUMELS", 1 if self.kind == triton_configs.KIND_POINTWISE else 2)
         self.plans: dict[tuple, _Plan] = {}      # element counts -> plan
         self.choices: dict[tuple, Config] = {}   # size bucket -> chosen config
@@ -147,7 +156,7 @@ class TritonLauncher:
         numels = ints[-self.numel_count:]
         for config in triton_configs.distinct(self._candidates(numels, interpreted=False)):
             # A dtype stands for a 16-byte-aligned tensor, as the allocator's are: the JIT's own key.
-            self.fn.warmup(*pointers, *ints, grid=(1,), **config.launch_kwargs())
+            self.fn.warmup(*pointers, *ints, grid=(1,), **config.launch_kwargs(), **self.options)
         return True
 
     def _candidates(self, numels, interpreted: bool) -> list[Config]:
@@ -170,11 +179,11 @@ class TritonLauncher:
         device = args[self.device_arg].get_device() if self.device_arg is not None else -1
         if device < 0 and self.raises:  # the interpreter, with a flag for inputs eager raises on
             flag = torch.zeros(1, dtype=torch.int32)
-            self.fn[plan.grid](*args, flag, **plan.config.launch_kwargs())
+            self.fn[plan.grid](*args, flag, **plan.config.launch_kwargs(), **self.options)
             if code := int(flag.item()):
                 raise kernel_error(code, self.path)
         elif device < 0:  # CPU tensors: Triton's interpreter
-            self.fn[plan.grid](*args, **plan.config.launch_kwargs())
+            self.fn[plan.grid](*args, **plan.config.launch_kwargs(), **self.options)
         elif device != _current_device():
             # Triton launches on the current device: make it the one holding the tensors.
             with torch.cuda.device(device):
@@ -210,7 +219,7 @@ class TritonLauncher:
         specialized = (signature, device, self._int_specializations(ints), alignment)
         kernel = self.binaries.get(specialized)
         if kernel is None or _launch_hooks_on():
-            kernel = self.fn[plan.grid](*args, **plan.config.launch_kwargs())
+            kernel = self.fn[plan.grid](*args, **plan.config.launch_kwargs(), **self.options)
             self.compiled[key] = self.binaries[specialized] = kernel
             return None
         self.compiled[key] = kernel

@@ -42,7 +42,7 @@ from ...ir import FusedKernel, InnerLoop, OuterStep
 from ...ops import COMPARISONS, UNARY, kernel_accesses, use_handler
 from ...runtime.cpp_build import PRELUDE
 from ...runtime.kernel_errors import BOUNDS_ERROR_CODES
-from ...sizes import product
+from ...sizes import maybe_empty_numel, product
 from . import expressions
 from .expressions import ctype
 from .loop_order import LANES, lane_loop
@@ -210,6 +210,9 @@ class CppKernel:
             self.args.setdefault(name, False)
         dtype = self.buffers[name].dtype
         text = self._fixed_element(name, index) or self._element(name, index)
+        numel = maybe_empty_numel(self.buffers[name].layout.size) if name not in self.kernel.scratch else None
+        if numel is not None:  # no element to read at a clamped position (sizes.py)
+            text = f"({self._index(numel)} > 0 ? {text} : {ctype(dtype)}())"
         if self._through_maybe_empty_index(index):
             text = f"(ptc_error_flag ? {ctype(dtype)}() : {text})"
         if dtype == torch.bool and name not in self.kernel.scratch:

@@ -59,7 +59,7 @@ def combo_module(members: list) -> tuple[str, str]:
     flag = ["error_ptr"] if raises else []
     source = "\n".join([
         f"# A combo kernel: {len(members)} pointwise kernels in one launch",
-        *module_head(KIND_COMBO, pointers, raises=raises),
+        *module_head(KIND_COMBO, pointers, raises=raises, device_asserts=any(m.device_asserts for m in members)),
         f"NUMELS = {len(members)}",
         "",
         "",

@@ -283,16 +283,26 @@ class _Movable:
 
 
 def _movable(step, combines, computed: dict) -> _Movable | None:
-    """A pointwise (not tiled) FusedKernel of static sizes on a device that `combines`, described (the bytes it
+    """A pointwise (not tiled) FusedKernel of static sizes and indices on a device that `combines`, described (the bytes it
     reads count computed buffers only: graph inputs stay alive anyway); else None."""
     if not isinstance(step, FusedKernel) or not combines(step.device) or step.is_reduction:
         return None
     collector = kernel_accesses(step.nodes)
-    if kernel_kind(step, collector.reads, collector.writes) != KIND_POINTWISE:
+    if kernel_kind(step, collector.reads, collector.writes) != KIND_POINTWISE or _names_sizes(step, collector):
         return None
     written = _bytes(node.buffer.layout for node in step.nodes)
     read = _bytes(computed[name] for name in {name for name, _ in collector.reads} if name in computed)
     return None if written is None or read is None else _Movable(collector.reads, read, written)
+
+
+def _names_sizes(step: FusedKernel, collector) -> bool:
+    """Whether the kernel's indices, or the sizes its gathers index into, name a size symbol:
+    a combo's members take none as parameters (combo.py), so static loops are not enough
+    (`x[torch.arange(k, k + 4)]` gathers from x of size s0 over 4 elements)."""
+    own = {var for var, _ in (*step.outer, *step.inner)} | collector.indirect_symbols
+    exprs = [*(index for _, index in (*collector.reads, *collector.writes)), *collector.index_exprs,
+             *collector.indirect_sizes]
+    return any(not sympy.sympify(expr).free_symbols <= own for expr in exprs)
 
 
 def _bytes(layouts) -> int | None:

@@ -92,6 +92,7 @@ class TritonKernel(MemoryOps, PointwiseOps, ReductionOps):
         # raises on costs little (runtime/kernel_errors.py); `raises`: some check was printed.
         self.checks_errors = kernel.device.type == "cpu"
         self.raises = False
+        self.device_asserts = False  # on a GPU, instead: some `tl.device_assert` was printed (memory.py)
         self.counter = 0
         self.lines: list[str] = []
         self.scopes = [Scope()]

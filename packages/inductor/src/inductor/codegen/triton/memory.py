@@ -11,7 +11,7 @@ import torch
 
 from ...runtime.kernel_errors import BOUNDS_ERROR_CODES
 from ...runtime.triton_configs import KIND_POINTWISE
-from ...sizes import FloorDiv, PythonMod, product
+from ...sizes import FloorDiv, PythonMod, maybe_empty_numel, product
 from . import expressions
 from .expressions import literal, triton_dtype
 
@@ -40,6 +40,16 @@ class MemoryOps:
         failing = self._new(f"({condition}) & {mask}" if mask else f"({condition})", torch.bool, dims)
         self.lines.append(f"tl.store(error_ptr + tl.zeros({self._shape(dims)}, tl.int32), {code}, mask={failing})")
         self.raises = True
+
+    def assert_on_device(self, condition: str, dims, message: str) -> None:
+        """On a GPU, stop the kernel with a device-side assert where `condition` fails (on the
+        lanes in bounds), as eager's CUDA index kernels do; the launcher compiles a kernel with
+        asserts in Triton's debug mode, without which `tl.device_assert` prints nothing."""
+        if self.kernel.device.type != "cuda":
+            return
+        mask = self._mask(dims)
+        self.lines.append(f"tl.device_assert(({condition}){f' | ~({mask})' if mask else ''}, {message!r})")
+        self.device_asserts = True
 
     @staticmethod
     def _mask(dims) -> str | None:
@@ -107,7 +117,7 @@ class MemoryOps:
         self.loaded.add(name)
         text, dims = self._element_offset(name, index) or self._index(index)
         dtype = self.buffers[name].dtype
-        mask = self._access_mask(index, dims)
+        mask = self._access_mask(name, index, dims)
         masked = f", {mask}, other={literal(0, dtype)}" if mask else ""
         return self._new(f"tl.load({name} + {text}{masked})", dtype, dims)
 
@@ -137,7 +147,7 @@ class MemoryOps:
             # A folded row stored at an index without `x` (a kernel with no outer loops).
             dims = dims | value.dims
             pointer = f"tl.broadcast_to({pointer}, {self._shape(dims)})"
-        mask = self._access_mask(index, dims)
+        mask = self._access_mask(name, index, dims)
         lines.append(f"tl.store({pointer}, {value}{', ' + mask if mask else ''})")
 
     def index_expr(self, expr, dtype):
@@ -153,6 +163,8 @@ class MemoryOps:
         size_text, _ = self._index(size)
         wrapped = self._new(f"tl.where({value} < 0, {value} + {size_text}, {value})", value.dtype, value.dims)
         self.flag_error(f"({wrapped} < 0) | ({wrapped} >= {size_text})", value.dims, BOUNDS_ERROR_CODES[eager_error])
+        self.assert_on_device(f"({wrapped} >= 0) & ({wrapped} < {size_text})", value.dims,
+                              "index out of bounds: 0 <= index < size")
         # Out-of-range indices are clamped: a bad index never faults.
         clamped = self._new(f"tl.minimum(tl.maximum({wrapped}, 0), {size_text} - 1)", value.dtype, value.dims)
         self.indirect_dims[clamped.text] = value.dims
@@ -164,9 +176,12 @@ class MemoryOps:
             self.indirect_in_range[clamped.text] = in_range.text
         return sympy.Symbol(clamped.text, integer=True, nonnegative=True)
 
-    def _access_mask(self, index, dims) -> str | None:
-        """The mask of a load or store at `index`: the block's lanes in bounds, and each
-        indirect index into a maybe-empty dimension in range."""
+    def _access_mask(self, name, index, dims) -> str | None:
+        """The mask of an access to buffer `name` at `index`: the block's lanes in bounds, each
+        indirect index into a maybe-empty dimension in range, and the buffer not empty when it
+        may be (a clamped position, as cat's and pad's loads use, is position 0 of nothing)."""
         in_range = sorted({self.indirect_in_range[s.name] for s in sympy.sympify(index).free_symbols if s.name in self.indirect_in_range})
-        masks = [m for m in (self._mask(dims), *in_range) if m]
+        numel = maybe_empty_numel(self.buffers[name].layout.size)
+        nonempty = f"({self._index(numel)[0]} > 0)" if numel is not None else None
+        masks = [m for m in (self._mask(dims), *in_range, nonempty) if m]
         return " & ".join(masks) if masks else None

@@ -44,7 +44,7 @@ def kernel_module(printer: TritonKernel, body: list[str]) -> tuple[str, str]:
         title += f" | tiles: x over {', '.join(str(v) for v, _ in printer.loops['x'])}, r over {printer.loops['r'][0][0]}"
     source = "\n".join([
         title,
-        *module_head(printer.kind, pointer_types(printer), raises=printer.raises),
+        *module_head(printer.kind, pointer_types(printer), raises=printer.raises, device_asserts=printer.device_asserts),
         *(["OUTER_REDUCTION = True  # the reduced axis is strided; rows are contiguous"] if printer.outer_reduction else []),
         "",
         "",
@@ -76,9 +76,10 @@ def unspecialized_params(printer: TritonKernel) -> list[str]:
     return names
 
 
-def module_head(kind: str, pointers: dict, raises: bool = False) -> list[str]:
-    """The imports and the header the launcher reads (KIND, POINTER_TYPES, RAISES)."""
+def module_head(kind: str, pointers: dict, raises: bool = False, device_asserts: bool = False) -> list[str]:
+    """The imports and the header the launcher reads (KIND, POINTER_TYPES, RAISES, DEVICE_ASSERTS)."""
     flag = ["RAISES = True  # takes `error_ptr` after the element counts (runtime/kernel_errors.py)"]
+    asserts = ["DEVICE_ASSERTS = True  # compiled in Triton's debug mode, which keeps `tl.device_assert`"]
     return [
         _GENERATED_BY,
         "import triton",
@@ -90,6 +91,7 @@ def module_head(kind: str, pointers: dict, raises: bool = False) -> list[str]:
         f"KIND = {kind!r}",
         f"POINTER_TYPES = {{{', '.join(f'{name!r}: {ptype!r}' for name, ptype in pointers.items())}}}",
         *(flag if raises else []),
+        *(asserts if device_asserts else []),
     ]
 
 
