@@ -5,7 +5,10 @@ index tensor's value outside the dimension it indexes (the load would read forei
 sets an error code and carries on safely; its caller raises the exception eager raises for
 the same inputs. C++ kernels return the code (runtime/cpp_prelude.h); Triton kernels run by the
 interpreter on CPU tensors store it through a flag pointer (codegen/triton, triton_launch.py).
-Triton kernels on the GPU do not check (as torch.compile's): an out-of-range index is clamped.
+Triton kernels on a GPU stop at a device-side assert on an out-of-range index, as eager's CUDA
+kernels (and torch.compile's) do; a division by zero is not checked there, as in eager. Where
+eager raises on the host instead (a take from an empty dimension), so does the wrapper
+(`check_take`).
 """
 
 from __future__ import annotations
