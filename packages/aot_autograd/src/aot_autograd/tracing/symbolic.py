@@ -66,6 +66,8 @@ class SymbolicValues:
         # symbol -> a thunk making the node that reads it (made on first use, where it is used)
         self._sources: dict[sympy.Symbol, Callable[[], fx.Node]] = {}
         self._nodes: dict[sympy.Basic, fx.Node] = {}
+        # id(SymNode) -> (the SymNode, kept alive; its node) for floats built in program order
+        self._derived: dict[int, tuple[Any, fx.Node]] = {}
 
     def bind_input(self, node: fx.Node, value: Any) -> None:
         if is_symbolic(value):
@@ -113,12 +115,25 @@ class SymbolicValues:
         """A graph argument standing for `value`: a node, or a plain number when constant."""
         if not value.node.is_symbolic():
             return value.node.constant
-        built = self._build(value.node.expr, value)
-        if isinstance(value, torch.SymFloat) and not isinstance(_val(built), (float, torch.SymFloat)):
-            # float(s0) has the expression of s0 itself: without the conversion the graph
-            # would hand back an int where the program made a float.
-            return self._call_unary(torch.sym_float, built)
-        return built
+        return self._in_program_order(value.node)
+
+    def _in_program_order(self, sym_node) -> Any:
+        """The value of `sym_node`. A float the program computed (`a * n / 7`) is rebuilt from
+        its operands in the order the program applied its operators (fake_tensor's
+        SymNode.derivation): rounding depends on that order, and sympy's expression (a Mul
+        of 1/7, a and n) lost it. Anything else is rebuilt from its expression."""
+        if getattr(sym_node, "derivation", None) is None:
+            built = self._build(sym_node.expr, None)
+            if sym_node.pytype is float and not isinstance(_val(built), (float, torch.SymFloat)):
+                # float(s0) has the expression of s0 itself, and `a - a + n` that of n: without
+                # the conversion the graph would hand back an int where the program made a float.
+                return float(built) if isinstance(built, int) else self._call_unary(torch.sym_float, built)
+            return built
+        known = self._derived.get(id(sym_node))
+        if known is None:
+            fn, operands = sym_node.derivation
+            known = self._derived[id(sym_node)] = (sym_node, self._call(fn, *map(self._in_program_order, operands)))
+        return known[1]
 
     def node_for_expr(self, expr: sympy.Basic) -> Any:
         """A graph argument computing `expr` over the symbols the graph binds."""

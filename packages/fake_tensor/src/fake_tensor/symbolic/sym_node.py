@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class SymNode:
-    __slots__ = ("expr", "shape_env", "pytype", "hint", "constant")
+    __slots__ = ("expr", "shape_env", "pytype", "hint", "constant", "derivation")
 
     def __init__(self, expr: sympy.Basic, shape_env: ShapeEnv, pytype: type, hint, constant=None):
         self.expr = expr
@@ -42,6 +42,11 @@ class SymNode:
         # The Python value when the expression has no symbols (the hot `is_constant` /
         # `maybe_as_int` queries read this attribute and nothing else).
         self.constant = constant
+        # A float computed by the program's arithmetic: (Python operator, operand nodes). The
+        # expression is sympy's canonical form, which reorders (`a * n / 7` is `a*n/7`, a
+        # Mul of 1/7, a and n); floating-point results depend on the order, so a graph
+        # computing this value rebuilds it from here, in the program's order.
+        self.derivation = None
 
     @property
     def _hint(self):
@@ -251,6 +256,9 @@ BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
     "sym_or": (_exprs(sympy.Or), operator.or_, _bool_type),
 }
 
+# Float operations whose result rounds (SymNode.derivation); min, max and comparisons are exact.
+_ROUNDING = {"add", "sub", "mul", "mod", "floordiv", "truediv", "int_truediv", "float_truediv", "pow", "float_pow"}
+
 # Results that may need range-aware simplification (`Max(s0, 2)` is `s0` when s0 >= 2).
 _RANGE_SIMPLIFIED = {"mod", "floordiv", "int_floordiv", "sym_min", "sym_max"}
 
@@ -279,7 +287,10 @@ def _binary_method(name: str, build_expr, python_op, result_type):
             for operand in (self, other):
                 if operand.pytype is float and operand.expr.free_symbols:
                     env.guard_sign(operand.expr, operand.hint)
-        return env.make_node(expr, pytype, hint)
+        node = env.make_node(expr, pytype, hint)
+        if pytype is float and name in _ROUNDING and expr.free_symbols:
+            node.derivation = (python_op, (self, other))
+        return node
 
     method.__name__ = name
     return method
