@@ -57,7 +57,7 @@ def _program(expression: str, use: str):
     return scope["program"], source
 
 
-USES = ["x * v", "x + v", "x.double() / (v + 1000.25)", "torch.full((3,), v, dtype=torch.float64)"]
+USES = ["x * v", "x.float() * v", "(x.float() - v) * 2", "x + v", "x.double() / (v + 1000.25)", "torch.full((3,), v, dtype=torch.float64)"]
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
