@@ -25,9 +25,10 @@ from ..ir import ComputedBuffer, ExternKernel, GenericView, IRNode, MultiOutput,
 from ..ops import ops
 from ..sizes import product
 from . import register_lowering
-from .extern import extern_call
+from .extern import extern_call, fallback
 from .indexing import check_empty_take
 from .pointwise import cast
+from .views import slice_bounds
 
 aten = torch.ops.aten
 
@@ -57,6 +58,35 @@ def scatter(self, dim, index, src):
                    aten.scatter_reduce.two, aten.index_add.default)
 def _scatter_in_place(self, *args, **kwargs):
     return in_place(current_graph().current_node.target, self, *args, **kwargs)
+
+
+@register_lowering(aten.slice_scatter.default)
+def slice_scatter(base, src, dim=0, start=None, end=None, step=1):
+    """`base` with `src` over `base[start:end]` along `dim`, per element: the backward of a
+    slice (zeros with the gradient in one part: rotary embeddings' rotate_half takes two per
+    projection) and a write through a slice. As an aten call it was two copies, of `base`
+    and of `src` into it, for every slice of a backward (33 of each in a Llama training step);
+    as a Pointwise it fuses with the zeros and with what reads it. Slices with a step stay
+    aten calls."""
+    if step != 1:
+        return fallback(aten.slice_scatter.default, (base, src, dim, start, end, step), {})
+    dim = dim + len(base.size) if dim < 0 else dim
+    start, _ = slice_bounds(base.size[dim], start, end)
+    length = src.size[dim]
+    if length == 0:
+        return base
+    load_base, load_src = base.make_loader(), src.make_loader()
+
+    def inner(index):
+        offset = index[dim] - start
+        source = list(index)
+        source[dim] = sympy.Max(sympy.Min(offset, length - 1), 0)  # in bounds; discarded outside
+        position = ops.index_expr(offset, torch.int64)
+        inside = ops.logical_and(ops.ge(position, ops.constant(0, torch.int64)),
+                                 ops.lt(position, ops.index_expr(length, torch.int64)))
+        return ops.where(inside, cast(load_src(source), src.dtype, base.dtype), load_base(index))
+
+    return Pointwise(base.device, base.dtype, tuple(base.size), inner)
 
 
 def _one_per_row(self: IRNode, dim: int, index: IRNode) -> bool:

@@ -167,11 +167,11 @@ def expand(x, size):
     )
 
 
-@register_lowering(aten.slice.Tensor)
-def slice_(x, dim=0, start=None, end=None, step=1):
-    dim = _dim(dim, len(x.size))
+def slice_bounds(n, start, end) -> tuple:
+    """`start` and `end` of a slice of a dimension of `n`, as torch's slice reads them:
+    negative ones from the end, then clamped into [0, n], and an end before the start moved
+    to the start."""
     graph = current_graph()
-    n = x.size[dim]
     start = 0 if start is None else as_expr(start)
     end = n if end is None else as_expr(end)
     if graph.decide(sympy.Lt(start, 0)):
@@ -188,6 +188,14 @@ def slice_(x, dim=0, start=None, end=None, step=1):
     # empty, where the span k + w - n - k gave a negative length.
     if graph.decide(sympy.Lt(end, start)):
         end = start
+    return start, end
+
+
+@register_lowering(aten.slice.Tensor)
+def slice_(x, dim=0, start=None, end=None, step=1):
+    dim = _dim(dim, len(x.size))
+    n = x.size[dim]
+    start, end = slice_bounds(n, start, end)
     span = end - start
     if isinstance(span, sympy.Integer):
         length = sympy.Integer(max(0, -(-int(span) // step)))
