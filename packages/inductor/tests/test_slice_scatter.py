@@ -1,6 +1,6 @@
-"""slice_scatter lowered as a Pointwise (the backward of a slice, a write through a slice),
-differential against eager: starts from the front and the back, open and clamped ends, every
-dim, another src dtype, and a step (which stays an aten call)."""
+"""slice_scatter and select_scatter lowered as Pointwise (the backward of a slice or a select,
+a write through one), differential against eager: starts from the front and the back, open and
+clamped ends, every dim, another src dtype, and a step (which stays an aten call)."""
 
 from __future__ import annotations
 
@@ -47,16 +47,25 @@ def test_slice_scatter_matches_eager(shape, dim, start, end, step, device):
 
 
 def test_the_backward_of_two_halves_is_one_kernel_without_aten_calls(device, caplog):
-    """rotate_half's backward: zeros with each half's gradient, summed. No aten call remains."""
+    """rotate_half's backward (zeros with each half's gradient, summed) and a select's: no aten
+    call remains."""
     grad = torch.randn(3, 8, device=device)
 
     def fn(g):
         zeros = torch.zeros([3, 16], dtype=torch.float32, device=device)
-        return (torch.slice_scatter(zeros, g, 1, 0, 8) + torch.slice_scatter(zeros, -g, 1, 8, None),)
+        first = torch.select_scatter(zeros, g[:, 0], 1, 0)
+        return (torch.slice_scatter(zeros, g, 1, 0, 8) + torch.slice_scatter(zeros, -g, 1, 8, None) + first,)
 
     with caplog.at_level(logging.INFO, logger="compiler.perf_hints"):
         check(fn, grad)
     assert "no lowering" not in caplog.text
+
+
+@pytest.mark.parametrize("dim, index", [(0, 0), (1, -1), (1, 3), (-1, 2), (2, -4)])
+def test_select_scatter_matches_eager(dim, index, device):
+    base = torch.randn(3, 5, 4, device=device)
+    src = torch.randn(base.select(dim, index).shape, device=device)
+    check(lambda b, s: (torch.select_scatter(b, s, dim, index) + 1,), base, src)
 
 
 def test_a_src_cast_from_another_dtype_fuses(device):
@@ -66,15 +75,15 @@ def test_a_src_cast_from_another_dtype_fuses(device):
 
 
 def test_slice_writes_and_gradients_at_new_sizes_match_eager():
-    """Through compiler.compile: a write through a slice, and the gradient of slices, on the
-    first call, a cache hit with new values and new sizes (dynamic)."""
+    """Through compiler.compile: a write through a slice, and the gradients of slices and of a
+    select, on the first call, a cache hit with new values and new sizes (dynamic)."""
     import compiler
 
     def fn(x, w):
         y = x * w
         y[:, 1:-1] = y[:, 1:-1] * 3
         half = x.shape[1] // 2
-        return torch.cat([-y[:, half:], y[:, :half]], 1).sin()
+        return torch.cat([-y[:, half:], y[:, :half]], 1).sin() + y[:, -1].unsqueeze(1)
 
     compiled = compiler.compile(fn, backend="inductor")
     for n in (8, 8, 12, 16):

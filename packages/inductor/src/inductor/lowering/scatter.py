@@ -23,7 +23,7 @@ import torch.fx
 from ..context import current_graph
 from ..ir import ComputedBuffer, ExternKernel, GenericView, IRNode, MultiOutput, Pointwise, Reduction, storage_of
 from ..ops import ops
-from ..sizes import product
+from ..sizes import as_expr, product
 from . import register_lowering
 from .extern import extern_call, fallback
 from .indexing import check_empty_take
@@ -85,6 +85,24 @@ def slice_scatter(base, src, dim=0, start=None, end=None, step=1):
         inside = ops.logical_and(ops.ge(position, ops.constant(0, torch.int64)),
                                  ops.lt(position, ops.index_expr(length, torch.int64)))
         return ops.where(inside, cast(load_src(source), src.dtype, base.dtype), load_base(index))
+
+    return Pointwise(base.device, base.dtype, tuple(base.size), inner)
+
+
+@register_lowering(aten.select_scatter.default)
+def select_scatter(base, src, dim, index):
+    """`base` with `src` over `base.select(dim, index)`, per element: the backward of a select
+    (`x[:, 0]`, a pooler's first token; `logits[:, -1]`) as a Pointwise, not two aten copies."""
+    dim = dim + len(base.size) if dim < 0 else dim
+    index = as_expr(index)
+    if current_graph().decide(sympy.Lt(index, 0)):
+        index = index + base.size[dim]
+    load_base, load_src = base.make_loader(), src.make_loader()
+
+    def inner(position):
+        hit = ops.eq(ops.index_expr(position[dim], torch.int64), ops.index_expr(index, torch.int64))
+        value = load_src([*position[:dim], *position[dim + 1:]])
+        return ops.where(hit, cast(value, src.dtype, base.dtype), load_base(position))
 
     return Pointwise(base.device, base.dtype, tuple(base.size), inner)
 
