@@ -12,6 +12,7 @@ eager, forward and backward: first call, fresh values, new sizes and scalars.
 from __future__ import annotations
 
 import pytest
+import sympy
 import torch
 import torch.fx
 
@@ -84,3 +85,19 @@ def test_backward_of_channel_shuffle_with_symbolic_channels_and_groups():
         torch.testing.assert_close(
             torch.autograd.grad(actual, ours, cotangent), torch.autograd.grad(expected, x, cotangent), rtol=0, atol=0
         )
+
+
+def test_an_expression_bound_twice_keeps_its_symbol_and_the_next_gets_another():
+    # A padded length p is a saved tensor's size and stride; the gradient's stride is 8 * p.
+    # Rebinding p renamed it, and the next expression then got p's (new) name.
+    from inductor.input_symbols import InputSymbols
+
+    s0 = sympy.Symbol("s0", integer=True, positive=True)
+    padded = s0 + sympy.Mod(-sympy.Mod(s0, 16), 16)
+    symbols = InputSymbols()
+    size = symbols.bind(padded, "arg0.size(1)", 16)
+    stride = symbols.bind(padded, "arg0.stride(0)", 16)
+    gradient_stride = symbols.bind(8 * padded, "arg1.stride(0)", 128)
+    assert size == stride != gradient_stride
+    assert symbols.sources[size] == "arg0.size(1)"
+    assert symbols.sources[gradient_stride] == "arg1.stride(0)"

@@ -61,8 +61,15 @@ class InputSymbols:
         if hint is not None and not expr.free_symbols <= set(self.foreign):
             # An expression of symbols no input carries alone (channel_shuffle's backward takes
             # c // groups and a gradient of size groups * (c // groups), never c): a symbol of
-            # ours stands for the whole expression wherever it appears.
+            # ours stands for the whole expression wherever it appears. The first source binds
+            # it, as for a symbol: rebinding the expression (a padded length that is both a
+            # saved tensor's size and its stride) replaced its entry, so len(expressions) named
+            # the next expression (8 * that length, the gradient's stride) with the same symbol,
+            # and kernels indexed the saved ids with the gradient's stride.
+            if expr in self.expressions:
+                return self.sympify(expr)
             ours = sympy.Symbol(f"e{len(self.expressions)}", integer=True)
+            assert ours not in self.sources, f"{ours} is already bound"
             self.expressions[expr] = ours
             self.sources[ours] = source
             self.hints[ours] = hint
