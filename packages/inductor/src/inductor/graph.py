@@ -33,7 +33,7 @@ from .lowering.extern import fallback, reads_arguments_from_memory
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute, strided_view
-from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match
+from .memory_order import dense_in_order, gapped_strides, memory_order, strided_in_order, strides_match
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
 from .size_questions import known_without_hints
@@ -440,6 +440,25 @@ class GraphLowering(torch.fx.Interpreter):
             return value
         return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
 
+    def _with_traced_gaps(self, value, node):
+        """An output whose traced strides leave gaps (the copy of a slice, saved by the forward
+        for the backward) computed into memory with those very strides. The backward is
+        compiled to read each saved value with its traced strides; a dense copy made it read
+        (27, 9, 1)-apart elements of a (3, 1, 1) tensor (kimi_linear's chunked attention: wrong
+        gradients). torch.compile keeps such strides too (require_exact_strides)."""
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        strides = gapped_strides(val)
+        if strides is None or isinstance(value, ReinterpretView):
+            # A view keeps its base's memory: aot_autograd rebuilds outputs aliasing it from it.
+            return value
+        strides = tuple(self.sympify(s) for s in strides)
+        if all(n == 1 or sympy.expand(s - t) == 0 for n, s, t in zip(value.layout.size, value.layout.stride, strides)):
+            return value
+        layout = Layout(value.device, value.dtype, tuple(value.size), strides)
+        buffer = ComputedBuffer(self.new_name(), layout, Pointwise(value.device, value.dtype, value.size, value.make_loader()))
+        self._add(buffer)
+        return buffer
+
     def _as_strided_output(self, value, node):
         """The [:M, :N] slice of a padded matmul's result (GPT-2's logits), or a view of it, that
         reads the result at an affine index: returned as that strided view rather than copied
@@ -494,6 +513,7 @@ class GraphLowering(torch.fx.Interpreter):
                     value = self._as_strided_output(value, node)
                 value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
                 value = self._view_in_traced_order(value, node)
+                value = self._with_traced_gaps(value, node)
                 base = storage_of(value)
                 self.output_names.add(base.name)
             elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):

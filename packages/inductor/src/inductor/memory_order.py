@@ -4,9 +4,12 @@ eager's order (channels-last stays channels-last) when it computes values into m
 
 from __future__ import annotations
 
+import math
+
 import sympy
 import torch
 
+from .input_symbols import hint_of
 from .ir import Layout
 
 
@@ -50,3 +53,25 @@ def strided_in_order(layout: Layout, order: list[int]) -> bool:
 def strides_match(layout: Layout, val: torch.Tensor) -> bool:
     """Whether `layout` has `val`'s strides (size-1 dims aside)."""
     return all(n == 1 or s == v for n, s, v in zip(layout.size, layout.stride, val.stride()))
+
+
+
+def gapped_strides(val) -> tuple | None:
+    """A traced tensor's strides (ints or SymInts) when they do not lay it out densely in some
+    order but do not overlap its elements either: the copy of a slice (aten.copy of
+    x[:, :, 0:1] keeps x's strides in eager), dense static strides aside (memory_order keeps
+    those); None for overlapping (expanded) or data-dependent ones, and for empty tensors.
+    Overlap is judged at the example sizes."""
+    if not isinstance(val, torch.Tensor) or memory_order(val) is not None:
+        return None
+    sizes, strides = [hint_of(n) for n in val.shape], [hint_of(s) for s in val.stride()]
+    if None in sizes or None in strides or 0 in sizes:
+        return None
+    span = 1
+    for d in sorted((d for d in range(len(sizes)) if sizes[d] != 1), key=lambda d: strides[d]):
+        if strides[d] < span:
+            return None  # overlapping: a view eager returns (an expand), not memory of its own
+        span = strides[d] * sizes[d]
+    if span == math.prod(sizes):
+        return None  # dense (with symbolic strides): no gaps
+    return tuple(val.stride())

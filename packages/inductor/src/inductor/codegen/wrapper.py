@@ -406,4 +406,15 @@ def _written_by(kernel, name: str) -> bool:
 
 
 def _reuse_key(buf: ComputedBuffer):
-    return (str(buf.layout.device), buf.layout.dtype, str(product(buf.layout.size)))
+    return (str(buf.layout.device), buf.layout.dtype, str(_storage_elements(buf.layout)))
+
+
+def _storage_elements(layout):
+    """Elements of storage a layout spans: its numel, or more where its strides leave gaps (an
+    output with eager's strides of a slice's copy), which a dense dead buffer of as many
+    elements cannot hold."""
+    numel = product(layout.size)
+    if layout.is_contiguous() or numel == 0:
+        return numel
+    span = sympy.expand(1 + sum((n - 1) * s for n, s in zip(layout.size, layout.stride)))
+    return numel if span == sympy.expand(numel) else span  # dense in another order: its numel

@@ -1,0 +1,59 @@
+"""A value the forward saves for the backward whose eager strides leave gaps: functionalized,
+`attn[..., i, :i] = row` is aten.copy of that slice, and eager's copy keeps the slice's strides
+((27, 9, 1) for a (2, 3, 1) copy). Inductor's forward returned it dense ((3, 1, 1)) while the
+backward was compiled to read it with the traced strides: wrong gradients, with no error
+(kimi_linear's chunked delta attention in the HF training zoo). Compiled against eager: first
+call, fresh values, new sizes (symbolic strides).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import compiler
+
+
+def triangular_solve_rows(a):
+    # The row-by-row update of kimi_linear's (and qwen3_next's) chunked attention.
+    attn = a * 1.0
+    for i in range(1, a.shape[-1]):
+        row = attn[..., i, :i].clone()
+        sub = attn[..., :i, :i].clone()
+        attn[..., i, :i] = row + (row.unsqueeze(-1) * sub).sum(-2)
+    return attn
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_gradients_through_slices_written_in_a_loop_match_eager(backend):
+    compiler.reset()
+    compiled = compiler.compile(triangular_solve_rows, backend=backend)
+    torch.manual_seed(0)
+    for batch in ((2, 3), (2, 3), (3, 5), (4, 2)):
+        x = torch.randn(*batch, 4, 4)
+        ours, eager = x.clone().requires_grad_(), x.clone().requires_grad_()
+        actual, expected = compiled(ours), triangular_solve_rows(eager)
+        torch.testing.assert_close(actual, expected)
+        cotangent = torch.randn_like(expected)
+        actual.backward(cotangent)
+        expected.backward(cotangent)
+        torch.testing.assert_close(ours.grad, eager.grad)
+    compiler.reset()
+
+
+def copy_of_a_slice(x):
+    # An output (not only a saved value) with gaps: eager's strides, as torch.compile returns.
+    y = x * 2
+    return torch.ops.aten.copy.default(y[:, 1:3], x[:, :2] + 1)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_an_output_with_gaps_has_eager_strides(backend):
+    compiler.reset()
+    compiled = compiler.compile(copy_of_a_slice, backend=backend)
+    for rows in (4, 4, 7):
+        x = torch.randn(rows, 5)
+        actual, expected = compiled(x), copy_of_a_slice(x)
+        torch.testing.assert_close(actual, expected)
+        assert actual.stride() == expected.stride()
+    compiler.reset()
