@@ -327,7 +327,9 @@ def _write(path, rows, summary=None):
 
 def _commit() -> str | None:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        # "-dirty" where the tree differs from the commit (the GPU machine gets the working tree
+        # over the session's first commit: the bare hash named the wrong code there).
+        return subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
                               cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
     except OSError:
         return None
