@@ -46,13 +46,23 @@ def test_stem_trains_as_eager_on_new_values_and_new_sizes():
             torch.testing.assert_close(mine.grad, theirs.grad, rtol=2e-2, atol=2e-2)
 
 
-def test_stem_step_peaks_below_eager():
+def _forward(model, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return model(x).float().square().mean()
+
+
+def test_stem_saves_less_than_eager_and_peaks_no_higher():
     # Eager saves the pool's input and int64 indices for the backward; the compiled step saves
-    # int8 offsets and recomputes the ReLU from the convolution's output it saves anyway.
+    # int8 offsets and recomputes the ReLU from the convolution's output it saves anyway. The
+    # step's peak may be the convolution's backward, the same aten call in both (so on an
+    # AVX-512 machine): it is compared as no higher.
     eager = _stem()
     compiled = compiler.compile(copy.deepcopy(eager), backend="inductor")
     x = _images(64)
     _step(compiled, x)
+    _, ours_saved = allocation_peak(lambda: _forward(compiled, x))
+    _, eager_saved = allocation_peak(lambda: _forward(eager, x))
+    assert ours_saved < eager_saved, (ours_saved, eager_saved)
     ours_peak, _ = allocation_peak(lambda: _step(compiled, x))
     eager_peak, _ = allocation_peak(lambda: _step(eager, x))
-    assert ours_peak < eager_peak, (ours_peak, eager_peak)
+    assert ours_peak <= eager_peak, (ours_peak, eager_peak)

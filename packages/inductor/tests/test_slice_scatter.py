@@ -72,28 +72,3 @@ def test_a_src_cast_from_another_dtype_fuses(device):
     base = torch.randn(5, 6, device=device)
     src = torch.randn(5, 2, device=device).to(torch.bfloat16)
     check(lambda b, s: (torch.slice_scatter(b, s.to(torch.float32), 1, 2, 4),), base, src)
-
-
-def test_slice_writes_and_gradients_at_new_sizes_match_eager():
-    """Through compiler.compile: a write through a slice, and the gradients of slices and of a
-    select, on the first call, a cache hit with new values and new sizes (dynamic)."""
-    import compiler
-
-    def fn(x, w):
-        y = x * w
-        y[:, 1:-1] = y[:, 1:-1] * 3
-        half = x.shape[1] // 2
-        return torch.cat([-y[:, half:], y[:, :half]], 1).sin() + y[:, -1].unsqueeze(1)
-
-    compiled = compiler.compile(fn, backend="inductor")
-    for n in (8, 8, 12, 16):
-        x = torch.randn(3, n, requires_grad=True)
-        w = torch.randn(n, requires_grad=True)
-        x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
-        out, expected = compiled(x, w), fn(x2, w2)
-        torch.testing.assert_close(out, expected)
-        g = torch.randn_like(out)
-        out.backward(g)
-        expected.backward(g)
-        torch.testing.assert_close(x.grad, x2.grad)
-        torch.testing.assert_close(w.grad, w2.grad)
