@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 
 import capture
 import torch
@@ -47,6 +48,8 @@ def assert_same(actual, expected, path="result"):
     elif dataclasses.is_dataclass(expected):
         for field in dataclasses.fields(expected):
             assert_same(getattr(actual, field.name), getattr(expected, field.name), f"{path}.{field.name}")
+    elif isinstance(expected, float) and math.isnan(expected):
+        assert math.isnan(actual), f"{path}: {actual!r} is not nan"
     else:
         assert actual == expected, f"{path}: {actual!r} != {expected!r}"
 

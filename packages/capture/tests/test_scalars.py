@@ -111,6 +111,20 @@ def test_the_truth_of_a_changing_number_is_guarded(numbers):
         _run(compiled, branch_on_truth, torch.randn(3), n)
 
 
+def identities_of_finite_reals(x, a):
+    # sympy takes a symbol for a finite real: `a == a` holds and `a - a` is 0, without a guard
+    return (x * 2 if a == a else x * 3), a - a, (1 if a * 0 == 0 else 2)
+
+
+def test_a_nan_or_infinite_float_does_not_reach_an_entry_made_for_finite_ones():
+    """Once `a` is symbolic, the entry's arithmetic assumes it finite: a NaN took the `a == a`
+    branch and returned x * 2 where eager returns x * 3. Symbolic floats are guarded finite
+    (guards' FiniteFloat); NaN and the infinities get an entry with the value as a constant."""
+    compiled = compile_eager(identities_of_finite_reals, fullgraph=True)
+    for a in (1.5, 2.5, float("nan"), float("inf"), -float("inf"), 0.25, float("nan")):
+        _run(compiled, identities_of_finite_reals, torch.randn(3), a)
+
+
 @pytest.mark.parametrize(
     "fn, make_number",
     [

@@ -104,6 +104,8 @@ def _holds(guard: kinds.Guard, frame: FrameValues) -> bool:
             return _same_constant(read(guard.source, frame), guard.value)
         case kinds.NotNone(source):
             return read(source, frame) is not None
+        case kinds.FiniteFloat(source):
+            return math.isfinite(read(source, frame))
         case kinds.LengthMatch(source, length):
             return len(read(source, frame)) == length
         case kinds.DictKeysMatch(source, keys):

@@ -10,6 +10,7 @@ the generated function, its `why`, and the interpreter must all give the same ve
 from __future__ import annotations
 
 import copy
+import math
 import types
 
 import pytest
@@ -24,6 +25,7 @@ from guards import (
     BufferSource,
     ConstantMatch,
     DictKeysMatch,
+    FiniteFloat,
     GlobalSource,
     GuardSet,
     HasAttr,
@@ -57,6 +59,7 @@ def tensors(draw):
 
 constants = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False),
+    st.sampled_from([math.inf, -math.inf, math.nan]),
     st.sampled_from(["a", "b", ""]), st.sampled_from([torch.float32, torch.int64]),
 )
 @st.composite
@@ -130,6 +133,8 @@ def guards_for(source, value, draw):
         options.append(IdentityMatch(source, value))
     else:
         options.append(ConstantMatch(source, value))
+        if type(value) is float and math.isfinite(value):
+            options.append(FiniteFloat(source))
     return draw(st.lists(st.sampled_from(options), min_size=1, max_size=2))
 
 

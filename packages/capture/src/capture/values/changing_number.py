@@ -74,6 +74,10 @@ def _tuple_root(source, stop=None):
 
 
 def symbolic_number(session, obj: int | float, source):
-    """The SymValue of the graph input that carries `obj` (guarded by its type only)."""
+    """The SymValue of the graph input that carries `obj`, guarded by its type, and a float by
+    being finite: the ShapeEnv takes its symbol for a finite real (`a == a`, `a - a == 0`
+    are decided without a guard), so a NaN or an infinity must not reach this entry."""
     session.add_guard(kinds.TypeMatch(source, type(obj)))
+    if type(obj) is float:
+        session.add_guard(kinds.FiniteFloat(source))
     return session.graph.add_number_input(obj, source)

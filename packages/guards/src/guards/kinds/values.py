@@ -10,7 +10,7 @@ import types
 
 import torch
 
-from ..codegen import Check, EmitContext, check, must_be, must_be_truth, must_equal, type_spelling
+from ..codegen import Check, EmitContext, check, must_be, must_be_true, must_be_truth, must_equal, type_spelling
 from ..errors import GuardError
 from ..sources import ItemSource, Source, has_literal_spelling
 from .base import PRIORITY_OBJECT, Guard, emits
@@ -239,6 +239,27 @@ def _constant_name(value: object, source: Source) -> str:
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}_{value.name}"
     return f"{source.hint}_expected"
+
+
+@dataclasses.dataclass(frozen=True)
+class FiniteFloat(Guard):
+    """`math.isfinite(source)`, for a float that stands for a symbol of a ShapeEnv: sympy
+    reasons about such a symbol as a finite real (`a == a` holds and `a - a` is 0, unguarded),
+    which NaN and the infinities are not. They get an entry of their own, where the value is a
+    constant (TypeMatch checks the type first)."""
+
+    source: Source
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"math.isfinite({self.source})"
+
+
+@emits(FiniteFloat)
+def _finite_float(guard: FiniteFloat, ctx: EmitContext) -> list[Check]:
+    value = ctx.read(guard.source)
+    isfinite = f"{ctx.constant(math.isfinite, 'isfinite', 'math.isfinite')}({value})"
+    return [check(must_be_true(isfinite), str(guard), value)]
 
 
 @dataclasses.dataclass(frozen=True)
