@@ -33,7 +33,7 @@ from .lowering.extern import fallback, reads_arguments_from_memory
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute, strided_view
-from .memory_order import dense_in_order, gapped_strides, memory_order, strided_in_order, strides_match
+from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match, strides_to_keep
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
 from .size_questions import known_without_hints
@@ -440,16 +440,17 @@ class GraphLowering(torch.fx.Interpreter):
             return value
         return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
 
-    def _with_traced_gaps(self, value, node):
-        """An output whose traced strides leave gaps (the copy of a slice, saved by the forward
-        for the backward) computed into memory with those very strides. The backward is
-        compiled to read each saved value with its traced strides; a dense copy made it read
-        (27, 9, 1)-apart elements of a (3, 1, 1) tensor (kimi_linear's chunked attention: wrong
-        gradients). torch.compile keeps such strides too (require_exact_strides)."""
+    def _with_traced_strides(self, value, node):
+        """An output buffer (not a view, nor viewed by another output) whose traced strides memory_order does not keep (gapped: the
+        copy of a slice; symbolic in another order: a transposed conv's product) computed into
+        memory with those very strides. The backward is compiled to read each saved value with
+        its traced strides: a row-major copy made it read (27, 9, 1)-apart elements of a
+        (3, 1, 1) tensor (kimi_linear's chunked attention) and (64*s0, 1, s0)-apart ones of a
+        (64*s0, 64, 1) one (squeezebert at a new length): wrong gradients. torch.compile keeps
+        the traced strides too (require_exact_strides)."""
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        strides = gapped_strides(val)
-        if strides is None or isinstance(value, ReinterpretView):
-            # A view keeps its base's memory: aot_autograd rebuilds outputs aliasing it from it.
+        strides = strides_to_keep(val)
+        if strides is None:
             return value
         strides = tuple(self.sympify(s) for s in strides)
         if all(n == 1 or sympy.expand(s - t) == 0 for n, s, t in zip(value.layout.size, value.layout.stride, strides)):
@@ -507,17 +508,24 @@ class GraphLowering(torch.fx.Interpreter):
         flat = results if isinstance(results, (list, tuple)) else [results]
         # One node per output, except where one node returns the whole tuple (no layout to match then).
         flat_nodes = nodes if isinstance(nodes, (list, tuple)) and len(nodes) == len(flat) else [None] * len(flat)
+        values = []
         for value, node in zip(flat, flat_nodes):
             if isinstance(value, IRNode):
                 if self.strided_outputs:
                     value = self._as_strided_output(value, node)
                 value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
                 value = self._view_in_traced_order(value, node)
-                value = self._with_traced_gaps(value, node)
-                base = storage_of(value)
-                self.output_names.add(base.name)
             elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 value = self.sympify(value)  # a number the program returns, over our symbols
+            values.append(value)
+        # A buffer another output views stays that very buffer: aot_autograd rebuilds outputs
+        # aliasing it (with symbolic strides) from it.
+        viewed = {storage_of(v).name for v in values if isinstance(v, ReinterpretView)}
+        for value, node in zip(values, flat_nodes):
+            if isinstance(value, IRNode):
+                if not isinstance(value, ReinterpretView) and storage_of(value).name not in viewed:
+                    value = self._with_traced_strides(value, node)
+                self.output_names.add(storage_of(value).name)
             self.outputs.append(value)
         return results
 

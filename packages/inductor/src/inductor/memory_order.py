@@ -4,8 +4,6 @@ eager's order (channels-last stays channels-last) when it computes values into m
 
 from __future__ import annotations
 
-import math
-
 import sympy
 import torch
 
@@ -56,12 +54,14 @@ def strides_match(layout: Layout, val: torch.Tensor) -> bool:
 
 
 
-def gapped_strides(val) -> tuple | None:
-    """A traced tensor's strides (ints or SymInts) when they do not lay it out densely in some
-    order but do not overlap its elements either: the copy of a slice (aten.copy of
-    x[:, :, 0:1] keeps x's strides in eager), dense static strides aside (memory_order keeps
-    those); None for overlapping (expanded) or data-dependent ones, and for empty tensors.
-    Overlap is judged at the example sizes."""
+
+def strides_to_keep(val) -> tuple | None:
+    """A traced tensor's strides (ints or SymInts) that memory_order does not keep, when they do
+    not overlap its elements: gapped ones (aten.copy of x[:, :, 0:1] keeps x's strides in
+    eager) and symbolic ones in another order than row-major (a (2, s0, 64) product of a
+    transposed conv output: (64*s0, 1, s0)). None for dense static strides (memory_order's),
+    overlapping (expanded) or data-dependent ones, and for empty tensors. Overlap is judged at
+    the example sizes."""
     if not isinstance(val, torch.Tensor) or memory_order(val) is not None:
         return None
     sizes, strides = [hint_of(n) for n in val.shape], [hint_of(s) for s in val.stride()]
@@ -72,6 +72,4 @@ def gapped_strides(val) -> tuple | None:
         if strides[d] < span:
             return None  # overlapping: a view eager returns (an expand), not memory of its own
         span = strides[d] * sizes[d]
-    if span == math.prod(sizes):
-        return None  # dense (with symbolic strides): no gaps
     return tuple(val.stride())

@@ -1,9 +1,14 @@
-"""A value the forward saves for the backward whose eager strides leave gaps: functionalized,
-`attn[..., i, :i] = row` is aten.copy of that slice, and eager's copy keeps the slice's strides
-((27, 9, 1) for a (2, 3, 1) copy). Inductor's forward returned it dense ((3, 1, 1)) while the
-backward was compiled to read it with the traced strides: wrong gradients, with no error
-(kimi_linear's chunked delta attention in the HF training zoo). Compiled against eager: first
-call, fresh values, new sizes (symbolic strides).
+"""A value the forward saves for the backward keeps its traced strides where memory_order does
+not keep them: the backward was compiled to read it with those, and inductor's forward returned
+it row-major. No error, wrong gradients:
+
+- gapped: functionalized, `attn[..., i, :i] = row` is aten.copy of that slice, and eager's copy
+  keeps the slice's strides ((27, 9, 1) for a (2, 3, 1) copy): kimi_linear's chunked delta
+  attention in the HF training zoo;
+- symbolic and not row-major: tanh of a transposed conv1d output, (2, s0, 64) with strides
+  (64*s0, 1, s0) once the length is dynamic: squeezebert at a new length.
+
+Compiled against eager: first call, fresh values, new sizes (symbolic strides).
 """
 
 from __future__ import annotations
@@ -56,4 +61,29 @@ def test_an_output_with_gaps_has_eager_strides(backend):
         actual, expected = compiled(x), copy_of_a_slice(x)
         torch.testing.assert_close(actual, expected)
         assert actual.stride() == expected.stride()
+    compiler.reset()
+
+
+def conv_over_the_sequence(x, weight, gain):
+    y = torch.nn.functional.conv1d(x.transpose(1, 2), weight).transpose(1, 2)
+    return torch.tanh(y) * gain  # tanh(y) is saved, in y's (transposed) layout
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_saved_transposed_activation_at_new_lengths_matches_eager(backend):
+    compiler.reset()
+    compiled = compiler.compile(conv_over_the_sequence, backend=backend)
+    torch.manual_seed(0)
+    for length in (12, 12, 9, 17):
+        x = torch.randn(2, length, 8)
+        params = [torch.randn(8, 8, 1), torch.randn(8)]
+        ours = [p.clone().requires_grad_() for p in params]
+        eager = [p.clone().requires_grad_() for p in params]
+        actual, expected = compiled(x, *ours), conv_over_the_sequence(x, *eager)
+        torch.testing.assert_close(actual, expected)
+        cotangent = torch.randn_like(expected)
+        actual.backward(cotangent)
+        expected.backward(cotangent)
+        for mine, theirs in zip(ours, eager):
+            torch.testing.assert_close(mine.grad, theirs.grad)
     compiler.reset()
