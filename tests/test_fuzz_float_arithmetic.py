@@ -2,18 +2,22 @@
 floats passed as arguments (symbolic once they change between calls), sizes, and int
 arguments, combined with + - * / and powers, then used as a tensor op's scalar and returned.
 Compiled results must equal eager's bit for bit: the arithmetic is the program's own, in
-double precision, so there is no tolerance to hide behind.
+double precision, so there is no tolerance to hide behind. Some calls pass NaN, an infinity or
+-0.0, and some expressions branch on a comparison.
 
 The class of bug this guards: a backend rebuilt a float from its sympy expression, which
 orders the operands its own way (`a * n / 7` became a Mul of 1/7, a and n), and the result
 came back 1 ulp off eager in about half the cases (fake_tensor's SymNode.derivation now
-keeps the program's order; aot_autograd and inductor rebuild from it).
+keeps the program's order; aot_autograd and inductor rebuild from it); and an entry made for
+a symbolic float served a NaN, for which sympy's `a == a` and `a - a == 0` do not hold (symbolic
+floats are guarded finite now).
 
 CI runs a fixed budget; `FUZZ_FLOAT_ARITHMETIC_EXAMPLES=300` runs more.
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -34,15 +38,34 @@ LEAVES = ["a", "b", "n", "k", "7", "0.1", "3.3", "(k + 2)"]
 OPERATORS = ["+", "-", "*", "/"]
 
 
+COMPARISONS = ["==", "!=", "<", ">="]
+
+
 @st.composite
 def expressions(draw, depth=3):
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return draw(st.sampled_from(LEAVES))
     left, right = draw(expressions(depth - 1)), draw(expressions(depth - 1))
+    if draw(st.integers(0, 4)) == 0:
+        # A branch on a comparison: decided by a guard (or, for a == a, by nothing at all).
+        compared = draw(expressions(depth - 1))
+        return f"({left} if {compared} {draw(st.sampled_from(COMPARISONS))} {right} else {right})"
     operator = draw(st.sampled_from(OPERATORS))
     if operator == "/" and right in ("n", "a", "b"):  # a divisor that cannot be 0 at any call
         right = f"({right} + 100.5)" if right != "n" else "n"
     return f"({left} {operator} {right})"
+
+
+def _float_argument(g: torch.Generator) -> float:
+    """Mostly an ordinary float; sometimes NaN, an infinity or a signed zero, which a symbol
+    of the ShapeEnv (a finite real) does not stand for."""
+    special = int(torch.randint(0, 12, (), generator=g))
+    if special < len(SPECIAL_FLOATS):
+        return SPECIAL_FLOATS[special]
+    return float(torch.rand((), generator=g, dtype=torch.float64) * 10 - 5)
+
+
+SPECIAL_FLOATS = [math.nan, math.inf, -math.inf, -0.0]
 
 
 def _program(expression: str, use: str):
@@ -70,7 +93,7 @@ def test_float_arithmetic_on_symbolic_numbers_matches_eager_exactly(backend, exp
     g = torch.Generator().manual_seed(seed)
     # first call, new numbers (a and b become symbolic), a cache hit, a new size
     for n in (6, 6, 6, 9, 13):
-        a, b = (float(torch.rand((), generator=g, dtype=torch.float64) * 10 - 5) for _ in range(2))
+        a, b = _float_argument(g), _float_argument(g)
         k = int(torch.randint(1, 10, (), generator=g))
         x = torch.randn(n, generator=g, dtype=torch.float64)
         try:
@@ -79,5 +102,7 @@ def test_float_arithmetic_on_symbolic_numbers_matches_eager_exactly(backend, exp
             continue
         got = compiled(x, a, b, k)
         where = f"backend={backend} n={n} a={a!r} b={b!r} k={k}\n{source}"
-        assert type(got[1]) is type(expected[1]) and got[1] == expected[1], f"{got[1]!r} != {expected[1]!r}\n{where}"
-        assert torch.equal(got[0], expected[0]), f"{got[0]} != {expected[0]}\n{where}"
+        same = got[1] == expected[1] or (got[1] != got[1] and expected[1] != expected[1])  # NaN is NaN
+        assert type(got[1]) is type(expected[1]) and same, f"{got[1]!r} != {expected[1]!r}\n{where}"
+        assert torch.equal(got[0], expected[0]) or torch.allclose(got[0], expected[0], rtol=0, atol=0, equal_nan=True), \
+            f"{got[0]} != {expected[0]}\n{where}"

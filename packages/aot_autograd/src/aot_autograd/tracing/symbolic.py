@@ -123,6 +123,9 @@ class SymbolicValues:
         SymNode.derivation): rounding depends on that order, and sympy's expression (a Mul
         of 1/7, a and n) lost it. Anything else is rebuilt from its expression."""
         if getattr(sym_node, "derivation", None) is None:
+            if not sym_node.expr.free_symbols and sym_node.hint is not None:
+                # A number: its Python value, which sympy may not hold (NaN, -0.0).
+                return sym_node.pytype(sym_node.hint)
             built = self._build(sym_node.expr, None)
             if sym_node.pytype is float and not isinstance(_val(built), (float, torch.SymFloat)):
                 # float(s0) has the expression of s0 itself, and `a - a + n` that of n: without

@@ -256,6 +256,12 @@ BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
     "sym_or": (_exprs(sympy.Or), operator.or_, _bool_type),
 }
 
+def _not_finite(node: SymNode) -> bool:
+    """Whether `node` is a NaN or infinite float constant beside symbols (a float that was NaN
+    at its first call stays a constant: capture's changing_number.py)."""
+    return node.pytype is float and node.expr in (sympy.nan, sympy.oo, -sympy.oo, sympy.zoo)
+
+
 # Float operations whose result rounds (SymNode.derivation); min, max and comparisons are exact.
 _ROUNDING = {"add", "sub", "mul", "mod", "floordiv", "truediv", "int_truediv", "float_truediv", "pow", "float_pow"}
 
@@ -268,6 +274,18 @@ def _binary_method(name: str, build_expr, python_op, result_type):
 
     def method(self: SymNode, other: SymNode) -> SymNode:
         env = self.shape_env
+        if result_type is _bool_type and sympy.nan in (self.expr, other.expr):
+            # A comparison with a NaN constant (sympy refuses it): False, or True for !=,
+            # whatever the other side is.
+            return self.wrap_bool(python_op(math.nan, math.nan))
+        if _not_finite(self) or _not_finite(other):
+            # NaN or an infinity meets a symbol: sympy's `-oo*k - oo` has no sound reading
+            # (it depends on k's sign, and k = 0 gives NaN). The symbol is specialized to its
+            # value (guarded), and Python computes the result.
+            values = [operand.guard_float() if operand.pytype is float else operand.guard_int()
+                      for operand in (self, other)]
+            result = result_type(self, other)(python_op(*values))
+            return {bool: self.wrap_bool, int: self.wrap_int, float: self.wrap_float}[type(result)](result)
         # Models repeat the same size arithmetic in every layer; building sympy expressions
         # dominates the cost, so results are memoized per ShapeEnv (cleared when it learns).
         key = (name, self.expr, other.expr, self.pytype, other.pytype)
@@ -288,7 +306,10 @@ def _binary_method(name: str, build_expr, python_op, result_type):
                 if operand.pytype is float and operand.expr.free_symbols:
                     env.guard_sign(operand.expr, operand.hint)
         node = env.make_node(expr, pytype, hint)
-        if pytype is float and name in _ROUNDING and expr.free_symbols:
+        if pytype is float and name in _ROUNDING and (self.derivation or other.derivation or self.expr.free_symbols
+                                                       or other.expr.free_symbols):
+            # Also where sympy folded the result to a number: `k - a` with a NaN constant is
+            # sympy's nan, which no graph can hold as a value.
             node.derivation = (python_op, (self, other))
         return node
 
