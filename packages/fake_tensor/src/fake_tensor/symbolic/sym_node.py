@@ -256,9 +256,10 @@ BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
     "sym_or": (_exprs(sympy.Or), operator.or_, _bool_type),
 }
 
+
 def _not_finite(node: SymNode) -> bool:
-    """Whether `node` is a NaN or infinite float constant beside symbols (a float that was NaN
-    at its first call stays a constant: capture's changing_number.py)."""
+    """Whether `node` is a NaN or infinite float constant (capture keeps a float argument that
+    is not finite a constant: its changing_number.py)."""
     return node.pytype is float and node.expr in (sympy.nan, sympy.oo, -sympy.oo, sympy.zoo)
 
 

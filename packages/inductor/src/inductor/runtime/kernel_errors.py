@@ -32,7 +32,6 @@ def kernel_error(code: int, kernel) -> Exception:
     )
 
 
-
 def check_take(size: int, count: int, code: int, message: str) -> None:
     """Raise what eager raises, on the host, for `count` elements taken from a dimension of
     `size` 0: error `code`, eager's `message`. The wrapper calls this before a kernel indexing

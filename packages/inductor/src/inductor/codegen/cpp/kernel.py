@@ -75,9 +75,9 @@ _CALLS = {
     "hypot": "ptc_libm::hypot", "copysign": "ptc_libm::copysign",
 }
 _REDUCTION_INIT = {"sum": "0", "prod": "1"}
+_REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
 # A float32 sum over this many elements or more accumulates in double (CppKernel.reduction).
 LONG_REDUCTION = 1 << 16
-_REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
 
 
 class CppValue:

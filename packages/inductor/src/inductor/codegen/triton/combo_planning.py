@@ -283,8 +283,9 @@ class _Movable:
 
 
 def _movable(step, combines, computed: dict) -> _Movable | None:
-    """A pointwise (not tiled) FusedKernel of static sizes and indices on a device that `combines`, described (the bytes it
-    reads count computed buffers only: graph inputs stay alive anyway); else None."""
+    """A pointwise (not tiled) FusedKernel of static sizes and indices on a device that
+    `combines`, described (the bytes it reads count computed buffers only: graph inputs stay
+    alive anyway); else None."""
     if not isinstance(step, FusedKernel) or not combines(step.device) or step.is_reduction:
         return None
     collector = kernel_accesses(step.nodes)
