@@ -68,10 +68,11 @@ def _float_argument(g: torch.Generator) -> float:
 SPECIAL_FLOATS = [math.nan, math.inf, -math.inf, -0.0]
 
 
-def _program(expression: str, use: str):
+def _program(expression: str, use: str, a_from_item: bool):
     source = (
         "def program(x, a, b, k):\n"
-        "    n = x.shape[0]\n"
+        + ("    a = a.item()\n" if a_from_item else "")
+        + "    n = x.shape[0]\n"
         f"    v = {expression}\n"
         f"    return {use}, v\n"
     )
@@ -85,10 +86,17 @@ USES = ["x * v", "x.float() * v", "(x.float() - v) * 2", "x + v", "x.double() / 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(expression=expressions(), use=st.sampled_from(USES), seed=st.integers(0, 2**16))
+@given(expression=expressions(), use=st.sampled_from(USES), a_from_item=st.booleans(), seed=st.integers(0, 2**16))
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_float_arithmetic_on_symbolic_numbers_matches_eager_exactly(backend, expression, use, seed):
-    program, source = _program(expression, use)
+def test_float_arithmetic_on_symbolic_numbers_matches_eager_exactly(backend, expression, use, a_from_item, seed):
+    """`a_from_item`: a is read with `.item()` from a 0-d tensor (capture_scalar_outputs: an
+    unbacked symbol, which may be NaN or infinite whatever the guards say)."""
+    program, source = _program(expression, use, a_from_item)
+    with compiler.config.patch(capture_scalar_outputs=a_from_item):
+        _check_calls(program, source, backend, a_from_item, seed)
+
+
+def _check_calls(program, source, backend, a_from_item, seed):
     compiled = compiler.compile(program, backend=backend)
     g = torch.Generator().manual_seed(seed)
     # first call, new numbers (a and b become symbolic), a cache hit, a new size
@@ -96,6 +104,7 @@ def test_float_arithmetic_on_symbolic_numbers_matches_eager_exactly(backend, exp
         a, b = _float_argument(g), _float_argument(g)
         k = int(torch.randint(1, 10, (), generator=g))
         x = torch.randn(n, generator=g, dtype=torch.float64)
+        a = torch.tensor(a, dtype=torch.float64) if a_from_item else a
         try:
             expected = program(x, a, b, k)
         except ZeroDivisionError:

@@ -443,3 +443,19 @@ def test_tolist_and_bool_items_are_numbers_in_one_graph(backend):
         assert [type(v) for v in [*ours[2], ours[3]]] == [bool] * 4
     with pytest.raises(RuntimeError):
         compiled(torch.randn(10), torch.tensor([8, 3]), flags)
+
+
+def branch_on_a_nan_item(x):
+    v = x.sum().item()
+    return (x * 2 if v == v else x * 3), x * (v - v)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_nan_or_infinite_item_is_not_taken_for_a_finite_real(backend):
+    """A float read with .item() is an unbacked symbol, which sympy takes for a finite real:
+    `v == v` folded to True and `v - v` to 0, so a NaN sum took the wrong branch and multiplied
+    by 0 (torch.compile does both too). Such a folded comparison is now undecided (the branch
+    breaks the graph and sees the value), and `v - v` is computed as the program wrote it."""
+    compiled = compiler.compile(branch_on_a_nan_item, backend=backend)
+    for x in (torch.randn(4), torch.tensor([1.0, float("nan"), 2.0]), torch.tensor([float("inf"), 1.0]), torch.randn(5)):
+        torch.testing.assert_close(compiled(x), branch_on_a_nan_item(x), equal_nan=True)

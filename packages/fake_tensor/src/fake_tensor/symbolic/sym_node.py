@@ -263,6 +263,11 @@ def _not_finite(node: SymNode) -> bool:
     return node.pytype is float and node.expr in (sympy.nan, sympy.oo, -sympy.oo, sympy.zoo)
 
 
+def _unbacked_float(*nodes: SymNode) -> bool:
+    """Whether one of `nodes` is a float over an unbacked symbol (a float `.item()` read)."""
+    return any(node.pytype is float and node.hint is None and node.expr.free_symbols for node in nodes)
+
+
 # Float operations whose result rounds (SymNode.derivation); min, max and comparisons are exact.
 _ROUNDING = {"add", "sub", "mul", "mod", "floordiv", "truediv", "int_truediv", "float_truediv", "pow", "float_pow"}
 
@@ -297,20 +302,25 @@ def _binary_method(name: str, build_expr, python_op, result_type):
                 expr = env.simplify(expr)
             env.op_cache[key] = expr
         pytype = result_type(self, other)
+        if pytype is bool and expr in (sympy.true, sympy.false) and _unbacked_float(self, other):
+            # sympy decided it for a finite real (`v == v`, `v - v == 0`); a float read from
+            # data may be NaN or infinite, where Python decides otherwise.
+            return env.undecided_bool((python_op, (self, other)))
         if self.hint is None or other.hint is None:  # over unbacked symbols: no example value
-            return env.make_node(expr, pytype, None)
-        hint = pytype(python_op(self.hint, other.hint))
-        if pytype is float and hint == 0.0 and expr.is_Number:
-            # sympy folds `s * 0` to 0, but Python's zero has a sign (-0.0 * 0 is -0.0, which
-            # f"{x}" and math.copysign tell apart) that follows the operands': guard theirs.
-            for operand in (self, other):
-                if operand.pytype is float and operand.expr.free_symbols:
-                    env.guard_sign(operand.expr, operand.hint)
-        node = env.make_node(expr, pytype, hint)
+            node = env.make_node(expr, pytype, None)
+        else:
+            hint = pytype(python_op(self.hint, other.hint))
+            if pytype is float and hint == 0.0 and expr.is_Number:
+                # sympy folds `s * 0` to 0, but Python's zero has a sign (-0.0 * 0 is -0.0,
+                # which f"{x}" and math.copysign tell apart) that follows the operands': guard theirs.
+                for operand in (self, other):
+                    if operand.pytype is float and operand.expr.free_symbols:
+                        env.guard_sign(operand.expr, operand.hint)
+            node = env.make_node(expr, pytype, hint)
         if pytype is float and name in _ROUNDING and (self.derivation or other.derivation or self.expr.free_symbols
                                                        or other.expr.free_symbols):
             # Also where sympy folded the result to a number: `k - a` with a NaN constant is
-            # sympy's nan, which no graph can hold as a value.
+            # sympy's nan, and `v - v` of a NaN item is NaN, not sympy's 0.
             node.derivation = (python_op, (self, other))
         return node
 

@@ -40,6 +40,16 @@ class UnbackedSymbols:
             self.size_like.add(symbol)
         return (torch.SymFloat if pytype is float else torch.SymInt)(SymNode(symbol, self, pytype, None))
 
+    def undecided_bool(self, derivation) -> SymNode:
+        """A SymBool no question can decide statically: `Eq(u, 1)` over a fresh 0-or-1 symbol,
+        computed in a graph from `derivation` (operator, operand nodes). For a comparison sympy
+        folded over a float read from data: `v == v` is True for a finite real, but False for
+        a NaN item, so its branch must see the value (a graph break)."""
+        flag = self.create_unbacked(int, 0, 1, op="a comparison of a float read from data").node.expr
+        node = SymNode(sympy.Eq(flag, 1), self, bool, None)
+        node.derivation = derivation
+        return node
+
     def has_hint(self, expr) -> bool:
         """Whether `expr` has an example value (it mentions no unbacked symbol)."""
         if isinstance(expr, (torch.SymInt, torch.SymFloat, torch.SymBool)):
