@@ -264,8 +264,9 @@ def _not_finite(node: SymNode) -> bool:
 
 
 def _unbacked_float(*nodes: SymNode) -> bool:
-    """Whether one of `nodes` is a float over an unbacked symbol (a float `.item()` read)."""
-    return any(node.pytype is float and node.hint is None and node.expr.free_symbols for node in nodes)
+    """Whether one of `nodes` is over an unbacked float symbol (a float `.item()` read), which
+    may be NaN or infinite. Floats of unbacked ints (`n / 2` of a row count) are finite."""
+    return any(node.hint is None and any(s.is_integer is not True for s in node.expr.free_symbols) for node in nodes)
 
 
 # Float operations whose result rounds (SymNode.derivation); min, max and comparisons are exact.
