@@ -114,11 +114,6 @@ CASES = {
     "python round tensor": (lambda x: round(x.sum().item(), 2) * x, [(x6,), (x6 * 2,)]),
 }
 
-# Eager's CPU kernels for add and sub round a Python float to a bf16 tensor's dtype first (its mul
-# and div do not); ours, as torch.compile's, keep it in float: 1 bf16 ulp apart.
-CPU_SCALAR_ROUNDING = {"bf16 scalar"}
-
-
 def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor):
         if not (isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype):
@@ -143,8 +138,6 @@ def _outcome(fn, args):
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_python_numbers_beside_tensors_match_eager(name, backend):
-    if backend == "inductor" and name in CPU_SCALAR_ROUNDING:
-        pytest.xfail("eager's CPU add rounds a Python float to bf16 first; ours keeps it in float")
     fn, calls = CASES[name]
     compiled = compiler.compile(fn, backend=backend)
     for number, args in enumerate(calls):

@@ -91,13 +91,18 @@ def operand_loaders(args, size, compute_dtype):
     return loaders
 
 
-def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dtype=None) -> Pointwise:
-    """Pointwise(fn(*operands)) over the broadcast of `args`, promoted by `kind`."""
+def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dtype=None,
+              scalars_in_opmath: bool = False) -> Pointwise:
+    """Pointwise(fn(*operands)) over the broadcast of `args`, promoted by `kind`.
+    `scalars_in_opmath`: the op reads a Python number beside a float16/bfloat16 tensor at full
+    precision on CPU too (eager's CPU mul and div; see _narrowed_scalars)."""
     tensors = [a for a in args if isinstance(a, IRNode)]
     computation, result = promote(args, kind)
     computation = compute_dtype or computation
     result = out_dtype or result
     size = broadcast_sizes(*[t.size for t in tensors])
+    if not scalars_in_opmath and result_device(tensors).type == "cpu":
+        args = _narrowed_scalars(args, promote(args, Kind.NO_OPMATH)[1])
     loaders = operand_loaders(args, size, computation)
     fn_dtype = torch.bool if kind == Kind.ALWAYS_BOOL else computation
 
@@ -105,6 +110,16 @@ def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dt
         return cast(fn(*[load(index) for load in loaders]), fn_dtype, result)
 
     return Pointwise(result_device(tensors), result, size, inner)
+
+
+def _narrowed_scalars(args, common: torch.dtype) -> list:
+    """`args` with each Python float rounded to `common` where that is float16 or bfloat16, as
+    eager's CPU kernels read it: through the iterator's common dtype (`bf16 + 1.1` adds
+    1.1015625, and `x <= 1.1` holds for x = 1.1015625). Only its mul and div read the number
+    at full precision (`original_scalar_value`); on CUDA every kernel does."""
+    if common not in (torch.float16, torch.bfloat16):
+        return args
+    return [float(torch.tensor(a, dtype=torch.float64).to(common)) if type(a) is float else a for a in args]
 
 
 def register_pointwise(aten_ops, fn, kind: Kind = Kind.DEFAULT):
@@ -133,7 +148,7 @@ _UNARY = {
     Kind.ALWAYS_BOOL: "isnan isinf logical_not signbit",
 }
 _BINARY = {
-    Kind.DEFAULT: "mul maximum minimum bitwise_and bitwise_or bitwise_xor fmod",
+    Kind.DEFAULT: "maximum minimum bitwise_and bitwise_or bitwise_xor fmod",
     Kind.INT_TO_FLOAT: "atan2 hypot copysign",
     Kind.ALWAYS_BOOL: "eq ne lt le gt ge logical_and logical_or logical_xor",
 }
@@ -143,9 +158,12 @@ for _kind, _names in _UNARY.items():
 for _kind, _names in _BINARY.items():
     for _name in _names.split():
         register_pointwise(_overloads(getattr(aten, _name)), _by_name(_name), _kind)
+register_lowering(*_overloads(aten.mul))(
+    lambda a, b: pointwise(_by_name("mul"), [a, b], scalars_in_opmath=True))
 # ATen names that differ from the vocabulary's (Python's % and // semantics).
 register_pointwise(_overloads(aten.remainder), _by_name("mod"))
-register_pointwise(_overloads(aten.floor_divide), _by_name("floordiv"))
+register_lowering(*_overloads(aten.floor_divide))(
+    lambda a, b: pointwise(_by_name("floordiv"), [a, b], scalars_in_opmath=True))
 
 
 @register_lowering(aten.isfinite.default)
@@ -157,16 +175,22 @@ def _isfinite(x):
 
 @register_lowering(aten.add.Tensor, aten.add.Scalar)
 def _add(a, b, alpha=1):
-    if alpha != 1:
-        b = pointwise(_by_name("mul"), [b, alpha]) if isinstance(b, IRNode) else b * alpha
-    return pointwise(_by_name("add"), [a, b])
+    return _with_alpha("add", a, b, alpha)
 
 
 @register_lowering(aten.sub.Tensor, aten.sub.Scalar)
 def _sub(a, b, alpha=1):
-    if alpha != 1:
-        b = pointwise(_by_name("mul"), [b, alpha]) if isinstance(b, IRNode) else b * alpha
-    return pointwise(_by_name("sub"), [a, b])
+    return _with_alpha("sub", a, b, alpha)
+
+
+def _with_alpha(name: str, a, b, alpha):
+    """`a + alpha * b` (or -) in one computation, rounded once, as eager's kernel computes it
+    (a separate mul rounded the product to a float16/bfloat16 result first)."""
+    if alpha == 1:
+        return pointwise(_by_name(name), [a, b])
+    if not isinstance(b, IRNode):
+        return pointwise(_by_name(name), [a, b * alpha])
+    return pointwise(lambda x, y, scale: getattr(ops, name)(x, ops.mul(y, scale)), [a, b, alpha])
 
 
 @register_lowering(aten.rsub.Tensor, aten.rsub.Scalar)
@@ -177,7 +201,7 @@ def _rsub(a, b, alpha=1):
 
 @register_lowering(aten.div.Tensor, aten.div.Scalar)
 def _div(a, b):
-    return pointwise(_by_name("truediv"), [a, b], Kind.INT_TO_FLOAT)
+    return pointwise(_by_name("truediv"), [a, b], Kind.INT_TO_FLOAT, scalars_in_opmath=True)
 
 
 @register_lowering(aten.div.Tensor_mode, aten.div.Scalar_mode)
@@ -187,8 +211,8 @@ def _div_mode(a, b, *, rounding_mode=None):
     computation, _ = promote([a, b], Kind.DEFAULT)
     if computation.is_floating_point:
         if rounding_mode == "floor":
-            return pointwise(_by_name("floordiv"), [a, b])
-        return pointwise(lambda x, y: ops.trunc(ops.truediv(x, y)), [a, b])
+            return pointwise(_by_name("floordiv"), [a, b], scalars_in_opmath=True)
+        return pointwise(lambda x, y: ops.trunc(ops.truediv(x, y)), [a, b], scalars_in_opmath=True)
     return pointwise(_by_name("floordiv" if rounding_mode == "floor" else "truncdiv"), [a, b])
 
 
