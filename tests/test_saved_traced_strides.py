@@ -6,7 +6,9 @@ it row-major. No error, wrong gradients:
   keeps the slice's strides ((27, 9, 1) for a (2, 3, 1) copy): kimi_linear's chunked delta
   attention in the HF training zoo;
 - symbolic and not row-major: tanh of a transposed conv1d output, (2, s0, 64) with strides
-  (64*s0, 1, s0) once the length is dynamic: squeezebert at a new length.
+  (64*s0, 1, s0) once the length is dynamic: squeezebert at a new length;
+- a view of such a value (heads of a transposed conv's sum), which the forward returned as a
+  view of a row-major buffer: inkling's attention at a new length.
 
 Compiled against eager: first call, fresh values, new sizes (symbolic strides).
 """
@@ -86,4 +88,32 @@ def test_a_saved_transposed_activation_at_new_lengths_matches_eager(backend):
         expected.backward(cotangent)
         for mine, theirs in zip(ours, eager):
             torch.testing.assert_close(mine.grad, theirs.grad)
+    compiler.reset()
+
+
+def short_conv_then_head_norm(k, weight, gain):
+    # inkling's attention: a causal depthwise conv over the sequence plus its input, viewed as
+    # heads, then an RMS norm. The saved view of that sum keeps the transposed conv's layout:
+    # (8*s0, 1, 4*s0, s0) at a new length, where a view of a row-major sum had (8*s0, 8, 4, 1).
+    length = k.shape[1]
+    conv = torch.nn.functional.conv1d(k.transpose(1, 2), weight, padding=3, groups=8)[:, :, :length]
+    heads = (conv.transpose(1, 2) + k).view(2, length, -1, 4)
+    return gain * (heads * torch.rsqrt(heads.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_saved_view_of_a_transposed_sum_at_new_lengths_matches_eager(backend):
+    compiler.reset()
+    compiled = compiler.compile(short_conv_then_head_norm, backend=backend)
+    torch.manual_seed(0)
+    weight, gain = torch.randn(8, 1, 4), torch.rand(4) + 0.5
+    for length in (12, 12, 9, 15):
+        k = torch.randn(2, length, 8)
+        ours, eager = k.clone().requires_grad_(), k.clone().requires_grad_()
+        actual, expected = compiled(ours, weight, gain), short_conv_then_head_norm(eager, weight, gain)
+        torch.testing.assert_close(actual, expected)
+        cotangent = torch.randn_like(expected)
+        actual.backward(cotangent)
+        expected.backward(cotangent)
+        torch.testing.assert_close(ours.grad, eager.grad)
     compiler.reset()

@@ -11,6 +11,8 @@ several nodes is realized so it is computed once. Ops without a lowering run as 
 
 from __future__ import annotations
 
+from collections import Counter
+
 import math
 import operator
 
@@ -519,11 +521,19 @@ class GraphLowering(torch.fx.Interpreter):
                 value = self.sympify(value)  # a number the program returns, over our symbols
             values.append(value)
         # A buffer another output views stays that very buffer: aot_autograd rebuilds outputs
-        # aliasing it (with symbolic strides) from it.
+        # aliasing it (with symbolic strides) from it. A view of a buffer no other output
+        # shares is free to become memory of its own with its traced strides: the backward
+        # reads a saved `view(add(x.transpose(1, 2), y))` at (8*s0, 1, 4*s0, s0), where the view
+        # of a row-major add had (8*s0, 8, 4, 1) (wrong gradients at a new length, inkling).
         viewed = {storage_of(v).name for v in values if isinstance(v, ReinterpretView)}
+        storages = Counter(storage_of(v).name for v in values if isinstance(v, IRNode))
         for value, node in zip(values, flat_nodes):
             if isinstance(value, IRNode):
-                if not isinstance(value, ReinterpretView) and storage_of(value).name not in viewed:
+                storage = storage_of(value)
+                if isinstance(value, ReinterpretView):
+                    if isinstance(storage, ComputedBuffer) and storages[storage.name] == 1:
+                        value = self._with_traced_strides(value, node)
+                elif storage.name not in viewed:
                     value = self._with_traced_strides(value, node)
                 self.output_names.add(storage_of(value).name)
             self.outputs.append(value)
