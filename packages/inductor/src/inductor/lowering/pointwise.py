@@ -113,14 +113,15 @@ def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dt
 
 
 def _narrowed_scalars(args, common: torch.dtype) -> list:
-    """`args` with each Python float rounded to `common` where that is float16 or bfloat16, as
+    """`args` with each Python number rounded to `common` where that is float16 or bfloat16, as
     eager's CPU kernels read it: through the iterator's common dtype (`bf16 + 1.1` adds
     1.1015625, and `x <= 1.1` holds for x = 1.1015625). Only its mul and div read the number
     at full precision (`original_scalar_value`). ATen's CUDA kernels take scalars in opmath
     (gpu_kernel_with_scalars), so CUDA graphs are left as they were (not checked on a GPU)."""
     if common not in (torch.float16, torch.bfloat16):
         return args
-    return [float(torch.tensor(a, dtype=torch.float64).to(common)) if type(a) is float else a for a in args]
+    # ints too: bf16 + 257 adds 256
+    return [float(torch.tensor(a, dtype=torch.float64).to(common)) if type(a) in (int, float) else a for a in args]
 
 
 def register_pointwise(aten_ops, fn, kind: Kind = Kind.DEFAULT):
