@@ -93,6 +93,7 @@ CASES = {
         [(torch.full((4,), 1.1015625), 1.1), (x6, 1.3), (x6, 0.7)],
     ),
     "bf16 and fp16 plus an int": (lambda x, n: (x.bfloat16() + n, x.half() - n), [(x6, 257), (x6, 1000001), (x6, 3)]),
+    "bf16 cube and inverse square": (lambda x, n: (x.bfloat16() ** 3, (x.bfloat16() + n) ** -2), [(x6 * 4, 3.0), (x6, 5.0)]),
     "bf16 scalar": (lambda x, a: x.bfloat16() + a, [(x6, 1.1), (x6, 2.3), (x6, 1e-3)]),
     "double scalar precision": (lambda x, a: x.double() + a, [(x6, 0.1), (x6, 0.2), (x6, 1e-17)]),
     "float32 + big int": (lambda x, n: x + n, [(x6, 2**24 + 1), (x6, 2**25 + 1), (x6, 3)]),

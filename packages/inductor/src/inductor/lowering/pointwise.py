@@ -239,8 +239,22 @@ def _pow(a, b):
         root = b in (0.5, -0.5)
         if (b > 0 or a.dtype.is_floating_point) and not (root and a.dtype == torch.float16 and a.device.type == "cpu"):
             rule = _POW_BY_EXPONENT[b]
+            if b in (3, -2) and a.dtype == torch.bfloat16 and a.device.type == "cpu":
+                rule = _BF16_CPU_POW[b]
             return pointwise(lambda x, _: rule(x), [a, b])
     return pointwise(_by_name("pow"), [a, b])
+
+
+def _bf16_square(x):
+    return ops.to_dtype(ops.to_dtype(ops.mul(x, x), torch.bfloat16), torch.float32)
+
+
+# ATen's CPU kernel multiplies bfloat16 vectors, which rounds x * x to bfloat16 before the cube's
+# last multiply or the inverse square's division (float16 takes the float path: one rounding).
+_BF16_CPU_POW = {
+    3: lambda x: ops.mul(_bf16_square(x), x),
+    -2: lambda x: ops.reciprocal(_bf16_square(x)),
+}
 
 
 @register_lowering(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
