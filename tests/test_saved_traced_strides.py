@@ -38,14 +38,20 @@ def test_gradients_through_slices_written_in_a_loop_match_eager(backend):
     torch.manual_seed(0)
     for batch in ((2, 3), (2, 3), (3, 5), (4, 2)):
         x = torch.randn(*batch, 4, 4)
-        ours, eager = x.clone().requires_grad_(), x.clone().requires_grad_()
-        actual, expected = compiled(ours), triangular_solve_rows(eager)
-        torch.testing.assert_close(actual, expected)
-        cotangent = torch.randn_like(expected)
-        actual.backward(cotangent)
-        expected.backward(cotangent)
-        torch.testing.assert_close(ours.grad, eager.grad)
+        _values_and_gradient_match(compiled, triangular_solve_rows, x)
     compiler.reset()
+
+
+def _values_and_gradient_match(compiled, fn, x, *rest):
+    """compiled(x, *rest) against fn(x, *rest): the values, and x's gradient under a random
+    cotangent."""
+    ours, eager = x.clone().requires_grad_(), x.clone().requires_grad_()
+    actual, expected = compiled(ours, *rest), fn(eager, *rest)
+    torch.testing.assert_close(actual, expected)
+    cotangent = torch.randn_like(expected)
+    actual.backward(cotangent)
+    expected.backward(cotangent)
+    torch.testing.assert_close(ours.grad, eager.grad)
 
 
 def copy_of_a_slice(x):
@@ -108,12 +114,5 @@ def test_a_saved_view_of_a_transposed_sum_at_new_lengths_matches_eager(backend):
     torch.manual_seed(0)
     weight, gain = torch.randn(8, 1, 4), torch.rand(4) + 0.5
     for length in (12, 12, 9, 15):
-        k = torch.randn(2, length, 8)
-        ours, eager = k.clone().requires_grad_(), k.clone().requires_grad_()
-        actual, expected = compiled(ours, weight, gain), short_conv_then_head_norm(eager, weight, gain)
-        torch.testing.assert_close(actual, expected)
-        cotangent = torch.randn_like(expected)
-        actual.backward(cotangent)
-        expected.backward(cotangent)
-        torch.testing.assert_close(ours.grad, eager.grad)
+        _values_and_gradient_match(compiled, short_conv_then_head_norm, torch.randn(2, length, 8), weight, gain)
     compiler.reset()
