@@ -11,7 +11,6 @@ several nodes is realized so it is computed once. Ops without a lowering run as 
 
 from __future__ import annotations
 
-from collections import Counter
 
 import math
 import operator
@@ -32,12 +31,12 @@ from .ir import (
 )
 from .lowering import LOWERINGS
 from .lowering.extern import fallback, reads_arguments_from_memory
-from .lowering.matmul_padding import is_padded_slice
 from .lowering.matmul_templates import FOLDED_INTO_KEY
-from .lowering.views import make_view, permute, strided_view
-from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match, strides_to_keep
+from .lowering.views import make_view, permute
+from .memory_order import dense_in_order, memory_order
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
+from .output_layouts import OutputLayouts
 from .size_questions import known_without_hints
 from .sizes import as_expr, loop_vars
 
@@ -49,7 +48,7 @@ REALIZE_USERS = 1
 RECOMPUTE_READS = 4
 RECOMPUTE_OPS = 30
 
-class GraphLowering(torch.fx.Interpreter):
+class GraphLowering(OutputLayouts, torch.fx.Interpreter):
     def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, options: CompileOptions,
                  strided_outputs: bool = False):
         super().__init__(gm, garbage_collect_values=False)
@@ -59,7 +58,7 @@ class GraphLowering(torch.fx.Interpreter):
         # Each device's kernel backend (codegen/targets.py): what lowerings and passes may ask of it.
         self.targets = KernelTargets.from_options(options)
         # Whether an output may be a strided view of a buffer in eager's dim order rather than
-        # eager's exact strides (see `_as_strided_output`).
+        # eager's exact strides (see output_layouts.py `_as_strided_output`).
         self.strided_outputs = strided_outputs
         self.example_inputs = list(example_inputs)
         self.buffers: list[Buffer] = []
@@ -409,86 +408,6 @@ class GraphLowering(torch.fx.Interpreter):
             val = val[output]
         return self.realize_in_memory_order(value, memory_order(val))
 
-    def _in_traced_memory_order(self, value, node):
-        """An output laid out as the traced (eager) value is, when that is dense: a transposed or
-        channels-last input's layout carries through eager's pointwise ops. The caller then gets
-        eager's strides, and a graph reading this output later (the backward reading saved
-        activations) finds the strides it was traced with."""
-        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        order = memory_order(val)
-        if order is None:
-            return value
-        if isinstance(value, Pointwise):
-            return self.realize_in_memory_order(value, order)
-        computed = isinstance(value, (ComputedBuffer, ReinterpretView)) and isinstance(storage_of(value), ComputedBuffer)
-        if computed and not strides_match(value.layout, val):
-            # Realized earlier in another order (it had several readers): copy into eager's.
-            return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
-        return value
-
-    def _view_in_traced_order(self, value, node):
-        """An output that is a view of a buffer computed here, with its dims in memory in
-        another order than eager's (`z` of `w = z.t(); w.add_(y); return z, w`: z's new value
-        is the transpose of the add, computed in w's order): copied into eager's. The caller
-        sees eager's strides, and aot_autograd rebuilds outputs aliasing this one (w) with
-        `as_strided` at their traced strides, which read the wrong elements of another layout."""
-        if not isinstance(value, ReinterpretView) or not isinstance(storage_of(value), ComputedBuffer):
-            return value
-        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        # Static strides only: with symbolic ones aot_autograd rebuilds the aliases from the
-        # graph's own views, which must then stay views of this very buffer.
-        order = memory_order(val)
-        if order is None or strided_in_order(value.layout, order):
-            return value
-        return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
-
-    def _with_traced_strides(self, value, node):
-        """An output buffer (not a view, nor viewed by another output) whose traced strides memory_order does not keep (gapped: the
-        copy of a slice; symbolic in another order: a transposed conv's product) computed into
-        memory with those very strides. The backward is compiled to read each saved value with
-        its traced strides: a row-major copy made it read (27, 9, 1)-apart elements of a
-        (3, 1, 1) tensor (kimi_linear's chunked attention) and (64*s0, 1, s0)-apart ones of a
-        (64*s0, 64, 1) one (squeezebert at a new length): wrong gradients. torch.compile keeps
-        the traced strides too (require_exact_strides)."""
-        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        strides = strides_to_keep(val)
-        if strides is None:
-            return value
-        strides = tuple(self.sympify(s) for s in strides)
-        if all(n == 1 or sympy.expand(s - t) == 0 for n, s, t in zip(value.layout.size, value.layout.stride, strides)):
-            return value
-        layout = Layout(value.device, value.dtype, tuple(value.size), strides)
-        buffer = ComputedBuffer(self.new_name(), layout, Pointwise(value.device, value.dtype, value.size, value.make_loader()))
-        self._add(buffer)
-        return buffer
-
-    def _as_strided_output(self, value, node):
-        """The [:M, :N] slice of a padded matmul's result (GPT-2's logits), or a view of it, that
-        reads the result at an affine index: returned as that strided view rather than copied
-        dense, when its dims lie in memory in eager's order, as torch.compile returns it. Only
-        where nothing reads the output later expecting the traced strides (inference graphs: a
-        forward graph's outputs include the backward's saved values)."""
-        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        if memory_order(val) is None:
-            return value
-        sliced = value
-        while isinstance(sliced, GenericView):
-            sliced = sliced.data
-        if not is_padded_slice(sliced):
-            return value  # e.g. a copy of a slice (`.contiguous()`): eager's dense strides
-        index = loop_vars("v", len(value.size))
-        collector = DependencyCollector()
-        with use_handler(collector):
-            result = value.make_loader()(index)
-        if result != "load" or collector.op_count or collector.indirect_symbols or len(collector.reads) != 1:
-            return value
-        name, flat = collector.reads[0]
-        base = next((b for b in self.buffers if b.name == name), None)
-        view = strided_view(base, value.size, index, flat) if isinstance(base, Buffer) else None
-        if view is None or view.dtype != value.dtype:
-            return value
-        return view if strided_in_order(view.layout, memory_order(val)) else value
-
     def remove_dead_buffers(self, keep: set[str] = frozenset()):
         """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)
         besides outputs and `keep`."""
@@ -504,40 +423,6 @@ class GraphLowering(torch.fx.Interpreter):
         for buffer in self.buffers:
             for name in _reads_of(buffer):
                 self.consumers.setdefault(name, set()).add(buffer.name)
-
-    def output(self, target, args, kwargs):
-        results, nodes = args[0], self.current_node.args[0]
-        flat = results if isinstance(results, (list, tuple)) else [results]
-        # One node per output, except where one node returns the whole tuple (no layout to match then).
-        flat_nodes = nodes if isinstance(nodes, (list, tuple)) and len(nodes) == len(flat) else [None] * len(flat)
-        values = []
-        for value, node in zip(flat, flat_nodes):
-            if isinstance(value, IRNode):
-                if self.strided_outputs:
-                    value = self._as_strided_output(value, node)
-                value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
-                value = self._view_in_traced_order(value, node)
-            elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-                value = self.sympify(value)  # a number the program returns, over our symbols
-            values.append(value)
-        # A buffer another output views stays that very buffer: aot_autograd rebuilds outputs
-        # aliasing it (with symbolic strides) from it. A view of a buffer no other output
-        # shares is free to become memory of its own with its traced strides: the backward
-        # reads a saved `view(add(x.transpose(1, 2), y))` at (8*s0, 1, 4*s0, s0), where the view
-        # of a row-major add had (8*s0, 8, 4, 1) (wrong gradients at a new length, inkling).
-        viewed = {storage_of(v).name for v in values if isinstance(v, ReinterpretView)}
-        storages = Counter(storage_of(v).name for v in values if isinstance(v, IRNode))
-        for value, node in zip(values, flat_nodes):
-            if isinstance(value, IRNode):
-                storage = storage_of(value)
-                if isinstance(value, ReinterpretView):
-                    if isinstance(storage, ComputedBuffer) and storages[storage.name] == 1:
-                        value = self._with_traced_strides(value, node)
-                elif storage.name not in viewed:
-                    value = self._with_traced_strides(value, node)
-                self.output_names.add(storage_of(value).name)
-            self.outputs.append(value)
-        return results
 
 
 def constant_name(target: str) -> str:

@@ -205,7 +205,7 @@ def _sliced(result: IRNode, m: int, n: int):
 
 
 # The lazy slices `_sliced` made: an inference graph may return one (or a view of one) as a
-# strided view of the padded result (GraphLowering._as_strided_output), where a copy of it must
+# strided view of the padded result (output_layouts.py `_as_strided_output`), where a copy of it must
 # stay dense.
 _slices: weakref.WeakSet = weakref.WeakSet()
 
