@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import compiler
+from test_saved_traced_strides import values_and_gradients_match
 
 WINDOW = 16
 
@@ -29,15 +30,6 @@ def test_gradients_through_a_length_padded_to_a_multiple_match_eager(backend):
     compiled = compiler.compile(embed_padded, backend=backend)
     torch.manual_seed(0)
     for length in (12, 12, 9, 21):
-        ids = torch.randint(3, 50, (2, length))
-        params = [torch.randn(50, 8), torch.randn(8), torch.randn(8)]
-        ours = [p.clone().requires_grad_() for p in params]
-        eager = [p.clone().requires_grad_() for p in params]
-        actual, expected = compiled(ids, *ours), embed_padded(ids, *eager)
-        torch.testing.assert_close(actual, expected)
-        cotangent = torch.randn_like(expected)
-        actual.backward(cotangent)
-        expected.backward(cotangent)
-        for mine, theirs in zip(ours, eager):
-            torch.testing.assert_close(mine.grad, theirs.grad)
+        args = [torch.randint(3, 50, (2, length)), torch.randn(50, 8), torch.randn(8), torch.randn(8)]
+        values_and_gradients_match(compiled, embed_padded, args, wrt=(1, 2, 3))
     compiler.reset()

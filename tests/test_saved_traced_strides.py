@@ -38,20 +38,22 @@ def test_gradients_through_slices_written_in_a_loop_match_eager(backend):
     torch.manual_seed(0)
     for batch in ((2, 3), (2, 3), (3, 5), (4, 2)):
         x = torch.randn(*batch, 4, 4)
-        _values_and_gradient_match(compiled, triangular_solve_rows, x)
+        values_and_gradients_match(compiled, triangular_solve_rows, [x])
     compiler.reset()
 
 
-def _values_and_gradient_match(compiled, fn, x, *rest):
-    """compiled(x, *rest) against fn(x, *rest): the values, and x's gradient under a random
-    cotangent."""
-    ours, eager = x.clone().requires_grad_(), x.clone().requires_grad_()
-    actual, expected = compiled(ours, *rest), fn(eager, *rest)
+def values_and_gradients_match(compiled, fn, args, wrt=(0,)):
+    """compiled(*args) against fn(*args): the values, and the gradients of the arguments at
+    positions `wrt` under one random cotangent (each side gets its own copies of those)."""
+    ours = [a.clone().requires_grad_() if k in wrt else a for k, a in enumerate(args)]
+    eager = [a.clone().requires_grad_() if k in wrt else a for k, a in enumerate(args)]
+    actual, expected = compiled(*ours), fn(*eager)
     torch.testing.assert_close(actual, expected)
     cotangent = torch.randn_like(expected)
     actual.backward(cotangent)
     expected.backward(cotangent)
-    torch.testing.assert_close(ours.grad, eager.grad)
+    for k in wrt:
+        torch.testing.assert_close(ours[k].grad, eager[k].grad)
 
 
 def copy_of_a_slice(x):
@@ -83,17 +85,8 @@ def test_a_saved_transposed_activation_at_new_lengths_matches_eager(backend):
     compiled = compiler.compile(conv_over_the_sequence, backend=backend)
     torch.manual_seed(0)
     for length in (12, 12, 9, 17):
-        x = torch.randn(2, length, 8)
-        params = [torch.randn(8, 8, 1), torch.randn(8)]
-        ours = [p.clone().requires_grad_() for p in params]
-        eager = [p.clone().requires_grad_() for p in params]
-        actual, expected = compiled(x, *ours), conv_over_the_sequence(x, *eager)
-        torch.testing.assert_close(actual, expected)
-        cotangent = torch.randn_like(expected)
-        actual.backward(cotangent)
-        expected.backward(cotangent)
-        for mine, theirs in zip(ours, eager):
-            torch.testing.assert_close(mine.grad, theirs.grad)
+        args = [torch.randn(2, length, 8), torch.randn(8, 8, 1), torch.randn(8)]
+        values_and_gradients_match(compiled, conv_over_the_sequence, args, wrt=(1, 2))
     compiler.reset()
 
 
@@ -114,5 +107,5 @@ def test_a_saved_view_of_a_transposed_sum_at_new_lengths_matches_eager(backend):
     torch.manual_seed(0)
     weight, gain = torch.randn(8, 1, 4), torch.rand(4) + 0.5
     for length in (12, 12, 9, 15):
-        _values_and_gradient_match(compiled, short_conv_then_head_norm, torch.randn(2, length, 8), weight, gain)
+        values_and_gradients_match(compiled, short_conv_then_head_norm, [torch.randn(2, length, 8), weight, gain])
     compiler.reset()
