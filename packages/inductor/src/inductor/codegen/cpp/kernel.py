@@ -404,7 +404,7 @@ class CppKernel:
     def _long_reduction(self) -> bool:
         """Whether the inner loops may run LONG_REDUCTION times or more. Shorter rows (a
         hidden size) keep float accumulators, which vectorize twice as wide."""
-        numel = sympy.sympify(product(n for _, n in self.kernel.inner))
+        numel = self._inner_count()
         return not isinstance(numel, sympy.Integer) or int(numel) >= LONG_REDUCTION
 
     def _result(self, accumulator: str, dtype: torch.dtype) -> CppValue:
@@ -501,11 +501,12 @@ class CppKernel:
                      work=self._work())
         return [*self.pre, *loop, *self.post]
 
+    def _inner_count(self) -> sympy.Expr:
+        """How many times the inner loops run per outer iteration."""
+        return sympy.sympify(product(n for _, n in self.kernel.inner))
+
     def _inner_numel(self) -> str:
-        total = sympy.Integer(1)
-        for _, n in self.kernel.inner:
-            total = total * n
-        return self._index(total)
+        return self._index(self._inner_count())
 
     def _work(self) -> str:
         sizes = [n for _, n in (*self.kernel.outer, *self.kernel.inner)]
