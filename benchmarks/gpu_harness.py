@@ -216,6 +216,7 @@ def _run_child(script, name, phase, mode, caches, timeout_s: float) -> dict:
                TRITON_CACHE_DIR=caches["triton"])
     env.pop("TRITON_INTERPRET", None)
     command = [sys.executable, script, "--child", name, "--phase", phase, "--mode", mode]
+    started = time.monotonic()
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -224,7 +225,11 @@ def _run_child(script, name, phase, mode, caches, timeout_s: float) -> dict:
     if done.returncode != 0 or not lines:
         tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
         return {"workload": name, "error": f"{phase} run failed: " + " | ".join(tail)[-1500:]}
-    return json.loads(lines[-1][len("RESULT "):])
+    row = json.loads(lines[-1][len("RESULT "):])
+    # The child's whole wall time (imports, model build, compiles, timings): what a row costs
+    # the run's budget.
+    row[f"{phase}_child_s"] = round(time.monotonic() - started, 1)
+    return row
 
 
 def table(rows) -> str:
