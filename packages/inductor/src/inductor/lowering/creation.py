@@ -10,6 +10,7 @@ from ..ir import Pointwise
 from ..ops import ops
 from ..sizes import as_expr
 from . import register_lowering
+from .pointwise import scalar_operand
 
 aten = torch.ops.aten
 
@@ -23,12 +24,9 @@ def _scalar_dtype(value) -> torch.dtype:
 
 def full(size, value, dtype, device) -> Pointwise:
     dtype = dtype or _scalar_dtype(value)
-    if isinstance(value, sympy.Basic) and value.free_symbols:
-        # A fill value the sizes give (multilabel_margin_loss fills with the class count).
-        fill = lambda index: ops.index_expr(value, dtype)  # noqa: E731
-    else:
-        fill = lambda index: ops.constant(value, dtype)  # noqa: E731
-    return Pointwise(torch.device(device or "cpu"), dtype, tuple(as_expr(s) for s in size), fill)
+    # A fill value may be one the sizes give (multilabel_margin_loss fills with the class count).
+    return Pointwise(torch.device(device or "cpu"), dtype, tuple(as_expr(s) for s in size),
+                     lambda index: scalar_operand(value, dtype))
 
 
 @register_lowering(aten.full.default)
@@ -84,16 +82,9 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, pin
 
     def inner(index):
         position = ops.to_dtype(ops.index_expr(index[0], torch.int64), compute)
-        value = ops.add(ops.mul(position, _scalar(step, compute)), _scalar(start, compute))
+        value = ops.add(ops.mul(position, scalar_operand(step, compute)), scalar_operand(start, compute))
         return ops.to_dtype(value, dtype)
 
     return Pointwise(torch.device(device or "cpu"), dtype, (graph.sympify(length),), inner)
 
 
-def _scalar(value, dtype):
-    """A Python number as a constant; a size expression as an index expression read in the kernel."""
-    if isinstance(value, sympy.Basic) and value.free_symbols:
-        return ops.to_dtype(ops.index_expr(value, torch.int64), dtype)
-    if isinstance(value, sympy.Basic):
-        value = int(value) if value.is_integer else float(value)
-    return ops.constant(value, dtype)

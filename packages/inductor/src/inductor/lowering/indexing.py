@@ -16,7 +16,7 @@ from ..ops import ops
 from ..runtime.kernel_errors import BOUNDS_ERROR_CODES
 from ..sizes import as_expr, product
 from . import register_lowering
-from .pointwise import broadcast_loader, broadcast_sizes, cast, promote
+from .pointwise import broadcast_loader, broadcast_sizes, cast, promote, scalar_operand
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
 
 aten = torch.ops.aten
@@ -91,7 +91,7 @@ def constant_pad_nd(x, pad, value=0.0):
                 in_dim = ops.logical_and(ops.ge(position, ops.constant(0, torch.int64)), in_dim)
             inside = in_dim if inside is None else ops.logical_and(inside, in_dim)
         loaded = load(source)
-        return loaded if inside is None else ops.where(inside, loaded, ops.constant(value, x.dtype))
+        return loaded if inside is None else ops.where(inside, loaded, scalar_operand(value, x.dtype))
 
     return Pointwise(x.device, x.dtype, tuple(size), inner)
 

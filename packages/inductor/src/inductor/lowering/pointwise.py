@@ -77,6 +77,17 @@ def cast(value, from_dtype: torch.dtype, to_dtype: torch.dtype):
     return value if from_dtype == to_dtype else ops.to_dtype(value, to_dtype)
 
 
+def scalar_operand(value, dtype: torch.dtype):
+    """A number an op takes beside its tensors, as a kernel value of `dtype`. It may be symbolic:
+    an integer the graph computed from sizes (`x.masked_fill(m, x.shape[0] - 1)`) is read as an
+    index expression, which the kernel evaluates at each call; only a Python number is a literal."""
+    if isinstance(value, sympy.Basic):
+        if value.free_symbols:
+            return cast(ops.index_expr(value, torch.int64), torch.int64, dtype)
+        value = int(value) if value.is_integer else float(value)
+    return ops.constant(value, dtype)
+
+
 def operand_loaders(args, size, compute_dtype):
     """For each operand: index -> ops value in `compute_dtype` (scalars become constants)."""
     loaders = []
@@ -84,10 +95,8 @@ def operand_loaders(args, size, compute_dtype):
         if isinstance(arg, IRNode):
             load = broadcast_loader(arg, size)
             loaders.append(lambda index, load=load, dt=arg.dtype: cast(load(index), dt, compute_dtype))
-        elif isinstance(arg, sympy.Basic):
-            loaders.append(lambda index, e=arg: cast(ops.index_expr(e, torch.int64), torch.int64, compute_dtype))
         else:
-            loaders.append(lambda index, c=arg: ops.constant(c, compute_dtype))
+            loaders.append(lambda index, c=arg: scalar_operand(c, compute_dtype))
     return loaders
 
 
@@ -291,7 +300,8 @@ def _clamp_max(x, max):
 def _masked_fill(x, mask, value):
     if isinstance(value, IRNode):
         return where(mask, value, x)
-    return pointwise(lambda a, m: ops.where(m, ops.constant(value, x.dtype), a), [x, mask], out_dtype=x.dtype, compute_dtype=x.dtype)
+    return pointwise(lambda a, m: ops.where(m, scalar_operand(value, x.dtype), a), [x, mask], out_dtype=x.dtype,
+                     compute_dtype=x.dtype)
 
 
 def to_dtype(x: IRNode, dtype: torch.dtype) -> IRNode:
@@ -337,10 +347,10 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     dt, _ = promote([x], Kind.DEFAULT)
 
     def fn(a):
-        a = ops.where(ops.isnan(a), ops.constant(nan, dt), a)
+        a = ops.where(ops.isnan(a), scalar_operand(nan, dt), a)
         inf = ops.isinf(a)
         return ops.where(
-            inf, ops.where(ops.gt(a, ops.constant(0, dt)), ops.constant(posinf, dt), ops.constant(neginf, dt)), a
+            inf, ops.where(ops.gt(a, ops.constant(0, dt)), scalar_operand(posinf, dt), scalar_operand(neginf, dt)), a
         )
 
     return pointwise(fn, [x])

@@ -27,7 +27,7 @@ from ..sizes import as_expr, product
 from . import register_lowering
 from .extern import extern_call, fallback
 from .indexing import check_empty_take
-from .pointwise import cast
+from .pointwise import cast, scalar_operand
 from .views import slice_bounds
 
 aten = torch.ops.aten
@@ -129,7 +129,7 @@ def _select_one_per_row(self: IRNode, dim: int, index: IRNode, src) -> Pointwise
         checked = ops.where(ops.lt(target, ops.constant(0, index.dtype)), ops.index_expr(size, index.dtype), target)
         position = ops.indirect_indexing(checked, size, RuntimeError)
         hit = ops.eq(ops.index_expr(position, torch.int64), ops.index_expr(idx[dim], torch.int64))
-        value = cast(load_src(row), src.dtype, self.dtype) if load_src else ops.constant(src, self.dtype)
+        value = cast(load_src(row), src.dtype, self.dtype) if load_src else scalar_operand(src, self.dtype)
         return ops.where(hit, value, load_self(idx))
 
     return Pointwise(self.device, self.dtype, tuple(self.size), inner)
