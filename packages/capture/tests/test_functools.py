@@ -8,6 +8,8 @@ import operator
 import pytest
 import torch
 
+import capture
+
 from helpers import check_across_sizes, compile_eager, run_and_compare
 
 
@@ -157,6 +159,26 @@ def test_lru_cache_is_inlined_not_called():
     for _ in range(2):
         run_and_compare(compiled, call_cached_functions, (torch.randn(3), torch.randn(3)))
     assert _cached_tensor_fn.cache_info().hits == 0
+
+
+def _decorates_its_own_helper(x):
+    @functools.lru_cache
+    def twice(n):
+        return n * 2
+
+    return x * twice(x.shape[0]) + twice.__wrapped__(1)
+
+
+def test_lru_cache_applied_inside_the_compiled_function():
+    """functools.lru_cache builds its wrapper in C (the graph breaks there) and update_wrapper
+    then sets attributes on it: the resumed code read the half-built wrapper's __wrapped__ and
+    failed with an internal error. Now the wrapper is traced as the object it is, and its call
+    once __wrapped__ is set inlines the function."""
+    compiled = compile_eager(_decorates_its_own_helper)
+    for size in (4, 4, 7):
+        run_and_compare(compiled, _decorates_its_own_helper, (torch.randn(size),))
+    with pytest.raises(capture.errors.Unsupported, match="_lru_cache_wrapper"):
+        compile_eager(_decorates_its_own_helper, fullgraph=True)(torch.randn(3))
 
 
 def test_operator_callables_passed_in():

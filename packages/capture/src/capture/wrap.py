@@ -49,7 +49,7 @@ from .values.functions import FunctionValue
 from .values.modules import ModuleValue
 from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
-from .values.objects import ClassValue, ObjectValue, PartialValue, PyModuleValue, WeakReferenceValue
+from .values.objects import CachedFunctionValue, ClassValue, ObjectValue, PartialValue, PyModuleValue, WeakReferenceValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}
@@ -396,12 +396,9 @@ def _partial(session, obj, source):
 
 @wraps(functools._lru_cache_wrapper)
 def _lru_cached_function(session, obj, source):
-    # As TorchDynamo does, a call of an lru_cache/cache-wrapped function inlines the wrapped
-    # function: the cache would hold values of one trace (fake tensors, symbols), and a
-    # compiled entry runs the graph, not the function, on later calls.
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
-    return session.wrap(obj.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
+    return CachedFunctionValue(obj, source)
 
 
 @wraps(operator.itemgetter, operator.attrgetter, operator.methodcaller)

@@ -564,6 +564,20 @@ class SuperValue(Value):
         return frame.session.wrap(descriptor, None)
 
 
+class CachedFunctionValue(ObjectValue):
+    """A functools.lru_cache / functools.cache wrapper. A call inlines the wrapped function, as
+    TorchDynamo does: the cache would hold values of one trace (fake tensors, symbols), and a
+    compiled entry runs the graph, not the function, on later calls. Its other attributes
+    (`cache_info`, `cache_clear`) are the real object's."""
+
+    def call(self, frame, args, kwargs):
+        wrapped = self.get_attr(frame, "__wrapped__") if frame.session.side_effects.pending_attr(
+            self.obj, "__wrapped__") is not None or hasattr(self.obj, "__wrapped__") else None
+        if wrapped is None:
+            raise Unsupported(f"calling {self.describe()} before functools.update_wrapper has set its __wrapped__")
+        return wrapped.call(frame, args, kwargs)
+
+
 class PartialValue(Value):
     """functools.partial(func, *args, **kwargs) with symbolic bound arguments."""
 
