@@ -93,6 +93,14 @@ def test_tensor_scalar_promotion(scalar, dtype, device):
     check(lambda a: (aten.mul.Tensor(a, scalar), aten.add.Tensor(a, scalar)), a)
 
 
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor", "eq", "lt"])
+def test_binary_of_a_tensor_and_a_zero_dim_one(name, device):
+    # The 0-d operand's comparison with 0 (logical ops) is a scalar that broadcasts to the block.
+    a = torch.randn(5, device=device) * (torch.rand(5, device=device) > 0.5)
+    b = torch.randn((), device=device)
+    check(lambda a, b: (_op(name)(a, b), _op(name)(a, aten.mul.Tensor(b, 0))), a, b)
+
+
 def test_zero_dim_tensor_does_not_widen_result(device):
     a = torch.randn(8, 8, device=device)
     b = torch.tensor(3.0, dtype=torch.float64, device=device)

@@ -236,10 +236,16 @@ def pow_int(base, exponent):
 
 
 if INTERPRETED:
-    from .triton_interpreter import NumpyLibdevice, accept_one_element_indices, round_bfloat16_to_nearest
+    from .triton_interpreter import (
+        NumpyLibdevice,
+        accept_one_element_indices,
+        round_bfloat16_to_nearest,
+        type_comparisons_as_int1,
+    )
 
     libdevice = NumpyLibdevice()
     accept_one_element_indices()
     round_bfloat16_to_nearest()
+    type_comparisons_as_int1()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)

@@ -1,9 +1,10 @@
 """Running generated kernels in Triton's interpreter (TRITON_INTERPRET=1, CPU tensors): the
-two things the interpreter of Triton 3.6 lacks for them.
+things the interpreter of Triton 3.6 lacks for them.
 
     NumpyLibdevice                 libdevice calls return None there: the same functions, by numpy
     accept_one_element_indices     `range(0, rnumel, RBLOCK)` over a kernel argument, with NumPy >= 2.4
     round_bfloat16_to_nearest      float32 -> bfloat16 casts truncate there; GPUs and eager round
+    type_comparisons_as_int1       a comparison's result is typed as its operands there
 """
 
 from __future__ import annotations
@@ -90,3 +91,23 @@ def round_bfloat16_to_nearest():
         return TensorHandle(value.numpy(), dst_type.scalar)
 
     InterpreterBuilder.cast_impl = through_torch  # create_fp_trunc, create_fp_ext... all call it
+
+
+def type_comparisons_as_int1():
+    """Triton 3.6's interpreter computes a comparison with its `binary_op`, which types the
+    result as the left operand (fp32 for `x != 0` of a float), although its data is bool. A
+    block keeps the bool data, but a 0-d result (of a loaded scalar) splats to a block of that
+    type, float32 zeros and ones, which `&` with a bool block then rejects (logical_and of a
+    tensor and a 0-d one). Compiled Triton types every comparison int1; so does this."""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    for name in dir(InterpreterBuilder):
+        if name.startswith(("create_icmp", "create_fcmp")):
+            setattr(InterpreterBuilder, name, _typed_as_int1(getattr(InterpreterBuilder, name)))
+
+
+def _typed_as_int1(compare):
+    def typed(builder, lhs, rhs):
+        return TensorHandle(compare(builder, lhs, rhs).data, tl.int1)
+
+    return typed
