@@ -50,6 +50,13 @@ def test_view_of_non_contiguous_lazy_value_needs_div_mod(device):
     check(lambda x: (aten.reshape.default(aten.permute.default(aten.exp.default(x), [1, 0]), [30]),), x)
 
 
+@pytest.mark.parametrize("shape", [(0, 0, 0), (2, 0, 3), (0, 4)])
+def test_index_remaps_of_empty_tensors(shape, device):
+    # A loop of size 0 among others: the kernel has no elements, but its index is still printed.
+    x = torch.randn(shape, device=device)
+    check(lambda x: (aten.roll.default(aten.add.Tensor(x, 1), [1], [0]), aten.flip.default(x, [-1])), x)
+
+
 def test_split_and_unbind(device):
     x = torch.randn(10, 4, device=device)
 

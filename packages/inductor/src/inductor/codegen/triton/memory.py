@@ -86,6 +86,10 @@ class MemoryOps:
         """`x0 = xindex % 128`...: the IR's loop variables recovered from the flat block index."""
         loops = self.loops[axis]
         flat = sympy.Symbol(f"{axis}index", integer=True, nonnegative=True)
+        if any(size == 0 for _, size in loops):
+            # No elements (torch.eye(0), roll of a (0, 0, 0) tensor): every lane is masked off,
+            # so any variable serves, and `% 0` / `// 0` would not print.
+            return [f"{var.name} = {flat}" for var, _ in loops if var.name in self.used_vars]
         lines, stride = [], sympy.Integer(1)
         for position in reversed(range(len(loops))):
             var, size = loops[position]
