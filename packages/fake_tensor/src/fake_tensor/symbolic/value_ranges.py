@@ -10,6 +10,7 @@ new function is adding an entry.
 from __future__ import annotations
 
 import dataclasses
+import fractions
 import functools
 from collections.abc import Callable, Mapping
 
@@ -19,6 +20,31 @@ from fake_tensor.registries import register_once
 from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
 
 oo = sympy.oo
+
+
+def least(*bounds: sympy.Expr) -> sympy.Expr:
+    """sympy.Min of interval endpoints, without sympy when all are numbers (most are: building
+    a Min, or comparing two sympy numbers with `<`, builds a relation first; a Swin layer's
+    views ask for tens of thousands)."""
+    if all(b.is_Number and b is not sympy.nan for b in bounds):
+        return min(bounds, key=_exact)
+    return sympy.Min(*bounds)
+
+
+def greatest(*bounds: sympy.Expr) -> sympy.Expr:
+    """sympy.Max of interval endpoints; see `least`."""
+    if all(b.is_Number and b is not sympy.nan for b in bounds):
+        return max(bounds, key=_exact)
+    return sympy.Max(*bounds)
+
+
+def _exact(number: sympy.Number) -> int | fractions.Fraction | float:
+    """A sympy number as the Python number that orders as it does (ints and fractions exact)."""
+    if number.is_Integer:
+        return int(number)
+    if number.is_Rational:
+        return fractions.Fraction(int(number.p), int(number.q))
+    return float(number)  # a Float, or +-oo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,10 +60,10 @@ class ValueRange:
         return bool(self.lower == self.upper)
 
     def intersect(self, other: ValueRange) -> ValueRange:
-        return ValueRange(sympy.Max(self.lower, other.lower), sympy.Min(self.upper, other.upper))
+        return ValueRange(greatest(self.lower, other.lower), least(self.upper, other.upper))
 
     def union(self, other: ValueRange) -> ValueRange:
-        return ValueRange(sympy.Min(self.lower, other.lower), sympy.Max(self.upper, other.upper))
+        return ValueRange(least(self.lower, other.lower), greatest(self.upper, other.upper))
 
     def __str__(self) -> str:
         upper = "inf" if self.upper == oo else str(self.upper)
@@ -57,7 +83,7 @@ def _mul_bound(a, b):
 
 def _mul_ranges(x: ValueRange, y: ValueRange) -> ValueRange:
     products = [_mul_bound(p, q) for p in (x.lower, x.upper) for q in (y.lower, y.upper)]
-    return ValueRange(sympy.Min(*products), sympy.Max(*products))
+    return ValueRange(least(*products), greatest(*products))
 
 
 def _pow_range(base: ValueRange, exponent: sympy.Expr) -> ValueRange:
@@ -118,7 +144,7 @@ def _floordiv(expr, sub):
         return sympy.floor(x / y)
 
     corners = [corner(x, y) for x in (a.lower, a.upper) for y in (b.lower, b.upper)]
-    return ValueRange(sympy.Min(*corners), sympy.Max(*corners))
+    return ValueRange(least(*corners), greatest(*corners))
 
 
 @bound_rule(PythonMod)
@@ -138,13 +164,13 @@ def _mod(expr, sub):
 @bound_rule(sympy.Max)
 def _max(expr, sub):
     ranges = [sub(arg) for arg in expr.args]
-    return ValueRange(sympy.Max(*(r.lower for r in ranges)), sympy.Max(*(r.upper for r in ranges)))
+    return ValueRange(greatest(*(r.lower for r in ranges)), greatest(*(r.upper for r in ranges)))
 
 
 @bound_rule(sympy.Min)
 def _min(expr, sub):
     ranges = [sub(arg) for arg in expr.args]
-    return ValueRange(sympy.Min(*(r.lower for r in ranges)), sympy.Min(*(r.upper for r in ranges)))
+    return ValueRange(least(*(r.lower for r in ranges)), least(*(r.upper for r in ranges)))
 
 
 @bound_rule(sympy.floor)
@@ -172,7 +198,7 @@ def _abs(expr, sub):
         return r
     if r.upper <= 0:
         return ValueRange(-r.upper, -r.lower)
-    return ValueRange(sympy.Integer(0), sympy.Max(-r.lower, r.upper))
+    return ValueRange(sympy.Integer(0), greatest(-r.lower, r.upper))
 
 
 @bound_rule(sympy.Piecewise)
@@ -184,7 +210,14 @@ def bound(expr: sympy.Expr, ranges: Mapping[sympy.Expr, ValueRange]) -> ValueRan
     """A range containing every value of `expr` when each symbol (or subexpression) in
     `ranges` lies in its range."""
 
+    seen: dict[sympy.Expr, ValueRange] = {}  # a subexpression shared by several terms: once
+
     def sub(e: sympy.Expr) -> ValueRange:
+        if e not in seen:
+            seen[e] = _computed(e)
+        return seen[e]
+
+    def _computed(e: sympy.Expr) -> ValueRange:
         if e.is_Number:
             return ValueRange(e, e)
         if e.is_Symbol:
