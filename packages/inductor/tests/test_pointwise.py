@@ -209,6 +209,15 @@ def test_masked_fill_and_nan_to_num(device):
     check(lambda x, m: (aten.masked_fill.Scalar(x, m, -1e9), aten.nan_to_num.default(x)), x, mask)
 
 
+@pytest.mark.parametrize("value", [1.0, 1.1, -300.7])
+def test_bfloat16_constants_round_like_eager(value, device):
+    # A constant of the kernel's own dtype (tl.full of a bfloat16): a fill, a masked fill.
+    x = torch.randn(9, 13, device=device).to(torch.bfloat16)
+    mask = torch.randn(9, 13, device=device) > 0
+    check(lambda x, m: (aten.masked_fill.Scalar(x, m, value), aten.full_like.default(x, value)), x, mask,
+          rtol=0, atol=0)
+
+
 def test_backward_pointwise_ops(device):
     g, y = torch.randn(16, 16, device=device), torch.rand(16, 16, device=device)
     x = torch.randn(16, 16, device=device)

@@ -239,6 +239,7 @@ if INTERPRETED:
     from .triton_interpreter import (
         NumpyLibdevice,
         accept_one_element_indices,
+        make_bfloat16_constants,
         round_bfloat16_to_nearest,
         type_comparisons_as_int1,
     )
@@ -247,5 +248,6 @@ if INTERPRETED:
     accept_one_element_indices()
     round_bfloat16_to_nearest()
     type_comparisons_as_int1()
+    make_bfloat16_constants()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)

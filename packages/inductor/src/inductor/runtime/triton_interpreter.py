@@ -5,6 +5,7 @@ things the interpreter of Triton 3.6 lacks for them.
     accept_one_element_indices     `range(0, rnumel, RBLOCK)` over a kernel argument, with NumPy >= 2.4
     round_bfloat16_to_nearest      float32 -> bfloat16 casts truncate there; GPUs and eager round
     type_comparisons_as_int1       a comparison's result is typed as its operands there
+    make_bfloat16_constants        it has no bfloat16 constants (`tl.full(..., tl.bfloat16)`)
 """
 
 from __future__ import annotations
@@ -111,3 +112,17 @@ def _typed_as_int1(compare):
         return TensorHandle(compare(builder, lhs, rhs).data, tl.int1)
 
     return typed
+
+
+def make_bfloat16_constants():
+    """Triton 3.6's interpreter has no `get_bf16`, which `tl.full(..., tl.bfloat16)` and other
+    bfloat16 constants call (torch.ones(dtype=torch.bfloat16), masked_fill of a bfloat16
+    tensor). Compiled Triton's builder takes the value as a C float and rounds it to nearest
+    even; so does this, keeping the bits as uint16 as the interpreter holds bfloat16."""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    def get_bf16(builder, value):
+        bits = torch.tensor([value], dtype=torch.float32).to(torch.bfloat16).view(torch.uint16)
+        return TensorHandle(bits.numpy(), tl.bfloat16)
+
+    InterpreterBuilder.get_bf16 = get_bf16
