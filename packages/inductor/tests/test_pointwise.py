@@ -218,6 +218,12 @@ def test_bfloat16_constants_round_like_eager(value, device):
           rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64])
+def test_sign_of_integers_and_bools(dtype, device):
+    x = torch.randint(-3, 4, (7, 11), device=device).to(dtype)
+    check(lambda x: (aten.sign.default(x), aten.sgn.default(x)), x)
+
+
 def test_backward_pointwise_ops(device):
     g, y = torch.randn(16, 16, device=device), torch.rand(16, 16, device=device)
     x = torch.randn(16, 16, device=device)

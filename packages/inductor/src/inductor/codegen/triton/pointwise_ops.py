@@ -133,6 +133,10 @@ class PointwiseOps:
             wide = self._widened(x)
             return self._narrowed(self._new(f"1.0 / (1.0 + libdevice.exp(-{wide}))", wide.dtype, x.dims), x.dtype)
         if name == "sign":
+            if x.dtype == torch.bool:
+                # sign(b) is b; helpers.sign would subtract two int1s, which a GPU wraps but the
+                # interpreter's numpy refuses.
+                return x
             return self._new(f"helpers.sign({x})", x.dtype, x.dims)
         if name in _LIBDEVICE_UNARY:
             return self._math(f"libdevice.{_LIBDEVICE_UNARY[name]}", (x,), x.dtype, x.dims)
