@@ -248,14 +248,14 @@ def seed_samples(name: str, dtype_name: str) -> None:
     torch.manual_seed(zlib.crc32(f"{name} {dtype_name}".encode()))
 
 
-def check(opinfo, dtype: torch.dtype, samples: int, dynamic: bool = False) -> Outcome:
+def check(opinfo, dtype: torch.dtype, samples: int, dynamic: bool = False, cpu_backend: str = "cpp") -> Outcome:
     """The outcome of one op's gradients at one dtype over its first `samples` samples."""
     seed_samples(op_name(opinfo), str(dtype).removeprefix("torch."))
 
     def run(compiled, sample, scale, index):
         return _run_sample(opinfo, compiled, sample, scale, seed=index * 2 + (scale != 1.0))
 
-    return check_samples(opinfo, dtype, samples, requires_grad=True, run=run, dynamic=dynamic)
+    return check_samples(opinfo, dtype, samples, requires_grad=True, run=run, dynamic=dynamic, cpu_backend=cpu_backend)
 
 
 CASES = cases(FULL)
