@@ -28,23 +28,32 @@ def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     return None
 
 
-def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    """A positive factor common to a and b (1 if none is found).
+def _without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr] | None:
+    """(a positive factor common to a and b, a and b divided by it), or None if none is found.
 
     Works on the products sympy keeps (`3*s0*s1`, `6*(s0 + 1)`): the gcd of the integer
     coefficients times the factors both share. Cancelling it keeps `a // b` and `a % b`
-    readable: `(3*s0*s1*s2) // (6*s0)` is `(s1*s2) // 2`.
+    readable: `(3*s0*s1*s2) // (6*s0)` is `(s1*s2) // 2`. The factors are dropped, not divided
+    out: sympy does not cancel `(128*s0 + 128)/(32*s0 + 32)`, which would stay a quotient of
+    sums (a float, 4.0, in generated code) where `(128*s0 + 128) // (32*s0 + 32)` is 4.
     """
     a_coeff, a_rest = sympy.factor_terms(a).as_coeff_Mul()
     b_coeff, b_rest = sympy.factor_terms(b).as_coeff_Mul()
     if not (a_coeff.is_Integer and b_coeff.is_Integer):
-        return sympy.Integer(1)
-    common = sympy.Integer(math.gcd(int(a_coeff), int(b_coeff)))
-    b_factors = sympy.Mul.make_args(b_rest)
-    for factor in sympy.Mul.make_args(a_rest):
-        if factor in b_factors and factor.is_positive:
-            common *= factor
-    return common
+        return None
+    gcd = math.gcd(int(a_coeff), int(b_coeff))
+    a_factors, b_factors = list(sympy.Mul.make_args(a_rest)), list(sympy.Mul.make_args(b_rest))
+    shared = [f for f in a_factors if f in b_factors and f.is_positive]
+    if gcd == 1 and not shared:
+        return None
+    for factor in shared:
+        a_factors.remove(factor)
+        b_factors.remove(factor)
+    return (
+        sympy.Integer(gcd) * sympy.Mul(*shared),
+        sympy.Integer(int(a_coeff) // gcd) * sympy.Mul(*a_factors),
+        sympy.Integer(int(b_coeff) // gcd) * sympy.Mul(*b_factors),
+    )
 
 
 def _multiples_of(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr | None, sympy.Expr]:
@@ -86,9 +95,10 @@ class FloorDiv(sympy.Function):
         if isinstance(a, FloorDiv) and b.is_positive and a.args[1].is_positive:
             # (x // m) // n == x // (m * n) for positive m, n.
             return FloorDiv(a.args[0], a.args[1] * b)
-        common = _common_factor(a, b)
-        if common != 1:
-            return FloorDiv(a / common, b / common)
+        cancelled = _without_common_factor(a, b)
+        if cancelled is not None:
+            _, a, b = cancelled
+            return FloorDiv(a, b)
         return None
 
     def _eval_is_nonnegative(self):
@@ -117,9 +127,10 @@ class PythonMod(sympy.Function):
         multiples, rest = _multiples_of(a, b)
         if multiples is not None:
             return PythonMod(rest, b)
-        common = _common_factor(a, b)
-        if common != 1:
-            return common * PythonMod(a / common, b / common)
+        cancelled = _without_common_factor(a, b)
+        if cancelled is not None:
+            common, a, b = cancelled
+            return common * PythonMod(a, b)
         return None
 
     def _eval_is_nonnegative(self):
