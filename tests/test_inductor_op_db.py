@@ -39,7 +39,7 @@ run through the symbolic kernels. CI runs IMPORTANT_OPS at float32 so.
 `cpu_backend="triton"`): on CPU tensors, under Triton's interpreter (TRITON_INTERPRET=1, set
 here before triton is first imported). CI runs TRITON_OPS at CI_DTYPES so (about 120 pairs,
 20 s). The whole of op_db so on 2026-12-07 (float32, bfloat16, float16, int64, bool: 2,591
-pairs, 17 minutes) found 6 errors and 4 wrong results, all fixed; the results are in
+pairs) found 20 errors and 4 wrong results from five causes, all fixed; the results are in
 benchmarks/results/op_db_inductor_triton_<dtype>.jsonl.
 """
 
