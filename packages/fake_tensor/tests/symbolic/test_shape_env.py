@@ -215,3 +215,16 @@ def test_bound_on_an_expression_is_a_guard_that_keeps_the_symbol():
     lines = env.guards_as_python()
     assert all(eval(line, {}, {"x": torch.empty(9, 768)}) for line in lines)
     assert not all(eval(line, {}, {"x": torch.empty(1, 768).expand(first_too_large, 768)}) for line in lines)
+
+
+def test_an_expression_a_guard_pins_simplifies_to_its_value():
+    """Once `n // 4 % 2 == 1` is guarded false (a model's `if height % 2 == 1: pad`), the
+    remainder is 0 in every later size: Swin pads each of its four stages to a multiple of the
+    window, and without this the padded sizes nest the remainder in each other until simplifying
+    one view takes seconds."""
+    env = ShapeEnv()
+    n = symbolic(env, torch.randn(80, 3), [0], "x").shape[0]
+    height = n // 4
+    assert not (height % 2 == 1)
+    padded = height + (2 - height % 2) % 2
+    assert str(padded) == str(height)

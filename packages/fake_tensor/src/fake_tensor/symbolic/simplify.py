@@ -207,6 +207,12 @@ def _rewrite_with_ranges(expr: sympy.Basic, ranges: Ranges) -> sympy.Basic:
     args = tuple(_rewrite_with_ranges(arg, ranges) for arg in expr.args)
     if args != expr.args:
         expr = expr.func(*args)
+    known = ranges.get(expr)
+    if known is not None and known.is_singleton():
+        # A guard pinned this expression (`Ne(PythonMod(s0, 2), 1)`: s0 is even, from a
+        # model's `if height % 2 == 1: pad`): its value, or every later size repeats it
+        # (Swin pads at each stage, and the sizes nest it four deep).
+        return known.lower
     rewrite = _RANGE_REWRITES.get(type(expr))
     return rewrite(expr, ranges) if rewrite else expr
 
