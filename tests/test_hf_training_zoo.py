@@ -4,11 +4,12 @@ The eval zoo (test_hf_model_zoo.py) checks forward values only. Training is wher
 aot_autograd's joint graph, the partitioner and the backward kernels run, so here each model
 type of the zoo (built and shrunk the same way) runs in train() mode with every dropout (and
 layer drop, drop path, router jitter) probability set to 0, so that eager and compiled draw
-nothing. Each of the zoo's three calls (first call; cache hit with fresh ids and a padding mask;
-new sequence length) computes loss = the sum of every floating output's float().mean() and runs
-backward; the loss, every output, every parameter's .grad and every floating buffer (running
-statistics) are compared with an eager copy of the same model (deepcopied before compiling).
-Gradients are zeroed between calls. Outcomes as the zoo's (pass, error, wrong, as_torch_compile,
+nothing (and wav2vec2's SpecAugment masks nothing). Each of the zoo's three calls (first call;
+cache hit with fresh inputs and a padding mask; new sequence length, image size or audio length)
+computes loss = the sum of every floating output's float().mean() and runs backward; the loss,
+every output, every parameter's .grad and every floating buffer (running statistics) are
+compared with an eager copy of the same model (deepcopied before compiling). Gradients are
+zeroed between calls. Outcomes as the zoo's (pass, error, wrong, as_torch_compile,
 skipped).
 
 CI runs CI_TYPES with aot_eager; the whole zoo as a script, one JSON line per type:
@@ -32,23 +33,23 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 import compiler  # noqa: E402
-from test_hf_model_zoo import Outcome, build, inputs, tensors, time_limit  # noqa: E402
+from test_hf_model_zoo import CALLS, Outcome, build, tensors, time_limit  # noqa: E402
 
 TIMEOUT_S = 240
-CALLS = [(12, False, 1), (12, True, 2), (9, True, 3)]  # (sequence length, pad the mask, seed)
 # Config attributes (by part of their name) that make a training forward draw random numbers.
-RANDOM_IN_TRAINING = ("dropout", "drop_prob", "layerdrop", "drop_path", "jitter")
+RANDOM_IN_TRAINING = ("dropout", "drop_prob", "layerdrop", "drop_path", "jitter", "mask_time_prob",
+                      "mask_feature_prob")  # the last two: wav2vec2's SpecAugment
 
 # One rotary, one absolute-position decoder, one encoder, one relative-bucket encoder-decoder.
 CI_TYPES = ("gpt2", "llama", "bert", "t5")
 
 
 def build_for_training(model_type: str):
-    """(model in train mode drawing nothing, its forward's parameter names), or why skipped."""
+    """(model in train mode drawing nothing, its `ModelInputs`), or why skipped."""
     built = build(model_type)
     if isinstance(built, str):
         return built
-    model, parameters = built
+    model, model_inputs = built
     for config in configs_of(model.config):
         for name, value in list(vars(config).items()):
             if isinstance(value, float) and any(part in name for part in RANDOM_IN_TRAINING):
@@ -59,7 +60,7 @@ def build_for_training(model_type: str):
         for name in ("dropout", "attention_dropout", "dropout_p", "drop_prob", "layerdrop", "jitter_noise"):
             if isinstance(getattr(module, name, None), float):
                 setattr(module, name, 0.0)
-    return model.train(), parameters
+    return model.train(), model_inputs
 
 
 def configs_of(config):
@@ -79,10 +80,10 @@ class Step:
     buffers: dict[str, torch.Tensor]
 
 
-def train_step(model, call_model, parameters, length: int, pad: bool, seed: int) -> Step:
+def train_step(model, call_model, model_inputs, call) -> Step:
     model.zero_grad(set_to_none=True)
-    torch.manual_seed(seed)
-    output = call_model(**inputs(model, parameters, length, pad, seed))
+    torch.manual_seed(call.seed)
+    output = call_model(**model_inputs(call))
     floating = [t for _, t in tensors(output) if t.is_floating_point() or t.is_complex()]
     loss = sum(t.float().mean().real for t in floating if t.requires_grad)
     if not isinstance(loss, torch.Tensor):
@@ -139,36 +140,36 @@ def run_training_type(model_type: str, backend: str) -> Outcome:
     built = build_for_training(model_type)
     if isinstance(built, str):
         return Outcome(model_type, "skipped", built)
-    model, parameters = built
+    model, model_inputs = built
     pristine = copy.deepcopy(model)
     expected = []
-    for length, pad, seed in CALLS:
+    for call in CALLS:
         try:
-            expected.append(train_step(model, model, parameters, length, pad, seed))
+            expected.append(train_step(model, model, model_inputs, call))
         except Exception as error:  # noqa: BLE001  (eager cannot train this config)
             return Outcome(model_type, "skipped", f"eager raised: {type(error).__name__}: {str(error)[:120]}")
     compiler.reset()
     trained = copy.deepcopy(pristine)
     compiled = compiler.compile(trained, backend=backend)
-    for (length, pad, seed), want in zip(CALLS, expected):
+    for call, want in zip(CALLS, expected):
         try:
             with time_limit(TIMEOUT_S), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                got = train_step(trained, compiled, parameters, length, pad, seed)
+                got = train_step(trained, compiled, model_inputs, call)
         except Exception as error:  # noqa: BLE001  (the outcome names it)
             return Outcome(
                 model_type,
                 "error",
-                f"call {seed}: {type(error).__name__}: {str(error)[:300]}",
+                f"call {call.seed}: {type(error).__name__}: {str(error)[:300]}",
                 time.perf_counter() - start,
             )
         if problem := step_mismatch(got, want):
-            kind = "as_torch_compile" if torch_compile_differs(pristine, parameters, expected, backend) else "wrong"
-            return Outcome(model_type, kind, f"call {seed}: {problem}", time.perf_counter() - start)
+            kind = "as_torch_compile" if torch_compile_differs(pristine, model_inputs, expected, backend) else "wrong"
+            return Outcome(model_type, kind, f"call {call.seed}: {problem}", time.perf_counter() - start)
     return Outcome(model_type, "pass", "", time.perf_counter() - start)
 
 
-def torch_compile_differs(pristine, parameters, expected, backend: str) -> bool:
+def torch_compile_differs(pristine, model_inputs, expected, backend: str) -> bool:
     """Whether torch.compile's training steps also differ from eager's."""
     torch._dynamo.reset()
     model = copy.deepcopy(pristine)
@@ -176,8 +177,8 @@ def torch_compile_differs(pristine, parameters, expected, backend: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for (length, pad, seed), want in zip(CALLS, expected):
-                if step_mismatch(train_step(model, compiled, parameters, length, pad, seed), want):
+            for call, want in zip(CALLS, expected):
+                if step_mismatch(train_step(model, compiled, model_inputs, call), want):
                     return True
     except Exception:  # noqa: BLE001  (torch.compile failing does not excuse a wrong value)
         return False
