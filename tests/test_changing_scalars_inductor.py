@@ -66,3 +66,19 @@ def test_negative_numbers_divide_like_python_with_inductor():
     for n in (5, 7, -5, -7, 0, -1):
         x = torch.randn(3)
         torch.testing.assert_close(compiled(x, n), divide_number(x, n))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_changing_norm_order_differentiates_like_eager(backend):
+    # The order becomes a symbolic int; the norm's checks ask float(ord) < 0.0 (the float has
+    # ord's own expression), then its backward asks ord as an int, which must answer an int.
+    compiler.reset()
+    compiled = compiler.compile(lambda x, p: torch.norm(x, p), backend=backend)
+    for p in (2, 0, 3, 1):
+        x = torch.randn(5, 5, requires_grad=True)
+        x_eager = x.detach().clone().requires_grad_()
+        out, expected = compiled(x, p), torch.norm(x_eager, p)
+        torch.testing.assert_close(out, expected)
+        out.backward()
+        expected.backward()
+        torch.testing.assert_close(x.grad, x_eager.grad)

@@ -78,9 +78,9 @@ class ShapeEnv(SymbolCreation, TensorSymbols, Questions, UnbackedSymbols, TorchS
         self.replacements: dict[sympy.Symbol, sympy.Expr] = {}
         self.guards: list[Guard] = []
         self._guard_exprs: set[sympy.Basic] = set()
-        # Answers to questions already asked, keyed by the expression as asked: the answer
-        # depends only on the hints, so it stays valid as knowledge grows.
-        self._answers: dict[sympy.Basic, object] = {}
+        # Answers to questions already asked, keyed by the expression as asked and the type of
+        # its hint: the answer depends only on the hints, so it stays valid as knowledge grows.
+        self._answers: dict[tuple[sympy.Basic, type], object] = {}
         # SymNode arithmetic results by (op, operand exprs, types); see sym_node.py.
         self.op_cache: dict[tuple, sympy.Basic] = {}
         # Per ATen op, meta kernel outputs on this env's symbols (fake_tensor.meta_output_cache).

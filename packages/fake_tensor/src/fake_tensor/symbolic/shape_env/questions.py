@@ -60,7 +60,11 @@ class Questions:
         omitted). A condition answers True/False; an integer expression answers its value,
         specializing it (`Eq(expr, value)` becomes a guard).
         """
-        answered = self._answers.get(expr, _UNANSWERED)
+        # Keyed by the hint's type too: float(s0) has the expression of s0 itself, so a float
+        # question about it would answer 0.0 to a later int one (a guard_int that returned a
+        # float: linalg_vector_norm's backward at a symbolic ord=0 failed in pybind).
+        key = (expr, type(hint))
+        answered = self._answers.get(key, _UNANSWERED)
         if answered is not _UNANSWERED:
             return answered
         if hint is None:
@@ -85,7 +89,7 @@ class Questions:
                 self._pin_symbols(simplified)
             else:
                 self._record(sympy.Eq(simplified, hint))
-        self._answers[expr] = hint
+        self._answers[key] = hint
         return hint
 
     @contextlib.contextmanager
