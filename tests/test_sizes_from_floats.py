@@ -41,3 +41,23 @@ def test_size_from_a_changing_float_matches_eager(size, backend):
         got, want = compiled(x, lo), fn(x, lo)
         assert got[1] == want[1]
         torch.testing.assert_close(got[0], want[0])
+
+
+def _moonshine_mask(x, mask):
+    # Moonshine's conv output lengths, int() of a float of the mask's (symbolic) length, three
+    # times; the slice's guards compare them, and sympy folds the truncations' Piecewise into
+    # the relation (ITE(s0/64 - 0.98 >= 0, floor(...)/3 - 1.33 >= 0, ceiling(...)/3 - 1.33 >= 0)),
+    # which the guard function printed no Python for.
+    n = int((mask.shape[-1] - 127) / 64 + 1)
+    n = int((n - 7) / 3 + 1)
+    n = int((n - 3) / 2 + 1)
+    return mask[..., ::384][..., :n] * x.sum()
+
+
+def test_sizes_truncated_from_a_symbolic_length_match_eager():
+    # On the eager backend only: aot_autograd refuses to rebuild this size in its graph (it
+    # would recompute it from sympy's expression, whose float rounding is not the program's).
+    compiled = compiler.compile(_moonshine_mask, backend="eager")
+    for length in (1600, 2400, 3200, 4000):
+        x, mask = torch.randn(3), torch.rand(2, length)
+        torch.testing.assert_close(compiled(x, mask), _moonshine_mask(x, mask))

@@ -210,6 +210,15 @@ def _piecewise(expr, p):
     return text, precedence
 
 
+def _if_then_else(expr, p):
+    # sympy's ITE(c, a, b): a relation over a Piecewise (int() of a float size, `trunc`) folded
+    # into its branches, `ITE(x >= 0, floor(x) >= 2, ceiling(x) >= 2)`.
+    condition, then, otherwise = expr.args
+    text, precedence = p(otherwise)
+    text = text if precedence > CONDITIONAL else f"({text})"
+    return f"{p.operand(then, OR)} if {p.operand(condition, OR)} else {text}", CONDITIONAL
+
+
 PYTHON = Spelling({
     "Symbol": _symbol, "Integer": _integer, "Rational": _rational, "Float": _float,
     "Infinity": _infinity, "NegativeInfinity": _negative_infinity,
@@ -222,5 +231,5 @@ PYTHON = Spelling({
     "Equivalent": _equivalent, "And": _and, "Or": _or, "Not": _not,
     "Max": call("max"), "Min": call("min"), "Abs": call("abs"),
     "floor": call("math.floor"), "ceiling": call("math.ceil"), "CopySign": call("math.copysign"),
-    "Piecewise": _piecewise,
+    "Piecewise": _piecewise, "ITE": _if_then_else,
 })
