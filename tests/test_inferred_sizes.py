@@ -30,3 +30,18 @@ def test_an_inferred_head_count_is_an_int_at_new_lengths(backend):
     for n in (4, 6, 9):  # static, then dynamic, then a hit at a new length
         x = torch.randn(2, n, 64)
         torch.testing.assert_close(compiled(x, cls, w), _heads_of_a_class_token_sequence(x, cls, w))
+
+
+def _pairs_of_an_outer_product(x):
+    a = torch.cat([x, x[:1]])  # n + 1
+    b = torch.cat([a, a])  # 2*n + 2
+    # reshape(-1, 2) infers (n + 1)*(2*n + 2) // 2, which sympy leaves as a quotient with a 1/2
+    # unless cancelled to (n + 1)**2: a loop bound the C++ kernel could not print (Swin's windows).
+    return (a[:, None] * b[None, :]).reshape(-1, 2).exp().sum(1)
+
+
+def test_an_inferred_size_with_a_halved_factor_compiles_to_kernels():
+    compiled = compiler.compile(_pairs_of_an_outer_product, backend="inductor")
+    for n in (4, 6, 9):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), _pairs_of_an_outer_product(x))

@@ -22,9 +22,12 @@ def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     """a / b when it is an integer for every integer value of the symbols, else None."""
     quotient = a / b
     # sympy calls `2**(20*s0)/10**19` an integer (it weighs the twos of the power against the
-    # denominator's and overlooks its fives): trusted only where no denominator is left.
-    if quotient.is_integer and sympy.fraction(sympy.together(quotient))[1] == 1:
-        return quotient
+    # denominator's and overlooks its fives): trusted only where no denominator is left. The
+    # cancelled form is the answer: `(s0 + 1)*(2*s0 + 2)/2` is `(s0 + 1)**2`, and a size left
+    # with the 1/2 has no C++ spelling (inductor's loops over Swin's padded windows).
+    numerator, denominator = sympy.fraction(sympy.together(quotient))
+    if quotient.is_integer and denominator == 1:
+        return numerator
     return None
 
 
