@@ -4,8 +4,9 @@ inductor's C++ kernels and its Triton kernels (on CPU tensors: Triton's interpre
 eager on the first call, a cache hit with new values and a new size (the graph goes dynamic).
 
 Inductor embedded such a number as a literal: a symbolic one failed to compile ("Cannot convert
-expression to float"), in `x.masked_fill(m, x.shape[0] - 1)`, `torch.constant_pad_nd(x, p, n)`
-and `torch.quantile`, whose decomposition fills with the last position, `n - 1`."""
+expression to float") in `x.masked_fill(m, x.shape[0] - 1)`, `torch.constant_pad_nd(x, p, n)`,
+`torch.quantile` (its decomposition fills with the last position, `n - 1`), leaky_relu's slope
+and relu's backward threshold."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ CASES = {
     "clamp": lambda x: (x * 10).clamp(-x.shape[0], x.shape[0] // 3),
     "hardtanh": lambda x: F.hardtanh(x * 10, -x.shape[0], x.shape[0]),
     "threshold": lambda x: F.threshold(x, 0.1, x.shape[0]),
+    "leaky_relu": lambda x: F.leaky_relu(x, x.shape[0] // 4),
     "nan_to_num": lambda x: torch.log(x).nan_to_num(nan=x.shape[0], posinf=x.shape[0] + 1, neginf=-x.shape[0]),
     "add_alpha": lambda x: torch.add(x, x, alpha=x.shape[0]),
     "addcmul": lambda x: torch.addcmul(x, x, x, value=x.shape[0]),
@@ -43,6 +45,11 @@ CASES = {
     "arange": lambda x: x + torch.arange(0, x.shape[0] * 2, 2)[: x.shape[0]],
     "quantile": lambda x: x.quantile(0.3),
     "median": lambda x: x.median(),
+}
+# Gradients: the threshold of relu's backward (threshold_backward) from a size.
+GRAD_CASES = {
+    "threshold_backward": lambda x: F.threshold(x * 10, x.shape[0] // 3, -x.shape[0]),
+    "leaky_relu_backward": lambda x: F.leaky_relu(x, x.shape[0] // 4),
 }
 BACKENDS = {"cpp": None, "triton": {"cpu_backend": "triton"}}
 
@@ -55,3 +62,16 @@ def test_matches_eager(case, kernels):
     for size in (8, 8, 11):  # first call, cache hit with new values, new size
         x = torch.randn(size)
         torch.testing.assert_close(compiled(x), fn(x), msg=lambda m: f"{case} ({kernels}) at size {size}: {m}")
+
+
+@pytest.mark.parametrize("kernels", BACKENDS)
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_gradients_match_eager(case, kernels):
+    fn = GRAD_CASES[case]
+    compiled = compiler.compile(fn, backend="inductor", options=BACKENDS[kernels])
+    for size in (8, 8, 11):
+        x = torch.randn(size)
+        ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+        compiled(ours).sum().backward()
+        fn(theirs).sum().backward()
+        torch.testing.assert_close(ours.grad, theirs.grad, msg=lambda m: f"{case} ({kernels}) at size {size}: {m}")

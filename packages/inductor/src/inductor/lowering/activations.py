@@ -11,7 +11,7 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
 
 from ..ops import ops
 from . import register_lowering
-from .pointwise import clamp, pointwise, promote, to_dtype
+from .pointwise import clamp, pointwise, promote, scalar_operand, to_dtype
 
 aten = torch.ops.aten
 
@@ -56,7 +56,7 @@ def _silu(x):
 def _leaky_relu(x, negative_slope=0.01):
     compute, _ = promote([x], Kind.DEFAULT)
     return pointwise(
-        lambda a: ops.where(ops.gt(a, ops.constant(0, compute)), a, ops.mul(a, ops.constant(negative_slope, compute))), [x]
+        lambda a: ops.where(ops.gt(a, ops.constant(0, compute)), a, ops.mul(a, scalar_operand(negative_slope, compute))), [x]
     )
 
 
@@ -76,7 +76,7 @@ def _tanh_backward(grad, out):
 def _threshold_backward(grad, x, threshold):
     compute, _ = promote([grad, x], Kind.DEFAULT)
     return pointwise(
-        lambda g, a: ops.where(ops.le(a, ops.constant(threshold, compute)), ops.constant(0, compute), g), [grad, x]
+        lambda g, a: ops.where(ops.le(a, scalar_operand(threshold, compute)), ops.constant(0, compute), g), [grad, x]
     )
 
 
