@@ -242,6 +242,7 @@ if INTERPRETED:
         make_bfloat16_constants,
         round_bfloat16_to_nearest,
         type_comparisons_as_int1,
+        unsigned_all_ones,
     )
 
     libdevice = NumpyLibdevice()
@@ -249,5 +250,6 @@ if INTERPRETED:
     round_bfloat16_to_nearest()
     type_comparisons_as_int1()
     make_bfloat16_constants()
+    unsigned_all_ones()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)

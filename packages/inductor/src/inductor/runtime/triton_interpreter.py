@@ -6,6 +6,7 @@ things the interpreter of Triton 3.6 lacks for them.
     round_bfloat16_to_nearest      float32 -> bfloat16 casts truncate there; GPUs and eager round
     type_comparisons_as_int1       a comparison's result is typed as its operands there
     make_bfloat16_constants        it has no bfloat16 constants (`tl.full(..., tl.bfloat16)`)
+    unsigned_all_ones              `~x` of an unsigned integer raises there (-1 as a uint8)
 """
 
 from __future__ import annotations
@@ -126,3 +127,20 @@ def make_bfloat16_constants():
         return TensorHandle(bits.numpy(), tl.bfloat16)
 
     InterpreterBuilder.get_bf16 = get_bf16
+
+
+def unsigned_all_ones():
+    """Triton 3.6's interpreter builds the all-ones value `~x` xors with as numpy's -1 of the
+    type, which NumPy 2 refuses for unsigned types (OverflowError: -1 out of bounds for uint8):
+    `~t` of a uint8 tensor failed. Its bits are the type's maximum."""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    signed_all_ones = InterpreterBuilder.get_all_ones_value
+
+    def get_all_ones_value(builder, type):
+        name = type.scalar.name
+        if name.startswith("uint"):
+            return TensorHandle(np.full(1, np.iinfo(np.dtype(name)).max, dtype=name), type.scalar)
+        return signed_all_ones(builder, type)
+
+    InterpreterBuilder.get_all_ones_value = get_all_ones_value
