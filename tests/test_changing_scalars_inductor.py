@@ -82,3 +82,14 @@ def test_a_changing_norm_order_differentiates_like_eager(backend):
         out.backward()
         expected.backward()
         torch.testing.assert_close(x.grad, x_eager.grad)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_tensor_made_of_changing_ints_holds_their_values(backend):
+    # torch.tensor of symbolic ints: torch's C++ conversion kept the low 32 bits (2**40 became 0).
+    compiler.reset()
+    fn = lambda x, s: x + torch.tensor(s) + torch.tensor([[s[1] // 2, 1], [s[0], 2]]).sum(0)  # noqa: E731
+    compiled = compiler.compile(fn, backend=backend, dynamic=True)
+    for s in [(3, 7), (9, 2**40), (5, -(2**62)), (4, 6)]:
+        x = torch.randint(-9, 9, (2,))
+        torch.testing.assert_close(compiled(x, s), fn(x, s), rtol=0, atol=0)

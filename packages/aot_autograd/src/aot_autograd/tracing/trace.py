@@ -17,6 +17,7 @@ import torch.utils._python_dispatch
 from torch.overrides import TorchFunctionMode
 
 from .recorder import AtenRecorder, Decompositions
+from .tensor_data import SymbolicTensorData
 
 
 class NativeDropout(TorchFunctionMode):
@@ -89,7 +90,7 @@ def trace_forward(
     history = [getattr(value, "grad_fn", None) for value in traced_inputs]
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
-    with fake_mode, recorder, NativeDropout(), _runtime_asserts(recorder, fake_mode):
+    with fake_mode, recorder, NativeDropout(), SymbolicTensorData(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
     rewritten = {i for i, value in enumerate(traced_inputs) if getattr(value, "grad_fn", None) is not history[i]}
@@ -119,7 +120,8 @@ def trace_joint(
         recorder.placeholder(f"primals_{index + 1}", value)
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
-    with fake_mode, recorder, torch.set_grad_enabled(grad_enabled), NativeDropout(), _runtime_asserts(recorder, fake_mode):
+    with (fake_mode, recorder, torch.set_grad_enabled(grad_enabled), NativeDropout(), SymbolicTensorData(),
+          _runtime_asserts(recorder, fake_mode)):
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
         tangents = _tangents_for(targets, tangents, fake_mode)

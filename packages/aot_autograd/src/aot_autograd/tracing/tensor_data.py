@@ -1,0 +1,56 @@
+"""`torch.tensor(data)` of data holding symbolic numbers, traced as ops on those numbers.
+
+Torch converts such data in C++, reading each SymInt as a plain int: the trace would hold a
+constant of the example value (and guard the symbol to it), and torch 2.13 keeps only the low
+32 bits of the value there (`torch.tensor([s])` at s = 2**40 is 0). Each number here becomes
+`aten.scalar_tensor(number)`, stacked into the data's shape, as torch.compile's capture rewrites
+the call.
+
+Only calls the traced graph makes itself are seen: a torch function that calls torch.tensor
+inside (unravel_index's `torch.tensor(shape)`) runs with the torch-function modes off, so its
+call still goes to torch's conversion (unravel_index at a shape of (1, 2**63 - 1) is wrong).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+_SYMBOLIC = (torch.SymInt, torch.SymFloat)
+_FACTORIES = (torch.tensor, torch.as_tensor)
+
+
+class SymbolicTensorData(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _FACTORIES and args and _holds_symbols(args[0]) and set(kwargs) <= {"dtype", "device"}:
+            dtype = kwargs.get("dtype") or _inferred_dtype(args[0])
+            return _tensor_of(args[0], dtype, kwargs.get("device"))
+        return func(*args, **kwargs)
+
+
+def _numbers(data) -> list:
+    if isinstance(data, (list, tuple)):
+        return [number for item in data for number in _numbers(item)]
+    return [data]
+
+
+def _holds_symbols(data) -> bool:
+    if not isinstance(data, (list, tuple, *_SYMBOLIC)):
+        return False
+    numbers = _numbers(data)
+    return any(isinstance(n, _SYMBOLIC) for n in numbers) and all(
+        isinstance(n, (int, float, *_SYMBOLIC)) and not isinstance(n, bool) for n in numbers)
+
+
+def _inferred_dtype(data) -> torch.dtype:
+    """As torch.tensor infers it: the default float dtype if any number is a float, else int64."""
+    if any(isinstance(n, (float, torch.SymFloat)) for n in _numbers(data)):
+        return torch.get_default_dtype()
+    return torch.int64
+
+
+def _tensor_of(data, dtype: torch.dtype, device) -> torch.Tensor:
+    if not isinstance(data, (list, tuple)):
+        return torch.scalar_tensor(data, dtype=dtype, device=device)
+    return torch.stack([_tensor_of(item, dtype, device) for item in data])
