@@ -8,7 +8,9 @@ the second time with fresh values of the same shapes and layouts (floats scaled 
 factor, which keeps domains, signs and sortedness; a cache hit, no recompile). Outputs (values,
 dtypes, shapes) and inputs written in place are compared with eager, per dtype tolerances as
 `torch.testing.assert_close` (exact for integers and bools; bfloat16 and float16 also accepted
-when close to the op computed in float32, as test_torchinductor_opinfo's `reference_in_float`).
+when close to the op computed in float32, as test_torchinductor_opinfo's `reference_in_float`;
+for a factory, made with `dtype=torch.float32`: eager's CPU linspace rounds its step to the
+half dtype and builds values from it in vector-width chunks, up to 3 float16 ulps off).
 
 Each (op, dtype) ends as one outcome:
   pass     every sample agrees with eager;
@@ -187,7 +189,13 @@ def _copies(sample, scale: float = 1.0):
 
 
 def _upcast(tree):
-    return tree_map(lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype in HALF_DTYPES else x, tree)
+    """Half-precision tensors as float32, and a factory's half-precision `dtype=` as float32."""
+    def upcast(x):
+        if isinstance(x, torch.Tensor) and x.dtype in HALF_DTYPES:
+            return x.float()
+        return torch.float32 if isinstance(x, torch.dtype) and x in HALF_DTYPES else x
+
+    return tree_map(upcast, tree)
 
 
 def difference(actual, expected, reference_in_float=None, override=None) -> str | None:
@@ -264,7 +272,9 @@ def opinfo_dtype(inputs) -> torch.dtype | None:
 
 
 def in_half_precision(inputs) -> bool:
-    return any(isinstance(x, torch.Tensor) and x.dtype in HALF_DTYPES for x in tree_leaves(inputs))
+    """Whether a tensor, or a factory's `dtype=` (linspace, arange), is bfloat16 or float16."""
+    return any(x.dtype in HALF_DTYPES if isinstance(x, torch.Tensor) else isinstance(x, torch.dtype) and x in HALF_DTYPES
+               for x in tree_leaves(inputs))
 
 
 def check(opinfo, dtype: torch.dtype, samples: int, dynamic: bool = False, cpu_backend: str = "cpp") -> Outcome:
