@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import check, uses_triton, with_specials
+import inductor
+from conftest import assert_same, backend_options, check, uses_triton, with_specials
 
 aten = torch.ops.aten
 
@@ -222,6 +223,19 @@ def test_bfloat16_constants_round_like_eager(value, device):
 def test_sign_of_integers_and_bools(dtype, device):
     x = torch.randint(-3, 4, (7, 11), device=device).to(dtype)
     check(lambda x: (aten.sign.default(x), aten.sgn.default(x)), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_xlogy_rounds_its_log_like_eager(dtype, device):
+    if device != "cpu":
+        pytest.skip("CUDA's xlogy kernel was not checked for where it rounds")
+    x = (torch.randn(40, 50, device=device) * 5).to(dtype)
+    y = (torch.rand(40, 50, device=device) * 20).to(dtype)
+    x[0, :5], y[1, :5], y[2, :5] = 0, float("nan"), 0
+    # Through compile_fx: the decomposition runs in aot_autograd (an ATen graph keeps xlogy).
+    compiled = inductor.compile_fx(torch.fx.symbolic_trace(lambda x, y: (torch.xlogy(x, y),)), [x, y],
+                                   options=backend_options())
+    assert_same(compiled(x, y), (torch.xlogy(x, y),), rtol=0, atol=0)
 
 
 def test_backward_pointwise_ops(device):

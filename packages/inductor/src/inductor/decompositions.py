@@ -59,8 +59,25 @@ def _take(x, index):
     return aten.index.Tensor(aten.reshape.default(x, [-1]), [index])
 
 
-# Ours where torch's decomposition does not trace on fake tensors.
-REPLACED = {aten.take.default: _take}
+def _xlogy(x, y):
+    # Eager's CPU kernel computes `x * std::log(y)` in the tensor's dtype, and c10's log of a
+    # float16/bfloat16 returns that dtype: log(y) is rounded before the product (kl_div's
+    # xlogy(t, t) at t = 7.918 in float16 is 16.375 in eager, 16.39 from float32). torch's
+    # decomposition computes it all in float32. CUDA's kernel is not checked: it keeps torch's.
+    dtype = torch.result_type(x, y)
+    if dtype not in (torch.float16, torch.bfloat16) or x.device.type != "cpu":
+        return _TORCH_XLOGY(x, y)
+    x, y = (aten._to_copy.default(v, dtype=torch.float32) for v in (x, y))
+    log_y = aten._to_copy.default(aten._to_copy.default(aten.log.default(y), dtype=dtype), dtype=torch.float32)
+    product = aten.where.self(aten.eq.Scalar(x, 0), aten.zeros_like.default(x), aten.mul.Tensor(x, log_y))
+    result = aten.where.self(aten.isnan.default(y), aten.full_like.default(y, float("nan")), product)
+    return aten._to_copy.default(result, dtype=dtype)
+
+
+_TORCH_XLOGY = core_aten_decompositions()[aten.xlogy.Tensor]
+
+# Ours where torch's decomposition does not trace on fake tensors, or rounds otherwise than eager.
+REPLACED = {aten.take.default: _take, aten.xlogy.Tensor: _xlogy}
 
 
 @functools.lru_cache(maxsize=None)
