@@ -8,7 +8,10 @@ it row-major. No error, wrong gradients:
 - symbolic and not row-major: tanh of a transposed conv1d output, (2, s0, 64) with strides
   (64*s0, 1, s0) once the length is dynamic: squeezebert at a new length;
 - a view of such a value (heads of a transposed conv's sum), which the forward returned as a
-  view of a row-major buffer: inkling's attention at a new length.
+  view of a row-major buffer: inkling's attention at a new length;
+- an extern kernel's result over an input inductor realized in another order than eager's: a
+  depthwise conv over a permuted view of computed tokens, realized row-major, returns row-major
+  where eager's is channels-last: CvT's query projection in the HF training zoo.
 
 Compiled against eager: first call, fresh values, new sizes (symbolic strides).
 """
@@ -108,4 +111,22 @@ def test_a_saved_view_of_a_transposed_sum_at_new_lengths_matches_eager(backend):
     weight, gain = torch.randn(8, 1, 4), torch.rand(4) + 0.5
     for length in (12, 12, 9, 15):
         values_and_gradients_match(compiled, short_conv_then_head_norm, [torch.randn(2, length, 8), weight, gain])
+    compiler.reset()
+
+
+def depthwise_conv_over_tokens(tokens, weight, gain):
+    # CvT's convolutional projection: tokens (batch, 1 + h*w, channels) of a layer norm (here a
+    # pointwise op), the class token split off, the rest viewed as a channels-last image.
+    image = (tokens * 2 + 1)[:, 1:].permute(0, 2, 1).view(2, 8, 2, 2)
+    return torch.nn.functional.conv2d(image, weight, padding=1, groups=8) * gain[:, None, None]
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_saved_convolution_over_a_realized_view_matches_eager(backend):
+    compiler.reset()
+    compiled = compiler.compile(depthwise_conv_over_tokens, backend=backend)
+    torch.manual_seed(0)
+    for _ in range(2):
+        args = [torch.randn(2, 5, 8), torch.randn(8, 1, 3, 3), torch.rand(8) + 0.5]
+        values_and_gradients_match(compiled, depthwise_conv_over_tokens, args, wrt=(0, 1, 2))
     compiler.reset()

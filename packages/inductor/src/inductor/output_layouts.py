@@ -15,7 +15,9 @@ from collections import Counter
 import sympy
 import torch
 
-from .ir import Buffer, ComputedBuffer, GenericView, IRNode, Layout, Pointwise, ReinterpretView, storage_of
+from .ir import (
+    Buffer, ComputedBuffer, ExternKernel, GenericView, IRNode, Layout, MultiOutput, Pointwise, ReinterpretView, storage_of,
+)
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import strided_view
 from .memory_order import memory_order, strided_in_order, strides_match, strides_to_keep
@@ -37,9 +39,14 @@ class OutputLayouts:
             return value
         if isinstance(value, Pointwise):
             return self.realize_in_memory_order(value, order)
-        computed = isinstance(value, (ComputedBuffer, ReinterpretView)) and isinstance(storage_of(value), ComputedBuffer)
+        computed = isinstance(value, (Buffer, ReinterpretView)) and isinstance(
+            storage_of(value), (ComputedBuffer, ExternKernel, MultiOutput)
+        )
         if computed and not strides_match(value.layout, val):
-            # Realized earlier in another order (it had several readers): copy into eager's.
+            # Realized earlier in another order (it had several readers), or an extern kernel's
+            # result laid out after inputs realized in another order than eager's (a depthwise
+            # convolution over a permuted view realized row-major returns row-major where eager's
+            # is channels-last: CvT): copy into eager's.
             return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
         return value
 
