@@ -8,7 +8,7 @@ token ids; pixel_values (images of 32 pixels a side, rounded up to the patch siz
 frames); input_values (raw audio, 1600 samples); input_features (an 80-bin spectrogram of 32
 frames). The image size, the stages' depths and the audio positions of these models shrink with
 the config; when a layout or size is not the model's (a codec's (batch, channels, samples), a
-spectrogram's frames first, Whisper's one length), the next of `ModelInputs.fallbacks` that eager
+spectrogram's frames first, Whisper's one length), the next of `ModelInputs.layouts` that eager
 takes is used. Types whose forward takes none of these inputs, whose shrunk config does not
 build, or on which eager itself raises are skipped. The rest run through
 `compiler.compile(model, backend=...)` (fullgraph=False: graph breaks are allowed, a wrong value
@@ -25,7 +25,7 @@ Each model type ends as one outcome:
                     something else when compiled (it asks whether it is being traced);
   skipped           (with the reason) the model could not be built or eager raised.
 
-CI runs the types of CI_TYPES (about 40 s on two cores). The whole zoo (some 600 types, about
+CI runs the types of CI_TYPES (about 50 s on two cores). The whole zoo (some 600 types, about
 a third skipped) as a script, one JSON line per type:
 
     cd tests && python test_hf_model_zoo.py --backend eager --out zoo.jsonl [--types gpt2,t5]
@@ -80,8 +80,12 @@ TIMEOUT_S = 120
 
 # A spread of families: decoders (absolute, rotary and ALiBi positions; MQA/GQA), an encoder,
 # encoder-decoders, sliding-window attention (Longformer: chunk counts from torch.div of
-# ints) and a mixture of experts behind transformers' install probes (NLLB-MoE).
-CI_TYPES = ("gpt2", "llama", "bert", "t5", "bart", "falcon", "mpt", "longformer", "nllb-moe")
+# ints) and a mixture of experts behind transformers' install probes (NLLB-MoE); beyond text, a
+# ViT with a class token and interpolated positions at a new image size (CLIP), a convnet with
+# depthwise convs and layer norm over channels (ConvNeXt) and a spectrogram encoder-decoder
+# (Whisper), a few seconds each.
+CI_TYPES = ("gpt2", "llama", "bert", "t5", "bart", "falcon", "mpt", "longformer", "nllb-moe",
+            "clip_vision_model", "convnext", "whisper")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +213,8 @@ class ModelInputs:
     or audio features) sized by `shapes` (the first calls' shape, then the new size's), and the
     arguments every modality shares (a padding mask, decoder ids, no cache)."""
 
+    masks = True  # pass an attention mask (padding one sequence on the second and third call)
+
     def __init__(self, config, parameters, shapes: tuple[tuple[int, ...], tuple[int, ...]]):
         self.config, self.parameters, self.shapes = config, parameters, shapes
 
@@ -217,7 +223,7 @@ class ModelInputs:
         shape = self.shapes[call.new_size]
         kwargs = {self.name: self.main(shape, generator)}
         length = shape[self.masked_dim]
-        if "attention_mask" in self.parameters:
+        if self.masks and "attention_mask" in self.parameters:
             mask = torch.ones(BATCH, length, dtype=torch.long)
             if call.pad:  # pads the end of the first sequence (3 of 12 tokens, a quarter of audio)
                 mask[0, length - max(3, length // 4):] = 0
@@ -240,6 +246,17 @@ class ModelInputs:
         """Other layouts to try, in order, when eager rejects these inputs; the last keeps the
         first calls' size for the third call (a model that takes one size only)."""
         return [self.with_shapes((self.shapes[0], self.shapes[0]))]
+
+    def layouts(self) -> list[ModelInputs]:
+        """These inputs, their fallbacks, then the same without an attention mask (an audio
+        encoder that wants a 4-d float mask where a padding mask is (batch, frames))."""
+        layouts = [self, *self.fallbacks()]
+        if "attention_mask" not in self.parameters or isinstance(self, TokenInputs):
+            return layouts
+        unmasked = [copy.copy(layout) for layout in layouts]
+        for layout in unmasked:
+            layout.masks = False
+        return [*layouts, *unmasked]
 
 
 class TokenInputs(ModelInputs):
@@ -288,6 +305,11 @@ class PixelInputs(ModelInputs):
 
     def main(self, shape, generator):
         return torch.randn(shape, generator=generator)
+
+    def fallbacks(self):
+        """Also images twice as large (a convnet whose last stage would be empty at 32 pixels)."""
+        larger = self.with_shapes(tuple((*shape[:-2], 2 * shape[-2], 2 * shape[-1]) for shape in self.shapes))
+        return [*super().fallbacks(), larger, *ModelInputs.fallbacks(larger)]
 
 
 class PixelVideoInputs(PixelInputs):
@@ -361,10 +383,10 @@ def image_side(config) -> int:
 
 
 def inputs_eager_takes(model, model_inputs: ModelInputs):
-    """`model_inputs` or the first of its fallbacks that eager runs on every call, or the error
-    eager raised on the first layout."""
+    """The first of `model_inputs.layouts()` that eager runs on every call, or the error eager
+    raised on the first layout."""
     error = None
-    for candidate in (model_inputs, *model_inputs.fallbacks()):
+    for candidate in model_inputs.layouts():
         try:
             eager_outputs(model, candidate)
             return candidate
