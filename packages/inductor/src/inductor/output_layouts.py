@@ -121,10 +121,14 @@ class OutputLayouts:
         values = []
         for value, node in zip(flat, flat_nodes):
             if isinstance(value, IRNode):
-                if self.strided_outputs:
-                    value = self._as_strided_output(value, node)
-                value = self.realize_keeping_views(self._in_traced_memory_order(value, node))
-                value = self._view_in_traced_order(value, node)
+                strided = self._as_strided_output(value, node) if self.strided_outputs else value
+                if strided is not value:
+                    # A padded matmul's slice, in eager's memory order with the padded row
+                    # stride: returned as that view, not copied into eager's dense strides.
+                    value = strided
+                else:
+                    value = self._in_traced_memory_order(value, node)
+                value = self._view_in_traced_order(self.realize_keeping_views(value), node)
             elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 value = self.sympify(value)  # a number the program returns, over our symbols
             values.append(value)
