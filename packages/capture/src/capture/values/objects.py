@@ -571,11 +571,10 @@ class CachedFunctionValue(ObjectValue):
     (`cache_info`, `cache_clear`) are the real object's."""
 
     def call(self, frame, args, kwargs):
-        wrapped = self.get_attr(frame, "__wrapped__") if frame.session.side_effects.pending_attr(
-            self.obj, "__wrapped__") is not None or hasattr(self.obj, "__wrapped__") else None
-        if wrapped is None:
+        pending = frame.session.side_effects.pending_attr(self.obj, "__wrapped__")
+        if pending is None and not hasattr(self.obj, "__wrapped__"):
             raise Unsupported(f"calling {self.describe()} before functools.update_wrapper has set its __wrapped__")
-        return wrapped.call(frame, args, kwargs)
+        return self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
 
 
 class PartialValue(Value):
