@@ -49,7 +49,8 @@ from .values.functions import FunctionValue
 from .values.modules import ModuleValue
 from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
-from .values.objects import CachedFunctionValue, ClassValue, ObjectValue, PartialValue, PyModuleValue, WeakReferenceValue
+from .values.functools_values import CachedFunctionValue, PartialValue
+from .values.objects import ClassValue, ObjectValue, PyModuleValue, WeakReferenceValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}

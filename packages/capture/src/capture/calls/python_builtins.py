@@ -26,7 +26,8 @@ from ..values.functions import InlinableFunction
 from ..values.new_objects import NewObjectValue
 from ..values.object_ids import ObjectId, ObjectIdValue
 from ..values.class_lookup import MISSING, lookup_static
-from ..values.objects import ClassValue, ObjectValue, PartialValue, SuperValue, type_of
+from ..values.functools_values import PartialValue
+from ..values.objects import ClassValue, ObjectValue, SuperValue, type_of
 from ..values.symbolic import SymValue, concrete, specialized_constant
 from ..values.tensor import TensorValue
 from ..values.factory import constant_args, program_errors

@@ -9,7 +9,6 @@ properties and methods written in Python are inlined rather than run.
 from __future__ import annotations
 
 import enum
-import functools
 import types
 from typing import Any
 
@@ -20,7 +19,6 @@ from .base import Value
 from .callables import BuiltinValue, MethodValue
 from .class_lookup import MISSING, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
-from .containers import DictValue, TupleValue
 from .deferred import logger_method
 from .deleted import DELETED
 from .exceptions import ExceptionValue, raise_user_error
@@ -562,50 +560,3 @@ class SuperValue(Value):
         if callable(descriptor):
             return MethodValue(BuiltinValue(descriptor), self.obj)
         return frame.session.wrap(descriptor, None)
-
-
-class CachedFunctionValue(ObjectValue):
-    """A functools.lru_cache / functools.cache wrapper. A call inlines the wrapped function, as
-    TorchDynamo does: the cache would hold values of one trace (fake tensors, symbols), and a
-    compiled entry runs the graph, not the function, on later calls. Its other attributes
-    (`cache_info`, `cache_clear`) are the real object's."""
-
-    def call(self, frame, args, kwargs):
-        pending = frame.session.side_effects.pending_attr(self.obj, "__wrapped__")
-        if pending is None and not hasattr(self.obj, "__wrapped__"):
-            raise Unsupported(f"calling {self.describe()} before functools.update_wrapper has set its __wrapped__")
-        return self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
-
-
-class PartialValue(Value):
-    """functools.partial(func, *args, **kwargs) with symbolic bound arguments."""
-
-    def __init__(self, func: Value, args: list[Value], kwargs: dict[str, Value], source=None):
-        super().__init__(source)
-        self.func = func
-        self.args = list(args)
-        self.kwargs = dict(kwargs)
-
-    def describe(self):
-        return f"functools.partial({self.func.describe()})"
-
-    def python_type(self):
-        return functools.partial
-
-    def has_attr(self, frame, name):
-        return name in ("func", "args", "keywords") or hasattr(functools.partial, name)
-
-    def call(self, frame, args, kwargs):
-        return self.func.call(frame, [*self.args, *args], {**self.kwargs, **kwargs})
-
-    def get_attr(self, frame, name):
-        if name == "func":
-            return self.func
-        if name == "args":
-            return TupleValue(self.args)
-        if name == "keywords":
-            return DictValue.from_str_keys(self.kwargs)
-        return super().get_attr(frame, name)
-
-    def inner_values(self):
-        return [self.func, *self.args, *self.kwargs.values()]
