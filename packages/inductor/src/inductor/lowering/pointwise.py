@@ -110,7 +110,8 @@ def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dt
     computation = compute_dtype or computation
     result = out_dtype or result
     size = broadcast_sizes(*[t.size for t in tensors])
-    if not scalars_in_opmath and result_device(tensors).type == "cpu":
+    device = result_device(tensors)
+    if not scalars_in_opmath and device.type == "cpu":
         args = _narrowed_scalars(args, promote(args, Kind.NO_OPMATH)[1])
     loaders = operand_loaders(args, size, computation)
     fn_dtype = torch.bool if kind == Kind.ALWAYS_BOOL else computation
@@ -118,7 +119,7 @@ def pointwise(fn, args, kind: Kind = Kind.DEFAULT, *, out_dtype=None, compute_dt
     def inner(index):
         return cast(fn(*[load(index) for load in loaders]), fn_dtype, result)
 
-    return Pointwise(result_device(tensors), result, size, inner)
+    return Pointwise(device, result, size, inner)
 
 
 def _narrowed_scalars(args, common: torch.dtype) -> list:
