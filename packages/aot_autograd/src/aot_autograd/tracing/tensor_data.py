@@ -6,18 +6,26 @@ constant of the example value (and guard the symbol to it), and torch 2.13 keeps
 `aten.scalar_tensor(number)`, stacked into the data's shape, as torch.compile's capture rewrites
 the call.
 
-Only calls the traced graph makes itself are seen: a torch function that calls torch.tensor
-inside (unravel_index's `torch.tensor(shape)`) runs with the torch-function modes off, so its
-call still goes to torch's conversion (unravel_index at a shape of (1, 2**63 - 1) is wrong).
+A torch-function mode runs each function it intercepts with itself popped off the mode stack,
+so the calls a torch function written in Python makes inside (unravel_index's
+`torch.tensor(shape)`, at the graph's symbolic sizes) would reach torch's conversion unseen.
+The mode therefore runs such a function's body with itself pushed again, skipping only the
+function's own re-dispatch (`torch.overrides.redispatch_function`). That skip passes over
+every mode still on the stack, so this one is entered before the trace's other torch-function
+modes: it is the last to see a call, when they have had theirs.
 """
 
 from __future__ import annotations
+
+from types import FunctionType
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 _SYMBOLIC = (torch.SymInt, torch.SymFloat)
 _FACTORIES = (torch.tensor, torch.as_tensor)
+# Not in every torch this package supports; without it a torch function's inner calls stay unseen.
+_redispatch = getattr(torch.overrides, "redispatch_function", None)
 
 
 class SymbolicTensorData(TorchFunctionMode):
@@ -26,6 +34,9 @@ class SymbolicTensorData(TorchFunctionMode):
         if func in _FACTORIES and args and _holds_symbols(args[0]) and set(kwargs) <= {"dtype", "device"}:
             dtype = kwargs.get("dtype") or _inferred_dtype(args[0])
             return _tensor_of(args[0], dtype, kwargs.get("device"))
+        if isinstance(func, FunctionType) and _redispatch is not None:
+            with self:
+                return _redispatch(func, types, args, kwargs)
         return func(*args, **kwargs)
 
 

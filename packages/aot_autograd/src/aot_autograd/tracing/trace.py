@@ -90,7 +90,8 @@ def trace_forward(
     history = [getattr(value, "grad_fn", None) for value in traced_inputs]
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
-    with fake_mode, recorder, NativeDropout(), SymbolicTensorData(), _runtime_asserts(recorder, fake_mode):
+    # SymbolicTensorData before NativeDropout: see tensor_data.py.
+    with fake_mode, recorder, SymbolicTensorData(), NativeDropout(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
     rewritten = {i for i, value in enumerate(traced_inputs) if getattr(value, "grad_fn", None) is not history[i]}
@@ -120,7 +121,7 @@ def trace_joint(
         recorder.placeholder(f"primals_{index + 1}", value)
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
-    with (fake_mode, recorder, torch.set_grad_enabled(grad_enabled), NativeDropout(), SymbolicTensorData(),
+    with (fake_mode, recorder, torch.set_grad_enabled(grad_enabled), SymbolicTensorData(), NativeDropout(),
           _runtime_asserts(recorder, fake_mode)):
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)

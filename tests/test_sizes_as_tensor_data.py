@@ -1,0 +1,52 @@
+"""Symbolic sizes that a torch function written in Python turns into tensor data itself
+(`torch.unravel_index(idx, shape)` divides by `torch.tensor(coefs)` and takes the remainder
+of `torch.tensor(shape)`), on every backend, against eager on the first call, a cache hit
+with new values and a new size.
+
+aot_autograd traced only the graph's own `torch.tensor` calls as ops on the sizes: the one
+inside unravel_index ran with the torch-function modes off and reached torch's C++
+conversion, which bakes in the value and keeps its low 32 bits (a size of 2**33 + 5 became 5,
+2**40 became 0: a division by zero)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import compiler
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+def unravel_by_shape(idx, x):
+    return torch.unravel_index(idx, x.shape)
+
+
+def unravel_by_ints(idx, shape):
+    return torch.unravel_index(idx, shape)
+
+
+def _assert_same(got, expected):
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unravel_index_over_a_tensors_symbolic_sizes(backend):
+    compiler.reset()
+    compiled = compiler.compile(unravel_by_shape, backend=backend, dynamic=True)
+    # Expanded tensors: sizes past 32 bits without the memory.
+    for shape in [(3, 2**33 + 5), (3, 2**33 + 5), (5, 2**40 + 1), (4, 7)]:
+        x = torch.empty(1, 1).expand(*shape)
+        idx = torch.randint(0, min(x.numel(), 2**62), (6,))
+        _assert_same(compiled(idx, x), unravel_by_shape(idx, x))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unravel_index_over_changing_int_sizes(backend):
+    compiler.reset()
+    compiled = compiler.compile(unravel_by_ints, backend=backend, dynamic=True)
+    for shape in [(1, 2**63 - 1), (1, 2**63 - 1), (2, 2**40), (6, 2, 5)]:
+        idx = torch.randint(0, 2**62, (5,)) % torch.tensor(shape).prod()
+        _assert_same(compiled(idx, shape), unravel_by_ints(idx, shape))
