@@ -618,3 +618,57 @@ def test_del_of_a_module_attribute_in_forward():
         assert_same(compiled(module, x), eager_module(x))
         assert not hasattr(module, "tmp") and "tmp" not in vars(module)
     assert captures(compiled) == 1
+
+
+class OptionalScale(nn.Module):
+    """Branches on an attribute it may lack, as HF attention layers do (`num_key_value_groups`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if hasattr(self, "scale"):
+            scale = self.scale
+            y = scale(y) if isinstance(scale, nn.Module) else y * scale
+        return y + getattr(self, "shift", 0.0)
+
+
+def _give_instance_attribute(m):
+    m.scale = 3.0
+
+
+def _give_buffer(m):
+    m.register_buffer("scale", torch.full((4,), 2.0))
+
+
+def _give_parameter(m):
+    m.scale = nn.Parameter(torch.full((4,), -1.0))
+
+
+def _give_submodule(m):
+    m.add_module("scale", nn.Tanh())
+
+
+def _give_class_attribute(m):
+    type(m).scale = 0.25
+
+
+@pytest.mark.parametrize(
+    "change", [_give_instance_attribute, _give_buffer, _give_parameter, _give_submodule, _give_class_attribute]
+)
+def test_an_attribute_a_module_lacked_at_capture_is_seen_wherever_it_appears(change):
+    """`hasattr(module, name)` False is guarded by looking where nn.Module's lookup would find
+    the name (the class, the instance dict, the three registries) instead of calling hasattr:
+    each place an attribute can appear later must fail the entry."""
+    cls = type("Scaled", (OptionalScale,), {})  # a class of this test's own: one case sets a class attribute
+    module = cls()
+    compiled = compile_eager(module)
+    for _ in range(2):
+        run_and_compare(compiled, module, (torch.randn(3, 4),))
+    assert captures(compiled) == 1
+    assert "['_buffers']" in cache_of(compiled).entries[0].guard.source  # not a call of hasattr
+    change(module)
+    run_and_compare(compiled, module, (torch.randn(3, 4),))
+    assert captures(compiled) == 2

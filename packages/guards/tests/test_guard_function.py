@@ -69,9 +69,9 @@ def test_each_value_is_read_once():
     source = net_guards(net, x).compile(Net.forward).source
     # One read of the ModuleList's children dict, one of each layer's parameter dict, one of
     # each parameter: the rest of the function uses the locals they are bound to.
-    assert source.count("._modules['layers']._modules") == 1
+    assert source.count("['_modules']['layers'].__dict__['_modules']") == 1
     for i in range(3):
-        assert source.count(f"['{i}']._parameters") == 1
+        assert source.count(f"['{i}'].__dict__['_parameters']") == 1
     assert source.count("['weight']") == 3
     assert source.count("['bias']") == 3
 

@@ -47,7 +47,7 @@ import torch
 from guards.codegen import EmitContext, check, must_be, must_equal
 from guards import native
 from guards.kinds.base import PRIORITY_OBJECT, PRIORITY_TENSOR, Guard, emits
-from guards.sources import Source
+from guards.sources import Source, instance_dict_source
 
 from .module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS
 
@@ -160,12 +160,55 @@ class ModuleCallMatch(Guard):
 
 @emits(ModuleCallMatch)
 def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
-    module = ctx.read(guard.source)
-    # One condition for all five: attribute reads from the instance dict, cheap enough to
-    # check on every module call of a large model.
-    hooks = " or ".join(f"{module}.{name}" for name in HOOK_DICTS)
-    forward = f"'forward' {'not in' if guard.own_forward else 'in'} {module}.__dict__"
+    # One condition for all five, subscripts of the instance dict the module's other checks
+    # read too: cheap enough to check on every module call of a large model.
+    members = ctx.read(instance_dict_source(guard.source))
+    hooks = " or ".join(f"{members}[{name!r}]" for name in HOOK_DICTS)
+    forward = f"'forward' {'not in' if guard.own_forward else 'in'} {members}"
     return [check(f"{hooks} or {forward}", str(guard), f"({hooks} or {forward})")]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleAttributeAbsent(Guard):
+    """`hasattr(source, attr)` is False for a module of class `cls`, whose attribute lookup is
+    nn.Module's (see `applies`).
+
+    `hasattr` on a module that lacks the attribute runs nn.Module.__getattr__, which builds
+    and raises an AttributeError: about 1.4 us, per guarded name on every call (every HF
+    attention layer asks for an attribute it lacks). Lookup through nn.Module's rules instead
+    finds the attribute in one of four places: the class (checked live), the instance dict,
+    or the `_parameters`, `_buffers` and `_modules` registries.
+    """
+
+    source: Source
+    attr: str
+    cls: type
+    priority = PRIORITY_OBJECT
+
+    @staticmethod
+    def applies(module: object, attr: str) -> bool:
+        """Whether the check answers as `hasattr(module, attr)` does (now False) for modules
+        of this class: it looks attributes up as nn.Module does, and it has no such one."""
+        cls = type(module)
+        return (
+            isinstance(module, torch.nn.Module)
+            and cls.__getattribute__ is object.__getattribute__
+            and cls.__getattr__ is torch.nn.Module.__getattr__
+            and not hasattr(cls, attr)
+            and not hasattr(module, attr)
+        )
+
+    def __str__(self) -> str:
+        return f"hasattr({self.source}, {self.attr!r}) is False"
+
+
+@emits(ModuleAttributeAbsent)
+def _module_attribute_absent(guard: ModuleAttributeAbsent, ctx: EmitContext) -> list:
+    module, members = ctx.read(guard.source), ctx.read(instance_dict_source(guard.source))
+    cls, name = ctx.type_name(guard.cls), repr(guard.attr)
+    places = [f"{name} in {members}", *(f"{name} in {members}[{r!r}]" for r in ("_parameters", "_buffers", "_modules"))]
+    found = " or ".join([f"{ctx.builtin('type')}({module}) is not {cls}", f"{ctx.builtin('hasattr')}({cls}, {name})", *places])
+    return [check(found, str(guard), f"{ctx.builtin('hasattr')}({module}, {name})")]
 
 
 

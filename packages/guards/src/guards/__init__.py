@@ -73,6 +73,7 @@ from .sources import (
     WeakrefReferentSource,
     default_value_source,
     dict_key_source,
+    instance_dict_source,
     tensor_property_source,
 )
 
@@ -129,6 +130,7 @@ __all__ = [
     "failure_reasons",
     "global_state_guards",
     "global_state_of",
+    "instance_dict_source",
     "recompile_reason",
     "shape_guards",
     "tensor_property_source",

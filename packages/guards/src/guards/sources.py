@@ -463,21 +463,29 @@ class ModuleRegistrySource(Source):
     """One of an nn.Module's member dicts, `module._parameters` / `_buffers` / `_modules`.
 
     Its own node so that siblings share one read: the guard of `m.weight` and `m.bias`
-    reads `m._parameters` once.
+    reads `m._parameters` once. It is read as `module.__dict__['_parameters']` (as
+    nn.Module.__getattr__ itself reads it), through the module's `__dict__` source that its
+    other members and its hook checks share: nn.Module defines `__getattr__`, which keeps
+    CPython from specializing attribute reads on its instances, and a dict subscript costs
+    about half of such a read.
     """
 
     base: Source
     registry: str
 
     def __str__(self) -> str:
-        return self.code(str(self.base))
+        return f"{self.base}.{self.registry}"
 
     @property
     def hint(self) -> str:
         return f"{self.base.hint}{self.registry}"
 
-    def code(self, base: str) -> str:
-        return f"{base}.{self.registry}"
+    @property
+    def parents(self) -> tuple[Source, ...]:
+        return (instance_dict_source(self.base),)
+
+    def code(self, instance_dict: str) -> str:
+        return f"{instance_dict}[{self.registry!r}]"
 
 
 @_source_value
@@ -573,6 +581,11 @@ def tensor_property_source(tensor: Source, prop: str, dim: int | None = None) ->
     if prop not in _TENSOR_PROPERTIES or dim is None:
         raise SourceError(f"unknown tensor property {prop!r} (dim {dim}) for {tensor}")
     return ItemSource(_TENSOR_PROPERTIES[prop](tensor), dim)
+
+
+def instance_dict_source(obj: Source) -> Source:
+    """`obj.__dict__`, the one source every read of an object's own dict goes through."""
+    return AttrSource(obj, "__dict__")
 
 
 def default_value_source(function: Source, parameter: int | str) -> Source:

@@ -11,7 +11,7 @@ import copy
 from torch import nn
 
 from ..errors import Unsupported
-from ..guard_kinds import GlobalModuleHooksMatch, ModuleCallMatch
+from ..guard_kinds import GlobalModuleHooksMatch, ModuleAttributeAbsent, ModuleCallMatch
 from ..module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS, has_backward_hooks, hooked_call_of
 from .base import Value
 from .callables import MethodValue
@@ -103,6 +103,11 @@ class ModuleValue(ObjectValue):
             if name in obj.__dict__.get(registry, ()):
                 return source_cls(self.source, name)
         return AttrSource(self.source, name)
+
+    def absent_attribute_guard(self, name):
+        if ModuleAttributeAbsent.applies(self.obj, name):
+            return ModuleAttributeAbsent(self.source, name, type(self.obj))
+        return super().absent_attribute_guard(name)
 
     def _item_source(self, key):
         """`m[key]` of a container module, read from its `_modules` registry."""

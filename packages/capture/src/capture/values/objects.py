@@ -232,9 +232,7 @@ class ObjectValue(Value):
         except AttributeError as err:
             if self.source is not None:
                 # `getattr(o, "w", default)` answered the default: o must still lack it.
-                from guards import HasAttr
-
-                frame.session.add_guard(HasAttr(self.source, name, False))
+                frame.session.add_guard(self.absent_attribute_guard(name))
             raise UserException(ExceptionValue.from_real(err)) from None
         if isinstance(result, types.MethodType) and result.__self__ is self.obj:
             return MethodValue(frame.session.wrap(result.__func__, None), self)
@@ -250,8 +248,14 @@ class ObjectValue(Value):
         if self.source is not None:
             from guards import HasAttr
 
-            frame.session.add_guard(HasAttr(self.source, name, present))
+            frame.session.add_guard(HasAttr(self.source, name, True) if present else self.absent_attribute_guard(name))
         return present
+
+    def absent_attribute_guard(self, name):
+        """The guard that the object still lacks attribute `name` (needs a source)."""
+        from guards import HasAttr
+
+        return HasAttr(self.source, name, False)
 
     def del_attr(self, frame, name):
         """`del obj.name`: a Python __delattr__ or property deleter is traced; object's own
