@@ -98,6 +98,32 @@ def test_writes_visible_to_later_reads_in_the_same_call():
     assert state.last is x
 
 
+def test_replayed_writes_read_the_values_the_call_saw():
+    # Each write's value and target is read before any write runs: o.a <- `o.b` must not see
+    # the new o.b, nor `d['a']` the new items[0], and `old.k` goes to the object o.inner was.
+    def fn(o, items, d, x):
+        o.a, o.b = o.b, o.a
+        old = o.inner
+        o.inner = State()
+        old.last = x * 2
+        items[0], d["a"] = d["a"], items[0]
+        return o.a - o.b
+
+    def make():
+        o = State()
+        o.a, o.b, o.inner = torch.ones(3), torch.zeros(3), State()
+        return o, [torch.ones(2)], {"a": torch.zeros(2)}, torch.randn(3)
+
+    compiled = compile_eager(fn)
+    mine, theirs = make(), make()
+    theirs[3].copy_(mine[3])
+    old_mine, old_theirs = mine[0].inner, theirs[0].inner
+    assert_same(compiled(*mine), fn(*theirs))
+    assert_same(mine[1:3], theirs[1:3])
+    assert_same((mine[0].a, mine[0].b, old_mine.last), (theirs[0].a, theirs[0].b, old_theirs.last))
+    assert mine[0].inner is not old_mine and mine[0].inner.last is None
+
+
 def test_module_attribute_write():
     class Counter(torch.nn.Module):
         def __init__(self):

@@ -153,60 +153,73 @@ def set_compiled_graph(entry: CompiledEntry, compiled_graph: Callable) -> None:
     entry.function.__globals__[entry.graph_name] = compiled_graph
 
 
-def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[str]:
-    effects = result.side_effects
-    lines: list[str] = []
+# An expression no replayed write can change: a local of the entry (a parameter, a temporary)
+# or a literal; and the graph's outputs, `outs[0]`.
+_SETTLED = re.compile(r"[A-Za-z_]\w*|-?\d+(\.\d*)?|'[^'\\]*'")
 
-    def emit(statement: str) -> None:
-        lines.extend(writer.lines)
+
+def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[str]:
+    """The replay of the side effects: every object written to and every value written is read
+    first, then the writes run. A write may change what a later read's source leads to:
+    `o.a, o.b = o.b, o.a` records o.a <- `L['o'].b` and o.b <- `L['o'].a`, and `old = o.inner;
+    o.inner = New(); old.k = 1` writes to the object `L['o'].inner` named before the call."""
+    effects = result.side_effects
+    reads: list[str] = []
+    writes: list[str] = []
+
+    def settled(expression: str) -> str:
+        reads.extend(writer.lines)
         writer.lines.clear()
-        lines.append(statement)
+        if _SETTLED.fullmatch(expression) or re.fullmatch(rf"{writer.outputs_name}\[\d+\]", expression):
+            return expression
+        name = writer.temporary("_r")
+        reads.append(f"{name} = {expression}")
+        return name
+
+    def read(value) -> str:
+        return settled(writer.value(value))
 
     for container in effects.mutated_containers.values():
-        target = writer.source(container.source)
+        target = settled(writer.source(container.source))
         if isinstance(container, DequeValue):
             # A deque has no slice assignment: refill it.
-            emit(f"_new = [{', '.join(writer.value(v) for v in container.items)}]")
-            emit(f"{target}.clear()")
-            emit(f"{target}.extend(_new)")
+            items = ", ".join(read(v) for v in container.items)
+            writes += [f"{target}.clear()", f"{target}.extend([{items}])"]
         elif isinstance(container, ListValue):
-            emit(f"{target}[:] = [{', '.join(writer.value(v) for v in container.items)}]")
+            writes.append(f"{target}[:] = [{', '.join(read(v) for v in container.items)}]")
         elif isinstance(container, DictValue):
-            # The new contents may be read from the old ones: build them before clearing.
-            pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in container.entries.values())
-            contents = writer.temporary("_new")
-            emit(f"{contents} = {{{pairs}}}")
-            emit(f"{target}.clear()")
-            emit(f"{target}.update({contents})")
+            pairs = ", ".join(f"{read(k)}: {read(v)}" for k, v in container.entries.values())
+            writes += [f"{target}.clear()", f"{target}.update({{{pairs}}})"]
         elif container.entries.log is not None:
             # A set: its changes one by one, so that it ends laid out as eager leaves it.
             for method, value in container.entries.log:
-                emit(f"{target}.{method}({'' if value is None else writer.value(value)})")
+                writes.append(f"{target}.{method}({'' if value is None else read(value)})")
         else:
-            items = ", ".join(writer.value(v) for v in container.entries.values())
-            contents = writer.temporary("_new")
-            emit(f"{contents} = [{items}]")
-            emit(f"{target}.clear()")
-            emit(f"{target}.update({contents})")
+            items = ", ".join(read(v) for v in container.entries.values())
+            writes += [f"{target}.clear()", f"{target}.update([{items}])"]
     for write in effects.attribute_writes.values():
-        target = writer.value(write.target)
+        target = read(write.target)
         for attr, value in write.values.items():
             if value is DELETED:
                 # It may have been set by this very call first: present or not, it ends up absent.
-                emit(f"vars({target}).pop({attr!r}, None)")
+                writes.append(f"vars({target}).pop({attr!r}, None)")
             elif attr in write.raw:
-                emit(f"object.__setattr__({target}, {attr!r}, {writer.value(value)})")
+                writes.append(f"object.__setattr__({target}, {attr!r}, {read(value)})")
             elif attr.isidentifier():
-                emit(f"{target}.{attr} = {writer.value(value)}")
+                writes.append(f"{target}.{attr} = {read(value)}")
             else:
-                emit(f"setattr({target}, {attr!r}, {writer.value(value)})")
+                writes.append(f"setattr({target}, {attr!r}, {read(value)})")
     for f_globals, attr, value in effects.global_writes.values():
-        emit(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {writer.value(value)}")
+        writes.append(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {read(value)}")
     for _, source, value in effects.cell_writes.values():
         # Through the source (`C['k']`, or a resume function's cell parameter `k.cell_contents`):
         # the cell seen at capture belongs to that call's frame; later calls bring their own.
-        emit(f"{writer.source(source)} = {writer.value(value)}")
+        value_name = read(value)
+        target = writer.source(source)
+        reads.extend(writer.lines)
+        writer.lines.clear()
+        writes.append(f"{target} = {value_name}")
     for fn, args, kwargs in effects.deferred_calls:
-        arguments = [writer.value(a) for a in args] + [f"{k}={writer.value(v)}" for k, v in kwargs.items()]
-        emit(f"{writer.name_for(fn.fn, fn.name)}({', '.join(arguments)})")
-    return lines
+        arguments = [read(a) for a in args] + [f"{k}={read(v)}" for k, v in kwargs.items()]
+        writes.append(f"{writer.name_for(fn.fn, fn.name)}({', '.join(arguments)})")
+    return reads + writes
