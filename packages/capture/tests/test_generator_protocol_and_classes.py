@@ -82,6 +82,32 @@ def test_generator_return_value_and_errors_of_the_protocol():
     agree(f, fullgraph=True)
 
 
+def test_stop_iteration_of_next_carries_the_return_value_once():
+    # next() on an exhausted iterator raises StopIteration() (no args), on a generator that
+    # returned a value StopIteration(value) the first time; `yield from` gets that value once.
+    def f(x):
+        def numbers():
+            yield x
+            return "done"
+
+        out = []
+        for it in (numbers(), iter([x])):
+            next(it)
+            for _ in range(2):
+                try:
+                    next(it)
+                except StopIteration as stop:
+                    out.append((stop.args, stop.value))
+
+        def relay(inner):
+            out.append((yield from inner))
+
+        finished = numbers()
+        return list(relay(finished)), list(relay(finished)), out
+
+    agree(f, fullgraph=True)
+
+
 def test_close_of_a_generator_that_ignores_generator_exit_raises():
     def stubborn():
         try:

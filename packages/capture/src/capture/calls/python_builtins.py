@@ -255,7 +255,7 @@ def _next(frame, args, kwargs):
     if item is None:
         if default:
             return default[0]
-        raise_user_error(frame, StopIteration, "")
+        raise UserException(iterator.stop_iteration())
     return item
 
 

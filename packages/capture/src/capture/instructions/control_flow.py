@@ -144,7 +144,8 @@ def _send(frame, inst):
     if item is not None:
         frame.push(item)
         return
-    returned = iterator.returned or NONE
+    # A finished generator hands its return value to the first consumer only.
+    returned, iterator.returned = iterator.returned or NONE, None
     if not _SEND_LEAVES_ITERATOR:
         frame.pop()
     frame.push(returned)

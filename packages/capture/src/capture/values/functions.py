@@ -177,9 +177,7 @@ class GeneratorValue(IteratorValue):
     def _next_or_stop(self, frame) -> Value:
         item = self.next()
         if item is None:
-            returned = getattr(self, "returned", None)
-            has_value = returned is not None and not (returned.is_python_constant() and returned.as_python_constant() is None)
-            raise UserException(ExceptionValue(StopIteration, [returned] if has_value else []))
+            raise UserException(self.stop_iteration())
         return item
 
     def send(self, frame, value: Value) -> Value:

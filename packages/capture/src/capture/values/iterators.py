@@ -19,7 +19,7 @@ from .base import Value
 from .class_lookup import python_dunder
 from .constant import ConstantValue
 from .containers import DictValue, DictViewValue, ListValue, TupleValue
-from .exceptions import raise_user_error
+from .exceptions import ExceptionValue, raise_user_error
 from .sets import SetValue
 
 
@@ -83,6 +83,15 @@ class IteratorValue(Value):
         rest = self.items[self.position :]
         self.position = len(self.items)
         return rest
+
+    def stop_iteration(self) -> ExceptionValue:
+        """What `next()` raises once this iterator is exhausted: StopIteration() with no
+        arguments, or StopIteration(value) when a generator returned a value other than None
+        (its `.value`), that once: a finished generator asked again raises a bare one."""
+        returned, self.returned = self.returned, None
+        if returned is None or (returned.is_python_constant() and returned.as_python_constant() is None):
+            return ExceptionValue(StopIteration, [])
+        return ExceptionValue(StopIteration, [returned])
 
     def reconstruct(self, writer):
         if self.list is not None:
