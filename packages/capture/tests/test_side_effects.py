@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import torch
 
+import capture
 from helpers import assert_same, captures, check, compile_eager
 
 
@@ -122,6 +124,30 @@ def test_replayed_writes_read_the_values_the_call_saw():
     assert_same(mine[1:3], theirs[1:3])
     assert_same((mine[0].a, mine[0].b, old_mine.last), (theirs[0].a, theirs[0].b, old_theirs.last))
     assert mine[0].inner is not old_mine and mine[0].inner.last is None
+
+
+class Renamed(State):
+    def label(self):
+        return 2
+
+
+def test_class_assignment_breaks_the_graph():
+    # `o.__class__ = C` would leave the rest of the trace on the old class (its methods,
+    # isinstance): capture refuses it, and the graph breaks there.
+    def fn(o, x):
+        made = State()
+        made.__class__ = Renamed
+        o.__class__ = Renamed
+        return x + made.label() + o.label(), isinstance(o, Renamed), type(made).__name__
+
+    compiled = compile_eager(fn)
+    for _ in range(2):
+        mine, theirs = State(), State()
+        x = torch.randn(3)
+        assert_same(compiled(mine, x), fn(theirs, x))
+        assert type(mine) is Renamed
+    with pytest.raises(capture.Unsupported, match="__class__"):
+        compile_eager(fn, fullgraph=True)(State(), torch.randn(3))
 
 
 def test_module_attribute_write():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import Unsupported
 from .values.base import Value
 from .values.deleted import DELETED  # noqa: F401  (what a recorded `del obj.name` stores)
 
@@ -43,6 +44,9 @@ class SideEffects:
     def store_attr(self, target: Value, name: str, value: Value, obj: Any = None, *, raw: bool = False) -> None:
         """`obj` is the object written to, for targets that have no `identity()` (a tensor
         input, whose `.grad` is written). `raw`: written by object.__setattr__."""
+        if name == "__class__":
+            # Reads later in the call would still see the old class (its methods, isinstance).
+            raise Unsupported(f"assigning __class__ of {target.describe()}")
         if obj is None:
             obj = target.identity()
         write = self.attribute_writes.get(id(obj))

@@ -194,6 +194,9 @@ class NewObjectValue(Value):
 
     def store(self, name: str, value: Value) -> None:
         """Set an attribute without running `__setattr__` (object.__setattr__)."""
+        if name == "__class__":
+            # The object is traced as an instance of `cls`: its methods, isinstance, type().
+            raise Unsupported(f"assigning __class__ of {self.describe()}")
         self.attrs[name] = value
 
     def call(self, frame, args, kwargs):
