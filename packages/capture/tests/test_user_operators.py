@@ -132,3 +132,24 @@ def test_shift_operators_of_a_user_class():
         return x + (Bits(1) << n).v, 256 >> Bits(2)
 
     check_across_sizes(fn, sizes)
+
+
+class Position:
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+
+def test_index_dunder_subscripts_lists_tuples_ranges_and_strings():
+    # CPython converts a subscript of a sequence through the key's __index__; capture traced
+    # only constants and sizes there (an internal error for a range, a refusal for a list).
+    def fn(x):
+        items = [x, x + 1, x + 2]
+        items[Position(0)] = x * 5
+        del items[Position(-1)]
+        picked = (items[Position(1)], items[Position(0) : Position(x.shape[0] - 2)])
+        return picked, (1, 2, 3)[Position(2)], "abc"[Position(1)], range(9)[Position(1) : Position(3)]
+
+    check_across_sizes(fn, sizes, fullgraph=True)

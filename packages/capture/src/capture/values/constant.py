@@ -14,7 +14,7 @@ import torch
 
 from .base import Value
 from .factory import evaluate_constant_operation
-from .symbolic import concrete
+from .symbolic import sequence_index
 
 # Types whose instances are immutable and whose operations have no side effects.
 CONSTANT_TYPES: tuple[type, ...] = (
@@ -75,7 +75,7 @@ class ConstantValue(Value):
 
     def get_item(self, frame, key):
         # A symbolic index (`range(100)[x.shape[0]]`) is specialized to its value, guarded.
-        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, concrete(key)))
+        return evaluate_constant_operation(frame, lambda v, k: v[k], (self.value, sequence_index(frame, key)))
 
     def unpack(self, frame):
         try:

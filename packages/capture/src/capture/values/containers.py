@@ -14,13 +14,13 @@ from typing import Any
 import torch
 
 from ..errors import Unsupported, UserException
-from .base import NotConstant, Value
+from .base import Value
 from .class_lookup import MISSING, lookup_static, python_dunder
 from .constant import ConstantValue
 from .exceptions import ExceptionValue, raise_user_error
 from .factory import program_errors
 from .object_ids import ObjectIdValue
-from .symbolic import SlicedBy, SymValue, concrete
+from .symbolic import SlicedBy, SymValue, sequence_index
 from .tensor import TensorValue, tensor_key
 
 
@@ -102,7 +102,7 @@ class SequenceValue(Value):
         return ConstantValue(len(self.items))
 
     def get_item(self, frame, key):
-        index = _index_of(key)
+        index = sequence_index(frame, key)
         if isinstance(index, slice):
             return self.with_items(self.items[index])
         try:
@@ -135,13 +135,6 @@ def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
     if bound is None:
         return frame.session.wrap(descriptor, None)
     return bound
-
-
-def _index_of(key: Value):
-    try:
-        return concrete(key)
-    except NotConstant:
-        raise Unsupported(f"indexing a sequence with {key.describe()}") from None
 
 
 def field_names(cls: type) -> tuple[str, ...]:
@@ -211,7 +204,7 @@ class ListValue(SequenceValue):
         return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def set_item(self, frame, key, value):
-        index = _index_of(key)
+        index = sequence_index(frame, key)
         if isinstance(index, slice):
             items = value.unpack(frame)
             with program_errors(frame):  # an extended slice given another number of items: ValueError
@@ -224,7 +217,7 @@ class ListValue(SequenceValue):
         self.mutated(frame)
 
     def del_item(self, frame, key):
-        del self.items[_index_of(key)]
+        del self.items[sequence_index(frame, key)]
         self.mutated(frame)
 
     def reconstruct(self, writer):

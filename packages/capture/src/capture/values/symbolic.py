@@ -8,8 +8,11 @@ the answer valid.
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
+from ..errors import Unsupported
 from .base import NotConstant, Value
 
 SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
@@ -62,6 +65,20 @@ def concrete(value: Value):
     if isinstance(value, SlicedBy):
         return slice(*(concrete(part) for part in value.parts))
     return value.as_python_constant()
+
+
+def sequence_index(frame, key: Value):
+    """The int or slice `key` stands for as the index of a list, tuple, range or str: constants
+    as they are, symbolic sizes specialized (guarded), and an object whose class has its own
+    `__index__` converted through it (traced), as CPython's subscript does."""
+    if isinstance(key, SlicedBy):
+        return slice(*(sequence_index(frame, part) for part in key.parts))
+    if isinstance(key, SymValue) or key.is_python_constant():
+        return concrete(key)
+    kind = key.python_type()
+    if hasattr(kind, "__index__") and not issubclass(kind, torch.Tensor):
+        return concrete(frame.call_builtin(operator.index, [key], {}))
+    raise Unsupported(f"indexing a sequence with {key.describe()}")
 
 
 class SlicedBy(Value):
