@@ -47,11 +47,16 @@ def shape_numel(x):
     return x * m.shape.numel(), m.shape[1:].numel(), torch.Size([]).numel(), x.shape.numel() == x.numel()
 
 
+def byte_counts(x):
+    # Tensor.nbytes reads a numel C++ cannot give for symbolic sizes: numel() * itemsize instead.
+    return x + x.itemsize, x.nbytes, x.element_size(), x.half().nbytes, x[1:].nbytes
+
+
 @pytest.mark.parametrize(
     "fn",
     [
         shape_formatted, shape_as_dict_key, sizes_in_a_set, tuple_of_tensors_as_key, shape_compared_in_order,
-        string_sliced_by_sizes, shape_numel,
+        string_sliced_by_sizes, shape_numel, byte_counts,
     ],
 )
 def test_sizes_as_values(fn):

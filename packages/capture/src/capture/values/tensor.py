@@ -121,6 +121,11 @@ class TensorValue(Value):
 
     def get_attr(self, frame, name):
         graph = frame.session.graph
+        if name == "nbytes" and contains_symbolic(self.fake.shape):
+            # Tensor.nbytes is numel() times the element size, but reads a numel that C++ cannot
+            # give for symbolic sizes (an error, in tracing and in aot_autograd's graph alike).
+            numel = self.get_attr(frame, "numel").call(frame, [], {})
+            return frame.call_builtin(operator.mul, [numel, ConstantValue(self.fake.itemsize)], {})
         if name in METADATA_ATTRIBUTES:
             value = getattr(self.fake, name)
             if name == "is_leaf":
