@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from fake_tensor import FakeModeMismatchError, FakeTensorError, FakeTensorMode, is_fake
+from fake_tensor import FakeModeMismatchError, FakeTensorMode, UnsupportedTensorKindError, is_fake
 
 REAL_TENSORS = {
     "contiguous": lambda: torch.randn(3, 4),
@@ -111,8 +111,20 @@ def test_gradient_flows_from_a_fake_view_to_its_fake_base():
 
 
 def test_sparse_tensor_is_rejected_with_a_clear_error():
-    with pytest.raises(FakeTensorError, match="strided tensors only"):
+    with pytest.raises(UnsupportedTensorKindError, match=r"sparse_coo tensors .*to_dense"):
         FakeTensorMode().from_real(torch.eye(3).to_sparse())
+
+
+def test_quantized_tensors_are_rejected_with_a_clear_error():
+    """torch's meta kernels describe a quantized result as float32: a fake of it would carry
+    the wrong dtype, so neither a quantized input nor an op making one is faked."""
+    with pytest.raises(UnsupportedTensorKindError, match="quantized tensors .*qint8"):
+        FakeTensorMode().from_real(torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.qint8))
+    with FakeTensorMode() as mode:
+        x = mode.from_real(torch.randn(3))
+        with pytest.raises(UnsupportedTensorKindError, match="quantize_per_tensor"):
+            torch.quantize_per_tensor(x, 0.1, 0, torch.quint8)
+        assert x.to(dtype=torch.float16).dtype == torch.float16  # other dtype arguments as before
 
 
 def test_fake_of_another_mode_is_rejected():

@@ -16,6 +16,7 @@ from .errors import (
     RealTensorInputError,
     StaticSizesRequiredError,
     UnsupportedFakeOpError,
+    UnsupportedTensorKindError,
 )
 from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
@@ -26,5 +27,5 @@ __all__ = [
     "ConstraintViolationError", "DataDependentError", "DeviceMismatchError", "Dim", "FakeModeMismatchError",
     "FakeTensor", "FakeTensorError", "FakeTensorMode", "GuardOnDataDependentError", "OverlappingWriteError", "RealTensorInputError",
     "ShapeEnv", "ShapeReport", "StaticSizesRequiredError", "SymNode", "TensorSpec", "UNBACKED",
-    "UnsupportedFakeOpError", "infer_shapes", "is_fake",
+    "UnsupportedFakeOpError", "UnsupportedTensorKindError", "infer_shapes", "is_fake",
 ]

@@ -15,7 +15,7 @@ import weakref
 
 import torch
 
-from .errors import FakeModeMismatchError, FakeTensorError
+from .errors import FakeModeMismatchError, FakeTensorError, UnsupportedTensorKindError
 from .tensor import FakeTensor, meta_storage_of
 
 
@@ -68,10 +68,12 @@ class RealToFake:
         if known is not None:
             return known
         if tensor.layout != torch.strided:
-            raise FakeTensorError(
-                f"from_real supports strided tensors only; got a {tensor.layout} tensor of "
-                f"shape {tuple(tensor.shape)}. Convert it to dense first (t.to_dense())."
+            raise UnsupportedTensorKindError(
+                f"{tensor.layout} tensors (one of shape {tuple(tensor.shape)} was given)",
+                "Convert it to a dense one first (t.to_dense()).",
             )
+        if tensor.is_quantized:
+            raise UnsupportedTensorKindError(f"quantized tensors ({tensor.dtype})", "Dequantize it first (t.dequantize()).")
         fake = self._convert(tensor, dynamic_dims, source, meta_device)
         self._fakes.put(id(tensor), tensor, fake)
         return fake

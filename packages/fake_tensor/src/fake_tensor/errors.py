@@ -26,6 +26,14 @@ class DataDependentError(FakeTensorError):
         )
 
 
+class UnsupportedTensorKindError(FakeTensorError):
+    """A tensor fake tensors cannot stand for: a sparse, nested or other non-strided layout,
+    or a quantized dtype (torch's meta kernels describe a quantized result as float32)."""
+
+    def __init__(self, what: str, hint: str):
+        super().__init__(f"fake tensors do not support {what}. {hint}")
+
+
 class StaticSizesRequiredError(FakeTensorError):
     """A torch kernel reads sizes as plain ints, so it cannot run on symbolic sizes."""
 

@@ -30,7 +30,7 @@ from torch.autograd.graph import increment_version
 
 from . import dtype_support, memory_overlap, meta_output_cache, specialization
 from .devices import normalize_device, output_device
-from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError
+from .errors import FakeModeMismatchError, RealTensorInputError, UnsupportedFakeOpError, UnsupportedTensorKindError
 from .op_rules import rule_of
 from .tensor import FakeTensor, meta_storage_of
 
@@ -38,8 +38,15 @@ META = torch.device("meta")
 _PLAIN_ARGUMENTS = frozenset({int, float, bool, complex, str, type(None), torch.dtype, torch.layout, torch.memory_format})
 
 
+_QUANTIZED_DTYPES = frozenset({torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4})
+
+
 def run_op(mode, func, args, kwargs):
     facts = _facts_of(func)
+    for position, name in facts.dtype_arguments:
+        dtype = args[position] if position < len(args) else kwargs.get(name)
+        if dtype in _QUANTIZED_DTYPES:
+            raise UnsupportedTensorKindError(f"quantized tensors ({func} makes a {dtype} one)", "Run this op eagerly.")
     if facts.writes_data:
         # Before the write, as eager checks (meta kernels skip it): memory_overlap.py.
         memory_overlap.check_writes(func, facts.writes_data, args, kwargs)
@@ -218,6 +225,9 @@ class _OpFacts:
     # Names of the arguments whose elements the op writes (in-place `self`, `out=`, foreach
     # lists); not those an in-place view op only re-shapes (`t_`).
     writes_data: frozenset[str]
+    # (position, name) of the `dtype` argument: one naming a quantized dtype makes a quantized
+    # tensor, which torch's meta kernels describe as float32 (quantize_per_tensor).
+    dtype_arguments: tuple[tuple[int, str], ...]
 
 
 _FACTS: dict[torch._ops.OpOverload, _OpFacts] = {}
@@ -247,6 +257,10 @@ def _facts_of(func) -> _OpFacts:
             writes_data=frozenset(
                 a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write
             ) if torch.Tag.inplace_view not in func.tags else frozenset(),
+            dtype_arguments=tuple(
+                (position, a.name) for position, a in enumerate(schema.arguments)
+                if a.name == "dtype"  # the schema types a ScalarType as int; the name is the convention
+            ),
         )
         _FACTS[func] = facts
         return facts

@@ -342,7 +342,7 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
             if writes_input_at_end(self, self.current_node, args):
                 self._pending_writes.append(InputWrite(args[0], args[1]))
                 return args[0]
-        lowering = None if _touches_complex(self.current_node) else LOWERINGS.get(target)
+        lowering = None if _touches_dtype_without_kernels(self.current_node) else LOWERINGS.get(target)
         if lowering is not None:
             try:
                 return lowering(*args, **kwargs)
@@ -446,11 +446,20 @@ SIZE_ARITHMETIC = {
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
 
-def _touches_complex(node: torch.fx.Node) -> bool:
-    """Kernels have no complex arithmetic: an op reading or making complex tensors (view_as_complex,
-    complex mul, fft...) runs as its aten call."""
+# The dtypes generated kernels compute in: C++ and Triton spell these ten (codegen's
+# CTYPES, TRITON_DTYPES).
+KERNEL_DTYPES = frozenset({
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+    torch.int8, torch.uint8, torch.bool,
+})  # fmt: skip
+
+
+def _touches_dtype_without_kernels(node: torch.fx.Node) -> bool:
+    """An op reading or making a tensor of another dtype runs as its aten call: complex (no
+    complex arithmetic in kernels: view_as_complex, complex mul, fft...), the float8 types,
+    uint16/32/64 and quantized tensors."""
     values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
-    return any(isinstance(v, torch.Tensor) and v.is_complex() for v in pytree.tree_leaves(values))
+    return any(isinstance(v, torch.Tensor) and v.dtype not in KERNEL_DTYPES for v in pytree.tree_leaves(values))
 
 
 def _sympify_tree(graph, value):
