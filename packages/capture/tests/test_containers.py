@@ -52,6 +52,20 @@ def test_dict_methods():
     check(fn, two)
 
 
+def test_a_key_stored_again_keeps_the_key_first_stored():
+    # 1, 1.0 and True are one key: CPython replaces the value and keeps the first key object.
+    def fn(x, y):
+        displays = ({1: "a", True: "b", 1.0: "c"}, {k: x for k in (1.0, 1, True)}, {**{1: x}, **{1.0: y}})  # noqa: F601
+        d = dict([(1, x), (1.0, y)])
+        d[True] = x + y
+        d.update({1.0: y}, **{})
+        od = collections.OrderedDict.fromkeys([True, 1, 1.0])
+        made = (*displays, d, od)
+        return made, [[type(k).__name__ for k in m] for m in made]
+
+    check(fn, two)
+
+
 def test_ordered_dict_keeps_its_type():
     def fn(x, y):
         d = collections.OrderedDict()

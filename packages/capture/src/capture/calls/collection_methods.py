@@ -14,7 +14,7 @@ from ..operators import binary
 from ..values.base import Value
 from ..values.collection_types import DefaultDictValue, DequeValue
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, ListValue, TupleValue, key_of
+from ..values.containers import DictEntries, DictValue, ListValue, TupleValue, key_of
 from ..values.iterators import IteratorValue
 from ..values.exceptions import raise_user_error
 from ..values.class_lookup import python_dunder
@@ -213,7 +213,9 @@ def _fromkeys(cls: type):
     def handler(frame, args, kwargs):
         iterable, *value = args
         value = value[0] if value else ConstantValue(None)
-        entries = {key_of(frame, k): (k, value) for k in iterable.unpack(frame)}
+        entries = DictEntries()
+        for k in iterable.unpack(frame):
+            entries[key_of(frame, k)] = (k, value)
         if cls is collections.defaultdict:
             return DefaultDictValue(entries, ConstantValue(None))
         return DictValue(entries, python_cls=cls)

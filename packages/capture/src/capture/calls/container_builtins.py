@@ -9,7 +9,7 @@ import collections
 from ..errors import Unsupported
 from ..values.base import Value
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, ListValue, SequenceValue, TupleValue, field_names, key_of
+from ..values.containers import DictEntries, DictValue, DictViewValue, ListValue, SequenceValue, TupleValue, field_names, key_of
 from ..values.iterators import IteratorValue
 from ..values.sets import SetValue, set_operand
 from ..values.exceptions import raise_user_error
@@ -47,11 +47,11 @@ def _is_mapping(frame, value: Value) -> bool:
 def dict_entries(frame, source: Value) -> dict:
     """The (key object -> (key, value)) entries of a mapping or an iterable of pairs."""
     if isinstance(source, DictValue):
-        return dict(source.entries)
+        return DictEntries(source.entries)
 
     if isinstance(source, ModelOutputValue):
         return {k: (ConstantValue(k), v) for k, v in source.present().items()}
-    entries = {}
+    entries = DictEntries()
     if _is_mapping(frame, source):
         # As dict() and `**` do for any object with keys(): its keys, then `obj[key]` each.
         for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):

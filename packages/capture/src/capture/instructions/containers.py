@@ -12,7 +12,7 @@ from ..interpreter.registry import handles
 from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.symbolic import specialized_constant
-from ..values.containers import DictValue, ListValue, TupleValue, key_of
+from ..values.containers import DictEntries, DictValue, ListValue, TupleValue, key_of
 from ..values.sets import SetValue, update_set
 from ..values.exceptions import raise_user_error
 from ..values.lazy import LazyInput, realized
@@ -39,7 +39,7 @@ def _build_set(frame, inst):
 @handles("BUILD_MAP")
 def _build_map(frame, inst):
     items = frame.popn(2 * inst.arg)
-    entries = {}
+    entries = DictEntries()
     for key, value in zip(items[::2], items[1::2]):
         entries[key_of(frame, key)] = (key, value)
     frame.push(DictValue(entries))
@@ -49,7 +49,10 @@ def _build_map(frame, inst):
 def _build_const_key_map(frame, inst):
     keys = frame.pop().as_python_constant()
     values = frame.popn(inst.arg)
-    frame.push(DictValue({k: (ConstantValue(k), v) for k, v in zip(keys, values)}))
+    entries = DictEntries()
+    for k, v in zip(keys, values):
+        entries[k] = (ConstantValue(k), v)
+    frame.push(DictValue(entries))
 
 
 @handles("BUILD_SLICE")

@@ -227,12 +227,28 @@ class ListValue(SequenceValue):
         return writer.bind(self, "[" + ", ".join(writer.value(v) for v in self.items) + "]")
 
 
+class DictEntries(dict):
+    """A dict's entries while tracing: key object -> (key value, value). As in CPython, storing
+    under a key already present replaces the value and keeps the key first stored: `{1: 'a',
+    1.0: 'b', True: 'c'}` is `{1: 'c'}`, and `d[1.0] = v` leaves d's key 1."""
+
+    def __setitem__(self, k, pair):
+        current = self.get(k)
+        if current is not None:
+            pair = (current[0], pair[1])
+        super().__setitem__(k, pair)
+
+    def update(self, other=(), /):
+        for k, pair in dict(other).items():
+            self[k] = pair
+
+
 class DictValue(Value):
     """A dict (or OrderedDict) whose keys are known: key object -> (key value, value)."""
 
     def __init__(self, entries: dict[Any, tuple[Value, Value]], source=None, python_cls: type = dict):
         super().__init__(source)
-        self.entries = dict(entries)
+        self.entries = DictEntries(entries)
         self.python_cls = python_cls
 
     @classmethod
