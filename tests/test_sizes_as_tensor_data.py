@@ -50,3 +50,15 @@ def test_unravel_index_over_changing_int_sizes(backend):
     for shape in [(1, 2**63 - 1), (1, 2**63 - 1), (2, 2**40), (6, 2, 5)]:
         idx = torch.randint(0, 2**62, (5,)) % torch.tensor(shape).prod()
         _assert_same(compiled(idx, shape), unravel_by_ints(idx, shape))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_python_tensor_method_reaching_itself_again_is_traced_once(backend):
+    # Tensor.unflatten (Python) calls super().unflatten, which torch dispatches as
+    # Tensor.unflatten again: run with the mode pushed each time, it recursed without end.
+    compiler.reset()
+    fn = lambda x: x.unflatten(1, (2, x.shape[1] // 2)).sum(-1)  # noqa: E731
+    compiled = compiler.compile(fn, backend=backend, dynamic=True)
+    for n in (4, 4, 10):
+        x = torch.randn(3, n)
+        torch.testing.assert_close(compiled(x), fn(x))

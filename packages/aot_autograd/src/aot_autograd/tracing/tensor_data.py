@@ -29,14 +29,25 @@ _redispatch = getattr(torch.overrides, "redispatch_function", None)
 
 
 class SymbolicTensorData(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        # The Python torch functions whose bodies run with this mode pushed again. A body may
+        # reach its own function once more (Tensor.unflatten's `super().unflatten(...)` comes
+        # back as Tensor.unflatten): that call runs with the mode off, as before.
+        self._running: list = []
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in _FACTORIES and args and _holds_symbols(args[0]) and set(kwargs) <= {"dtype", "device"}:
             dtype = kwargs.get("dtype") or _inferred_dtype(args[0])
             return _tensor_of(args[0], dtype, kwargs.get("device"))
-        if isinstance(func, FunctionType) and _redispatch is not None:
-            with self:
-                return _redispatch(func, types, args, kwargs)
+        if isinstance(func, FunctionType) and _redispatch is not None and func not in self._running:
+            self._running.append(func)
+            try:
+                with self:
+                    return _redispatch(func, types, args, kwargs)
+            finally:
+                self._running.pop()
         return func(*args, **kwargs)
 
 
