@@ -2,7 +2,7 @@
 dtypes. Each program is compared with eager on every backend, on the first call, a cache hit
 with new values and a new size. What fake tensors cannot stand for (a sparse input, a
 quantized result) is a graph break, run eagerly; an op over a dtype kernels do not compute in
-(float8) runs as its aten call."""
+(float8) runs as its aten call. So is an input with a lazy negation or conjugation bit."""
 
 from __future__ import annotations
 
@@ -26,6 +26,21 @@ PROGRAMS = {
     "quantized_input": (
         lambda q, y: q.dequantize() * y,
         lambda n: (torch.quantize_per_tensor(torch.randn(n), 0.05, 3, torch.quint8), torch.randn(n)),
+    ),
+    # Strided layout, but no sizes: a graph break like the sparse input.
+    "nested_strided_input": (
+        lambda x, y: (x * y).to_padded_tensor(0.0),
+        lambda n: (torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(n, 3)]), 2.0),
+    ),
+    # The imaginary part of a conjugate is a view with the lazy negation bit: kernels reading
+    # its memory computed with the wrong sign (a wrong result on inductor before).
+    "negation_bit_input": (
+        lambda x, y: x * y + 1,
+        lambda n: (torch.randn(n, dtype=torch.complex64).conj().imag, torch.randn(n)),
+    ),
+    "conjugation_bit_input": (
+        lambda z, y: (z * y if z.is_conj() else z - y).real,
+        lambda n: (torch.randn(n, dtype=torch.complex64).conj(), torch.randn(n)),
     ),
     "float8_e4m3_cast": (
         lambda x, y: (x.float() * y).to(torch.float8_e4m3fn).float() + 1,

@@ -115,6 +115,21 @@ def test_sparse_tensor_is_rejected_with_a_clear_error():
         FakeTensorMode().from_real(torch.eye(3).to_sparse())
 
 
+@pytest.mark.parametrize(
+    "make, reason",
+    [
+        (lambda: torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)]), "nested tensors"),
+        (lambda: torch.randn(3, dtype=torch.complex64).conj().imag, "negation bit"),
+        (lambda: torch.randn(3, dtype=torch.complex64).conj(), "conjugation bit"),
+    ],
+)
+def test_tensors_a_fake_cannot_describe_are_rejected(make, reason):
+    """A nested tensor has a strided layout but no sizes; a fake has no negation or conjugation
+    bit (its is_conj() would answer False, and kernels would read the memory unnegated)."""
+    with pytest.raises(UnsupportedTensorKindError, match=reason):
+        FakeTensorMode().from_real(make())
+
+
 def test_quantized_tensors_are_rejected_with_a_clear_error():
     """torch's meta kernels describe a quantized result as float32: a fake of it would carry
     the wrong dtype, so neither a quantized input nor an op making one is faked."""

@@ -26,7 +26,6 @@ from fake_tensor import (
     FakeTensorError,
     FakeTensorMode,
     OverlappingWriteError,
-    UnsupportedTensorKindError,
 )
 from guards import ConstantMatch, StorageOffsetSource
 
@@ -73,8 +72,6 @@ class GraphBuilder:
             fake = self.fake_mode.from_real(real, dynamic_dims=dynamic_dims or None, source=source)
         except ConstraintViolationError as err:
             raise MarkedDimensionError(str(err)) from None
-        except UnsupportedTensorKindError as err:
-            raise Unsupported(f"a tensor input from {source}: {err}") from None
         node = self._placeholder(source)
         node.meta["example_value"] = fake
         self.inputs.append(GraphInput(source, real, node))

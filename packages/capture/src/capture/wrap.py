@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
+from fake_tensor import UnsupportedTensorKindError, check_tensor_kind
 from fake_tensor.registries import register_once
 from guards import kinds
 from guards.sources import (AttrSource, SetOrderSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
@@ -145,10 +146,12 @@ def _tensor(session, obj, source):
             "run its own __torch_function__",
             hint="the graph breaks where it is used, and its operations run natively",
         )
+    try:
+        check_tensor_kind(obj)
+    except UnsupportedTensorKindError as err:
+        raise Unsupported(f"{source or 'a tensor'}: {err}") from None
     if source is None:
         return session.graph.add_input(obj, session.hold(obj, "constant_tensor"))
-    if obj.layout is not torch.strided:
-        raise Unsupported(f"{source} is a {obj.layout} tensor; only strided tensors are supported")
     value = session.graph.add_input(obj, source, session.dynamic_dims_of(obj, source))
     # Symbolic sizes and strides are left to the shape guards.
     _guard(session, kinds.TensorMatch.of(source, obj, sizes=value.fake.shape, strides=value.fake.stride()))

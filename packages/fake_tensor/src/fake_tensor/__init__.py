@@ -18,6 +18,7 @@ from .errors import (
     UnsupportedFakeOpError,
     UnsupportedTensorKindError,
 )
+from .conversion import check_tensor_kind
 from .mode import FakeTensorMode
 from .tensor import FakeTensor, is_fake
 from .symbolic import UNBACKED, ConstraintViolationError, Dim, ShapeEnv, SymNode
@@ -27,5 +28,5 @@ __all__ = [
     "ConstraintViolationError", "DataDependentError", "DeviceMismatchError", "Dim", "FakeModeMismatchError",
     "FakeTensor", "FakeTensorError", "FakeTensorMode", "GuardOnDataDependentError", "OverlappingWriteError", "RealTensorInputError",
     "ShapeEnv", "ShapeReport", "StaticSizesRequiredError", "SymNode", "TensorSpec", "UNBACKED",
-    "UnsupportedFakeOpError", "UnsupportedTensorKindError", "infer_shapes", "is_fake",
+    "UnsupportedFakeOpError", "UnsupportedTensorKindError", "check_tensor_kind", "infer_shapes", "is_fake",
 ]

@@ -52,6 +52,29 @@ class WeakMemo:
         entries[key] = (weakref.ref(obj, drop), value)
 
 
+def check_tensor_kind(tensor: torch.Tensor) -> None:
+    """Raises UnsupportedTensorKindError for a tensor no fake can stand for: a fake has one
+    dense strided layout, plain dtypes and no lazy negation or conjugation bit."""
+    if tensor.layout != torch.strided:
+        raise UnsupportedTensorKindError(
+            f"{tensor.layout} tensors (one of shape {tuple(tensor.shape)} was given)",
+            "Convert it to a dense one first (t.to_dense()).",
+        )
+    if tensor.is_nested:  # a strided layout, but no sizes or strides to read
+        raise UnsupportedTensorKindError(
+            "nested tensors of the strided layout", "Use the jagged layout (layout=torch.jagged)."
+        )
+    if tensor.is_quantized:
+        raise UnsupportedTensorKindError(f"quantized tensors ({tensor.dtype})", "Dequantize it first (t.dequantize()).")
+    if tensor.is_neg() or tensor.is_conj():
+        # Kernels reading its memory would miss the sign; a fake would answer is_conj() wrongly.
+        bit = "negation" if tensor.is_neg() else "conjugation"
+        raise UnsupportedTensorKindError(
+            f"tensors with the lazy {bit} bit set (a view such as z.conj() or z.conj().imag)",
+            "Materialize it first (t.resolve_neg() / t.resolve_conj()).",
+        )
+
+
 class RealToFake:
     def __init__(self, mode):
         self.mode = mode
@@ -67,13 +90,7 @@ class RealToFake:
         known = self._fakes.get(id(tensor), tensor)
         if known is not None:
             return known
-        if tensor.layout != torch.strided:
-            raise UnsupportedTensorKindError(
-                f"{tensor.layout} tensors (one of shape {tuple(tensor.shape)} was given)",
-                "Convert it to a dense one first (t.to_dense()).",
-            )
-        if tensor.is_quantized:
-            raise UnsupportedTensorKindError(f"quantized tensors ({tensor.dtype})", "Dequantize it first (t.dequantize()).")
+        check_tensor_kind(tensor)
         fake = self._convert(tensor, dynamic_dims, source, meta_device)
         self._fakes.put(id(tensor), tensor, fake)
         return fake
