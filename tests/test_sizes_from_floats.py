@@ -47,17 +47,50 @@ def _moonshine_mask(x, mask):
     # Moonshine's conv output lengths, int() of a float of the mask's (symbolic) length, three
     # times; the slice's guards compare them, and sympy folds the truncations' Piecewise into
     # the relation (ITE(s0/64 - 0.98 >= 0, floor(...)/3 - 1.33 >= 0, ceiling(...)/3 - 1.33 >= 0)),
-    # which the guard function printed no Python for.
+    # which the guard function printed no Python for, and which aot_autograd could not rebuild.
     n = int((mask.shape[-1] - 127) / 64 + 1)
     n = int((n - 7) / 3 + 1)
     n = int((n - 3) / 2 + 1)
     return mask[..., ::384][..., :n] * x.sum()
 
 
-def test_sizes_truncated_from_a_symbolic_length_match_eager():
-    # On the eager backend only: aot_autograd refuses to rebuild this size in its graph (it
-    # would recompute it from sympy's expression, whose float rounding is not the program's).
-    compiled = compiler.compile(_moonshine_mask, backend="eager")
-    for length in (1600, 2400, 3200, 4000):
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_sizes_truncated_from_a_symbolic_length_match_eager(backend):
+    compiled = compiler.compile(_moonshine_mask, backend=backend)
+    for length in (1600, 1600, 2400, 3200, 4000):
         x, mask = torch.randn(3), torch.rand(2, length)
         torch.testing.assert_close(compiled(x, mask), _moonshine_mask(x, mask))
+
+
+# Sizes rounded from floats computed from a length, as a graph must compute them: in the
+# program's order. sympy's form of (n - 7) / 3 + 1 is n/3 - 4/3, which at n = 10 is
+# 1.9999999999999996 and truncates to 1 where the program gets 2.
+TRUNCATED_LENGTHS = {
+    "int_of_int_of_a_product": lambda n: int(int(n * 0.5)),
+    "thirds": lambda n: int((n - 7) / 3 + 1),
+    "thirds_of_a_half": lambda n: int((int(n * 0.5) - 7) / 3 + 1),
+    "three_times": lambda n: int((int((int(n * 0.5) - 7) / 3 + 1) - 3) / 2 + 1),
+    "rounded_then_floored": lambda n: math.floor(round(n / 3) * 0.7),
+    # torch.sym_max/sym_min stay symbolic (Python's max and min compare, and guard).
+    "at_least_three": lambda n: torch.sym_max(int((n - 7) / 3 + 1), 3),
+    "at_most_a_half": lambda n: torch.sym_min(int((n - 7) / 3 + 1), n // 2),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("size", TRUNCATED_LENGTHS)
+def test_a_size_truncated_from_a_length_matches_eager(size, backend):
+    size_of = TRUNCATED_LENGTHS[size]
+
+    def fn(x):
+        n = size_of(x.shape[-1])
+        return x[..., :n] * 2, n
+
+    compiled = compiler.compile(fn, backend=backend)
+    # The first call, a cache hit, new lengths (symbolic from then on), some where sympy's
+    # order of the float arithmetic truncates differently (769, 772).
+    for length in (100, 100, 10, 130, 769, 772, 3073):
+        x = torch.randn(2, length)
+        got, want = compiled(x), fn(x)
+        assert got[1] == want[1]
+        torch.testing.assert_close(got[0], want[0])

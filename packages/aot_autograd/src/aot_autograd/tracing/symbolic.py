@@ -47,6 +47,12 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
     sympy.ceiling: math.ceil,
 }
 
+# fake_tensor's derivations name Python's own functions; the graph spells them as torch does
+# (Python's min and `not` would ask the ShapeEnv for the answer, and guard on it).
+_GRAPH_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    int: math.trunc, float: torch.sym_float, operator.not_: torch.sym_not, min: torch.sym_min, max: torch.sym_max,
+}
+
 # Where a symbol can be read from a tensor input, in the order they are tried.
 _TENSOR_SOURCES = (
     (aten.sym_size.int, lambda t: list(t.shape)),
@@ -135,7 +141,14 @@ class SymbolicValues:
         known = self._derived.get(id(sym_node))
         if known is None:
             fn, operands = sym_node.derivation
-            known = self._derived[id(sym_node)] = (sym_node, self._call(fn, *map(self._in_program_order, operands)))
+            args = [self._in_program_order(operand) for operand in operands]
+            fn = _GRAPH_FUNCTIONS.get(fn, fn)
+            built = self._call(fn, *args) if len(args) == 2 else self._call_unary(fn, args[0])
+            known = self._derived[id(sym_node)] = (sym_node, built)
+            if sym_node.pytype is int and isinstance(built, fx.Node):
+                # A size the program rounded from a float: where its expression reappears inside
+                # another (an output's size, Min(n, s0)), the program's value is used, not sympy's.
+                self._nodes.setdefault(sym_node.expr, built)
         return known[1]
 
     def node_for_expr(self, expr: sympy.Basic) -> Any:

@@ -42,10 +42,12 @@ class SymNode:
         # The Python value when the expression has no symbols (the hot `is_constant` /
         # `maybe_as_int` queries read this attribute and nothing else).
         self.constant = constant
-        # A float computed by the program's arithmetic: (Python operator, operand nodes). The
+        # A float computed by the program's arithmetic: (Python function, operand nodes). The
         # expression is sympy's canonical form, which reorders (`a * n / 7` is `a*n/7`, a
         # Mul of 1/7, a and n); floating-point results depend on the order, so a graph
-        # computing this value rebuilds it from here, in the program's order.
+        # computing this value rebuilds it from here, in the program's order. So is an int
+        # rounded from such a float (`int((n - 7) / 3 + 1)`: sympy's n/3 - 4/3 truncates to
+        # one less at n = 10), and any value computed from a node that has a derivation.
         self.derivation = None
 
     @property
@@ -166,7 +168,10 @@ class SymNode:
             # Rounding to decimals has no integer meaning: specialize on the value.
             return self.wrap_float(builtins.round(self.guard_float(), ndigits))
         hint = None if self.hint is None else builtins.round(self.hint)
-        return self.shape_env.make_node(RoundToInt(self.expr), int, hint)
+        node = self.shape_env.make_node(RoundToInt(self.expr), int, hint)
+        if self.pytype is float or self.derivation is not None:
+            node.derivation = (builtins.round, (self,))
+        return node
 
     def bool_(self) -> bool:
         if self.pytype is bool:
@@ -318,8 +323,8 @@ def _binary_method(name: str, build_expr, python_op, result_type):
                     if operand.pytype is float and operand.expr.free_symbols:
                         env.guard_sign(operand.expr, operand.hint)
             node = env.make_node(expr, pytype, hint)
-        if pytype is float and name in _ROUNDING and (self.derivation or other.derivation or self.expr.free_symbols
-                                                       or other.expr.free_symbols):
+        if self.derivation or other.derivation or (
+                pytype is float and name in _ROUNDING and (self.expr.free_symbols or other.expr.free_symbols)):
             # Also where sympy folded the result to a number: `k - a` with a NaN constant is
             # sympy's nan, and `v - v` of a NaN item is NaN, not sympy's 0.
             node.derivation = (python_op, (self, other))
@@ -369,6 +374,9 @@ def _unary_method(name: str, build_expr, python_fn, result_type):
             # SymInt for a Python int: `sym_float(-n)` gives a float, and `-n / 2.0` fails
             # on it. Such a result keeps its expression and hint, unmarked.
             node = SymNode(node.expr, self.shape_env, int, node.hint)
+        if self.derivation is not None or (self.pytype is float and result_type is int):
+            # An int rounded from a float: see SymNode.derivation.
+            node.derivation = (python_fn, (self,))
         return node
 
     method.__name__ = name
