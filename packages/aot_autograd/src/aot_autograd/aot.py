@@ -8,7 +8,8 @@ on first need:
 2. training (some output carries a gradient: grad mode on, or turned on by the graph itself):
    trace the joint forward+backward graph in the caller's grad mode, functionalize it,
    partition it into forward and backward graphs, compile the forward now and the backward
-   on first use (runtime.training);
+   on first use (runtime.training); outputs viewing one tensor the graph made are rebuilt
+   as views of it after the autograd.Function, which returns it too (intermediate_bases);
 3. inference otherwise: the functional forward graph alone (runtime.inference).
 
 The plan for the grad mode current at compile time is made at once, so that errors surface
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 import torch
@@ -29,6 +31,7 @@ from .errors import AliasedInputWriteError, UnsupportedProgramError
 from .functionalization import functionalize, write_inputs_before_output
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
+from .intermediate_bases import IntermediateBases
 from .number_outputs import split_number_outputs
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan, needs_grad_mode
@@ -140,12 +143,16 @@ class AotCompiledGraph:
         analysed = functionalize(graph)
         effects = GraphEffects(analysed.mutated_inputs, analysed.output_aliases)
         _check_effects(effects, fakes)
+        bases = IntermediateBases.of(fakes, outputs, effects)
+        effects = bases.rebuilding(effects)
+        run = bases.returned_by(self._run_module)
 
         def graph_outputs(inputs, outputs):
-            """The values the functional graph returns: new values of mutated inputs first."""
+            """The values the functional graph returns: new values of mutated inputs first,
+            the outputs, then the bases of outputs rebuilt as their views."""
             return [*(inputs[m] for m in effects.mutated_inputs), *outputs]
 
-        values = graph_outputs(traced_inputs, outputs)
+        values = graph_outputs(traced_inputs, [*outputs, *bases.bases(outputs)])
         # An input written with grad mode off (an optimizer's parameter update) keeps its
         # autograd history: no gradient flows through its new value.
         written_without_grad = {
@@ -160,7 +167,7 @@ class AotCompiledGraph:
         with self.fake_mode:
             tangents = [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device) for i in differentiable]
         joint, tangents = trace_joint(
-            self._run_module,
+            run,
             fakes,
             tangents,
             lambda inputs, outputs: [graph_outputs(inputs, outputs)[i] for i in differentiable],
@@ -246,10 +253,10 @@ def _write_inputs_in_graph(graph_module: fx.GraphModule, effects: GraphEffects, 
     if not kept:
         return graph_module, effects, kept
     graph_module = write_inputs_before_output(graph_module, effects.mutated_inputs, kept)
-    effects = GraphEffects(
-        [index for i, index in enumerate(effects.mutated_inputs) if i not in kept],
-        effects.output_aliases,
-        tuple(effects.mutated_inputs[i] for i in kept),
+    effects = replace(
+        effects,
+        mutated_inputs=[index for i, index in enumerate(effects.mutated_inputs) if i not in kept],
+        written_in_graph=tuple(effects.mutated_inputs[i] for i in kept),
     )
     return graph_module, effects, kept
 

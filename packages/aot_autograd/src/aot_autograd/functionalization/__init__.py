@@ -5,7 +5,7 @@ outputs alias inputs or other outputs), and `write_inputs_before_output` (the gr
 `copy_` into some mutated inputs, for a compiler that writes inputs in place).
 """
 
-from .functionalize import FunctionalGraph, OutputAlias, functionalize
+from .functionalize import FunctionalGraph, OutputAlias, functionalize, view_geometry
 from .writes_in_graph import write_inputs_before_output
 
-__all__ = ["FunctionalGraph", "OutputAlias", "functionalize", "write_inputs_before_output"]
+__all__ = ["FunctionalGraph", "OutputAlias", "functionalize", "view_geometry", "write_inputs_before_output"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx as fx
@@ -62,13 +62,16 @@ class Alias:
 
 @dataclass(frozen=True)
 class OutputAlias:
-    """An output that shares storage with graph input `index` (`of="input"`) or with output
-    `index` (`of="output"`), or the graph's own value of it detached (`of="self"`: a detached
-    view of a tensor that dies in the graph); `identity` when it is that very tensor.
+    """An output that shares storage with graph input `index` (`of="input"`), with output
+    `index` (`of="output"`) or with the `index`th base the training graph returns after the
+    outputs (`of="intermediate"`: intermediate_bases.py), or the graph's own value of it
+    detached (`of="self"`: a detached view of a tensor that dies in the graph); `identity`
+    when it is that very tensor.
     `geometry` is the view's (size, stride, storage offset in its own elements from the
     base's first) when all are plain ints; `dtype` is the view's (a `view(dtype)`
     reinterprets the base); `detached` when it was made through `detach` (no autograd
-    history, as in eager)."""
+    history, as in eager). Where `geometry` is symbolic, `geometry_at(inputs, base)` may
+    compute it from a call's inputs (None where `base` is not laid out as traced)."""
 
     of: str
     index: int
@@ -79,6 +82,7 @@ class OutputAlias:
     # `detach` was its last step: not a view for autograd (`t.view(-1).detach()._is_view()` is
     # False, `t.detach()[1:]`'s True).
     detached_last: bool = False
+    geometry_at: Callable[[Sequence[Any], torch.Tensor], tuple | None] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -437,13 +441,17 @@ class _Functionalizer:
 
 
 def _geometry(view: fx.Node, root: fx.Node):
-    view_val, root_val = view.meta["val"], root.meta["val"]
-    # The offset counts the view's elements (a view(dtype) changes their size) from the root's first.
-    root_offset = root_val.storage_offset() * root_val.element_size() // view_val.element_size()
-    geometry = (tuple(view_val.shape), tuple(view_val.stride()), view_val.storage_offset() - root_offset)
+    return view_geometry(view.meta["val"], root.meta["val"])
+
+
+def view_geometry(view: torch.Tensor, base: torch.Tensor):
+    """(`OutputAlias.geometry` of `view` over `base`, or None where symbolic; `view`'s dtype)."""
+    # The offset counts the view's elements (a view(dtype) changes their size) from the base's first.
+    base_offset = base.storage_offset() * base.element_size() // view.element_size()
+    geometry = (tuple(view.shape), tuple(view.stride()), view.storage_offset() - base_offset)
     if any(is_symbolic(v) for v in (*geometry[0], *geometry[1], geometry[2])):
-        return None, view_val.dtype
-    return geometry, view_val.dtype
+        return None, view.dtype
+    return geometry, view.dtype
 
 
 def _same_metadata(a: Any, b: Any) -> bool:

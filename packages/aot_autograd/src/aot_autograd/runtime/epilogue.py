@@ -7,7 +7,8 @@ values are applied to the real tensors.
 - Inputs the compiled graph wrote in place itself (`written_in_graph`, see
   functionalization/writes_in_graph.py): only their version counters move, as eager's in-place
   ops move them (autograd checks them on saved tensors).
-- Aliased outputs: an output that was a view of an input (or of another output) in eager is
+- Aliased outputs: an output that was a view of an input (or of another output, or of a
+  base the training graph returns after the outputs: intermediate_bases.py) in eager is
   handed back as a view of the real tensor, with the geometry the trace recorded, so that it
   shares storage (and autograd history) as in eager; one made through `detach` is a view of
   the real tensor's detached alias, with no history, and never the input object itself.
@@ -29,12 +30,21 @@ class GraphEffects:
     mutated_inputs: list[int]
     output_aliases: list[OutputAlias | None]
     written_in_graph: tuple[int, ...] = ()
+    # Outputs (among the user's) viewing tensors the graph made that stay the views the
+    # training Function returns, which refuse writes (intermediate_bases.py).
+    kept_views: frozenset[int] = frozenset()
 
     @property
     def regenerated(self) -> list[int]:
         """Positions (among all graph outputs) of the outputs rebuilt as views (or detached)."""
         first = len(self.mutated_inputs)
         return [first + j for j, alias in enumerate(self.output_aliases) if alias is not None]
+
+    @property
+    def views_returned(self) -> frozenset[int]:
+        """Positions (among all graph outputs) of `kept_views`."""
+        first = len(self.mutated_inputs)
+        return frozenset(first + j for j in self.kept_views)
 
     def apply(self, inputs: Sequence[Any], graph_outputs: Sequence[Any], raw: dict[int, Any]) -> list:
         """The user's outputs, after the mutations are copied into `inputs`.
@@ -43,6 +53,7 @@ class GraphEffects:
         when the trace's was symbolic.
         """
         first = len(self.mutated_inputs)
+        last = first + len(self.output_aliases)
         grad_enabled = torch.is_grad_enabled()
         # Copies that record no autograd history go in one foreach call: an optimizer step
         # writes every parameter and state tensor (hundreds of them).
@@ -58,30 +69,43 @@ class GraphEffects:
                 torch._foreach_copy_(targets, values)
         if self.written_in_graph:
             torch.autograd.graph.increment_version([inputs[index] for index in self.written_in_graph])
-        outputs = list(graph_outputs[first:])
+        # After the outputs, a training graph returns the bases `of="intermediate"` aliases view.
+        outputs, bases = list(graph_outputs[first:last]), graph_outputs[last:]
         for j, alias in enumerate(self.output_aliases):
             if alias is not None and alias.of == "self":
                 outputs[j] = raw[first + j].detach()
             elif alias is not None:
-                base = inputs[alias.index] if alias.of == "input" else outputs[alias.index]
+                base = _base_of(alias, inputs, outputs, bases)
                 written = None
                 if alias.of == "input" and alias.index in self.mutated_inputs:
                     written = graph_outputs[self.mutated_inputs.index(alias.index)]
-                outputs[j] = _view_of(base, alias, raw.get(first + j), written)
+                outputs[j] = _view_of(base, alias, raw.get(first + j), written, inputs)
         return outputs
 
 
-def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None, written: torch.Tensor | None) -> torch.Tensor:
-    """The output `alias` describes, as a view of `base`. A symbolic geometry is read off
-    `raw`, the graph's own value of the output: a view of `base` itself, or of `written`, the
-    new value the graph returned for `base` (an input it writes in place), which the epilogue
-    has just copied into `base`."""
+def _base_of(alias: OutputAlias, inputs: Sequence[Any], outputs: list, intermediate_bases: Sequence[Any]) -> torch.Tensor:
+    if alias.of == "input":
+        return inputs[alias.index]
+    if alias.of == "output":
+        return outputs[alias.index]
+    return intermediate_bases[alias.index]
+
+
+def _view_of(base: torch.Tensor, alias: OutputAlias, raw: torch.Tensor | None, written: torch.Tensor | None,
+             inputs: Sequence[Any]) -> torch.Tensor:
+    """The output `alias` describes, as a view of `base`. A symbolic geometry is computed from
+    the call's `inputs` where the alias can, else read off `raw`, the graph's own value of the
+    output: a view of `base` itself, or of `written`, the new value the graph returned for
+    `base` (an input it writes in place), which the epilogue has just copied into `base`."""
     if alias.identity:
         return base
     if alias.detached:
         base = base.detach()
-    if alias.geometry is not None:
-        size, stride, offset = alias.geometry
+    geometry = alias.geometry
+    if geometry is None and alias.geometry_at is not None:
+        geometry = alias.geometry_at(inputs, base)
+    if geometry is not None:
+        size, stride, offset = geometry
     else:
         size, stride, offset = raw.size(), raw.stride(), _offset_from(base, raw, written)
     if alias.detached and alias.dtype == base.dtype and offset == 0 and base.shape == size and base.stride() == tuple(stride):

@@ -4,8 +4,9 @@ The forward graph returns (*graph outputs, *saved tensors, *saved sizes); the Fu
 the tensors with `save_for_backward` and the sizes (Python ints at run time, SymInts in the
 traced graphs) on `ctx`, and returns the graph outputs. Outputs that are rebuilt as views by
 the epilogue are returned as None (autograd reaches their bases directly); outputs that do
-not carry gradients are marked non-differentiable. The backward graph is compiled the first
-time a gradient is asked for.
+not carry gradients are marked non-differentiable; other outputs that are views (of a tensor
+that dies in the graph) are returned detached, so that autograd lets the caller write into
+them. The backward graph is compiled the first time a gradient is asked for.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class TrainingPlan:
         saved = placeholders[: len(placeholders) - len(self.differentiable)]
         self.num_saved_tensors = sum(isinstance(p.meta.get("val"), torch.Tensor) for p in saved)
         regenerated = set(self.effects.regenerated)
+        self.views_returned = self.effects.views_returned
         self.non_differentiable = [
             i for i in range(self.num_outputs) if i not in regenerated and i not in self.differentiable
         ]
@@ -111,6 +113,13 @@ class _CompiledFunction(torch.autograd.Function):
         for i in plan.effects.regenerated:
             call.raw[i] = outputs[i]
             outputs[i] = None
+        for i, output in enumerate(outputs):
+            if isinstance(output, torch.Tensor) and output._is_view() and i not in plan.views_returned:
+                # A view of a tensor that dies in the graph (linear's 3-d result views its
+                # addmm; or a compiler's layout): autograd refuses in-place ops on a view a
+                # Function returns, which eager allows (intermediate_bases.py). `detach` keeps
+                # the storage and version counter, so saved tensors still notice writes.
+                outputs[i] = output.detach()
         ctx.mark_non_differentiable(*(o for i in plan.non_differentiable if isinstance(o := outputs[i], torch.Tensor)))
         return tuple(outputs)
 
