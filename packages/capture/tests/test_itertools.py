@@ -125,3 +125,60 @@ def test_returned_itertools_iterator_is_rebuilt():
     x, y = torch.randn(3), torch.randn(3)
     for got, expected in itertools.zip_longest(compiled(x, y), fn(x, y)):
         torch.testing.assert_close(got, expected)
+
+
+# As CPython's, the iterators read their arguments an item at a time: what they leave of a
+# shared iterator is still there, their functions run between the consumer's steps, and a
+# groupby group is lost once the groupby object moves on.
+def lazy_reads_of_shared_iterators(x, y):
+    sizes = iter([1, 2, 5, 1, 2])
+    taken = list(itertools.takewhile(lambda v: v < 3, sizes))  # 5 is read and dropped
+    source = iter([1, 5, 2, 3])
+    first_kept = next(itertools.dropwhile(lambda v: v < 3, source))
+    pairs = itertools.pairwise(iter([x, y, x * 2]))
+    shared = iter([x, y, x * 3])
+    running = next(itertools.accumulate(shared))
+    window = iter([x, y, x + y, y * 2])
+    sliced = list(itertools.islice(window, 1, 3))
+    return taken, list(sizes), first_kept, list(source), next(pairs), running, list(shared), sliced, list(window)
+
+
+def function_calls_interleave_with_consumer(x, y):
+    log = []
+
+    def add(a, b):
+        log.append(len(log))
+        return a + b
+
+    mapped = itertools.starmap(add, [(x, y), (y, x), (x, x)])
+    before = len(log)
+    first = next(mapped)
+    chained = itertools.chain([x], (log.append("gen") or t for t in [y]))
+    head = next(chained)
+    return before, first, head, list(log)
+
+
+def groupby_groups_are_lost_once_passed(x, y):
+    groups = itertools.groupby([x, y, x.unsqueeze(0), y.unsqueeze(0), x], key=lambda t: t.dim())
+    k1, g1 = next(groups)
+    k2, g2 = next(groups)
+    source = iter([1, 1, 2, 3])
+    k, _ = next(itertools.groupby(source))
+    return k1, list(g1), k2, list(g2), [(k, len(list(g))) for k, g in groups], k, list(source)
+
+
+def tee_and_cycle_read_as_they_go(x, y):
+    source = iter([x, y, x * 2])
+    a, b = itertools.tee(source)
+    first = next(a)
+    c = itertools.cycle(iter([1, 2, 3]))
+    return first, list(source), list(b), list(a), next(c), [next(c) for _ in range(4)]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lazy_reads_of_shared_iterators, function_calls_interleave_with_consumer, groupby_groups_are_lost_once_passed, tee_and_cycle_read_as_they_go],
+    ids=lambda f: f.__name__,
+)
+def test_itertools_read_their_arguments_lazily(fn):
+    check_across_sizes(fn, lambda n: (torch.randn(n), torch.randn(n)))

@@ -5,13 +5,13 @@ filter, zip or enumerate over other iterators, an item at a time. Endless iterat
 traced code asks for them (a loop that breaks, `zip` with a finite iterable, `islice`), never
 all at once.
 
-`columns(frame, iterables)` is how `zip`/`map` read their arguments: the finite ones in full,
-the endless ones as far as the shortest finite one goes.
+`StepIteratorValue`: the itertools objects, an item at a time as CPython makes them.
 """
 
 from __future__ import annotations
 
 import collections
+import itertools
 from typing import Callable, Iterator
 
 from ..errors import Unsupported, UserException
@@ -171,6 +171,65 @@ class LazyIteratorValue(IteratorValue):
         return [*self.iterators, *([self.function] if self.function is not None else [])]
 
 
+class StepIteratorValue(IteratorValue):
+    """An itertools object whose items come one at a time from `steps`, a Python generator over
+    traced values that follows CPython's implementation: it reads the iterators it was given
+    only as far as CPython's does (what it leaves of them is still there for the traced code)
+    and calls its function when CPython would, between the consumer's steps.
+
+    `made_by` is (the itertools callable, the argument values it was called with, after iter()):
+    until its first item is asked for, a graph break hands it on as that call. Part-way
+    through, its position is Python state capture cannot hand on (like a suspended generator),
+    so a break there runs the function eagerly rather than replay it wrongly."""
+
+    def __init__(self, kind: str, steps: Iterator[Value], made_by: tuple | None, endless: bool = False):
+        super().__init__([])
+        self.endless = endless  # cycle: unpacking it never ends, unless it is empty
+        self.kind = kind
+        self.steps = steps
+        self.made_by = made_by
+        self.started = False
+
+    def describe(self):
+        return f"itertools.{self.kind} object"
+
+    def python_type(self):
+        return _ITERTOOLS_TYPES.get(self.kind) or getattr(itertools, self.kind)
+
+    def next(self) -> Value | None:
+        self.started = True
+        return next(self.steps, None)
+
+    def unpack(self, frame):
+        if self.endless:
+            if self.next() is None:
+                return []  # cycle() of nothing is empty
+            raise Unsupported(f"reading every item of {self.describe()}, which never ends")
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
+
+    def reconstruct(self, writer):
+        if self.started or self.made_by is None:
+            raise Unsupported(f"handing on {self.describe()}, which is part-way through its items, across a graph break")
+        maker, args = self.made_by
+        return writer.bind(self, f"{writer.constant(maker)}({', '.join(writer.value(a) for a in args)})")
+
+    def inner_values(self):
+        return [] if self.started or self.made_by is None else list(self.made_by[1])
+
+
+_ITERTOOLS_TYPES = {"groupby group": type(next(itertools.groupby([0]))[1]), "tee": type(itertools.tee([], 1)[0])}
+
+
+def iterator_of(frame, value: Value) -> IteratorValue:
+    """`iter(value)` as CPython's C code calls it on an argument (an iterator is itself)."""
+    if isinstance(value, IteratorValue):
+        return value
+    return IteratorValue.over(frame, value)
+
+
 def _list_iterator(items: list, position: int) -> Iterator:
     """An iterator over the real list (so items the rest of the loop appends are visited)
     that has already yielded `position` items."""
@@ -197,7 +256,7 @@ class MutationWatch:
 class EndlessIteratorValue(IteratorValue):
     """An iterator whose `i`-th item is `make(i)`."""
 
-    endless = True  # zip/map read it only as far as their finite iterables go
+    endless = True  # islice() needs a stop; unpacking it never ends
 
     def __init__(self, make: Callable[[int], Value], name: str):
         super().__init__([])
@@ -212,25 +271,11 @@ class EndlessIteratorValue(IteratorValue):
             self.items.append(self.make(len(self.items)))
         return super().next()
 
-    def take(self, count: int) -> list[Value]:
-        return [self.next() for _ in range(count)]
-
     def unpack(self, frame):
         raise Unsupported(f"reading every item of {self.describe()}, which never ends")
 
     def reconstruct(self, writer):
         raise Unsupported(f"returning or storing {self.describe()} from a compiled function")
-
-
-def columns(frame, iterables: list[Value]) -> list[list[Value]]:
-    """The items of each iterable, the endless ones cut at the shortest finite one's length."""
-    finite = {i: it.unpack(frame) for i, it in enumerate(iterables) if not getattr(it, "endless", False)}
-    if not iterables:
-        return []
-    if not finite:
-        raise Unsupported("zip or map over endless iterators only")
-    length = min(len(items) for items in finite.values())
-    return [finite[i] if i in finite else it.take(length) for i, it in enumerate(iterables)]
 
 
 class CallIteratorValue(EndlessIteratorValue):
