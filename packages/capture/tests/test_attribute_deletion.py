@@ -37,7 +37,15 @@ def delete_twice(h):
     return h.t
 
 
-@pytest.mark.parametrize("fn", [delete_then_read, set_then_delete, delete_twice])
+def delete_then_set_again(h):
+    h.extra = h.t + 1
+    del h.t
+    h.t = h.extra * 2  # goes to the end of h.__dict__, after `extra`
+    del h.count
+    return h.t - 1
+
+
+@pytest.mark.parametrize("fn", [delete_then_read, set_then_delete, delete_twice, delete_then_set_again])
 @pytest.mark.parametrize("fullgraph", [False, True])
 def test_attribute_deletion_on_an_input(fn, fullgraph):
     compiled = compile_eager(fn, fullgraph=fullgraph)
@@ -46,7 +54,7 @@ def test_attribute_deletion_on_an_input(fn, fullgraph):
         eager_h, compiled_h = Holder(t.clone(), count=n), Holder(t.clone(), count=n)
         expected, actual = fn(eager_h), compiled(compiled_h)
         torch.testing.assert_close(actual, expected)
-        assert vars(compiled_h).keys() == vars(eager_h).keys()
+        assert list(vars(compiled_h)) == list(vars(eager_h))
 
 
 def test_deleting_a_missing_attribute_raises_like_eager():

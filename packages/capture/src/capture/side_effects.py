@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import Unsupported
 from .values.base import Value
-from .values.deleted import DELETED  # noqa: F401  (what a recorded `del obj.name` stores)
+from .values.deleted import DELETED  # what a recorded `del obj.name` stores
 
 
 @dataclass
@@ -22,6 +22,10 @@ class AttributeWrite:
     # Names written by object.__setattr__, replayed the same way: past the class's own
     # __setattr__ (a frozen dataclass's __post_init__, a __setattr__ that ends in object's).
     raw: set[str] = field(default_factory=set)
+    # Names deleted and then set again: replayed as a deletion first, so that the name moves to
+    # the end of the object's __dict__ as in eager (`vars(obj)` order), with `values` in the
+    # order of those last writes.
+    readded: set[str] = field(default_factory=set)
 
 
 class SideEffects:
@@ -53,6 +57,9 @@ class SideEffects:
         if write is None:
             write = self.attribute_writes[id(obj)] = AttributeWrite(target)
             self._keepalive.append(obj)
+        if write.values.get(name) is DELETED and value is not DELETED:
+            del write.values[name]
+            write.readded.add(name)
         write.values[name] = value
         if raw:
             write.raw.add(name)

@@ -200,10 +200,13 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
     for write in effects.attribute_writes.values():
         target = read(write.target)
         for attr, value in write.values.items():
-            if value is DELETED:
-                # It may have been set by this very call first: present or not, it ends up absent.
+            if value is DELETED or attr in write.readded:
+                # It may have been set by this very call first: present or not, it ends up absent
+                # (and one set again after that goes to the end of the __dict__).
                 writes.append(f"vars({target}).pop({attr!r}, None)")
-            elif attr in write.raw:
+            if value is DELETED:
+                continue
+            if attr in write.raw:
                 writes.append(f"object.__setattr__({target}, {attr!r}, {read(value)})")
             elif attr.isidentifier():
                 writes.append(f"{target}.{attr} = {read(value)}")
