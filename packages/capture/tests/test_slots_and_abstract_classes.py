@@ -81,3 +81,26 @@ def test_constructing_an_abstract_class_raises_type_error(cls):
     with pytest.raises(TypeError, match=f"Can't instantiate abstract class {cls.__name__}") as compiled:
         compile_eager(fn, fullgraph=True)(torch.randn(3))
     assert str(compiled.value) == str(eager.value)
+
+
+class SlotBase:
+    __slots__ = ("a",)
+
+
+class SlotChildWithDict(SlotBase):
+    pass  # no __slots__ of its own: its instances have a __dict__ besides slot `a`
+
+
+class SlotsAndDict:
+    __slots__ = ("a", "__dict__")
+
+
+@pytest.mark.parametrize("cls", [SlotChildWithDict, SlotsAndDict], ids=lambda c: c.__name__)
+def test_vars_of_object_with_slots_and_dict_shows_only_the_dict(cls):
+    def fn(x):
+        o = cls()
+        o.a = x
+        o.extra = x.shape[0]
+        return o.a * o.extra, sorted(vars(o))
+
+    check_across_sizes(fn, lambda n: (torch.randn(n),))

@@ -52,25 +52,39 @@ class InstanceDictValue(DictValue):
 
 
 class _Attributes(MutableMapping):
-    """The attributes of a NewObjectValue by name, stored in its InstanceDictValue."""
+    """The attributes of a NewObjectValue by name: the values of its class's __slots__ held
+    apart, the others stored in its InstanceDictValue (all that `vars(obj)` shows)."""
 
-    def __init__(self, entries: dict[Any, tuple[Value, Value]]):
+    def __init__(self, entries: dict[Any, tuple[Value, Value]], cls: type):
         self._entries = entries
+        self._slots: dict[str, Value] = {}
+        self._cls = cls
+
+    def _is_slot(self, name) -> bool:
+        return isinstance(lookup_static(self._cls, name)[0], types.MemberDescriptorType)
 
     def __getitem__(self, name):
+        if name in self._slots:
+            return self._slots[name]
         return self._entries[name][1]
 
     def __setitem__(self, name, value):
-        self._entries[name] = (ConstantValue(name), value)
+        if self._is_slot(name):
+            self._slots[name] = value
+        else:
+            self._entries[name] = (ConstantValue(name), value)
 
     def __delitem__(self, name):
-        del self._entries[name]
+        if name in self._slots:
+            del self._slots[name]
+        else:
+            del self._entries[name]
 
     def __iter__(self):
-        return iter(self._entries)
+        return iter([*self._slots, *self._entries])
 
     def __len__(self):
-        return len(self._entries)
+        return len(self._slots) + len(self._entries)
 
 
 class NewObjectValue(Value):
@@ -80,7 +94,7 @@ class NewObjectValue(Value):
         super().__init__(None)
         self.cls = cls
         self.instance_dict = InstanceDictValue(self)
-        self.attrs = _Attributes(self.instance_dict.entries)
+        self.attrs = _Attributes(self.instance_dict.entries, cls)
 
     def describe(self):
         return f"{self.cls.__name__} object (created in the traced code)"
