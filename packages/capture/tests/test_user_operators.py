@@ -153,3 +153,26 @@ def test_index_dunder_subscripts_lists_tuples_ranges_and_strings():
         return picked, (1, 2, 3)[Position(2)], "abc"[Position(1)], range(9)[Position(1) : Position(3)]
 
     check_across_sizes(fn, sizes, fullgraph=True)
+
+
+class CountingIterable:
+    """No __contains__: `in` iterates its generator __iter__, stopping at the first match."""
+
+    def __init__(self, items):
+        self.items = items
+        self.steps = 0
+
+    def __iter__(self):
+        for item in self.items:
+            self.steps += 1
+            yield item
+
+
+def test_in_without_contains_stops_at_the_first_match():
+    def fn(x):
+        it = CountingIterable([1, 2, 3, 4])
+        found = 2 in it
+        steps = it.steps
+        return x + found, steps, 9 in it, it.steps
+
+    check_across_sizes(fn, lambda n: (torch.randn(n),))

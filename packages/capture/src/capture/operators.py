@@ -427,4 +427,6 @@ def contains(frame, item: Value, container: Value) -> Value:
     method = python_dunder(cls, "__contains__") if cls else None
     if method is not None:
         return frame.session.wrap(method, None).call(frame, [container, item], {})
-    return ConstantValue(any(identical(frame, x, item) or compare(frame, "==", x, item).truth(frame) for x in container.unpack(frame)))
+    # No __contains__: Python iterates (an object's own __iter__ a step at a time) and stops at
+    # the first match, which is what the object sees of it.
+    return contains(frame, item, IteratorValue.over(frame, container))
