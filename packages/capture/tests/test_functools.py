@@ -184,3 +184,26 @@ def test_lru_cache_applied_inside_the_compiled_function():
 def test_operator_callables_passed_in():
     get, method = operator.itemgetter(1), operator.methodcaller("mul", 3)
     check_across_sizes(getters_passed_in, lambda n: (torch.randn(n), torch.randn(n), get, method))
+
+
+def test_lru_cache_answers_a_repeated_call_within_one_trace():
+    """Two calls with the same constant arguments run the wrapped function once, its side
+    effects (an append) once, as the cache does in eager."""
+
+    @functools.lru_cache(maxsize=None)
+    def square(n):
+        calls.append(n)
+        return n * n
+
+    calls = []
+
+    def fn(x):
+        calls.clear()
+        return x * (square(3) + square(3) + square(x.shape[0] + 10)), list(calls)
+
+    compiled = compile_eager(fn, fullgraph=True)
+    x = torch.randn(3)
+    expected_calls = [3, 13]
+    out, seen = compiled(x)
+    torch.testing.assert_close(out, x * (9 + 9 + 169))
+    assert seen == expected_calls

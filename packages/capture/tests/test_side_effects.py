@@ -252,3 +252,23 @@ def test_user_class_hierarchy_constructed_in_traced_code():
     out, op = compiled(x)
     torch.testing.assert_close(out, fn(x)[0])
     assert type(op) is Scaled and (op.scale, op.shift) == (2.0, 3)
+
+
+def test_input_list_that_holds_itself():
+    """An input list holding itself is one value reached twice (wrapping it once recursed
+    without end)."""
+
+    def fn(items):
+        items[0] = items[0] * 2
+        items[1].append(items[0] + 1)
+        return len(items), items[1] is items, items[-1] - 1
+
+    compiled = compile_eager(fn)
+    for n in (4, 4, 7):
+        eager_items, compiled_items = [torch.ones(n)], [torch.ones(n)]
+        eager_items.append(eager_items)
+        compiled_items.append(compiled_items)
+        expected, actual = fn(eager_items), compiled(compiled_items)
+        assert actual[:2] == expected[:2]
+        torch.testing.assert_close(actual[2], expected[2])
+        assert len(compiled_items) == len(eager_items) and compiled_items[1] is compiled_items

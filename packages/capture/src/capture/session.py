@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
-import torch.utils._pytree
 from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
@@ -114,8 +113,21 @@ def _written(fake: torch.Tensor) -> bool:
 
 
 def _has_marked_tensor(tree) -> bool:
-    leaves = torch.utils._pytree.tree_leaves(tree)
-    return any(issubclass(type(leaf), torch.Tensor) and hasattr(leaf, MARK_ATTRIBUTE) for leaf in leaves)
+    """Whether a tensor in the arguments' lists, tuples and dicts was marked dynamic. Walked
+    with a record of the containers seen: an argument may hold itself (`l.append(l)`). By
+    type(), not isinstance, which would read `__class__` through an object's own
+    __getattribute__."""
+    pending, seen = [tree], set()
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if issubclass(kind, torch.Tensor):
+            if hasattr(node, MARK_ATTRIBUTE):
+                return True
+        elif issubclass(kind, (list, tuple, dict)) and id(node) not in seen:
+            seen.add(id(node))
+            pending.extend(node.values() if isinstance(node, dict) else node)
+    return False
 
 
 @dataclass
@@ -189,6 +201,8 @@ class CaptureSession:
         self.guards: list = []
         self._guard_set: set = set()
         self.wrapped: dict[int, tuple[Any, Value]] = {}
+        # lru_cache'd calls made in this trace, by (id of the wrapper, constant arguments).
+        self.cached_call_results: dict[tuple[int, Any], Value] = {}
         self._held_count = 0
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}

@@ -308,7 +308,11 @@ def _list(session, obj, source):
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.LengthMatch(source, len(obj)))
     session.keepalive(obj)
-    return ListValue([session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj)], source=source)
+    # Known before its items are wrapped: a list may hold itself (`l.append(l)`).
+    value = ListValue([], source=source)
+    session.wrapped[id(obj)] = (obj, value)
+    value.items.extend(session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj))
+    return value
 
 
 @wraps(dict)
@@ -325,10 +329,12 @@ def _dict(session, obj, source):
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))
     session.keepalive(obj)
-    entries = {}
+    # Known before its values are wrapped: a dict may hold itself.
+    wrapped = DictValue({}, source=source, python_cls=type(obj))
+    session.wrapped[id(obj)] = (obj, wrapped)
     for index, (key, value) in enumerate(obj.items()):
-        entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key, index)))
-    return DictValue(entries, source=source, python_cls=type(obj))
+        wrapped.entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key, index)))
+    return wrapped
 
 
 def _dict_keyed_by_tensors(session, obj, source):

@@ -15,13 +15,43 @@ class CachedFunctionValue(ObjectValue):
     """A functools.lru_cache / functools.cache wrapper. A call inlines the wrapped function, as
     TorchDynamo does: the cache would hold values of one trace (fake tensors, symbols), and a
     compiled entry runs the graph, not the function, on later calls. Its other attributes
-    (`cache_info`, `cache_clear`) are the real object's."""
+    (`cache_info`, `cache_clear`) are the real object's.
+
+    Within one trace the cache still answers a repeated call with the same constant arguments:
+    the wrapped function runs once, and its side effects (a list it appends to) happen once,
+    as in Python. (Across calls of the compiled function a long-lived cache would skip the
+    body where the compiled code replays it; a cached function with side effects is the
+    user's to avoid, as with torch.compile.)"""
 
     def call(self, frame, args, kwargs):
         pending = frame.session.side_effects.pending_attr(self.obj, "__wrapped__")
         if pending is None and not hasattr(self.obj, "__wrapped__"):
             raise Unsupported(f"calling {self.describe()} before functools.update_wrapper has set its __wrapped__")
-        return self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
+        key = _cache_key(args, kwargs)
+        results = frame.session.cached_call_results
+        if key is not None and (id(self.obj), key) in results:
+            return results[(id(self.obj), key)]
+        result = self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
+        if key is not None:
+            results[(id(self.obj), key)] = result
+        return result
+
+    def get_attr(self, frame, name):
+        if name == "cache_clear":
+            raise Unsupported(f"{self.describe()}.cache_clear() inside the compiled function")
+        return super().get_attr(frame, name)
+
+
+def _cache_key(args: list[Value], kwargs: dict[str, Value]):
+    """The key lru_cache files a call under, when every argument is a hashable constant."""
+    if not all(v.is_python_constant() for v in (*args, *kwargs.values())):
+        return None
+    key = (tuple(a.as_python_constant() for a in args), tuple((k, v.as_python_constant()) for k, v in kwargs.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 class PartialValue(Value):
