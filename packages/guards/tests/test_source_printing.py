@@ -38,6 +38,7 @@ from guards import (
     TypeMatch,
     TypeSource,
 )
+from guards.codegen import type_spelling
 from guards.sources import TupleSource, has_literal_spelling
 
 PARAMETERS = ("x", "self", "L", "G", "type", "len")  # some shadow what guard code uses
@@ -143,3 +144,12 @@ def test_item_keys_are_literals():
     # The keys ItemSource takes are exactly the ones whose repr reads back.
     assert has_literal_spelling((1, "a\nb", b"\x00"))
     assert not has_literal_spelling(Awkward())
+
+
+def test_type_spelling_of_a_class_without_a_module():
+    # type(name, bases, ns) called where the globals have no __name__ leaves no __module__.
+    scope = {}
+    exec("Made = type('Made', (), {})", scope)  # noqa: S102
+    assert not hasattr(scope["Made"], "__module__")
+    assert type_spelling(scope["Made"]) == "Made"
+    assert type_spelling(int) == "int"

@@ -173,8 +173,11 @@ class _Namer:
 
 
 def type_spelling(kind: type) -> str:
-    """How people write the type: `int`, `torch.Tensor`, `torch.nn.parameter.Parameter`."""
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    """How people write the type: `int`, `torch.Tensor`, `torch.nn.parameter.Parameter`. A
+    class made by type(name, bases, ns) where the caller's globals had no `__name__` has no
+    `__module__` at all: its bare name."""
+    module = getattr(kind, "__module__", None)
+    return kind.__qualname__ if module in (None, "builtins") else f"{module}.{kind.__qualname__}"
 
 
 def comment_text(text: str) -> str:
