@@ -89,3 +89,16 @@ def _foreach_with_scalars_tensor(mode, func, args, kwargs):
 def _margin_loss_backward(mode, func, args, kwargs):
     x = bound_arguments(func, args, kwargs)["self"]
     return _empty(mode, x, tuple(x.shape))
+
+
+# Torch's Python meta kernels cover the bilinear and lanczos antialiased backwards but not the
+# bicubic one, whose C++ meta reads `input_size` as plain ints and fails on symbolic sizes
+# ("Expected IntList but got GenericList"). Its CPU and CUDA kernels return a contiguous
+# gradient shaped `input_size` in grad_output's dtype, whatever grad_output's layout.
+@rule_for(aten._upsample_bicubic2d_aa_backward.default)
+def _upsample_bicubic2d_aa_backward(mode, func, args, kwargs):
+    bound = bound_arguments(func, args, kwargs)
+    grad_output, input_size = bound["grad_output"], bound["input_size"]
+    if grad_output.dim() != 4 or len(input_size) != 4:
+        raise RuntimeError(f"Expected grad_output and input_size of dimension 4 but got: {grad_output.dim()}, {len(input_size)}")
+    return _empty(mode, grad_output, tuple(input_size))
