@@ -12,6 +12,12 @@ keeps the program's order; aot_autograd and inductor rebuild from it); and an en
 a symbolic float served a NaN, for which sympy's `a == a` and `a - a == 0` do not hold (symbolic
 floats are guarded finite now).
 
+Sizes rounded from float arithmetic on the length (`int((n - 7) / 3 + 1)`) are fuzzed too, sliced
+by and branched on, at lengths where sympy's algebra for the same arithmetic rounds otherwise:
+guards computed the size as sympy's rearrangement, so an entry served a length where the program
+branches otherwise, or failed its own guards (fake_tensor keeps float arithmetic in the program's
+order now, functions.FloatOperation).
+
 CI runs a fixed budget; `FUZZ_FLOAT_ARITHMETIC_EXAMPLES=300` runs more.
 """
 
@@ -21,9 +27,11 @@ import math
 import os
 
 import pytest
+import sympy
 import torch
 
 import compiler
+from fake_tensor.symbolic import print_python
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
@@ -115,3 +123,68 @@ def _check_calls(program, source, backend, a_from_item, seed):
         assert type(got[1]) is type(expected[1]) and same, f"{got[1]!r} != {expected[1]!r}\n{where}"
         assert torch.equal(got[0], expected[0]) or torch.allclose(got[0], expected[0], rtol=0, atol=0, equal_nan=True), \
             f"{got[0]} != {expected[0]}\n{where}"
+
+
+# Length arithmetic as models write it, one step after another, each maybe truncated before
+# the next (moonshine's conv lengths): a conv or pool's output length, a scale and its inverse,
+# a division and its multiple, a scale.
+SIZE_STEPS = [
+    "({v} - {k}) / {d} + 1",
+    "({v} + {k}) / {d} - 1",
+    "{v} * {f} / {f}",
+    "{v} / {d} * {d}",
+    "{v} * {f}",
+]
+
+
+@st.composite
+def size_arithmetic(draw):
+    expression = "n"
+    for _ in range(draw(st.integers(1, 3))):
+        step = draw(st.sampled_from(SIZE_STEPS)).format(
+            v=expression, k=draw(st.sampled_from([1, 3, 7])), d=draw(st.sampled_from([2, 3, 7, 49])),
+            f=draw(st.sampled_from([0.1, 0.3, 0.7, 1.5])))
+        expression = f"int({step})" if draw(st.booleans()) else f"({step})"
+    return expression
+
+
+def _lengths_where_algebra_rounds_otherwise(expression: str, count: int = 2) -> list[int]:
+    """Lengths where int() of sympy's form of the arithmetic, printed as guards print it and run
+    with Python floats, differs from the program's."""
+    n = sympy.Symbol("n", integer=True, positive=True)
+    truncated = lambda e: sympy.Piecewise((sympy.floor(e), e >= 0), (sympy.ceiling(e), True))  # noqa: E731
+    form = sympy.sympify(eval(expression, {"n": n, "int": truncated}))  # noqa: S307  (an expression we generated)
+    algebra = eval(f"lambda n: {print_python(form)}", {"math": math})  # noqa: S307
+    program = eval(f"lambda n: {expression}")  # noqa: S307  (an expression we generated)
+    return [length for length in range(2, 2000) if int(algebra(length)) != int(program(length))][:count]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(expression=size_arithmetic())
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sizes_rounded_from_float_arithmetic_match_eager(backend, expression):
+    source = (
+        "def program(x):\n"
+        "    n = x.shape[0]\n"
+        f"    v = {expression}\n"
+        "    m = int(v)\n"
+        "    y = x[:m] * 2 if m % 2 == 0 else x[:m] - 1\n"
+        "    return (y * 3 if v >= n else y), m\n"
+    )
+    scope: dict = {}
+    exec(compile(source, "<fuzzed program>", "exec"), scope)  # noqa: S102  (a program we generated)
+    program = scope["program"]
+    compiled = compiler.compile(program, backend=backend, dynamic=True)
+    crossings = _lengths_where_algebra_rounds_otherwise(expression)
+    # first call, a cache hit, lengths where sympy's algebra rounds otherwise, other lengths
+    for n in (50, 50, *crossings, *(c + 1 for c in crossings), 97):
+        x = torch.randn(n, dtype=torch.float64)
+        got, expected = compiled(x), program(x)
+        where = f"backend={backend} n={n}\n{source}"
+        assert got[1] == expected[1], f"{got[1]!r} != {expected[1]!r}\n{where}"
+        assert torch.equal(got[0], expected[0]), f"{got[0]} != {expected[0]}\n{where}"
+    for n in crossings:  # an entry for such a length serves it again (its guards hold there)
+        captures = len(compiled._capture_cache.entries)
+        compiled(torch.randn(n, dtype=torch.float64))
+        assert len(compiled._capture_cache.entries) == captures, f"captured again at n={n}\n{source}"

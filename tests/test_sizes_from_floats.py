@@ -1,9 +1,9 @@
 """Sizes computed from a Python float that changes between calls (`int(lo - 1.0)`,
 math.floor/ceil, round, `//`): after the float goes dynamic the graph recomputes the size
-from it, a truncation or rounding sympy writes as floor/ceiling inside a Piecewise, which
-aot_autograd rebuilds whatever form sympy gave it (`int(3.0 - f)` is
-`Piecewise((floor(-f) + 3, f - 3.0 <= 0), ...)`). Against eager at every value: the first,
-a cache hit, and values after the float went dynamic, negatives included."""
+from it, a truncation or rounding of float arithmetic kept in the program's order
+(`int(3.0 - f)` is `TruncToInt(FloatSub(3.0, f))`), which aot_autograd rebuilds. Against
+eager at every value: the first, a cache hit, and values after the float went dynamic,
+negatives included. tests/test_guards_of_sizes_from_floats.py checks the guards on such sizes."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def test_size_from_a_changing_float_matches_eager(size, backend):
 
 def _moonshine_mask(x, mask):
     # Moonshine's conv output lengths, int() of a float of the mask's (symbolic) length, three
-    # times; the slice's guards compare them, and sympy folds the truncations' Piecewise into
-    # the relation (ITE(s0/64 - 0.98 >= 0, floor(...)/3 - 1.33 >= 0, ceiling(...)/3 - 1.33 >= 0)),
-    # which the guard function printed no Python for, and which aot_autograd could not rebuild.
+    # times; the slice's guards compare them. As Piecewises of floor and ceiling, sympy folded
+    # them into the relation (ITE(...)), which the guard function printed no Python for, which
+    # aot_autograd could not rebuild, and which took sympy seconds to canonicalize.
     n = int((mask.shape[-1] - 127) / 64 + 1)
     n = int((n - 7) / 3 + 1)
     n = int((n - 3) / 2 + 1)

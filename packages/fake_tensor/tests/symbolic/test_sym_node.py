@@ -204,9 +204,9 @@ def test_a_product_folded_to_zero_guards_the_sign_of_its_factor(zero):
 
 
 def test_float_arithmetic_specialized_guards_its_symbols_not_sympys_rearrangement():
-    # sympy distributes `(s + 0.1) * 3.0` into `3.0*s + 0.3`: 2.3999999999999995 at s = 0.7,
-    # where Python's value (and the specialization) is 2.4. Guarding that expression equal to
-    # 2.4 fails at the example itself; pinning s holds there and only there.
+    # sympy's algebra distributes `(s + 0.1) * 3.0` into `3.0*s + 0.3`: 2.3999999999999995 at
+    # s = 0.7, where Python's value (and the specialization) is 2.4. The guard pins s: it holds
+    # there and only there.
     env = ShapeEnv()
     s = env.scalar(0.7, "s")
     assert float((s + 0.1) * 3.0) == (0.7 + 0.1) * 3.0
@@ -241,3 +241,41 @@ def test_a_size_compared_with_a_float_narrows_its_range(compare, bound):
     guards = " and ".join(env.guards_as_python(lambda *place: "a"))
     for size in range(2, 10):
         assert eval(guards, {"math": math, "a": size}) == (compare(size, bound) == answer), (guards, size)
+
+
+# Float arithmetic on a size, as the program writes it; sympy's algebra gives n/3 - 4/3, n and
+# 1.0*n for them, which round otherwise at some lengths (n = 49, 61 and 3).
+FLOAT_ARITHMETIC_OF_A_SIZE = {
+    "thirds": lambda n: (n - 7) / 3 + 1,
+    "sevenths": lambda n: n / 7 * 7,
+    "scaled_and_back": lambda n: n * 0.7 / 0.7,
+    "sum_of_fractions": lambda n: n / 10 + n / 5 - 0.3,
+    "power": lambda n: (n * 0.5) ** 1.5 / n,
+    "floor_division": lambda n: (n + 0.5) // 0.7 % 5.5,
+}
+
+
+@pytest.mark.parametrize("name", FLOAT_ARITHMETIC_OF_A_SIZE)
+def test_float_arithmetic_on_a_size_computes_in_the_programs_order(name):
+    """The expression, substituted or printed as guards print it, gives Python's value of the
+    program's arithmetic at every length, bit for bit, and so does int() of it."""
+    fn = FLOAT_ARITHMETIC_OF_A_SIZE[name]
+    env, sa, _ = two_symbols(100, 3)
+    result = fn(sa)
+    symbol = sa.node.expr
+    printed = eval(f"lambda n: {print_python(result.node.expr, {symbol: 'n'})}")  # noqa: S307
+    truncated = eval(f"lambda n: {print_python(torch.sym_int(result).node.expr, {symbol: 'n'})}")  # noqa: S307
+    for n in range(2, 1000):
+        assert value_at(result, {symbol: n}) == printed(n) == fn(n), n
+        assert truncated(n) == int(fn(n)), n
+    assert env.guards == []
+
+
+def test_a_comparison_of_float_arithmetic_is_not_decided_by_algebra():
+    # sympy's algebra says n * 0.7 / 0.7 is n, so `>= n` always; at n = 3 the program's is
+    # 2.9999999999999996. The question guards, and the guard computes as the program does.
+    env, sa, _ = two_symbols(4, 3)
+    assert bool(sa * 0.7 / 0.7 >= sa) == (4 * 0.7 / 0.7 >= 4)
+    guards = " and ".join(env.guards_as_python(lambda *place: "a"))
+    for size in range(2, 200):
+        assert eval(guards, {"math": math, "a": size}) == (size * 0.7 / 0.7 >= size), (guards, size)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import sympy
 import torch
 import torch.fx as fx
-from fake_tensor.symbolic import FloorDiv, PythonMod
+from fake_tensor.symbolic import FLOAT_OPERATIONS, FloorDiv, PythonMod, TruncToInt
 
 from ..errors import UnsupportedProgramError
 
@@ -42,9 +42,12 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
     sympy.StrictGreaterThan: operator.gt,
     sympy.GreaterThan: operator.ge,
     sympy.Abs: operator.abs,
-    # `n // 2.5` is floor(0.4*s0), `int(n * 1.5)` of a size floor(1.5*s0).
+    # Rounding a float to an int: `int(n * 1.5)` of a size is floor(FloatMul(s0, 1.5)).
     sympy.floor: math.floor,
     sympy.ceiling: math.ceil,
+    TruncToInt: math.trunc,  # int() of a symbolic float, as torch.sym_int spells it
+    # Float arithmetic on sizes, in the program's order (`(n - 7) / 3 + 1.0`).
+    **{operation: python_operator for python_operator, operation in FLOAT_OPERATIONS.items()},
 }
 
 # fake_tensor's derivations name Python's own functions; the graph spells them as torch does
@@ -193,9 +196,6 @@ class SymbolicValues:
         elif head is sympy.Pow and expr.exp != 0:
             # A number to a symbolic power too (`3 ** n`).
             fn, operands = operator.pow, [expr.base, expr.exp]
-        elif head is sympy.Piecewise and (truncated := _truncated(expr)) is not None:
-            # int() of a symbolic float, as torch.sym_int spells it.
-            fn, operands = math.trunc, [truncated]
         elif head in _OPERATORS:
             fn, operands = _OPERATORS[head], list(expr.args)
         else:
@@ -218,25 +218,6 @@ class SymbolicValues:
         node = self.graph.call_function(fn, (left, right))
         node.meta["val"] = fn(_val(left), _val(right))
         return node
-
-
-def _truncated(expr: sympy.Piecewise) -> sympy.Expr | None:
-    """x, where `expr` is `Piecewise((floor(x), x >= 0), (ceiling(x), True))`: x rounded
-    toward zero. sympy may have moved an integer out of floor(x) and ceiling(x) (`int(f - 1.0)`
-    gives floor(f) - 1), and may spell the condition `3.0 - f >= 0` as `f - 3.0 <= 0`: x is read
-    off the condition and both branches checked against it."""
-    if len(expr.args) != 2:
-        return None
-    (low, condition), (high, otherwise) = expr.args
-    if otherwise is not sympy.true:
-        return None
-    if isinstance(condition, sympy.GreaterThan):
-        x = condition.lhs - condition.rhs
-    elif isinstance(condition, sympy.LessThan):
-        x = condition.rhs - condition.lhs
-    else:
-        return None
-    return x if low == sympy.floor(x) and high == sympy.ceiling(x) else None
 
 
 def _val(arg: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Integer functions with Python semantics that sympy lacks: `//`, `%` and `round`.
+"""Integer functions with Python semantics that sympy lacks: `//`, `%`, `round` and `int`; and
+Python's float arithmetic, which sympy would do in its own order.
 
 The one vocabulary of symbolic integer functions: shape guards, aot_autograd's size
 arithmetic and inductor's index arithmetic all build and print these classes.
@@ -9,11 +10,21 @@ Python needs to know that they mean `//` and `%`. Both evaluate eagerly on numbe
 exact divisions (`FloorDiv(6*s0, 3) -> 2*s0`, `FloorDiv(s0*s1, s1) -> s0`) and take the
 multiples of the divisor out of a sum (`(4*i0 + i1) // 4 -> i0 + i1 // 4`, an identity for
 all integers), which folds the index arithmetic of views of views.
+
+Float arithmetic on symbols (`(n - 7) / 3 + 1`) is kept as the program wrote it, one
+`FloatOperation` per operator (`FloatAdd(FloatTrueDiv(n - 7, 3), 1)`), not as sympy's exact
+real arithmetic: sympy rearranges it (`n/3 - 1.3333333333333335`), which rounds otherwise
+(2.9999999999999996 at n = 13, where the program gets 3.0), so a size rounded from it, a guard
+on it, or a comparison sympy decides by algebra (`n * 0.1 * 10 > n`: False to sympy, True at
+n = 3) would disagree with the program. The integer arithmetic in their operands is exact and
+stays sympy's.
 """
 
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 
 import sympy
 
@@ -157,6 +168,31 @@ class RoundToInt(sympy.Function):
         return None
 
 
+def _python_number(x: sympy.Number) -> int | float:
+    return int(x) if x.is_Integer else float(x)
+
+
+class TruncToInt(sympy.Function):
+    """Python's `int(x)` of a float: rounded toward zero. (As a Piecewise of floor and
+    ceiling, sympy folds relations over it into ITEs and spends seconds canonicalizing nested
+    ones: moonshine's three int()s in a row.)"""
+
+    is_integer = True
+    nargs = (1,)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sympy.Integer(math.trunc(_python_number(x)))
+        if x.is_integer:
+            return x
+        if x.is_nonnegative:
+            return sympy.floor(x)
+        if x.is_nonpositive:
+            return sympy.ceiling(x)
+        return None
+
+
 class CopySign(sympy.Function):
     """`math.copysign(magnitude, x)`. Guards use it for the one thing sympy cannot say: a float
     specialized to zero, whose sign Python still tells apart (`f"{s}"`, `math.copysign`) though
@@ -169,3 +205,62 @@ class CopySign(sympy.Function):
         if magnitude.is_Number and x.is_Number and x != 0:
             return sympy.Float(math.copysign(float(magnitude), float(x)))
         return None
+
+
+class FloatOperation(sympy.Function):
+    """One of Python's float operators, applied in the program's order (see the module
+    docstring). On numbers it is Python's own result; on symbols sympy leaves it alone (no
+    reordering, no cancelling: `FloatMul(FloatMul(n, 0.1), 10)` is not `1.0*n`). Subclasses
+    name the operator; printers spell each as that operator."""
+
+    is_real = True
+    nargs = (2,)
+    python_operator: Callable[[float, float], float]
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sympy.Float(cls.python_operator(_python_number(a), _python_number(b)))
+        return None
+
+
+def _both_nonnegative(self) -> bool | None:
+    # Rounding keeps a result's sign (it may round a positive one to 0.0): so `int(n * 0.5)`
+    # of a size is floor(n * 0.5), with no branch for negative values.
+    return True if all(arg.is_nonnegative for arg in self.args) else None
+
+
+class FloatAdd(FloatOperation):
+    python_operator = operator.add
+    _eval_is_nonnegative = _both_nonnegative
+
+
+class FloatSub(FloatOperation):
+    python_operator = operator.sub
+
+
+class FloatMul(FloatOperation):
+    python_operator = operator.mul
+    _eval_is_nonnegative = _both_nonnegative
+
+
+class FloatTrueDiv(FloatOperation):
+    python_operator = operator.truediv
+    _eval_is_nonnegative = _both_nonnegative
+
+
+class FloatFloorDiv(FloatOperation):
+    python_operator = operator.floordiv
+
+
+class FloatMod(FloatOperation):
+    python_operator = operator.mod
+
+
+class FloatPow(FloatOperation):
+    python_operator = operator.pow
+
+
+FLOAT_OPERATIONS: dict[Callable, type[FloatOperation]] = {
+    cls.python_operator: cls for cls in (FloatAdd, FloatSub, FloatMul, FloatTrueDiv, FloatFloorDiv, FloatMod, FloatPow)
+}

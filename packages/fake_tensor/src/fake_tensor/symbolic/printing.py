@@ -95,7 +95,8 @@ def _rational(expr, p):
 
 
 def _float(expr, p):
-    return repr(float(expr)), ATOM
+    text = repr(float(expr))
+    return text, UNARY if text.startswith("-") else ATOM  # `(-2.0)**n` is not `-2.0**n`
 
 
 def _infinity(expr, p):
@@ -211,8 +212,8 @@ def _piecewise(expr, p):
 
 
 def _if_then_else(expr, p):
-    # sympy's ITE(c, a, b): a relation over a Piecewise (int() of a float size, `trunc`) folded
-    # into its branches, `ITE(x >= 0, floor(x) >= 2, ceiling(x) >= 2)`.
+    # sympy's ITE(c, a, b): a relation over a Piecewise folded into its branches,
+    # `ITE(x >= 0, floor(x) >= 2, ceiling(x) >= 2)`.
     condition, then, otherwise = expr.args
     text, precedence = p(otherwise)
     text = text if precedence > CONDITIONAL else f"({text})"
@@ -226,6 +227,11 @@ PYTHON = Spelling({
     "Add": _add, "Mul": _mul, "Pow": _pow,
     # functions.py's integer functions, by name like every rule.
     "FloorDiv": binary("//", MUL), "PythonMod": binary("%", MUL), "RoundToInt": call("round"),
+    "TruncToInt": call("int"),
+    # Float arithmetic in the program's order, each operator as Python applies it.
+    "FloatAdd": binary("+", ADD), "FloatSub": binary("-", ADD), "FloatMul": binary("*", MUL),
+    "FloatTrueDiv": binary("/", MUL), "FloatFloorDiv": binary("//", MUL), "FloatMod": binary("%", MUL),
+    "FloatPow": _pow,
     "Equality": _relation("=="), "Unequality": _relation("!="), "StrictLessThan": _relation("<"),
     "LessThan": _relation("<="), "StrictGreaterThan": _relation(">"), "GreaterThan": _relation(">="),
     "Equivalent": _equivalent, "And": _and, "Or": _or, "Not": _not,

@@ -18,6 +18,7 @@ The method tables below are the whole protocol; which of them torch calls is lis
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
+from fake_tensor.symbolic.functions import FLOAT_OPERATIONS, FloatAdd, FloorDiv, PythonMod, RoundToInt, TruncToInt
 
 if TYPE_CHECKING:
     from fake_tensor.symbolic.shape_env import ShapeEnv
@@ -42,12 +43,11 @@ class SymNode:
         # The Python value when the expression has no symbols (the hot `is_constant` /
         # `maybe_as_int` queries read this attribute and nothing else).
         self.constant = constant
-        # A float computed by the program's arithmetic: (Python function, operand nodes). The
-        # expression is sympy's canonical form, which reorders (`a * n / 7` is `a*n/7`, a
-        # Mul of 1/7, a and n); floating-point results depend on the order, so a graph
-        # computing this value rebuilds it from here, in the program's order. So is an int
-        # rounded from such a float (`int((n - 7) / 3 + 1)`: sympy's n/3 - 4/3 truncates to
-        # one less at n = 10), and any value computed from a node that has a derivation.
+        # A float computed by the program's arithmetic: (Python function, operand nodes); so is
+        # an int rounded from such a float (`int((n - 7) / 3 + 1)`), and any value computed
+        # from a node that has a derivation. A graph computing this value rebuilds it from
+        # here, as the calls the program made. (The expression keeps the program's order of
+        # float operations too, functions.FloatOperation: guards compute it so.)
         self.derivation = None
 
     @property
@@ -187,8 +187,12 @@ class SymNode:
 
     # --- n-ary -------------------------------------------------------------------------------
     def sym_sum(self, args: list[SymNode]) -> SymNode:
-        expr = sympy.Add(*(a.expr for a in args))
         pytype = float if any(a.pytype is float for a in args) else int
+        if pytype is float:
+            # Left to right, as Python's sum() adds.
+            expr = functools.reduce(FloatAdd, (a.expr for a in args))
+        else:
+            expr = sympy.Add(*(a.expr for a in args))
         hints = [a.hint for a in args]
         return self.shape_env.make_node(expr, pytype, None if None in hints else sum(hints))
 
@@ -301,13 +305,17 @@ def _binary_method(name: str, build_expr, python_op, result_type):
         # Models repeat the same size arithmetic in every layer; building sympy expressions
         # dominates the cost, so results are memoized per ShapeEnv (cleared when it learns).
         key = (name, self.expr, other.expr, self.pytype, other.pytype)
+        pytype = result_type(self, other)
         expr = env.op_cache.get(key)
         if expr is None:
-            expr = build_expr(self, other)
+            if pytype is float and name in _ROUNDING:
+                # In the program's order, not sympy's: see functions.FloatOperation.
+                expr = FLOAT_OPERATIONS[python_op](self.expr, other.expr)
+            else:
+                expr = build_expr(self, other)
             if simplify:
                 expr = env.simplify(expr)
             env.op_cache[key] = expr
-        pytype = result_type(self, other)
         if pytype is bool and expr in (sympy.true, sympy.false) and _unbacked_float(self, other):
             # sympy decided it for a finite real (`v == v`, `v - v == 0`); a float read from
             # data may be NaN or infinite, where Python decides otherwise.
@@ -325,8 +333,7 @@ def _binary_method(name: str, build_expr, python_op, result_type):
             node = env.make_node(expr, pytype, hint)
         if self.derivation or other.derivation or (
                 pytype is float and name in _ROUNDING and (self.expr.free_symbols or other.expr.free_symbols)):
-            # Also where sympy folded the result to a number: `k - a` with a NaN constant is
-            # sympy's nan, and `v - v` of a NaN item is NaN, not sympy's 0.
+            # Also where the result is a number: `k - a` with a NaN constant is sympy's nan.
             node.derivation = (python_op, (self, other))
         return node
 
@@ -340,11 +347,6 @@ for _name, _spec in BINARY_OPS.items():
 
 # --- unary operations: name -> (sympy builder, Python function, result type or None=same) ------
 
-def _trunc_expr(e: sympy.Expr) -> sympy.Expr:
-    # Rounding toward zero, spelled with functions every guard printer knows.
-    return sympy.Piecewise((sympy.floor(e), e >= 0), (sympy.ceiling(e), True))
-
-
 UNARY_OPS: dict[str, tuple[Callable, Callable, type | None]] = {
     "neg": (operator.neg, operator.neg, None),
     "abs": (sympy.Abs, builtins.abs, None),
@@ -352,8 +354,8 @@ UNARY_OPS: dict[str, tuple[Callable, Callable, type | None]] = {
     "sym_not": (sympy.Not, operator.not_, bool),
     "floor": (sympy.floor, math.floor, int),
     "ceil": (sympy.ceiling, math.ceil, int),
-    "trunc": (_trunc_expr, math.trunc, int),
-    "sym_int": (_trunc_expr, int, int),
+    "trunc": (TruncToInt, math.trunc, int),
+    "sym_int": (TruncToInt, int, int),
 }
 
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 import dataclasses
 import fractions
 import functools
+import math
+import sys
 from collections.abc import Callable, Mapping
 
 import sympy
 
 from fake_tensor.registries import register_once
-from fake_tensor.symbolic.functions import FloorDiv, PythonMod, RoundToInt
+from fake_tensor.symbolic.functions import (
+    FloatAdd, FloatMod, FloatMul, FloatSub, FloatTrueDiv, FloorDiv, PythonMod, RoundToInt, TruncToInt,
+)
 
 oo = sympy.oo
 
@@ -185,10 +189,91 @@ def _round(expr, sub):
     return ValueRange(sympy.floor(r.lower), sympy.ceiling(r.upper))
 
 
+@bound_rule(TruncToInt)
+def _trunc(expr, sub):
+    # Rounding toward zero never decreases as its argument grows.
+    r = sub(expr.args[0])
+
+    def truncated(b, unknown):
+        if b in (oo, -oo):
+            return b
+        return sympy.Integer(math.trunc(fractions.Fraction(str(_exact_endpoint(b))))) if b.is_Number else unknown
+
+    return ValueRange(truncated(r.lower, -oo), truncated(r.upper, oo))
+
+
 @bound_rule(sympy.ceiling)
 def _ceiling(expr, sub):
     r = sub(expr.args[0])
     return ValueRange(sympy.ceiling(r.lower), sympy.ceiling(r.upper))
+
+
+# A float operator's result is its exact result rounded to a double: off by at most half an
+# ulp (2**-53 of it), or 2**-1075 among the subnormals, and past the largest double it is inf.
+_HALF_ULP = sympy.Rational(1, 2**53)
+_SUBNORMAL_STEP = sympy.Rational(1, 2**1075)
+_LARGEST_DOUBLE = sympy.Rational(sys.float_info.max)
+
+
+def _exact_endpoint(x: sympy.Expr) -> sympy.Expr:
+    """A Float endpoint as the rational it is, so arithmetic on it does not round (sympy's
+    Float arithmetic does)."""
+    return sympy.Rational(x) if x.is_Float else x
+
+
+def _rounded(lower: sympy.Expr, upper: sympy.Expr) -> ValueRange:
+    """The range of a float operator's result, given the range of its exact result."""
+
+    def widened(x, away):
+        if x in (oo, -oo):
+            return x
+        if not x.is_Number or x is sympy.nan:
+            return away * oo
+        x = x + away * (abs(x) * _HALF_ULP + _SUBNORMAL_STEP)
+        return away * oo if abs(x) > _LARGEST_DOUBLE else x
+
+    return ValueRange(widened(lower, -1), widened(upper, 1))
+
+
+def _exact_operands(expr, sub) -> tuple[ValueRange, ValueRange]:
+    return tuple(ValueRange(_exact_endpoint(r.lower), _exact_endpoint(r.upper)) for r in map(sub, expr.args))
+
+
+@bound_rule(FloatAdd)
+def _float_add(expr, sub):
+    a, b = _exact_operands(expr, sub)
+    return _rounded(a.lower + b.lower, a.upper + b.upper)
+
+
+@bound_rule(FloatSub)
+def _float_sub(expr, sub):
+    a, b = _exact_operands(expr, sub)
+    return _rounded(a.lower - b.upper, a.upper - b.lower)
+
+
+@bound_rule(FloatMul)
+def _float_mul(expr, sub):
+    exact = _mul_ranges(*_exact_operands(expr, sub))
+    return _rounded(exact.lower, exact.upper)
+
+
+@bound_rule(FloatTrueDiv)
+def _float_truediv(expr, sub):
+    a, b = _exact_operands(expr, sub)
+    if not (b.lower > 0 or b.upper < 0):
+        return UNKNOWN
+    reciprocal = ValueRange(1 / b.upper if b.upper != oo else sympy.Integer(0),
+                            1 / b.lower if b.lower != -oo else sympy.Integer(0))
+    exact = _mul_ranges(a, reciprocal)
+    return _rounded(exact.lower, exact.upper)
+
+
+@bound_rule(FloatMod)
+def _float_mod(expr, sub):
+    # Python's float `a % b` has b's sign and is at most |b| (equal to it after rounding:
+    # -1e-20 % 1.0 is 1.0).
+    b = sub(expr.args[1])
+    return ValueRange(sympy.Integer(0), b.upper) if b.lower > 0 else UNKNOWN
 
 
 @bound_rule(sympy.Abs)

@@ -19,6 +19,7 @@ import re
 
 import sympy
 import torch
+from fake_tensor.symbolic import FLOAT_OPERATIONS
 from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
 
 from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, IRNode, MultiOutput, ReinterpretView
@@ -39,7 +40,8 @@ def _unprintable(expr, p):
 
 
 def _float(expr, p):
-    return repr(float(expr)), ATOM
+    text = repr(float(expr))
+    return text, UNARY if text.startswith("-") else ATOM  # `(-2.0)**n` is not `-2.0**n`
 
 
 # fake_tensor's one printer, Python's spelling of what size arithmetic builds, and of sizes the
@@ -50,7 +52,7 @@ _SIZES = ExpressionPrinter(
     PYTHON.only(
         "Symbol", "Integer", "Add", "Mul", "Pow", "FloorDiv", "PythonMod", "Max", "Min", "Abs",
         "BooleanTrue", "BooleanFalse", "Equality", "Unequality", "StrictLessThan", "LessThan",
-        "StrictGreaterThan", "GreaterThan",
+        "StrictGreaterThan", "GreaterThan", "TruncToInt", *(cls.__name__ for cls in FLOAT_OPERATIONS.values()),
     ).with_rules({
         "Float": _float, "Rational": _float,
         "floor": lambda expr, p: (f"int({p.text(expr.args[0], UNARY)} // 1)", ATOM),

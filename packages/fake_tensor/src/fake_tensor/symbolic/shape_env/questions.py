@@ -121,15 +121,12 @@ class Questions:
     def _pin_symbols(self, expr: sympy.Basic) -> None:
         """Specialize the float `expr` by guarding each of its symbols to its example value,
         and a zero's sign (`Eq(s, 0.0)` also holds for -0.0). For a symbol alone that is
-        `Eq(s, hint)`. Anything more sympy has rearranged (`(s + 0.1) * 3.0` is
-        `3.0*s + 0.3`), so it rounds otherwise than Python: a guard `expr == hint` would fail
-        where the program gives `hint` again (at the example itself: 3.0*0.7 + 0.3 is
-        2.3999999999999995, the program's 2.4) or pass where it does not. With its symbols
-        pinned the program's own arithmetic gives the same value again, exactly
+        `Eq(s, hint)`. With its symbols pinned the program's own arithmetic gives the same
+        value again, exactly, and the guard reads as the value the program saw
         (torch.compile specializes float inputs to their values from the start). An int
         specialized from float arithmetic (`int(n * 0.1)`) keeps its guard on the
-        expression: pinning would tie a size to one value where a range of them gives the
-        same int."""
+        expression, which computes in the program's order (functions.FloatOperation):
+        pinning would tie a size to one value where a range of them gives the same int."""
         for symbol in sorted(expr.free_symbols, key=str):
             value = self.hints[symbol]
             self._record(sympy.Eq(symbol, value))
