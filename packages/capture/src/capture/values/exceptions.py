@@ -61,6 +61,14 @@ class ExceptionValue(Value):
             return frame.session.wrap(getattr(self.real, name), None)
         return super().get_attr(frame, name)
 
+    def set_attr(self, frame, name, value):
+        # contextlib's __exit__ writes back the traceback WITH_EXCEPT_START passed it, which
+        # is None in a trace (capture does not model tracebacks; the user's exception gets its
+        # own when it is raised for real).
+        if name == "__traceback__" and value.is_python_constant() and value.as_python_constant() is None:
+            return
+        super().set_attr(frame, name, value)
+
     def text(self) -> str | None:
         """`str(exc)` when no user code decides it (the class's __new__, __init__ and __str__
         are CPython's, the args constants), else None."""

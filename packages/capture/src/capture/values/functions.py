@@ -188,8 +188,8 @@ class GeneratorValue(IteratorValue):
         return self._next_or_stop(frame)
 
     def throw(self, frame, exc: Value, *rest: Value) -> Value:
-        if not isinstance(exc, ExceptionValue):  # `throw(ValueError)` or `throw(ValueError, "msg")`
-            exc = exc.call(frame, list(rest[:1]), {})
+        if not isinstance(exc, ExceptionValue):  # `throw(ValueError)` or `throw(ValueError, value)`
+            exc = _thrown_exception(frame, exc, rest[0] if rest else None)
             if not isinstance(exc, ExceptionValue):
                 raise Unsupported(f"generator.throw() of {exc.describe()}")
         if not self.started or self.finished:
@@ -225,6 +225,22 @@ class GeneratorValue(IteratorValue):
     def inner_values(self):
         function, args, kwargs = self.call
         return [] if self.started else [function, *args, *kwargs.values()]
+
+
+def _thrown_exception(frame, kind: Value, value: Value | None) -> Value:
+    """The exception `generator.throw(kind, value)` raises, normalized as CPython does: a value
+    that is already an instance of `kind` is raised itself (contextlib's __exit__ passes
+    (type, exc, tb) and then checks `exc is value`: a copy would escape as a new exception);
+    None gives kind(), a tuple kind(*value), anything else kind(value)."""
+    if value is None or (value.is_python_constant() and value.as_python_constant() is None):
+        args = []
+    elif isinstance(value, ExceptionValue) and kind.is_python_constant() and issubclass(value.python_type(), kind.as_python_constant()):
+        return value
+    elif isinstance(value, TupleValue):
+        args = list(value.items)
+    else:
+        args = [value]
+    return kind.call(frame, args, {})
 
 
 class FunctionValue(InlinableFunction):
