@@ -299,7 +299,7 @@ def _tuple(session, obj, source):
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.LengthMatch(source, len(obj)))
     items = [session.wrap(item, _item_source(source, i)) for i, item in enumerate(obj)]
-    return TupleValue(items, source=source, python_cls=type(obj))
+    return TupleValue(items, source=source, python_cls=type(obj), real=obj)
 
 
 @wraps(list)

@@ -15,7 +15,7 @@ from ..values.base import Value
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import constant_args, evaluate_constant_operation
 from ..values.new_objects import ModelOutputValue, NewObjectValue, is_model_output
-from ..values.class_lookup import abstract_instantiation_message, python_dunder
+from ..values.class_lookup import abstract_instantiation_message, lookup_static, python_dunder
 from ..values.base import NotConstant
 from ..values.symbolic import specialized_constant
 from .registry import CONSTRUCT_RULES, rule, rule_for
@@ -111,9 +111,15 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
     singleton's cache, a registry), else what `type.__call__` does (`metaclass=False`: the
     metaclass's `super().__call__`)."""
     cls = class_value.cls
-    metaclass_call = python_dunder(type(cls), "__call__") if metaclass else None
-    if metaclass_call is not None:
+    metaclass_call = lookup_static(type(cls), "__call__")[0] if metaclass else type.__call__
+    if isinstance(metaclass_call, types.FunctionType):
         return frame.session.wrap(metaclass_call, None).call(frame, [class_value, *args], kwargs)
+    if metaclass_call is not type.__call__:
+        if not hasattr(type(metaclass_call), "__get__"):
+            # A plain callable stored as the metaclass's __call__ is called without the class:
+            # typing's TypedDict classes have `__call__ = dict`, so `Config(k=v)` is a dict.
+            return frame.session.wrap(metaclass_call, None).call(frame, list(args), kwargs)
+        raise Unsupported(f"constructing {cls.__qualname__}, whose metaclass {type(cls).__qualname__} has its own __call__")
     for klass in cls.__mro__:
         handler, subclasses = CONSTRUCT_RULES.get(klass, (None, False))
         if handler is not None and (klass is cls or subclasses):

@@ -9,6 +9,7 @@ default of each is to refuse with `Unsupported`, and subclasses implement what t
 
 from __future__ import annotations
 
+import enum
 import types
 from typing import Any, NoReturn, Protocol
 
@@ -132,7 +133,12 @@ class Value:
 
     def as_node_arg(self) -> Any:
         """What the FX node records for this value (nodes for tensors)."""
-        return self._graph_constant()
+        value = self._graph_constant()
+        if isinstance(value, enum.Enum) and isinstance(value, int):
+            # FX prints a member as `Cls.name`, which a combination of flags does not survive
+            # (`Bits.A|B`); torch operations take IntEnum and IntFlag members as the ints they are.
+            return int(value)
+        return value
 
     def _graph_constant(self) -> Any:
         try:

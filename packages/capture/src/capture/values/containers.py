@@ -143,9 +143,12 @@ def field_names(cls: type) -> tuple[str, ...]:
 
 
 class TupleValue(SequenceValue):
-    def __init__(self, items, source=None, python_cls: type = tuple):
+    def __init__(self, items, source=None, python_cls: type = tuple, real: tuple | None = None):
         super().__init__(items, source)
         self.python_cls = python_cls
+        # The tuple itself, where it existed before the trace: some struct sequences
+        # (sys.version_info, sys.float_info) cannot be made again from their items.
+        self.real = real
 
     def describe(self):
         return "tuple" if self.python_cls is tuple else self.python_cls.__name__
@@ -156,6 +159,8 @@ class TupleValue(SequenceValue):
             return tuple(items)
         if hasattr(self.python_cls, "_fields"):  # namedtuple
             return self.python_cls(*items)
+        if self.real is not None:
+            return self.real
         return self.python_cls(items)  # torch.Size, struct sequences
 
     def as_fake(self):
