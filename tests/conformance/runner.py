@@ -25,6 +25,7 @@ import math
 import random
 import signal
 import time
+import warnings
 import zlib
 from dataclasses import dataclass, field
 
@@ -220,8 +221,10 @@ def float_outputs(obj, found: list) -> list:
 
 
 def global_state() -> dict:
-    """The global state a call may leave changed: a compiled call must leave it as eager does."""
+    """The global state a call may leave changed: a compiled call must leave it as eager does
+    (Python's `random` module included: the draws a compiled call makes must be eager's)."""
     return {
+        "random module state": random.getstate(),
         "grad mode": torch.is_grad_enabled(),
         "inference mode": torch.is_inference_mode_enabled(),
         "autocast (cpu)": (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")),
@@ -236,20 +239,33 @@ def restore_global_state(state: dict) -> None:
     torch.set_default_dtype(state["default dtype"])
 
 
+def user_warnings(recorded) -> list:
+    """The warnings the case's own code issued (its file is `<conformance …>`; capture's entry,
+    `<capture …>`, would be a warning attributed to the wrong place), as eager shows them under
+    the default filter: once per location."""
+    return [(m.category.__name__, str(m.message), m.filename, m.lineno) for m in recorded
+            if m.filename.startswith(("<conformance", "<capture entry"))]
+
+
 def call(fn, args, seed: int):
     """(result, exception, global state afterwards) of fn(*args), with the RNGs seeded and
-    printed output swallowed; the global state is put back as it was before the call."""
+    printed output swallowed; the global state is put back as it was before the call. The
+    state includes the warnings the case issued."""
     seed_everything(seed)
     before = global_state()
-    with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(record=True) as recorded:
+        warnings.simplefilter("default")
         try:
-            return fn(*args), None, global_state()
+            result, exc = fn(*args), None
         except _Timeout:
             raise
-        except Exception as exc:  # noqa: BLE001  (compared with eager's)
-            return None, exc, global_state()
+        except Exception as error:  # noqa: BLE001  (compared with eager's)
+            result, exc = None, error
         finally:
+            state = global_state()
             restore_global_state(before)
+    state["warnings"] = user_warnings(recorded)
+    return result, exc, state
 
 
 def backward(result, seed: int) -> None:
@@ -284,7 +300,7 @@ def check_call(case: Case, compiled, size: int, seed: int) -> None:
     # Only where both ran to the same end: a refusal may stop the compiled call half-way.
     for what, value in expected_state.items():
         if actual_state[what] != value:
-            raise Mismatch(f"{what} after the call: {actual_state[what]} != {value}")
+            raise Mismatch(f"{what} after the call: {actual_state[what]!r:.150} != {value!r:.150}")
     compare(actual_args, expected_args, "inputs", case, set())
     if case.train and expected_exc is None:
         backward(expected, seed + 2)
