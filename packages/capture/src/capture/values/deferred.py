@@ -79,15 +79,21 @@ def log_at(logger: logging.Logger, method: str, location: tuple, *args, extra=No
     logger.handle(logger.makeRecord(logger.name, level, filename, lineno, msg, tuple(args), None, function, extra, None))
 
 
+# Modules whose handlers only write records out: the logging package's own, and pytest's
+# logging plugin (its handlers, on every logger a test run touches, keep records for the
+# report and `caplog`, read after the compiled call returns).
+_OUTPUT_ONLY_HANDLERS = ("logging", "logging.handlers", "_pytest.logging")
+
+
 def _only_stdlib_output(logger: logging.Logger) -> bool:
-    """Whether a record logged on `logger` reaches only the logging package's own handlers
-    and filters (output the compiled function cannot read back)."""
+    """Whether a record logged on `logger` reaches only output-only handlers and no filters
+    (output the compiled function cannot read back)."""
     if logger.filters:
         return False
     current = logger
     while current is not None:
         for handler in current.handlers:
-            if type(handler).__module__ not in ("logging", "logging.handlers") or handler.filters:
+            if type(handler).__module__ not in _OUTPUT_ONLY_HANDLERS or handler.filters:
                 return False
         if not current.propagate:
             break
