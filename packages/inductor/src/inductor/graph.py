@@ -20,7 +20,9 @@ import torch
 import torch.fx
 import torch.utils._pytree as pytree
 
+from .codegen.cpp.expressions import CTYPES
 from .codegen.targets import KernelTargets
+from .codegen.triton.expressions import TRITON_DTYPES
 from .context import lowering_graph
 from .input_writes import InputWrite, stored_in_place, write_buffers, writes_input_at_end
 from .errors import LoweringError
@@ -446,12 +448,8 @@ SIZE_ARITHMETIC = {
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
 }
 
-# The dtypes generated kernels compute in: C++ and Triton spell these ten (codegen's
-# CTYPES, TRITON_DTYPES).
-KERNEL_DTYPES = frozenset({
-    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
-    torch.int8, torch.uint8, torch.bool,
-})  # fmt: skip
+# The dtypes generated kernels compute in: those both kernel languages spell.
+KERNEL_DTYPES = frozenset(CTYPES) & frozenset(TRITON_DTYPES)
 
 
 def _touches_dtype_without_kernels(node: torch.fx.Node) -> bool:
