@@ -39,22 +39,17 @@ def _unprintable(expr, p):
     raise NotImplementedError(f"Python printing of size expression {expr}")
 
 
-def _float(expr, p):
-    text = repr(float(expr))
-    return text, UNARY if text.startswith("-") else ATOM  # `(-2.0)**n` is not `-2.0**n`
-
-
 # fake_tensor's one printer, Python's spelling of what size arithmetic builds, and of sizes the
 # program computed and returns: `n >= 3`, `abs(n - 10)`, `n // 2.5`, and conditions on sizes
 # (`u0 > 3`, returned for a branch after the graph). The wrapper imports no `math`: floor and
 # ceiling are spelled with `//`.
 _SIZES = ExpressionPrinter(
     PYTHON.only(
-        "Symbol", "Integer", "Add", "Mul", "Pow", "FloorDiv", "PythonMod", "Max", "Min", "Abs",
+        "Symbol", "Integer", "Float", "Add", "Mul", "Pow", "FloorDiv", "PythonMod", "Max", "Min", "Abs",
         "BooleanTrue", "BooleanFalse", "Equality", "Unequality", "StrictLessThan", "LessThan",
         "StrictGreaterThan", "GreaterThan", "TruncToInt", *(cls.__name__ for cls in FLOAT_OPERATIONS.values()),
     ).with_rules({
-        "Float": _float, "Rational": _float,
+        "Rational": PYTHON["Float"],  # a literal float, as the program computed it: not `p/q`
         "floor": lambda expr, p: (f"int({p.text(expr.args[0], UNARY)} // 1)", ATOM),
         "ceiling": lambda expr, p: (f"-int(-{p.text(expr.args[0], UNARY)} // 1)", UNARY),
     }),
