@@ -167,9 +167,13 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
     reads: list[str] = []
     writes: list[str] = []
 
-    def settled(expression: str) -> str:
+    def flush() -> None:
+        # Lines the writer emitted to rebuild values are reads too.
         reads.extend(writer.lines)
         writer.lines.clear()
+
+    def settled(expression: str) -> str:
+        flush()
         if _SETTLED.fullmatch(expression) or re.fullmatch(rf"{writer.outputs_name}\[\d+\]", expression):
             return expression
         name = writer.temporary("_r")
@@ -219,8 +223,7 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
         # the cell seen at capture belongs to that call's frame; later calls bring their own.
         value_name = read(value)
         target = writer.source(source)
-        reads.extend(writer.lines)
-        writer.lines.clear()
+        flush()
         writes.append(f"{target} = {value_name}")
     for fn, args, kwargs in effects.deferred_calls:
         arguments = [read(a) for a in args] + [f"{k}={read(v)}" for k, v in kwargs.items()]
