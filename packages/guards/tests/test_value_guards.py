@@ -17,9 +17,12 @@ from guards import (
     GuardError,
     GuardSet,
     HasAttr,
+    GlobalsSource,
     IdentityMatch,
     ItemSource,
+    KeyAbsent,
     LengthMatch,
+    ModuleGlobalsSource,
     LocalSource,
     NotNone,
     TypeMatch,
@@ -151,6 +154,20 @@ def test_has_attr(present):
     with_attr, without = types.SimpleNamespace(scale=2), types.SimpleNamespace()
     assert guard(with_attr if present else without)
     assert not guard(without if present else with_attr)
+
+
+def test_key_absent_from_the_globals_and_from_builtins():
+    """A name the program found in builtins (or nowhere) means something else once a global of
+    that name exists: the guard reads the guarded function's globals dict itself."""
+    namespace = {"__name__": "guarded"}
+    exec("def fn(v):\n    return len(v)", namespace)
+    guard = GuardSet([KeyAbsent(GlobalsSource(), "len"), KeyAbsent(ModuleGlobalsSource("builtins"), "nothing")]).compile(namespace["fn"])
+    assert guard([1])
+    namespace["len"] = lambda v: 0
+    assert not guard([1])
+    assert guard.why([1]) == "'len' not in G failed: got True"
+    del namespace["len"]
+    assert guard([1])
 
 
 @pytest.mark.parametrize("training", [True, False])

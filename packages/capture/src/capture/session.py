@@ -8,6 +8,7 @@ the function's code on the call's arguments and returns what the compiled entry 
 
 from __future__ import annotations
 
+import builtins
 import collections
 import contextlib
 import inspect
@@ -22,8 +23,8 @@ from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import (
-    AttrSource, BufferSource, ClosureSource, GlobalSource, HeldCellSource, ItemSource, LocalSource, ModuleGlobalSource,
-    ParameterSource, StorageOffsetSource, TypeSource,
+    AttrSource, BufferSource, ClosureSource, GlobalSource, GlobalsSource, HeldCellSource, ItemSource, LocalSource,
+    ModuleGlobalSource, ModuleGlobalsSource, ParameterSource, StorageOffsetSource, TypeSource,
 )
 
 from . import config, instructions  # noqa: F401  (fills the opcode registry)
@@ -293,13 +294,35 @@ class CaptureSession:
     def global_source(self, f_globals: dict, name: str):
         if f_globals is self.root_globals:
             return GlobalSource(name)
+        namespace = self.globals_dict_source(f_globals)
+        if isinstance(namespace, ModuleGlobalsSource):
+            return ModuleGlobalSource(namespace.module, name)
+        return ItemSource(namespace, name) if namespace is not None else None
+
+    def globals_dict_source(self, f_globals: dict):
+        """The source of a globals dict itself (None where no path reaches it)."""
+        if f_globals is self.root_globals:
+            return GlobalsSource()
         module = f_globals.get("__name__")
         if isinstance(module, str) and getattr(sys.modules.get(module), "__dict__", None) is f_globals:
             # A function of an imported module: its globals are that module's, wherever the
             # trace found the function (a submodule's forward has no source of its own).
-            return ModuleGlobalSource(module, name)
-        base = self._globals_sources.get(id(f_globals))
-        return ItemSource(base, name) if base is not None else None
+            return ModuleGlobalsSource(module)
+        return self._globals_sources.get(id(f_globals))
+
+    def guard_name_lookup(self, f_globals: dict, f_builtins: dict, name: str):
+        """Guards that `name` still resolves as it did: to the builtin (no global of that name
+        shadows it since), or to nothing at all (the NameError the trace raised). Returns the
+        builtin's source, if it is found there."""
+        namespace = self.globals_dict_source(f_globals)
+        if namespace is not None:
+            self.add_guard(kinds.KeyAbsent(namespace, name))
+        if f_builtins is not vars(builtins):
+            return None  # exec() with builtins of its own: nothing names them
+        if name not in f_builtins:
+            self.add_guard(kinds.KeyAbsent(ModuleGlobalsSource("builtins"), name))
+            return None
+        return ModuleGlobalSource("builtins", name)
 
     def entered_function(self, function: Value) -> None:
         """Remember a path to the globals of an inlined function (for guards on them)."""

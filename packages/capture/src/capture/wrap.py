@@ -259,7 +259,7 @@ def _builtin(session, obj, source):
             unbound = getattr(type(owner), obj.__name__, None)
             if unbound is not None:
                 return MethodValue(BuiltinValue(unbound), session.wrap(owner, None))
-    if source is not None and getattr(obj, "__module__", None) != "builtins":
+    if source is not None:
         if isinstance(obj, types.BuiltinMethodType) and isinstance(owner, type):
             # A C classmethod read from its class (`chain.from_iterable`, `dict.fromkeys`) is a
             # new bound object on every read: what it is bound to is guarded instead.

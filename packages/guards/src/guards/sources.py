@@ -178,6 +178,41 @@ class GlobalSource(RootSource):
 
 
 @_source_value
+class GlobalsSource(RootSource):
+    """The globals dict of the compiled function's module itself, `G`: what a guard on a name
+    being absent from it reads (a global the program found missing, or a builtin it found
+    because no global shadows it)."""
+
+    def __str__(self) -> str:
+        return "G"
+
+    @property
+    def hint(self) -> str:
+        return "G"
+
+    def root_code(self, frame: RootNames) -> str:
+        return frame.globals_dict()
+
+
+@_source_value
+class ModuleGlobalsSource(RootSource):
+    """The globals dict of module `module` itself, `M[module]` (`vars(sys.modules[module])`):
+    as GlobalsSource, for a function of another module, and for `builtins`."""
+
+    module: str
+
+    def __str__(self) -> str:
+        return f"M[{self.module!r}]"
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"M_{self.module.rpartition('.')[2]}")
+
+    def root_code(self, frame: RootNames) -> str:
+        return frame.module_globals(self.module)
+
+
+@_source_value
 class ModuleGlobalSource(RootSource):
     """A name in the globals dict of module `module` (`sys.modules[module]`): how a trace reads
     the globals of a function it entered that no source reaches, such as a submodule's

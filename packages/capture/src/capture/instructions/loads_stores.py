@@ -61,10 +61,13 @@ def _load_global(frame, inst):
         frame.push(pending)
     elif name in frame.f_globals:
         frame.push(frame.session.wrap(frame.f_globals[name], frame.session.global_source(frame.f_globals, name)))
-    elif name in frame.f_builtins:
-        frame.push(frame.session.wrap(frame.f_builtins[name], None))
     else:
-        raise_user_error(frame, NameError, f"name {name!r} is not defined")
+        # Found in builtins, or nowhere: guarded, since a global defined later (or a patched
+        # builtin) changes what the name means.
+        source = frame.session.guard_name_lookup(frame.f_globals, frame.f_builtins, name)
+        if name not in frame.f_builtins:
+            raise_user_error(frame, NameError, f"name {name!r} is not defined")
+        frame.push(frame.session.wrap(frame.f_builtins[name], source))
 
 
 @handles("STORE_GLOBAL")

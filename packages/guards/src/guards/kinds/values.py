@@ -346,6 +346,25 @@ def _has_attr(guard: HasAttr, ctx: EmitContext) -> list[Check]:
     return [check(must_be_truth(actual, guard.present), str(guard), actual)]
 
 
+@dataclasses.dataclass(frozen=True)
+class KeyAbsent(Guard):
+    """`key not in source`, for a dict: a global the program found undefined, or one whose
+    absence let a name resolve to a builtin (a global of that name defined later shadows it)."""
+
+    source: Source
+    key: str
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"{self.key!r} not in {self.source}"
+
+
+@emits(KeyAbsent)
+def _key_absent(guard: KeyAbsent, ctx: EmitContext) -> list[Check]:
+    found = f"{guard.key!r} in {ctx.read(guard.source)}"
+    return [check(found, str(guard), found)]
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class DefaultsMatch(Guard):
     """The guarded function still has the defaults it had at capture.

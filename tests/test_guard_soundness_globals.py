@@ -1,0 +1,230 @@
+"""Guard soundness for state a function reaches by name: globals (rebound, mutated, deleted),
+builtins shadowed later, closure cells rebound from outside, defaults and keyword defaults,
+functools.partial arguments, a bound method's object. See guard_soundness_harness."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import types
+
+import pytest
+import torch
+
+from guard_soundness_harness import backends_of, case, check_case
+
+SCALE = 2
+FLAG = True
+ITEMS = [1, 2]
+TABLE = {"a": 1, "b": 2}
+CONFIG = types.SimpleNamespace(scale=2, mode="add")
+WEIGHT = torch.ones(3)
+MAYBE = 1.5
+COUNTER = 0
+SEEN = []
+PICK = max
+_ABS = builtins.abs
+
+
+def reset_globals(**values):
+    def setup():
+        fresh = dict(SCALE=2, FLAG=True, ITEMS=[1, 2], TABLE={"a": 1, "b": 2}, CONFIG=types.SimpleNamespace(scale=2, mode="add", pick=max),
+                     WEIGHT=torch.ones(3), MAYBE=1.5, COUNTER=0, SEEN=[], PICK=max)
+        fresh.update(values)
+        globals().update(fresh)
+        for name in ("len", "abs"):
+            globals().pop(name, None)
+        return types.SimpleNamespace()
+
+    return setup
+
+
+def set_global(name, value):
+    return lambda state: globals().__setitem__(name, value() if callable(value) else value)
+
+
+def uses_scale(x):
+    return x * SCALE
+
+
+def uses_flag(x):
+    return x + 1 if FLAG else x - 1
+
+
+def uses_items(x):
+    return x * sum(ITEMS) + len(ITEMS)
+
+
+def uses_table(x):
+    return [x * v for v in TABLE.values()], list(TABLE)
+
+
+def uses_config(x):
+    return x * CONFIG.scale if CONFIG.mode == "mul" else x + CONFIG.scale
+
+
+def uses_weight(x):
+    return x * WEIGHT
+
+
+def uses_maybe(x):
+    try:
+        return x + MAYBE
+    except NameError:
+        return x - 1
+
+
+def uses_len(x):
+    return x + len([1, 2, 3]) + abs(-2)
+
+
+def uses_pick(x):
+    return x + PICK(1, 2) + CONFIG.pick(3, 4)
+
+
+def counts_calls(x):
+    global COUNTER
+    COUNTER += 1
+    return x * COUNTER
+
+
+def appends_seen(x):
+    SEEN.append(x.sum())
+    return x * len(SEEN)
+
+
+def snapshot(*names):
+    return lambda state: {name: globals().get(name, "<deleted>") for name in names}
+
+
+def gcase(name, make, *mutations, **options):
+    """A case over this module's globals, reset before each run."""
+    return case(name, make, *mutations, setup=reset_globals(), **options)
+
+
+GLOBAL_CASES = [
+    gcase("global_int_rebound", lambda s: uses_scale, set_global("SCALE", 3), set_global("SCALE", 3.0), set_global("SCALE", True),
+         set_global("SCALE", lambda: torch.full((3,), 2.0)), backends=("aot_eager", "inductor")),
+    gcase("global_bool_flipped", lambda s: uses_flag, set_global("FLAG", False), set_global("FLAG", 0), set_global("FLAG", [])),
+    gcase("global_list_mutated", lambda s: uses_items, lambda s: ITEMS.append(5), lambda s: ITEMS.__setitem__(0, 10), lambda s: ITEMS.clear(),
+         backends=("inductor",)),
+    gcase("global_list_rebound_to_tuple", lambda s: uses_items, set_global("ITEMS", (1, 2)), set_global("ITEMS", (1, 2, 3))),
+    gcase("global_dict_mutated", lambda s: uses_table, lambda s: TABLE.__setitem__("c", 3), lambda s: TABLE.__setitem__("a", 7),
+         lambda s: TABLE.pop("a"), lambda s: TABLE.update(a=1)),
+    gcase("global_object_attribute_changed", lambda s: uses_config, lambda s: setattr(CONFIG, "scale", 5), lambda s: setattr(CONFIG, "mode", "mul"),
+         lambda s: delattr(CONFIG, "scale")),
+    gcase("global_tensor_rebound", lambda s: uses_weight, set_global("WEIGHT", lambda: torch.full((3,), 3.0)),
+         set_global("WEIGHT", lambda: torch.ones(3, dtype=torch.float64)), set_global("WEIGHT", lambda: torch.ones(1, 3)),
+         lambda s: WEIGHT.mul_(2), set_global("WEIGHT", 2), backends=("aot_eager", "inductor")),
+    gcase("global_deleted_then_restored", lambda s: uses_maybe, lambda s: globals().pop("MAYBE"), set_global("MAYBE", 2.5)),
+    gcase("builtin_shadowed_by_a_global", lambda s: uses_len, set_global("len", lambda: (lambda obj: 10)), lambda s: globals().pop("len"),
+         set_global("abs", lambda: (lambda v: 100))),
+    gcase("builtin_patched_in_builtins", lambda s: uses_len, lambda s: setattr(builtins, "abs", lambda v: 100),
+         lambda s: setattr(builtins, "abs", _ABS)),
+    gcase("builtin_function_rebound_in_a_global_or_attribute", lambda s: uses_pick, set_global("PICK", lambda: min),
+         lambda s: setattr(CONFIG, "pick", min), lambda s: setattr(CONFIG, "pick", pow)),
+    gcase("global_counter_written_by_the_function", lambda s: counts_calls, set_global("COUNTER", 10), observe=snapshot("COUNTER")),
+    gcase("global_list_appended_by_the_function", lambda s: appends_seen, lambda s: SEEN.clear(), set_global("SEEN", list),
+         observe=snapshot("SEEN")),
+]
+
+
+def closure_rebound(state):
+    scale = 2
+    items = [1]
+
+    def fn(x):
+        return x * scale + len(items)
+
+    def rebind(value):
+        nonlocal scale
+        scale = value
+
+    state.rebind, state.items = rebind, items
+    return fn
+
+
+def closure_written_inside(state):
+    count = 0
+
+    def fn(x):
+        nonlocal count
+        count += 1
+        return x * count
+
+    state.count = lambda: fn.__closure__[0].cell_contents
+    state.cell = fn.__closure__[0]
+    return fn
+
+
+def with_defaults(state):
+    def fn(x, scale=2, *, shift=1.0, table={"k": 1}):  # noqa: B006 - the default is mutated between calls
+        return x * scale + shift + table["k"]
+
+    state.fn = fn
+    return fn
+
+
+def partial_of(state):
+    def base(scale, x, shift=0):
+        return x * scale + shift
+
+    state.partial = functools.partial(base, 2, shift=1)
+    return lambda x: state.partial(x)
+
+
+class Scaler:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def apply(self, x):
+        return x * self.scale
+
+
+def bound_method(state):
+    state.obj = Scaler(2)
+    state.method = state.obj.apply
+    return lambda x: state.method(x)
+
+
+def bound_method_compiled(state):
+    state.obj = Scaler(2)
+    return state.obj.apply
+
+
+def set_attr(path, name, value):
+    def mutate(state):
+        setattr(getattr(state, path), name, value() if callable(value) and not isinstance(value, type) else value)
+
+    return mutate
+
+
+CLOSURE_CASES = [
+    case("closure_cell_rebound_from_outside", closure_rebound, lambda s: s.rebind(3), lambda s: s.rebind(2.5), lambda s: s.items.append(2),
+         lambda s: s.rebind(torch.ones(3)), setup=types.SimpleNamespace, backends=("aot_eager",)),
+    case("closure_cell_written_inside", closure_written_inside, lambda s: setattr(s.cell, "cell_contents", 10),
+         setup=types.SimpleNamespace, observe=lambda s: s.count()),
+    case("defaults_replaced", with_defaults, lambda s: setattr(s.fn, "__defaults__", (3,)), lambda s: setattr(s.fn, "__defaults__", (3.0,)),
+         lambda s: s.fn.__kwdefaults__.__setitem__("shift", 5.0), lambda s: s.fn.__kwdefaults__["table"].__setitem__("k", 9),
+         lambda s: setattr(s.fn, "__kwdefaults__", {"shift": -1, "table": {"k": 0}}), setup=types.SimpleNamespace),
+    case("partial_arguments_changed", partial_of, lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3, shift=1)),
+         lambda s: s.partial.keywords.__setitem__("shift", 4), lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5)),
+         setup=types.SimpleNamespace),
+    case("bound_method_self_changed", bound_method, set_attr("obj", "scale", 3), set_attr("obj", "scale", 2.5),
+         lambda s: setattr(s, "method", Scaler(4).apply), setup=types.SimpleNamespace),
+    case("compiled_bound_method_self_changed", bound_method_compiled, set_attr("obj", "scale", 3), set_attr("obj", "scale", torch.ones(3)),
+         setup=types.SimpleNamespace),
+]
+
+CASES = GLOBAL_CASES + CLOSURE_CASES
+
+
+@pytest.fixture(autouse=True)
+def _builtins_restored():
+    yield
+    builtins.abs = _ABS
+
+
+@pytest.mark.parametrize("backend, case_", [(b, c) for c in CASES for b in backends_of(c)], ids=str)
+def test_compiled_function_sees_state_changed_between_calls(backend, case_):
+    check_case(case_, backend=backend)
