@@ -3,7 +3,9 @@
 - a symbol plus or minus a constant (the partitioner saves `-s0`, the negated pad, for
   constant_pad_nd's backward) binds that symbol for the kernels that index with it;
 - any other expression of symbols no input carries alone (channel_shuffle's backward gets
-  c // groups, and a gradient of size groups * (c // groups), never c) gets a symbol of its own.
+  c // groups, and a gradient of size groups * (c // groups), never c) gets a symbol of its own;
+- a symbol no input carries that such an expression holds linearly (the tangent of a pad at both
+  ends, n + left + right, beside the saved -left and -right) is solved from it.
 
 Both failed: a kernel with `s0` undeclared, or "Cannot convert symbols to int". Compiled against
 eager, forward and backward: first call, fresh values, new sizes and scalars.
@@ -61,6 +63,33 @@ def test_backward_of_a_symbolic_pad_that_crops():
     compiled = inductor.compile_fx(_graph_with_symbolic_pad(x, 2), [x, 2])
     _check(compiled, x, 2)
     _check(compiled, torch.randn(4, 5, requires_grad=True), -1)
+
+
+def pad_both_ends(x, left, right):
+    return (aten.constant_pad_nd.default(x, [left, right], 1.5),)
+
+
+def test_backward_of_symbolic_pads_at_both_ends_of_a_symbolic_dim():
+    # The backward gets the saved -left, -right and a tangent of size n + left + right, never n;
+    # the gradient has x's strides (n, 1): n is solved from the tangent's size.
+    torch.manual_seed(0)
+    x = torch.randn(4, 5, requires_grad=True)
+    gm = torch.fx.symbolic_trace(pad_both_ends)
+    mode = fake_tensor.FakeTensorMode(shape_env=fake_tensor.ShapeEnv())
+    x_placeholder, left_placeholder, right_placeholder = gm.graph.find_nodes(op="placeholder")
+    x_placeholder.meta["example_value"] = mode.from_real(x, dynamic_dims=[0, 1])
+    left_placeholder.meta["example_value"] = mode.shape_env.scalar(2, "L['left']")
+    right_placeholder.meta["example_value"] = mode.shape_env.scalar(3, "L['right']")
+    compiled = inductor.compile_fx(gm, [x, 2, 3])
+    for rows, columns, left, right in ((4, 5, 2, 3), (4, 5, 2, 3), (6, 7, -1, -2), (3, 9, 4, -3)):
+        x = torch.randn(rows, columns, requires_grad=True)
+        ours = x.detach().clone().requires_grad_()
+        actual, expected = compiled(ours, left, right)[0], pad_both_ends(x, left, right)[0]
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+        cotangent = torch.randn_like(expected)
+        torch.testing.assert_close(
+            torch.autograd.grad(actual, ours, cotangent), torch.autograd.grad(expected, x, cotangent), rtol=0, atol=0
+        )
 
 
 def shuffle_channels(x, groups):

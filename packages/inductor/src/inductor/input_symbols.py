@@ -37,8 +37,25 @@ class InputSymbols:
         if expr.free_symbols:
             if self.expressions:
                 expr = expr.xreplace(self.expressions)
+                for symbol in expr.free_symbols - set(self.foreign):
+                    self._solve_from_expressions(symbol)
             expr = expr.xreplace({s: self.foreign.get(s, s) for s in expr.free_symbols})
         return expr
+
+    def _solve_from_expressions(self, symbol: sympy.Symbol) -> None:
+        """Maps a foreign symbol no input carries to an expression of ours when a bound
+        expression is it times +-1 plus symbols already mapped: the backward of
+        `constant_pad_nd(x, [a, b])` gets a tangent of size `s + a + b` (bound as e1) and the
+        saved `-a`, `-b`, never `s`, yet its output has x's strides `(s, 1)`, so `s` is
+        `e1 - a - b` (a kernel stored with `s` undeclared: a g++ error)."""
+        for expr, ours in self.expressions.items():
+            if symbol not in expr.free_symbols or not expr.free_symbols - {symbol} <= set(self.foreign):
+                continue
+            sign = expr.coeff(symbol)
+            rest = sympy.expand(expr - sign * symbol)
+            if sign in (1, -1) and symbol not in rest.free_symbols:
+                self.foreign[symbol] = sympy.expand(sign * (ours - self.sympify(rest)))
+                return
 
     def bind(self, value, source: str, hint: int) -> sympy.Expr:
         """Our expression for a (possibly foreign) size read at `source`; the first source that
