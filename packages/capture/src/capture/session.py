@@ -23,7 +23,7 @@ from fake_tensor import FakeTensorMode, ShapeEnv
 from guards import kinds
 from guards.kinds import shape_guards
 from guards.sources import (
-    AttrSource, BufferSource, ClosureSource, GlobalSource, GlobalsSource, HeldCellSource, ItemSource, LocalSource,
+    AttrSource, BufferSource, ClosureSource, GlobalSource, GlobalsSource, HeldCellSource, HeldObjectSource, ItemSource, LocalSource,
     ModuleGlobalSource, ModuleGlobalsSource, ParameterSource, StorageOffsetSource, TypeSource,
 )
 
@@ -50,6 +50,9 @@ from .wrap import guard_function, wrap
 # functions and constants programs do not rebind between calls of a compiled function. torch
 # is not one of them: `F.scaled_dot_product_attention = patched` and `mock.patch("torch.xyz")`
 # are everyday code, so its attributes are guarded as any other module's.
+# Py_TPFLAGS_IMMUTABLETYPE: a builtin or extension type, whose attributes cannot be set.
+_IMMUTABLE_TYPE = 1 << 8
+
 _UNGUARDED_MODULES = frozenset({
     "math", "cmath", "operator", "builtins", "functools", "itertools", "collections", "typing", "warnings",
     "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types", "re", "logging", "sys",
@@ -332,14 +335,26 @@ class CaptureSession:
             self.keepalive(f_globals)
 
     def class_attribute_source(self, instance_source, cls: type, name: str):
-        """`type(instance).name` for a method found on `cls` (a module's forward, a helper
-        method): read through the first instance of `cls` the trace met with a source, so that
-        patching the class (`Attention.forward = f`, a common way to swap in a kernel) is seen,
-        with one guard per class rather than one per instance."""
+        """`type(instance).name` for an attribute found on `cls` (a module's forward, a helper
+        method, a property, class data): read through the first instance of `cls` the trace
+        met with a source, or the class's own source, so that patching the class
+        (`Attention.forward = f`, a common way to swap in a kernel) is seen, with one guard per
+        class rather than one per instance. A class no source reaches (that of an object made
+        in the trace, found on another object) is held by the guard itself. None for a class
+        nothing can change (a builtin type)."""
+        if cls.__flags__ & _IMMUTABLE_TYPE:
+            return None
         if instance_source is not None and not isinstance(instance_source, HeldSource):
             self._class_sources.setdefault(cls, TypeSource(instance_source))
         base = self._class_sources.get(cls)
-        return AttrSource(base, name) if base is not None else None
+        if base is None:
+            base = self._class_sources[cls] = HeldObjectSource(f"class {cls.__qualname__}", id(cls), cls)
+        return AttrSource(base, name)
+
+    def saw_class(self, cls: type, source) -> None:
+        """A class the trace reached through `source`: its attributes are read through it."""
+        if not isinstance(source, HeldSource):
+            self._class_sources.setdefault(cls, source)
 
     def guard_function(self, fn: types.FunctionType, source) -> None:
         guard_function(self, fn, source)

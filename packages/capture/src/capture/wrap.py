@@ -214,6 +214,7 @@ def _module(session, obj, source):
 def _class(session, obj, source):
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
+        session.saw_class(obj, source)
     return ClassValue(obj, source)
 
 

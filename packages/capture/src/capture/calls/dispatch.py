@@ -145,7 +145,9 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
     instance = NewObjectValue(cls)
     init = python_dunder(cls, "__init__")
     if init is not None:
-        returned = frame.session.wrap(init, None).call(frame, [instance, *args], kwargs)
+        # Read (and guarded) through the class: `cls.__init__` patched after capture.
+        source = frame.session.class_attribute_source(None, cls, "__init__")
+        returned = frame.session.wrap(init, source).call(frame, [instance, *args], kwargs)
         if not (returned.is_python_constant() and returned.as_python_constant() is None):
             raise_user_error(frame, TypeError, f"__init__() should return None, not '{returned.python_type().__name__}'")
     elif cls.__init__ is not object.__init__:

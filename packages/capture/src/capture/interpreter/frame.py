@@ -271,8 +271,8 @@ class Frame:
     def make_tuple(self, items: list[Value]) -> Value:
         return TupleValue(items)
 
-    def bind_class_attribute(self, instance: Value, cls: type, descriptor: Any) -> Value | None:
-        return bind_class_attribute(self, instance, cls, descriptor)
+    def bind_class_attribute(self, instance: Value, cls: type, descriptor: Any, name: str) -> Value | None:
+        return bind_class_attribute(self, instance, cls, descriptor, name)
 
     def raise_real(self, err: BaseException) -> NoReturn:
         raise UserException(ExceptionValue.from_real(err)) from None

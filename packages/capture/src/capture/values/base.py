@@ -38,7 +38,7 @@ class TracingFrame(Protocol):
         """A tuple of `items` (values.containers, which raises exceptions of its own, so the
         exceptions below it build their `args` through here)."""
 
-    def bind_class_attribute(self, instance: Value, cls: type, descriptor: Any) -> Value | None:
+    def bind_class_attribute(self, instance: Value, cls: type, descriptor: Any, name: str) -> Value | None:
         """`instance.name` when the class holds `descriptor` under that name
         (values.objects.bind_class_attribute): for containers, below the functions and methods
         it binds."""

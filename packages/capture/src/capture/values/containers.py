@@ -131,9 +131,9 @@ def class_attribute(frame, instance: Value, cls: type, name: str) -> Value:
     descriptor, _ = lookup_static(cls, name)
     if descriptor is MISSING:
         raise_user_error(frame, AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
-    bound = frame.bind_class_attribute(instance, cls, descriptor)
+    bound = frame.bind_class_attribute(instance, cls, descriptor, name)
     if bound is None:
-        return frame.session.wrap(descriptor, None)
+        return frame.session.wrap(descriptor, frame.session.class_attribute_source(instance.source, cls, name))
     return bound
 
 

@@ -23,6 +23,7 @@ from .exceptions import raise_user_error
 from .iterators import python_iterator
 from .objects import (
     bind_class_attribute,
+    class_data,
     call_item_dunder,
     dunder_length,
     dunder_truth,
@@ -138,10 +139,10 @@ class NewObjectValue(Value):
                 return self.attrs[name]
             raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, self.cls, descriptor)
+            bound = bind_class_attribute(frame, self, self.cls, descriptor, name)
             if bound is not None:
                 return bound
-            return frame.session.wrap(descriptor, None)
+            return class_data(frame, self, self.cls, name, descriptor)
         hook = python_dunder(self.cls, "__getattr__")
         if hook is not None and getattr_hook:
             return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
@@ -340,10 +341,10 @@ class ModelOutputValue(Value):
             return NativeMethodValue(native, self, f"{self.cls.__name__}.{name}")
         descriptor, _ = lookup_static(self.cls, name)
         if descriptor is not MISSING:
-            bound = bind_class_attribute(frame, self, self.cls, descriptor)
+            bound = bind_class_attribute(frame, self, self.cls, descriptor, name)
             if bound is not None:
                 return bound
-            return frame.session.wrap(descriptor, None)
+            return class_data(frame, self, self.cls, name, descriptor)
 
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 

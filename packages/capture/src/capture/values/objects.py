@@ -12,6 +12,8 @@ import enum
 import types
 from typing import Any
 
+from guards import AttrSource, IdentityMatch, ItemSource, KeyAbsent
+
 from ..errors import Unsupported, UserException
 from ..markers import is_disabled
 from ..sources import HeldSource
@@ -71,37 +73,51 @@ def call_item_dunder(frame, instance: Value, cls: type, name: str, args: list[Va
     frame.session.wrap(method, None).call(frame, [instance, *args], {})
 
 
-def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, readable: bool = False,
-                         name: str | None = None) -> Value | None:
+def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, name: str | None, *, readable: bool = False) -> Value | None:
     """What reading a class attribute through an instance gives, for descriptors capture
-    models; None for plain class data (the caller wraps it). `readable`: the instance is a
-    real object whose attribute the caller reads natively when this gives None (a slot, a
-    C-computed field of an `inspect.Signature`), rather than wrapping the descriptor."""
+    models; None for plain class data (the caller wraps it, with `class_attribute_source`).
+    `readable`: the instance is a real object whose attribute the caller reads natively when
+    this gives None (a slot, a C-computed field of an `inspect.Signature`), rather than
+    wrapping the descriptor.
+
+    What the class holds under `name` is guarded (read through the class, see
+    `CaptureSession.class_attribute_source`): a method, property or descriptor replaced on the
+    class after capture must not keep running the one traced (`name` None: the caller guards
+    where the descriptor was found, as `super()` does)."""
     session = frame.session
+    source = session.class_attribute_source(instance.source, cls, name) if name is not None else None
     if isinstance(descriptor, types.FunctionType):
         if is_disabled(descriptor):
             # Runs natively (a graph break), never traced: `Optimizer.zero_grad`.
+            _guard_class_attribute(session, source, descriptor)
             return MethodValue(BuiltinValue(descriptor), instance)
-        # `name`, where the caller knows it: the method is read through the class, guarded.
-        source = session.class_attribute_source(instance.source, cls, name) if name is not None else None
         if source is not None:
             session.guard_function(descriptor, source)
         return MethodValue(FunctionValue(descriptor, source), instance)
     if isinstance(descriptor, classmethod):
+        # `cls.name` is a new bound method on every read: what it binds is guarded.
+        _guard_class_attribute(session, source and AttrSource(source, "__func__"), descriptor.__func__)
         return MethodValue(session.wrap(descriptor.__func__, None), session.wrap(cls, None))
     if isinstance(descriptor, staticmethod):
+        _guard_class_attribute(session, source, descriptor.__func__)
         return session.wrap(descriptor.__func__, None)
     if isinstance(descriptor, property):
         if descriptor.fget is None:
             raise Unsupported("reading a property without a getter")
+        _guard_class_attribute(session, source, descriptor)
         return session.wrap(descriptor.fget, None).call(frame, [instance], {})
     if isinstance(descriptor, (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinMethodType)):
+        _guard_class_attribute(session, source, descriptor)
         return MethodValue(BuiltinValue(descriptor), instance)
     if isinstance(descriptor, types.GetSetDescriptorType) and descriptor.__name__ == "__class__":
         return session.wrap(instance.python_type(), None)
     getter = python_dunder(type(descriptor), "__get__")
     if getter is not None and not readable and not isinstance(descriptor, type):
         # A descriptor class written in Python (a validated field, a unit conversion): traced.
+        # Reading it through the class would run its __get__: its place in the class's MRO
+        # dicts is guarded instead.
+        if name is not None:
+            guard_static_lookup(session, cls.__mro__, name, descriptor)
         owner = session.wrap(cls, None)
         return session.wrap(getter, None).call(frame, [descriptor_value(frame, descriptor), instance, owner], {})
     if not readable and not isinstance(descriptor, type) and hasattr(type(descriptor), "__get__"):
@@ -109,6 +125,34 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, *, 
         # cached_property): the descriptor object itself is not the answer.
         raise Unsupported(f"reading the attribute {getattr(descriptor, '__name__', '?')!r} of {instance.describe()}, which its class computes ({type(descriptor).__name__})")
     return None
+
+
+def _guard_class_attribute(session, source, expected: Any) -> None:
+    """`cls.name is expected`, where reading `cls.name` gives the class's object itself (a
+    function, property, C method, or the function of a static or class method)."""
+    if source is not None:
+        session.add_guard(IdentityMatch(source, expected))
+
+
+def class_data(frame, instance: Value, cls: type, name: str, value: Any) -> Value:
+    """`instance.name` for plain data its class holds (no descriptor): read, and guarded,
+    through the class (a class-level flag or table changed after capture)."""
+    return frame.session.wrap(value, frame.session.class_attribute_source(instance.source, cls, name))
+
+
+def guard_static_lookup(session, mro: tuple[type, ...], name: str, descriptor: Any) -> None:
+    """`name` is still found first in the same class of `mro`, and is `descriptor` there: the
+    class dicts read as `lookup_static` reads them, running no descriptor (where reading
+    `cls.name` would run a descriptor's `__get__`)."""
+    for klass in mro:
+        source = session.class_attribute_source(None, klass, name)
+        klass_dict = AttrSource(source.base, "__dict__") if source is not None else None  # None: an immutable type
+        if name in klass.__dict__:
+            if klass_dict is not None:
+                session.add_guard(IdentityMatch(ItemSource(klass_dict, name), descriptor))
+            return
+        if klass_dict is not None:
+            session.add_guard(KeyAbsent(klass_dict, name))
 
 
 def descriptor_value(frame, descriptor: Any) -> Value:
@@ -194,7 +238,7 @@ class ObjectValue(Value):
         descriptor, _ = lookup_static(cls, name)
         is_data_descriptor = descriptor is not MISSING and hasattr(type(descriptor), "__set__")
         if is_data_descriptor and isinstance(descriptor, property):
-            return bind_class_attribute(frame, self, cls, descriptor)
+            return bind_class_attribute(frame, self, cls, descriptor, name)
         instance_dict = getattr(self.obj, "__dict__", None)
         if not is_data_descriptor and instance_dict is not None and name in instance_dict:
             return session.wrap(instance_dict[name], self.attribute_source(name))
@@ -203,7 +247,7 @@ class ObjectValue(Value):
             # which the real object lacks until they are replayed: then it is traced instead.
             written = session.side_effects.attribute_writes.get(id(self.obj)) is not None
             readable = not (written and python_dunder(type(descriptor), "__get__") is not None)
-            bound = bind_class_attribute(frame, self, cls, descriptor, readable=readable, name=name)
+            bound = bind_class_attribute(frame, self, cls, descriptor, name, readable=readable)
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
@@ -448,14 +492,17 @@ class ClassValue(Value):
         return True
 
     def get_attr(self, frame, name):
-        from guards import AttrSource
-
         session = frame.session
         descriptor, _ = lookup_static(self.cls, name)
-        if isinstance(descriptor, classmethod):
-            return bind_class_attribute(frame, self, self.cls, descriptor)
-        if isinstance(descriptor, staticmethod):
-            return session.wrap(descriptor.__func__, None)
+        if isinstance(descriptor, (classmethod, staticmethod)):
+            # `C.name` gives the function itself (static) or a new method bound to C: the
+            # function is guarded, read through the class.
+            is_classmethod = isinstance(descriptor, classmethod)
+            if self.source is not None:
+                read = AttrSource(self.source, name)
+                session.add_guard(IdentityMatch(AttrSource(read, "__func__") if is_classmethod else read, descriptor.__func__))
+            function = session.wrap(descriptor.__func__, None)
+            return MethodValue(function, self) if is_classmethod else function
         try:
             value = getattr(self.cls, name)
         except AttributeError as err:
@@ -552,13 +599,14 @@ class SuperValue(Value):
                 break
         else:
             raise Unsupported(f"super().{name} not found")
+        guard_static_lookup(frame.session, mro[start:], name, descriptor)
         if of_class:
             if isinstance(descriptor, classmethod):
                 return MethodValue(frame.session.wrap(descriptor.__func__, None), self.obj)
             if isinstance(descriptor, staticmethod):
                 return frame.session.wrap(descriptor.__func__, None)
             return frame.session.wrap(descriptor, None)
-        bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor)
+        bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor, None)
         if bound is not None:
             return bound
         if callable(descriptor):

@@ -149,7 +149,7 @@ class TensorValue(Value):
             # Bound as Python binds them through an instance: `x.__class__` is type(x), where
             # `getattr(torch.Tensor, "__class__")` is the metaclass (a callable, not a method
             # of x); a classmethod (`__torch_function__`) binds the class, a staticmethod nothing.
-            return frame.bind_class_attribute(self, self.python_cls, descriptor)
+            return frame.bind_class_attribute(self, self.python_cls, descriptor, name)
         attribute = getattr(self.python_cls, name)
         if callable(attribute):
             if self.python_cls is torch.Tensor:

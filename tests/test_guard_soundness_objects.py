@@ -1,0 +1,365 @@
+"""Guard soundness for objects a function reads: instance and class attributes, properties,
+__slots__, descriptors, __getattr__ fallbacks, dataclasses, NamedTuples, attributes added or
+deleted, `__class__` reassigned, and arguments whose type or contents change between calls.
+See guard_soundness_harness."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+from typing import NamedTuple
+
+import pytest
+import torch
+
+from guard_soundness_harness import backends_of, case, check_case
+
+
+class Plain:
+    scale = 2  # a class attribute; instances may shadow it
+
+    def __init__(self):
+        self.shift = 1
+
+
+class Other(Plain):
+    scale = 5
+
+    def describe(self):
+        return "other"
+
+
+class Made:
+    """Instances are made inside the compiled function: only their class is read from outside."""
+
+    scale = 2
+
+    def __init__(self):
+        self.shift = 1
+
+    def get(self):
+        return 1
+
+    @property
+    def prop(self):
+        return 3
+
+    @classmethod
+    def make(cls):
+        return cls()
+
+    @staticmethod
+    def helper():
+        return 4
+
+
+class MadeChild(Made):
+    value = 0
+
+    def get(self):
+        return super().get() + 10
+
+
+class WithProperty:
+    def __init__(self):
+        self._scale = 2
+
+    @property
+    def scale(self):
+        return self._scale * 10
+
+
+class Slotted:
+    __slots__ = ("scale", "shift")
+
+    def __init__(self):
+        self.scale, self.shift = 2, 1
+
+
+class Doubled:
+    """A non-data descriptor whose result depends on state kept in the descriptor."""
+
+    def __init__(self):
+        self.factor = 2
+
+    def __get__(self, obj, owner):
+        return obj.base * self.factor if obj is not None else self
+
+
+class WithDescriptor:
+    value = Doubled()
+
+    def __init__(self):
+        self.base = 1
+
+
+class Fallback:
+    """Attributes missing from the instance come from `__getattr__`, which reads a table."""
+
+    def __init__(self):
+        self.table = {"scale": 2}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["table"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclasses.dataclass
+class Settings:
+    scale: float = 2.0
+    mode: str = "add"
+    extra: list = dataclasses.field(default_factory=list)
+
+
+class Pair(NamedTuple):
+    scale: float
+    shift: float
+
+
+class Mode(enum.Enum):
+    ADD = "add"
+    MUL = "mul"
+
+
+def reads(*names):
+    """`x * obj.scale + obj.shift`-like: the function reads the named attributes of state.obj."""
+
+    def make(state):
+        def fn(x):
+            total = x
+            for name in names:
+                total = total * getattr(state.obj, name)
+            return total
+
+        return fn
+
+    return make
+
+
+def holding(factory):
+    def setup():
+        restore_classes()
+        return types.SimpleNamespace(obj=factory())
+
+    return setup
+
+
+def set_on(name, value):
+    return lambda state: setattr(state.obj, name, value() if callable(value) and not isinstance(value, type) else value)
+
+
+def set_on_class(cls, name, value):
+    return lambda state: setattr(cls, name, value)
+
+
+def branches_on_attribute(state):
+    def fn(x):
+        if hasattr(state.obj, "extra"):
+            return x + state.obj.extra
+        return x - 1
+
+    return fn
+
+
+def reads_class_name(state):
+    def fn(x):
+        if isinstance(state.obj, Other):
+            return x * state.obj.scale + len(state.obj.describe())
+        return x * state.obj.scale
+
+    return fn
+
+
+def mode_switch(state):
+    def fn(x):
+        mode = state.obj.mode
+        if mode == "mul" or mode is Mode.MUL:
+            return x * state.obj.scale
+        return x + state.obj.scale
+
+    return fn
+
+
+class Seven:
+    """A descriptor written in Python (its __get__ is traced)."""
+
+    def __get__(self, obj, owner):
+        return 7 if obj is not None else self
+
+
+def _other_init(self):
+    self.shift = 2
+
+
+def makes_objects(state):
+    def fn(x):
+        o = Made.make()
+        c = MadeChild()
+        return x + o.get() + o.scale * 10 + o.prop * 100 + o.shift * 1000 + Made.helper() + c.get() + c.value
+
+    return fn
+
+
+def pair_reader(state):
+    def fn(x):
+        scale, shift = state.obj
+        return x * scale + shift + state.obj.shift
+
+    return fn
+
+
+def dataclass_reader(state):
+    def fn(x):
+        out = x * state.obj.scale if state.obj.mode == "mul" else x + state.obj.scale
+        return out + len(state.obj.extra)
+
+    return fn
+
+
+OBJECT_CASES = [
+    case("instance_attribute_changed", reads("scale", "shift"), set_on("scale", 3), set_on("scale", 3.0), set_on("shift", True),
+         set_on("scale", lambda: torch.full((3,), 2.0)), set_on("shift", lambda: torch.ones(3, dtype=torch.float64)),
+         setup=holding(Plain), backends=("aot_eager", "inductor")),
+    case("class_attribute_changed_after_capture", reads("scale"), set_on_class(Plain, "scale", 7), set_on("scale", 1),
+         set_on_class(Plain, "scale", 2), setup=holding(Plain)),
+    case("class_of_an_object_made_inside_patched", makes_objects, set_on_class(Made, "get", lambda self: 5), set_on_class(Made, "scale", 7),
+         set_on_class(Made, "prop", property(lambda self: 9)), set_on_class(Made, "helper", staticmethod(lambda: -4)),
+         set_on_class(Made, "make", classmethod(lambda cls: MadeChild())), set_on_class(MadeChild, "value", Seven()),
+         set_on_class(Made, "__init__", _other_init), setup=holding(lambda: None), backends=("aot_eager",)),
+    case("property_backing_changed", reads("scale"), set_on("_scale", 3), set_on("_scale", 0.5), setup=holding(WithProperty)),
+    case("property_replaced_on_the_class", reads("scale"), set_on_class(WithProperty, "scale", property(lambda self: -1)),
+         set_on_class(WithProperty, "scale", 4), setup=holding(WithProperty)),
+    case("slots_changed", reads("scale", "shift"), set_on("scale", 3), set_on("shift", 2.5), lambda s: delattr(s.obj, "shift"),
+         setup=holding(Slotted)),
+    case("descriptor_state_changed", reads("value"), set_on("base", 3), lambda s: setattr(WithDescriptor.__dict__["value"], "factor", 5),
+         setup=holding(WithDescriptor)),
+    case("getattr_fallback_table_changed", reads("scale"), lambda s: s.obj.table.__setitem__("scale", 3), set_on("scale", 4),
+         lambda s: delattr(s.obj, "scale"), lambda s: s.obj.table.clear(), setup=holding(Fallback)),
+    case("attribute_added_then_deleted", branches_on_attribute, set_on("extra", 5), set_on("extra", 2.5), lambda s: delattr(s.obj, "extra"),
+         setup=holding(Plain)),
+    case("class_reassigned", reads_class_name, lambda s: setattr(s.obj, "__class__", Other), lambda s: setattr(s.obj, "__class__", Plain),
+         setup=holding(Plain)),
+    case("string_mode_changed", mode_switch, set_on("mode", "mul"), set_on("mode", Mode.MUL), set_on("mode", Mode.ADD),
+         setup=lambda: types.SimpleNamespace(obj=types.SimpleNamespace(mode="add", scale=2))),
+    case("dataclass_fields_changed", dataclass_reader, set_on("scale", 3.0), set_on("mode", "mul"), lambda s: s.obj.extra.append(1),
+         set_on("scale", 3), setup=holding(Settings)),
+    case("namedtuple_replaced", pair_reader, lambda s: setattr(s, "obj", Pair(3.0, 1.0)), lambda s: setattr(s, "obj", Pair(3, 1)),
+         lambda s: setattr(s, "obj", (3.0, 1.0)), setup=lambda: types.SimpleNamespace(obj=Pair(2.0, 1.0))),
+]
+
+_CLASS_DEFAULTS = {
+    (Plain, "scale"): 2,
+    (WithProperty, "scale"): WithProperty.__dict__["scale"],
+    **{(Made, name): Made.__dict__[name] for name in ("get", "scale", "prop", "helper", "make", "__init__")},
+}
+
+
+def restore_classes():
+    """Puts back what mutations change on classes (each run starts from the same classes)."""
+    for (cls, name), value in _CLASS_DEFAULTS.items():
+        setattr(cls, name, value)
+    WithDescriptor.__dict__["value"].factor = 2
+    MadeChild.value = 0
+
+
+@pytest.fixture(autouse=True)
+def _classes_restored():
+    yield
+    restore_classes()
+
+
+# --- arguments whose type or contents change --------------------------------------------------
+
+
+def adds_scalar(state):
+    def fn(x, v):
+        if v is None:
+            return x
+        if isinstance(v, bool):
+            return x + 10 if v else x - 10
+        return x * v, type(v).__name__
+
+    return fn
+
+
+def uses_sequence(state):
+    def fn(x, seq):
+        out = x
+        for item in seq:
+            out = out + item
+        return out, len(seq), type(seq).__name__
+
+    return fn
+
+
+def uses_mapping(state):
+    def fn(x, table):
+        return [x * value for value in table.values()], list(table)
+
+    return fn
+
+
+def uses_nested(state):
+    def fn(x, nested):
+        return x * nested["a"][0] + nested["b"]["c"][-1]
+
+    return fn
+
+
+def uses_string_or_enum(state):
+    def fn(x, how):
+        if how == "double" or how is Mode.MUL:
+            return x * 2
+        return x + len(str(how))
+
+    return fn
+
+
+def uses_float(state):
+    def fn(x, v):
+        return x * v, 1.0 / v if v != 0 else ("zero", str(v)), v != v
+
+    return fn
+
+
+def uses_int(state):
+    def fn(x, v):
+        return x + (v % 7), v // 3, v.bit_length()
+
+    return fn
+
+
+def values(*items):
+    return [lambda item=item: item() if callable(item) else item for item in items]
+
+
+def argument_case(name, make, *items, **options):
+    kinds = values(*items)
+    return case(name, make, *(lambda state: None,) * (len(kinds) - 1), args=lambda state, call: (torch.randn(3), kinds[call // 2]()),
+                **options)
+
+
+ARGUMENT_CASES = [
+    argument_case("argument_type_int_float_bool_tensor_none", adds_scalar, 2, 2.0, True, False, lambda: torch.full((3,), 2.0), None, 1, 3,
+                  backends=("aot_eager", "inductor")),
+    argument_case("argument_list_tuple_and_length", uses_sequence, lambda: [1, 2], lambda: (1, 2), lambda: [1, 2, 3], lambda: [1.0, 2],
+                  lambda: [torch.ones(3), 2], lambda: (), backends=("aot_eager",)),
+    argument_case("argument_dict_keys_order_and_contents", uses_mapping, lambda: {"a": 1, "b": 2}, lambda: {"b": 2, "a": 1},
+                  lambda: {"a": 1, "b": 3}, lambda: {"a": 1}, lambda: {"a": 1.0, "b": 2}),
+    argument_case("argument_nested_containers", uses_nested, lambda: {"a": [1, 2], "b": {"c": (3, 4)}},
+                  lambda: {"a": [5, 2], "b": {"c": (3, 4)}}, lambda: {"a": [1, 2], "b": {"c": (3, 4.5)}},
+                  lambda: {"a": [1, 2], "b": {"c": (3, 4, 9)}}, lambda: {"a": (1,), "b": {"c": [torch.ones(3)]}}),
+    argument_case("argument_string_and_enum", uses_string_or_enum, "double", "half", Mode.MUL, Mode.ADD, "Mode.MUL"),
+    argument_case("argument_special_floats", uses_float, 0.0, -0.0, float("nan"), float("inf"), float("-inf"), 2.5, 1e308),
+    argument_case("argument_large_ints", uses_int, 5, 2**31, 2**63, -(2**63) - 1, 2**100, -7, True),
+]
+
+CASES = OBJECT_CASES + ARGUMENT_CASES
+
+
+@pytest.mark.parametrize("backend, case_", [(b, c) for c in CASES for b in backends_of(c)], ids=str)
+def test_compiled_function_sees_state_changed_between_calls(backend, case_):
+    check_case(case_, backend=backend)
