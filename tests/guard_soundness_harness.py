@@ -152,7 +152,7 @@ def assert_same(actual: Any, expected: Any, path: str, seen: set | None = None) 
         for attr in ("dtype", "shape", "requires_grad", "device"):
             assert getattr(actual, attr) == getattr(expected, attr), f"{path}.{attr}: {getattr(actual, attr)} != {getattr(expected, attr)}"
         torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True, msg=lambda m: f"{path}: {m}")
-        if expected.grad is not None or actual.grad is not None:
+        if expected.is_leaf and (expected.grad is not None or actual.grad is not None):
             assert_same(actual.grad, expected.grad, f"{path}.grad", seen)
         return
     assert type(actual) is type(expected), f"{path}: {type(actual).__name__} != {type(expected).__name__} ({actual!r:.60} vs {expected!r:.60})"

@@ -108,7 +108,6 @@ for _fn in (
     torch.is_grad_enabled,
     torch.is_inference_mode_enabled,
     torch.is_autocast_enabled,
-    torch.get_autocast_dtype,
     torch.get_default_dtype,
     torch.are_deterministic_algorithms_enabled,
     torch.cuda.is_available,
@@ -116,6 +115,16 @@ for _fn in (
     torch.backends.mps.is_available,
 ):
     rule(_fn)(_query(_fn))
+
+
+@rule(torch.get_autocast_dtype)
+def _autocast_dtype(frame, args, kwargs):
+    # The autocast guard checks the dtype only of devices where autocast is on: elsewhere the
+    # setting may change unseen (torch.set_autocast_dtype), so it is read at run time.
+    device = [a.as_python_constant() for a in args] + [v.as_python_constant() for v in kwargs.values()]
+    if not torch.is_autocast_enabled(*device):
+        _unguarded_setting(torch.get_autocast_dtype)(frame, args, kwargs)
+    return frame.session.wrap(torch.get_autocast_dtype(*device), None)
 
 
 @rule(torch.jit.is_scripting, torch.jit.is_tracing)

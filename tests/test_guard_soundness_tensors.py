@@ -1,0 +1,213 @@
+"""Guard soundness for tensor arguments whose properties change between calls (dtype,
+requires_grad, strides, storage offset, aliasing, rank, sizes 0 and 1, memory format, leaf-ness,
+.grad, subclass) and for torch's global state changed between calls (grad mode, inference mode,
+autocast, default dtype and device, deterministic algorithms, tf32 flags). See
+guard_soundness_harness."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+
+import pytest
+import torch
+
+from guard_soundness_harness import backends_of, case, check_case
+
+
+class Tagged(torch.Tensor):
+    """A tensor subclass whose torch functions add one: compiled code must not treat it as plain."""
+
+    @classmethod
+    def __torch_function__(cls, func, types_, args=(), kwargs=None):
+        out = super().__torch_function__(func, types_, args, kwargs or {})
+        return out
+
+
+def tensor_steps(name, make, *builders, **options):
+    """A case whose inputs are built by `builders[step]` (each a function of nothing)."""
+    return case(name, make, *(lambda state: None,) * (len(builders) - 1), args=lambda state, call: builders[call // 2](), **options)
+
+
+def fn_of(body):
+    return lambda state: body
+
+
+def reads_metadata(x):
+    return x * 2, x.dtype, x.shape, x.stride(), x.is_contiguous(), x.requires_grad
+
+
+def offset_and_strides(x):
+    return x + 1, x.storage_offset(), x.stride(), x.is_contiguous(memory_format=torch.channels_last)
+
+
+def writes_first_reads_second(a, b):
+    a.add_(1)
+    return b * 2
+
+
+def leafness(x):
+    return x * 2, x.is_leaf, x.grad_fn is None
+
+
+def grad_presence(x):
+    if x.grad is None:
+        return x * 2, None
+    return x * 3, x.grad * 1
+
+
+def rank_dependent(x):
+    if x.dim() == 1:
+        return x.sum()
+    return x.sum(-1), x.size(0)
+
+
+def size_dependent(x):
+    return x + x.new_ones(1), x.numel(), x.size(0) == 1
+
+
+def is_subclass(x):
+    return x + 1, type(x).__name__
+
+
+def with_grad(shape, **kw):
+    return lambda: (torch.randn(shape, **kw).requires_grad_(),)
+
+
+def nongrad_leaf_copy(x):
+    y = x * 1
+    return y, x
+
+
+def _aliased():
+    a = torch.randn(4)
+    return (a, a)
+
+
+def _overlapping():
+    base = torch.randn(6)
+    return (base[:4], base[2:])
+
+
+def _grad_set():
+    x = torch.randn(3, requires_grad=True)
+    x.grad = torch.randn(3)
+    return (x,)
+
+
+TENSOR_CASES = [
+    tensor_steps("tensor_dtype_changes", fn_of(reads_metadata), lambda: (torch.randn(3, 4),), lambda: (torch.randn(3, 4).double(),),
+                 lambda: (torch.randn(3, 4).half(),), lambda: (torch.randint(0, 5, (3, 4)),), lambda: (torch.rand(3, 4) > 0.5,),
+                 backends=("aot_eager", "inductor")),
+    tensor_steps("tensor_requires_grad_toggles", fn_of(reads_metadata), lambda: (torch.randn(3, 4),), with_grad((3, 4)),
+                 lambda: (torch.randn(3, 4),), backends=("aot_eager", "inductor")),
+    tensor_steps("tensor_strides_and_contiguity", fn_of(reads_metadata), lambda: (torch.randn(3, 4),), lambda: (torch.randn(4, 3).t(),),
+                 lambda: (torch.randn(3, 8)[:, ::2],), lambda: (torch.randn(3, 4).expand(3, 4),), lambda: (torch.randn(1, 4).expand(3, 4),),
+                 backends=("aot_eager", "inductor")),
+    tensor_steps("tensor_storage_offset", fn_of(offset_and_strides), lambda: (torch.randn(2, 3, 4, 4),), lambda: (torch.randn(20)[2:14].view(1, 3, 2, 2),),
+                 lambda: (torch.randn(2, 3, 4, 4).to(memory_format=torch.channels_last),), lambda: (torch.randn(2, 3, 4, 4),),
+                 backends=("aot_eager", "inductor")),
+    tensor_steps("tensor_aliasing_between_arguments", fn_of(writes_first_reads_second), lambda: (torch.randn(4), torch.randn(4)), _aliased,
+                 _overlapping, lambda: (torch.randn(4), torch.randn(4)), backends=("aot_eager", "inductor")),
+    tensor_steps("tensor_rank_changes", fn_of(rank_dependent), lambda: (torch.randn(4),), lambda: (torch.randn(4, 3),), lambda: (torch.randn(2, 4, 3),),
+                 lambda: (torch.tensor(2.0),), backends=("aot_eager",)),
+    tensor_steps("tensor_size_zero_and_one", fn_of(size_dependent), lambda: (torch.randn(4),), lambda: (torch.randn(1),), lambda: (torch.randn(0),),
+                 lambda: (torch.randn(7),), lambda: (torch.randn(1),), backends=("aot_eager", "inductor")),
+    tensor_steps("tensor_leafness", fn_of(leafness), with_grad(3), lambda: (torch.randn(3, requires_grad=True) * 1,), with_grad(3),
+                 backends=("aot_eager",)),
+    tensor_steps("tensor_grad_present", fn_of(grad_presence), with_grad(3), _grad_set, with_grad(3)),
+    tensor_steps("tensor_subclass_vs_plain", fn_of(is_subclass), lambda: (torch.randn(3),), lambda: (torch.randn(3).as_subclass(Tagged),),
+                 lambda: (torch.nn.Parameter(torch.randn(3)),), lambda: (torch.randn(3),)),
+]
+
+
+# --- torch's global state ---------------------------------------------------------------------
+
+
+def factory_and_matmul(x):
+    return x @ x.t() + torch.ones(3), torch.zeros(2).dtype, torch.is_grad_enabled(), torch.get_default_dtype()
+
+
+def reads_flags(x):
+    out = x * 2
+    if torch.are_deterministic_algorithms_enabled():
+        out = out + 1
+    if torch.backends.cuda.matmul.allow_tf32:
+        out = out + 10
+    if torch.backends.cudnn.allow_tf32:
+        out = out + 100
+    return out, torch.get_float32_matmul_precision()
+
+
+def reads_default_device(x):
+    return x + torch.ones(3).to(x.device), torch.get_default_device(), torch.empty(2).device
+
+
+def under_autocast(x):
+    return x @ x.t(), torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+
+
+def set_grad(enabled):
+    return lambda state: torch.set_grad_enabled(enabled)
+
+
+def leaf_arg(state, call):
+    return (torch.randn(3, 3, requires_grad=True),)
+
+
+GLOBAL_STATE_CASES = [
+    case("grad_mode_toggled", fn_of(factory_and_matmul), set_grad(False), set_grad(True), args=leaf_arg, backends=("aot_eager", "inductor")),
+    case("default_dtype_changed", fn_of(factory_and_matmul), lambda s: torch.set_default_dtype(torch.float64),
+         lambda s: torch.set_default_dtype(torch.float32), args=lambda s, c: (torch.randn(3, 3),), backends=("aot_eager", "inductor")),
+    case("deterministic_and_tf32_flags", fn_of(reads_flags), lambda s: torch.use_deterministic_algorithms(True),
+         lambda s: setattr(torch.backends.cuda.matmul, "allow_tf32", not torch.backends.cuda.matmul.allow_tf32),
+         lambda s: setattr(torch.backends.cudnn, "allow_tf32", not torch.backends.cudnn.allow_tf32),
+         lambda s: torch.set_float32_matmul_precision("medium"), lambda s: torch.use_deterministic_algorithms(False)),
+    case("default_device_changed", fn_of(reads_default_device), lambda s: torch.set_default_device("meta"),
+         lambda s: torch.set_default_device("cpu")),
+    case("autocast_enabled_between_calls", fn_of(under_autocast), lambda s: torch.set_autocast_enabled("cpu", True),
+         lambda s: torch.set_autocast_dtype("cpu", torch.float16), lambda s: torch.set_autocast_enabled("cpu", False),
+         args=lambda s, c: (torch.randn(3, 3),), backends=("aot_eager",)),
+]
+
+
+def switch(name):
+    return lambda state: setattr(state, name, not getattr(state, name))
+
+
+def returns_modes(x):
+    return x * 2, torch.is_inference_mode_enabled(), torch.is_grad_enabled(), x.is_inference()
+
+
+def in_modes(state):
+    """Calls made inside the `with` blocks the state switches on."""
+    stack = contextlib.ExitStack()
+    if state.no_grad:
+        stack.enter_context(torch.no_grad())
+    if state.inference:
+        stack.enter_context(torch.inference_mode())
+    if state.autocast:
+        stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16))
+    return stack
+
+
+def modes(**on):
+    return lambda: types.SimpleNamespace(**{"no_grad": False, "inference": False, "autocast": False, **on})
+
+
+CONTEXT_CASES = [
+    case("no_grad_block_toggled", fn_of(factory_and_matmul), switch("no_grad"), switch("no_grad"), setup=modes(), context=in_modes,
+         args=leaf_arg, backends=("aot_eager",)),
+    case("inference_mode_block_toggled", fn_of(returns_modes), switch("inference"), switch("inference"), setup=modes(), context=in_modes,
+         backends=("aot_eager",)),
+    case("autocast_block_toggled", fn_of(under_autocast), switch("autocast"), switch("autocast"), setup=modes(), context=in_modes,
+         args=lambda s, c: (torch.randn(3, 3),), backends=("aot_eager",)),
+]
+
+
+CASES = TENSOR_CASES + GLOBAL_STATE_CASES + CONTEXT_CASES
+
+
+@pytest.mark.parametrize("backend, case_", [(b, c) for c in CASES for b in backends_of(c)], ids=str)
+def test_compiled_function_sees_state_changed_between_calls(backend, case_):
+    check_case(case_, backend=backend)
