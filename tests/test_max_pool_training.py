@@ -66,3 +66,23 @@ def test_stem_saves_less_than_eager_and_peaks_no_higher_than_eager():
     ours_peak, _ = allocation_peak(lambda: _step(compiled, x))
     eager_peak, _ = allocation_peak(lambda: _step(eager, x))
     assert ours_peak <= eager_peak * 1.01, (ours_peak, eager_peak)
+
+
+def test_returned_indices_and_gradients_at_symbolic_sizes():
+    # The indices the caller gets are computed from the offsets and the input's symbolic width,
+    # a sym_size node the pass adds: it must come before the conversion that reads it (it came
+    # after, and the partitioner's copy of the graph failed with KeyError: sym_size_int).
+    def pool(x):
+        values, indices = nn.functional.max_pool1d(x, 3, 2, ceil_mode=True, return_indices=True)
+        return values.sin(), indices
+
+    compiled = compiler.compile(pool, backend="inductor", dynamic=True)
+    for shape in ((1, 2, 3), (1, 2, 3), (3, 4, 11), (2, 5, 8)):
+        x = torch.randn(shape, requires_grad=True)
+        ours = x.detach().clone().requires_grad_()
+        (actual, actual_indices), (expected, expected_indices) = compiled(ours), pool(x)
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close(actual_indices, expected_indices, rtol=0, atol=0)
+        cotangent = torch.randn_like(expected)
+        torch.testing.assert_close(torch.autograd.grad(actual, ours, cotangent),
+                                   torch.autograd.grad(expected, x, cotangent))

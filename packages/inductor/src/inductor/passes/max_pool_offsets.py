@@ -70,7 +70,8 @@ def _rewrite(graph: fx.Graph, pool: fx.Node) -> list[fx.Node]:
             backwards.append(user)
             continue
         if as_indices is None:
-            with graph.inserting_after(offsets):
+            # After the symbolic width's sym_size node, which it reads.
+            with graph.inserting_after(width if isinstance(width, fx.Node) else offsets):
                 as_indices = _node(graph, max_pool2d_offsets_to_indices, (offsets, *geometry_args, width))
         user.replace_input_with(indices, as_indices)
     return [pool, *items.values(), *backwards]
