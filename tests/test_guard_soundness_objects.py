@@ -61,6 +61,40 @@ class MadeChild(Made):
         return super().get() + 10
 
 
+class Number:
+    """Special methods written in Python, patched on the class between calls."""
+
+    def __init__(self, value=2):
+        self.value = value
+
+    def __add__(self, other):
+        return other + self.value
+
+    def __neg__(self):
+        return Number(-self.value)
+
+    def __len__(self):
+        return 2
+
+    def __bool__(self):
+        return True
+
+    def __iter__(self):
+        return iter((1, 2))
+
+    def __contains__(self, item):
+        return item == 1
+
+    def __getitem__(self, index):
+        return index * 3
+
+    def __call__(self, x):
+        return x * self.value
+
+
+NUMBER_METHODS = ("__add__", "__neg__", "__len__", "__bool__", "__iter__", "__contains__", "__getitem__", "__call__")
+
+
 class WithProperty:
     def __init__(self):
         self._scale = 2
@@ -203,6 +237,28 @@ def makes_objects(state):
     return fn
 
 
+def uses_special_methods(made_inside):
+    def make(state):
+        def fn(x):
+            number = Number() if made_inside else state.obj
+            out = number + x + sum(number) + number[2] + (-number).value + number(x)
+            if number:
+                out = out + len(number)
+            return out + (1 in number)
+
+        return fn
+
+    return make
+
+
+def patches_of_special_methods():
+    # Seven: with the first entry, as many as the recompile limit (8) keeps.
+    return (set_on_class(Number, "__add__", lambda self, other: other * 100), set_on_class(Number, "__neg__", lambda self: Number(7)),
+            set_on_class(Number, "__len__", lambda self: 5), set_on_class(Number, "__bool__", lambda self: False),
+            set_on_class(Number, "__iter__", lambda self: iter((4, 5, 6))), set_on_class(Number, "__contains__", lambda self, item: False),
+            set_on_class(Number, "__getitem__", lambda self, index: -index))
+
+
 def pair_reader(state):
     def fn(x):
         scale, shift = state.obj
@@ -229,6 +285,9 @@ OBJECT_CASES = [
          set_on_class(Made, "prop", property(lambda self: 9)), set_on_class(Made, "helper", staticmethod(lambda: -4)),
          set_on_class(Made, "make", classmethod(lambda cls: MadeChild())), set_on_class(MadeChild, "value", Seven()),
          set_on_class(Made, "__init__", _other_init), setup=holding(lambda: None), backends=("aot_eager",)),
+    case("special_methods_patched_on_the_class", uses_special_methods(False), *patches_of_special_methods(), setup=holding(Number)),
+    case("special_methods_patched_for_an_object_made_inside", uses_special_methods(True), *patches_of_special_methods(),
+         setup=holding(Number), backends=("aot_eager",)),
     case("property_backing_changed", reads("scale"), set_on("_scale", 3), set_on("_scale", 0.5), setup=holding(WithProperty)),
     case("property_replaced_on_the_class", reads("scale"), set_on_class(WithProperty, "scale", property(lambda self: -1)),
          set_on_class(WithProperty, "scale", 4), setup=holding(WithProperty)),
@@ -254,6 +313,7 @@ _CLASS_DEFAULTS = {
     (Plain, "scale"): 2,
     (WithProperty, "scale"): WithProperty.__dict__["scale"],
     **{(Made, name): Made.__dict__[name] for name in ("get", "scale", "prop", "helper", "make", "__init__")},
+    **{(Number, name): Number.__dict__[name] for name in NUMBER_METHODS},
 }
 
 

@@ -20,7 +20,7 @@ from .values.new_objects import ModelOutputValue, NewObjectValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
 from .values.objects import ObjectValue
 from .values.object_ids import ObjectIdValue
-from .values.class_lookup import lookup_static, python_dunder
+from .values.class_lookup import dunder_value, lookup_static, python_dunder
 from .values.symbolic import SymValue, concrete, specialized_constant
 from .values.tensor import TensorValue
 
@@ -98,7 +98,7 @@ def _call_dunder(frame, cls: type, name: str, left: Value, right: Value) -> Valu
         return None if equal is None else ConstantValue(not equal.truth(frame))
     if method is None:
         return None
-    result = frame.session.wrap(method, None).call(frame, [left, right], {})
+    result = dunder_value(frame, left, cls, name, method).call(frame, [left, right], {})
     return None if isinstance(result, ConstantValue) and result.value is NotImplemented else result
 
 
@@ -392,7 +392,7 @@ def unary(frame, symbol: str, a: Value) -> Value:
     name = {"-": "__neg__", "+": "__pos__", "~": "__invert__", "abs": "__abs__"}[symbol]
     method = python_dunder(a.python_type(), name)
     if method is not None:
-        return frame.session.wrap(method, None).call(frame, [a], {})
+        return dunder_value(frame, a, a.python_type(), name, method).call(frame, [a], {})
     raise Unsupported(f"{symbol}{a.describe()}")
 
 
@@ -426,7 +426,7 @@ def contains(frame, item: Value, container: Value) -> Value:
         cls = None
     method = python_dunder(cls, "__contains__") if cls else None
     if method is not None:
-        return frame.session.wrap(method, None).call(frame, [container, item], {})
+        return dunder_value(frame, container, cls, "__contains__", method).call(frame, [container, item], {})
     # No __contains__: Python iterates (an object's own __iter__ a step at a time) and stops at
     # the first match, which is what the object sees of it.
     return contains(frame, item, IteratorValue.over(frame, container))

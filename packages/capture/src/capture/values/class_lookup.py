@@ -29,6 +29,13 @@ def python_dunder(cls: type, name: str) -> types.FunctionType | None:
     return attribute if isinstance(attribute, types.FunctionType) else None
 
 
+def dunder_value(frame, instance, cls: type, name: str, method: types.FunctionType):
+    """The special method `python_dunder(cls, name)` found, as a value read (and guarded)
+    through the class (or `instance`'s type): a method patched on the class after capture
+    must not keep running the one traced."""
+    return frame.session.wrap(method, frame.session.class_attribute_source(instance.source, cls, name))
+
+
 def abstract_instantiation_message(cls: type, abstract: list[str]) -> str:
     """CPython's TypeError for `cls()` while `abstract` methods lack an implementation."""
     if sys.version_info >= (3, 12):

@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 from ..errors import Unsupported, UserException
 from .base import Value
-from .class_lookup import python_dunder
+from .class_lookup import dunder_value, python_dunder
 from .constant import ConstantValue
 from .containers import DictValue, DictViewValue, ListValue, TupleValue
 from .exceptions import ExceptionValue, raise_user_error
@@ -367,7 +367,7 @@ def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:
     method = python_dunder(cls, "__iter__")
     if method is None:
         return None
-    result = frame.session.wrap(method, None).call(frame, [value], {})
+    result = dunder_value(frame, value, cls, "__iter__", method).call(frame, [value], {})
     if isinstance(result, IteratorValue):
         return result
     advance = python_dunder(result.python_type(), "__next__")

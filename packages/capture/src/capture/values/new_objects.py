@@ -16,7 +16,7 @@ from collections.abc import MutableMapping
 from ..errors import Unsupported, UserException
 from .base import Value
 from .callables import NativeMethodValue
-from .class_lookup import MISSING, lookup_static, python_dunder
+from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
 from .constant import ConstantValue
 from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
@@ -218,13 +218,13 @@ class NewObjectValue(Value):
         method = python_dunder(self.cls, "__call__")
         if method is None:
             raise Unsupported(f"calling {self.describe()}")
-        return frame.session.wrap(method, None).call(frame, [self, *args], kwargs)
+        return dunder_value(frame, self, self.cls, "__call__", method).call(frame, [self, *args], kwargs)
 
     def truth(self, frame):
         for name in ("__bool__", "__len__"):
             method = python_dunder(self.cls, name)
             if method is not None:
-                result = frame.session.wrap(method, None).call(frame, [self], {})
+                result = dunder_value(frame, self, self.cls, name, method).call(frame, [self], {})
                 return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
         return True
 
@@ -232,7 +232,7 @@ class NewObjectValue(Value):
         method = python_dunder(self.cls, "__getitem__")
         if method is None:
             raise Unsupported(f"indexing {self.describe()}")
-        return frame.session.wrap(method, None).call(frame, [self, key], {})
+        return dunder_value(frame, self, self.cls, "__getitem__", method).call(frame, [self, key], {})
 
     def set_item(self, frame, key, value):
         call_item_dunder(frame, self, self.cls, "__setitem__", [key, value])
@@ -244,7 +244,7 @@ class NewObjectValue(Value):
         method = python_dunder(self.cls, "__len__")
         if method is None:
             raise Unsupported(f"len() of {self.describe()}")
-        return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
+        return dunder_length(frame, dunder_value(frame, self, self.cls, "__len__", method).call(frame, [self], {}))
 
     def unpack(self, frame):
         return iterate_object(frame, self, self.cls)

@@ -19,7 +19,7 @@ from ..markers import is_disabled
 from ..sources import HeldSource
 from .base import Value
 from .callables import BuiltinValue, MethodValue
-from .class_lookup import MISSING, has_python_getattribute, lookup_static, python_dunder
+from .class_lookup import MISSING, dunder_value, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
 from .deferred import logger_method
 from .deleted import DELETED
@@ -70,7 +70,7 @@ def call_item_dunder(frame, instance: Value, cls: type, name: str, args: list[Va
     method = python_dunder(cls, name)
     if method is None:
         raise Unsupported(f"{'item assignment' if name == '__setitem__' else 'item deletion'} on {instance.describe()}")
-    frame.session.wrap(method, None).call(frame, [instance, *args], {})
+    dunder_value(frame, instance, cls, name, method).call(frame, [instance, *args], {})
 
 
 def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, name: str | None, *, readable: bool = False) -> Value | None:
@@ -363,13 +363,13 @@ class ObjectValue(Value):
         method = python_dunder(type(self.obj), "__call__")
         if method is None:
             raise Unsupported(f"calling {self.describe()}")
-        return frame.session.wrap(method, None).call(frame, [self, *args], kwargs)
+        return dunder_value(frame, self, type(self.obj), "__call__", method).call(frame, [self, *args], kwargs)
 
     def truth(self, frame):
         for name in ("__bool__", "__len__"):
             method = python_dunder(type(self.obj), name)
             if method is not None:
-                result = frame.session.wrap(method, None).call(frame, [self], {})
+                result = dunder_value(frame, self, type(self.obj), name, method).call(frame, [self], {})
                 return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
         if hasattr(type(self.obj), "__bool__"):
             if self.source is not None:
@@ -383,7 +383,7 @@ class ObjectValue(Value):
     def get_item(self, frame, key):
         method = python_dunder(type(self.obj), "__getitem__")
         if method is not None:
-            return frame.session.wrap(method, None).call(frame, [self, key], {})
+            return dunder_value(frame, self, type(self.obj), "__getitem__", method).call(frame, [self, key], {})
         if key.is_python_constant() and isinstance(self.obj, (dict, list, tuple)):
             from guards import ItemSource
 
@@ -401,7 +401,7 @@ class ObjectValue(Value):
     def length(self, frame):
         method = python_dunder(type(self.obj), "__len__")
         if method is not None:
-            return dunder_length(frame, frame.session.wrap(method, None).call(frame, [self], {}))
+            return dunder_length(frame, dunder_value(frame, self, type(self.obj), "__len__", method).call(frame, [self], {}))
 
         length = evaluate_constant_operation(frame, len, (self.obj,))
         if self.source is not None:
