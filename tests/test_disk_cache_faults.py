@@ -10,6 +10,8 @@ entries do not depend on where the folder was when they were written.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pathlib
 import random
@@ -74,12 +76,23 @@ def _edit_numbers(path: pathlib.Path) -> None:
     path.write_text(head + "def call" + re.sub(r"\b(\d+)\b", lambda m: str(int(m.group(1)) + 1), body))
 
 
+def _foreign_library(path: pathlib.Path) -> None:
+    """Intact by its manifest, but no library this machine's loader takes (one built where
+    other shared libraries were found, in a cache folder shared between machines)."""
+    path.write_bytes(b"\x7fELF not a library for this machine")
+    manifest = path.parent / "manifest.json"
+    recorded = json.loads(manifest.read_text())
+    recorded[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest.write_text(json.dumps(recorded))
+
+
 FAULTS = {
     "wrapper truncated": ("graphs/*/wrapper.py", _truncate),
     "wrapper random bytes": ("graphs/*/wrapper.py", _randomize),
     "wrapper numbers edited": ("graphs/*/wrapper.py", _edit_numbers),
     "library random bytes": ("cpp/*/kernel.so", _randomize),
     "library truncated": ("cpp/*/kernel.so", _truncate),  # mapping it raised SIGBUS
+    "library refused by the loader": ("cpp/*/kernel.so", _foreign_library),  # failed every later process
     "manifest removed": ("graphs/*/manifest.json", pathlib.Path.unlink),
     "kernel list truncated": ("graphs/*/kernels.json", _truncate),
 }

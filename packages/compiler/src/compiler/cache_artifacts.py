@@ -12,11 +12,11 @@ of their keys: another kind of CPU looks them up under other keys and compiles i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import pathlib
-import shutil
 import zipfile
 from dataclasses import dataclass, field
 
@@ -79,23 +79,22 @@ def load_cache_artifacts(serialized_artifacts: bytes) -> CacheInfo | None:
                 info.skipped += files
                 continue
             manifest = json.loads(archive.read(f"{kind}/{key}/{_MANIFEST}"))
-            folder = cache.staging(kind)
-            try:
-                for name in names:
-                    if name == _MANIFEST:
-                        continue
-                    data = archive.read(f"{kind}/{key}/{name}")
-                    if hashlib.sha256(data).hexdigest() != manifest.get(name):
-                        raise ValueError(f"load_cache_artifacts: {kind}/{key}/{name} does not match its manifest")
-                    (folder / name).write_bytes(data)
-                    if name.endswith(".so"):
-                        (folder / name).chmod(0o755)
-                cache.commit(kind, key, folder)
-            except BaseException:
-                shutil.rmtree(folder, ignore_errors=True)
-                raise
+            cache.store(kind, key, functools.partial(_unpack, archive, f"{kind}/{key}", names, manifest))
             info.files += files
     return info if info.files or info.skipped else None
+
+
+def _unpack(archive: zipfile.ZipFile, entry: str, names: list[str], manifest: dict, folder: pathlib.Path) -> None:
+    """Write the files of the archive's `entry` into `folder`, each checked against `manifest`."""
+    for name in names:
+        if name == _MANIFEST:
+            continue
+        data = archive.read(f"{entry}/{name}")
+        if hashlib.sha256(data).hexdigest() != manifest.get(name):
+            raise ValueError(f"load_cache_artifacts: {entry}/{name} does not match its manifest")
+        (folder / name).write_bytes(data)
+        if name.endswith(".so"):
+            (folder / name).chmod(0o755)
 
 
 def _grouped(names: list[str]) -> dict[tuple[str, str], list[str]]:

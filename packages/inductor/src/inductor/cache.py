@@ -22,11 +22,14 @@ What can go wrong, and what happens then:
 - A moved or copied cache folder: entries name each other by key, never by absolute path.
 - A read-only cache folder: entries are read from it; new ones go to a temporary folder for
   the rest of the process (one warning); damaged ones there are skipped rather than removed.
+  A write refused later (disk full, over quota) moves new entries there the same way.
+- An intact library the loader refuses here (runtime/cpp_build.py): removed and built again.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
 import functools
 import getpass
 import hashlib
@@ -39,6 +42,7 @@ import tempfile
 import threading
 import time
 import warnings
+from typing import Callable
 
 from .errors import CacheWarning
 
@@ -107,6 +111,7 @@ _lock = threading.Lock()
 _fallback: dict[pathlib.Path, pathlib.Path] = {}   # read-only root -> this process's temp folder
 _verified: set[pathlib.Path] = set()                # entry folders hashed whole in this process
 _reported: set[pathlib.Path] = set()                # damaged entries already warned about
+_skipped: set[pathlib.Path] = set()                 # damaged entries a read-only folder keeps
 _swept: set[pathlib.Path] = set()                   # folders cleared of abandoned writes
 ABANDONED_AFTER_SECONDS = 3600
 
@@ -142,7 +147,7 @@ def entry(kind: str, key: str) -> pathlib.Path | None:
     or skipped in a read-only folder, and reported once)."""
     for root in _roots():
         folder = root / kind / key
-        if not folder.is_dir():
+        if not folder.is_dir() or folder in _skipped:
             continue
         if folder in _verified:
             return folder
@@ -151,14 +156,18 @@ def entry(kind: str, key: str) -> pathlib.Path | None:
             with _lock:
                 _verified.add(folder)
             return folder
-        _discard(folder, reason)
+        discard(folder, reason)
     return None
 
 
-def _discard(folder: pathlib.Path, reason: str) -> None:
+def discard(folder: pathlib.Path, reason: str) -> None:
+    """Take the entry `folder` out of the cache (skip it, in a read-only folder), warning once
+    that it is damaged for `reason`."""
     removed = _remove_entry(folder)
     with _lock:
         _verified.discard(folder)
+        if not removed:
+            _skipped.add(folder)
         if folder in _reported:
             return
         _reported.add(folder)
@@ -188,10 +197,10 @@ def staging(kind: str) -> pathlib.Path:
         (root / kind).mkdir(parents=True, exist_ok=True)
         _sweep(root / kind)
         return pathlib.Path(tempfile.mkdtemp(prefix=".staging-", dir=root / kind))
-    except OSError:
+    except OSError as error:
         if root in _fallback.values():
             raise
-        _use_fallback(root, "it cannot be written")
+        _use_fallback(root, f"it cannot be written: {error}")
         return staging(kind)
 
 
@@ -217,21 +226,45 @@ def commit(kind: str, key: str, folder: pathlib.Path) -> pathlib.Path:
             with _lock:
                 _verified.add(target)
             return target
-        _discard(target, reason)
+        discard(target, reason)
     shutil.rmtree(folder, ignore_errors=True)
     raise OSError(f"inductor: could not store cache entry {target}")
 
 
+def store(kind: str, key: str, fill: Callable[[pathlib.Path], None]) -> pathlib.Path:
+    """Build the entry `kind/key` by `fill(folder)` in a staging folder and commit it; returns
+    its folder. The staging folder never outlives a failure. A write the cache folder refuses
+    (disk full, over quota, made read-only meanwhile) sends this process's new entries to a
+    temporary folder, with one warning naming the error, and the entry is built there once more."""
+    for retry in (True, False):
+        folder = staging(kind)
+        try:
+            fill(folder)
+            return commit(kind, key, folder)
+        except OSError as error:
+            shutil.rmtree(folder, ignore_errors=True)
+            root = folder.parent.parent
+            if not retry or error.errno not in _WRITE_REFUSED or root in _fallback.values():
+                raise
+            _use_fallback(root, f"writing {kind}/{key} failed: {error}")
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    raise AssertionError("unreachable")
+
+
+# Errors of a write the file system refused, rather than of what was written.
+_WRITE_REFUSED = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
 def publish(kind: str, key: str, files: dict[str, str]) -> pathlib.Path:
     """Store an entry made of text files; returns its folder."""
-    folder = staging(kind)
-    try:
+
+    def write(folder: pathlib.Path) -> None:
         for name, text in files.items():
             (folder / name).write_text(text)
-        return commit(kind, key, folder)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+
+    return store(kind, key, write)
 
 
 def _sweep(folder: pathlib.Path) -> None:
@@ -255,7 +288,7 @@ def _writable_root() -> pathlib.Path:
     if root in _fallback:
         return _fallback[root]
     if not os.access(root, os.W_OK | os.X_OK):
-        _use_fallback(root, "it is not writable")
+        _use_fallback(root, "it is read-only")
         return _fallback[root]
     return root
 
@@ -268,7 +301,7 @@ def _use_fallback(root: pathlib.Path, why: str) -> None:
         atexit.register(shutil.rmtree, temp, ignore_errors=True)
         _fallback[root] = temp
     message = (
-        f"inductor: the cache folder {root} is read-only ({why}); entries already there are used, new ones "
+        f"inductor: cannot write to the cache folder {root} ({why}); entries already there are used, new ones "
         f"are kept in {temp} until this process exits. Point PTC_INDUCTOR_CACHE_DIR at a writable folder "
         "to keep them."
     )

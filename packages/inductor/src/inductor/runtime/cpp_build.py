@@ -10,13 +10,17 @@ not vectorize; results are unchanged). Never -ffast-math: NaN and inf must behav
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import itertools
 import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+
+import _ctypes
 
 from .. import cache, logs
 from ..errors import CppCompileError, InductorError
@@ -70,20 +74,36 @@ def library_key(source: str) -> str:
 def build(source: str) -> str:
     """The cache key of the library for `source`, compiling it unless the cache has it intact."""
     key = library_key(source)
-    if cache.entry("cpp", key) is not None:
-        return key
-    folder = cache.staging("cpp")
-    (folder / "kernel.cpp").write_text(source)
-    # Relative names, run inside the folder: the library's bytes do not depend on where it is built.
-    result = subprocess.run([compiler(), *FLAGS, f"-I{PRELUDE.parent}", "kernel.cpp", "-o", "kernel.so"],
-                            capture_output=True, text=True, cwd=folder)
-    if result.returncode != 0:
-        raise CppCompileError(
-            f"g++ failed on generated kernel {folder / 'kernel.cpp'}:\n{result.stderr[-4000:]}\n"
-            "This is an inductor bug: please report it with the kernel source."
-        )
-    cache.commit("cpp", key, folder)
+    if cache.entry("cpp", key) is None:
+        cache.store("cpp", key, functools.partial(_compile, source))
     return key
+
+
+def _compile(source: str, folder: pathlib.Path) -> None:
+    (folder / "kernel.cpp").write_text(source)
+    # Relative names, run inside the folder: the library's bytes do not depend on where it is
+    # built. g++'s own temporary files go there too: TMPDIR may name a folder it cannot write.
+    result = subprocess.run([compiler(), *FLAGS, f"-I{PRELUDE.parent}", "kernel.cpp", "-o", "kernel.so"],
+                            capture_output=True, text=True, cwd=folder, env={**os.environ, "TMPDIR": str(folder)})
+    if result.returncode == 0:
+        return
+    for code in (errno.ENOSPC, errno.EDQUOT):
+        if os.strerror(code) in result.stderr:  # the disk refused g++'s output, not the source
+            raise OSError(code, f"{os.strerror(code)} (g++ writing into {folder}):\n{result.stderr[-2000:]}")
+    raise CppCompileError(
+        f"g++ failed on generated kernel {_kept_for_report(source)}:\n{result.stderr[-4000:]}\n"
+        "This is an inductor bug: please report it with the kernel source."
+    )
+
+
+def _kept_for_report(source: str) -> str:
+    """A copy of a kernel g++ refused, outside the cache (whose staging folder goes)."""
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="ptc_failed_kernel_", suffix=".cpp", delete=False) as f:
+            f.write(source)
+        return f.name
+    except OSError:
+        return "(its source could not be saved)"
 
 
 def build_all(sources: list[str]) -> list[str]:
@@ -115,11 +135,37 @@ def load_kernel(key: str, name: str, n_pointers: int, n_sizes: int):
             f"inductor: kernel library cpp/{key} is missing or damaged in the cache {cache.cache_dir()}; "
             "the graph using it is compiled again on its next compile"
         )
-    fn = getattr(ctypes.CDLL(str(folder / "kernel.so")), name)
+    try:
+        fn = _open(folder, name)
+    except OSError as error:
+        # Intact, yet refused here: built where other libraries were found (a cache folder
+        # shared between machines or containers), or a library made elsewhere. Build it again.
+        source = (folder / "kernel.cpp").read_text()
+        cache.discard(folder, f"the loader refuses kernel.so here: {error}")
+        build(source)
+        folder = cache.entry("cpp", key)
+        try:
+            fn = _open(folder, name)
+        except OSError as again:
+            raise InductorError(
+                f"inductor: cannot load the kernel library {folder / 'kernel.so'}, even rebuilt: {again}. If "
+                "the cache folder is on a file system mounted noexec, point PTC_INDUCTOR_CACHE_DIR elsewhere."
+            ) from again
     fn.argtypes = [ctypes.c_void_p] * n_pointers + [ctypes.c_int64] * n_sizes
     fn.restype = ctypes.c_int
     fn.errcheck = functools.partial(_raise_on_error, folder / "kernel.cpp")
     return fn
+
+
+def _open(folder: pathlib.Path, name: str):
+    library = ctypes.CDLL(str(folder / "kernel.so"))
+    try:
+        return getattr(library, name)
+    except AttributeError as error:
+        # Unmapped, so that a library rebuilt at this path is mapped anew: the loader hands
+        # back the library it holds for a path it has open.
+        _ctypes.dlclose(library._handle)
+        raise OSError(str(error)) from error
 
 
 def _raise_on_error(source, status, fn, args):

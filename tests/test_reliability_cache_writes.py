@@ -1,0 +1,111 @@
+"""Inductor's on-disk cache when writing it fails: a full disk, an unusable TMPDIR, an
+interrupted C++ build. Each case compiles a fresh function into a fresh cache folder and must
+give eager's results at the first call, on new values (a cache hit) and at a new size, with
+at most one warning; no staging folder may be left behind.
+
+Damage to entries already on disk is tests/test_disk_cache_faults.py.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import pathlib
+import subprocess
+import warnings
+
+import pytest
+import torch
+
+import compiler
+import inductor
+from inductor.runtime import cpp_build
+
+
+def workload(x, y):
+    return torch.sigmoid(x * y + 1).sum(-1) + (x @ y.T).relu().mean(), torch.exp(y) - x
+
+
+def _compile_and_compare() -> list[str]:
+    """Compile `workload` afresh, compare with eager at three calls; the cache warnings."""
+    compiled = compiler.compile(workload, backend="inductor")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in (5, 5, 9):
+            x, y = torch.randn(n, 7), torch.randn(n, 7)
+            for actual, expected in zip(compiled(x, y), workload(x, y)):
+                torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+    return [str(w.message) for w in caught if issubclass(w.category, inductor.CacheWarning)]
+
+
+@pytest.fixture
+def cache_folder(tmp_path, monkeypatch) -> pathlib.Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(folder))
+    return folder
+
+
+def _staging_left(folder: pathlib.Path) -> list[pathlib.Path]:
+    return list(folder.rglob(".staging-*"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a folder nobody can write: /proc")
+def test_an_unwritable_tmpdir_does_not_stop_the_cpp_compiler(cache_folder, monkeypatch):
+    """g++ writes its temporary files under TMPDIR; it failed ('Cannot create temporary file')
+    and every compile raised CppCompileError."""
+    monkeypatch.setenv("TMPDIR", "/proc")
+    assert _compile_and_compare() == []
+    assert list(cache_folder.glob("cpp/*/kernel.so"))
+
+
+def test_a_full_disk_moves_new_entries_to_a_temporary_folder(cache_folder, monkeypatch):
+    """Writing into the cache folder raises ENOSPC: one warning naming the error, the entries
+    are written to a temporary folder instead (the compile used to raise the OSError)."""
+    real_write_text = pathlib.Path.write_text
+
+    def disk_full(path, *args, **kwargs):
+        if path.is_relative_to(cache_folder):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real_write_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", disk_full)
+    found = _compile_and_compare()
+    assert len(found) == 1 and os.strerror(errno.ENOSPC) in found[0] and str(cache_folder) in found[0], found
+    assert _staging_left(cache_folder) == []
+
+
+def test_the_cpp_compiler_running_out_of_space_is_a_full_disk_not_a_kernel_bug(cache_folder, monkeypatch):
+    """g++ itself failing to write (its stderr says 'No space left on device') is a refused
+    write like any other: the library is built in the temporary folder instead."""
+    real_run = subprocess.run
+
+    def g_plus_plus_out_of_space(command, *args, cwd=None, **kwargs):
+        if cwd is not None and pathlib.Path(cwd).is_relative_to(cache_folder):
+            message = f"/usr/bin/ld: final link failed: {os.strerror(errno.ENOSPC)}\n"
+            return subprocess.CompletedProcess(command, 1, "", message)
+        return real_run(command, *args, cwd=cwd, **kwargs)
+
+    monkeypatch.setattr(cpp_build.subprocess, "run", g_plus_plus_out_of_space)
+    found = _compile_and_compare()
+    assert len(found) == 1 and os.strerror(errno.ENOSPC) in found[0], found
+    assert _staging_left(cache_folder) == []
+
+
+def test_an_interrupted_cpp_build_leaves_nothing_behind(cache_folder, monkeypatch):
+    """Ctrl-C while g++ runs: the KeyboardInterrupt reaches the caller, the half-built entry's
+    staging folder is removed, and the next call compiles and runs correctly."""
+    real_run = subprocess.run
+    interrupted = []
+
+    def interrupted_once(command, *args, **kwargs):
+        if "kernel.cpp" in command and not interrupted:
+            interrupted.append(command)
+            raise KeyboardInterrupt
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(cpp_build.subprocess, "run", interrupted_once)
+    compiled = compiler.compile(workload, backend="inductor")
+    with pytest.raises(KeyboardInterrupt):
+        compiled(torch.randn(5, 7), torch.randn(5, 7))
+    assert interrupted and _staging_left(cache_folder) == []
+    assert _compile_and_compare() == []
