@@ -32,6 +32,16 @@ def _assert_same_gradients(model, reference):
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=2e-5 * scale)
 
 
+def _inside_convolution(event) -> bool:
+    """Whether a profiled op ran inside aten's convolution: oneDNN's channels-last kernel lays
+    the row-major weight out channels-last itself (layout_optimization.py), a copy of its own."""
+    while event is not None:
+        if event.name == "aten::convolution":
+            return True
+        event = event.cpu_parent
+    return False
+
+
 @pytest.mark.parametrize("training", [False, True])
 def test_batch_norm_matches_eager_outputs_and_running_stats(training):
     model = _block().train(training)
@@ -77,7 +87,8 @@ def test_training_step_writes_running_stats_in_its_kernels():
         x = torch.randn(4, 3, 12, 12)
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             out = compiled(x)[0]
-        copies = [e for e in prof.events() if e.name in ("aten::copy_", "aten::_foreach_copy_")]
+        copies = [e for e in prof.events()
+                  if e.name in ("aten::copy_", "aten::_foreach_copy_") and not _inside_convolution(e)]
         assert copies == []
         out.pow(2).sum().backward()
         reference(x).pow(2).sum().backward()

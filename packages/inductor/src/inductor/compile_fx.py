@@ -8,6 +8,7 @@ start runs the stored wrapper and skips lowering and code generation entirely.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -28,6 +29,7 @@ from .decompositions import decompositions
 from .errors import InductorError, LoweringError
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
+from .layout_optimization import layout_key, mark_saved_layouts
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.common_subexpressions import merge_common_subexpressions
@@ -201,7 +203,7 @@ def _compile_graph(gm, example_inputs, options: CompileOptions, targets: KernelT
     key = cache.digest(gm.code, _input_key(example_inputs), _input_key(constants.values()), _meta_key(gm),
                        _environment_key(targets, example_inputs), targets.key(), options.tuning,
                        str(options.pad_mm), str(strided_outputs), f"combo_kernels={options.combo_kernels}",
-                       f"gemm_backends={options.gemm_backends}")
+                       f"gemm_backends={options.gemm_backends}", layout_key(gm, options.layout_optimization))
     cached, key = _cached_graph(key, constants, sizes)
     if cached is not None:
         return cached
@@ -358,15 +360,18 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=N
 
     return aot_autograd.aot_module_simplified(
         gm, example_inputs, compile_graph, compile_backward, decompositions=decompositions(),
-        partition_fn=partition_for_inductor, inference_compiler=compile_inference,
+        partition_fn=functools.partial(partition_for_inductor, options=options), inference_compiler=compile_inference,
         keep_input_mutations=True,
     )
 
 
-def partition_for_inductor(joint, joint_inputs, *, num_fwd_outputs):
-    """The min-cut partition, after the joint-graph rewrites that change what may be saved."""
+def partition_for_inductor(joint, joint_inputs, *, num_fwd_outputs, options: CompileOptions | None = None):
+    """The min-cut partition, after the joint-graph rewrites that change what may be saved; the
+    pair agrees on the layouts of saved activations (layout_optimization.py)."""
     save_offsets_for_max_pool_backward(joint)
-    return aot_autograd.min_cut_rematerialization_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs)
+    forward, backward = aot_autograd.min_cut_rematerialization_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs)
+    mark_saved_layouts(forward, backward, (options or CompileOptions()).layout_optimization, joint)
+    return forward, backward
 
 
 # How compiler.compile checks mode=/options= when it is called, before the first graph

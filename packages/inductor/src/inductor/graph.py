@@ -31,11 +31,12 @@ from .ir import (
     Buffer, ComputedBuffer, ExternKernel, GenericView, InputBuffer, IRNode, Layout, MultiOutput, Pointwise,
     Reduction, ReinterpretView, storage_of,
 )
+from .layout_optimization import CHANNELS_LAST, INPUT_ORDER, channels_last_nodes
 from .lowering import LOWERINGS
 from .lowering.extern import fallback, reads_arguments_from_memory
 from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute
-from .memory_order import dense_in_order, memory_order
+from .memory_order import dense_in_order, dense_strides, memory_order
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
 from .output_layouts import OutputLayouts
@@ -91,6 +92,8 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
         # (passes/matmul_epilogues.py): that activation's node is its input as it is.
         self.applied_epilogues: set[torch.fx.Node] = set()
         self.device = next((x.device for x in self.example_inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
+        # Nodes whose 4-d values are computed channels-last for the convolutions (layout_optimization.py).
+        self.channels_last = channels_last_nodes(gm, options.layout_optimization)
 
     # -- services for lowerings --------------------------------------------------------
 
@@ -238,7 +241,7 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
         output plus a row-major embedding, and kept transposed, every matmul reading the stream
         needs a copy and every add a transposing kernel (torch.compile's inductor likewise
         picks the loop order most reads prefer). Graph outputs keep eager's strides."""
-        order = memory_order(node.meta.get("val"))
+        order = self.traced_order(node)
         if order is None or order == sorted(order) or any(user.op == "output" for user in node.users):
             return order
         collector = DependencyCollector()
@@ -276,8 +279,18 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
                      if _reads_a_full_size(sympy.sympify(index), varying, collector.indirect_symbols)}
         return len(full_size) > RECOMPUTE_READS or collector.op_count > RECOMPUTE_OPS
 
+    def traced_order(self, node, output: int | None = None) -> list[int] | None:
+        """The memory order a node's value is computed in: eager's (memory_order), or
+        channels-last where layout optimization chose it; `output`: which of several values."""
+        val = node.meta.get("val")
+        if output is not None:
+            val = val[output]
+        if node in self.channels_last and isinstance(val, torch.Tensor) and val.dim() == 4:
+            return list(CHANNELS_LAST)
+        return memory_order(val)
+
     def _remember_traced_order(self, value, node):
-        order = memory_order(node.meta.get("val"))
+        order = self.traced_order(node)
         if order is not None and order != sorted(order):
             self._traced_orders[id(value)] = (value, order)
 
@@ -289,7 +302,13 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
         val = self.current_node.meta.get("val", self.current_node.meta.get("example_value", example))
         if isinstance(example, torch.Tensor):
             size = [self.symbols.bind(s, f"{name}.size({k})", size_hint(example.shape[k])) for k, s in enumerate(val.shape)]
-            stride = [self.symbols.bind(s, f"{name}.stride({k})", size_hint(example.stride()[k])) for k, s in enumerate(val.stride())]
+            order = self.current_node.meta.get(INPUT_ORDER)
+            if order is not None:
+                # An activation the forward saved channels-last (layout_optimization.py).
+                stride = dense_strides(size, order)
+            else:
+                stride = [self.symbols.bind(s, f"{name}.stride({k})", size_hint(example.stride()[k]))
+                          for k, s in enumerate(val.stride())]
             buffer = InputBuffer(name, Layout(example.device, example.dtype, tuple(size), tuple(stride)))
             self.input_names.append(name)
             self.graph_inputs.append(buffer)
@@ -405,10 +424,7 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
     def realize_like_traced(self, value, output: int | None = None):
         """`value` realized with its dims in memory as the current node's traced value has them
         (eager's strides, where those are dense); `output`: which of a node's several values."""
-        val = self.current_node.meta.get("val")
-        if output is not None:
-            val = val[output]
-        return self.realize_in_memory_order(value, memory_order(val))
+        return self.realize_in_memory_order(value, self.traced_order(self.current_node, output))
 
     def remove_dead_buffers(self, keep: set[str] = frozenset()):
         """Drop ComputedBuffers nothing reads (e.g. a mean only some consumer might have used)

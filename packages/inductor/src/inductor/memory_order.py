@@ -34,6 +34,15 @@ def dense_in_order(sizes, strides, order: list[int]) -> bool:
     return True
 
 
+def dense_strides(sizes, order) -> tuple:
+    """The strides that hold `sizes` with no gaps, dims outermost to innermost in `order`."""
+    strides, span = [None] * len(sizes), sympy.Integer(1)
+    for d in reversed(order):
+        strides[d] = span
+        span = span * sizes[d]
+    return tuple(strides)
+
+
 def strided_in_order(layout: Layout, order: list[int]) -> bool:
     """Whether `layout`'s dims (size-1 dims aside) lie in memory in `order`, outermost first,
     each dim's elements apart by at least the span of the dims inside it (no overlap; gaps allowed)."""

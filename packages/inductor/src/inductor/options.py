@@ -48,6 +48,9 @@ class CompileOptions:
                         the environment sets PTC_INDUCTOR_COMBO_KERNELS=1: small kernels, and
                         kernels updating inputs in place (an optimizer step's per-parameter
                         updates), are combined either way.
+        layout_optimization ["layout_optimization"] 2-d convolutions and the values between them
+                        computed channels-last where the graph's convolutions run faster so
+                        (layout_optimization.py says where); outputs keep eager's strides
     """
 
     max_autotune: bool = False
@@ -57,6 +60,7 @@ class CompileOptions:
     pad_mm: bool | None = None
     fallback_random: bool = False
     combo_kernels: bool = field(default_factory=lambda: os.environ.get(COMBO_KERNELS_ENV, "0") == "1")
+    layout_optimization: bool = True
 
     @classmethod
     def from_user(cls, mode: str | None = None, options: dict | CompileOptions | None = None) -> CompileOptions:
@@ -100,5 +104,6 @@ OPTION_KEYS = {
     "pad_mm": "pad_mm",
     "fallback_random": "fallback_random",
     "combo_kernels": "combo_kernels",
+    "layout_optimization": "layout_optimization",
     "max_autotune_gemm_backends": "gemm_backends",
 }

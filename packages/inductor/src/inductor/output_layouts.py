@@ -18,9 +18,10 @@ import torch
 from .ir import (
     Buffer, ComputedBuffer, ExternKernel, GenericView, IRNode, Layout, MultiOutput, Pointwise, ReinterpretView, storage_of,
 )
+from .layout_optimization import saved_output_orders
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import strided_view
-from .memory_order import memory_order, strided_in_order, strides_match, strides_to_keep
+from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match, strides_to_keep
 from .ops import DependencyCollector, use_handler
 from .sizes import loop_vars
 
@@ -48,7 +49,22 @@ class OutputLayouts:
             # convolution over a permuted view realized row-major returns row-major where eager's
             # is channels-last: CvT): copy into eager's.
             return self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
+        if computed and tuple(value.layout.stride) != tuple(val.stride()):
+            # The same memory, but strides of size-1 dims differ from eager's (a 1x1 convolution's
+            # weight gradient computed channels-last, layout_optimization.py): a view with eager's
+            # strides, which autograd keeps as the parameter's .grad.
+            layout = Layout(value.device, value.dtype, tuple(value.size), tuple(map(sympy.Integer, val.stride())),
+                            value.layout.offset)
+            return ReinterpretView(storage_of(value), layout)
         return value
+
+    def _in_saved_order(self, value, order):
+        """A saved activation dense in `order`, the layout its backward was compiled to read."""
+        if isinstance(value, (Buffer, ReinterpretView)):
+            if dense_in_order(value.layout.size, value.layout.stride, order):
+                return value
+            value = Pointwise(value.device, value.dtype, value.size, value.make_loader())
+        return self.realize_in_memory_order(value, order)
 
     def _view_in_traced_order(self, value, node):
         """An output that is a view of a buffer computed here, with its dims in memory in
@@ -118,9 +134,13 @@ class OutputLayouts:
         flat = results if isinstance(results, (list, tuple)) else [results]
         # One node per output, except where one node returns the whole tuple (no layout to match then).
         flat_nodes = nodes if isinstance(nodes, (list, tuple)) and len(nodes) == len(flat) else [None] * len(flat)
+        # Activations a training forward saves channels-last, as its backward reads them.
+        saved_orders = saved_output_orders(self.module)
         values = []
-        for value, node in zip(flat, flat_nodes):
-            if isinstance(value, IRNode):
+        for position, (value, node) in enumerate(zip(flat, flat_nodes)):
+            if isinstance(value, IRNode) and saved_orders.get(position):
+                value = self._in_saved_order(value, list(saved_orders[position]))
+            elif isinstance(value, IRNode):
                 strided = self._as_strided_output(value, node) if self.strided_outputs else value
                 if strided is not value:
                     # A padded matmul's slice, in eager's memory order with the padded row
@@ -139,8 +159,14 @@ class OutputLayouts:
         # of a row-major add had (8*s0, 8, 4, 1) (wrong gradients at a new length, inkling).
         viewed = {storage_of(v).name for v in values if isinstance(v, ReinterpretView)}
         storages = Counter(storage_of(v).name for v in values if isinstance(v, IRNode))
-        for value, node in zip(values, flat_nodes):
-            if isinstance(value, IRNode):
+        for position, (value, node) in enumerate(zip(values, flat_nodes)):
+            if isinstance(value, IRNode) and position in saved_orders:
+                # A saved value the backward reads with its traced strides: a view of a
+                # convolution's channels-last output (layout_optimization.py) has others.
+                if not saved_orders[position]:
+                    value = self._with_traced_strides(value, node)
+                self.output_names.add(storage_of(value).name)
+            elif isinstance(value, IRNode):
                 storage = storage_of(value)
                 if isinstance(value, ReinterpretView):
                     if isinstance(storage, ComputedBuffer) and storages[storage.name] == 1:

@@ -21,9 +21,10 @@ perf_hints = logs.channel("perf_hints")
 
 # Ops better served by aten's own kernels (BLAS, oneDNN, flash attention) than by generated loops.
 # (mm, addmm, bmm and baddbmm are registered by matmul_padding.py, which may pad them first;
-# max-pool by pooling.py, which keeps large windows here; convolution by convolution.py.)
+# max-pool by pooling.py, which keeps large windows here; convolution and its backward by
+# convolution.py.)
 EXTERN_OPS = """
-convolution_backward scaled_dot_product_attention
+scaled_dot_product_attention
 _scaled_dot_product_flash_attention_for_cpu _scaled_dot_product_flash_attention_for_cpu_backward
 _scaled_dot_product_efficient_attention _scaled_dot_product_efficient_attention_backward
 _scaled_dot_product_flash_attention _scaled_dot_product_flash_attention_backward

@@ -1,0 +1,208 @@
+"""Layout optimization (inductor's layout_optimization.py): convolution nets compiled on CPU run
+their convolutions channels-last, and what the caller gets (outputs, input and parameter
+gradients, running statistics) has eager's values and eager's exact strides.
+
+Each net runs a first call, a cache hit with new values, a new size (recompiled with symbolic
+sizes) and another size that graph serves; inference and a training step; float32 and
+bfloat16. bfloat16 results are compared with a float32 run of the same net: ours may be no
+further from it than eager is (both round every op; their rounding orders differ).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# Triton binds its library functions when first imported: without a GPU, switch its interpreter on
+# now (collection imports this module before any test imports triton).
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import compiler  # noqa: E402
+
+aten = torch.ops.aten
+
+
+class ResNetBlock(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU())
+        self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+        return F.relu(x + y)
+
+
+class MobileNetBlock(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.dw, self.bn1 = nn.Conv2d(c, c, 3, padding=1, groups=c, bias=False), nn.BatchNorm2d(c)
+        self.pw, self.bn2 = nn.Conv2d(c, 2 * c, 1, bias=False), nn.BatchNorm2d(2 * c)
+
+    def forward(self, x):
+        y = F.hardswish(self.bn1(self.dw(self.stem(x))))
+        return F.relu6(self.bn2(self.pw(y)))
+
+
+class ConvNeXtBlock(nn.Module):
+    """A depthwise 7x7 convolution, then a LayerNorm over channels and the MLP on an NHWC permute."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 2, stride=2)
+        self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.norm = nn.LayerNorm(c, eps=1e-6)
+        self.pw1, self.pw2 = nn.Linear(c, 4 * c), nn.Linear(4 * c, c)
+        self.gamma = nn.Parameter(torch.rand(c))
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.pw2(F.gelu(self.pw1(self.norm(y))))
+        return x + (self.gamma * y).permute(0, 3, 1, 2)
+
+
+class PatchTokens(nn.Module):
+    """A convolution's output flattened into tokens (ViT's patch embedding) whose backward reads
+    views of it: row-major in eager, views of channels-last memory here."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 3, padding=1)
+        self.norm = nn.LayerNorm(c)
+
+    def forward(self, x):
+        y = self.conv(x)
+        tokens = y.flatten(2).transpose(1, 2)
+        return self.norm(tokens).sin() * y.flatten(2).square().sum(1, keepdim=True).transpose(1, 2).cos()
+
+
+NETS = {"resnet": ResNetBlock, "mobilenet": MobileNetBlock, "convnext": ConvNeXtBlock, "tokens": PatchTokens}
+# First call, new values, a new size (recompiled with symbolic sizes), another size.
+SHAPES = [(2, 3, 8, 10), (2, 3, 8, 10), (3, 3, 12, 14), (2, 3, 10, 16)]
+
+
+def _net(name, dtype, training):
+    torch.manual_seed(0)
+    return NETS[name]().to(dtype).train(training)
+
+
+def _step(model, x, training):
+    """(output, input gradient or None, parameter gradients, buffers) of one call."""
+    if not training:
+        with torch.no_grad():
+            return model(x), None, [], [b.clone() for b in model.buffers()]
+    x = x.detach().requires_grad_()
+    out = model(x)
+    out.float().square().mean().backward()
+    grads = [p.grad for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    return out, x.grad, grads, [b.clone() for b in model.buffers()]
+
+
+def _flat(result):
+    out, x_grad, grads, buffers = result
+    return [t for t in (out, x_grad, *grads, *buffers) if t is not None]
+
+
+def _assert_close_as_eager(ours, eager, reference, dtype):
+    exacts = _flat(reference if reference is not None else eager)
+    for mine, theirs, exact in zip(_flat(ours), _flat(eager), exacts):
+        assert mine.stride() == theirs.stride(), (mine.shape, mine.stride(), theirs.stride())
+        assert mine.dtype == theirs.dtype
+        if dtype == torch.float32:
+            torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-4)
+        else:
+            ours_error = (mine.double() - exact.double()).abs().max().item()
+            eager_error = (theirs.double() - exact.double()).abs().max().item()
+            scale = exact.double().abs().max().item()
+            assert ours_error <= 2 * eager_error + 1e-2 * scale + 1e-6, (mine.shape, ours_error, eager_error)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_conv_net_matches_eager_values_and_strides(name, training, dtype):
+    eager = _net(name, dtype, training)
+    ours = copy.deepcopy(eager)
+    reference = copy.deepcopy(eager).float()
+    compiled = compiler.compile(ours, backend="inductor")
+    for shape in SHAPES:
+        x = torch.randn(shape).to(dtype)
+        _assert_close_as_eager(_step(compiled, x, training), _step(eager, x, training),
+                               _step(reference, x.float(), training), dtype)
+
+
+class _ConvolutionLayouts(TorchDispatchMode):
+    """Records whether each convolution (and convolution backward) read channels-last activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is aten.convolution.default:
+            self.seen.append(args[0].is_contiguous(memory_format=torch.channels_last))
+        elif func is aten.convolution_backward.default:
+            self.seen.append(all(t.is_contiguous(memory_format=torch.channels_last) for t in args[:2]))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_convolutions_run_channels_last_unless_turned_off(enabled):
+    model = _net("resnet", torch.float32, True)
+    compiled = compiler.compile(model, backend="inductor", options={"layout_optimization": enabled})
+    x = torch.randn(2, 3, 8, 10)
+    compiled(x).sum().backward()  # compiles; the mode below sees the compiled calls only
+    with _ConvolutionLayouts() as layouts:
+        compiled(x).sum().backward()
+    # Three convolutions forward, three backward: all channels-last, or none (a row-major
+    # net keeps eager's row-major convolutions).
+    assert layouts.seen == [enabled] * 6
+
+
+def test_kernels_between_convolutions_write_channels_last(caplog):
+    """Inference of the MobileNet block: the only kernel layout optimization adds is the copy of
+    the row-major image into channels-last; the batch norms and activations between
+    convolutions write what the next one reads, and the last one writes the output row-major."""
+    import logging
+
+    def kernels(enabled):
+        model = _net("mobilenet", torch.float32, False)
+        compiled = compiler.compile(model, backend="inductor", options={"layout_optimization": enabled})
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="compiler.output_code"), torch.no_grad():
+            compiled(torch.randn(2, 3, 8, 10))
+        wrapper = "\n".join(r.getMessage() for r in caplog.records).split('extern "C"')[0]
+        return wrapper.count("= load_kernel(")
+
+    assert kernels(True) == kernels(False) + 1
+
+
+def test_triton_kernels_follow_the_layout():
+    """The same choice with Triton kernels (in its interpreter on CPU): code generation indexes
+    channels-last buffers, and the caller still gets eager's values and strides."""
+    from triton import knobs
+
+    if not knobs.runtime.interpret:
+        pytest.skip("Triton's interpreter is off (set TRITON_INTERPRET=1 before triton is imported)")
+    eager = _net("mobilenet", torch.float32, True)
+    ours = copy.deepcopy(eager)
+    compiled = compiler.compile(ours, backend="inductor", options={"cpu_backend": "triton"})
+    x = torch.randn(SHAPES[0])
+    _assert_close_as_eager(_step(compiled, x, True), _step(eager, x, True), None, torch.float32)
+    x = torch.randn(SHAPES[0])
+    with _ConvolutionLayouts() as layouts:
+        result = _step(compiled, x, True)
+    assert layouts.seen and all(layouts.seen)
+    _assert_close_as_eager(result, _step(eager, x, True), None, torch.float32)
