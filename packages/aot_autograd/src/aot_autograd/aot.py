@@ -19,7 +19,6 @@ when the backend is called rather than on the first run.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -35,6 +34,7 @@ from .intermediate_bases import IntermediateBases
 from .number_outputs import split_number_outputs
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan, needs_grad_mode
+from .runtime.compile_locks import compile_lock
 from .synthetic_bases import merge_aliased_inputs
 from .tracing.trace import trace_forward, trace_joint
 
@@ -107,7 +107,7 @@ class AotCompiledGraph:
         self._output_spec = None
         # Plans are made on first need, possibly by several threads calling at once: tracing
         # swaps fakes into `gm`'s attributes, so one plan is made at a time.
-        self._plan_lock = threading.Lock()
+        self._plan_lock = compile_lock()
 
     def __call__(self, *args):
         inputs = [*self.state.tensors, *args]

@@ -12,6 +12,7 @@ import builtins
 import collections
 import contextlib
 import inspect
+import os
 import sys
 import threading
 import types
@@ -76,8 +77,22 @@ def _count_capture(change: int) -> None:
     with _captures_lock:
         if _captures["running"] == 0:
             _captures["flag before"] = torch.compiler._is_compiling_flag
-        _captures["running"] += change
+        # Never below zero: a capture that forked ends in the child too, which counts none.
+        _captures["running"] = max(_captures["running"] + change, 0)
         torch.compiler._is_compiling_flag = True if _captures["running"] else _captures["flag before"]
+
+
+def _no_captures_in_forked_child() -> None:
+    # The threads capturing at the fork do not exist in the child: the flag they held on
+    # would stay on there for good.
+    _captures_lock._at_fork_reinit()
+    if _captures["running"]:
+        _captures["running"] = 0
+        torch.compiler._is_compiling_flag = _captures["flag before"]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_no_captures_in_forked_child)
 
 
 @contextlib.contextmanager

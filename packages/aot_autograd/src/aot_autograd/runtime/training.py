@@ -20,6 +20,7 @@ import torch.fx as fx
 
 from ..errors import DoubleBackwardError
 from .autocast import without_autocast
+from .compile_locks import compile_lock
 from .epilogue import GraphEffects
 
 Compiler = Callable[[fx.GraphModule, list], Callable]
@@ -49,7 +50,7 @@ class TrainingPlan:
     num_saved_tensors: int = field(init=False)
     _backward: Callable | None = field(default=None, init=False)
     # Backwards of several threads' calls may reach the first compile together.
-    _backward_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _backward_lock: threading.Lock = field(default_factory=compile_lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         placeholders = self.backward_graph.graph.find_nodes(op="placeholder")

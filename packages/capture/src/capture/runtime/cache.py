@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import threading
 import types
 import warnings
@@ -61,6 +62,21 @@ def reset() -> None:
         caches = list(_ALL_CACHES)
     for cache in caches:
         cache.clear()
+
+
+def _free_locks_in_forked_child() -> None:
+    # A thread compiling a function at the moment of a fork holds that function's lock (and
+    # its compilation's), and does not exist in the child: there the locks start free, or the
+    # child's first call of that function would wait forever. The entry that thread was
+    # making was never added, so the child captures it again.
+    _ALL_CACHES_LOCK._at_fork_reinit()
+    for cache in list(_ALL_CACHES):
+        cache._lock._at_fork_reinit()
+        cache.compilation._lock._at_fork_reinit()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_free_locks_in_forked_child)
 
 
 class CodeCache:
