@@ -34,6 +34,8 @@ def reset_globals(**values):
         globals().update(fresh)
         for name in ("len", "abs"):
             globals().pop(name, None)
+        helper.__code__ = HELPER_CODE
+        globals()["ADDER"] = make_adder(1)
         return types.SimpleNamespace()
 
     return setup
@@ -82,6 +84,31 @@ def uses_pick(x):
     return x + PICK(1, 2) + CONFIG.pick(3, 4)
 
 
+def helper(x):
+    return x * 2
+
+
+def other_helper(x):
+    return x * 3
+
+
+HELPER_CODE = helper.__code__
+
+
+def make_adder(k):
+    def add(x):
+        return x + k
+
+    return add
+
+
+ADDER = make_adder(1)
+
+
+def uses_helpers(x):
+    return helper(x) + ADDER(x)
+
+
 def counts_calls(x):
     global COUNTER
     COUNTER += 1
@@ -123,6 +150,8 @@ GLOBAL_CASES = [
          lambda s: setattr(builtins, "abs", _ABS)),
     gcase("builtin_function_rebound_in_a_global_or_attribute", lambda s: uses_pick, set_global("PICK", lambda: min),
          lambda s: setattr(CONFIG, "pick", min), lambda s: setattr(CONFIG, "pick", pow)),
+    gcase("inlined_function_code_and_closure_changed", lambda s: uses_helpers, lambda s: setattr(helper, "__code__", other_helper.__code__),
+         lambda s: setattr(ADDER.__closure__[0], "cell_contents", 10), set_global("ADDER", lambda: make_adder(2.5)), backends=("inductor",)),
     gcase("global_counter_written_by_the_function", lambda s: counts_calls, set_global("COUNTER", 10), observe=snapshot("COUNTER")),
     gcase("global_list_appended_by_the_function", lambda s: appends_seen, lambda s: SEEN.clear(), set_global("SEEN", list),
          observe=snapshot("SEEN")),

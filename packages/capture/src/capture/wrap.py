@@ -224,26 +224,32 @@ def _python_module(session, obj, source):
     return PyModuleValue(obj, source)
 
 
-def guard_function(session, obj: types.FunctionType, source) -> None:
-    """The function at `source` is `obj`, or for a nested function one of its code."""
+def guard_function(session, obj: types.FunctionType, source, *, traced: bool = True) -> None:
+    """The function at `source` is `obj`, or for a nested function one of its code; one the
+    trace inlines still has the code that was traced (`f.__code__ = g.__code__` is allowed;
+    one called natively runs whatever code it has)."""
     if obj.__code__.co_flags & inspect.CO_NESTED:
         # A function made by a `def` inside another function is a new object on every
         # run of that `def` (a closure rebuilt after a graph break, too): what is traced
         # is its code; its cells and defaults are read, and guarded, through the source.
         _guard(session, kinds.TypeMatch(source, types.FunctionType))
-        _guard(session, kinds.IdentityMatch(AttrSource(source, "__code__"), obj.__code__))
     else:
         _guard(session, kinds.IdentityMatch(source, obj))
+        if not traced:
+            return
+    _guard(session, kinds.IdentityMatch(AttrSource(source, "__code__"), obj.__code__))
 
 
 @wraps(types.FunctionType)
 def _function(session, obj, source):
-    if source is not None:
-        guard_function(session, obj, source)
     # numpy's own Python functions are traced through their rule, or break the graph: never inlined.
-    if is_torch_operation(obj) or runs_natively(obj) or rule_for(obj) is not None or is_disabled(obj) or is_compiled(obj) or is_allowed_in_graph(obj) or is_numpy_callable(obj):
-        return BuiltinValue(obj, source)
-    return FunctionValue(obj, source)
+    inlined = not (
+        is_torch_operation(obj) or runs_natively(obj) or rule_for(obj) is not None or is_disabled(obj)
+        or is_compiled(obj) or is_allowed_in_graph(obj) or is_numpy_callable(obj)
+    )
+    if source is not None:
+        guard_function(session, obj, source, traced=inlined)
+    return FunctionValue(obj, source) if inlined else BuiltinValue(obj, source)
 
 
 @wraps(types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
