@@ -11,6 +11,8 @@ import types
 
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from guard_soundness_harness import backends_of, case, check_case
 
@@ -191,11 +193,45 @@ def in_modes(state):
     return stack
 
 
+class PlusOne(TorchFunctionMode):
+    """Adds one to every product: what a backend compiling under it bakes into its code."""
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out + 1 if func is torch.Tensor.mul else out
+
+
+class PlusTwo(PlusOne):
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out + 2 if func is torch.Tensor.mul else out
+
+
+class PlusFive(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out + 5 if func is torch.ops.aten.mul.Tensor else out
+
+
+def squares(x):
+    return x * x
+
+
+def in_user_mode(state):
+    return state.mode() if state.mode is not None else contextlib.nullcontext()
+
+
+def enter(mode):
+    return lambda state: setattr(state, "mode", mode)
+
+
 def modes(**on):
     return lambda: types.SimpleNamespace(**{"no_grad": False, "inference": False, "autocast": False, **on})
 
 
 CONTEXT_CASES = [
+    case("torch_function_and_dispatch_modes_switched", fn_of(squares), enter(PlusOne), enter(PlusTwo), enter(None), enter(PlusFive),
+         enter(None), setup=lambda: types.SimpleNamespace(mode=None), context=in_user_mode, backends=("inductor",)),
     case("no_grad_block_toggled", fn_of(factory_and_matmul), switch("no_grad"), switch("no_grad"), setup=modes(), context=in_modes,
          args=leaf_arg, backends=("aot_eager",)),
     case("inference_mode_block_toggled", fn_of(returns_modes), switch("inference"), switch("inference"), setup=modes(), context=in_modes,

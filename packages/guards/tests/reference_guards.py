@@ -135,8 +135,11 @@ def _holds(guard: kinds.Guard, frame: FrameValues) -> bool:
                 if device in on and torch.get_autocast_dtype(device) != on[device]:
                     return False
             return True
-        case kinds.TorchFunctionModes(depth):
-            return torch._C._len_torch_function_stack() == depth
+        case kinds.TorchFunctionModes(modes):
+            stack = [torch._C._get_function_stack_at(level) for level in range(torch._C._len_torch_function_stack())]
+            return tuple(type(mode) for mode in stack) == modes
+        case kinds.TorchDispatchModes(depth):
+            return torch._C._len_torch_dispatch_stack() == depth
     raise NotImplementedError(type(guard))
 
 

@@ -7,6 +7,7 @@ import contextlib
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from guards import (
     AutocastState,
@@ -50,6 +51,11 @@ class PassThroughMode(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+class PassThroughDispatchMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
 # Each entry: a context that changes one global setting, and the start of the sentence `why`
 # gives when the snapshot taken outside it is checked inside it.
 CHANGES = {
@@ -58,7 +64,8 @@ CHANGES = {
     "autocast cpu": (lambda: torch.autocast("cpu", dtype=torch.bfloat16), "autocast is off on every device failed: got True"),
     "default dtype": (lambda: default_dtype(torch.float64), "torch.get_default_dtype() == torch.float32 failed: got torch.float64"),
     "deterministic": (deterministic, "torch.are_deterministic_algorithms_enabled() is False failed: got True"),
-    "torch function mode": (PassThroughMode, "torch function mode stack depth == 0 failed: got 1"),
+    "torch function mode": (PassThroughMode, "no torch function mode is active failed: got 1"),
+    "torch dispatch mode": (PassThroughDispatchMode, "torch dispatch mode stack depth == 0 failed: got 1"),
 }
 
 
@@ -124,11 +131,22 @@ def test_default_dtype_guard():
     assert guard()
 
 
-def test_torch_function_mode_depth():
+class OtherPassThroughMode(PassThroughMode):
+    pass
+
+
+def test_torch_function_modes_by_type():
+    """A mode of another type at the same depth fails: a backend compiling under a mode bakes in
+    what that type does."""
     with PassThroughMode():
-        guard = GuardSet([TorchFunctionModes(1)]).compile(parameters=[])
+        guard = GuardSet([TorchFunctionModes((PassThroughMode,))]).compile(parameters=[])
         assert guard()
-    assert guard.why() == "torch function mode stack depth == 1 failed: got 0"
+    assert not guard()
+    with OtherPassThroughMode():
+        assert not guard()
+    with PassThroughMode():
+        assert guard()
+    assert guard.why().startswith("the torch function modes are (PassThroughMode,) failed: got ()")
 
 
 @pytest.mark.parametrize("change, sentence", CHANGES.values(), ids=CHANGES.keys())

@@ -90,7 +90,7 @@ def test_cheap_global_checks_come_first_and_rare_ones_last():
     body = [line for line in lines if line.startswith("if ")]
     assert body[0] == "if not is_grad_enabled(): return False"
     assert "training" in body[1]
-    assert body[-1] == "if torch_function_stack_depth() != 0: return False"
+    assert body[-1] == "if torch_dispatch_stack_depth() != 0: return False"
 
 
 def test_implied_guards_are_dropped():

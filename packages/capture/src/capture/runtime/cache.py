@@ -146,7 +146,10 @@ class CodeCache:
     def _function_for(self, args, kwargs) -> Callable:
         """What runs this call: an entry accepting it (added by another thread while this
         one waited), a new entry, or `fn` itself (eagerly)."""
-        if self.run_eagerly:
+        if self.run_eagerly or torch._C._len_torch_dispatch_stack():
+            # A TorchDispatchMode the caller entered (a FLOP counter, a debugging mode) sees
+            # every ATen op of an eager call, which compiled kernels skip: such calls run
+            # eagerly, as under torch.compile. (No entry accepts them: see TorchDispatchModes.)
             return self.fn
         state = current_global_state()
         for entry_state, guard, function in self._table:

@@ -195,22 +195,59 @@ def _autocast_device_types() -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class TorchFunctionModes(Guard):
-    """The number of active TorchFunctionModes is `depth` (0: none is active, so a compiled
-    graph that skips `__torch_function__` dispatch behaves the same)."""
+    """The active TorchFunctionModes are of the types `kinds`, innermost last (none: a compiled
+    graph that skips `__torch_function__` dispatch behaves the same). Types, not instances: a
+    `with Mode():` block makes a new one per call, and a backend compiling under a mode bakes in
+    what its type does (another mode at the same depth must not be served that code)."""
+
+    kinds: tuple[type, ...] = ()
+    priority = PRIORITY_GLOBAL_STATE
+
+    def __str__(self) -> str:
+        if not self.kinds:
+            return "no torch function mode is active"
+        return f"the torch function modes are ({', '.join(kind.__qualname__ for kind in self.kinds)},)"
+
+    def state(self) -> tuple[type, ...]:
+        return self.kinds
+
+
+def function_mode_kinds() -> tuple[type, ...]:
+    """The types of the active TorchFunctionModes, innermost last."""
+    depth = torch._C._len_torch_function_stack()
+    return tuple(type(torch._C._get_function_stack_at(level)) for level in range(depth)) if depth else ()
+
+
+@emits(TorchFunctionModes)
+def _torch_function_modes(guard: TorchFunctionModes, ctx: EmitContext) -> list[Check]:
+    if not guard.kinds:  # the usual case: one C call
+        call = f"{ctx.constant(torch._C._len_torch_function_stack, 'torch_function_stack_depth', 'torch._C._len_torch_function_stack')}()"
+        return [check(must_equal(call, "0"), str(guard), call)]
+    call = f"{ctx.constant(function_mode_kinds, 'function_mode_kinds', 'guards.kinds.function_mode_kinds')}()"
+    expected = ctx.constant(guard.kinds, "function_modes", repr(guard.kinds))
+    return [check(must_equal(call, expected), str(guard), call)]
+
+
+@dataclasses.dataclass(frozen=True)
+class TorchDispatchModes(Guard):
+    """`depth` TorchDispatchModes are active (0: none, so compiled kernels that skip ATen
+    dispatch behave the same). A caller's mode sees every ATen op of an eager call, which no
+    compiled entry can replay: capture runs such calls eagerly and never makes an entry under
+    one, so entries hold this at 0."""
 
     depth: int = 0
     priority = PRIORITY_GLOBAL_STATE
 
     def __str__(self) -> str:
-        return f"torch function mode stack depth == {self.depth}"
+        return f"torch dispatch mode stack depth == {self.depth}"
 
     def state(self) -> int:
         return self.depth
 
 
-@emits(TorchFunctionModes)
-def _torch_function_modes(guard: TorchFunctionModes, ctx: EmitContext) -> list[Check]:
-    call = f"{ctx.constant(torch._C._len_torch_function_stack, 'torch_function_stack_depth', 'torch._C._len_torch_function_stack')}()"
+@emits(TorchDispatchModes)
+def _torch_dispatch_modes(guard: TorchDispatchModes, ctx: EmitContext) -> list[Check]:
+    call = f"{ctx.constant(torch._C._len_torch_dispatch_stack, 'torch_dispatch_stack_depth', 'torch._C._len_torch_dispatch_stack')}()"
     return [check(must_equal(call, str(guard.depth)), str(guard), call)]
 
 
@@ -234,7 +271,8 @@ def global_state_guards() -> list[Guard]:
             torch.are_deterministic_algorithms_enabled(),
             torch.is_deterministic_algorithms_warn_only_enabled(),
         ),
-        TorchFunctionModes(torch._C._len_torch_function_stack()),
+        TorchFunctionModes(function_mode_kinds()),
+        TorchDispatchModes(torch._C._len_torch_dispatch_stack()),
     ]
 
 
@@ -247,7 +285,7 @@ def global_state_guards() -> list[Guard]:
 
 # The guard kinds of the settings, in the order of current_global_state()'s tuple.
 GLOBAL_STATE_KINDS: tuple[type[Guard], ...] = (
-    GradMode, InferenceMode, AutocastState, DefaultDtype, DeterministicAlgorithms, TorchFunctionModes,
+    GradMode, InferenceMode, AutocastState, DefaultDtype, DeterministicAlgorithms, TorchFunctionModes, TorchDispatchModes,
 )
 
 _is_grad_enabled = torch._C.is_grad_enabled
@@ -256,7 +294,7 @@ _is_any_autocast_enabled = torch._C._is_any_autocast_enabled
 _get_default_dtype = torch._C.get_default_dtype
 _deterministic_algorithms = torch._C._get_deterministic_algorithms
 _deterministic_warn_only = torch._C._get_deterministic_algorithms_warn_only
-_torch_function_stack_depth = torch._C._len_torch_function_stack
+_torch_dispatch_stack_depth = torch._C._len_torch_dispatch_stack
 
 
 def current_global_state() -> tuple:
@@ -269,7 +307,8 @@ def current_global_state() -> tuple:
         _autocast_now() if _is_any_autocast_enabled() else (),
         _get_default_dtype(),
         (deterministic, deterministic and _deterministic_warn_only()),
-        _torch_function_stack_depth(),
+        function_mode_kinds(),
+        _torch_dispatch_stack_depth(),
     )
 
 
