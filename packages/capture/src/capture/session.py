@@ -71,7 +71,18 @@ _captures = {"running": 0, "flag before": False}
 _captures_lock = threading.Lock()
 
 
+# Captures running on each thread: the flag answers for the process, this for one thread.
+_this_thread = threading.local()
+
+
+def capturing_on_this_thread() -> bool:
+    """Whether this thread is inside a capture (in code capture runs for real: a property, a
+    folded constant), rather than some other thread."""
+    return getattr(_this_thread, "captures", 0) > 0
+
+
 def _count_capture(change: int) -> None:
+    _this_thread.captures = max(getattr(_this_thread, "captures", 0) + change, 0)
     if not hasattr(torch.compiler, "_is_compiling_flag"):
         return
     with _captures_lock:

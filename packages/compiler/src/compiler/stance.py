@@ -7,7 +7,7 @@ import functools
 from typing import Callable
 
 import capture
-import torch
+import capture.session
 
 
 class set_stance:  # noqa: N801  (a function to its users, as torch.compiler.set_stance is)
@@ -30,7 +30,9 @@ class set_stance:  # noqa: N801  (a function to its users, as torch.compiler.set
             raise RuntimeError("non-default stance cannot have force_backend set")
         if skip_guard_eval_unsafe or force_backend is not None:
             raise NotImplementedError("set_stance: skip_guard_eval_unsafe and force_backend are not supported")
-        if torch.compiler.is_compiling():
+        # This thread's captures only (torch checks its thread's frame callback): the process-wide
+        # is_compiling() flag is on while any thread captures.
+        if capture.session.capturing_on_this_thread():
             raise RuntimeError("attempted to set_stance in a compiled region")
         self.stance = stance
         self.previous = capture.stance.set_stance(stance)
