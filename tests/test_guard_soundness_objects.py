@@ -5,6 +5,7 @@ See guard_soundness_harness."""
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import enum
 import types
@@ -259,6 +260,25 @@ def patches_of_special_methods():
             set_on_class(Number, "__getitem__", lambda self, index: -index))
 
 
+def fresh_abc():
+    """A new ABC and class per run: a registration cannot be undone."""
+
+    class Base(abc.ABC):
+        pass
+
+    class Thing:
+        pass
+
+    return types.SimpleNamespace(base=Base, obj=Thing())
+
+
+def checks_abc(state):
+    def fn(x):
+        return x + (1 if isinstance(state.obj, state.base) else 2) + (10 if issubclass(type(state.obj), (int, state.base)) else 20)
+
+    return fn
+
+
 def pair_reader(state):
     def fn(x):
         scale, shift = state.obj
@@ -288,6 +308,7 @@ OBJECT_CASES = [
     case("special_methods_patched_on_the_class", uses_special_methods(False), *patches_of_special_methods(), setup=holding(Number)),
     case("special_methods_patched_for_an_object_made_inside", uses_special_methods(True), *patches_of_special_methods(),
          setup=holding(Number), backends=("aot_eager",)),
+    case("abstract_base_class_registers_later", checks_abc, lambda s: s.base.register(type(s.obj)), setup=fresh_abc),
     case("property_backing_changed", reads("scale"), set_on("_scale", 3), set_on("_scale", 0.5), setup=holding(WithProperty)),
     case("property_replaced_on_the_class", reads("scale"), set_on_class(WithProperty, "scale", property(lambda self: -1)),
          set_on_class(WithProperty, "scale", 4), setup=holding(WithProperty)),

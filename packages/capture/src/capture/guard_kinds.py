@@ -32,6 +32,10 @@ code would.
 module guarded by its type, capture.wrap) another instance with hooks or a `forward` of its
 own (a patched instance), must not be served by that entry.
 
+`AbcRegistryUnchanged`: no abstract base class gained a registered subclass (`abc.get_cache_token()`
+is the token seen at capture): an `isinstance`/`issubclass` answered against an ABC
+(`Base.register(C)` later makes `isinstance(C(), Base)` true) holds until then.
+
 `GlobalModuleHooksMatch`: torch's global module hooks (`register_module_forward_hook`...) are
 the ones the trace saw, by handle id: a hook registered or removed later changes what every
 module call does.
@@ -39,6 +43,7 @@ module call does.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import sys
 
@@ -278,3 +283,30 @@ class NoExceptionHandled(Guard):
 def _no_exception_handled(guard: NoExceptionHandled, ctx: EmitContext) -> list:
     handled = f"{ctx.constant(sys.exception, 'sys_exception', 'sys.exception')}()"
     return [check(f"{handled} is not None", str(guard), handled)]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AbcRegistryUnchanged(Guard):
+    """`abc.get_cache_token() is token`: the token changes on every `ABC.register` call."""
+
+    token: object
+    priority = PRIORITY_OBJECT
+
+    @classmethod
+    def now(cls) -> AbcRegistryUnchanged:
+        return cls(abc.get_cache_token())
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is AbcRegistryUnchanged and other.token is self.token
+
+    def __hash__(self) -> int:
+        return hash((AbcRegistryUnchanged, id(self.token)))
+
+    def __str__(self) -> str:
+        return "no abstract base class has registered a subclass since capture"
+
+
+@emits(AbcRegistryUnchanged)
+def _abc_registry_unchanged(guard: AbcRegistryUnchanged, ctx: EmitContext) -> list:
+    token = f"{ctx.constant(abc.get_cache_token, 'abc_cache_token', 'abc.get_cache_token')}()"
+    return [check(must_be(token, ctx.constant(guard.token, "abc_token_seen", "the token seen at capture")), str(guard), token)]

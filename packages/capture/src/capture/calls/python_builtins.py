@@ -4,6 +4,7 @@ constructors are in container_builtins, `globals()`/`locals()` and friends in fr
 
 from __future__ import annotations
 
+import abc
 import builtins
 import functools
 import operator
@@ -12,6 +13,7 @@ import types
 import torch
 
 from ..errors import Unsupported, UserException
+from ..guard_kinds import AbcRegistryUnchanged
 from ..operators import binary, compare, unary
 from ..sources import HeldSource
 from ..values.base import NotConstant, Value
@@ -64,14 +66,35 @@ def _len(frame, args, kwargs):
 def _isinstance(frame, args, kwargs):
     obj, classes = args
     # Evaluated as the program would: `isinstance(x, 2)` is the program's TypeError.
-    return evaluate_constant_operation(frame, issubclass, (obj.python_type(), _constant(classes, "isinstance()'s second argument")))
+    classes = _constant(classes, "isinstance()'s second argument")
+    _guard_abc_answer(frame, classes)
+    return evaluate_constant_operation(frame, issubclass, (obj.python_type(), classes))
 
 
 @rule(issubclass)
 def _issubclass(frame, args, kwargs):
     cls, classes = args
     constants = (_constant(cls, "issubclass()'s first argument"), _constant(classes, "issubclass()'s second argument"))
+    _guard_abc_answer(frame, constants[1])
     return evaluate_constant_operation(frame, issubclass, constants)
+
+
+def _guard_abc_answer(frame, classes) -> None:
+    """An answer against an abstract base class holds only until some ABC registers another
+    subclass (what `Base.register(C)` changes is no type the trace guards)."""
+    if any(isinstance(cls, abc.ABCMeta) for cls in _class_tree(classes)):
+        frame.session.add_guard(AbcRegistryUnchanged.now())
+
+
+def _class_tree(classes):
+    """The classes of isinstance's second argument: a class, a union, or tuples of those."""
+    if isinstance(classes, tuple):
+        for item in classes:
+            yield from _class_tree(item)
+    elif isinstance(classes, types.UnionType):
+        yield from _class_tree(classes.__args__)
+    else:
+        yield classes
 
 
 @construct_rule(type)
