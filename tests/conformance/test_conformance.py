@@ -35,13 +35,13 @@ TIMEOUT_S = 20 if FULL else 6
 CASES = all_cases()
 
 KNOWN_WRONG = {
-    # An object made in the compiled function lives on past `del` while the compiled entry
-    # holds it for the resume function: its weakrefs stay alive and their callbacks wait.
+    # An object made in the compiled function lives on past `del` until the entry of the graph
+    # segment that deletes it returns: the tail-call chain (dispatcher, resume function,
+    # entry) holds its arguments for the whole call, and the trace reads the weak reference
+    # while its argument holds the object.
     "r3_weakref.ref_dead_after_del": "objects outlive `del` across a graph break (entry holds them)",
     "r3_weakref.ref_callback_runs_on_death": "objects outlive `del` across a graph break (entry holds them)",
     "r3_weakref.weak_value_entry_gone_after_del": "objects outlive `del` across a graph break (entry holds them)",
-    # WeakKeyDictionary/WeakValueDictionary methods traced piecewise around weakref.ref breaks.
-    "r3_weakref.weak_key_dictionary_lookup": "WeakKeyDictionary traced around weakref.ref graph breaks loses an entry",
     # An lru_cache'd function's calls are inlined (as TorchDynamo does): its cache is not filled.
     "r3_deco.lru_cache_on_size_function": "lru_cache statistics do not count inlined calls",
 }

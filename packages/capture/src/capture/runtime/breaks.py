@@ -46,6 +46,7 @@ from ..values.own_frame import own_frame_function
 from ..values.modules import has_hooks
 from ..values.objects import NullValue
 from .compilation import GraphBreak
+from .held_locals import is_held
 from .hooked_tensors import mark_observed_tensor
 from .native_steps import NATIVE_STEPS, NativeStep, Slot
 from .shallow_disable import frame_only_runner
@@ -107,7 +108,8 @@ def _did_work(result) -> bool:
 
 class _BreakPlan:
     """What the stopped frame hands on: the instruction to run natively (unless breaking
-    before it), the stack slots and the live locals, and how to write the entry's tail."""
+    before it), the stack slots, the live locals and the dead ones whose objects eager still
+    holds (capture.runtime.held_locals), and how to write the entry's tail."""
 
     def __init__(self, cache: CodeCache, point: BreakPoint):
         self.cache = cache
@@ -119,6 +121,7 @@ class _BreakPlan:
         self.snapshot: StackSnapshot | None = None
         self.offset: int | None = None  # where in the original code the frame stopped
         self.locals: dict = {}
+        self.held: set[str] = set()
 
     # --- what the graph must produce --------------------------------------------------------------
     def live_values(self, snapshot: StackSnapshot, session) -> list:
@@ -137,7 +140,10 @@ class _BreakPlan:
         bound = dict(snapshot.locals)
         # Cell variables are handed on as cells (capture.bytecode.resume).
         bound.update((name, snapshot.cells[name]) for name in self.original.co_cellvars if name in snapshot.cells)
-        self.locals = {name: bound[name] for name in live_locals(self.original, offset) if name in bound}
+        live = live_locals(self.original, offset)
+        self.held = {name for name in self.original.co_varnames if name in bound and is_held(bound[name])}
+        self.locals = {name: bound[name] for name in live if name in bound}
+        self.locals.update((name, bound[name]) for name in self.original.co_varnames if name in self.held)
         stack = [v for v in snapshot.stack if not isinstance(v, (NullValue, ContextExit))]
         return stack + list(self.locals.values())
 
@@ -238,7 +244,11 @@ class _BreakPlan:
         return rebuilt, lines
 
     def _resume_call(self, writer, offset: int, slots: list[Slot], locals_: dict[str, str]) -> str:
-        live = tuple(name for name in live_locals(self.original, offset) if name in locals_)
+        # The locals read from `offset` on, and the objects eager's frame still holds, read
+        # again or not (capture.runtime.held_locals): the resume function drops one when it
+        # rebinds the name.
+        reads = live_locals(self.original, offset)
+        live = tuple(name for name in locals_ if name in reads or name in self.held)
         code = resume_code(self.original, offset, tuple(slot.kind for slot in slots), live)
         target = self.cache.compilation.resume_cache(self.cache.original, code)
         if entry_log.isEnabledFor(logging.DEBUG) and not target.entries:

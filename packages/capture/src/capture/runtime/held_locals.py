@@ -1,0 +1,44 @@
+"""Dead locals a graph break hands on anyway, because eager's frame still holds them.
+
+CPython keeps every local alive until the name is rebound, deleted or the function returns,
+whether or not it is read again. A break hands the resume function only what it reads, so an
+object held by a dead local alone died when the compiled entry returned: a WeakKeyDictionary
+lost its key (`d[a] = 1; d[b] = 2; return len(d)` gave 1), a weak reference went dead and its
+callback ran, `__del__` ran early. Objects whose lifetime cannot show (tensors, whose memory a
+break should free early as torch.compile's does, numbers, strings) and values the entry could
+not rebuild cheaply stay behind, as before.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..sources import HeldSource
+from ..values.base import Value
+from ..values.constant import ConstantValue
+from ..values.lazy import LazyInput
+from ..values.new_objects import NewObjectValue
+from ..values.objects import ObjectValue
+from ..values.symbolic import SymValue
+from ..values.tensor import TensorValue
+
+# Objects no weak reference or finalizer can watch, or that live as long as the program.
+_LIFETIME_UNSEEN = (
+    int, float, complex, str, bytes, bool, type(None), range, slice, type, torch.Tensor,
+    torch.dtype, torch.device, torch.Size, torch.memory_format, torch.layout,
+)
+
+
+def is_held(value: Value) -> bool:
+    """An object that existed before the call, read through its source, or one made while
+    tracing whose attributes the entry can rebuild; either can be watched."""
+    if isinstance(value, (LazyInput, ObjectValue)):
+        source = value.source
+        return source is not None and not isinstance(source, HeldSource) and not isinstance(value.obj, _LIFETIME_UNSEEN)
+    return type(value) is NewObjectValue and all(_rebuildable(v) for v in value.inner_values())
+
+
+def _rebuildable(value: Value) -> bool:
+    if isinstance(value, (TensorValue, SymValue, ConstantValue)):
+        return True
+    return is_held(value)
