@@ -10,6 +10,8 @@ where nothing is timed: tests of the choice replace the timer."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import torch.fx
@@ -349,16 +351,27 @@ def test_timed_choice_is_cached_in_memory_and_on_disk(fake_timing, monkeypatch):
     assert len(fake_timing.calls) == 1
 
 
-def test_an_unreadable_stored_choice_is_timed_again(fake_timing):
+_DAMAGED_CHOICES = {
+    "an older format": lambda text: text.replace('"block_m"', '"block_rows"'),
+    "not a table": lambda text: "[]",  # crashed every later compile of a matmul
+    "a config the code does not make": lambda text: re.sub(r'"block_k": \d+', '"block_k": 3', text),  # ran it
+}
+
+
+@pytest.mark.parametrize("damage", sorted(_DAMAGED_CHOICES))
+def test_an_unusable_stored_choice_is_timed_again(fake_timing, damage):
     triton = {"cpu_backend": "triton"} if DEVICE == "cpu" else {}
     inputs = operands("mm", torch.float32)
     compile_matmul("mm", inputs, max_autotune=True, **triton)
     path = matmul_autotune._choices_path()
-    path.write_text(path.read_text().replace('"block_m"', '"block_rows"'))  # an older format, say
+    path.write_text(_DAMAGED_CHOICES[damage](path.read_text()))
     matmul_autotune._chosen.clear()
     neg_of_mm = torch.fx.symbolic_trace(lambda a, b, bias: (aten.neg.default(aten.mm.default(a, b)),))
     compiled = inductor.compile_aten_graph(neg_of_mm, list(inputs), options={"max_autotune": True, **triton})
     assert TEMPLATE_CALL in compiled.source and len(fake_timing.calls) == 2
+    assert "block_k=3" not in compiled.source
+    a, b, bias = operands("mm", torch.float32)
+    torch.testing.assert_close(compiled(a, b, bias)[0], -(a @ b), rtol=1e-4, atol=1e-4)
 
 
 def test_aten_wins_when_it_times_fastest(fake_timing):

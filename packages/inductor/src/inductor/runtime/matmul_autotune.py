@@ -124,11 +124,11 @@ def choose(problem: MatmulProblem, backends: str) -> MatmulConfig | None:
     with _lock:
         if key in _chosen:
             return _chosen[key]
-        stored = _stored_choice(key)
+        candidates = ([ATEN] if ATEN in allowed else []) + matmul_configs(*problem.mnk)
+        stored = _stored_choice(key, candidates)
         if stored is not None:
             _chosen[key] = None if stored == ATEN else stored
             return _chosen[key]
-        candidates = ([ATEN] if ATEN in allowed else []) + matmul_configs(*problem.mnk)
         timings = time_choices(problem, candidates)
         best_ms, best = min(zip(timings, candidates), key=lambda pair: pair[0])
         if math.isinf(best_ms):  # nothing ran (out of memory, every config rejected): aten's call
@@ -194,23 +194,25 @@ def _choices_path():
     return cache.cache_dir() / "autotune" / "matmul.json"
 
 
-def _stored_choice(key: str) -> str | MatmulConfig | None:
-    """ATEN or the config stored for `key`; None if there is none, or none this code can read
-    (an entry of an older config format is timed again and overwritten)."""
+def _stored_choice(key: str, candidates: list) -> str | MatmulConfig | None:
+    """ATEN or the config stored for `key`, if it is one of `candidates`; else None: there is
+    none, or none this code would choose (an entry of an older config format, a file edited
+    or damaged) and it is timed again and overwritten."""
     stored = _stored_choices().get(key)
-    if stored == ATEN:
-        return ATEN
-    try:
-        return MatmulConfig(**stored)
-    except TypeError:
-        return None
+    if stored != ATEN:
+        try:
+            stored = MatmulConfig(**stored)
+        except TypeError:
+            return None
+    return stored if stored in candidates else None
 
 
 def _stored_choices() -> dict:
     try:
-        return json.loads(_choices_path().read_text())
+        choices = json.loads(_choices_path().read_text())
     except (OSError, ValueError):
         return {}
+    return choices if isinstance(choices, dict) else {}
 
 
 def _store_choice(key: str, choice) -> None:

@@ -281,8 +281,8 @@ class TritonLauncher:
         options = triton_configs.distinct(rows)
         key = _tuning_key(device, bucket)
         stored_choices = self._stored_choices()
-        if stored := stored_choices.get(key):
-            return Config(**stored)
+        if (stored := _stored_config(stored_choices.get(key), options)) is not None:
+            return stored
         row = self.tuned_row if self.tuned_row is not None else stored_choices.get(self._row_key(device))
         if len(options) == 1 or (isinstance(row, int) and 0 <= row < len(rows)):
             return self._covering(options[0] if len(options) == 1 else rows[row])
@@ -351,9 +351,10 @@ class TritonLauncher:
     def _stored_choices(self) -> dict:
         path = self._choices_path()
         try:
-            return json.loads(path.read_text())
+            choices = json.loads(path.read_text())
         except (OSError, ValueError):
             return {}
+        return choices if isinstance(choices, dict) else {}
 
     def _store_choices(self, entries: dict) -> None:
         choices = self._stored_choices()
@@ -362,6 +363,20 @@ class TritonLauncher:
             cache.write_atomic(self._choices_path(), json.dumps(choices, indent=1, sort_keys=True))
         except OSError as error:  # a read-only cache: the choice holds for this process only
             log.info("inductor: could not store the block sizes chosen for %s (%s)", self.name, error)
+
+
+def _stored_config(stored, options: list[Config]) -> Config | None:
+    """The config stored for a size bucket if it is one of the candidates made now. The file
+    is outside its entry's manifest (written after it, by whoever times first): one edited,
+    damaged or written by code that sized its configs otherwise is timed again, never used (a
+    persistent reduction's RBLOCK below its length summed part of each row)."""
+    if not isinstance(stored, dict):
+        return None
+    try:
+        config = Config(**stored)
+    except TypeError:
+        return None
+    return config if config in options else None
 
 
 WARMUP_MS, REPEAT_MS = 5, 20
