@@ -77,6 +77,34 @@ def test_registered_backend_receives_graph_and_example_inputs():
     assert placeholder.meta["example_value"].shape == x.shape
 
 
+def test_default_backend_is_settable_and_resets_to_inductor():
+    seen = []
+
+    def recording_default(gm, example_inputs):
+        seen.append(gm)
+        return gm.forward
+
+    assert compiler.get_default_backend() == "inductor"
+    compiler.set_default_backend(recording_default)
+    try:
+        assert compiler.get_default_backend() is recording_default
+        compiled = compiler.compile(lambda x: x.sin() + 1, name="sine")
+        explicit = compiler.compile(lambda x: x.cos(), backend="eager")
+        for size in (3, 3, 5):
+            x = torch.randn(size)
+            torch.testing.assert_close(compiled(x), x.sin() + 1)
+            torch.testing.assert_close(explicit(x), x.cos())
+        # The default compiled the first function's graphs; `backend=` wins for the second.
+        assert seen and all("sin" in gm.code and "cos" not in gm.code for gm in seen)
+        compiler.set_default_backend("eager")
+        assert compiler.get_default_backend() == "eager"
+    finally:
+        compiler.set_default_backend(None)
+    assert compiler.get_default_backend() == "inductor"
+    with pytest.raises(TypeError, match="string or callable"):
+        compiler.set_default_backend(3)
+
+
 def test_backend_callable_directly():
     compiled = compiler.compile(lambda x: x + 1, backend=lambda gm, inputs: gm.forward)
     torch.testing.assert_close(compiled(torch.zeros(2)), torch.ones(2))

@@ -1,7 +1,7 @@
 """The public compiler namespace: torch.compile and torch.compiler, built from our packages.
 
-`compile(model, backend=...)` is torch.compile; `register_backend`, `list_backends` manage
-backends; `reset` forgets compiled code; `set_stance` says what compiled functions do on a call
+`compile(model, backend=...)` is torch.compile; `register_backend`, `list_backends`,
+`set_default_backend` manage backends; `reset` forgets compiled code; `set_stance` says what compiled functions do on a call
 (force eager, fail on recompile, ...); `config` holds the settings a user may change;
 `mark_dynamic` / `maybe_mark_dynamic` / `mark_static` steer symbolic sizes; `disable`,
 `allow_in_graph`, `substitute_in_graph`, `assume_constant_result` say how to treat a function;
@@ -34,7 +34,7 @@ from .api import (
     mark_unbacked,
     reset,
 )
-from .backends import list_backends, lookup_backend, register_backend
+from .backends import get_default_backend, list_backends, lookup_backend, register_backend, set_default_backend
 from .cache_artifacts import CacheInfo, load_cache_artifacts, save_cache_artifacts
 from .errors import CompilerError, InvalidBackend
 from .explain import ExplainOutput, explain
@@ -60,6 +60,7 @@ __all__ = [
     "cudagraph_mark_step_begin",
     "disable",
     "explain",
+    "get_default_backend",
     "is_compiling",
     "is_dynamo_compiling",
     "is_exporting",
@@ -74,6 +75,7 @@ __all__ = [
     "report",
     "reset",
     "save_cache_artifacts",
+    "set_default_backend",
     "set_logs",
     "set_stance",
     "substitute_in_graph",

@@ -11,11 +11,8 @@ from typing import Callable
 import capture
 import torch
 
-from .backends import lookup_backend
+from .backends import get_default_backend, lookup_backend
 from .report import profiled_for_process_report, reported, reporting_backend
-
-DEFAULT_BACKEND = "inductor"
-
 
 def _accepts_keyword(fn: Callable, name: str) -> bool:
     try:
@@ -56,9 +53,10 @@ def compile(
     *,
     fullgraph: bool = False,
     dynamic: bool | None = None,
-    backend: str | Callable = DEFAULT_BACKEND,
+    backend: str | Callable | None = None,
     mode: str | None = None,
     options: dict | None = None,
+    name: str | None = None,
     disable: bool = False,
     report: str | os.PathLike | None = None,
 ):
@@ -76,20 +74,26 @@ def compile(
     of the graph, so new values do not recompile. Module instances of the same structure
     share compiled entries (their parameters are graph inputs).
 
+    `backend=None` is the default backend (`set_default_backend`; "inductor" unless changed).
+    `name` is accepted as torch.compile's is (its tools may show it on debug metadata); none of
+    ours shows it yet.
+
     `report="path.html"` writes a one-file HTML compile report after every call
     (compiler.report); `COMPILER_REPORT=dir` writes one for the whole process;
     `COMPILER_REPORT_PROFILE=1` adds each generated kernel's time to either.
     """
     if model is None:
         return lambda fn: compile(
-            fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable,
-            report=report,
+            fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, name=name,
+            disable=disable, report=report,
         )
     if disable:
         return model
+    if backend is None:
+        backend = get_default_backend()
     compiler_fn = with_mode_and_options(lookup_backend(backend), mode, options)
-    name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
-    compiled = capture.optimize(model, reporting_backend(compiler_fn, name), fullgraph=fullgraph, dynamic=dynamic)
+    backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
+    compiled = capture.optimize(model, reporting_backend(compiler_fn, backend_name), fullgraph=fullgraph, dynamic=dynamic)
     return profiled_for_process_report(compiled) if report is None else reported(compiled, report)
 
 

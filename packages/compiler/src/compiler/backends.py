@@ -20,6 +20,22 @@ _BUILTIN = {
     "inductor": "inductor:compile_fx",
 }
 _REGISTERED: dict[str, Callable] = {}
+# What `compile` uses when no `backend=` is given (torch.compiler.set_default_backend).
+_DEFAULT = "inductor"
+_default: list = [_DEFAULT]
+
+
+def set_default_backend(backend: str | Callable | None) -> None:
+    """Make `backend` (a name or a callable) what `compile` uses when given no `backend=`;
+    None restores "inductor". A name is checked when `compile` looks it up, as torch's is."""
+    if backend is not None and not isinstance(backend, str) and not callable(backend):
+        raise TypeError(f"backend must be a string or callable, got {type(backend)}")
+    _default[0] = _DEFAULT if backend is None else backend
+
+
+def get_default_backend() -> str | Callable:
+    """The backend `compile` uses when given no `backend=` (initially "inductor")."""
+    return _default[0]
 
 
 def register_backend(compiler_fn: Callable | None = None, name: str | None = None):
