@@ -18,6 +18,7 @@ from .dynamic import mark_dynamic, mark_static, mark_unbacked, maybe_mark_dynami
 from .errors import CaptureError, Unsupported
 from .export import ExportedProgram, ExportGuardError, export
 from .markers import allow_in_graph, disable
+from .numpy_wrapping import wrap_numpy
 from .optimize import OptimizedModule, optimize
 from .runtime import reset
 from .stance import RecompileError
@@ -45,4 +46,5 @@ __all__ = [
     "reset",
     "stance",
     "substitute_in_graph",
+    "wrap_numpy",
 ]

@@ -1,10 +1,12 @@
 """The public compiler namespace: torch.compile and torch.compiler, built from our packages.
 
 `compile(model, backend=...)` is torch.compile; `register_backend`, `list_backends`,
-`set_default_backend` manage backends; `reset` forgets compiled code; `set_stance` says what compiled functions do on a call
-(force eager, fail on recompile, ...); `config` holds the settings a user may change;
+`set_default_backend` manage backends; `reset` forgets compiled code; `set_stance` says what
+compiled functions do on a call (force eager, fail on recompile, ...); `config` holds the
+settings a user may change;
 `mark_dynamic` / `maybe_mark_dynamic` / `mark_static` steer symbolic sizes; `disable`,
-`allow_in_graph`, `substitute_in_graph`, `assume_constant_result` say how to treat a function;
+`allow_in_graph`, `substitute_in_graph`, `assume_constant_result` say how to treat a function
+(`wrap_numpy` makes a NumPy function one of tensors);
 `is_compiling` / `is_dynamo_compiling` / `is_exporting` tell code whether it is being traced;
 `explain(fn)(*args)` reports graphs and graph breaks; `report(fn, "r.html")(*args)` (or
 `COMPILER_REPORT=dir`) writes a one-file HTML compile report; `set_logs` (or `COMPILER_LOGS=...`)
@@ -22,6 +24,7 @@ from capture import (
     mark_static,
     maybe_mark_dynamic,
     substitute_in_graph,
+    wrap_numpy,
 )
 
 from . import logs, progress, report as _report_module
@@ -79,4 +82,5 @@ __all__ = [
     "set_logs",
     "set_stance",
     "substitute_in_graph",
+    "wrap_numpy",
 ]

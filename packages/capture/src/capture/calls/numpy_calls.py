@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ..errors import Unsupported
+from ..numpy_wrapping import tensor_as_array
 from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.factory import constant_args, evaluate_constant_operation
@@ -75,6 +76,12 @@ def _tensor_numpy(frame, args, kwargs):
         if fake.device.type != "cpu":
             tensor = frame.session.graph.call_method(frame, "cpu", [tensor], {})
     return NdarrayValue(tensor)
+
+
+@rule(tensor_as_array)
+def _wrapped_tensor_as_array(frame, args, kwargs):
+    """wrap_numpy's conversion: the array is the tensor, gradients and device included."""
+    return NdarrayValue(args[0])
 
 
 @rule(torch.from_numpy)
