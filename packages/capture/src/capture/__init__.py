@@ -22,7 +22,7 @@ from .numpy_wrapping import wrap_numpy
 from .optimize import OptimizedModule, optimize
 from .runtime import reset
 from .stance import RecompileError
-from .substitutes import assume_constant_result, substitute_in_graph
+from .substitutes import assume_constant_result, nested_compile_region, substitute_in_graph
 
 __all__ = [
     "CaptureError",
@@ -42,6 +42,7 @@ __all__ = [
     "mark_unbacked",
     "mark_static",
     "maybe_mark_dynamic",
+    "nested_compile_region",
     "optimize",
     "reset",
     "stance",

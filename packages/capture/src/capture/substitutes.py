@@ -7,6 +7,10 @@ same; called outside capture, the returned function runs `original`.
 and its result is a constant of the graph (no guard checks it later: the user vouches for it).
 A function carrying torch.compile's mark for it (`fn._dynamo_marked_constant = True`, as
 transformers marks its install probes) is treated the same, unregistered.
+`nested_compile_region(fn)`: torch.compiler's mark for a region compiled once and reused; here
+the region is traced inline at every call, as without the mark (torch's own mark, set by
+`torch.compiler.nested_compile_region`, is read the same way). Reusing one compiled region is
+not implemented: the mark changes nothing but the code it lets run.
 `forbid_tracing(target, reason)`: reaching a call of `target` while tracing is an error.
 
 Both register a call rule (capture.calls.registry), as capture's own rules for builtins are.
@@ -18,7 +22,7 @@ import functools
 import inspect
 from typing import Callable
 
-from .calls.registry import MARK_RULES, construct_rule, rule
+from .calls.registry import MARK_RULES, construct_rule, rule, rule_named
 from .errors import CaptureError, Unsupported
 from .values.factory import constant_args, evaluate_constant_operation
 
@@ -95,6 +99,54 @@ def _evaluated_now(fn: Callable) -> Callable:
 # probes (`is_mambapy_available`, which calls importlib.util.find_spec): traced, find_spec read
 # sys.modules while imports changed it (Zamba, VITS, NLLB-MoE).
 MARK_RULES["_dynamo_marked_constant"] = _evaluated_now
+
+
+# The attribute torch's mark_compile_region sets on its wrapper: the function it wraps.
+_REGION_MARK = "__marked_compile_region_fn__"
+
+
+def nested_compile_region(fn: Callable | None = None, *, options=None, max_reuse_entries: int = 8,
+                          reuse_hash_fn: Callable | None = None):
+    """torch.compiler.nested_compile_region: `fn` marked as a region to compile once and reuse
+    (usable as a decorator with or without arguments). Called eagerly it is `fn`; traced, it is
+    inlined like any function. `options`, `max_reuse_entries` and `reuse_hash_fn` are accepted
+    for torch's signature: region reuse is not implemented."""
+    if fn is None:
+        return functools.partial(
+            nested_compile_region, options=options, max_reuse_entries=max_reuse_entries, reuse_hash_fn=reuse_hash_fn
+        )
+
+    @functools.wraps(fn)
+    def region(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    setattr(region, _REGION_MARK, fn)
+    return region
+
+
+def _inlined_region(wrapper: Callable) -> Callable:
+    """The rule for a nested compile region's wrapper (ours or torch's, whose body calls a
+    placeholder that raises while compiling): trace the function it marks."""
+    fn = wrapper
+    while getattr(fn, _REGION_MARK, None) is not None:
+        fn = getattr(fn, _REGION_MARK)
+
+    def trace_region(frame, args, kwargs):
+        return frame.session.wrap(fn, None).call(frame, list(args), dict(kwargs))
+
+    return trace_region
+
+
+MARK_RULES[_REGION_MARK] = _inlined_region
+
+
+@rule_named("torch._higher_order_ops.invoke_subgraph.invoke_subgraph_placeholder")
+def _region_placeholder(frame, args, kwargs):
+    """torch's region wrapper calls `invoke_subgraph_placeholder(fn, *args)`, which raises while
+    compiling; reached when the wrapper runs as its own frame (a graph break inside the region):
+    trace `fn(*args)`."""
+    fn, *rest = args
+    return fn.call(frame, rest, dict(kwargs))
 
 
 def forbid_tracing(target: Callable, reason: str) -> None:

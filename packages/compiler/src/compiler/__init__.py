@@ -6,7 +6,8 @@ compiled functions do on a call (force eager, fail on recompile, ...); `config` 
 settings a user may change;
 `mark_dynamic` / `maybe_mark_dynamic` / `mark_static` steer symbolic sizes; `disable`,
 `allow_in_graph`, `substitute_in_graph`, `assume_constant_result` say how to treat a function
-(`wrap_numpy` makes a NumPy function one of tensors);
+(`wrap_numpy` makes a NumPy function one of tensors; `nested_compile_region` is accepted and
+inlined);
 `is_compiling` / `is_dynamo_compiling` / `is_exporting` tell code whether it is being traced;
 `explain(fn)(*args)` reports graphs and graph breaks; `report(fn, "r.html")(*args)` (or
 `COMPILER_REPORT=dir`) writes a one-file HTML compile report; `set_logs` (or `COMPILER_LOGS=...`)
@@ -23,6 +24,7 @@ from capture import (
     mark_dynamic,
     mark_static,
     maybe_mark_dynamic,
+    nested_compile_region,
     substitute_in_graph,
     wrap_numpy,
 )
@@ -74,6 +76,7 @@ __all__ = [
     "mark_static",
     "mark_unbacked",
     "maybe_mark_dynamic",
+    "nested_compile_region",
     "register_backend",
     "report",
     "reset",

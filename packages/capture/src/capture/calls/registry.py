@@ -14,11 +14,14 @@ from .signatures import RULE_ACCEPTS, parse_signature
 
 CALL_RULES: dict[Any, Callable] = {}
 # Rules for functions of modules capture must not import (torch._dynamo: the boundary in
-# DESIGN.md), keyed by `module.qualname`; code written for torch.compile calls them.
+# DESIGN.md) or need not import until user code has, keyed by `module.qualname`; code written
+# for torch.compile calls them.
 NAMED_RULES: dict[str, Callable] = {}
+_NAMED_RULE_MODULES = ("torch._dynamo", "torch._higher_order_ops.invoke_subgraph")
 CONSTRUCT_RULES: dict[type, tuple[Callable, bool]] = {}
 # Rules for functions carrying a mark rather than a registration (attribute name -> the rule
-# for a marked function), as code written for torch.compile marks them.
+# for a function whose attribute is set, neither None nor False), as code written for
+# torch.compile marks them.
 MARK_RULES: dict[str, Callable[[Any], Callable]] = {}
 
 
@@ -65,10 +68,10 @@ def rule_for(fn: Any) -> Callable | None:
         if handler is not None:
             return handler
         for mark, rule_of_marked in MARK_RULES.items():
-            if getattr(fn, mark, False) is True:
+            if getattr(fn, mark, None) not in (None, False):
                 return rule_of_marked(fn)
         module = getattr(fn, "__module__", None)
-        if module is not None and module.startswith("torch._dynamo"):
+        if module is not None and module.startswith(_NAMED_RULE_MODULES):
             handler = NAMED_RULES.get(f"{module}.{getattr(fn, '__qualname__', '')}")
             if handler is not None:
                 return handler
