@@ -8,7 +8,7 @@ import sympy
 import torch
 
 from .input_symbols import hint_of
-from .ir import Layout
+from .ir import Layout, ReinterpretView, storage_of
 
 
 def memory_order(val) -> list[int] | None:
@@ -41,6 +41,18 @@ def dense_strides(sizes, order) -> tuple:
         strides[d] = span
         span = span * sizes[d]
     return tuple(strides)
+
+
+def with_dense_strides(value, order):
+    """`value`, a buffer or view dense in `order`, viewed with exactly `dense_strides`: a size-1
+    dim's stride is free in our layouts (a batch of one is viewed at stride 0), but aten reads
+    a stride-0 batch as row-major (a convolution then copies a channels-last input back and
+    runs its row-major kernel), and a graph reading the tensor later expects these strides."""
+    strides = dense_strides(value.size, order)
+    if all(sympy.expand(a - b) == 0 for a, b in zip(value.layout.stride, strides)):
+        return value
+    return ReinterpretView(storage_of(value), Layout(value.device, value.dtype, tuple(value.size), strides,
+                                                     value.layout.offset))
 
 
 def strided_in_order(layout: Layout, order: list[int]) -> bool:

@@ -21,7 +21,9 @@ from .ir import (
 from .layout_optimization import saved_output_orders
 from .lowering.matmul_padding import is_padded_slice
 from .lowering.views import strided_view
-from .memory_order import dense_in_order, memory_order, strided_in_order, strides_match, strides_to_keep
+from .memory_order import (
+    dense_in_order, memory_order, strided_in_order, strides_match, strides_to_keep, with_dense_strides,
+)
 from .ops import DependencyCollector, use_handler
 from .sizes import loop_vars
 
@@ -60,11 +62,11 @@ class OutputLayouts:
 
     def _in_saved_order(self, value, order):
         """A saved activation dense in `order`, the layout its backward was compiled to read."""
-        if isinstance(value, (Buffer, ReinterpretView)):
-            if dense_in_order(value.layout.size, value.layout.stride, order):
-                return value
-            value = Pointwise(value.device, value.dtype, value.size, value.make_loader())
-        return self.realize_in_memory_order(value, order)
+        if not isinstance(value, (Buffer, ReinterpretView)):
+            value = self.realize_in_memory_order(value, order)
+        elif not dense_in_order(value.layout.size, value.layout.stride, order):
+            value = self.realize_in_memory_order(Pointwise(value.device, value.dtype, value.size, value.make_loader()), order)
+        return with_dense_strides(value, order)
 
     def _view_in_traced_order(self, value, node):
         """An output that is a view of a buffer computed here, with its dims in memory in

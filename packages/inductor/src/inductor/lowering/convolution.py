@@ -20,7 +20,7 @@ import torch
 from ..context import current_graph
 from ..ir import Buffer, Pointwise, ReinterpretView
 from ..layout_optimization import CHANNELS_LAST
-from ..memory_order import dense_in_order
+from ..memory_order import dense_in_order, with_dense_strides
 from . import LOWERINGS, register_lowering
 from .extern import EXTERN_OVERLOADS, extern_call
 from .views import view
@@ -53,11 +53,12 @@ def _activations_laid_out(value):
     graph = current_graph()
     if graph.current_node not in graph.channels_last or len(value.size) != 4:
         return value, None
-    if isinstance(value, (Buffer, ReinterpretView)):
-        if dense_in_order(value.layout.size, value.layout.stride, CHANNELS_LAST):
-            return value, _channels_last_outputs(graph.current_val())
-        value = Pointwise(value.device, value.dtype, value.size, value.make_loader())  # a copy: the stem's input
-    return graph.realize_in_memory_order(value, list(CHANNELS_LAST)), _channels_last_outputs(graph.current_val())
+    if not isinstance(value, (Buffer, ReinterpretView)):
+        value = graph.realize_in_memory_order(value, list(CHANNELS_LAST))
+    elif not dense_in_order(value.layout.size, value.layout.stride, CHANNELS_LAST):
+        copy = Pointwise(value.device, value.dtype, value.size, value.make_loader())  # the stem's input
+        value = graph.realize_in_memory_order(copy, list(CHANNELS_LAST))
+    return with_dense_strides(value, CHANNELS_LAST), _channels_last_outputs(graph.current_val())
 
 
 def _channels_last_outputs(val):
