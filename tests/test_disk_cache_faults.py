@@ -86,6 +86,12 @@ def _foreign_library(path: pathlib.Path) -> None:
     manifest.write_text(json.dumps(recorded))
 
 
+def _entry_replaced_by_a_file(path: pathlib.Path) -> None:
+    """A file where the entry's folder belongs: no writer could put the entry in place."""
+    shutil.rmtree(path.parent)
+    path.parent.write_text("not an entry")
+
+
 FAULTS = {
     "wrapper truncated": ("graphs/*/wrapper.py", _truncate),
     "wrapper random bytes": ("graphs/*/wrapper.py", _randomize),
@@ -95,6 +101,9 @@ FAULTS = {
     "library refused by the loader": ("cpp/*/kernel.so", _foreign_library),  # failed every later process
     "manifest removed": ("graphs/*/manifest.json", pathlib.Path.unlink),
     "kernel list truncated": ("graphs/*/kernels.json", _truncate),
+    # Each failed every later process (NotADirectoryError committing the rebuilt entry).
+    "library folder replaced by a file": ("cpp/*/kernel.so", _entry_replaced_by_a_file),
+    "graph folder replaced by a file": ("graphs/*/wrapper.py", _entry_replaced_by_a_file),
 }
 
 

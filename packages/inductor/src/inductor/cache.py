@@ -147,7 +147,11 @@ def entry(kind: str, key: str) -> pathlib.Path | None:
     or skipped in a read-only folder, and reported once)."""
     for root in _roots():
         folder = root / kind / key
-        if not folder.is_dir() or folder in _skipped:
+        if folder in _skipped:
+            continue
+        if not folder.is_dir():
+            if _occupied(folder):  # a stray file where the entry's folder belongs: no writer could commit
+                discard(folder, "it is a file, not an entry folder")
             continue
         if folder in _verified:
             return folder
@@ -186,8 +190,16 @@ def _remove_entry(folder: pathlib.Path) -> bool:
         return True  # another process removed it first
     except OSError:
         return False
-    shutil.rmtree(trash, ignore_errors=True)
+    if trash.is_dir() and not trash.is_symlink():
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        _remove_quietly(trash)
     return True
+
+
+def _occupied(path: pathlib.Path) -> bool:
+    """Whether something that is not a folder (a file, a dangling link) is at `path`."""
+    return path.is_symlink() or path.exists()
 
 
 def staging(kind: str) -> pathlib.Path:
@@ -218,7 +230,10 @@ def commit(kind: str, key: str, folder: pathlib.Path) -> pathlib.Path:
             return target
         except OSError:
             if not target.is_dir():
-                raise
+                if not _occupied(target):
+                    raise
+                discard(target, "it is a file, not an entry folder")
+                continue
         # Another thread or process committed this key first: keep theirs if it is intact.
         reason = _damage(target)
         if reason is None:
