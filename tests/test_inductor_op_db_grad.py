@@ -101,6 +101,10 @@ GRAD_TOLERANCE_OVERRIDES: dict[tuple[str, torch.dtype], dict[str, float]] = {
     # batch): eager's are up to 1.7e-4 off float64 and ours as far, in other elements; one of
     # ours, -0.354, was 1.8e-5 off eager where eager happens to be within 1e-6 of float64.
     ("linalg.householder_product", torch.float32): {"rtol": 1e-5, "atol": 2e-4},
+    # The input's gradient is weight.T @ (softmax - one_hot) of bf16 terms up to ~0.6 that cancel to
+    # ~0.03 (op_db's sample 3: input (8,), weight (8, 8)): eager's is up to 1.8e-3 off float64,
+    # ours as far, in other elements (ours is the closer one in most).
+    ("nn.functional.linear_cross_entropy", torch.bfloat16): {"rtol": 1.6e-2, "atol": 2e-3},
 }
 
 
