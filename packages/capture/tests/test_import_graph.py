@@ -25,7 +25,10 @@ SOURCE = pathlib.Path(capture.__file__).resolve().parent
 # The layers between the interpreter (on top) and values: what the interpreter runs values with.
 MIDDLE = ("capture.calls", "capture.operators", "capture.wrap", "capture.graph")
 # What values may import besides each other: modules that import nothing of capture's above.
-BELOW_VALUES = {"capture.errors", "capture.sources", "capture.markers", "capture.module_call", "capture.guard_kinds"}
+BELOW_VALUES = {
+    "capture.errors", "capture.sources", "capture.markers", "capture.module_call", "capture.guard_kinds",
+    "capture.numpy_wrapping",
+}
 
 
 def _module_names(root: pathlib.Path) -> dict[str, pathlib.Path]:

@@ -49,3 +49,13 @@ def test_our_mark_is_a_no_op_eagerly():
     x, w = torch.randn(3, 3), torch.randn(3, 3)
     torch.testing.assert_close(marked(x, w), _block(x, w))
     assert marked.__name__ == "_block"
+
+
+def test_a_torch_closure_the_graph_cannot_name_is_traced_into():
+    """The mechanism behind the crash: a Python function of torch that FX's printed name
+    (`module.name`) does not lead back to is interpreted, not recorded as one call."""
+    from capture.calls.torch_ops import is_torch_operation
+
+    wrapper = torch.compiler.nested_compile_region(_block)
+    assert not is_torch_operation(wrapper)
+    assert is_torch_operation(torch.nn.functional.gelu) and is_torch_operation(torch.nn.functional.max_pool2d)

@@ -9,10 +9,13 @@ functional calls they make.
 
 from __future__ import annotations
 
+import functools
+import sys
 import types
 from typing import Any
 
 import torch
+from torch.fx.node import _get_qualified_name
 
 from ..errors import Unsupported
 from ..values.base import Value
@@ -65,11 +68,31 @@ def is_torch_operation(fn: Any) -> bool:
         # The module the code lives in: functools.wraps copies __module__ from the wrapped
         # function, so a torch decorator around user code would look like user code.
         module = fn.__globals__.get("__name__")
-        return _torch_module(module) and not module.startswith(_INLINED_TORCH_MODULES)
+        return _torch_module(module) and not module.startswith(_INLINED_TORCH_MODULES) and _printable(fn)
     module = getattr(fn, "__module__", None)
     if isinstance(fn, types.BuiltinFunctionType):
         return _torch_module(module) or _torch_module(getattr(getattr(fn, "__self__", None), "__name__", None))
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _printable(fn: types.FunctionType) -> bool:
+    """Whether the graph can name `fn`: FX prints a call by `module.name`, which must lead back
+    to `fn`. A closure torch returns as a wrapper (torch.compiler.nested_compile_region's
+    `inner`, in a module whose name a same-named object shadows) does not; recorded, the graph
+    failed on every call. Such code is interpreted like user code instead. Methods are left
+    alone: their calls are recorded through their own targets (AutogradFunctionApply)."""
+    if "<locals>" not in fn.__qualname__:
+        return True
+    try:
+        path = _get_qualified_name(fn)
+    except Exception:  # noqa: BLE001  (FX cannot name it at all)
+        return False
+    obj: Any = sys.modules.get(path.split(".")[0])
+    for part in path.split(".")[1:]:
+        obj = getattr(obj, part, None)
+    # A functools.wraps wrapper found by that name calls `fn` too (torch re-wraps a few).
+    return obj is fn or getattr(obj, "__wrapped__", None) is fn
 
 
 class AutogradFunctionApply:
