@@ -76,6 +76,16 @@ class OptimizedModule(nn.Module):
         # A class with its own __call__ is compiled through it, whatever its forward.
         self.__dict__["_instance_forward"] = mod.__dict__.get("forward") if follows_forward else _NEVER
         self.__dict__["_bound"] = mod
+        # How to compile a module again (optimize, or compiler.compile, sets it): a copy or
+        # an unpickled one is the original's copy compiled afresh, as torch.compile's
+        # OptimizedModule reduces to (original, compile context). Its caches hold code and
+        # guards, neither of which pickles.
+        self.__dict__["_compile_again"] = None
+
+    def __reduce__(self):
+        if self._compile_again is None:
+            raise TypeError(f"{type(self).__name__} made outside capture.optimize cannot be copied or pickled")
+        return (_compiled_again, (self._compile_again, self._modules["_orig_mod"]))
 
     def __getattr__(self, name: str):
         if name == "_orig_mod":
@@ -140,6 +150,10 @@ class OptimizedModule(nn.Module):
         return self.forward(*args, **kwargs)
 
 
+def _compiled_again(compile_again: Callable, mod: nn.Module) -> OptimizedModule:
+    return compile_again(mod)
+
+
 class DDPOptimizedModule(OptimizedModule):
     """A compiled DistributedDataParallel: DDP's forward runs natively, calling the compiled
     forward of the module it wraps (capture.distributed.ddp); `_cache` is that forward's."""
@@ -185,22 +199,13 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
         compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
         return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
     compilation = Compilation(backend, make_cache=CodeCache, dynamic=dynamic, fullgraph=fullgraph)
-    if isinstance(fn_or_module, nn.Module) and is_ddp(fn_or_module):
-        return DDPOptimizedModule(fn_or_module, compilation)
-    make_cache = functools.partial(CodeCache, compilation=compilation)
     if isinstance(fn_or_module, nn.Module):
-        mod = fn_or_module
-        call = python_dunder(type(mod), "__call__")
-        if call is not nn.Module.__dict__["__call__"]:
-            # Calling the compiled module runs the class's own __call__, as calling the
-            # module does (torch.compile compiles `module.__call__`).
-            return OptimizedModule(mod, make_cache(call), follows_forward=False)
-        compiled = OptimizedModule(mod, make_cache(type(mod).forward))
-        if "forward" in mod.__dict__:
-            compiled._follow_forward(mod)
+        compiled = _optimized_module(fn_or_module, compilation)
+        compiled.__dict__["_compile_again"] = functools.partial(optimize, backend=backend, fullgraph=fullgraph,
+                                                                dynamic=dynamic)
         return compiled
     function, bound = function_and_self(fn_or_module)
-    cache = make_cache(function)
+    cache = CodeCache(function, compilation=compilation)
     if bound is not None:
         dispatch = cache.dispatch
 
@@ -213,3 +218,17 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     compiled_function = functools.update_wrapper(cache.dispatch, function)
     compiled_function._capture_cache = cache
     return compiled_function
+
+
+def _optimized_module(mod: nn.Module, compilation: Compilation) -> OptimizedModule:
+    if is_ddp(mod):
+        return DDPOptimizedModule(mod, compilation)
+    call = python_dunder(type(mod), "__call__")
+    if call is not nn.Module.__dict__["__call__"]:
+        # Calling the compiled module runs the class's own __call__, as calling the module
+        # does (torch.compile compiles `module.__call__`).
+        return OptimizedModule(mod, CodeCache(call, compilation=compilation), follows_forward=False)
+    compiled = OptimizedModule(mod, CodeCache(type(mod).forward, compilation=compilation))
+    if "forward" in mod.__dict__:
+        compiled._follow_forward(mod)
+    return compiled

@@ -94,6 +94,12 @@ def compile(
     compiler_fn = with_mode_and_options(lookup_backend(backend), mode, options)
     backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
     compiled = capture.optimize(model, reporting_backend(compiler_fn, backend_name), fullgraph=fullgraph, dynamic=dynamic)
+    if isinstance(compiled, capture.OptimizedModule):
+        # A copy (copy.deepcopy, pickle, torch.save) is compiled again as this one was.
+        compiled.__dict__["_compile_again"] = functools.partial(
+            compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, name=name,
+            report=report,
+        )
     return profiled_for_process_report(compiled) if report is None else reported(compiled, report)
 
 
