@@ -42,3 +42,22 @@ def test_resize_trains_as_eager_on_new_values_and_new_sizes(mode, antialias):
         want.backward()
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(got_grad, table.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_resize_by_a_scale_factor_trains_as_eager_at_symbolic_sizes(dtype):
+    # The output is floor(1.7 * w) wide, a size computed through floats: the backward reads a
+    # gradient of that width (in bfloat16, with a kernel that converts it), which C++ cannot
+    # print as floor(FloatMul(s2, 1.7)): it is a symbol read from the gradient's size.
+    def resized(x):
+        return F.interpolate(x, scale_factor=1.7, mode="nearest").sin()
+
+    torch.manual_seed(0)
+    compiled = compiler.compile(resized, backend="inductor", dynamic=True)
+    for width in (4, 4, 7, 10):
+        x = torch.randn(2, 3, width, dtype=dtype, requires_grad=True)
+        ours = x.detach().clone().requires_grad_()
+        got, want = compiled(ours), resized(x)
+        cotangent = torch.randn_like(want)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(torch.autograd.grad(got, ours, cotangent), torch.autograd.grad(want, x, cotangent))

@@ -75,9 +75,11 @@ class InputSymbols:
                 self.hints[ours] = hint
             return ours
         self._bind_shifted_symbol(expr, source, hint)
-        if hint is not None and not expr.free_symbols <= set(self.foreign):
+        if hint is not None and (not expr.free_symbols <= set(self.foreign) or not _integer_arithmetic(expr)):
             # An expression of symbols no input carries alone (channel_shuffle's backward takes
-            # c // groups and a gradient of size groups * (c // groups), never c): a symbol of
+            # c // groups and a gradient of size groups * (c // groups), never c), or one computed
+            # through floats, which kernels cannot print (the gradient of interpolate's output,
+            # floor(1.7 * s2) wide): a symbol of
             # ours stands for the whole expression wherever it appears. The first source binds
             # it, as for a symbol: rebinding the expression (a padded length that is both a
             # saved tensor's size and its stride) replaced its entry, so len(expressions) named
@@ -145,6 +147,11 @@ class InputSymbols:
         self.sources[ours] = read.format(buffer_name)
         self.hints[ours] = UNBACKED_SIZE_HINT
         self.unbacked_bound_by.setdefault(buffer_name, []).append(ours)
+
+
+def _integer_arithmetic(expr: sympy.Expr) -> bool:
+    """Whether every part of `expr` is an integer (no float constant or float operation)."""
+    return all(part.is_integer for part in sympy.preorder_traversal(expr) if isinstance(part, sympy.Expr))
 
 
 def _our_symbol(foreign: sympy.Symbol) -> sympy.Symbol:
