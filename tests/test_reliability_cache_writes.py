@@ -1,5 +1,5 @@
 """Inductor's on-disk cache when writing it fails: a full disk, an unusable TMPDIR, an
-interrupted C++ build. Each case compiles a fresh function into a fresh cache folder and must
+interrupted C++ build, the cache folder deleted during a build. Each case compiles a fresh function into a fresh cache folder and must
 give eager's results at the first call, on new values (a cache hit) and at a new size, with
 at most one warning; no staging folder may be left behind.
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import pathlib
+import shutil
 import subprocess
 import warnings
 
@@ -109,3 +110,23 @@ def test_an_interrupted_cpp_build_leaves_nothing_behind(cache_folder, monkeypatc
         compiled(torch.randn(5, 7), torch.randn(5, 7))
     assert interrupted and _staging_left(cache_folder) == []
     assert _compile_and_compare() == []
+
+
+def test_the_cache_folder_deleted_while_gxx_runs(cache_folder, monkeypatch):
+    """`rm -rf` of the cache folder while a kernel builds (a user clearing the cache while a
+    job runs): g++ fails for want of its folder, and the build starts again in a new staging
+    folder instead of failing the compile as a kernel bug."""
+    real_run = subprocess.run
+    deleted = []
+
+    def deleted_under_gxx(command, *args, cwd=None, **kwargs):
+        if "kernel.cpp" in command and not deleted:
+            deleted.append(command)
+            shutil.rmtree(cwd)  # this build's folder first: other builds run beside it
+            shutil.rmtree(cache_folder, ignore_errors=True)
+            return subprocess.CompletedProcess(command, 1, "", f"Cannot create temporary file in {cwd}/: No such file")
+        return real_run(command, *args, cwd=cwd, **kwargs)
+
+    monkeypatch.setattr(cpp_build.subprocess, "run", deleted_under_gxx)
+    assert _compile_and_compare() == []
+    assert deleted and _staging_left(cache_folder) == []

@@ -250,7 +250,8 @@ def store(kind: str, key: str, fill: Callable[[pathlib.Path], None]) -> pathlib.
     """Build the entry `kind/key` by `fill(folder)` in a staging folder and commit it; returns
     its folder. The staging folder never outlives a failure. A write the cache folder refuses
     (disk full, over quota, made read-only meanwhile) sends this process's new entries to a
-    temporary folder, with one warning naming the error, and the entry is built there once more."""
+    temporary folder, with one warning naming the error, and the entry is built there once more.
+    A staging folder removed meanwhile (the cache folder deleted while compiling) is made again."""
     for retry in (True, False):
         folder = staging(kind)
         try:
@@ -259,6 +260,8 @@ def store(kind: str, key: str, fill: Callable[[pathlib.Path], None]) -> pathlib.
         except OSError as error:
             shutil.rmtree(folder, ignore_errors=True)
             root = folder.parent.parent
+            if retry and error.errno == errno.ENOENT and not folder.exists():
+                continue
             if not retry or error.errno not in _WRITE_REFUSED or root in _fallback.values():
                 raise
             _use_fallback(root, f"writing {kind}/{key} failed: {error}")

@@ -87,6 +87,8 @@ def _compile(source: str, folder: pathlib.Path) -> None:
                             capture_output=True, text=True, cwd=folder, env={**os.environ, "TMPDIR": str(folder)})
     if result.returncode == 0:
         return
+    if not folder.is_dir():  # removed while g++ ran: the cache folder was deleted (cache.store builds again)
+        raise FileNotFoundError(errno.ENOENT, "the folder g++ was building in was removed", str(folder))
     for code in (errno.ENOSPC, errno.EDQUOT):
         if os.strerror(code) in result.stderr:  # the disk refused g++'s output, not the source
             raise OSError(code, f"{os.strerror(code)} (g++ writing into {folder}):\n{result.stderr[-2000:]}")
