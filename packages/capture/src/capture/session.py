@@ -436,6 +436,8 @@ class CaptureSession:
             cells[name] = ExistingCellValue(value.obj, AttrSource(value.source, "cell_contents"), value.source)
         for guard in kinds.global_state_guards():
             self.add_guard(guard)
+        # The compiled function itself may get another body (`f.__code__ = g.__code__`).
+        self.add_guard(kinds.IdentityMatch(AttrSource(HeldObjectSource(f"function {fn.__qualname__}", id(fn), fn), "__code__"), code))
         frame = Frame(self, code, fn.__globals__, locals_, cells)
         frame.stop_step = self.stop_step
         grad_enabled_at_entry = torch.is_grad_enabled()
