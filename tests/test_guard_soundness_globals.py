@@ -35,6 +35,9 @@ def reset_globals(**values):
         for name in ("len", "abs"):
             globals().pop(name, None)
         helper.__code__ = HELPER_CODE
+        root.__code__ = ROOT_CODE
+        cached_scale.cache_clear()
+        cached_ramp.cache_clear()
         globals()["ADDER"] = make_adder(1)
         return types.SimpleNamespace()
 
@@ -109,6 +112,27 @@ def uses_helpers(x):
     return helper(x) + ADDER(x)
 
 
+@functools.lru_cache(maxsize=None)
+def cached_scale(k):
+    return SCALE * k
+
+
+@functools.cache
+def cached_ramp(n):
+    return torch.arange(n, dtype=torch.float32) * SCALE
+
+
+def uses_cached(x):
+    return x * cached_scale(3) + cached_ramp(3)
+
+
+def root(x):
+    return x * 2
+
+
+ROOT_CODE = root.__code__
+
+
 def counts_calls(x):
     global COUNTER
     COUNTER += 1
@@ -152,6 +176,9 @@ GLOBAL_CASES = [
          lambda s: setattr(CONFIG, "pick", min), lambda s: setattr(CONFIG, "pick", pow)),
     gcase("inlined_function_code_and_closure_changed", lambda s: uses_helpers, lambda s: setattr(helper, "__code__", other_helper.__code__),
          lambda s: setattr(ADDER.__closure__[0], "cell_contents", 10), set_global("ADDER", lambda: make_adder(2.5)), backends=("inductor",)),
+    gcase("compiled_function_code_replaced", lambda s: root, lambda s: setattr(root, "__code__", other_helper.__code__)),
+    gcase("lru_cache_answers_as_in_python", lambda s: uses_cached, set_global("SCALE", 5), lambda s: cached_scale.cache_clear(),
+          lambda s: cached_ramp(3).mul_(2), lambda s: cached_ramp.cache_clear(), backends=("inductor",)),
     gcase("global_counter_written_by_the_function", lambda s: counts_calls, set_global("COUNTER", 10), observe=snapshot("COUNTER")),
     gcase("global_list_appended_by_the_function", lambda s: appends_seen, lambda s: SEEN.clear(), set_global("SEEN", list),
          observe=snapshot("SEEN")),

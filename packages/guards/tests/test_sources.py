@@ -9,14 +9,17 @@ from torch import nn
 from guards import (
     AttrSource,
     BufferSource,
+    CallSource,
     ClosureSource,
     ConstantMatch,
     DictItemSource,
     GlobalSource,
+    GlobalsSource,
     GuardSet,
     IdentityMatch,
     ItemSource,
     LocalSource,
+    ModuleGlobalsSource,
     ParameterSource,
     ShapeSource,
     SourceError,
@@ -51,6 +54,9 @@ SELF = LocalSource("self")
         (default_value_source(GlobalSource("f"), 0), "G['f'].__defaults__[0]"),
         (default_value_source(GlobalSource("f"), "k"), "G['f'].__kwdefaults__['k']"),
         (dict_key_source(AttrSource(SELF, "state"), 2), "list(L['self'].state.keys())[2]"),
+        (GlobalsSource(), "G"),
+        (ModuleGlobalsSource("builtins"), "M['builtins']"),
+        (CallSource(GlobalSource("cached"), (3, "a"), (("typed", True),)), "G['cached'](3, 'a', typed=True)"),
         (
             ItemSource(DictItemSource(LocalSource("d"), dict_key_source(LocalSource("d"), 0)), "step"),
             "L['d'][list(L['d'].keys())[0]]['step']",
@@ -71,6 +77,8 @@ def test_sources_are_hashable_values():
 def test_item_key_without_literal_spelling_is_refused():
     with pytest.raises(SourceError, match="no Python literal spelling"):
         ItemSource(LocalSource("d"), object())
+    with pytest.raises(SourceError, match="no Python literal spelling"):
+        CallSource(LocalSource("f"), (object(),))
 
 
 class Net(nn.Module):

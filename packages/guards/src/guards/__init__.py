@@ -54,6 +54,7 @@ from .kinds import (
 from .sources import (
     AttrSource,
     BufferSource,
+    CallSource,
     ClosureSource,
     DictItemSource,
     DictKeysSource,
@@ -88,6 +89,7 @@ __all__ = [
     "AttrSource",
     "AutocastState",
     "BufferSource",
+    "CallSource",
     "ClosureSource",
     "ConstantMatch",
     "DefaultDtype",

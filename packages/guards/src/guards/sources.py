@@ -342,6 +342,32 @@ class ItemSource(Source):
 
 
 @_source_value
+class CallSource(Source):
+    """`base(*args, **kwargs)` with constant arguments: what a cached function
+    (functools.lru_cache) answers, read by calling it as the program does (its cache answers,
+    as the program's call would)."""
+
+    base: Source
+    args: tuple
+    kwargs: tuple[tuple[str, object], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not has_literal_spelling(list(self.args)) or not has_literal_spelling([v for _, v in self.kwargs]):
+            raise SourceError(f"CallSource arguments {self.args!r} {self.kwargs!r} have no Python literal spelling")
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_result")
+
+    def code(self, base: str) -> str:
+        arguments = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+        return f"{base}({', '.join(arguments)})"
+
+
+@_source_value
 class DictKeysSource(Source):
     """The keys of a dict as a list, `list(base.keys())`: what `DictKeySource` sources index, read
     once for all of them."""

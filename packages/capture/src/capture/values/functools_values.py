@@ -5,23 +5,30 @@ from __future__ import annotations
 
 import functools
 
+from guards import CallSource, LocalSource, SourceError
+
 from ..errors import Unsupported
+from ..sources import HeldSource
 from .base import Value
 from .containers import DictValue, TupleValue
 from .objects import ObjectValue
 
 
 class CachedFunctionValue(ObjectValue):
-    """A functools.lru_cache / functools.cache wrapper. A call inlines the wrapped function, as
-    TorchDynamo does: the cache would hold values of one trace (fake tensors, symbols), and a
-    compiled entry runs the graph, not the function, on later calls. Its other attributes
-    (`cache_info`, `cache_clear`) are the real object's.
+    """A functools.lru_cache / functools.cache wrapper.
 
-    Within one trace the cache still answers a repeated call with the same constant arguments:
-    the wrapped function runs once, and its side effects (a list it appends to) happen once,
-    as in Python. (Across calls of the compiled function a long-lived cache would skip the
-    body where the compiled code replays it; a cached function with side effects is the
-    user's to avoid, as with torch.compile.)"""
+    One the program made before the call, called with constant arguments (the usual use: a
+    setting, a table, a mask for a length) before the trace has changed anything, is called
+    for real, as the program calls it: its cache answers where the program's would (a value
+    computed before a global it reads changed stays the answer, as in Python), else its body
+    runs now, once, and the cache keeps the result. The result is read through that call (`CallSource`): guarded, and a
+    tensor in it is a graph input read by calling the cache again on each call.
+
+    Otherwise (symbolic arguments, or writes the trace made that the body might read) the call
+    inlines the wrapped function, as TorchDynamo does; within one trace the cache still
+    answers a repeated call with the same constant arguments: the wrapped function runs once,
+    and its side effects (a list it appends to) happen once, as in Python. Its other
+    attributes (`cache_info`, `cache_clear`) are the real object's."""
 
     def call(self, frame, args, kwargs):
         pending = frame.session.side_effects.pending_attr(self.obj, "__wrapped__")
@@ -31,10 +38,34 @@ class CachedFunctionValue(ObjectValue):
         results = frame.session.cached_call_results
         if key is not None and (id(self.obj), key) in results:
             return results[(id(self.obj), key)]
-        result = self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
+        source = self._call_source(key) if pending is None and not frame.session.side_effects else None
+        if source is not None:
+            try:
+                real = self.obj(*key[0], **dict(key[1]))
+            except Exception as err:  # the program's own error, raised by its body
+                frame.raise_real(err)
+            result = frame.session.wrap(real, source)
+        else:
+            result = self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
         if key is not None:
             results[(id(self.obj), key)] = result
         return result
+
+    def _call_source(self, key):
+        """The source of this call's result, for arguments Python can spell and a cache the
+        program keeps across calls: one reached from a module's globals or a closure cell.
+        (None otherwise: one made in the call, handed to a resume function as a local, wraps
+        a function whose cells the call holds; and the guard function calls the cache, which
+        must then be a hit or a miss the program's own call would make.)"""
+        root = self.source
+        while getattr(root, "base", None) is not None:
+            root = root.base
+        if key is None or root is None or isinstance(root, (LocalSource, HeldSource)):
+            return None
+        try:
+            return CallSource(self.source, key[0], key[1])
+        except SourceError:
+            return None
 
     def get_attr(self, frame, name):
         if name == "cache_clear":
