@@ -11,8 +11,10 @@ The class of bug this guards: a backward graph whose sizes use a symbol none of 
 carries. The backward of `F.pad(x, (a, b))` gets the saved -a, -b and a gradient of width
 n + a + b, never n, yet the input's gradient has x's strides (n, 1): the kernel stored with n
 undeclared (g++ failed; inductor's input_symbols.py now solves n from the gradient's width).
-And joint-graph rewrites that leave a node before the size it reads (max-pool's returned
-indices read a sym_size node inserted after them: KeyError in the partitioner).
+Or one whose sizes were computed through floats (interpolate by a scale factor of 1.7: a
+gradient floor(1.7 * n) wide, which C++ kernels cannot print). And joint-graph rewrites that
+leave a node before the size it reads (max-pool's returned indices read a sym_size node
+inserted after them: KeyError in the partitioner).
 
 CI runs a fixed budget; `FUZZ_SYMBOLIC_TRAINING_EXAMPLES=200` runs more (a failure prints the
 program).
@@ -65,6 +67,7 @@ STEPS = [
     "F.max_pool2d(x[None], 2, ceil_mode=True)[0]",
     "F.avg_pool1d(x[None], 2, ceil_mode=True)[0]",
     "F.interpolate(x[None], scale_factor=2)[0]",
+    "F.interpolate(x[None], scale_factor=1.7)[0]",
     "F.interpolate(x[None], size=x.shape[1] + a, mode='linear')[0]",
     "x.unfold(1, 2, 1).sum(-1)",
     "torch.split(x, a + 1, 1)[-1]",
