@@ -7,6 +7,7 @@ from __future__ import annotations
 import abc
 import builtins
 import functools
+import math
 import operator
 import types
 
@@ -418,6 +419,28 @@ def _sum(frame, args, kwargs):
 @rule(abs)
 def _abs(frame, args, kwargs):
     return unary(frame, "abs", args[0])
+
+
+def _rounded_to_int(fn):
+    """floor/ceil/trunc of a symbolic number stay symbolic, as int() does: `math.ceil(n / 4)`
+    serves every size with one graph, as torch.compile's does (specialized, each size was a
+    recompile). Of constants: evaluated now."""
+
+    def handler(frame, args, kwargs):
+        (value,) = args
+        if isinstance(value, SymValue):
+            return frame.session.graph.call_function(frame, fn, [value], {})
+        try:
+            constant = specialized_constant(value)
+        except NotConstant:
+            raise Unsupported(f"math.{fn.__name__}() of {value.describe()}") from None
+        return evaluate_constant_operation(frame, fn, (constant,))
+
+    return handler
+
+
+for _fn in (math.floor, math.ceil, math.trunc):
+    rule(_fn, accepts="(x, /)")(_rounded_to_int(_fn))
 
 
 # --- scalars, slices and other constructors ---------------------------------------------
