@@ -294,6 +294,7 @@ _is_any_autocast_enabled = torch._C._is_any_autocast_enabled
 _get_default_dtype = torch._C.get_default_dtype
 _deterministic_algorithms = torch._C._get_deterministic_algorithms
 _deterministic_warn_only = torch._C._get_deterministic_algorithms_warn_only
+_torch_function_stack_depth = torch._C._len_torch_function_stack
 _torch_dispatch_stack_depth = torch._C._len_torch_dispatch_stack
 
 
@@ -307,7 +308,7 @@ def current_global_state() -> tuple:
         _autocast_now() if _is_any_autocast_enabled() else (),
         _get_default_dtype(),
         (deterministic, deterministic and _deterministic_warn_only()),
-        function_mode_kinds(),
+        function_mode_kinds() if _torch_function_stack_depth() else (),
         _torch_dispatch_stack_depth(),
     )
 
