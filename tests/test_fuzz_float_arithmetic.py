@@ -12,7 +12,8 @@ keeps the program's order; aot_autograd and inductor rebuild from it); and an en
 a symbolic float served a NaN, for which sympy's `a == a` and `a - a == 0` do not hold (symbolic
 floats are guarded finite now).
 
-Sizes rounded from float arithmetic on the length (`int((n - 7) / 3 + 1)`) are fuzzed too, sliced
+Sizes rounded from float arithmetic on the length (`int((n - 7) / 3 + 1)`, math.floor, math.ceil
+and math.trunc of it, which stay symbolic too) are fuzzed too, sliced
 by and branched on, at lengths where sympy's algebra for the same arithmetic rounds otherwise:
 guards computed the size as sympy's rearrangement, so an entry served a length where the program
 branches otherwise, or failed its own guards (fake_tensor keeps float arithmetic in the program's
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import types
 
 import pytest
 import sympy
@@ -137,6 +139,10 @@ SIZE_STEPS = [
 ]
 
 
+# How a step's float becomes a size again, or stays a float (the empty name: a parenthesis).
+ROUNDINGS = ["int", "", "math.floor", "math.ceil", "math.trunc"]
+
+
 @st.composite
 def size_arithmetic(draw):
     expression = "n"
@@ -144,7 +150,8 @@ def size_arithmetic(draw):
         step = draw(st.sampled_from(SIZE_STEPS)).format(
             v=expression, k=draw(st.sampled_from([1, 3, 7])), d=draw(st.sampled_from([2, 3, 7, 49])),
             f=draw(st.sampled_from([0.1, 0.3, 0.7, 1.5])))
-        expression = f"int({step})" if draw(st.booleans()) else f"({step})"
+        rounding = draw(st.sampled_from(ROUNDINGS))
+        expression = f"{rounding}({step})"
     return expression
 
 
@@ -153,9 +160,10 @@ def _lengths_where_algebra_rounds_otherwise(expression: str, count: int = 2) -> 
     with Python floats, differs from the program's."""
     n = sympy.Symbol("n", integer=True, positive=True)
     truncated = lambda e: sympy.Piecewise((sympy.floor(e), e >= 0), (sympy.ceiling(e), True))  # noqa: E731
-    form = sympy.sympify(eval(expression, {"n": n, "int": truncated}))  # noqa: S307  (an expression we generated)
+    symbolic_math = types.SimpleNamespace(floor=sympy.floor, ceil=sympy.ceiling, trunc=truncated)
+    form = sympy.sympify(eval(expression, {"n": n, "int": truncated, "math": symbolic_math}))  # noqa: S307  (an expression we generated)
     algebra = eval(f"lambda n: {print_python(form)}", {"math": math})  # noqa: S307
-    program = eval(f"lambda n: {expression}")  # noqa: S307  (an expression we generated)
+    program = eval(f"lambda n: {expression}", {"math": math})  # noqa: S307  (an expression we generated)
     return [length for length in range(2, 2000) if int(algebra(length)) != int(program(length))][:count]
 
 
@@ -172,7 +180,7 @@ def test_sizes_rounded_from_float_arithmetic_match_eager(backend, expression):
         "    y = x[:m] * 2 if m % 2 == 0 else x[:m] - 1\n"
         "    return (y * 3 if v >= n else y), m\n"
     )
-    scope: dict = {}
+    scope: dict = {"math": math}
     exec(compile(source, "<fuzzed program>", "exec"), scope)  # noqa: S102  (a program we generated)
     program = scope["program"]
     compiled = compiler.compile(program, backend=backend, dynamic=True)
