@@ -121,6 +121,11 @@ TOLERANCE_OVERRIDES = {
     # Running stats near zero come from cancelling O(1) bf16 terms ((1 - m) * running + m * mean):
     # eager (which rounds them three times in its composite) and ours are each ~1e-3 off float64.
     ("nn.functional.instance_norm", torch.bfloat16): {"rtol": 1.6e-2, "atol": 5e-3},
+    # Convolutions run channels-last on CPU (layout_optimization.py, as torch.compile's), where
+    # oneDNN sums a transposed convolution in another order: ours equals eager on a channels-last
+    # input bit for bit, and eager's two layouts differ by up to one bf16 ulp of the largest
+    # output (1.0 at 252, op_db's sample 0), in small outputs made of cancelling terms too.
+    ("nn.functional.conv_transpose2d", torch.bfloat16): {"rtol": 1.6e-2, "atol": 1.0},
 }
 
 

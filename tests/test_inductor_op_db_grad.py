@@ -110,6 +110,8 @@ GRAD_TOLERANCE_OVERRIDES: dict[tuple[str, torch.dtype], dict[str, float]] = {
     # ((3, 2, 3, 4), eps=0.5, fresh values) eager's is 0.014 off float64 and ours 0.035 (-1.59 for
     # -1.63, eager -1.625); the input's gradient is as far off as eager's.
     ("nn.functional.instance_norm", torch.bfloat16): {"rtol": 1.6e-2, "atol": 5e-2},
+    # Only its output is loosened (TOLERANCE_OVERRIDES: a channels-last summation order).
+    ("nn.functional.conv_transpose2d", torch.bfloat16): {"rtol": 1.6e-2, "atol": 1e-5},
 }
 
 
