@@ -8,8 +8,11 @@ import functools
 import os
 import pathlib
 import shutil
+import subprocess
+import sys
 import sysconfig
 import threading
+import time
 
 import pytest
 import torch
@@ -146,3 +149,45 @@ def test_storages_apart_answers_as_its_python_twin(case):
     expected = case in ("apart", "empty storages", "nothing written")
     assert native._storages_apart(written, others) is expected
     assert _compiled_helper().storages_apart(written, others) is expected
+
+
+_START_BUILD_AND_EXIT = """
+import os, sys, time
+from guards import native
+native.module()
+deadline = time.monotonic() + 60
+while native.failure() is None and time.monotonic() < deadline:
+    if any(sys.argv[1] in open(f"/proc/{p}/cmdline", errors="replace").read()
+           for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid() and os.path.exists(f"/proc/{p}/cmdline")):
+        print("building", flush=True)
+        break
+    time.sleep(0.05)
+"""
+
+
+def _processes_naming(text: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in command:
+            found.append(command)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="lists processes through /proc")
+def test_a_process_exiting_mid_build_leaves_no_compiler_running(tmp_path):
+    """A short process starts the ~15 s build in the background and ends first: its compiler
+    (g++ and the cc1plus it runs) stops with it instead of running on, orphaned."""
+    env = {**os.environ, "PTC_GUARDS_CACHE_DIR": str(tmp_path), "PTC_GUARDS_NATIVE": "1"}
+    done = subprocess.run([sys.executable, "-c", _START_BUILD_AND_EXIT, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    if done.stdout.strip() != "building":
+        pytest.skip(f"the helper does not build here: {done.stdout} {done.stderr[-500:]}")
+    deadline = time.monotonic() + 10
+    while _processes_naming(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_naming(str(tmp_path)) == []

@@ -17,6 +17,7 @@ before then speeds up too. `PTC_GUARDS_NATIVE=0` turns the helper off.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import importlib.util
@@ -24,6 +25,7 @@ import logging
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -37,7 +39,7 @@ log = logging.getLogger("compiler.guards")
 
 _SOURCE = pathlib.Path(__file__).with_name("tensor_group.cpp")
 _lock = threading.Lock()
-_state: dict = {"module": None, "thread": None, "failed": None}
+_state: dict = {"module": None, "thread": None, "failed": None, "compiling": None}
 _waiting: weakref.WeakSet = weakref.WeakSet()  # GroupChecks to switch once the module loads
 
 
@@ -132,6 +134,18 @@ def _start() -> None:
         _state["thread"].start()
 
 
+def _stop_compiling() -> None:
+    compiling = _state["compiling"]
+    if compiling is not None:
+        try:
+            os.killpg(compiling.pid, signal.SIGKILL)
+        except OSError:
+            pass  # it has just finished
+
+
+atexit.register(_stop_compiling)
+
+
 def _build_and_load() -> None:
     try:
         loaded = _load_or_rebuild(_target())
@@ -206,9 +220,18 @@ def _compile(target: pathlib.Path) -> None:
             "-I", python_include, str(_SOURCE), "-o", built,
             "-L", lib, f"-Wl,-rpath,{lib}", "-lc10", "-ltorch_cpu", "-ltorch_python",
         ]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise OSError(f"{command[0]} failed: {result.stderr.strip()[-2000:]}")
+        # Stopped, with the cc1plus it runs (its own process group), when this process exits:
+        # a process that ends before the build does (a short script, a test worker) left the
+        # compiler running on for ~15 s of CPU, writing into a scratch folder already deleted.
+        with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True) as compiling:
+            _state["compiling"] = compiling
+            try:
+                _, stderr = compiling.communicate()
+            finally:
+                _state["compiling"] = None
+        if compiling.returncode != 0:
+            raise OSError(f"{command[0]} failed: {stderr.strip()[-2000:]}")
         digest = os.path.join(scratch, "sha256")
         pathlib.Path(digest).write_text(_digest(pathlib.Path(built)))
         # Each os.replace is atomic: a process building beside this one sees whole files.
