@@ -143,7 +143,16 @@ def _stop_compiling() -> None:
             pass  # it has just finished
 
 
+def _forget_parent_build() -> None:
+    # A forked child does not own the parent's compiler (nor its build thread): exiting, it
+    # must not stop it. The lock may have been held by that thread.
+    _state["compiling"] = None
+    _lock._at_fork_reinit()
+
+
 atexit.register(_stop_compiling)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parent_build)
 
 
 def _build_and_load() -> None:
