@@ -21,6 +21,7 @@ import dataclasses
 import math
 import os
 import sys
+import types
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -169,6 +170,9 @@ def assert_same(actual: Any, expected: Any, path: str, seen: set | None = None) 
         assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
         for index, (a, e) in enumerate(zip(actual, expected)):
             assert_same(a, e, f"{path}[{index}]", seen)
+    elif isinstance(expected, types.FunctionType):
+        # Each run makes its own (a lambda a mutation stores): the same code is the same function.
+        assert actual.__code__ is expected.__code__, f"{path}: {actual!r} runs other code than {expected!r}"
     elif isinstance(expected, float):
         same = (math.isnan(actual) and math.isnan(expected)) or (actual == expected and math.copysign(1, actual) == math.copysign(1, expected))
         assert same, f"{path}: {actual!r} != {expected!r}"

@@ -48,7 +48,13 @@ class Cached(nn.Module):
         if self.cache is None:
             self.cache = self.weight.detach() * 2
         self.history.append(self.calls)
-        return x * self.cache + self.calls + len(self.history)
+        return self.extra(x * self.cache + self.calls + len(self.history)) + self.bonus()
+
+    def extra(self, value):
+        return value * 2
+
+    def bonus(self):
+        return 1
 
 
 def module_case(name, factory, *mutations, grad=False, **options):
@@ -102,6 +108,8 @@ MODULE_CASES = [
     module_case("forward_hooks_added_and_removed", Block, add_hook("forward_hook", lambda m, i, o: o * 3),
                 add_hook("forward_pre_hook", lambda m, i: (i[0] + 1,)), remove_hooks, backends=("aot_eager",)),
     module_case("submodule_hook_added", Block, lambda s: s.module.linear.register_forward_hook(lambda m, i, o: o - 5)),
+    module_case("method_shadowed_by_an_instance_attribute", Cached, on_module(lambda m: setattr(m, "extra", lambda v: v - 100)),
+                on_module(lambda m: setattr(m, "bonus", lambda: 7)), on_module(lambda m: delattr(m, "bonus"))),
     module_case("attribute_flag_and_mode_changed", Block, on_module(lambda m: setattr(m, "scale", 3)),
                 on_module(lambda m: setattr(m, "scale", 0.5)), on_module(lambda m: setattr(m, "mode", "tanh"))),
     module_case("buffer_registered_later", Block, on_module(lambda m: m.register_buffer("offset", torch.ones(4))),

@@ -96,6 +96,14 @@ class Number:
 NUMBER_METHODS = ("__add__", "__neg__", "__len__", "__bool__", "__iter__", "__contains__", "__getitem__", "__call__")
 
 
+class WithMethod:
+    def __init__(self):
+        self.scale = 2
+
+    def method(self, x):
+        return x * self.scale
+
+
 class WithProperty:
     def __init__(self):
         self._scale = 2
@@ -279,6 +287,10 @@ def checks_abc(state):
     return fn
 
 
+def calls_method(state):
+    return lambda x: state.obj.method(x)
+
+
 def pair_reader(state):
     def fn(x):
         scale, shift = state.obj
@@ -309,6 +321,8 @@ OBJECT_CASES = [
     case("special_methods_patched_for_an_object_made_inside", uses_special_methods(True), *patches_of_special_methods(),
          setup=holding(Number), backends=("aot_eager",)),
     case("abstract_base_class_registers_later", checks_abc, lambda s: s.base.register(type(s.obj)), setup=fresh_abc),
+    case("method_shadowed_by_an_instance_attribute", calls_method, set_on("method", lambda: (lambda x: x - 100)),
+         lambda s: delattr(s.obj, "method"), setup=holding(WithMethod)),
     case("property_backing_changed", reads("scale"), set_on("_scale", 3), set_on("_scale", 0.5), setup=holding(WithProperty)),
     case("property_replaced_on_the_class", reads("scale"), set_on_class(WithProperty, "scale", property(lambda self: -1)),
          set_on_class(WithProperty, "scale", 4), setup=holding(WithProperty)),

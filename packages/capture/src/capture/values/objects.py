@@ -12,7 +12,7 @@ import enum
 import types
 from typing import Any
 
-from guards import AttrSource, IdentityMatch, ItemSource, KeyAbsent
+from guards import AttrSource, IdentityMatch, ItemSource, KeyAbsent, instance_dict_source
 
 from ..errors import Unsupported, UserException
 from ..markers import is_disabled
@@ -242,6 +242,10 @@ class ObjectValue(Value):
         instance_dict = getattr(self.obj, "__dict__", None)
         if not is_data_descriptor and instance_dict is not None and name in instance_dict:
             return session.wrap(instance_dict[name], self.attribute_source(name))
+        if not is_data_descriptor and instance_dict is not None and descriptor is not MISSING:
+            # What the class holds (a method) answers only while the instance dict lacks the
+            # name: `obj.method = f` later shadows it.
+            self.guard_absent_from_instance_dict(session, name)
         if descriptor is not MISSING:
             # A Python descriptor's answer may rest on writes this trace made (its __set__'s),
             # which the real object lacks until they are replayed: then it is traced instead.
@@ -251,6 +255,10 @@ class ObjectValue(Value):
             if bound is not None:
                 return bound
         return self._concrete_attr(frame, name)
+
+    def guard_absent_from_instance_dict(self, session, name: str) -> None:
+        if self.source is not None and not isinstance(self.source, HeldSource):
+            session.add_guard(KeyAbsent(instance_dict_source(self.source), name))
 
     def _instance_dict(self, frame):
         """`obj.__dict__`, read (and guarded, key by key) as the dict it is: what
