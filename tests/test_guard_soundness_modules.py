@@ -35,6 +35,33 @@ class Block(nn.Module):
         return x
 
 
+class WithContainers(nn.Module):
+    """Plain lists and dicts, container modules, a ParameterList, a buffer that may become None."""
+
+    def __init__(self):
+        super().__init__()
+        self.sizes = [2, 3]
+        self.table = {"a": 1.0}
+        self.blocks = nn.ModuleDict({"x": nn.Linear(4, 4)})
+        self.plist = nn.ParameterList([nn.Parameter(torch.ones(4))])
+        self.seq = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        self.register_buffer("b", torch.ones(4))
+
+    def forward(self, x):
+        for size in self.sizes:
+            x = x * size
+        x = x + self.table.get("a", 0) + len(self.table)
+        for block in self.blocks.values():
+            x = block(x)
+        for p in self.plist:
+            x = x + p
+        x = self.seq(x)
+        if self.b is not None:
+            x = x + self.b
+        print("", end="")  # a graph break: the rest is read by the resume function
+        return x * self.sizes[0]
+
+
 class Cached(nn.Module):
     def __init__(self):
         super().__init__()
@@ -117,6 +144,10 @@ MODULE_CASES = [
                 backends=("aot_eager",)),
     module_case("state_dict_loaded", Block, on_module(_load_state), on_module(lambda m: m.norm.running_mean.fill_(1)),
                 backends=("aot_eager", "inductor")),
+    module_case("containers_changed_around_a_break", WithContainers, on_module(lambda m: m.sizes.append(4)),
+                on_module(lambda m: m.table.__setitem__("a", 5.0)), on_module(lambda m: m.blocks.__setitem__("y", nn.Tanh())),
+                on_module(lambda m: m.plist.append(nn.Parameter(torch.full((4,), 2.0)))), on_module(lambda m: m.seq.append(nn.Sigmoid())),
+                on_module(lambda m: m.register_buffer("b", None)), on_module(lambda m: m.sizes.__setitem__(0, 5))),
     module_case("cache_filled_by_the_function", Cached, on_module(lambda m: setattr(m, "cache", None)),
                 on_module(lambda m: setattr(m, "calls", 100)), on_module(lambda m: m.history.clear()), backends=("aot_eager",)),
     module_case("training_with_grads", Block, on_module(lambda m: m.eval()), on_module(lambda m: m.linear.weight.requires_grad_(False)),

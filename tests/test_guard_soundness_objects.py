@@ -437,7 +437,36 @@ def argument_case(name, make, *items, **options):
                 **options)
 
 
+def branches_on_numbers(state):
+    def fn(x, n, f):
+        for i in range(n):
+            x = x + i
+        if n % 2 and f > 2.5:
+            return x * f, str(n), int(f)
+        return x - n, n == 6, f.is_integer()
+
+    return fn
+
+
+def branches_on_sizes(state):
+    def fn(x, y):
+        if x.shape[0] > 5:
+            return x.sum() + y.sum(), x.shape[0] % 3
+        return x + y, x.shape[0] == y.shape[0], x.is_contiguous()
+
+    return fn
+
+
+NUMBERS = [(2, 1.0), (3, 3.0), (4, 4.5), (5, 0.5), (6, 2.6), (7, 7.0), (1, 2.0), (0, -0.5)]
+SIZES = [(3, 3), (4, 4), (5, 1), (6, 6), (7, 7), (2, 1), (1, 1), (6, 6)]
+
 ARGUMENT_CASES = [
+    # Values that change on every call: automatic dynamic numbers and sizes, whose branches stay guarded.
+    case("numbers_become_dynamic", branches_on_numbers, *(lambda s: None,) * 7,
+         args=lambda s, c: (torch.randn(3), NUMBERS[c // 2][0], NUMBERS[c // 2][1]), backends=("inductor",)),
+    case("sizes_become_dynamic", branches_on_sizes, *(lambda s: None,) * 7,
+         args=lambda s, c: (torch.randn(SIZES[c // 2][0], 3) if c % 4 < 2 else torch.randn(3, SIZES[c // 2][0]).t(), torch.randn(SIZES[c // 2][1], 3)),
+         backends=("inductor",)),
     argument_case("argument_type_int_float_bool_tensor_none", adds_scalar, 2, 2.0, True, False, lambda: torch.full((3,), 2.0), None, 1, 3,
                   backends=("aot_eager", "inductor")),
     argument_case("argument_list_tuple_and_length", uses_sequence, lambda: [1, 2], lambda: (1, 2), lambda: [1, 2, 3], lambda: [1.0, 2],
