@@ -207,3 +207,15 @@ def test_triton_kernels_follow_the_layout():
         layouts = _convolution_layouts(lambda: results.append(_step(compiled, x, True)))
         _assert_close_as_eager(results[0], _step(eager, x, True), None, torch.float32)
     assert layouts == [True] * 6
+
+
+def test_frozen_convolutions_with_a_trained_head():
+    """A training graph whose backward has no convolution (a frozen backbone, a trained head)
+    keeps its forward's choice and computes the head's gradients as eager."""
+    eager = nn.Sequential(_net("resnet", torch.float32, False), nn.Flatten(1), nn.Linear(8 * 8 * 10, 4))
+    eager[0].requires_grad_(False)
+    ours = copy.deepcopy(eager)
+    compiled = compiler.compile(ours, backend="inductor")
+    for shape in SHAPES[:2]:
+        x = torch.randn(shape[0], 3, 8, 10)
+        _assert_close_as_eager(_step(compiled, x, True), _step(eager, x, True), None, torch.float32)

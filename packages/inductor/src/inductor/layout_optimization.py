@@ -19,6 +19,7 @@ forward's output node and on the backward's placeholders, and both graphs are co
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
@@ -85,10 +86,10 @@ def channels_last_nodes(gm: fx.GraphModule, enabled: bool) -> frozenset:
     chosen = gm.meta.get(DECISION)
     if chosen is None:
         chosen = decide(gm, enabled, training=any(n.target is aten.convolution_backward.default for n in gm.graph.nodes))
-    if not chosen:
-        return frozenset()
     nodes = list(gm.graph.nodes)
     convs = [n for n in nodes if n.target in CONVOLUTIONS]
+    if not chosen or not convs:  # a backward of a frozen convolution: none of its own
+        return frozenset()
     found = set(convs)
     for node in reversed(nodes):
         if node not in found and _follows(node) and any(user in found for user in node.users):
@@ -200,4 +201,4 @@ def _flops(node: fx.Node) -> float:
     """Multiply-adds x 2 of a (forward) convolution: each output element sums in/groups x kh x kw."""
     weight = _arg_val(node, 2 if _is_backward(node) else 1)
     output = _arg_val(node, 0) if _is_backward(node) else node.meta.get("val")
-    return 2.0 * output.numel() * weight[0].numel()
+    return 2.0 * math.prod(output.shape) * math.prod(weight.shape[1:])
