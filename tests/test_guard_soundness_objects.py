@@ -93,6 +93,47 @@ class Number:
         return x * self.value
 
 
+class Defaulting(dict):
+    def __missing__(self, key):
+        return 1
+
+
+class Hooked:
+    """Attribute hooks and repr written in Python."""
+
+    def __getattr__(self, name):
+        return 2
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value * 10)
+
+    def __repr__(self):
+        return "hooked"
+
+
+def uses_hooks(made_inside):
+    def make(state):
+        def fn(x):
+            hooked = Hooked() if made_inside else state.obj
+            hooked.value = 1
+            table = Defaulting(a=1)
+            return x * hooked.missing + hooked.value + table["b"], repr(hooked)
+
+        return fn
+
+    return make
+
+
+HOOK_PATCHES = (
+    lambda s: setattr(Hooked, "__getattr__", lambda self, name: 3),
+    lambda s: setattr(Hooked, "__setattr__", lambda self, name, value: object.__setattr__(self, name, -value)),
+    lambda s: setattr(Hooked, "__repr__", lambda self: "patched"),
+    lambda s: setattr(Defaulting, "__missing__", lambda self, key: 5),
+)
+HOOK_DEFAULTS = {(cls, name): cls.__dict__[name] for cls, name in
+                 [(Hooked, "__getattr__"), (Hooked, "__setattr__"), (Hooked, "__repr__"), (Defaulting, "__missing__")]}
+
+
 NUMBER_METHODS = ("__add__", "__neg__", "__len__", "__bool__", "__iter__", "__contains__", "__getitem__", "__call__")
 
 
@@ -323,6 +364,8 @@ OBJECT_CASES = [
     case("abstract_base_class_registers_later", checks_abc, lambda s: s.base.register(type(s.obj)), setup=fresh_abc),
     case("method_shadowed_by_an_instance_attribute", calls_method, set_on("method", lambda: (lambda x: x - 100)),
          lambda s: delattr(s.obj, "method"), setup=holding(WithMethod)),
+    case("attribute_hooks_repr_and_missing_patched", uses_hooks(False), *HOOK_PATCHES, setup=holding(Hooked)),
+    case("attribute_hooks_patched_for_an_object_made_inside", uses_hooks(True), *HOOK_PATCHES, setup=holding(Hooked)),
     case("property_backing_changed", reads("scale"), set_on("_scale", 3), set_on("_scale", 0.5), setup=holding(WithProperty)),
     case("property_replaced_on_the_class", reads("scale"), set_on_class(WithProperty, "scale", property(lambda self: -1)),
          set_on_class(WithProperty, "scale", 4), setup=holding(WithProperty)),
@@ -349,6 +392,7 @@ _CLASS_DEFAULTS = {
     (WithProperty, "scale"): WithProperty.__dict__["scale"],
     **{(Made, name): Made.__dict__[name] for name in ("get", "scale", "prop", "helper", "make", "__init__")},
     **{(Number, name): Number.__dict__[name] for name in NUMBER_METHODS},
+    **HOOK_DEFAULTS,
 }
 
 

@@ -10,7 +10,7 @@ from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.factory import evaluate_constant_operation
-from ..values.class_lookup import python_dunder
+from ..values.class_lookup import dunder_value, python_dunder
 from ..values.symbolic import specialized_constant
 from .registry import rule
 
@@ -30,7 +30,7 @@ def _repr(frame, args, kwargs):
     user_class = cls is not None and not (getattr(cls, "__module__", None) or "").startswith(("torch", "numpy"))
     method = python_dunder(cls, "__repr__") if user_class else None
     if method is not None:
-        text = frame.session.wrap(method, None).call(frame, [value], {})
+        text = dunder_value(frame, value, cls, "__repr__", method).call(frame, [value], {})
         if not issubclass(text.python_type(), str):
             raise_user_error(frame, TypeError, f"__repr__ returned non-string (type {text.python_type().__name__})")
         return text

@@ -15,7 +15,7 @@ import torch
 
 from ..errors import Unsupported, UserException
 from .base import Value
-from .class_lookup import MISSING, lookup_static, python_dunder
+from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
 from .constant import ConstantValue
 from .exceptions import ExceptionValue, raise_user_error
 from .factory import program_errors
@@ -295,7 +295,7 @@ class DictValue(Value):
         """`d[key]`: through a dict subclass's own `__getitem__` when it has one."""
         override = python_dunder(self.python_cls, "__getitem__")
         if override is not None:
-            return frame.session.wrap(override, None).call(frame, [self, key], {})
+            return dunder_value(frame, self, self.python_cls, "__getitem__", override).call(frame, [self, key], {})
         return self.lookup(frame, key)
 
     def lookup(self, frame, key):
@@ -306,7 +306,7 @@ class DictValue(Value):
             # A subclass's own __missing__ (Counter's gives 0) answers, as dict.__getitem__ asks it.
             missing = python_dunder(self.python_cls, "__missing__")
             if missing is not None:
-                return frame.session.wrap(missing, None).call(frame, [self, key], {})
+                return dunder_value(frame, self, self.python_cls, "__missing__", missing).call(frame, [self, key], {})
             raise_user_error(frame, KeyError, k)
         return self.entries[k][1]
 
@@ -314,7 +314,7 @@ class DictValue(Value):
         """`d[key] = value`: through a dict subclass's own `__setitem__` when it has one."""
         override = python_dunder(self.python_cls, "__setitem__")
         if override is not None:
-            frame.session.wrap(override, None).call(frame, [self, key, value], {})
+            dunder_value(frame, self, self.python_cls, "__setitem__", override).call(frame, [self, key, value], {})
             return
         self.store_item(frame, key, value)
 

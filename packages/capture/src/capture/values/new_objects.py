@@ -121,7 +121,7 @@ class NewObjectValue(Value):
             hook = python_dunder(self.cls, "__getattr__")
             if hook is None or not issubclass(exc.value.python_type(), AttributeError):
                 raise
-        return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
+        return dunder_value(frame, self, self.cls, "__getattr__", hook).call(frame, [self, ConstantValue(name)], {})
 
     def generic_get_attr(self, frame, name, *, getattr_hook: bool = True):
         """`object.__getattribute__(self, name)` (then `__getattr__`, unless `getattr_hook`
@@ -145,7 +145,7 @@ class NewObjectValue(Value):
             return class_data(frame, self, self.cls, name, descriptor)
         hook = python_dunder(self.cls, "__getattr__")
         if hook is not None and getattr_hook:
-            return frame.session.wrap(hook, None).call(frame, [self, ConstantValue(name)], {})
+            return dunder_value(frame, self, self.cls, "__getattr__", hook).call(frame, [self, ConstantValue(name)], {})
 
         raise_user_error(frame, AttributeError, f"{self.cls.__name__!r} object has no attribute {name!r}")
 
@@ -172,7 +172,7 @@ class NewObjectValue(Value):
     def set_attr(self, frame, name, value):
         setter = python_dunder(self.cls, "__setattr__")
         if setter is not None:
-            frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
+            dunder_value(frame, self, self.cls, "__setattr__", setter).call(frame, [self, ConstantValue(name), value], {})
             return
         descriptor, _ = lookup_static(self.cls, name)
         if isinstance(descriptor, property):
@@ -195,7 +195,7 @@ class NewObjectValue(Value):
         # As object.__delattr__ does (contextlib's context managers `del self.args` on entry).
         deleter = python_dunder(self.cls, "__delattr__")
         if deleter is not None:
-            frame.session.wrap(deleter, None).call(frame, [self, ConstantValue(name)], {})
+            dunder_value(frame, self, self.cls, "__delattr__", deleter).call(frame, [self, ConstantValue(name)], {})
             return
         descriptor, _ = lookup_static(self.cls, name)
         if isinstance(descriptor, property) and descriptor.fdel is not None:

@@ -315,7 +315,7 @@ class ObjectValue(Value):
         cls = type(self.obj)
         deleter = python_dunder(cls, "__delattr__")
         if deleter is not None:
-            frame.session.wrap(deleter, None).call(frame, [self, ConstantValue(name)], {})
+            dunder_value(frame, self, cls, "__delattr__", deleter).call(frame, [self, ConstantValue(name)], {})
             return
         descriptor, _ = lookup_static(cls, name)
         if isinstance(descriptor, property) and descriptor.fdel is not None:
@@ -354,7 +354,7 @@ class ObjectValue(Value):
             # later in the call see what it did; what it writes through object.__setattr__ is
             # replayed past it. nn.Module's (registries of parameters and children) runs for
             # real when the entry replays the write.
-            frame.session.wrap(setter, None).call(frame, [self, ConstantValue(name), value], {})
+            dunder_value(frame, self, cls, "__setattr__", setter).call(frame, [self, ConstantValue(name), value], {})
             return
         descriptor, _ = lookup_static(cls, name)
         if isinstance(descriptor, property):
