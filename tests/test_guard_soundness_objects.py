@@ -134,6 +134,23 @@ HOOK_DEFAULTS = {(cls, name): cls.__dict__[name] for cls, name in
                  [(Hooked, "__getattr__"), (Hooked, "__setattr__"), (Hooked, "__repr__"), (Defaulting, "__missing__")]}
 
 
+class Bare:
+    """No __bool__ nor __len__ (true), until a mutation adds one."""
+
+
+def reads_truth(state):
+    def fn(x):
+        return x + (1 if state.obj else 2) + (10 if Bare() else 20)
+
+    return fn
+
+
+def _restore_bare():
+    for name in ("__bool__", "__len__"):
+        if name in Bare.__dict__:
+            delattr(Bare, name)
+
+
 NUMBER_METHODS = ("__add__", "__neg__", "__len__", "__bool__", "__iter__", "__contains__", "__getitem__", "__call__")
 
 
@@ -366,6 +383,8 @@ OBJECT_CASES = [
          lambda s: delattr(s.obj, "method"), setup=holding(WithMethod)),
     case("attribute_hooks_repr_and_missing_patched", uses_hooks(False), *HOOK_PATCHES, setup=holding(Hooked)),
     case("attribute_hooks_patched_for_an_object_made_inside", uses_hooks(True), *HOOK_PATCHES, setup=holding(Hooked)),
+    case("truth_methods_added_to_the_class", reads_truth, set_on_class(Bare, "__bool__", lambda self: False),
+         lambda s: delattr(Bare, "__bool__"), set_on_class(Bare, "__len__", lambda self: 0), setup=holding(Bare)),
     case("property_backing_changed", reads("scale"), set_on("_scale", 3), set_on("_scale", 0.5), setup=holding(WithProperty)),
     case("property_replaced_on_the_class", reads("scale"), set_on_class(WithProperty, "scale", property(lambda self: -1)),
          set_on_class(WithProperty, "scale", 4), setup=holding(WithProperty)),
@@ -401,6 +420,7 @@ def restore_classes():
     for (cls, name), value in _CLASS_DEFAULTS.items():
         setattr(cls, name, value)
     WithDescriptor.__dict__["value"].factor = 2
+    _restore_bare()
     MadeChild.value = 0
 
 

@@ -19,7 +19,7 @@ from ..markers import is_disabled
 from ..sources import HeldSource
 from .base import Value
 from .callables import BuiltinValue, MethodValue
-from .class_lookup import MISSING, dunder_value, has_python_getattribute, lookup_static, python_dunder
+from .class_lookup import MISSING, dunder_value, guard_no_dunders, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
 from .deferred import logger_method
 from .deleted import DELETED
@@ -386,6 +386,7 @@ class ObjectValue(Value):
             return bool(self.obj)
         if hasattr(type(self.obj), "__len__"):
             return self.length(frame).truth(frame)
+        guard_no_dunders(frame, self, type(self.obj), ("__bool__", "__len__"))
         return True
 
     def get_item(self, frame, key):
