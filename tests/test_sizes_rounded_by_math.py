@@ -1,4 +1,4 @@
-"""Sizes rounded by math.floor, math.ceil and math.trunc (`math.ceil(n / 4)`, chunk counts,
+"""Sizes rounded by math.floor, math.ceil, math.trunc and round (`math.ceil(n / 4)`, chunk counts,
 pooled lengths) stay symbolic: one graph serves every size, as under torch.compile. Capture
 specialized them, so each new size was a recompile (and the function ran eagerly after
 recompile_limit sizes).
@@ -48,14 +48,21 @@ def branch_on_rounded(x):
     return x.sin() + math.floor(x.shape[-1] / 3)
 
 
+def rounded_half_to_even(x):
+    # round() of a size's float, as Python rounds (half to even): 2.5 -> 2, 3.5 -> 4.
+    keep = round(x.shape[-1] / 4 + 0.5)
+    return x[..., :keep] * 2, round(x.shape[-1] / 3), round(x.shape[-1] * 0.37, 1)
+
+
 def factory_of_rounded(x):
     n = x.shape[-1]
     return x.sum(-1, keepdim=True) + torch.arange(math.ceil(n / 3), dtype=x.dtype)
 
 
-PROGRAMS = [chunked_means, floor_slice, trunc_and_ceil_mixed, branch_on_rounded, factory_of_rounded]
+PROGRAMS = [chunked_means, floor_slice, trunc_and_ceil_mixed, branch_on_rounded, rounded_half_to_even, factory_of_rounded]
 # The static capture, then one symbolic entry per way the program branches on a rounded size.
-CAPTURES = {branch_on_rounded: 3}
+# round(v, 1) is a float the graph returns: specialized (guarded), each size its own entry.
+CAPTURES = {branch_on_rounded: 3, rounded_half_to_even: len(set(SIZES))}
 
 
 def _assert_same(got, expected):

@@ -98,7 +98,7 @@ def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list
     """The arguments as constants, symbolic numbers (also inside tuples: a torch.Size)
     specialized to their value (guarded), when every argument is one or the other: a pure
     function of them (`math.sqrt(n)`, `round(s)`, `"{}".format(x.shape)`) is then a constant.
-    (math.floor, ceil and trunc have rules that keep them symbolic; round has none yet.)"""
+    (math.floor, ceil, trunc and round have rules that keep them symbolic.)"""
     try:
         return [specialized_constant(a) for a in args], {k: specialized_constant(v) for k, v in kwargs.items()}
     except NotConstant:

@@ -422,7 +422,7 @@ def _abs(frame, args, kwargs):
 
 
 def _rounded_to_int(fn):
-    """floor/ceil/trunc of a symbolic number stay symbolic, as int() does: `math.ceil(n / 4)`
+    """floor/ceil/trunc of a symbolic number stay symbolic, as int() and round() do: `math.ceil(n / 4)`
     serves every size with one graph, as torch.compile's does (specialized, each size was a
     recompile). Of constants: evaluated now."""
 
@@ -441,6 +441,20 @@ def _rounded_to_int(fn):
 
 for _fn in (math.floor, math.ceil, math.trunc):
     rule(_fn, accepts="(x, /)")(_rounded_to_int(_fn))
+
+
+@rule(round, accepts="(number, /, ndigits=None)")
+def _round(frame, args, kwargs):
+    """round(n) of a symbolic number stays symbolic (half to even, as Python's); rounding to
+    decimal digits, or anything else, is evaluated on the value (a symbolic one guarded)."""
+    number, ndigits = args[0], (args[1:] or [kwargs.get("ndigits", ConstantValue(None))])[0]
+    if isinstance(number, SymValue) and ndigits.is_python_constant() and ndigits.as_python_constant() is None:
+        return frame.session.graph.call_function(frame, round, [number], {})
+    try:
+        constants = specialized_constant(number), specialized_constant(ndigits)
+    except NotConstant:
+        raise Unsupported(f"round() of {number.describe()}") from None
+    return evaluate_constant_operation(frame, round, constants)
 
 
 # --- scalars, slices and other constructors ---------------------------------------------
