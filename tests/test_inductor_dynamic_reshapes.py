@@ -181,3 +181,17 @@ def test_slice_with_a_constant_end_at_the_first_size(window):
     for s0 in (*SIZES, 6, 12):
         x = torch.randn(4, s0)
         torch.testing.assert_close(compiled(x), fn(x), msg=lambda m: f"s0={s0}: {m}")
+
+
+def test_gradients_of_a_batched_matmul_over_an_empty_inner_dim():
+    # (n, n, 0) @ (0, m): the backward views an (n*n, 0) product as (n, n, 0), where n*n is a
+    # symbol of its own (a saved size) that the reshape cannot match to n: unflattening over
+    # the empty dim divided by 0 (ZeroDivisionError). An empty view reads nothing.
+    fn = torch.matmul
+    compiled = compiler.compile(fn, backend="inductor", dynamic=True)
+    for a_shape, b_shape in (((5, 5, 10), (10, 5)), ((5, 5, 0), (0, 5)), ((3, 3, 0), (0, 4))):
+        a, b = torch.randn(a_shape, requires_grad=True), torch.randn(b_shape, requires_grad=True)
+        got, want = compiled(a, b), fn(a, b)
+        cotangent = torch.randn_like(want)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(torch.autograd.grad(got, (a, b), cotangent), torch.autograd.grad(want, (a, b), cotangent))

@@ -51,6 +51,10 @@ def _dim(dim, ndim):
 def reshape_reindex(old_size, new_size):
     """new index -> old index for a row-major reshape: each group of new dims is flattened and
     unflattened over the old dims whose sizes multiply to the same number."""
+    if any(size == 0 for size in old_size):
+        # An empty tensor: no element is read (its loops never run), and unflattening over a
+        # size of 0 would be a `% 0` (the backward of matmul over an empty inner dimension).
+        return lambda index: [sympy.Integer(0)] * len(old_size)
     groups = reshape_groups(old_size, new_size)
 
     def reindex(index):
