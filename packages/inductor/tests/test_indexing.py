@@ -47,6 +47,13 @@ def test_gather(device):
     check(lambda x, i: (aten.gather.default(x, 1, i),), x, idx)
 
 
+def test_gather_of_a_0d_tensor(device):
+    # Eager returns the one element (the backward of op_db's scatter_add sample on scalars
+    # raised IndexError in our lowering).
+    x, index = torch.randn((), device=device), torch.zeros((), dtype=torch.int64, device=device)
+    check(lambda x, i: (aten.mul.Tensor(aten.gather.default(x, 0, i), 2.0),), x, index)
+
+
 def test_index_select_and_negative_indices(device):
     x = torch.randn(10, 20, device=device)
     idx = torch.randint(-9, 10, (6,), device=device)

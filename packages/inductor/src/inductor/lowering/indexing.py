@@ -120,9 +120,12 @@ def gather(x, dim, index, sparse_grad=False):
                      f"gather(): index out of bounds for dimension {dim} with size 0")
 
     def inner(idx):
-        source = list(idx)
         # Eager's gather raises RuntimeError for an index out of range (indexing ops raise IndexError).
-        source[dim] = _indirect(load_index, idx, x.size[dim], RuntimeError)
+        position = _indirect(load_index, idx, x.size[dim] if x.size else sympy.Integer(1), RuntimeError)
+        if not x.size:
+            return load_x([])  # a 0-d input: its one element, for an index that must be 0
+        source = list(idx)
+        source[dim] = position
         return load_x(source)
 
     return Pointwise(x.device, x.dtype, tuple(index.size), inner)
