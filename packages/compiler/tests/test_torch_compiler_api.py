@@ -396,6 +396,35 @@ def test_recompile_limit():
     assert same_for_both(scenario) == 2
 
 
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_recompile_limit_of_one_compile_call(fullgraph):
+    """compile(recompile_limit=2): this call's entries stop at 2 while another compile of the
+    same function keeps the global limit; with fullgraph=True the third size is an error."""
+
+    def scenario(api):
+        limited_backend, other_backend = Counting(), Counting()
+        limited = api.compile(affine, backend=limited_backend, dynamic=False, recompile_limit=2, fullgraph=fullgraph)
+        other = api.compile(affine, backend=other_backend, dynamic=False, isolate_recompiles=True)
+        seen = []
+        for size in (2, 3, 4, 5):
+            x = torch.randn(size)
+            try:
+                seen.append(torch.equal(limited(x), affine(x)))
+            except Exception as error:  # noqa: BLE001  (torch's FailOnRecompileLimitHit, our RecompileError)
+                seen.append("limit" if "recompile" in str(error).lower() or "fullgraph" in str(error) else repr(error))
+            assert torch.equal(other(x), affine(x))
+        return seen, limited_backend.compiles, other_backend.compiles
+
+    seen, limited, other = same_for_both(scenario)
+    assert (limited, other) == (2, 4)
+    assert seen == ([True, True, "limit", "limit"] if fullgraph else [True] * 4)
+
+
+def test_recompile_limit_must_be_positive():
+    with pytest.raises(ValueError, match="recompile_limit"):
+        compiler.compile(affine, recompile_limit=0)
+
+
 @pytest.mark.parametrize("automatic", [True, False])
 def test_automatic_dynamic_shapes(automatic):
     def scenario(api):

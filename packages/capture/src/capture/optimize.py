@@ -178,7 +178,8 @@ class DDPOptimizedModule(OptimizedModule):
             return ddp(*args, **kwargs)
 
 
-def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None):
+def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, dynamic: bool | None = None,
+             recompile_limit: int | None = None):
     """Compile `fn_or_module` with `backend(gm, example_inputs) -> callable`.
 
     Code capture cannot trace breaks the graph: the graph so far runs, then that code runs
@@ -187,22 +188,27 @@ def optimize(fn_or_module: Any, backend: Callable, *, fullgraph: bool = False, d
     of the inputs (not of parameters) as symbols, so one entry serves many shapes;
     `dynamic=None` starts static and makes a dimension symbolic once a call changes its size;
     `dynamic=False` never does (`mark_dynamic` dimensions are symbolic in every case).
+    `recompile_limit`: entries per function before its calls run eagerly (None:
+    `config.recompile_limit`); with `fullgraph=True`, reaching it raises RecompileError.
     """
     if isinstance(fn_or_module, (types.FunctionType, types.MethodType)) and is_disabled(fn_or_module):
         frame_only = frame_only_disabled(fn_or_module)
         if frame_only is None:
             return fn_or_module
         # Its own frame runs natively; what it calls is compiled with this backend.
-        return frame_only_runner(frame_only, Compilation(backend, make_cache=CodeCache, dynamic=dynamic, fullgraph=fullgraph))
+        return frame_only_runner(frame_only, Compilation(backend, make_cache=CodeCache, dynamic=dynamic,
+                                                         fullgraph=fullgraph, recompile_limit=recompile_limit))
     if isinstance(fn_or_module, functools.partial):
         # Its function is compiled; the bound arguments are arguments of every call.
-        compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic)
+        compiled = optimize(fn_or_module.func, backend, fullgraph=fullgraph, dynamic=dynamic,
+                            recompile_limit=recompile_limit)
         return functools.partial(compiled, *fn_or_module.args, **fn_or_module.keywords)
-    compilation = Compilation(backend, make_cache=CodeCache, dynamic=dynamic, fullgraph=fullgraph)
+    compilation = Compilation(backend, make_cache=CodeCache, dynamic=dynamic, fullgraph=fullgraph,
+                              recompile_limit=recompile_limit)
     if isinstance(fn_or_module, nn.Module):
         compiled = _optimized_module(fn_or_module, compilation)
         compiled.__dict__["_compile_again"] = functools.partial(optimize, backend=backend, fullgraph=fullgraph,
-                                                                dynamic=dynamic)
+                                                                dynamic=dynamic, recompile_limit=recompile_limit)
         return compiled
     function, bound = function_and_self(fn_or_module)
     cache = CodeCache(function, compilation=compilation)

@@ -58,6 +58,8 @@ def compile(
     options: dict | None = None,
     name: str | None = None,
     disable: bool = False,
+    recompile_limit: int | None = None,
+    isolate_recompiles: bool = False,
     report: str | os.PathLike | None = None,
 ):
     """Compile a function or nn.Module (same signature as torch.compile).
@@ -76,7 +78,10 @@ def compile(
 
     `backend=None` is the default backend (`set_default_backend`; "inductor" unless changed).
     `name` is accepted as torch.compile's is (its tools may show it on debug metadata); none of
-    ours shows it yet.
+    ours shows it yet. `recompile_limit`: entries per function of this compile call before its
+    calls run eagerly (None: `config.recompile_limit`); with `fullgraph=True` reaching it raises
+    capture.RecompileError (torch's FailOnRecompileLimitHit). `isolate_recompiles` is accepted:
+    every compile call here keeps entries of its own already, as torch's does with it on.
 
     `report="path.html"` writes a one-file HTML compile report after every call
     (compiler.report); `COMPILER_REPORT=dir` writes one for the whole process;
@@ -85,20 +90,23 @@ def compile(
     if model is None:
         return lambda fn: compile(
             fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, name=name,
-            disable=disable, report=report,
+            disable=disable, recompile_limit=recompile_limit, isolate_recompiles=isolate_recompiles, report=report,
         )
     if disable:
         return model
+    if recompile_limit is not None and (not isinstance(recompile_limit, int) or recompile_limit < 1):
+        raise ValueError(f"recompile_limit must be a positive int or None, not {recompile_limit!r}")
     if backend is None:
         backend = get_default_backend()
     compiler_fn = with_mode_and_options(lookup_backend(backend), mode, options)
     backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
-    compiled = capture.optimize(model, reporting_backend(compiler_fn, backend_name), fullgraph=fullgraph, dynamic=dynamic)
+    compiled = capture.optimize(model, reporting_backend(compiler_fn, backend_name), fullgraph=fullgraph, dynamic=dynamic,
+                                recompile_limit=recompile_limit)
     if isinstance(compiled, capture.OptimizedModule):
         # A copy (copy.deepcopy, pickle, torch.save) is compiled again as this one was.
         compiled.__dict__["_compile_again"] = functools.partial(
             compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, name=name,
-            report=report,
+            recompile_limit=recompile_limit, report=report,
         )
     return profiled_for_process_report(compiled) if report is None else reported(compiled, report)
 

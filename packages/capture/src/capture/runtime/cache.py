@@ -168,15 +168,24 @@ class CodeCache:
                 GraphBreak(self.fn.__qualname__, "generator and coroutine functions run eagerly", outcome="eager")
             )
             return self.fn
-        if len(self._table) >= config.recompile_limit:
-            if not self._warned_limit:
+        limit = self.compilation.recompile_limit or config.recompile_limit
+        if len(self._table) >= limit:
+            if self.compilation.fullgraph or not self._warned_limit:
                 self._warned_limit = True
                 code = self.fn.__code__
+                setting = ("compile(recompile_limit=...)" if self.compilation.recompile_limit
+                           else "capture.config.recompile_limit")
+                reason = recompile_reason([e.guard for e in self.entries], *args, **kwargs)
+                where = f"{self.fn.__qualname__} ({code.co_filename}:{code.co_firstlineno}) hit the recompile limit"
+                if self.compilation.fullgraph:
+                    # As torch.compile's FailOnRecompileLimitHit: a whole-graph compile does not
+                    # quietly become eager code.
+                    raise stance.RecompileError(
+                        f"{where} ({setting} = {limit} entries) with fullgraph=True. Last reason:\n{reason}"
+                    )
                 message = (
-                    f"{self.fn.__qualname__} ({code.co_filename}:{code.co_firstlineno}) hit the recompile limit "
-                    f"(capture.config.recompile_limit = {config.recompile_limit} entries); calls its entries "
-                    f"do not accept now run eagerly. Last reason:\n"
-                    + recompile_reason([e.guard for e in self.entries], *args, **kwargs)
+                    f"{where} ({setting} = {limit} entries); calls its entries do not accept now run "
+                    f"eagerly. Last reason:\n{reason}"
                 )
                 recompiles_log.info("%s", message)
                 warnings.warn(message, stacklevel=4)

@@ -63,13 +63,15 @@ class GraphBreak:
 
 class Compilation:
     def __init__(self, backend: Callable, *, make_cache: Callable[..., CodeCache], dynamic: bool | None = None,
-                 fullgraph: bool = False):
+                 fullgraph: bool = False, recompile_limit: int | None = None):
         """`make_cache`: CodeCache (runtime/cache.py), handed in rather than imported: a cache
-        compiles graph breaks, whose resume functions get caches from here."""
+        compiles graph breaks, whose resume functions get caches from here. `recompile_limit`:
+        entries per function of this compilation (None: capture.config.recompile_limit)."""
         self.backend = backend
         self._make_cache = make_cache
         self.dynamic = dynamic
         self.fullgraph = fullgraph
+        self.recompile_limit = recompile_limit
         self.graphs: list[CapturedGraph] = []
         self.breaks: list[GraphBreak] = []
         # Graphs captured inside a DistributedDataParallel forward, split at its gradient
