@@ -4,8 +4,8 @@ Each scenario reports its runs and failures as one JSON line; the exit code is 1
 scenario saw a wrong result, an unexpected error or a hang.
 
     threads     threads calling shared compiled functions and modules (graph breaks, new
-                sizes, grad modes) beside threads that compile afresh, reset every cache,
-                change the stance or have their backend fail mid-compile
+                sizes, grad modes) beside threads that compile afresh, reset every cache
+                or have their backend fail mid-compile
     interrupts  KeyboardInterrupt raised at a random Python call inside a cold compile; then
                 the same function must compile and match eager, and no global state (grad
                 mode, is_compiling, dispatch modes) may be left changed
@@ -93,7 +93,9 @@ def threads(seconds: float, backend: str, rng: random.Random) -> dict:
     def work(seed: int) -> None:
         r = random.Random(seed)
         while time.monotonic() < deadline:
-            op, n = r.choice(["net", "net", "layer", "layer", "fresh", "reset", "flaky", "stance"]), r.choice([2, 3, 5, 8, 13])
+            # (No `with compiler.set_stance(...)` here: blocks entered and left by several threads at
+            # once can leave the stance of the one left last for good, as torch's can.)
+            op, n = r.choice(["net", "net", "layer", "layer", "fresh", "reset", "flaky"]), r.choice([2, 3, 5, 8, 13])
             try:
                 if op == "net":
                     x = torch.randn(n, 6, requires_grad=r.random() < 0.5)
@@ -107,16 +109,12 @@ def threads(seconds: float, backend: str, rng: random.Random) -> dict:
                     _same(compiler.compile(net, backend=backend)(x), net(x))
                 elif op == "reset":
                     compiler.reset()
-                elif op == "flaky":
+                else:
                     x = torch.randn(n, 4)
                     try:
                         _same(compiler.compile(layer, backend=flaky)(x, 2), layer(x, 2))
                     except BackendFailed:
                         pass
-                else:
-                    with compiler.set_stance("force_eager"):
-                        x = torch.randn(n, 4)
-                        _same(shared_layer(x, 1), layer(x, 1))
                 calls[0] += 1
             except Exception:  # noqa: BLE001  (reported)
                 failures.append(f"{op}: {traceback.format_exc()[-1500:]}")
@@ -180,6 +178,8 @@ def interrupts(seconds: float, backend: str, rng: random.Random) -> dict:
     counting = _InterruptAt(at=-1)
     compile_and_call(counting)
     baseline, total = _global_state(), counting.calls
+    if total < 2:
+        raise RuntimeError(f"a cold compile made {total} calls into our packages: nothing compiled (the stance?)")
     trials, failures, deadline = 0, [], time.monotonic() + seconds
     while time.monotonic() < deadline:
         trials += 1

@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 import warnings
 
 import pytest
@@ -27,14 +28,18 @@ def workload(x, y):
     return torch.sigmoid(x * y + 1).sum(-1) + (x @ y.T).relu().mean(), torch.exp(y) - x
 
 
-def _compile_and_compare() -> list[str]:
-    """Compile `workload` afresh, compare with eager at three calls; the cache warnings."""
-    compiled = compiler.compile(workload, backend="inductor")
+def one_kernel(x, y):
+    return (torch.sigmoid(x * y) + 1,)
+
+
+def _compile_and_compare(fn=workload) -> list[str]:
+    """Compile `fn` afresh, compare with eager at three calls; the cache warnings."""
+    compiled = compiler.compile(fn, backend="inductor")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for n in (5, 5, 9):
             x, y = torch.randn(n, 7), torch.randn(n, 7)
-            for actual, expected in zip(compiled(x, y), workload(x, y)):
+            for actual, expected in zip(compiled(x, y), fn(x, y)):
                 torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
     return [str(w.message) for w in caught if issubclass(w.category, inductor.CacheWarning)]
 
@@ -130,3 +135,21 @@ def test_the_cache_folder_deleted_while_gxx_runs(cache_folder, monkeypatch):
     monkeypatch.setattr(cpp_build.subprocess, "run", deleted_under_gxx)
     assert _compile_and_compare() == []
     assert deleted and _staging_left(cache_folder) == []
+
+
+def test_the_cache_folder_deleted_while_a_staging_folder_is_made(cache_folder, monkeypatch):
+    """The folder vanishing between making the kind's folder and the staging folder in it:
+    made again, not taken for an unwritable cache (all later entries went to a temporary
+    folder, with a warning)."""
+    real_mkdtemp = tempfile.mkdtemp
+    deleted = []
+
+    def deleted_first(*args, dir=None, **kwargs):
+        if dir is not None and pathlib.Path(dir).is_relative_to(cache_folder) and not deleted:
+            deleted.append(dir)
+            shutil.rmtree(cache_folder)
+        return real_mkdtemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", deleted_first)
+    assert _compile_and_compare(one_kernel) == []  # one build: no other thread in the deleted folder
+    assert deleted and list(cache_folder.glob("cpp/*/kernel.so"))

@@ -202,7 +202,7 @@ def _occupied(path: pathlib.Path) -> bool:
     return path.is_symlink() or path.exists()
 
 
-def staging(kind: str) -> pathlib.Path:
+def staging(kind: str, *, again: bool = True) -> pathlib.Path:
     """A fresh, private folder in which to build an entry of `kind`, then `commit` it."""
     root = _writable_root()
     try:
@@ -210,6 +210,8 @@ def staging(kind: str) -> pathlib.Path:
         _sweep(root / kind)
         return pathlib.Path(tempfile.mkdtemp(prefix=".staging-", dir=root / kind))
     except OSError as error:
+        if isinstance(error, FileNotFoundError) and again:
+            return staging(kind, again=False)  # the folder was deleted meanwhile: made once more
         if root in _fallback.values():
             raise
         _use_fallback(root, f"it cannot be written: {error}")
