@@ -5,7 +5,8 @@
 - any other expression of symbols no input carries alone (channel_shuffle's backward gets
   c // groups, and a gradient of size groups * (c // groups), never c) gets a symbol of its own;
 - a symbol no input carries that such an expression holds linearly (the tangent of a pad at both
-  ends, n + left + right, beside the saved -left and -right) is solved from it.
+  ends, n + left + right, beside the saved -left and -right; irfft's gradient, 2n - 2 wide) is
+  solved from it.
 
 Both failed: a kernel with `s0` undeclared, or "Cannot convert symbols to int". Compiled against
 eager, forward and backward: first call, fresh values, new sizes and scalars.
@@ -90,6 +91,33 @@ def test_backward_of_symbolic_pads_at_both_ends_of_a_symbolic_dim():
         torch.testing.assert_close(
             torch.autograd.grad(actual, ours, cotangent), torch.autograd.grad(expected, x, cotangent), rtol=0, atol=0
         )
+
+
+def inverse_real_fft(x):
+    return (torch.fft.irfft(x),)
+
+
+def test_backward_of_irfft_returns_a_width_solved_from_the_gradients():
+    # irfft of n complex values returns 2n - 2 reals; its backward gets a gradient 2n - 2 wide
+    # and no input carrying n, yet returns one n wide: n is (e0 + 2) // 2 ("Cannot convert
+    # symbols to int" when the memory plan sized the result). Traced at n = 2, where the
+    # backward's rfft is the whole gradient (no slice of it saves n); the trace guards n == 2
+    # (the bins between the first and the last, doubled in the backward, are none), so only
+    # the rows change.
+    torch.manual_seed(0)
+    x = torch.randn(3, 2, dtype=torch.complex64, requires_grad=True)
+    gm = torch.fx.symbolic_trace(inverse_real_fft)
+    mode = fake_tensor.FakeTensorMode(shape_env=fake_tensor.ShapeEnv())
+    (x_placeholder,) = gm.graph.find_nodes(op="placeholder")
+    x_placeholder.meta["example_value"] = mode.from_real(x, dynamic_dims=[0, 1])
+    compiled = inductor.compile_fx(gm, [x])
+    for rows, columns in ((3, 2), (3, 2), (5, 2), (2, 2)):
+        x = torch.randn(rows, columns, dtype=torch.complex64, requires_grad=True)
+        ours = x.detach().clone().requires_grad_()
+        actual, expected = compiled(ours)[0], inverse_real_fft(x)[0]
+        torch.testing.assert_close(actual, expected)
+        cotangent = torch.randn_like(expected)
+        torch.testing.assert_close(torch.autograd.grad(actual, ours, cotangent), torch.autograd.grad(expected, x, cotangent))
 
 
 def shuffle_channels(x, groups):

@@ -13,7 +13,7 @@ import sympy
 import torch
 
 from .ir import Buffer
-from .sizes import as_expr
+from .sizes import FloorDiv, as_expr
 
 # The hint of a data-dependent size (nonzero's row count, a mark_unbacked dim), for heuristics
 # such as parallelization thresholds. Lowerings that choose what to compute by sizes (slice
@@ -44,17 +44,22 @@ class InputSymbols:
 
     def _solve_from_expressions(self, symbol: sympy.Symbol) -> None:
         """Maps a foreign symbol no input carries to an expression of ours when a bound
-        expression is it times +-1 plus symbols already mapped: the backward of
+        expression is it times an integer plus symbols already mapped: the backward of
         `constant_pad_nd(x, [a, b])` gets a tangent of size `s + a + b` (bound as e1) and the
         saved `-a`, `-b`, never `s`, yet its output has x's strides `(s, 1)`, so `s` is
-        `e1 - a - b` (a kernel stored with `s` undeclared: a g++ error)."""
+        `e1 - a - b` (a kernel stored with `s` undeclared: a g++ error); irfft's backward gets
+        a gradient of width `2*s - 2` and returns one `s` wide, `(e0 + 2) // 2` (an exact
+        quotient: the expression is that multiple)."""
         for expr, ours in self.expressions.items():
             if symbol not in expr.free_symbols or not expr.free_symbols - {symbol} <= set(self.foreign):
                 continue
-            sign = expr.coeff(symbol)
-            rest = sympy.expand(expr - sign * symbol)
-            if sign in (1, -1) and symbol not in rest.free_symbols:
-                self.foreign[symbol] = sympy.expand(sign * (ours - self.sympify(rest)))
+            factor = sympy.expand(expr).coeff(symbol)
+            rest = sympy.expand(expr - factor * symbol)
+            if factor.is_Integer and factor != 0 and symbol not in rest.free_symbols:
+                multiple = sympy.expand(ours - self.sympify(rest))
+                if factor < 0:
+                    factor, multiple = -factor, -multiple
+                self.foreign[symbol] = multiple if factor == 1 else FloorDiv(multiple, factor)
                 return
 
     def bind(self, value, source: str, hint: int) -> sympy.Expr:
