@@ -35,7 +35,13 @@ indices (one process at a time), writing one JSON line per (op, dtype):
     cd tests && python test_inductor_op_db.py --ops sum,hardtanh --dtypes int64
 
 `--dynamic` compiles each op with `dynamic=True`: the samples after the first (other sizes)
-run through the symbolic kernels. CI runs IMPORTANT_OPS at float32 so.
+run through the symbolic kernels. CI runs IMPORTANT_OPS at float32 so. The whole of op_db so on
+C++ kernels on 2026-12-07 (`--dynamic --samples 6`, chunks of 100 ops, two cores shared with
+other work): float32 607 pass / 39 refused / 31 skipped (4 minutes), float64 515 / 36 / 29,
+bfloat16 486 / 36 / 29, float16 401 / 33 / 28, int64 430 / 24 / 14, bool 247 / 14 / 11 (about
+45 minutes for all six); no error, none wrong, and float32 the same at `--samples 20` (12
+minutes). Results in benchmarks/results/op_db_inductor_dynamic_<dtype>.jsonl; the gradients'
+in test_inductor_op_db_grad.py.
 
 `--cpu-backend triton` runs inductor's Triton kernels instead of its C++ ones (options
 `cpu_backend="triton"`): on CPU tensors, under Triton's interpreter (TRITON_INTERPRET=1, set

@@ -31,6 +31,17 @@ the forward sweep's does; CI runs TRITON_CASES so. The whole sweep so on 2026-12
 pairs, 12 minutes): float32 502 pass, 28 refused, 9 skipped; float64 the same; bfloat16 425,
 23, 7; float16 421, 23, 6; and index_fill's known error at each, none wrong
 (benchmarks/results/op_db_inductor_triton_grad.jsonl).
+
+`--dynamic` compiles with `dynamic=True` (symbolic sizes and int arguments from the first call),
+as the forward sweep's. The whole sweep so on C++ kernels on 2026-12-07 found 13 errors and 4
+wrong results: pads, irfft and interpolate by a scale factor whose backward sizes no input
+carried or that C++ could not print (f388292, a077d2a, a0830a4), max-pool's returned indices
+before the size they read (1701ad2), an empty reshape dividing by 0 (042b322), a 0-d gather
+(69de1d0), and four float tolerances (eager no closer to float64 than ours; see
+GRAD_TOLERANCE_OVERRIDES). After them: float32 at `--samples 6` 497 pass / 33 refused / 9
+skipped (12 minutes), the same at `--samples 12` (19 minutes), bfloat16 419 / 29 / 7 (25
+minutes on a loaded machine), index_fill's known error at each, none wrong
+(benchmarks/results/op_db_inductor_dynamic_grad_<dtype>.jsonl, _grad_samples12_float32.jsonl).
 """
 
 from __future__ import annotations
