@@ -47,6 +47,8 @@ class Case:
     context: Callable[[Any], Any] = lambda state: contextlib.nullcontext()
     # Backends beyond "eager" that CI runs it on (all three under GUARD_SOUNDNESS_FULL=1).
     backends: tuple[str, ...] = ()
+    # Backends that cannot run it at all (said why where the case is made).
+    unsupported: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -57,7 +59,8 @@ def case(name: str, make, *mutations, **options) -> Case:
 
 
 def backends_of(case: Case) -> list[str]:
-    return ["eager", "aot_eager", "inductor"] if FULL else ["eager", *case.backends]
+    chosen = ["eager", "aot_eager", "inductor"] if FULL else ["eager", *case.backends]
+    return [backend for backend in chosen if backend not in case.unsupported]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +155,8 @@ def assert_same(actual: Any, expected: Any, path: str, seen: set | None = None) 
         assert type(actual) is type(expected), f"{path}: {type(actual).__name__} != {type(expected).__name__}"
         for attr in ("dtype", "shape", "requires_grad", "device"):
             assert getattr(actual, attr) == getattr(expected, attr), f"{path}.{attr}: {getattr(actual, attr)} != {getattr(expected, attr)}"
-        torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True, msg=lambda m: f"{path}: {m}")
+        # A stale entry is off by far more; fused kernels round otherwise (a batch norm's sums).
+        torch.testing.assert_close(actual.detach(), expected.detach(), atol=1e-4, rtol=1e-4, equal_nan=True, msg=lambda m: f"{path}: {m}")
         if expected.is_leaf and (expected.grad is not None or actual.grad is not None):
             assert_same(actual.grad, expected.grad, f"{path}.grad", seen)
         return

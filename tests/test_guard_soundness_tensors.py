@@ -165,8 +165,10 @@ GLOBAL_STATE_CASES = [
          lambda s: setattr(torch.backends.cuda.matmul, "allow_tf32", not torch.backends.cuda.matmul.allow_tf32),
          lambda s: setattr(torch.backends.cudnn, "allow_tf32", not torch.backends.cudnn.allow_tf32),
          lambda s: torch.set_float32_matmul_precision("medium"), lambda s: torch.use_deterministic_algorithms(False)),
+    # Inductor has no kernels for the meta device (eager raises on the copy out of meta there).
     case("default_device_changed", fn_of(reads_default_device), lambda s: torch.set_default_device("meta"),
-         lambda s: torch.set_default_device("cpu")),
+         lambda s: torch.set_default_device("cpu"), lambda s: torch.set_default_device(None),
+         args=lambda s, c: (torch.randn(3, device="cpu"),), backends=("aot_eager",), unsupported=("inductor",)),
     case("autocast_enabled_between_calls", fn_of(under_autocast), lambda s: torch.set_autocast_enabled("cpu", True),
          lambda s: torch.set_autocast_dtype("cpu", torch.float16), lambda s: torch.set_autocast_enabled("cpu", False),
          args=lambda s, c: (torch.randn(3, 3),), backends=("aot_eager",)),

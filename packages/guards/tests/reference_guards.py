@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import sympy
 import torch
+from torch.utils._device import DeviceContext
 
 from guards import kinds, sources
 
@@ -137,7 +138,8 @@ def _holds(guard: kinds.Guard, frame: FrameValues) -> bool:
             return True
         case kinds.TorchFunctionModes(modes):
             stack = [torch._C._get_function_stack_at(level) for level in range(torch._C._len_torch_function_stack())]
-            return tuple(type(mode) for mode in stack) == modes
+            found = [(type(mode), mode.device) if type(mode) is DeviceContext else type(mode) for mode in stack]
+            return tuple(found) == modes
         case kinds.TorchDispatchModes(depth):
             return torch._C._len_torch_dispatch_stack() == depth
     raise NotImplementedError(type(guard))

@@ -149,6 +149,20 @@ def test_torch_function_modes_by_type():
     assert guard.why().startswith("the torch function modes are (PassThroughMode,) failed: got ()")
 
 
+def test_default_device_mode_by_device():
+    """torch.set_default_device pushes one mode type for every device: the device is part of it."""
+    before = torch.get_default_device()
+    try:
+        torch.set_default_device("meta")
+        guard = GuardSet(global_state_guards()).compile(parameters=[])
+        assert guard()
+        torch.set_default_device("cpu")
+        assert not guard()
+        assert "default device meta" in guard.why()
+    finally:
+        torch.set_default_device(None if before == torch.device("cpu") else before)
+
+
 @pytest.mark.parametrize("change, sentence", CHANGES.values(), ids=CHANGES.keys())
 def test_split_global_state_equals_current_state_exactly_where_the_guards_hold(change, sentence):
     guards = GuardSet(global_state_guards())

@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Iterable
 
 import torch
+from torch.utils._device import DeviceContext
 
 from ..codegen import Check, EmitContext, check, must_be, must_be_truth, must_equal
 from .base import PRIORITY_GLOBAL_STATE, PRIORITY_GRAD_MODE, Guard, emits
@@ -200,22 +201,31 @@ class TorchFunctionModes(Guard):
     `with Mode():` block makes a new one per call, and a backend compiling under a mode bakes in
     what its type does (another mode at the same depth must not be served that code)."""
 
-    kinds: tuple[type, ...] = ()
+    kinds: tuple = ()  # function_mode_kinds()
     priority = PRIORITY_GLOBAL_STATE
 
     def __str__(self) -> str:
         if not self.kinds:
             return "no torch function mode is active"
-        return f"the torch function modes are ({', '.join(kind.__qualname__ for kind in self.kinds)},)"
+        return f"the torch function modes are ({', '.join(map(_kind_text, self.kinds))},)"
 
-    def state(self) -> tuple[type, ...]:
+    def state(self) -> tuple:
         return self.kinds
 
 
-def function_mode_kinds() -> tuple[type, ...]:
-    """The types of the active TorchFunctionModes, innermost last."""
+def _kind_text(kind) -> str:
+    return f"default device {kind[1]}" if isinstance(kind, tuple) else kind.__qualname__
+
+
+def function_mode_kinds() -> tuple:
+    """The types of the active TorchFunctionModes, innermost last; torch.set_default_device's
+    mode with its device (one type for every device, and factory calls bake it in)."""
     depth = torch._C._len_torch_function_stack()
-    return tuple(type(torch._C._get_function_stack_at(level)) for level in range(depth)) if depth else ()
+    return tuple(_mode_kind(torch._C._get_function_stack_at(level)) for level in range(depth)) if depth else ()
+
+
+def _mode_kind(mode) -> object:
+    return (DeviceContext, mode.device) if type(mode) is DeviceContext else type(mode)
 
 
 @emits(TorchFunctionModes)
