@@ -219,3 +219,16 @@ def test_frozen_convolutions_with_a_trained_head():
     for shape in SHAPES[:2]:
         x = torch.randn(shape[0], 3, 8, 10)
         _assert_close_as_eager(_step(compiled, x, True), _step(eager, x, True), None, torch.float32)
+
+
+@pytest.mark.parametrize("batch, channels_last", [(1, False), (64, True)])
+def test_cpu_weights_copied_each_call_must_not_outweigh_the_activations(batch, channels_last):
+    """On CPU aten lays a row-major 3x3 weight out channels-last on every call: a wide
+    convolution over a small batch keeps eager's row-major layout; a large batch pays for it."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1)).eval()
+    compiled = compiler.compile(model, backend="inductor")
+    x = torch.randn(batch, 64, 4, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        assert _convolution_layouts(lambda: compiled(x)) == [channels_last] * 2

@@ -36,7 +36,7 @@ from .lowering import LOWERINGS
 from .lowering.extern import fallback, reads_arguments_from_memory
 from .lowering.matmul_templates import FOLDED_INTO_KEY
 from .lowering.views import make_view, permute
-from .memory_order import dense_in_order, dense_strides, memory_order
+from .memory_order import dense_in_order, dense_strides, memory_order, with_dense_strides
 from .ops import DependencyCollector, use_handler
 from .options import CompileOptions
 from .output_layouts import OutputLayouts
@@ -403,7 +403,9 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
         if viewed is not None:
             return viewed
         buffer = self.realize(permute(value, order))
-        return permute(buffer, [order.index(d) for d in range(len(order))])
+        # Exact dense strides: a size-1 dim viewed at stride 0 (a batch of one) makes aten read a
+        # channels-last activation as row-major (a max-pool or convolution copies it back).
+        return with_dense_strides(permute(buffer, [order.index(d) for d in range(len(order))]), order)
 
     def _view_of_realized(self, value, order: list[int]):
         """`value`, a view of a lazy value already computed into memory, as a strided view of
