@@ -50,7 +50,9 @@ class CompileOptions:
                         updates), are combined either way.
         layout_optimization ["layout_optimization"] 2-d convolutions and the values between them
                         computed channels-last where the graph's convolutions run faster so
-                        (layout_optimization.py says where); outputs keep eager's strides
+                        (layout_optimization.py says where); outputs keep eager's strides.
+                        None (default): on CPU only; True: on CUDA too (torch's rules, not
+                        yet measured on a GPU here); False: never
     """
 
     max_autotune: bool = False
@@ -60,7 +62,7 @@ class CompileOptions:
     pad_mm: bool | None = None
     fallback_random: bool = False
     combo_kernels: bool = field(default_factory=lambda: os.environ.get(COMBO_KERNELS_ENV, "0") == "1")
-    layout_optimization: bool = True
+    layout_optimization: bool | None = None
 
     @classmethod
     def from_user(cls, mode: str | None = None, options: dict | CompileOptions | None = None) -> CompileOptions:
