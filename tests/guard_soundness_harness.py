@@ -67,6 +67,14 @@ def backends_of(case: Case) -> list[str]:
 # Running a scenario.
 
 
+def set_cudnn_allow_tf32(value: bool) -> None:
+    """cudnn's flag, also where torch.testing's common_utils (imported by the op_db tests that
+    may share this pytest worker) has called torch.backends.disable_global_flags(), after which
+    only this context manager lets it change."""
+    with torch.backends.__allow_nonbracketed_mutation():
+        torch.backends.cudnn.allow_tf32 = value
+
+
 @contextlib.contextmanager
 def torch_state_restored():
     """Puts back every piece of torch's global state a mutation may change, so one case cannot
@@ -92,7 +100,7 @@ def torch_state_restored():
         torch.set_default_device(None if device == torch.device("cpu") else device)
         torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
         torch.backends.cuda.matmul.allow_tf32 = tf32
-        torch.backends.cudnn.allow_tf32 = cudnn_tf32
+        set_cudnn_allow_tf32(cudnn_tf32)
         torch.set_float32_matmul_precision(precision)
         torch.set_autocast_enabled("cpu", autocast)
         torch.set_autocast_dtype("cpu", autocast_dtype)

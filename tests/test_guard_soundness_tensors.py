@@ -14,7 +14,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from guard_soundness_harness import backends_of, case, check_case
+from guard_soundness_harness import backends_of, case, check_case, set_cudnn_allow_tf32
 
 
 class Tagged(torch.Tensor):
@@ -163,7 +163,7 @@ GLOBAL_STATE_CASES = [
          lambda s: torch.set_default_dtype(torch.float32), args=lambda s, c: (torch.randn(3, 3),), backends=("aot_eager", "inductor")),
     case("deterministic_and_tf32_flags", fn_of(reads_flags), lambda s: torch.use_deterministic_algorithms(True),
          lambda s: setattr(torch.backends.cuda.matmul, "allow_tf32", not torch.backends.cuda.matmul.allow_tf32),
-         lambda s: setattr(torch.backends.cudnn, "allow_tf32", not torch.backends.cudnn.allow_tf32),
+         lambda s: set_cudnn_allow_tf32(not torch.backends.cudnn.allow_tf32),
          lambda s: torch.set_float32_matmul_precision("medium"), lambda s: torch.use_deterministic_algorithms(False)),
     # Inductor has no kernels for the meta device (eager raises on the copy out of meta there).
     case("default_device_changed", fn_of(reads_default_device), lambda s: torch.set_default_device("meta"),
