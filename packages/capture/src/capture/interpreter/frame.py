@@ -41,7 +41,7 @@ from ..values.containers import TupleValue
 from ..values.context import resumable_exit
 from ..values.exceptions import ExceptionValue
 from ..values.lazy import LazyInput, realized
-from ..values.objects import bind_class_attribute
+from ..values.class_attributes import bind_class_attribute
 from ..values.own_frame import own_frame_function
 from .registry import HANDLERS
 

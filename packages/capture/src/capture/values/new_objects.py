@@ -21,15 +21,8 @@ from .constant import ConstantValue
 from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
 from .iterators import python_iterator
-from .objects import (
-    bind_class_attribute,
-    class_data,
-    call_item_dunder,
-    dunder_length,
-    dunder_truth,
-    iterate_object,
-    python_descriptor_set,
-)
+from .class_attributes import bind_class_attribute, call_item_dunder, class_data, python_descriptor_set
+from .objects import dunder_length, dunder_truth, iterate_object
 from .tensor import TensorValue
 
 
