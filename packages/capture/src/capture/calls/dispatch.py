@@ -83,15 +83,24 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
     if is_torch_operation(fn) or is_allowed_in_graph(fn):
         return record_torch_call(frame, fn, args, kwargs)
     if _is_pure(fn):
-        constants = constant_args(args, kwargs) or _specialized_args(args, kwargs)
-        if constants is not None:
-            positional, keywords = constants
-            return evaluate_constant_operation(frame, lambda: fn(*positional, **keywords), ())
+        return evaluated_on_values(frame, fn, args, kwargs)
     raise Unsupported(
-        f"call to {_name(fn)}, which capture cannot trace into"
-        + (" with these arguments" if _is_pure(fn) else ""),
+        f"call to {_name(fn)}, which capture cannot trace into",
         hint="call it outside the compiled function, or make its arguments Python constants",
     )
+
+
+def evaluated_on_values(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """A pure function called now on its arguments' values, symbolic numbers specialized
+    (guarded); Unsupported where an argument is neither a constant nor a symbolic number."""
+    constants = constant_args(args, kwargs) or _specialized_args(args, kwargs)
+    if constants is None:
+        raise Unsupported(
+            f"call to {_name(fn)}, which capture cannot trace into with these arguments",
+            hint="call it outside the compiled function, or make its arguments Python constants",
+        )
+    positional, keywords = constants
+    return evaluate_constant_operation(frame, lambda: fn(*positional, **keywords), ())
 
 
 def _specialized_args(args: list[Value], kwargs: dict[str, Value]) -> tuple[list, dict] | None:

@@ -35,6 +35,7 @@ from ..values.symbolic import SymValue, concrete, specialized_constant
 from ..values.tensor import TensorValue
 from ..values.factory import constant_args, program_errors
 from ..values.iterators import CallIteratorValue
+from .dispatch import evaluated_on_values
 from .number_of_tensor import number_of_tensor
 from .registry import construct_rule, rule
 
@@ -430,11 +431,7 @@ def _rounded_to_int(fn):
         (value,) = args
         if isinstance(value, SymValue):
             return frame.session.graph.call_function(frame, fn, [value], {})
-        try:
-            constant = specialized_constant(value)
-        except NotConstant:
-            raise Unsupported(f"math.{fn.__name__}() of {value.describe()}") from None
-        return evaluate_constant_operation(frame, fn, (constant,))
+        return evaluated_on_values(frame, fn, args, kwargs)
 
     return handler
 
@@ -450,11 +447,7 @@ def _round(frame, args, kwargs):
     number, ndigits = args[0], (args[1:] or [kwargs.get("ndigits", ConstantValue(None))])[0]
     if isinstance(number, SymValue) and ndigits.is_python_constant() and ndigits.as_python_constant() is None:
         return frame.session.graph.call_function(frame, round, [number], {})
-    try:
-        constants = specialized_constant(number), specialized_constant(ndigits)
-    except NotConstant:
-        raise Unsupported(f"round() of {number.describe()}") from None
-    return evaluate_constant_operation(frame, round, constants)
+    return evaluated_on_values(frame, round, args, kwargs)
 
 
 # --- scalars, slices and other constructors ---------------------------------------------
