@@ -19,12 +19,14 @@ step took 17.8 ms timed before torch.compile ran in its process, 19.5-22.6 ms af
 
 The first two children of every row run first; warm runs follow, in workload order, while
 the time budget (--budget, seconds for the whole run) lasts: a row without "warm s" ran out of
-it. A child is stopped when the budget ends. Steady-state times are medians of CUDA-event timings
+it (or --phases left warm runs out: they are what a full run spends most on after compiles). A child is stopped when the budget ends. Steady-state times are medians of CUDA-event timings
 (triton.testing.do_bench, which flushes L2 between runs); peak memory is
 `torch.cuda.max_memory_allocated` over the first call and the timed calls ("call peak": over one
 later call alone). Results: a JSON file
 (--out), rewritten after every child, and a table on stdout. Options: --only NAME[,NAME],
---mode (our compile mode where a workload names none; torch.compile then runs in its default).
+--mode (our compile mode where a workload names none; torch.compile then runs in its default),
+--options JSON (our compile options, e.g. '{"layout_optimization": true}', for A/B runs:
+with --phases ours, only our side runs, each row with eager beside it in its process).
 """
 
 from __future__ import annotations
@@ -89,11 +91,11 @@ def inference(torch, output, autocast=False):
 # ----------------------------------------------------------------------------------- children
 
 
-def _ours(model, mode):
+def _ours(model, mode, options=None):
     """Our compiled `model`, through compiler.compile (capture, then the inductor backend)."""
     import compiler
 
-    return compiler.compile(model, backend="inductor", mode=mode)
+    return compiler.compile(model, backend="inductor", mode=mode, options=options)
 
 
 def _first_call_seconds(torch, fn, args):
@@ -161,7 +163,7 @@ def _wait_for_native_guards(row) -> None:
     row["guards_native"] = "loaded" if guards.native.wait(120) is not None else guards.native.failure()
 
 
-def child(builders, name: str, phase: str, mode: str) -> dict:
+def child(builders, name: str, phase: str, mode: str, options: dict | None) -> dict:
     import torch
 
     torch.manual_seed(0)
@@ -173,7 +175,7 @@ def child(builders, name: str, phase: str, mode: str) -> dict:
 
     row: dict = {"workload": name}
     if phase == "warm":
-        row["ours_warm_s"], _ = _first_call_seconds(torch, runner(_ours(work.model, mode)), work.args)
+        row["ours_warm_s"], _ = _first_call_seconds(torch, runner(_ours(work.model, mode, options)), work.args)
         return row
     eager = runner(work.model)
     if phase == "reference":
@@ -192,7 +194,7 @@ def child(builders, name: str, phase: str, mode: str) -> dict:
             work.reset()
         expected = _detached(torch, eager(*work.args))
         try:
-            actual = _compile_and_time(torch, "ours", runner(_ours(work.model, mode)), work, row)
+            actual = _compile_and_time(torch, "ours", runner(_ours(work.model, mode, options)), work, row)
             row["max_rel_error"] = _max_error(torch, actual, expected)
             # Eager again, in this process: the GPU's clock differs between processes by a few
             # percent, which decides rows where both run the same kernels.
@@ -211,11 +213,12 @@ def child(builders, name: str, phase: str, mode: str) -> dict:
 # ----------------------------------------------------------------------------------- parent
 
 
-def _run_child(script, name, phase, mode, caches, timeout_s: float) -> dict:
+def _run_child(script, name, phase, options, caches, timeout_s: float) -> dict:
     env = dict(os.environ, PTC_INDUCTOR_CACHE_DIR=caches["ours"], TORCHINDUCTOR_CACHE_DIR=caches["torch"],
                TRITON_CACHE_DIR=caches["triton"])
     env.pop("TRITON_INTERPRET", None)
-    command = [sys.executable, script, "--child", name, "--phase", phase, "--mode", mode]
+    command = [sys.executable, script, "--child", name, "--phase", phase, "--mode", options.mode,
+               "--options", options.options]
     started = time.monotonic()
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
@@ -263,18 +266,22 @@ def main(builders: dict, workloads: list[str], script: str, description: str, de
     parser.add_argument("--only", default="", help="comma-separated workloads (default: all)")
     parser.add_argument("--mode", default="default", help="our compile mode where a workload names none")
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="seconds for the whole run")
+    parser.add_argument("--options", default="{}", help="our compile options, as JSON")
+    parser.add_argument("--phases", default="reference,ours,warm", help="which children run: reference (eager and "
+                        "torch.compile), ours, warm (our first call again in a new process, caches hit)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--phase", default="reference", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         try:
-            row = child(builders, options.child, options.phase, options.mode)
+            row = child(builders, options.child, options.phase, options.mode, json.loads(options.options) or None)
         except Exception as error:  # noqa: BLE001  (the parent reports it)
             traceback.print_exc()
             row = {"workload": options.child, "error": f"{type(error).__name__}: {error}"[:1500]}
         print("RESULT " + json.dumps(row), flush=True)
         return
     names = [n for n in options.only.split(",") if n] or workloads
+    phases = set(options.phases.split(","))
     deadline = time.monotonic() + options.budget
     rows, caches = [], {}
     for name in names:
@@ -283,26 +290,29 @@ def main(builders: dict, workloads: list[str], script: str, description: str, de
             rows.append({"workload": name, "error": f"skipped: the time budget ({options.budget:.0f}s) ran out"})
             continue
         caches[name] = {k: tempfile.mkdtemp(prefix=f"gpu_bench_{name}_{k}_") for k in ("ours", "torch", "triton")}
-        row = _run_child(script, name, "reference", options.mode, caches[name], left)
-        ours = _run_child(script, name, "ours", options.mode, caches[name], max(deadline - time.monotonic(), 1))
-        if "error" in ours and "error" in row:
-            ours["error"] = f"{row['error']} | {ours['error']}"
-        row.update({k: v for k, v in ours.items() if k != "workload"})
+        row = {"workload": name}
+        if "reference" in phases:
+            row = _run_child(script, name, "reference", options, caches[name], left)
+        if "ours" in phases:
+            ours = _run_child(script, name, "ours", options, caches[name], max(deadline - time.monotonic(), 1))
+            if "error" in ours and "error" in row:
+                ours["error"] = f"{row['error']} | {ours['error']}"
+            row.update({k: v for k, v in ours.items() if k != "workload"})
+        if "ours_ms" in row and "eager_ms_beside_ours" in row:
+            row["speedup_vs_eager_same_process"] = row["eager_ms_beside_ours"] / row["ours_ms"]
         if "ours_ms" in row and "eager_ms" in row:
             row["speedup_vs_eager"] = row["eager_ms"] / row["ours_ms"]
-            if "eager_ms_beside_ours" in row:
-                row["speedup_vs_eager_same_process"] = row["eager_ms_beside_ours"] / row["ours_ms"]
             if "torch_compile_ms" in row:
                 row["ratio_to_torch_compile"] = row["torch_compile_ms"] / row["ours_ms"]
-        row["mode"] = options.mode
+        row["mode"], row["options"] = options.mode, json.loads(options.options)
         rows.append(row)
         print(json.dumps(row), flush=True)
         _write(options.out, rows)
     for row in rows:
         left = deadline - time.monotonic()
-        if "ours_ms" not in row or left < 10:
+        if "warm" not in phases or "ours_ms" not in row or left < 10:
             continue
-        warm = _run_child(script, row["workload"], "warm", options.mode, caches[row["workload"]], left)
+        warm = _run_child(script, row["workload"], "warm", options, caches[row["workload"]], left)
         if "error" in warm:
             warm["warm_error"] = warm.pop("error")
         row.update({k: v for k, v in warm.items() if k != "workload"})

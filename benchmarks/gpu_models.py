@@ -148,8 +148,8 @@ def _timm_infer(torch, name, channels_last=True, tolerance=5e-2):
     return Workload(inference(torch, lambda out: out, autocast=True), model.eval(), (images,), tolerance=tolerance)
 
 
-def _resnet50_train(torch):
-    model, images = _timm(torch, "resnet50")
+def _resnet50_train(torch, channels_last=True):
+    model, images = _timm(torch, "resnet50", channels_last)
     labels = torch.randint(0, 1000, (64,), device="cuda")
     loss_of = lambda target, images: torch.nn.functional.cross_entropy(target(images).float(), labels)  # noqa: E731
     return Workload(training_step(torch, model.train(), loss_of), model, (images,))
@@ -204,6 +204,10 @@ BUILDERS = {
     # Not in WORKLOADS (torch.compile's max-autotune alone compiles for minutes): --only them.
     "llama_infer_max_autotune": _llama_infer_max_autotune,
     "mlp_infer_max_autotune": _mlp_infer_max_autotune,
+    # Not in WORKLOADS: ResNet-50 as a user who never converts to channels_last runs it, for
+    # A/B runs of layout optimization (--phases ours --options '{"layout_optimization": true}').
+    "resnet50_infer_nchw": lambda torch: _timm_infer(torch, "resnet50", channels_last=False),
+    "resnet50_train_nchw": lambda torch: _resnet50_train(torch, channels_last=False),
     "t5_infer": _t5_infer,
     "whisper_encoder_infer": _whisper_encoder_infer,
     "resnet50_train": _resnet50_train,

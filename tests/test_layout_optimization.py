@@ -162,6 +162,29 @@ def _convolution_layouts(step) -> list[bool]:
     return seen
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_cuda_conv_net_with_layout_optimization_matches_eager(name, training, dtype):
+    """On CUDA torch's rules decide, with the option on: 80 channels make them choose
+    channels-last at static sizes (nets of only <= 64 channels stay row-major in training), and
+    the new sizes' symbolic graph stays row-major. Values, strides, gradients and running
+    statistics are eager's either way."""
+    torch.manual_seed(0)
+    eager = NETS[name](c=80).to(dtype).train(training).cuda()
+    ours = copy.deepcopy(eager)
+    reference = copy.deepcopy(eager).float()
+    compiled = compiler.compile(ours, backend="inductor", options={"layout_optimization": True})
+    for i, shape in enumerate(SHAPES):
+        x = torch.randn(shape, device="cuda").to(dtype)
+        _assert_close_as_eager(_step(compiled, x, training), _step(eager, x, training),
+                               _step(reference, x.float(), training), dtype)
+        if i == 1:
+            layouts = _convolution_layouts(lambda: _step(compiled, x, training))
+            assert layouts and all(layouts), layouts
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_convolutions_run_channels_last_unless_turned_off(enabled):
     model = _net("resnet", torch.float32, True)
