@@ -95,7 +95,8 @@ def _ours(model, mode, options=None):
     """Our compiled `model`, through compiler.compile (capture, then the inductor backend)."""
     import compiler
 
-    return compiler.compile(model, backend="inductor", mode=mode, options=options)
+    # As torch.compile, ours takes a mode or options, not both ("default" included).
+    return compiler.compile(model, backend="inductor", **({"options": options} if options else {"mode": mode}))
 
 
 def _first_call_seconds(torch, fn, args):

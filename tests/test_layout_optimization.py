@@ -153,6 +153,8 @@ def _convolution_layouts(step) -> list[bool]:
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         step()
     seen = []
+    if prof.events() and not hasattr(prof.events()[0], "structured_input_strides"):
+        pytest.skip("this torch's profiler records no strides (torch 2.11 has none)")
     for event in prof.events():
         reads = {"aten::convolution": 1, "aten::convolution_backward": 2}.get(event.name)
         if reads:
@@ -166,11 +168,13 @@ def _convolution_layouts(step) -> list[bool]:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
 @pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
 @pytest.mark.parametrize("name", sorted(NETS))
-def test_cuda_conv_net_with_layout_optimization_matches_eager(name, training, dtype):
+def test_cuda_conv_net_with_layout_optimization_matches_eager(name, training, dtype, monkeypatch):
     """On CUDA torch's rules decide, with the option on: 80 channels make them choose
     channels-last at static sizes (nets of only <= 64 channels stay row-major in training), and
     the new sizes' symbolic graph stays row-major. Values, strides, gradients and running
     statistics are eager's either way."""
+    # TF32 convolutions differ by ~1e-3 between cuDNN's layouts: compare float32 as float32.
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
     torch.manual_seed(0)
     eager = NETS[name](c=80).to(dtype).train(training).cuda()
     ours = copy.deepcopy(eager)
