@@ -12,7 +12,9 @@ so the calls a torch function written in Python makes inside (unravel_index's
 The mode therefore runs such a function's body with itself pushed again, skipping only the
 function's own re-dispatch (`torch.overrides.redispatch_function`). That skip passes over
 every mode still on the stack, so this one is entered before the trace's other torch-function
-modes: it is the last to see a call, when they have had theirs.
+modes: it is the last to see a call, when they have had theirs. Torch before 2.12 has no such
+skip: there the function runs as a copy whose `has_torch_function*` names (module globals in
+torch's Python files) answer False, which skips the same one check.
 """
 
 from __future__ import annotations
@@ -24,8 +26,21 @@ from torch.overrides import TorchFunctionMode
 
 _SYMBOLIC = (torch.SymInt, torch.SymFloat)
 _FACTORIES = (torch.tensor, torch.as_tensor)
-# Not in every torch this package supports; without it a torch function's inner calls stay unseen.
-_redispatch = getattr(torch.overrides, "redispatch_function", None)
+_OWN_DISPATCH_CHECKS = ("has_torch_function", "has_torch_function_unary", "has_torch_function_variadic")
+
+
+def _redispatch_by_copy(func, types, args, kwargs):
+    """`redispatch_function` for a torch without it (2.11): `func`'s code run with globals
+    where its own dispatch check finds nothing to dispatch to. The globals are copied per call,
+    so the function sees its module as it is now."""
+    namespace = dict(func.__globals__)
+    namespace.update(dict.fromkeys(_OWN_DISPATCH_CHECKS, lambda *_: False))
+    copy = FunctionType(func.__code__, namespace, func.__name__, func.__defaults__, func.__closure__)
+    copy.__kwdefaults__ = func.__kwdefaults__
+    return copy(*args, **kwargs)
+
+
+_redispatch = getattr(torch.overrides, "redispatch_function", _redispatch_by_copy)
 
 
 class SymbolicTensorData(TorchFunctionMode):
@@ -41,7 +56,7 @@ class SymbolicTensorData(TorchFunctionMode):
         if func in _FACTORIES and args and _holds_symbols(args[0]) and set(kwargs) <= {"dtype", "device"}:
             dtype = kwargs.get("dtype") or _inferred_dtype(args[0])
             return _tensor_of(args[0], dtype, kwargs.get("device"))
-        if isinstance(func, FunctionType) and _redispatch is not None and func not in self._running:
+        if isinstance(func, FunctionType) and func not in self._running:
             self._running.append(func)
             try:
                 with self:
