@@ -463,13 +463,21 @@ def _model_output(session, obj, source):
 
     from guards.sources import AttrSource
 
+    keys = list(obj.keys())
+    field_names = [field.name for field in dataclasses.fields(obj)]
+    names = field_names + [k for k in keys if k not in field_names]
+    # Its keys are in insertion order (a key set after construction comes last) and each
+    # key's value is also its attribute; a None assigned to a field leaves the dict's old value.
+    if any(not isinstance(k, str) or obj.__dict__.get(k, obj) is not OrderedDict.__getitem__(obj, k) for k in keys):
+        raise Unsupported(f"a {type(obj).__name__} passed in whose dict entries differ from its attributes")
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
+        _guard(session, kinds.DictKeysMatch(source, tuple(keys)))
     fields = {}
-    for field in dataclasses.fields(obj):
-        field_source = AttrSource(source, field.name) if source is not None else None
-        fields[field.name] = session.wrap(getattr(obj, field.name), field_source)
-    value = ModelOutputValue(type(obj), fields)
+    for name in names:
+        field_source = AttrSource(source, name) if source is not None else None
+        fields[name] = session.wrap(getattr(obj, name), field_source)
+    value = ModelOutputValue(type(obj), fields, keys)
     value.source = source
     return value
 

@@ -280,13 +280,16 @@ def _new_object(cls: type, attrs: dict) -> Any:
 
 
 class ModelOutputValue(Value):
-    """A ModelOutput: a dataclass whose non-None fields also form an ordered dict, indexable
-    by name or by position among the non-None fields."""
+    """A ModelOutput: a dataclass that is also an ordered dict, indexable by key or by position
+    among the keys. `fields` holds its attributes (the dataclass fields, and keys set by
+    `out[key] = v`, which sets the attribute too); `keys` the dict's keys in insertion order,
+    which is not field order once a key is set after construction."""
 
-    def __init__(self, cls: type, fields: dict[str, Value]):
+    def __init__(self, cls: type, fields: dict[str, Value], keys: list[str] | None = None):
         super().__init__(None)
         self.cls = cls
         self.fields = fields
+        self.keys = [k for k, v in fields.items() if not _is_none(v)] if keys is None else keys
 
     @classmethod
     def construct(cls, frame, output_cls: type, args: list[Value], kwargs: dict[str, Value]) -> ModelOutputValue:
@@ -319,8 +322,8 @@ class ModelOutputValue(Value):
         return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def present(self) -> dict[str, Value]:
-        """The dict view: fields that are not None, in field order."""
-        return {k: v for k, v in self.fields.items() if not _is_none(v)}
+        """The dict view: its keys in insertion order, with their values."""
+        return {k: self.fields[k] for k in self.keys}
 
     def _key(self, name: str) -> str:
         # ModelOutput._replace_old_cache_name: the old names of the `cache` field.
@@ -347,7 +350,15 @@ class ModelOutputValue(Value):
 
     def set_attr(self, frame, name, value):
         self._refuse_input_mutation()
-        self.fields[self._key(name)] = value
+        name = self._key(name)
+        to_dict = _setattr_writes_dict(self.cls, self.keys, name, _is_none(value))
+        if not to_dict and name in self.keys:
+            # The dict keeps its old value under the attribute's new one (a None assigned).
+            raise Unsupported(f"setting {self.cls.__name__}.{name} to {value.describe()}: its attribute and its "
+                              "dict entry would part", hint="set it by key: out[name] = value")
+        if to_dict and name not in self.keys:
+            self.keys.append(name)
+        self.fields[name] = value
 
     def _refuse_input_mutation(self) -> None:
         if self.source is not None:
@@ -369,7 +380,13 @@ class ModelOutputValue(Value):
 
     def set_item(self, frame, key, value):
         self._refuse_input_mutation()
-        self.fields[self._key(key.as_python_constant())] = value
+        name = self._key(key.as_python_constant())
+        if _is_none(value):
+            raise Unsupported(f"storing None under {self.cls.__name__}[{name!r}]", hint="leave the key out")
+        # OrderedDict.__setitem__ keeps a key's place and appends a new one; the attribute follows.
+        if name not in self.keys:
+            self.keys.append(name)
+        self.fields[name] = value
 
     def unpack(self, frame):
         return [ConstantValue(k) for k in self.present()]
@@ -383,11 +400,37 @@ class ModelOutputValue(Value):
     def reconstruct(self, writer):
         if self.source is not None:
             return writer.source(self.source)
-        fields = ", ".join(f"{k}={writer.value(v)}" for k, v in self.present().items())
-        return writer.bind(self, f"{writer.constant(self.cls)}({fields})")
+        attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.fields.items())
+        builder = writer.name_for(_new_model_output, "new_model_output")
+        return writer.bind(self, f"{builder}({writer.constant(self.cls)}, {{{attrs}}}, {tuple(self.keys)!r})")
 
     def inner_values(self):
         return list(self.fields.values())
+
+
+def _setattr_writes_dict(cls: type, keys: list[str], name: str, none: bool) -> bool:
+    """Whether `out.name = value` also stores the value in the dict of a `cls` with these keys.
+    ModelOutput.__setattr__ does for a non-None value of a field (transformers 5) or of a key
+    already present (4.x); a look-alike may follow either or neither. Asked of the class's own
+    __setattr__ on a blank instance holding the same keys."""
+    probe = cls.__new__(cls)
+    for key in keys:
+        OrderedDict.__setitem__(probe, key, None)
+    marker = None if none else object()
+    setattr(probe, name, marker)
+    return name in OrderedDict.keys(probe) and OrderedDict.__getitem__(probe, name) is marker and (
+        not none or name not in keys)
+
+
+def _new_model_output(cls: type, attrs: dict, keys: tuple) -> Any:
+    """A ModelOutput made while tracing, rebuilt as it was left: its dict entries in their
+    order, then its attributes (calling the class would put the keys in field order)."""
+    out = cls.__new__(cls)
+    for key in keys:
+        OrderedDict.__setitem__(out, key, attrs[key])
+    for name, value in attrs.items():
+        object.__setattr__(out, name, value)
+    return out
 
 
 def _is_none(value: Value) -> bool:
