@@ -140,7 +140,8 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
                 raise Mismatch(f"{where}: values differ ({str(exc).splitlines()[0]})") from None
         return
     if isinstance(expected, torch.nn.Module):
-        if type(actual) is not type(expected):
+        # torch.nn.utils.parametrize gives each module a class of its own (ParametrizedLinear).
+        if _module_class(actual) is not _module_class(expected):
             raise Mismatch(f"{where}: type {type(actual).__name__} != {type(expected).__name__}")
         compare(dict(actual.state_dict(keep_vars=True)), dict(expected.state_dict(keep_vars=True)), f"{where}.state", case, seen)
         plain = lambda m: {k: v for k, v in vars(m).items() if not k.startswith("_") and k != "training"}
@@ -184,6 +185,11 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
         compare(vars(actual), vars(expected), f"{where}.__dict__", case, seen)
         return
     # Functions, iterators, generators and other opaque objects: the type is all we compare.
+
+
+def _module_class(module) -> type:
+    cls = type(module)
+    return cls.__bases__[0] if getattr(module, "parametrizations", None) is not None else cls
 
 
 def leaves(obj, found: list, seen: set) -> list:

@@ -17,7 +17,7 @@ from .base import Value
 from .callables import MethodValue
 from .class_lookup import MISSING, lookup_static
 from .constant import ConstantValue
-from .containers import SliceValue
+from .containers import DictValue, SliceValue
 from .symbolic import SymValue, concrete
 from .objects import ObjectValue
 
@@ -40,6 +40,8 @@ def module_hooks(module: nn.Module) -> list[str]:
 
 
 _MODULE_CALL = nn.Module.__dict__["__call__"]
+_MODULE_SETATTR = nn.Module.__dict__["__setattr__"]
+_REGISTRIES = ("_parameters", "_buffers", "_modules")
 _CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
 
 
@@ -89,6 +91,44 @@ class ModuleValue(ObjectValue):
         source = session.class_attribute_source(self.source, type(self.obj), "forward")
         return MethodValue(session.wrap(forward, source), self).call(frame, args, kwargs)
 
+    def set_attr(self, frame, name, value):
+        if lookup_static(type(self.obj), "__setattr__")[0] is not _MODULE_SETATTR:
+            # Writes are replayed through the real setattr after the graph; reads before that
+            # would not see what a class's own __setattr__ does (counters, aliases).
+            raise Unsupported(f"setting {name!r} on {self.describe()}, whose class has its own __setattr__")
+        super().set_attr(frame, name, value)
+
+    def get_attr(self, frame, name):
+        if name in _REGISTRIES:
+            self._refuse_stale_registry(frame, name)
+        return super().get_attr(frame, name)
+
+    def _refuse_stale_registry(self, frame, registry: str) -> None:
+        """nn.Module.__setattr__ files a parameter, buffer or submodule in its registry when
+        the entry replays the write, after the graph: the registry read now (by buffers(),
+        named_modules(), state_dict()...) would miss it."""
+        write = frame.session.side_effects.attribute_writes.get(id(self.obj))
+        if write is None:
+            return
+        registered = [name for name, value in write.values.items()
+                      if any(name in self.obj.__dict__.get(r, ()) for r in _REGISTRIES)
+                      or isinstance(value, ModuleValue) or _is_parameter(value)]
+        if registered:
+            raise Unsupported(f"reading {self.describe()}'s {registry} after assigning {registered[0]!r} in the same call",
+                              hint="read the attribute itself, or register it with register_buffer/register_module")
+
+    def _refuse_stale_members(self, frame) -> None:
+        """Indexing, iterating and measuring a container read the real module; a registry
+        the trace changed (`self.layers.append(m)`: add_module writes `_modules`) is replayed
+        only after the graph, so the real module does not show it yet."""
+        self._refuse_stale_registry(frame, "members")
+        session = frame.session
+        for registry in _REGISTRIES:
+            known = session.wrapped.get(id(self.obj.__dict__.get(registry)))
+            if known is not None and id(known[1]) in session.side_effects.mutated_containers:
+                raise Unsupported(f"reading the members of {self.describe()} after changing its {registry} in the same call",
+                                  hint="build the container before the compiled function, or as a new one at once")
+
     def attribute_source(self, name: str):
         # Members registered on the module are read straight from their registry dict,
         # skipping nn.Module.__getattr__ (guards.ParameterSource and friends).
@@ -128,6 +168,7 @@ class ModuleValue(ObjectValue):
         k = _container_index(key)
         if k is None:
             raise Unsupported(f"indexing {self.describe()} with {key.describe()}")
+        self._refuse_stale_members(frame)
         self._guard_members(frame.session)
         item = self.obj[k]
         if isinstance(k, slice):
@@ -136,7 +177,10 @@ class ModuleValue(ObjectValue):
             # (the layers of `self.layers[: config.num_hidden_layers]`, in every HF decoder).
             container, positions = self._positions()
             return SlicedContainerValue(item, container, positions[k])
-        return frame.session.wrap(item, self._item_source(k))
+        return self._member(frame, item, self._item_source(k))
+
+    def _member(self, frame, member, source):
+        return frame.session.wrap(member, source)
 
     def _positions(self):
         """The container module whose sources this one's members are read through, and the
@@ -147,20 +191,23 @@ class ModuleValue(ObjectValue):
         obj = self.obj
         wrap = frame.session.wrap
         if isinstance(obj, _CONTAINERS):
+            self._refuse_stale_members(frame)
             self._guard_members(frame.session)
         if isinstance(obj, (nn.ModuleList, nn.Sequential, nn.ParameterList)):
-            return [wrap(obj[i], self._item_source(i)) for i in range(len(obj))]
+            return [self._member(frame, obj[i], self._item_source(i)) for i in range(len(obj))]
         if isinstance(obj, (nn.ModuleDict, nn.ParameterDict)):
             return [ConstantValue(k) for k in obj.keys()]
         return super().unpack(frame)
 
     def length(self, frame):
+        self._refuse_stale_members(frame)
         self._guard_members(frame.session)
         return ConstantValue(len(self.obj))
 
     def truth(self, frame):
         if not hasattr(type(self.obj), "__len__"):
             return True
+        self._refuse_stale_members(frame)
         self._guard_members(frame.session)
         return bool(len(self.obj))
 
@@ -174,6 +221,13 @@ class ModuleValue(ObjectValue):
             return
         table = "_parameters" if isinstance(self.obj, (nn.ParameterList, nn.ParameterDict)) else "_modules"
         session.add_guard(DictKeysMatch(AttrSource(self.source, table), tuple(getattr(self.obj, table).keys())))
+
+
+def _is_parameter(value: Value) -> bool:
+    try:
+        return issubclass(value.python_type(), nn.Parameter)
+    except (NotImplementedError, Unsupported):
+        return False
 
 
 class SlicedContainerValue(ModuleValue):
@@ -198,11 +252,73 @@ class NewModuleValue(ModuleValue):
     """A torch.nn module without parameters or buffers constructed by the traced code
     (`nn.ReLU()`, `nn.Softmax(dim=1)`): capture constructs it for real, from constant
     arguments, and inlines its forward like any module's. Every call would construct an equal
-    module, so the one built while tracing stands for all of them; a returned one is a copy
-    (eager returns a new module per call)."""
+    module, so the one built while tracing stands for all of them and is never changed: the
+    attributes the traced code sets (`m.eval()` sets `training`) are kept here, read back by
+    the trace, and set on the copy each call gets (eager returns a new module per call)."""
+
+    def __init__(self, obj, *, member: bool = False):
+        super().__init__(obj, None)
+        self.writes: dict[str, Value] = {}
+        self.member = member  # a submodule of one: the copy made per call is its parent's
+
+    def _member(self, frame, member, source):
+        if isinstance(member, nn.Module):
+            return NewModuleValue(member, member=True)
+        return frame.session.wrap(member, source)
 
     def describe(self):
         return f"{type(self.obj).__name__} module (created in the traced code)"
 
+    # Its containers are read from the real object (iteration, len, indexing), which a new
+    # member seen only by the trace would leave behind (an empty Sequential filled by
+    # add_module ran as the identity): members and registries stay as constructed.
+    def _refuse_change(self, what: str):
+        raise Unsupported(f"{what} {self.describe()}",
+                          hint="build the module from its submodules at once (nn.Sequential(a, b)), or outside the compiled function")
+
+    def set_attr(self, frame, name, value):
+        registered = any(name in self.obj.__dict__.get(r, ()) for r in _REGISTRIES)
+        if self.member or registered or isinstance(value, ModuleValue) or _is_parameter(value) or lookup_static(type(self.obj), name)[0] is not MISSING:
+            self._refuse_change(f"setting {name!r} on")
+        self.writes[name] = value
+
+    def del_attr(self, frame, name):
+        self._refuse_change(f"deleting {name!r} of")
+
+    def get_attr(self, frame, name):
+        if name in self.writes:
+            return self.writes[name]
+        if name == "__dict__" or name in _REGISTRIES and self.obj.__dict__[name]:
+            self._refuse_change(f"reading {name} (which code may change) of")
+        if name in _REGISTRIES:
+            return _EmptyRegistry({}, python_cls=dict)  # what train() and children() read
+        return super().get_attr(frame, name)
+
+    def has_attr(self, frame, name):
+        return name in self.writes or super().has_attr(frame, name)
+
     def reconstruct(self, writer):
-        return f"{writer.name_for(copy.deepcopy, 'deepcopy')}({writer.constant(self.obj)})"
+        # One copy per call, however many places (stack, locals, a bound method) hold it.
+        copied = f"{writer.name_for(copy.deepcopy, 'deepcopy')}({writer.constant(self.obj)})"
+        if self.writes:
+            attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.writes.items())
+            copied = f"{writer.name_for(_with_attributes, 'with_attributes')}({copied}, {{{attrs}}})"
+        return writer.bind(self, copied)
+
+    def inner_values(self):
+        return list(self.writes.values())
+
+
+class _EmptyRegistry(DictValue):
+    """The empty `_modules`/`_parameters`/`_buffers` of a module built in the traced code,
+    which must stay empty (see NewModuleValue)."""
+
+    def mutated(self, frame) -> None:
+        raise Unsupported("adding a member to a module created in the traced code",
+                          hint="build the module from its submodules at once (nn.Sequential(a, b)), or outside the compiled function")
+
+
+def _with_attributes(module: nn.Module, attrs: dict) -> nn.Module:
+    for name, value in attrs.items():
+        setattr(module, name, value)
+    return module
