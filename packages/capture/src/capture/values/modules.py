@@ -189,7 +189,6 @@ class ModuleValue(ObjectValue):
 
     def unpack(self, frame):
         obj = self.obj
-        wrap = frame.session.wrap
         if isinstance(obj, _CONTAINERS):
             self._refuse_stale_members(frame)
             self._guard_members(frame.session)
