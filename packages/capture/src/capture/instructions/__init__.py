@@ -11,5 +11,6 @@ from . import (  # noqa: F401  (each module registers its handlers)
     functions,
     loads_stores,
     operators,
+    pattern_matching,
     stack,
 )
