@@ -35,13 +35,6 @@ TIMEOUT_S = 20 if FULL else 6
 CASES = all_cases()
 
 KNOWN_WRONG = {
-    # An object made in the compiled function lives on past `del` until the entry of the graph
-    # segment that deletes it returns: the tail-call chain (dispatcher, resume function,
-    # entry) holds its arguments for the whole call, and the trace reads the weak reference
-    # while its argument holds the object.
-    "r3_weakref.ref_dead_after_del": "objects outlive `del` across a graph break (entry holds them)",
-    "r3_weakref.ref_callback_runs_on_death": "objects outlive `del` across a graph break (entry holds them)",
-    "r3_weakref.weak_value_entry_gone_after_del": "objects outlive `del` across a graph break (entry holds them)",
     # An lru_cache'd function's calls are inlined (as TorchDynamo does): its cache is not filled.
     "r3_deco.lru_cache_on_size_function": "lru_cache statistics do not count inlined calls",
 }

@@ -86,7 +86,7 @@ def _build(original: types.CodeType, offset: int, stack: tuple[str, ...], live: 
     real = [item for item in abstract if isinstance(item, Instr)]
     if [i.name for i in real] != [i.opname for i in listing.instructions]:
         raise CaptureInternalError(f"the bytecode library decoded {original.co_qualname} differently from dis")
-    _copy_exception_depths(abstract, listing)
+    copy_exception_depths(abstract, listing)
     target = real[listing.index_of_offset[offset]]
     header = next(i for i, inst in enumerate(listing.instructions) if inst.opname == "RESUME") + 1
     resume_instr = real[header - 1]
@@ -132,7 +132,7 @@ def _build(original: types.CodeType, offset: int, stack: tuple[str, ...], live: 
     return result
 
 
-def _copy_exception_depths(abstract: Bytecode, listing) -> None:
+def copy_exception_depths(abstract: Bytecode, listing) -> None:
     """Give each TryBegin the depth of the original entry covering the instruction after it."""
     items = list(abstract)
     index = 0

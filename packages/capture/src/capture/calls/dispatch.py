@@ -150,6 +150,9 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
     abstract = sorted(getattr(cls, "__abstractmethods__", ()))
     if abstract:
         raise_user_error(frame, TypeError, abstract_instantiation_message(cls, abstract))
+    if getattr(cls, "__del__", None) is not None:
+        # Its finalizer runs when the object is freed: a real object (capture.values.lifetime).
+        raise Unsupported(f"constructing {cls.__qualname__}, whose __del__ runs when it is freed")
     instance = NewObjectValue(cls)
     init = python_dunder(cls, "__init__")
     if init is not None:

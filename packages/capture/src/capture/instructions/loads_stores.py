@@ -11,6 +11,7 @@ from ..interpreter.registry import handles
 from ..values.cells import CellValue
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue, raise_user_error
+from ..values.lifetime import drop_may_end_watched
 from ..values.objects import NULL, NullValue, SuperValue
 
 
@@ -37,6 +38,7 @@ def _load_fast_and_clear(frame, inst):
 
 @handles("STORE_FAST")
 def _store_fast(frame, inst):
+    _refuse_watched_drop(frame, inst.argval)
     value = frame.pop_raw()
     if isinstance(value, NullValue):
         frame.locals.pop(inst.argval, None)
@@ -44,8 +46,18 @@ def _store_fast(frame, inst):
         frame.locals[inst.argval] = value
 
 
+def _refuse_watched_drop(frame, name: str) -> None:
+    """A drop that may free an object whose end shows runs natively (capture.values.lifetime)."""
+    if drop_may_end_watched(frame.locals.get(name)):
+        raise Unsupported(
+            f"dropping the local {name!r} may end an object that weak references or a finalizer watch",
+            hint="the graph breaks here and the drop runs natively, so the object dies when it does eagerly",
+        )
+
+
 @handles("DELETE_FAST")
 def _delete_fast(frame, inst):
+    _refuse_watched_drop(frame, inst.argval)
     if frame.locals.pop(inst.argval, None) is None:
         raise_user_error(frame, UnboundLocalError, f"local variable {inst.argval!r} referenced before assignment")
 

@@ -181,9 +181,13 @@ class _BreakPlan:
         lines: list[str] = []
 
         def bind(expression: str, stem: str) -> str:
-            name = writer.temporary(f"_{stem}")
             lines.extend(writer.lines)
             writer.lines.clear()
+            if expression.isidentifier():
+                # A parameter or temporary of the entry, which nothing rebinds; a second name
+                # for it would hold the object once more than eager's frame does.
+                return expression
+            name = writer.temporary(f"_{stem}")
             lines.append(f"{name} = {expression}")
             return name
 
@@ -203,8 +207,8 @@ class _BreakPlan:
         writer.lines.clear()
         rebuilt, lines = lines, []
 
-        def resume(offset: int, slots: list[Slot]) -> str:
-            return self._resume_call(writer, offset, slots, locals_)
+        def resume(offset: int, slots: list[Slot], bound: dict[str, str] = locals_) -> str:
+            return self._resume_call(writer, offset, slots, bound)
 
         offset = self.offset
         if self.point.compiled_call:
@@ -232,6 +236,7 @@ class _BreakPlan:
             name_for=writer.name_for,
             fresh_name=lambda: writer.temporary("_t"),
             resume=resume,
+            locals_=locals_,
             callee=lambda value: self._compiled_callee(writer, value),
         )
         emitter(step)
@@ -255,7 +260,7 @@ class _BreakPlan:
             entry_log.debug("%s", code.listing())
         arguments = [locals_[name] for name in live] + [s.expression for s in slots if s.kind != "null"]
         function = writer.name_for(target.dispatch_tail, target.fn.__name__)
-        return f"return {writer.name_for(TailCall, 'TailCall')}({function}, ({''.join(a + ', ' for a in arguments)}))"
+        return f"return {writer.name_for(TailCall, 'TailCall')}({function}, [{', '.join(arguments)}])"
 
     def _compiled_callee(self, writer, value) -> str | None:
         """For a call that broke inside the callee: the callee compiled as its own frame. A

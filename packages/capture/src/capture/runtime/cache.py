@@ -15,6 +15,7 @@ to run eagerly from then on.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import os
@@ -32,10 +33,12 @@ from .. import config, logs, stance
 from ..errors import Unsupported, UserException
 from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
+from ..values.lifetime import end_is_watched
 from .automatic_dynamic import changed_dims, changed_numbers, input_numbers, input_shapes
 from .compilation import CapturedGraph, Compilation, GraphBreak
 from .entry import CompiledEntry, build_entry, identifier, set_compiled_graph
-from .tail_call import TailCall
+from .shallow_disable import frame_only_runner
+from .tail_call import TailCall, call_taking, run_chain, times_called_in_chain
 
 if TYPE_CHECKING:
     from ..bytecode.resume import ResumeCode
@@ -110,8 +113,12 @@ class CodeCache:
         # the global state (grad mode, autocast...) is read once per call and compared with
         # each entry's tuple, rather than checked setting by setting in every guard function.
         self._table: list[tuple[tuple | None, Callable, Callable]] = []
-        self.dispatch = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=True)
-        self.dispatch_tail = make_dispatcher(fn, self._table, self._miss, resolve_tail_calls=False)
+        if resume is None:
+            self.dispatch = make_dispatcher(fn, self._table, self._miss)
+        else:
+            # Called by tail calls only, with its arguments in a list it empties (tail_call).
+            self.dispatch_tail = make_tail_dispatcher(fn, self._table, self._miss_boxed)
+        self._warned_loop = False
         compilation.adopt(self)
 
     @property
@@ -119,6 +126,8 @@ class CodeCache:
         return self.compilation.backend
 
     def __call__(self, *args, **kwargs):
+        if self.resume is not None:
+            return run_chain(TailCall(self.dispatch_tail, list(args)))
         return self.dispatch(*args, **kwargs)
 
     def add(self, entry: CompiledEntry) -> None:
@@ -130,6 +139,7 @@ class CodeCache:
             self.entries.clear()
             self._table.clear()
             self._warned_limit = False
+            self._warned_loop = False
             self.run_eagerly = False
             self.automatic_dims.clear()
             self.changing_numbers.clear()
@@ -143,10 +153,27 @@ class CodeCache:
             run = self._function_for(args, kwargs)
         return run(*args, **kwargs)
 
+    def _miss_boxed(self, box: list):
+        with self._lock:
+            captures = len(self._table)
+            run = self._function_for(tuple(box), {})
+            if len(self._table) != captures and any(end_is_watched(arg) for arg in box):
+                # The capture's values (in reference cycles) still hold the arguments: the
+                # entry's `del` of one whose end is watched must free it, as eager's does.
+                gc.collect()
+        return call_taking(run, box)
+
+    def _eager(self) -> Callable:
+        """The function run natively; as under torch.compile, the functions it calls are still
+        compiled (torch skips the frame, its frame-evaluation hook still sees the callees)."""
+        return frame_only_runner(self.fn, self.compilation)
+
     def _function_for(self, args, kwargs) -> Callable:
         """What runs this call: an entry accepting it (added by another thread while this
         one waited), a new entry, or `fn` itself (eagerly)."""
-        if self.run_eagerly or torch._C._len_torch_dispatch_stack():
+        if self.run_eagerly:
+            return self._eager()
+        if torch._C._len_torch_dispatch_stack():
             # A TorchDispatchMode the caller entered (a FLOP counter, a debugging mode) sees
             # every ATen op of an eager call, which compiled kernels skip: such calls run
             # eagerly, as under torch.compile. (No entry accepts them: see TorchDispatchModes.)
@@ -167,7 +194,7 @@ class CodeCache:
             self.compilation.breaks.append(
                 GraphBreak(self.fn.__qualname__, "generator and coroutine functions run eagerly", outcome="eager")
             )
-            return self.fn
+            return self._eager()
         limit = self.compilation.recompile_limit or config.recompile_limit
         if len(self._table) >= limit:
             if self.compilation.fullgraph or not self._warned_limit:
@@ -189,9 +216,13 @@ class CodeCache:
                 )
                 recompiles_log.info("%s", message)
                 warnings.warn(message, stacklevel=4)
-            return self.fn
+            return self._eager()
         if self.entries:
-            self._before_recompile(args, kwargs)
+            newly_dynamic = self._learn_dynamic(args, kwargs)
+            if self._looping(newly_dynamic):
+                self._say_loop_runs_eagerly(args, kwargs)
+                return self._eager()
+            self._log_recompile(args, kwargs)
         with logs.phase("capture", self.fn.__qualname__):
             session = self.new_session(args, kwargs)
             try:
@@ -213,7 +244,7 @@ class CodeCache:
                 entry = compile_break(self, err, args, kwargs)
                 if entry is None:
                     self.run_eagerly = True
-                    return self.fn
+                    return self._eager()
         self.add(entry)
         if not entry.guard(*args, **kwargs):
             self._warn_guard_never_passes(entry, args, kwargs)
@@ -244,7 +275,7 @@ class CodeCache:
             message += "has no compiled entry yet"
         raise stance.RecompileError(message)
 
-    def _before_recompile(self, args, kwargs) -> None:
+    def _log_recompile(self, args, kwargs) -> None:
         if recompiles_log.isEnabledFor(logging.INFO):
             recompiles_log.info(
                 "recompiling %s (%s:%d):\n%s",
@@ -253,18 +284,52 @@ class CodeCache:
                 self.fn.__code__.co_firstlineno,
                 recompile_reason([e.guard for e in self.entries], *args, **kwargs),
             )
+
+    def _learn_dynamic(self, args, kwargs) -> bool:
+        """Make the sizes and numbers this miss changed symbolic; whether any became so."""
+        learned = False
         if self.compilation.dynamic is not False:
             # Under dynamic=True too: numbers read through an argument (the items of a tuple
             # it holds) start specialized, and become symbolic once they change.
             for source in changed_numbers(self.fn, self.entries, args, kwargs) - self.changing_numbers:
                 self.changing_numbers.add(source)
+                learned = True
                 dynamic_log.info("%s: the number %s changes between calls; now symbolic", self.fn.__qualname__, source)
         if self.compilation.dynamic is None and config.automatic_dynamic_shapes:
             for source, dims in changed_dims(self.fn, self.entries, args, kwargs).items():
                 known = self.automatic_dims.setdefault(source, set())
                 if not dims <= known:
                     known |= dims
+                    learned = True
                     dynamic_log.info("%s: dims %s of %s change between calls; now symbolic", self.fn.__qualname__, sorted(known), source)
+        return learned
+
+    def _looping(self, newly_dynamic: bool) -> bool:
+        """Whether this miss comes round again on every iteration of a loop whose body breaks
+        the graph: the resume function ran earlier in this very chain, it has entries for two
+        iterations already (a loop's first often differs: a None accumulator, an empty list),
+        and nothing of this miss becomes symbolic. What changes is Python state the loop
+        advances (a list it appends to, a dict it fills), which its guards pin; capturing
+        again would fail the same way next time, up to the recompile limit. torch.compile
+        runs a frame whose loop breaks eagerly; here the rest of the function does."""
+        return (
+            self.resume is not None
+            and not newly_dynamic
+            and len(self.entries) >= 2
+            and times_called_in_chain(self.dispatch_tail) > 1
+        )
+
+    def _say_loop_runs_eagerly(self, args, kwargs) -> None:
+        if self._warned_loop:
+            return
+        self._warned_loop = True
+        code = self.fn.__code__
+        recompiles_log.info(
+            "%s (%s:%d) misses its entries again inside a loop whose body breaks the graph; the rest of "
+            "this call runs eagerly (with its callees compiled). Reason:\n%s",
+            self.fn.__qualname__, code.co_filename, code.co_firstlineno,
+            recompile_reason([e.guard for e in self.entries], *args, **kwargs),
+        )
 
     def new_session(self, args, kwargs, **options) -> CaptureSession:
         return CaptureSession(
@@ -330,12 +395,12 @@ def has_operations(graph_module: torch.fx.GraphModule) -> bool:
     return any(n.op in ("call_function", "call_method") for n in graph_module.graph.nodes)
 
 
-def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, resolve_tail_calls: bool) -> Callable:
+def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
     """A function with `fn`'s signature that runs the first entry of `table` whose global
     state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`
     (or `fn` itself under the "force_eager" stance). Generated so that arguments are passed on as
-    they arrived (no *args/**kwargs repacking on the hot path). With `resolve_tail_calls` it
-    runs the chain of resume functions an entry that broke its graph hands back."""
+    they arrived (no *args/**kwargs repacking on the hot path). It runs the chain of resume
+    functions an entry that broke its graph hands back."""
     signature = inspect.signature(fn, follow_wrapped=False)
     params, forward, positional, keywords, defaults = [], [], [], [], []
     kind = inspect.Parameter
@@ -369,36 +434,50 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable, *, reso
     call = ", ".join(forward)
     miss_call = f"__miss(({''.join(a + ', ' for a in positional)}), {{{', '.join(keywords)}}})"
     name = f"dispatch_{identifier(fn.__name__)}"
-    if resolve_tail_calls:
-        body = (
-            f"    if __forced_eager[0]:\n"
-            f"        return __fn({call})\n"
-            f"    __state = __current_global_state()\n"
-            f"    for __entry_state, __guard, __entry in __table:\n"
-            f"        if __entry_state == __state and __guard({call}):\n"
-            f"            __result = __entry({call})\n"
-            f"            break\n"
-            f"    else:\n"
-            f"        __result = {miss_call}\n"
-            f"    while __result.__class__ is __TailCall:\n"
-            f"        __result = __result.fn(*__result.args)\n"
-            f"    return __result\n"
-        )
-    else:
-        body = (
-            f"    if __forced_eager[0]:\n"
-            f"        return __fn({call})\n"
-            f"    __state = __current_global_state()\n"
-            f"    for __entry_state, __guard, __entry in __table:\n"
-            f"        if __entry_state == __state and __guard({call}):\n"
-            f"            return __entry({call})\n"
-            f"    return {miss_call}\n"
-        )
+    body = (
+        f"    if __forced_eager[0]:\n"
+        f"        return __fn({call})\n"
+        f"    __state = __current_global_state()\n"
+        f"    for __entry_state, __guard, __entry in __table:\n"
+        f"        if __entry_state == __state and __guard({call}):\n"
+        f"            __result = __entry({call})\n"
+        f"            break\n"
+        f"    else:\n"
+        f"        __result = {miss_call}\n"
+        f"    if __result.__class__ is __TailCall:\n"
+        f"        return __run_chain(__result)\n"
+        f"    return __result\n"
+    )
     source = f"def {name}{inspect.Signature(params)}:\n" + "".join(defaults) + body
     namespace = {
-        "__table": table, "__miss": miss, "__TailCall": TailCall, "__current_global_state": current_global_state,
+        "__table": table, "__miss": miss, "__TailCall": TailCall, "__run_chain": run_chain, "__current_global_state": current_global_state,
         "__forced_eager": stance.forced_eager, "__fn": fn, "__DEFAULT": _DEFAULT,
     }
+    exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
+    return mark_compiled(namespace[name])
+
+
+def make_tail_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
+    """The dispatcher of a resume function (positional parameters only), called by a tail
+    call with its arguments in a list: the guards read them from the list, the entry (or `fn`)
+    takes them out of it, so that its frame alone holds them (capture.runtime.tail_call).
+    Tail calls the entry returns are passed on."""
+    taken = ", ".join(["__args.pop()"] * fn.__code__.co_argcount)
+    name = f"dispatch_{identifier(fn.__name__)}"
+    source = (
+        f"def {name}(__args):\n"
+        f"    if __forced_eager[0]:\n"
+        f"        __args.reverse()\n"
+        f"        return __fn({taken})\n"
+        f"    __state = __current_global_state()\n"
+        f"    for __entry_state, __guard, __entry in __table:\n"
+        f"        if __entry_state == __state and __guard(*__args):\n"
+        f"            __args.reverse()\n"
+        f"            return __entry({taken})\n"
+        f"    return __miss(__args)\n"
+    )
+    namespace = {"__table": table, "__miss": miss, "__current_global_state": current_global_state,
+                 "__forced_eager": stance.forced_eager, "__fn": fn}
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     return mark_compiled(namespace[name])
 

@@ -123,6 +123,7 @@ def build_entry(
         rebuilt, run = tail(writer)
         body.extend(rebuilt)
         body.extend(_side_effect_lines(writer, result))
+        body.extend(_release_unused(body, run, parameters))
         body.extend(run)
     else:
         returned = writer.value(result.return_value)
@@ -145,6 +146,26 @@ def build_entry(
     # The entry keeps what it reads by name, not the capture's values (which hold the first
     # call's arguments).
     return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name)
+
+
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*),? = ")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _release_unused(body: list[str], run: list[str], parameters) -> list[str]:
+    """`del` of the entry's locals that the handing-over lines do not read. Eager's frame has
+    dropped those objects by the refused instruction (a `del`, a rebinding, or they were
+    never its locals: the graph's inputs and outputs): the instruction, and the resume
+    function the entry hands over to, must not see them alive (capture.runtime.tail_call).
+    Only names bound on every path are deleted: parameters and unindented assignments."""
+    bound = dict.fromkeys(parameters)
+    for line in body:
+        match = _ASSIGNED.match(line)
+        if match:
+            bound.update(dict.fromkeys(match.group(1).split(", ")))
+    read = {name for line in run for name in _NAME.findall(line)}
+    unused = [name for name in bound if name not in read]
+    return [f"del {', '.join(unused)}"] if unused else []
 
 
 def set_compiled_graph(entry: CompiledEntry, compiled_graph: Callable) -> None:

@@ -11,22 +11,15 @@ not rebuild cheaply stay behind, as before.
 
 from __future__ import annotations
 
-import torch
-
 from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.lazy import LazyInput
+from ..values.lifetime import LIFETIME_UNSEEN
 from ..values.new_objects import NewObjectValue
 from ..values.objects import ObjectValue
 from ..values.symbolic import SymValue
 from ..values.tensor import TensorValue
-
-# Objects no weak reference or finalizer can watch, or that live as long as the program.
-_LIFETIME_UNSEEN = (
-    int, float, complex, str, bytes, bool, type(None), range, slice, type, torch.Tensor,
-    torch.dtype, torch.device, torch.Size, torch.memory_format, torch.layout,
-)
 
 
 def is_held(value: Value) -> bool:
@@ -34,7 +27,7 @@ def is_held(value: Value) -> bool:
     tracing whose attributes the entry can rebuild; either can be watched."""
     if isinstance(value, (LazyInput, ObjectValue)):
         source = value.source
-        return source is not None and not isinstance(source, HeldSource) and not isinstance(value.obj, _LIFETIME_UNSEEN)
+        return source is not None and not isinstance(source, HeldSource) and not isinstance(value.obj, LIFETIME_UNSEEN)
     return type(value) is NewObjectValue and all(_rebuildable(v) for v in value.inner_values())
 
 

@@ -49,15 +49,17 @@ class Slot:
 
 
 class NativeStep:
-    def __init__(self, inst: dis.Instruction, listing, stack: list[Slot], kw_names, *, name_for, fresh_name, resume, callee):
+    def __init__(self, inst: dis.Instruction, listing, stack: list[Slot], kw_names, *, name_for, fresh_name, resume, callee,
+                 locals_: dict[str, str]):
         self.inst = inst
         self.listing = listing
         self.stack = stack
+        self.locals = dict(locals_)  # name -> expression of the locals handed on
         self.kw_names = kw_names
         self.lines: list[str] = []
         self.name_for = name_for  # (object, stem) -> a name bound in the entry's namespace
         self.fresh_name = fresh_name  # () -> a local name not used yet
-        self._resume = resume  # (offset, stack) -> "return ..." statement
+        self._resume = resume  # (offset, stack, locals) -> "return ..." statement
         self._callee = callee  # (Value) -> expression of its compiled version, or None
         self._indent = ""
 
@@ -95,7 +97,7 @@ class NativeStep:
         return compiled or slot.expression
 
     def resume(self, offset: int, stack: list[Slot] | None = None) -> None:
-        self.emit(self._resume(offset, list(self.stack if stack is None else stack)))
+        self.emit(self._resume(offset, list(self.stack if stack is None else stack), dict(self.locals)))
 
     def next_offset(self) -> int:
         return self.listing.next_offset(self.inst.offset)
@@ -217,6 +219,25 @@ def _unpack_sequence(step: NativeStep):
     step.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {value.expression}")
     for name in reversed(names):
         step.push(name)
+    step.resume(step.next_offset())
+
+
+# --- locals -------------------------------------------------------------------------------------
+# A graph breaks at `del o` or `o = ...` when that may end an object whose end shows (a weak
+# reference to it, a finalizer: capture.values.lifetime). The entry hands the name on no longer
+# (or bound anew) and drops its own references first (capture.runtime.entry), so the object
+# dies here if eager's would.
+
+
+@native_step("DELETE_FAST")
+def _delete_fast(step: NativeStep):
+    step.locals.pop(step.inst.argval, None)
+    step.resume(step.next_offset())
+
+
+@native_step("STORE_FAST")
+def _store_fast(step: NativeStep):
+    step.locals[step.inst.argval] = step.pop().expression
     step.resume(step.next_offset())
 
 

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from bytecode import Bytecode, Instr
 from torch import nn
 
+from ..bytecode import decode
+from ..bytecode.resume import copy_exception_depths
 from ..calls.torch_ops import is_torch_operation
 from ..markers import frame_only_disabled, is_compiled
 from ..module_call import hooked_call, hooked_call_of
@@ -83,6 +85,9 @@ def _build_runner(fn: Callable, compilation: Compilation) -> Callable:
 
 def _route_call_sites(code: types.CodeType, route: Callable) -> types.CodeType:
     program = Bytecode.from_code(code)
+    # The bytecode library recomputes exception-table depths wrongly after a resume
+    # function's prologue jump (capture.bytecode.resume): keep the code's own.
+    copy_exception_depths(program, decode(code))
     rewritten = []
     for instr in program:
         if not isinstance(instr, Instr):
@@ -98,7 +103,7 @@ def _route_call_sites(code: types.CodeType, route: Callable) -> types.CodeType:
             rewritten.append(instr)
     program.clear()
     program.extend(rewritten)
-    return program.to_code()
+    return program.to_code(compute_exception_stack_depths=False)
 
 
 def _apply(fn: Callable, at: Instr) -> list[Instr]:

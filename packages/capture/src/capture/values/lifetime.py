@@ -1,0 +1,46 @@
+"""Which objects' ends a program can see, and where capture must leave a drop to Python.
+
+CPython frees an object when its last reference goes, and a program can watch that: a weak
+reference answers None and runs its callback, a `WeakValueDictionary` loses the entry,
+`weakref.finalize` and `__del__` run. A traced `del o` (or `o = other`) cannot tell whether it
+drops the last reference, so when the object is watched the graph breaks there and the drop
+runs natively (capture.runtime.native_steps), where the object dies exactly when eager's does.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+from guards.sources import LocalSource
+
+from ..sources import HeldSource
+from .base import Value
+from .lazy import LazyInput
+from .objects import ObjectValue
+
+# Objects no weak reference or finalizer can watch, or that live as long as the program.
+# Tensors are left out too: their end is memory, which the graph and the runtime free early.
+LIFETIME_UNSEEN = (
+    int, float, complex, str, bytes, bool, type(None), range, slice, type, torch.Tensor,
+    torch.dtype, torch.device, torch.Size, torch.memory_format, torch.layout,
+)
+
+
+def end_is_watched(obj: object) -> bool:
+    """Whether something would notice `obj` being freed now."""
+    if isinstance(obj, LIFETIME_UNSEEN):
+        return False
+    return weakref.getweakrefcount(obj) > 0 or getattr(type(obj), "__del__", None) is not None
+
+
+def drop_may_end_watched(value: Value | None) -> bool:
+    """Whether dropping a local bound to `value` may free an object whose end is watched. An
+    object read through an attribute or item of another is still held by it; one the frame
+    was handed (an argument, a resume function's local) may be held by the frame alone."""
+    if not isinstance(value, (LazyInput, ObjectValue)):
+        return False
+    source = value.source
+    if source is not None and not isinstance(source, (LocalSource, HeldSource)):
+        return False
+    return end_is_watched(value.obj)
