@@ -9,6 +9,7 @@ for eager, one compiled) and compares every call's result or exception type.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import functools
@@ -586,6 +587,62 @@ def m_tuple_unpack():
 
 
 CASES.append(("shape tuple arg", m_tuple_unpack))
+
+
+@dataclasses.dataclass
+class OutputDict(collections.OrderedDict):
+    """A ModelOutput look-alike: a dataclass whose non-None fields are also dict entries, in
+    the order they were set (a key set later comes last, whatever the field order)."""
+
+    a: torch.Tensor = None
+    b: torch.Tensor = None
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            if getattr(self, field.name) is not None:
+                self[field.name] = getattr(self, field.name)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        object.__setattr__(self, key, value)
+
+    def to_tuple(self):
+        return tuple(self[k] for k in self.keys())
+
+
+def m_output_key_order():
+    def f(out):
+        return out.to_tuple()[0] * 2, list(out.keys())
+
+    def in_field_order(fn):
+        return fn(OutputDict(a=x0, b=x0 + 1))
+
+    def b_then_a(fn):
+        out = OutputDict(b=x0 + 1)
+        out["a"] = x0
+        return fn(out)
+
+    return f, [in_field_order, b_then_a, in_field_order]
+
+
+CASES.append(("output dict keys in insertion order", m_output_key_order))
+
+
+def m_new_module_changed_and_returned():
+    def f(x):
+        m = torch.nn.Dropout(0.5)
+        m.eval()
+        m.tag = x.shape[0]
+        return m(x), m
+
+    def c(fn):
+        out, module = fn(x0)
+        return out, module.training, getattr(module, "tag", None)
+
+    return f, [c, c]
+
+
+CASES.append(("module made inside, changed, returned", m_new_module_changed_and_returned))
 
 
 def _same(a, b) -> bool:
