@@ -63,6 +63,14 @@ class BuiltinValue(Value):
     def call(self, frame, args, kwargs):
         return frame.call_builtin(self.fn, args, kwargs)
 
+    def truth(self, frame):
+        # `if self.activation:` on a function: a type with neither __bool__ nor __len__ makes
+        # every instance true (the value is guarded by identity where it came from).
+        cls = type(self.fn)
+        if not (hasattr(cls, "__bool__") or hasattr(cls, "__len__")):
+            return True
+        return super().truth(frame)
+
     def get_attr(self, frame, name):
         return frame.session.wrap(getattr(self.fn, name), None)
 
