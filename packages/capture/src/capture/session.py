@@ -40,6 +40,7 @@ from .side_effects import SideEffects
 from .sources import HeldSource
 from .values.base import Value
 from .values.cells import ExistingCellValue
+from .values.class_lookup import lookup_guards, recording_lookups
 from .values.constant import ConstantValue
 from .values.context import ContextExit
 from .values.deferred import DeferredCall
@@ -400,9 +401,12 @@ class CaptureSession:
 
     # --- running ----------------------------------------------------------------------------------
     def run(self) -> CaptureResult:
-        with _capturing(self.exporting):
+        with _capturing(self.exporting), recording_lookups() as lookups:
             try:
-                return self._run(self.args, self.kwargs)
+                result = self._run(self.args, self.kwargs)
+                for guard in lookup_guards(lookups):
+                    self.add_guard(guard)
+                return result
             finally:
                 # Managers the trace entered for real and did not leave (it stopped inside).
                 while self.open_contexts:

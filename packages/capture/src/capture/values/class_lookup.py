@@ -1,23 +1,81 @@
 """Looking names up on classes statically (through the MRO's dicts, running no descriptor):
-what every kind of value asks before it decides to inline a method written in Python."""
+what every kind of value asks before it decides to inline a method written in Python.
+
+Every lookup made while a capture runs is recorded (`recording_lookups`), and the capture
+guards each one as it was answered (`lookup_guards`): the trace took the path that answer
+chose (the special method found, or the fallback taken for its absence), so a method added,
+replaced or deleted on the class or a base later, or new `__bases__`, must not keep serving
+that entry."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sys
 import types
 from typing import Any
 
-from guards import HasAttr
+from guards import ClassDictMatch, HasAttr, MroMatch
 
 MISSING = object()
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: builtin types, whose dicts cannot change
+
+# While a capture runs: id(cls) -> (cls, its MRO then, {name: (what was found, where)}).
+_lookups: contextvars.ContextVar[dict | None] = contextvars.ContextVar("class_lookups", default=None)
 
 
 def lookup_static(cls: type, name: str) -> tuple[Any, type | None]:
     """`name` as found in the dicts of `cls`'s MRO, without running descriptors."""
+    found: tuple[Any, type | None] = (MISSING, None)
     for klass in cls.__mro__:
         if name in klass.__dict__:
-            return klass.__dict__[name], klass
-    return MISSING, None
+            found = klass.__dict__[name], klass
+            break
+    recorded = _lookups.get()
+    if recorded is not None and not cls.__flags__ & _IMMUTABLE_TYPE:
+        entry = recorded.get(id(cls))
+        if entry is None:
+            entry = recorded[id(cls)] = (cls, cls.__mro__, {})
+        entry[2].setdefault(name, found)
+    return found
+
+
+@contextlib.contextmanager
+def recording_lookups():
+    """Records the class lookups made inside the block; yields what `lookup_guards` takes."""
+    recorded: dict = {}
+    token = _lookups.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _lookups.reset(token)
+
+
+def lookup_guards(recorded: dict) -> list:
+    """The guards under which every recorded lookup answers as it did: per class looked up
+    through, its MRO; per class on those MROs, one check of its dict for all the names (found
+    there: the same object; found further on, or nowhere: absent)."""
+    guards: list = []
+    present: dict[int, dict[str, Any]] = {}
+    absent: dict[int, set[str]] = {}
+    classes: dict[int, type] = {}
+    for cls, mro, names in recorded.values():
+        if len(mro) > 2 or mro[-1] is not object:  # `__bases__` of a class made on `object` alone cannot change
+            guards.append(MroMatch(cls, mro))
+        for name, (value, owner) in names.items():
+            for klass in mro:
+                if klass.__flags__ & _IMMUTABLE_TYPE:
+                    if klass is owner:
+                        break
+                    continue
+                classes[id(klass)] = klass
+                if klass is owner:
+                    present.setdefault(id(klass), {})[name] = value
+                    break
+                absent.setdefault(id(klass), set()).add(name)
+    for key, klass in classes.items():
+        guards.append(ClassDictMatch(klass, tuple(sorted(present.get(key, {}).items())), tuple(sorted(absent.get(key, ())))))
+    return guards
 
 
 def has_python_getattribute(cls: type) -> bool:

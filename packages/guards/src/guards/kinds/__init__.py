@@ -9,6 +9,7 @@ the one-tuple global state (`current_global_state`, `global_state_of`) and
 from __future__ import annotations
 
 from .base import EMITTERS, Guard, emits
+from .classes import ClassDictMatch, MroMatch
 from .global_state import (
     ANY,
     GLOBAL_STATE_KINDS,
@@ -44,6 +45,7 @@ __all__ = [
     "EMITTERS",
     "GLOBAL_STATE_KINDS",
     "AutocastState",
+    "ClassDictMatch",
     "ConstantMatch",
     "DefaultDtype",
     "DefaultsMatch",
@@ -57,6 +59,7 @@ __all__ = [
     "InferenceMode",
     "KeyAbsent",
     "LengthMatch",
+    "MroMatch",
     "NotNone",
     "ShapeGuard",
     "TensorGroup",

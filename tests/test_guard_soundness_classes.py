@@ -1,0 +1,219 @@
+"""Guard soundness for classes changed after capture: special methods the trace looked up
+(`__next__`, `__index__`, `__hash__`, the copy protocol, a metaclass's `__call__`, `__new__`,
+`__getattribute__`) replaced or added on the class or a base, methods added where the trace
+took the path of their absence (`hasattr` False, a `__getattr__` fallback, a reflected
+operator), and `__bases__` reassigned. Each run builds its classes afresh (`fresh_classes`),
+so no mutation outlives its case. See guard_soundness_harness."""
+
+from __future__ import annotations
+
+import copy
+import operator
+import types
+
+import pytest
+
+from guard_soundness_harness import backends_of, case, check_case
+
+
+def fresh_classes():
+    class Counter:
+        """An iterator written in Python: yields 1, 2, 3."""
+
+        def __init__(self):
+            self.n = 0
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            self.n += 1
+            if self.n > 3:
+                raise StopIteration
+            return self.n
+
+    class Index:
+        def __index__(self):
+            return 1
+
+    class Key:
+        """Hashed by identity until a mutation gives it a value hash."""
+
+    class Box:
+        def __init__(self):
+            self.v = 2
+
+    class Meta(type):
+        def __call__(cls, *args):
+            return super().__call__(*args)
+
+    class Made(metaclass=Meta):
+        def __init__(self):
+            self.v = 2
+
+    class Newed:
+        def __new__(cls):
+            made = super().__new__(cls)
+            made.v = 2
+            return made
+
+    class Base:
+        scale = 2
+
+        def get(self):
+            return 1
+
+        def __index__(self):
+            return 1
+
+    class OtherBase:
+        scale = 5
+
+        def get(self):
+            return 7
+
+        def __index__(self):
+            return 2
+
+    class Child(Base):
+        pass
+
+    class Lacking:
+        """No methods: `hasattr(obj, "m")` is False until a mutation adds `m`."""
+
+    class Fallback:
+        def __getattr__(self, name):
+            return 3
+
+    class Left:
+        """No __add__: `Left() + Right()` is Right's __radd__ until a mutation adds one."""
+
+    class Right:
+        def __radd__(self, other):
+            return 10
+
+    state = types.SimpleNamespace(**locals())
+    state.index, state.box, state.child, state.lacking, state.fallback = Index(), Box(), Child(), Lacking(), Fallback()
+    state.key = Key()
+    return state
+
+
+def on(cls: str, name: str, value):
+    """Sets `name` on the run's class `cls` (a function stored is a method)."""
+    return lambda state: setattr(getattr(state, cls), name, value)
+
+
+def _stop(self):
+    raise StopIteration
+
+
+def _tens(self):
+    """Yields 10, 20."""
+    self.n += 1
+    if self.n > 2:
+        raise StopIteration
+    return self.n * 10
+
+
+def iterates(state):
+    def fn(x):
+        return x + sum(v for v in state.Counter())
+
+    return fn
+
+
+def indexes(state):
+    def fn(x):
+        return x * [1, 2, 3][state.index] + operator.index(state.Index()) + [4, 5, 6][state.Index()]
+
+    return fn
+
+
+def hashes(state):
+    def fn(x):
+        table = {state.key: 1}
+        return x + table.get(state.Key(), 5) + table.get(state.key, 6) * 10
+
+    return fn
+
+
+def copies(state):
+    def fn(x):
+        return x * copy.copy(state.box).v + copy.deepcopy(state.box).v
+
+    return fn
+
+
+def constructs(state):
+    def fn(x):
+        return x * state.Made().v + state.Newed().v + getattr(state.Box(), "v")
+
+    return fn
+
+
+def reads_attributes(state):
+    def fn(x):
+        made = state.Box()
+        return x * made.v + state.Fallback().scale + state.fallback.scale
+
+    return fn
+
+
+def branches_on_hasattr(state):
+    def fn(x):
+        made = state.Lacking()
+        out = x * (made.m() if hasattr(made, "m") else 2)
+        out = out + (state.lacking.m() if hasattr(state.lacking, "m") else 3)
+        return out + (10 if made else 20) + (100 if getattr(made, "__call__", None) is None else 200)
+
+    return fn
+
+
+def adds(state):
+    def fn(x):
+        return x * (state.Left() + state.Right())
+
+    return fn
+
+
+def inherits(state):
+    def fn(x):
+        made = state.Child()
+        return x * made.scale + made.get() + state.child.get() * 10 + [5, 6, 7][state.child] * 100
+
+    return fn
+
+
+def converts(state):
+    def fn(x):
+        return x * operator.index(state.Child())
+
+    return fn
+
+
+CASES = [
+    case("next_replaced_on_the_class", iterates, on("Counter", "__next__", _stop), on("Counter", "__next__", _tens),
+         setup=fresh_classes),
+    case("index_replaced_on_the_class", indexes, on("Index", "__index__", lambda self: 2), on("Index", "__index__", lambda self: 0), setup=fresh_classes),
+    case("hash_and_eq_given_to_the_class", hashes, on("Key", "__hash__", lambda self: 0), on("Key", "__eq__", lambda self, other: True),
+         setup=fresh_classes),
+    case("copy_protocol_added_to_the_class", copies, on("Box", "__copy__", lambda self: types.SimpleNamespace(v=9)),
+         on("Box", "__deepcopy__", lambda self, memo: types.SimpleNamespace(v=8)),
+         on("Box", "__reduce_ex__", lambda self, protocol: (types.SimpleNamespace, (), {"v": 7})), setup=fresh_classes),
+    case("metaclass_call_and_new_replaced", constructs, on("Meta", "__call__", lambda cls: types.SimpleNamespace(v=9)),
+         on("Newed", "__new__", lambda cls: types.SimpleNamespace(v=8)), on("Box", "__new__", lambda cls: types.SimpleNamespace(v=7)),
+         setup=fresh_classes),
+    case("getattribute_and_class_attribute_added", reads_attributes, on("Box", "__getattribute__", lambda self, name: 9),
+         on("Fallback", "scale", 7), setup=fresh_classes),
+    case("method_added_where_hasattr_was_false", branches_on_hasattr, on("Lacking", "m", lambda self: 5), on("Lacking", "__len__", lambda self: 0),
+         on("Lacking", "__call__", lambda self: 0), setup=fresh_classes),
+    case("forward_operator_added_where_the_reflected_one_ran", adds, on("Left", "__add__", lambda self, other: 20), setup=fresh_classes),
+    case("bases_reassigned_under_a_special_method", converts, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)), setup=fresh_classes),
+    case("bases_reassigned_and_method_added_below", inherits, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)),
+         on("Child", "get", lambda self: 9), setup=fresh_classes),
+]
+
+
+@pytest.mark.parametrize("backend, case_", [(b, c) for c in CASES for b in backends_of(c)], ids=str)
+def test_compiled_function_sees_state_changed_between_calls(backend, case_):
+    check_case(case_, backend=backend)
