@@ -23,6 +23,7 @@ from fake_tensor.symbolic import FLOAT_OPERATIONS
 from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
 
 from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, IRNode, MultiOutput, ReinterpretView
+from ..memory_order import dense_in_order
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import product
 from .host_values import BIND_TIME, HostValues
@@ -222,7 +223,7 @@ class WrapperCodegen:
         if isinstance(value, ReinterpretView):
             lay = value.layout
             base = value.data
-            if lay.size == base.layout.size and lay.stride == base.layout.stride and lay.offset == 0:
+            if (lay.size, lay.stride) == self.memory.tensor_layout(base) and lay.offset == 0:
                 return base.name
             return _view(base.name, lay.size, lay.stride, lay.offset)
         if isinstance(value, Buffer):
@@ -279,6 +280,7 @@ class MemoryPlan:
         # buffer's tensor as it is, without a view (an `as_strided` costs a few us of host time).
         self.shaped = self.outputs | {n for s in steps if not isinstance(s, KERNEL_STEPS) for n in reads(s)}
         self.tensor_layouts: dict[str, tuple] = {}  # buffer -> (size, stride) of the tensor it names
+        self.wanted = _tensor_layouts_read(graph, steps, buffers)
         self.takes = self._plan_reuse(steps, allocated_by)  # new buffer -> the dead one whose memory it takes
         self.reused = set(self.takes.values())
 
@@ -362,18 +364,75 @@ class MemoryPlan:
         if buf.name in self.pinned:
             return (f"{buf.name} = torch.empty_strided({_shape(layout.size)}, {_shape(layout.stride)}, "
                     f"dtype={_dtype(self.bind, layout.dtype)}, pin_memory=True)")
+        # The tensor the name holds: the one view externs and the caller read it through, where
+        # they read it only so (a channels-last activation, computed as its NHWC buffer).
+        size, stride = self.wanted.get(buf.name, (layout.size, layout.stride))
+        self.tensor_layouts[buf.name] = (size, stride)
         old = self.takes.get(buf.name)
         if old is not None:
             held = self.tensor_layouts.pop(old, (self.buffers[old].layout.size, self.buffers[old].layout.stride))
-            if held == (layout.size, layout.stride) or buf.name not in self.shaped:
+            if held == (size, stride) or buf.name not in self.shaped:
                 self.tensor_layouts[buf.name] = held
                 return f"{buf.name} = {old}; del {old}  # reuses {old}"
-            return f"{buf.name} = {_view(old, layout.size, layout.stride, 0)}; del {old}  # reuses {old}"
+            return f"{buf.name} = {_view(old, size, stride, 0)}; del {old}  # reuses {old}"
         if layout.device.type == "cpu" and not _statically_below(layout, MIN_BYTES):
-            return f"{buf.name} = empty_strided_cpu({_shape(layout.size)}, {_shape(layout.stride)}, {_dtype(self.bind, layout.dtype)})"
+            return f"{buf.name} = empty_strided_cpu({_shape(size)}, {_shape(stride)}, {_dtype(self.bind, layout.dtype)})"
         empty_strided = self.bind("empty_strided", "torch.empty_strided")
         device = _device(self.bind, layout.device)
-        return f"{buf.name} = {empty_strided}({_shape(layout.size)}, {_shape(layout.stride)}, dtype={_dtype(self.bind, layout.dtype)}, device={device})"
+        return f"{buf.name} = {empty_strided}({_shape(size)}, {_shape(stride)}, dtype={_dtype(self.bind, layout.dtype)}, device={device})"
+
+    def tensor_layout(self, buffer: Buffer) -> tuple:
+        """(size, stride) of the tensor `buffer`'s name holds at this point of the call."""
+        return self.tensor_layouts.get(buffer.name, (buffer.layout.size, buffer.layout.stride))
+
+
+def _tensor_layouts_read(graph, steps: list, buffers: dict) -> dict[str, tuple]:
+    """Computed buffers that extern ops and the caller read only through one view covering the
+    buffer's memory exactly (static, dense, at its start), each with that view's (size, stride):
+    allocated so, the name is that tensor and no `as_strided` runs per call (a conv net's
+    channels-last activations are NHWC buffers each convolution read through a view: one
+    `as_strided` per layer)."""
+    seen: dict[str, set] = {}
+    values = [*graph.outputs]
+    for step in steps:
+        if not isinstance(step, KERNEL_STEPS) and isinstance(step, ExternKernel):
+            values += [*step.args, *step.kwargs.values()]
+    for value in _ir_values(values):
+        if isinstance(value, ReinterpretView):
+            lay = value.layout
+            seen.setdefault(value.data.name, set()).add((lay.size, lay.stride, lay.offset))
+        elif isinstance(value, Buffer):
+            seen.setdefault(value.name, set()).add((value.layout.size, value.layout.stride, 0))
+    wanted = {}
+    for name, layouts in seen.items():
+        buffer = buffers.get(name)
+        if not isinstance(buffer, ComputedBuffer) or len(layouts) != 1:
+            continue
+        size, stride, offset = next(iter(layouts))
+        own = buffer.layout
+        if (size, stride) != (own.size, own.stride) and offset == 0 and _dense(size, stride) and _dense(own.size, own.stride) \
+                and product(size) == product(own.size):
+            wanted[name] = (size, stride)
+    return wanted
+
+
+def _ir_values(values):
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            yield from _ir_values(value)
+        elif isinstance(value, dict):
+            yield from _ir_values(value.values())
+        elif isinstance(value, IRNode):
+            yield value
+
+
+def _dense(size, stride) -> bool:
+    """Static sizes and strides holding every element once, in some order of the dims."""
+    if not all(isinstance(v, (int, sympy.Integer)) for v in (*size, *stride)):
+        return False
+    size, stride = [int(v) for v in size], [int(v) for v in stride]
+    order = sorted(range(len(size)), key=lambda d: -stride[d])
+    return dense_in_order(size, stride, order)
 
 
 def _dtype(bind, dtype: torch.dtype) -> str:
