@@ -11,12 +11,14 @@ further from it than eager is (both round every op; their rounding orders differ
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.profiler_util import FunctionEvent
 
 # Triton binds its library functions when first imported: without a GPU, switch its interpreter on
 # now (collection imports this module before any test imports triton).
@@ -142,6 +144,9 @@ def test_conv_net_matches_eager_values_and_strides(name, training, dtype):
                                _step(reference, x.float(), training), dtype)
 
 
+PROFILER_RECORDS_STRIDES = "structured_input_strides" in inspect.signature(FunctionEvent).parameters
+
+
 def _convolution_layouts(step) -> list[bool]:
     """Whether each convolution (and convolution backward) `step` runs read channels-last
     activations: the input, or the output gradient and the input, with exactly channels-last
@@ -153,7 +158,7 @@ def _convolution_layouts(step) -> list[bool]:
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         step()
     seen = []
-    if prof.events() and not hasattr(prof.events()[0], "structured_input_strides"):
+    if not PROFILER_RECORDS_STRIDES:
         pytest.skip("this torch's profiler records no strides (torch 2.11 has none)")
     for event in prof.events():
         reads = {"aten::convolution": 1, "aten::convolution_backward": 2}.get(event.name)
@@ -184,9 +189,25 @@ def test_cuda_conv_net_with_layout_optimization_matches_eager(name, training, dt
         x = torch.randn(shape, device="cuda").to(dtype)
         _assert_close_as_eager(_step(compiled, x, training), _step(eager, x, training),
                                _step(reference, x.float(), training), dtype)
-        if i == 1:
+        if i == 1 and PROFILER_RECORDS_STRIDES:
             layouts = _convolution_layouts(lambda: _step(compiled, x, training))
             assert layouts and all(layouts), layouts
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_cuda_default_is_channels_last_for_inference_only(training, monkeypatch):
+    """By default, CUDA inference graphs follow torch's rules and training graphs keep eager's
+    layout (our channels-last training steps measured slower: layout_optimization.py)."""
+    if not PROFILER_RECORDS_STRIDES:
+        pytest.skip("this torch's profiler records no strides (torch 2.11 has none)")
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    torch.manual_seed(0)
+    eager = ResNetBlock(c=80).train(training).cuda()
+    compiled = compiler.compile(copy.deepcopy(eager), backend="inductor")
+    x = torch.randn(SHAPES[0], device="cuda")
+    _assert_close_as_eager(_step(compiled, x, training), _step(eager, x, training), None, torch.float32)
+    assert _convolution_layouts(lambda: _step(compiled, x, training)) == [not training] * (6 if training else 3)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
@@ -216,6 +237,21 @@ def test_kernels_between_convolutions_write_channels_last(caplog):
         return wrapper.count("= load_kernel(")
 
     assert kernels(True) == kernels(False) + 1
+
+
+def test_convolutions_read_channels_last_buffers_without_a_view(caplog):
+    """A channels-last activation is computed as its NHWC buffer; the wrapper allocates that
+    memory as the NCHW tensor the next convolution reads, rather than viewing it with an
+    `as_strided` per convolution per call (host time: a few us each)."""
+    import logging
+
+    model = _net("mobilenet", torch.float32, False)
+    compiled = compiler.compile(model, backend="inductor", options={"layout_optimization": True})
+    x = torch.randn(2, 3, 8, 10)
+    with caplog.at_level(logging.INFO, logger="compiler.output_code"), torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    wrapper = "\n".join(r.getMessage() for r in caplog.records).split('extern "C"')[0]
+    assert wrapper.count("aten_convolution_default(") == 3 and ".as_strided(" not in wrapper, wrapper
 
 
 def test_triton_kernels_follow_the_layout():

@@ -51,8 +51,9 @@ class CompileOptions:
         layout_optimization ["layout_optimization"] 2-d convolutions and the values between them
                         computed channels-last where the graph's convolutions run faster so
                         (layout_optimization.py says where); outputs keep eager's strides.
-                        None (default): on CPU only; True: on CUDA too (torch's rules, not
-                        yet measured on a GPU here); False: never
+                        None (default): on CPU, and for CUDA inference graphs (torch's
+                        rules); True: for CUDA training graphs too (slower than row-major
+                        there so far); False: never
     """
 
     max_autotune: bool = False
