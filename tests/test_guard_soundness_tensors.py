@@ -215,8 +215,32 @@ class PlusFive(TorchDispatchMode):
         return out + 5 if func is torch.ops.aten.mul.Tensor else out
 
 
+class Scaled(TorchFunctionMode):
+    """Scales every product by its `scale`: state a backend compiling under it bakes in."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out * self.scale if func is torch.Tensor.mul else out
+
+
+def scaled_modes():
+    # A subclass per run: a mutation replaces its __torch_function__.
+    return types.SimpleNamespace(scale=2, mode=type("HeldScaled", (Scaled,), {})(2))
+
+
 def squares(x):
     return x * x
+
+
+def _both(outer, inner):
+    stack = contextlib.ExitStack()
+    stack.enter_context(outer)
+    stack.enter_context(inner)
+    return stack
 
 
 def in_user_mode(state):
@@ -234,6 +258,10 @@ def modes(**on):
 CONTEXT_CASES = [
     case("torch_function_and_dispatch_modes_switched", fn_of(squares), enter(PlusOne), enter(PlusTwo), enter(None), enter(PlusFive),
          enter(None), setup=lambda: types.SimpleNamespace(mode=None), context=in_user_mode, backends=("inductor",)),
+    case("function_mode_state_changed", fn_of(squares), lambda s: setattr(s, "scale", 3), lambda s: setattr(s, "scale", 3.0),
+         lambda s: setattr(s.mode, "scale", 4), setup=scaled_modes, context=lambda s: _both(Scaled(s.scale), s.mode), backends=("aot_eager",)),
+    case("function_mode_method_replaced", fn_of(squares), lambda s: setattr(type(s.mode), "__torch_function__", PlusOne.__torch_function__),
+         setup=scaled_modes, context=lambda s: s.mode, backends=("aot_eager",)),
     case("no_grad_block_toggled", fn_of(factory_and_matmul), switch("no_grad"), switch("no_grad"), setup=modes(), context=in_modes,
          args=leaf_arg, backends=("aot_eager",)),
     case("inference_mode_block_toggled", fn_of(returns_modes), switch("inference"), switch("inference"), setup=modes(), context=in_modes,

@@ -22,6 +22,7 @@ from guards import (
     current_global_state,
     global_state_guards,
 )
+from guards.kinds.global_state import function_mode_kinds
 
 
 @contextlib.contextmanager
@@ -139,14 +140,49 @@ def test_torch_function_modes_by_type():
     """A mode of another type at the same depth fails: a backend compiling under a mode bakes in
     what that type does."""
     with PassThroughMode():
-        guard = GuardSet([TorchFunctionModes((PassThroughMode,))]).compile(parameters=[])
+        guard = GuardSet([TorchFunctionModes(function_mode_kinds())]).compile(parameters=[])
         assert guard()
     assert not guard()
     with OtherPassThroughMode():
         assert not guard()
     with PassThroughMode():
         assert guard()
-    assert guard.why().startswith("the torch function modes are (PassThroughMode,) failed: got ()")
+    assert guard.why().startswith("the torch function modes are (PassThroughMode(),) failed: got ()")
+
+
+class ScaledMode(TorchFunctionMode):
+    def __init__(self, scale, log):
+        super().__init__()
+        self.scale, self.log = scale, log
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {})) * self.scale
+
+
+def test_torch_function_modes_by_what_their_torch_function_can_read():
+    """The mode's `__torch_function__` ran natively while capturing: what it read (its instance
+    attributes, its class's methods) is baked in. A new instance with equal numbers, and the
+    same other objects, matches (`with Mode(2):` makes one per call)."""
+    log = []
+    with ScaledMode(2, log):
+        guard = GuardSet([TorchFunctionModes(function_mode_kinds())]).compile(parameters=[])
+    with ScaledMode(2, log):
+        assert guard()
+    for other in (ScaledMode(3, log), ScaledMode(2.0, log), ScaledMode(2, [])):
+        with other:
+            assert not guard()
+    with ScaledMode(2, log):
+        log.append(1)  # the same list: identity, not contents
+        assert guard()
+        ScaledMode.__torch_function__ = lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))
+        try:
+            assert not guard()
+        finally:
+            ScaledMode.__torch_function__ = _scaled_torch_function
+    assert "ScaledMode(scale=2, log)" in guard.why()
+
+
+_scaled_torch_function = ScaledMode.__dict__["__torch_function__"]
 
 
 def test_default_device_mode_by_device():

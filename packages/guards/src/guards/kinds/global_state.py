@@ -197,9 +197,11 @@ def _autocast_device_types() -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class TorchFunctionModes(Guard):
     """The active TorchFunctionModes are of the types `kinds`, innermost last (none: a compiled
-    graph that skips `__torch_function__` dispatch behaves the same). Types, not instances: a
-    `with Mode():` block makes a new one per call, and a backend compiling under a mode bakes in
-    what its type does (another mode at the same depth must not be served that code)."""
+    graph that skips `__torch_function__` dispatch behaves the same), each with the state its
+    `__torch_function__` could read (`ModeKind`). Not the instances: a `with Mode():` block
+    makes a new one per call, and a backend compiling under a mode bakes in what it did
+    (another mode at the same depth, or one with another `scale`, must not be served that
+    code)."""
 
     kinds: tuple = ()  # function_mode_kinds()
     priority = PRIORITY_GLOBAL_STATE
@@ -214,7 +216,7 @@ class TorchFunctionModes(Guard):
 
 
 def _kind_text(kind) -> str:
-    return f"default device {kind[1]}" if isinstance(kind, tuple) else kind.__qualname__
+    return f"default device {kind[1]}" if isinstance(kind, tuple) else str(kind) if isinstance(kind, ModeKind) else kind.__qualname__
 
 
 def function_mode_kinds() -> tuple:
@@ -225,7 +227,62 @@ def function_mode_kinds() -> tuple:
 
 
 def _mode_kind(mode) -> object:
-    return (DeviceContext, mode.device) if type(mode) is DeviceContext else type(mode)
+    kind = type(mode)
+    if kind is DeviceContext:
+        return (DeviceContext, mode.device)
+    classes = tuple(k for k in kind.__mro__ if k.__flags__ & _HEAP_TYPE and k.__module__.partition(".")[0] != "torch")
+    members = getattr(mode, "__dict__", None)
+    if not classes and not members:
+        return kind
+    return ModeKind(kind, tuple(_Same(tuple(k.__dict__.values())) for k in classes),
+                    tuple((name, _value_key(value)) for name, value in (members or {}).items()))
+
+
+_HEAP_TYPE = 1 << 9  # a class statement's class (torch's own mode classes are not snapshotted)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModeKind:
+    """A function mode as its `__torch_function__` sees it, which runs natively while a graph
+    is captured (its effect baked into the graph): its type, what the dicts of its own classes
+    hold (a method replaced later), and its instance attributes (numbers, strings and the like by
+    type and value; other objects by identity: a list the mode appends to stays the one list).
+    Compared with `==`, which here runs no user code (`_Same` compares by identity)."""
+
+    kind: type
+    classes: tuple
+    members: tuple
+
+    def __str__(self) -> str:
+        members = ", ".join(f"{name}={key[1]!r}" if type(key) is tuple else name for name, key in self.members)
+        return f"{self.kind.__qualname__}({members})"
+
+
+class _Same:
+    """Equal to another `_Same` of the very same objects (a tuple of them compared item by item)."""
+
+    __slots__ = ("objects",)
+
+    def __init__(self, objects):
+        self.objects = objects
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not _Same:
+            return False
+        mine, theirs = self.objects, other.objects
+        if type(mine) is tuple and type(theirs) is tuple:
+            return len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs))
+        return mine is theirs
+
+    def __hash__(self) -> int:
+        return hash(len(self.objects)) if type(self.objects) is tuple else id(self.objects)
+
+
+_VALUE_TYPES = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
+
+
+def _value_key(value: object) -> object:
+    return (type(value), value) if type(value) in _VALUE_TYPES else _Same(value)
 
 
 @emits(TorchFunctionModes)
