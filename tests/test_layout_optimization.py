@@ -196,18 +196,27 @@ def test_cuda_conv_net_with_layout_optimization_matches_eager(name, training, dt
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
-def test_cuda_default_is_channels_last_for_inference_only(training, monkeypatch):
+def test_cuda_default_is_channels_last_for_inference_only(training, caplog, monkeypatch):
     """By default, CUDA inference graphs follow torch's rules and training graphs keep eager's
-    layout (our channels-last training steps measured slower: layout_optimization.py)."""
-    if not PROFILER_RECORDS_STRIDES:
-        pytest.skip("this torch's profiler records no strides (torch 2.11 has none)")
+    layout (our channels-last training steps measured slower: layout_optimization.py). The
+    forward's kernels tell: channels-last adds one, the copy of the row-major image."""
+    import logging
+    import re
+
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
-    torch.manual_seed(0)
-    eager = ResNetBlock(c=80).train(training).cuda()
-    compiled = compiler.compile(copy.deepcopy(eager), backend="inductor")
-    x = torch.randn(SHAPES[0], device="cuda")
-    _assert_close_as_eager(_step(compiled, x, training), _step(eager, x, training), None, torch.float32)
-    assert _convolution_layouts(lambda: _step(compiled, x, training)) == [not training] * (6 if training else 3)
+
+    def forward_kernels(options):
+        torch.manual_seed(0)
+        eager = ResNetBlock(c=80).train(training).cuda()
+        compiled = compiler.compile(copy.deepcopy(eager), backend="inductor", options=options)
+        x = torch.randn(SHAPES[0], device="cuda")
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="compiler.output_code"):
+            _assert_close_as_eager(_step(compiled, x, training), _step(eager, x, training), None, torch.float32)
+        wrappers = [r.getMessage() for r in caplog.records if "def call(args)" in r.getMessage()]
+        return len(re.findall(r"^kernel\d+ = ", wrappers[0], flags=re.MULTILINE))
+
+    assert forward_kernels(None) == forward_kernels({"layout_optimization": False}) + (0 if training else 1)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
