@@ -109,6 +109,17 @@ class Negator(Registry, kind="neg"):
         return -t
 
 
+class Hashed:
+    def __init__(self, k):
+        self.k = k
+
+    def __hash__(self):
+        return self.k
+
+    def __eq__(self, other):
+        return isinstance(other, Hashed) and other.k == self.k
+
+
 class Boxed:
     def __class_getitem__(cls, item):
         return f"{cls.__name__}[{item.__name__}]"
@@ -157,7 +168,7 @@ NS = {
     "itertools": itertools, "operator": operator, "typing": typing, "Iterable": Iterable, "Mapping": Mapping,
     "Sequence": Sequence, "Sized": Sized, "Point": Point, "Frozen": Frozen, "WithInitVar": WithInitVar, "Pair": Pair,
     "Typed": Typed, "Perm": Perm, "Level": Level, "Color": Color, "Vec2": Vec2, "Registry": Registry,
-    "Boxed": Boxed, "Meters": Meters, "accumulate": accumulate, "kw_only": kw_only, "pos_only": pos_only, "depth": depth,
+    "Boxed": Boxed, "Hashed": Hashed, "Meters": Meters, "accumulate": accumulate, "kw_only": kw_only, "pos_only": pos_only, "depth": depth,
 }
 
 MATCH = [
@@ -214,6 +225,8 @@ TYPES = [
     ("isinstance_abc", "return x, [isinstance(v, Sequence) for v in ([1], (1,), 'a', {1: 2}, x)], isinstance({}, Mapping), isinstance(x, Iterable), isinstance(range(3), Sized)"),
     ("user_sequence_mixins", "m = Meters([1.0, 2.0, 3.0])\nreturn x * sum(m), 2.0 in m, m.index(3.0), list(reversed(m)), m.count(1.0)"),
     ("typing_get_origin_args", "hint = dict[str, list[int]]\nreturn x, typing.get_origin(hint) is dict, typing.get_args(hint)[0] is str"),
+    ("hash_of_user_objects", "ks = [Hashed(x.shape[0]), Hashed(-1), Hashed(2 ** 63), Hashed(2 ** 61 + 5), Frozen(1, 2)]\nreturn x, [hash(k) for k in ks], len({Hashed(1), Hashed(1), Hashed(2)}), hash(Frozen(1, 2)) == hash(Frozen(1, 2))"),
+    ("iterate_enum_classes", "return x * len(Level), [c.value for c in Color], max(Level).name, list(Perm), sum(Level)"),
     ("class_getitem", "return x, Boxed[int], Boxed[float]"),
     ("init_subclass_registry", "return Registry.kinds['double'].run(x) + Registry.kinds['neg'].run(x), sorted(Registry.kinds)"),
     ("type_checks_on_values", "vals = [1, 1.5, True, 'a', None, x]\nreturn [type(v).__name__ for v in vals], [isinstance(v, int) for v in vals], callable(len), callable(x)"),

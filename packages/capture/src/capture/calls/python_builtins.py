@@ -28,7 +28,7 @@ from ..values.callables import BuiltinValue, MethodValue, NativeMethodValue
 from ..values.functions import InlinableFunction
 from ..values.new_objects import NewObjectValue
 from ..values.object_ids import ObjectId, ObjectIdValue
-from ..values.class_lookup import MISSING, lookup_static
+from ..values.class_lookup import MISSING, dunder_value, lookup_static, python_dunder
 from ..values.functools_values import PartialValue
 from ..values.objects import ClassValue, ObjectValue, SuperValue, type_of
 from ..values.symbolic import SymValue, concrete, specialized_constant
@@ -56,6 +56,33 @@ def _build_class(frame, args, kwargs):
         f"class statement `class {name}` (capture does not run class bodies)",
         hint="define the class outside the compiled function; without fullgraph=True the class is made between two graphs",
     )
+
+
+@rule(hash)
+def _hash(frame, args, kwargs):
+    (obj,) = args
+    if not obj.is_python_constant():
+        try:
+            cls = obj.python_type()
+        except Unsupported:
+            cls = None
+        method = python_dunder(cls, "__hash__") if cls is not None else None
+        if method is not None:
+            # A __hash__ written in Python (a frozen dataclass's) is traced; its result is
+            # turned into a hash as CPython's slot does (ints only, -1 taken by errors).
+            result = dunder_value(frame, obj, cls, "__hash__", method).call(frame, [obj], {})
+            return evaluated_on_values(frame, _hash_of_result, [result], {})
+    return evaluated_on_values(frame, hash, args, kwargs)
+
+
+def _hash_of_result(value):
+    """What hash() makes of the value a Python __hash__ returned (Objects/typeobject.c's
+    slot_tp_hash)."""
+    if not isinstance(value, int):
+        raise TypeError("__hash__ method should return an integer")
+    if -(2**63) <= value < 2**63:
+        return -2 if value == -1 else int(value)
+    return hash(value)
 
 
 @rule(len)

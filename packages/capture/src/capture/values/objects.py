@@ -432,6 +432,22 @@ class ClassValue(Value):
     def call(self, frame, args, kwargs):
         return frame.construct(self, args, kwargs)
 
+    def _plain_enum(self) -> bool:
+        # An enum's members are fixed when its class is made (EnumType refuses new ones), so
+        # the class, already guarded by identity, says what iterating it gives.
+        meta = type(self.cls)
+        return isinstance(self.cls, enum.EnumMeta) and meta.__iter__ is enum.EnumMeta.__iter__ and meta.__len__ is enum.EnumMeta.__len__
+
+    def unpack(self, frame):
+        if self._plain_enum():
+            return [frame.session.wrap(member, None) for member in self.cls]
+        return super().unpack(frame)
+
+    def length(self, frame):
+        if self._plain_enum():
+            return ConstantValue(len(self.cls))
+        return super().length(frame)
+
     def reconstruct(self, writer):
         return writer.existing(self, self.as_python_constant())
 
