@@ -13,6 +13,7 @@ its callees compiled, as under torch.compile, whose frame hook sees them.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import pytest
@@ -99,3 +100,33 @@ def test_callees_of_a_function_past_its_recompile_limit_are_still_compiled(monke
     assert helper_cache.entries, "the eager frame's callee ran uncompiled"
     graphs = cache_of(compiled).compilation.graphs
     assert any(g.function == "helper" for g in graphs)
+
+
+def recurse(x, n):
+    if n == 0:
+        return x
+    return recurse(x, n - 1) + 1
+
+
+def _deepest(fn) -> int:
+    """The largest n for which fn(x, n) does not overflow Python's stack."""
+    low, high = 1, sys.getrecursionlimit()
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            fn(torch.ones(1), middle)
+            low = middle
+        except RecursionError:
+            high = middle - 1
+    return low
+
+
+def test_recursion_through_compiled_callees_reaches_eagers_depth():
+    """A compiled callee is entered straight from the caller's entry, without its dispatcher's
+    frame: one Python frame per level, as in eager (two halved the reachable depth)."""
+    compiled = compile_eager(recurse)
+    compiled(torch.ones(1), 5)  # captures every entry the recursion needs (n == 0, 1, symbolic)
+    eager_depth = _deepest(recurse)
+    x = torch.randn(1)
+    depth = eager_depth * 9 // 10
+    assert_same(compiled(x, depth), recurse(x, depth))

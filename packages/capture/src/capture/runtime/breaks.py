@@ -22,6 +22,7 @@ eagerly (as torch.compile skips such frames).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import types
 import warnings
@@ -45,6 +46,7 @@ from ..module_call import hooked_call, hooked_call_of
 from ..values.own_frame import own_frame_function
 from ..values.modules import has_hooks
 from ..values.objects import NullValue
+from .dispatchers import inline_dispatch
 from .compilation import GraphBreak
 from .held_locals import is_held
 from .hooked_tensors import mark_observed_tensor
@@ -238,6 +240,7 @@ class _BreakPlan:
             resume=resume,
             locals_=locals_,
             callee=lambda value: self._compiled_callee(writer, value),
+            inline_call=lambda value, arguments: self._inline_call(writer, value, arguments),
         )
         emitter(step)
         if contexts:
@@ -282,6 +285,20 @@ class _BreakPlan:
         if bound is None:
             return name
         return f"{writer.name_for(types.MethodType, 'MethodType')}({name}, {writer.value(bound)})"
+
+
+    def _inline_call(self, writer, value, arguments: list[str]):
+        """For a call that broke inside a plain function given all its parameters positionally:
+        the lines choosing and calling its compiled entry in place (cache.inline_dispatch)."""
+        if not self.point.in_callee or frame_only_disabled(getattr(value, "fn", None)) is not None:
+            return None
+        target = own_frame_function(value)
+        if target is None or target[1] is not None or target[2]:
+            return None
+        code = target[0].__code__
+        if code.co_argcount != len(arguments) or code.co_kwonlyargcount or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            return None
+        return inline_dispatch(self.cache.compilation.cache(target[0]), arguments, writer.name_for, lambda: writer.temporary("_t"))
 
 
 def _module_call(dispatch, compilation):

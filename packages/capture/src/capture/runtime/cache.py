@@ -31,12 +31,12 @@ from guards.failure import recompile_reason
 
 from .. import config, logs, stance
 from ..errors import Unsupported, UserException
-from ..markers import mark_compiled
 from ..session import CaptureResult, CaptureSession
 from ..values.lifetime import end_is_watched
 from .automatic_dynamic import changed_dims, changed_numbers, input_numbers, input_shapes
 from .compilation import CapturedGraph, Compilation, GraphBreak
 from .entry import CompiledEntry, build_entry, identifier, set_compiled_graph
+from .dispatchers import make_dispatcher, make_tail_dispatcher
 from .shallow_disable import frame_only_runner
 from .tail_call import TailCall, call_taking, run_chain, times_called_in_chain
 
@@ -119,6 +119,7 @@ class CodeCache:
             # Called by tail calls only, with its arguments in a list it empties (tail_call).
             self.dispatch_tail = make_tail_dispatcher(fn, self._table, self._miss_boxed)
         self._warned_loop = False
+        self._eager_runner: Callable | None = None
         compilation.adopt(self)
 
     @property
@@ -166,7 +167,14 @@ class CodeCache:
     def _eager(self) -> Callable:
         """The function run natively; as under torch.compile, the functions it calls are still
         compiled (torch skips the frame, its frame-evaluation hook still sees the callees)."""
-        return frame_only_runner(self.fn, self.compilation)
+        if self._eager_runner is None:
+            try:
+                self._eager_runner = frame_only_runner(self.fn, self.compilation)
+            except Exception as error:  # the last resort must not fail: run the original as it is
+                capture_log.warning("%s runs eagerly with its callees uncompiled: rewriting its call sites failed: %s",
+                                    self.fn.__qualname__, error)
+                self._eager_runner = self.fn
+        return self._eager_runner
 
     def _function_for(self, args, kwargs) -> Callable:
         """What runs this call: an entry accepting it (added by another thread while this
@@ -393,101 +401,3 @@ def compile_guards(fn: types.FunctionType, guards: list) -> Callable:
 
 def has_operations(graph_module: torch.fx.GraphModule) -> bool:
     return any(n.op in ("call_function", "call_method") for n in graph_module.graph.nodes)
-
-
-def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
-    """A function with `fn`'s signature that runs the first entry of `table` whose global
-    state equals the current one and whose guard accepts the call, else `miss(args, kwargs)`
-    (or `fn` itself under the "force_eager" stance). Generated so that arguments are passed on as
-    they arrived (no *args/**kwargs repacking on the hot path). It runs the chain of resume
-    functions an entry that broke its graph hands back."""
-    signature = inspect.signature(fn, follow_wrapped=False)
-    params, forward, positional, keywords, defaults = [], [], [], [], []
-    kind = inspect.Parameter
-    positional_defaults = len(fn.__defaults__ or ())
-    positional_params = [p for p in signature.parameters.values() if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD)]
-    first_defaulted = len(positional_params) - positional_defaults
-    for p in signature.parameters.values():
-        # Defaults are read from `fn` on each call, as Python binds them: a later
-        # `fn.__defaults__ = ...` must reach the entries (their guards check the value).
-        default = _DEFAULT if p.default is not kind.empty else kind.empty
-        bare = p.replace(default=default, annotation=kind.empty)
-        params.append(bare)
-        if default is _DEFAULT:
-            if p.kind is kind.KEYWORD_ONLY:
-                defaults.append(f"    if {p.name} is __DEFAULT:\n        {p.name} = __fn.__kwdefaults__[{p.name!r}]\n")
-            else:
-                index = positional_params.index(p) - first_defaulted
-                defaults.append(f"    if {p.name} is __DEFAULT:\n        {p.name} = __fn.__defaults__[{index}]\n")
-        if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD):
-            forward.append(p.name)
-            positional.append(p.name)
-        elif p.kind is kind.VAR_POSITIONAL:
-            forward.append(f"*{p.name}")
-            positional.append(f"*{p.name}")
-        elif p.kind is kind.KEYWORD_ONLY:
-            forward.append(f"{p.name}={p.name}")
-            keywords.append(f"{p.name!r}: {p.name}")
-        else:
-            forward.append(f"**{p.name}")
-            keywords.append(f"**{p.name}")
-    call = ", ".join(forward)
-    miss_call = f"__miss(({''.join(a + ', ' for a in positional)}), {{{', '.join(keywords)}}})"
-    name = f"dispatch_{identifier(fn.__name__)}"
-    body = (
-        f"    if __forced_eager[0]:\n"
-        f"        return __fn({call})\n"
-        f"    __state = __current_global_state()\n"
-        f"    for __entry_state, __guard, __entry in __table:\n"
-        f"        if __entry_state == __state and __guard({call}):\n"
-        f"            __result = __entry({call})\n"
-        f"            break\n"
-        f"    else:\n"
-        f"        __result = {miss_call}\n"
-        f"    if __result.__class__ is __TailCall:\n"
-        f"        return __run_chain(__result)\n"
-        f"    return __result\n"
-    )
-    source = f"def {name}{inspect.Signature(params)}:\n" + "".join(defaults) + body
-    namespace = {
-        "__table": table, "__miss": miss, "__TailCall": TailCall, "__run_chain": run_chain, "__current_global_state": current_global_state,
-        "__forced_eager": stance.forced_eager, "__fn": fn, "__DEFAULT": _DEFAULT,
-    }
-    exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
-    return mark_compiled(namespace[name])
-
-
-def make_tail_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
-    """The dispatcher of a resume function (positional parameters only), called by a tail
-    call with its arguments in a list: the guards read them from the list, the entry (or `fn`)
-    takes them out of it, so that its frame alone holds them (capture.runtime.tail_call).
-    Tail calls the entry returns are passed on."""
-    taken = ", ".join(["__args.pop()"] * fn.__code__.co_argcount)
-    name = f"dispatch_{identifier(fn.__name__)}"
-    source = (
-        f"def {name}(__args):\n"
-        f"    if __forced_eager[0]:\n"
-        f"        __args.reverse()\n"
-        f"        return __fn({taken})\n"
-        f"    __state = __current_global_state()\n"
-        f"    for __entry_state, __guard, __entry in __table:\n"
-        f"        if __entry_state == __state and __guard(*__args):\n"
-        f"            __args.reverse()\n"
-        f"            return __entry({taken})\n"
-        f"    return __miss(__args)\n"
-    )
-    namespace = {"__table": table, "__miss": miss, "__current_global_state": current_global_state,
-                 "__forced_eager": stance.forced_eager, "__fn": fn}
-    exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
-    return mark_compiled(namespace[name])
-
-
-class _Default:
-    """The default of every defaulted parameter of a dispatcher: the dispatcher then reads the
-    function's own default (spelled `__DEFAULT` in the generated signature)."""
-
-    def __repr__(self) -> str:
-        return "__DEFAULT"
-
-
-_DEFAULT = _Default()

@@ -50,7 +50,7 @@ class Slot:
 
 class NativeStep:
     def __init__(self, inst: dis.Instruction, listing, stack: list[Slot], kw_names, *, name_for, fresh_name, resume, callee,
-                 locals_: dict[str, str]):
+                 locals_: dict[str, str], inline_call):
         self.inst = inst
         self.listing = listing
         self.stack = stack
@@ -61,6 +61,9 @@ class NativeStep:
         self.fresh_name = fresh_name  # () -> a local name not used yet
         self._resume = resume  # (offset, stack, locals) -> "return ..." statement
         self._callee = callee  # (Value) -> expression of its compiled version, or None
+        # (Value, argument expressions) -> (lines, result) calling its compiled version without
+        # a dispatcher frame, or None
+        self._inline_call = inline_call
         self._indent = ""
 
     # --- stack ---------------------------------------------------------------------------------
@@ -96,6 +99,18 @@ class NativeStep:
         compiled = self._callee(slot.value) if slot.value is not None else None
         return compiled or slot.expression
 
+    def call(self, fn: Slot, arguments: list[str]) -> str:
+        """The name of the result of calling `fn` (its compiled version, for a user function
+        that broke inside) with `arguments` (expressions, keywords spelled `k=v`)."""
+        if fn.value is not None and not any("=" in a for a in arguments):
+            inline = self._inline_call(fn.value, arguments)
+            if inline is not None:
+                lines, result = inline
+                for line in lines:
+                    self.emit(line)
+                return result
+        return self.assign(f"{self.callee(fn)}({', '.join(arguments)})")
+
     def resume(self, offset: int, stack: list[Slot] | None = None) -> None:
         self.emit(self._resume(offset, list(self.stack if stack is None else stack), dict(self.locals)))
 
@@ -129,7 +144,7 @@ def _call(step: NativeStep):
         names = step.kw_names
         positional, keywords = arguments[: len(arguments) - len(names)], arguments[len(arguments) - len(names) :]
         arguments = positional + [f"{k}={v}" for k, v in zip(names, keywords)]
-    step.push(step.assign(f"{step.callee(fn)}({', '.join(arguments)})"))
+    step.push(step.call(fn, arguments))
     step.resume(step.next_offset())
 
 
