@@ -285,6 +285,7 @@ def graph_values_in(value: Value) -> Iterator[Value]:
         if isinstance(v, TensorValue):
             if v.node.op != "placeholder":
                 yield v
+            stack.extend(v.inner_values())  # the Python attributes set on it (`t.k = n`)
         elif isinstance(v, SymValue):
             if v.node.op != "placeholder":
                 yield v

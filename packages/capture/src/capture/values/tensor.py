@@ -190,12 +190,23 @@ class TensorValue(Value):
         return session.wrap(self.real.grad, AttrSource(self.source, "grad"))
 
     def set_attr(self, frame, name, value):
-        if name == "grad" and self.real is not None and self.node.op == "placeholder" and self.source is not None:
+        is_input = self.real is not None and self.node.op == "placeholder" and self.source is not None and not isinstance(self.source, HeldSource)
+        if name == "grad" and is_input:
             # Replayed onto the tensor after the graph runs (zero_grad's `p.grad = None`).
             if not (isinstance(value, TensorValue) or (value.is_python_constant() and value.as_python_constant() is None)):
                 raise Unsupported(f"setting .grad of a tensor to {value.describe()}")
             frame.session.side_effects.store_attr(self, "grad", value, obj=self.real)
             return
+        if lookup_static(self.python_cls, name)[0] is MISSING:
+            # A Python attribute of the tensor's own (`t.tag = ...`): on a tensor passed in, a
+            # write replayed after the graph; on one the graph computes, kept with its fake
+            # tensor (in-place ops return the same one) and set on the output that escapes.
+            if is_input:
+                frame.session.side_effects.store_attr(self, name, value, obj=self.real)
+                return
+            if self.node.op != "placeholder" and self.real is None and not _is_graph_input(frame, self.fake):
+                _computed_attributes(self.fake, create=True)[name] = value
+                return
         raise Unsupported(
             f"setting attribute {name!r} of a tensor",
             hint="keep the value in a local variable or module attribute instead",
@@ -245,6 +256,12 @@ class TensorValue(Value):
         Only names the class does not define are looked up here: an instance attribute that
         shadows a Tensor method is not something programs do (torch.compile ignores it too),
         and guarding every method call on it would cost each input a guard."""
+        computed = _computed_attributes(self.fake)
+        if name in computed:
+            return computed[name] if read else True
+        pending = frame.session.side_effects.pending_attr(self.real, name) if self.real is not None else None
+        if pending is not None:  # written earlier in this call (tensors refuse `del t.name`)
+            return pending if read else True
         instance_dict = getattr(self.real, "__dict__", None) or {}
         if not instance_dict and self.source is None:
             return _ABSENT  # computed by the graph: no attributes of its own
@@ -262,4 +279,34 @@ class TensorValue(Value):
     def reconstruct(self, writer):
         if self.node.op == "placeholder":
             return writer.source(self.source)
+        attributes = _computed_attributes(self.fake)
+        if attributes:
+            pairs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in attributes.items())
+            builder = writer.name_for(_with_attributes, "with_attributes")
+            return writer.bind(self, f"{builder}({writer.graph_output(self)}, {{{pairs}}})")
         return writer.graph_output(self)
+
+    def inner_values(self):
+        return list(_computed_attributes(self.fake).values())
+
+
+def _computed_attributes(fake: torch.Tensor, create: bool = False) -> dict:
+    """The Python attributes the trace set on a tensor the graph computes, kept on its fake
+    tensor (made for this trace alone), by name."""
+    attributes = fake.__dict__.get("_capture_python_attributes")
+    if attributes is None:
+        attributes = {}
+        if create:
+            fake.__dict__["_capture_python_attributes"] = attributes
+    return attributes
+
+
+def _is_graph_input(frame, fake) -> bool:
+    """An in-place op on an input gives back the input itself, whatever value holds it."""
+    return any(node.meta.get("example_value") is fake for node in frame.session.graph.fx.find_nodes(op="placeholder"))
+
+
+def _with_attributes(tensor: torch.Tensor, attributes: dict) -> torch.Tensor:
+    for name, value in attributes.items():
+        setattr(tensor, name, value)
+    return tensor
