@@ -38,6 +38,8 @@ def reset_globals(**values):
         root.__code__ = ROOT_CODE
         cached_scale.cache_clear()
         cached_ramp.cache_clear()
+        counted_scale.cache_clear()
+        counted_bounded.cache_clear()
         globals()["ADDER"] = make_adder(1)
         return types.SimpleNamespace()
 
@@ -126,6 +128,38 @@ def uses_cached(x):
     return x * cached_scale(3) + cached_ramp(3)
 
 
+@functools.lru_cache(maxsize=None)
+def counted_scale(k):
+    """Counts the runs of its body (COUNTER): a call the program would not make is seen."""
+    global COUNTER
+    COUNTER += 1
+    return SCALE * k
+
+
+@functools.lru_cache(maxsize=2)
+def counted_bounded(k):
+    global COUNTER
+    COUNTER += 10
+    return SCALE + k
+
+
+def uses_counted_for_small_inputs(x):
+    if x.shape[0] > 3:
+        return x
+    return x * counted_scale(3) + counted_bounded(1)
+
+
+def cache_contents(cached):
+    """What a cache holds, by its counts (not its hits: a compiled call reads the cache without
+    calling it)."""
+    info = cached.cache_info()
+    return info.misses, info.currsize
+
+
+def grows_after_the_first_mutation(state, call):
+    return (torch.randn(3 if call < 2 else 5),)
+
+
 def root(x):
     return x * 2
 
@@ -179,6 +213,11 @@ GLOBAL_CASES = [
     gcase("compiled_function_code_replaced", lambda s: root, lambda s: setattr(root, "__code__", other_helper.__code__)),
     gcase("lru_cache_answers_as_in_python", lambda s: uses_cached, set_global("SCALE", 5), lambda s: cached_scale.cache_clear(),
           lambda s: cached_ramp(3).mul_(2), lambda s: cached_ramp.cache_clear(), backends=("inductor",)),
+    # Entries are tried in turn: the guard of the small-input entry must not run the cached
+    # function's body (cleared cache) for a large input, whose path never calls it.
+    gcase("lru_cache_cleared_is_not_called_by_a_guard", lambda s: uses_counted_for_small_inputs,
+          lambda s: (counted_scale.cache_clear(), counted_bounded.cache_clear()), lambda s: None,
+          args=grows_after_the_first_mutation, observe=lambda s: (COUNTER, cache_contents(counted_scale), cache_contents(counted_bounded))),
     gcase("global_counter_written_by_the_function", lambda s: counts_calls, set_global("COUNTER", 10), observe=snapshot("COUNTER")),
     gcase("global_list_appended_by_the_function", lambda s: appends_seen, lambda s: SEEN.clear(), set_global("SEEN", list),
          observe=snapshot("SEEN")),

@@ -207,3 +207,41 @@ def test_lru_cache_answers_a_repeated_call_within_one_trace():
     out, seen = compiled(x)
     torch.testing.assert_close(out, x * (9 + 9 + 169))
     assert seen == expected_calls
+
+
+_RAMP_STEP = 2
+
+
+@functools.lru_cache(maxsize=4)
+def _bounded_ramp(n, *, offset=1):
+    return torch.arange(n, dtype=torch.float32) * _RAMP_STEP + offset
+
+
+@functools.lru_cache(maxsize=None, typed=True)
+def _typed_scale(n, offset=1):
+    return n * _RAMP_STEP + offset
+
+
+def call_keyed_caches(x):
+    return x + _bounded_ramp(3, offset=2) + _typed_scale(2, offset=1) + _typed_scale(2.0)
+
+
+def test_lru_caches_answer_from_their_entries_and_a_cleared_one_captures_again():
+    """The guards read each cache's entry under the key lru_cache files the call under (keyword
+    arguments, typed, bounded caches whose entries are links): a value cached before a global
+    changed stays the answer, as in Python, and a cleared cache fails the guard instead of
+    running the body (a call the program's path might not make)."""
+    global _RAMP_STEP
+    _bounded_ramp.cache_clear(), _typed_scale.cache_clear()
+    compiled = compile_eager(call_keyed_caches)
+    x = torch.randn(3)
+    try:
+        for step in range(3):
+            torch.testing.assert_close(compiled(x), call_keyed_caches(x), rtol=0, atol=0)
+            if step == 0:
+                _RAMP_STEP = 5  # the cached answers stay
+            elif step == 1:
+                _bounded_ramp.cache_clear(), _typed_scale.cache_clear()
+        assert _bounded_ramp.cache_info().misses == _typed_scale.cache_info().misses - 1 == 1
+    finally:
+        _RAMP_STEP = 2

@@ -9,7 +9,7 @@ from torch import nn
 from guards import (
     AttrSource,
     BufferSource,
-    CallSource,
+    CachedResultSource,
     ClosureSource,
     ConstantMatch,
     DictItemSource,
@@ -56,7 +56,7 @@ SELF = LocalSource("self")
         (dict_key_source(AttrSource(SELF, "state"), 2), "list(L['self'].state.keys())[2]"),
         (GlobalsSource(), "G"),
         (ModuleGlobalsSource("builtins"), "M['builtins']"),
-        (CallSource(GlobalSource("cached"), (3, "a"), (("typed", True),)), "G['cached'](3, 'a', typed=True)"),
+        (CachedResultSource(GlobalSource("cached"), LocalSource("cache"), LocalSource("key"), "3, 'a', typed=True", False), "G['cached'](3, 'a', typed=True)"),
         (
             ItemSource(DictItemSource(LocalSource("d"), dict_key_source(LocalSource("d"), 0)), "step"),
             "L['d'][list(L['d'].keys())[0]]['step']",
@@ -77,8 +77,6 @@ def test_sources_are_hashable_values():
 def test_item_key_without_literal_spelling_is_refused():
     with pytest.raises(SourceError, match="no Python literal spelling"):
         ItemSource(LocalSource("d"), object())
-    with pytest.raises(SourceError, match="no Python literal spelling"):
-        CallSource(LocalSource("f"), (object(),))
 
 
 class Net(nn.Module):

@@ -56,7 +56,7 @@ from .kinds import (
 from .sources import (
     AttrSource,
     BufferSource,
-    CallSource,
+    CachedResultSource,
     ClosureSource,
     DictItemSource,
     DictKeysSource,
@@ -91,7 +91,7 @@ __all__ = [
     "AttrSource",
     "AutocastState",
     "BufferSource",
-    "CallSource",
+    "CachedResultSource",
     "ClassDictMatch",
     "ClosureSource",
     "ConstantMatch",

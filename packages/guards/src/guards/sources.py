@@ -342,29 +342,40 @@ class ItemSource(Source):
 
 
 @_source_value
-class CallSource(Source):
-    """`base(*args, **kwargs)` with constant arguments: what a cached function
-    (functools.lru_cache) answers, read by calling it as the program does (its cache answers,
-    as the program's call would)."""
+class CachedResultSource(Source):
+    """What a functools.lru_cache wrapper (`base`) answers for a call it has cached, read
+    without running the function it wraps: a guard that called the wrapper would run that
+    function's body whenever the entry is gone (`cache_clear()`, eviction), once more than the
+    program, whose own path may never make the call.
+
+    `cache` holds the wrapper's dict (one per wrapper for life; `cache_clear()` empties it),
+    `key` the key lru_cache files the call under. A missing key fails the read (KeyError). An
+    unbounded cache maps the key to the result, which is read directly. A bounded one maps it to
+    an internal list link: once the key is seen there the wrapper is called with `call`'s
+    arguments, a hit, which runs no body (it counts a hit and marks the entry most recently
+    used, as the program's own call would). Prints as the call it answers."""
 
     base: Source
-    args: tuple
-    kwargs: tuple[tuple[str, object], ...] = ()
+    cache: Source
+    key: Source
+    call: str  # the arguments, spelled as Python: "3, 'a', typed=True"
+    bounded: bool
 
-    def __post_init__(self) -> None:
-        if not has_literal_spelling(list(self.args)) or not has_literal_spelling([v for _, v in self.kwargs]):
-            raise SourceError(f"CallSource arguments {self.args!r} {self.kwargs!r} have no Python literal spelling")
+    @property
+    def parents(self) -> tuple[Source, ...]:
+        return (self.base, self.cache, self.key)
 
     def __str__(self) -> str:
-        return self.code(str(self.base))
+        return f"{self.base}({self.call})"
 
     @property
     def hint(self) -> str:
         return _identifier_hint(f"{self.base.hint}_result")
 
-    def code(self, base: str) -> str:
-        arguments = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
-        return f"{base}({', '.join(arguments)})"
+    def code(self, base: str, cache: str, key: str) -> str:
+        if self.bounded:
+            return f"({cache}[{key}], {base}({self.call}))[1]"
+        return f"{cache}[{key}]"
 
 
 @_source_value
