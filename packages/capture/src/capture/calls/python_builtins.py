@@ -93,11 +93,39 @@ def _len(frame, args, kwargs):
 
 @rule(isinstance)
 def _isinstance(frame, args, kwargs):
-    obj, classes = args
+    obj, classes_value = args
     # Evaluated as the program would: `isinstance(x, 2)` is the program's TypeError.
-    classes = _constant(classes, "isinstance()'s second argument")
+    classes = _constant(classes_value, "isinstance()'s second argument")
+    if any(_own_instancecheck(cls) is not None for cls in _class_tree(classes)):
+        return ConstantValue(_isinstance_by_hooks(frame, obj, classes_value, classes))
     _guard_abc_answer(frame, classes)
     return evaluate_constant_operation(frame, issubclass, (obj.python_type(), classes))
+
+
+def _own_instancecheck(cls):
+    """The metaclass's __instancecheck__ written in Python (not type's, not ABCMeta's, which
+    answers as issubclass of the instance's type): it may look at the instance itself."""
+    if not isinstance(cls, type):
+        return None
+    method = python_dunder(type(cls), "__instancecheck__")
+    return None if method is None or method is abc.ABCMeta.__instancecheck__ else method
+
+
+def _isinstance_by_hooks(frame, obj, classes_value, classes) -> bool:
+    """isinstance() as Objects/abstract.c's object_recursive_isinstance: a tuple is any of its
+    items; an instance of exactly the class is one without asking; otherwise the metaclass's
+    __instancecheck__ answers (traced), or issubclass of the instance's type."""
+    if isinstance(classes, tuple):
+        items = classes_value.unpack(frame)
+        return any(_isinstance_by_hooks(frame, obj, item, item.as_python_constant()) for item in items)
+    if obj.python_type() is classes:
+        return True
+    method = _own_instancecheck(classes)
+    if method is None:
+        _guard_abc_answer(frame, classes)
+        return evaluate_constant_operation(frame, issubclass, (obj.python_type(), classes)).as_python_constant()
+    answer = dunder_value(frame, classes_value, type(classes), "__instancecheck__", method).call(frame, [classes_value, obj], {})
+    return answer.truth(frame)
 
 
 @rule(issubclass)
