@@ -645,6 +645,37 @@ def m_new_module_changed_and_returned():
 CASES.append(("module made inside, changed, returned", m_new_module_changed_and_returned))
 
 
+class FlagMeta(type):
+    def __instancecheck__(cls, instance):
+        return getattr(instance, "flag", False)
+
+
+class Flagged(metaclass=FlagMeta):
+    pass
+
+
+def m_instancecheck_reads_the_instance():
+    class Holder:
+        flag = True
+
+    holder = Holder()
+
+    def f(x):
+        return x + 1 if isinstance(holder, Flagged) else x - 1
+
+    def set_(v):
+        def call(fn):
+            holder.flag = v
+            return fn(x0)
+
+        return call
+
+    return f, [set_(True), set_(False), set_(True)]
+
+
+CASES.append(("metaclass __instancecheck__ reading the instance", m_instancecheck_reads_the_instance))
+
+
 def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor):
         return (
