@@ -50,6 +50,21 @@ def test_warning_stacklevel_names_the_callers_line():
     assert _recorded(compile_eager(_calls_helper), torch.ones(2)) == _recorded(_calls_helper, torch.ones(2))
 
 
+def _calls_helper_in_a_frame_that_runs_eagerly(x):
+    with warnings.catch_warnings():  # setting warnings.filters: the frame runs eagerly
+        _helper_warns()
+    return x * 2
+
+
+def test_warning_stacklevel_past_the_compiled_function_names_the_callers_line():
+    """The helper is compiled as a frame of its own (callees of an eager frame are, as under
+    torch.compile): its stacklevel=2 names the caller's line, not the dispatcher between."""
+    fn = _calls_helper_in_a_frame_that_runs_eagerly
+    compiled = compile_eager(fn)
+    for _ in range(2):
+        assert _recorded(compiled, torch.ones(2)) == _recorded(fn, torch.ones(2))
+
+
 class _Collect(logging.Handler):
     def __init__(self):
         super().__init__()

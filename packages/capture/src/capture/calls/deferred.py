@@ -6,12 +6,17 @@ default filter shows a warning once per location (module, line, text, category).
 compiled entry, it would name the entry's code instead: every warning of a compiled function
 would share one location, and all but the first of them be dropped. The replay therefore calls
 `warnings.warn_explicit` with the location the traced frame had, as `warnings.warn` computes it
-(the frame's file and line, its globals' `__name__` and `__warningregistry__`)."""
+(the frame's file and line, its globals' `__name__` and `__warningregistry__`). A stacklevel
+reaching past the compiled function names a frame found when the call is made, counting from
+the entry and skipping capture's own frames (`warn_outside`): a compiled callee's caller, not
+the dispatcher between them."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
 import warnings
 
 from ..errors import Unsupported
@@ -51,11 +56,33 @@ def _warn(frame, args, kwargs):
     else:
         raise Unsupported("warnings.warn with a stacklevel not known while tracing")
     caller = frame
-    for _ in range(level - 1):
+    for climbed in range(level - 1):
+        if caller.parent is None:
+            # A frame outside the compiled function: found when the call is made, counting
+            # from the compiled entry, which stands for the outermost traced frame.
+            outside = functools.partial(warn_outside, levels=level - 1 - climbed)
+            return DeferredCall(outside, None, "warnings.warn").call(frame, args, kwargs)
         caller = caller.parent
-        if caller is None:
-            raise Unsupported(f"warnings.warn with stacklevel={level}, which names a frame outside the compiled function")
     where = caller.location()
     location = (where.filename, where.lineno, caller.f_globals)
     replay = DeferredCall(functools.partial(warn_at, location=location), None, "warnings.warn")
     return replay.call(frame, args, kwargs)
+
+
+_CAPTURE_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _is_capture_frame(code) -> bool:
+    """Generated entries and dispatchers, and capture's own runtime (tail calls, misses)."""
+    return code.co_filename.startswith("<capture ") or code.co_filename.startswith(_CAPTURE_DIRECTORY)
+
+
+def warn_outside(message, category=None, stacklevel=1, source=None, *, levels):
+    """warnings.warn(...) attributed to the frame `levels` frames above the calling entry, not
+    counting capture's own frames (a dispatcher between a compiled callee and its caller)."""
+    caller = sys._getframe(1)
+    while levels and caller.f_back is not None:
+        caller = caller.f_back
+        if not _is_capture_frame(caller.f_code):
+            levels -= 1
+    warn_at(message, category, stacklevel, source, location=(caller.f_code.co_filename, caller.f_lineno, caller.f_globals))
