@@ -1,11 +1,13 @@
 """Guard soundness for state a function reaches by name: globals (rebound, mutated, deleted),
 builtins shadowed later, closure cells rebound from outside, defaults and keyword defaults,
-functools.partial arguments, a bound method's object. See guard_soundness_harness."""
+functools.partial arguments, a bound method's object, modules imported inside the function.
+See guard_soundness_harness."""
 
 from __future__ import annotations
 
 import builtins
 import functools
+import sys
 import types
 
 import pytest
@@ -287,6 +289,25 @@ def bound_method_compiled(state):
     return state.obj.apply
 
 
+def fresh_imported_module(scale=2):
+    """A module `gs_imported` filed in sys.modules (a fresh one per run), as an import inside a
+    function finds it."""
+    module = types.ModuleType("gs_imported")
+    module.SCALE = scale
+    sys.modules["gs_imported"] = module
+    return types.SimpleNamespace()
+
+
+def imports_inside(state):
+    def fn(x):
+        import gs_imported
+        from gs_imported import SCALE
+
+        return x * gs_imported.SCALE + SCALE
+
+    return fn
+
+
 def set_attr(path, name, value):
     def mutate(state):
         setattr(getattr(state, path), name, value() if callable(value) and not isinstance(value, type) else value)
@@ -305,6 +326,8 @@ CLOSURE_CASES = [
     case("partial_arguments_changed", partial_of, lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3, shift=1)),
          lambda s: s.partial.keywords.__setitem__("shift", 4), lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5)),
          setup=types.SimpleNamespace),
+    case("module_imported_inside_changed_or_replaced", imports_inside, lambda s: setattr(sys.modules["gs_imported"], "SCALE", 3),
+         lambda s: fresh_imported_module(scale=5), setup=fresh_imported_module),
     case("bound_method_self_changed", bound_method, set_attr("obj", "scale", 3), set_attr("obj", "scale", 2.5),
          lambda s: setattr(s, "method", Scaler(4).apply), setup=types.SimpleNamespace),
     case("compiled_bound_method_self_changed", bound_method_compiled, set_attr("obj", "scale", 3), set_attr("obj", "scale", torch.ones(3)),

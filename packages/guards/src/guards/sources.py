@@ -23,6 +23,7 @@ import functools
 import keyword
 import math
 import re
+import sys
 from typing import Protocol
 
 from .errors import SourceError
@@ -210,6 +211,25 @@ class ModuleGlobalsSource(RootSource):
 
     def root_code(self, frame: RootNames) -> str:
         return frame.module_globals(self.module)
+
+
+@_source_value
+class ImportedModuleSource(RootSource):
+    """The module an `import` statement finds, `sys.modules[name]` (the dict held, read on
+    every call): an entry replaced or removed there makes the statement give another module
+    (or run the module's code again)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"sys.modules[{self.name!r}]"
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"module_{self.name.rpartition('.')[2]}")
+
+    def root_code(self, frame: RootNames) -> str:
+        return f"{frame.held(sys.modules, 'sys_modules')}[{self.name!r}]"
 
 
 @_source_value

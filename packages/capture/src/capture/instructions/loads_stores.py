@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import builtins
 import sys
+import types
+
+from guards import IdentityMatch, ImportedModuleSource
 
 from ..calls.python_builtins import _slice
 from ..errors import Unsupported, UserException
@@ -218,14 +221,30 @@ def _import_name(frame, inst):
         module = builtins.__import__(inst.argval, frame.f_globals, None, fromlist, level)
     except ImportError as err:
         raise UserException(ExceptionValue.from_real(err)) from None
-    frame.push(frame.session.wrap(module, None))
+    frame.push(frame.session.wrap(module, _imported_module_source(frame, module, inst.argval if level == 0 else None)))
+
+
+def _imported_module_source(frame, module, full_name: str | None):
+    """`sys.modules[...]` for the module an import gave, guarded to be that module, with the
+    module the statement names (`a.b.c` of `import a.b.c`, which gives `a`): the import
+    system answers from sys.modules while both are there (None where the module is not
+    filed under its own name)."""
+    name = getattr(module, "__name__", None)
+    if not isinstance(name, str) or sys.modules.get(name) is not module:
+        return None
+    for filed in {name, full_name or name}:
+        if filed in sys.modules:
+            frame.session.add_guard(IdentityMatch(ImportedModuleSource(filed), sys.modules[filed]))
+    return ImportedModuleSource(name)
 
 
 @handles("IMPORT_FROM")
 def _import_from(frame, inst):
-    module = frame.peek().as_python_constant()
+    module_value = frame.peek()
+    module = module_value.as_python_constant()
     try:
         value = getattr(module, inst.argval)
     except AttributeError:
         raise Unsupported(f"from {module.__name__} import {inst.argval}: the name is not loaded yet") from None
-    frame.push(frame.session.wrap(value, None))
+    source = frame.session.module_attribute_source(module_value, inst.argval) if isinstance(module, types.ModuleType) else None
+    frame.push(frame.session.wrap(value, source))
