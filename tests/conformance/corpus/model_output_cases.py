@@ -142,6 +142,16 @@ if ModelOutput is not None:
         ("none_field_set_by_attribute", "o = BaseModelOutput(last_hidden_state=x)\no.attentions = y\nreturn o.to_tuple(), len(o), o"),
         ("new_key_set_on_empty", "o = BaseModelOutput()\no['wwww'] = x\nreturn o['wwww'] + y, list(o.keys())"),
     ]
+    HF += [
+        ("iterate_keys_and_items", "o = BaseModelOutput(last_hidden_state=x, attentions=y)\nks = [k for k in o]\nreturn ks, [v * 2 for _, v in o.items()], list(o.values())[-1], len(o)"),
+        ("dict_of_and_double_star", "o = BaseModelOutput(last_hidden_state=x, hidden_states=(x, y))\nd = dict(o)\ndef g(last_hidden_state=None, hidden_states=None, attentions=None):\n    return last_hidden_state + hidden_states[1]\nreturn d, g(**o), list(d)"),
+        ("get_contains_and_missing_key", "o = CausalLMOutputWithPast(logits=x)\nr = o.get('loss', y) + o.get('logits')\ntry:\n    o['loss']\nexcept KeyError:\n    r = r + 1\nreturn r, 'loss' in o, 'logits' in o"),
+        ("positional_construction", "o = BaseModelOutput(x, (x, y), None)\nreturn o.to_tuple()[1][1], list(o.keys()), o.attentions is None"),
+        ("cache_name_alias", "o = CausalLMOutputWithPast(logits=x, past_key_values=(y,))\nreturn o.logits, 'cache' in o, list(o.keys())"),
+        ("across_graph_break", "import torch._dynamo\no = BaseModelOutput(last_hidden_state=x)\no['attentions'] = y\ntorch._dynamo.graph_break()\no['hidden_states'] = x * y\nreturn o.to_tuple(), list(o)"),
+        ("copy_and_replace", "import copy\no = BaseModelOutput(last_hidden_state=x, attentions=y)\nc = copy.copy(o)\nc['attentions'] = y * 2\nreturn o.attentions, c.attentions, c is not o, type(c).__name__"),
+        ("equality_and_tuple_slice", "a = BaseModelOutput(last_hidden_state=x)\nb = BaseModelOutput(last_hidden_state=x)\nreturn a == b, a[:1][0] + 1, len(a[0:])"),
+    ]
     snippets(SOURCE, "model_output_hf", HF, namespace=NS, params="x, y", make_args=two_vecs)
 
     HF_INPUT = [
