@@ -118,7 +118,7 @@ class CodeCache:
         else:
             # Called by tail calls only, with its arguments in a list it empties (tail_call).
             self.dispatch_tail = make_tail_dispatcher(fn, self._table, self._miss_boxed)
-        self._warned_loop = False
+        self._loop_runs_eagerly = False
         self._eager_runner: Callable | None = None
         compilation.adopt(self)
 
@@ -140,7 +140,7 @@ class CodeCache:
             self.entries.clear()
             self._table.clear()
             self._warned_limit = False
-            self._warned_loop = False
+            self._loop_runs_eagerly = False
             self.run_eagerly = False
             self.automatic_dims.clear()
             self.changing_numbers.clear()
@@ -226,9 +226,12 @@ class CodeCache:
                 warnings.warn(message, stacklevel=4)
             return self._eager()
         if self.entries:
+            if self._loop_runs_eagerly and self._repeating_in_chain():
+                return self._eager()  # decided once (below): later calls skip the reasoning
             newly_dynamic = self._learn_dynamic(args, kwargs)
             if self._looping(newly_dynamic):
                 self._say_loop_runs_eagerly(args, kwargs)
+                self._loop_runs_eagerly = True
                 return self._eager()
             self._log_recompile(args, kwargs)
         with logs.phase("capture", self.fn.__qualname__):
@@ -320,17 +323,12 @@ class CodeCache:
         advances (a list it appends to, a dict it fills), which its guards pin; capturing
         again would fail the same way next time, up to the recompile limit. torch.compile
         runs a frame whose loop breaks eagerly; here the rest of the function does."""
-        return (
-            self.resume is not None
-            and not newly_dynamic
-            and len(self.entries) >= 2
-            and times_called_in_chain(self.dispatch_tail) > 1
-        )
+        return not newly_dynamic and len(self.entries) >= 2 and self._repeating_in_chain()
+
+    def _repeating_in_chain(self) -> bool:
+        return self.resume is not None and times_called_in_chain(self.dispatch_tail) > 1
 
     def _say_loop_runs_eagerly(self, args, kwargs) -> None:
-        if self._warned_loop:
-            return
-        self._warned_loop = True
         code = self.fn.__code__
         recompiles_log.info(
             "%s (%s:%d) misses its entries again inside a loop whose body breaks the graph; the rest of "
