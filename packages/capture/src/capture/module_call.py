@@ -16,7 +16,8 @@ what they write replayed. Entries that read the global hook dicts are guarded on
 Hook order and results follow torch 2.x `Module._call_impl`: global pre-hooks then the
 module's, each `hook(module, args)` (or `hook(module, args, kwargs)` when registered
 `with_kwargs=True`) may replace the arguments; after `forward`, global forward hooks then the
-module's, each `hook(module, args, [kwargs,] output)` may replace the output.
+module's, each `hook(module, args, [kwargs,] output)` may replace the output. A module with a
+hook registered `always_call=True` (run even when forward raises) is called natively.
 """
 
 from __future__ import annotations
@@ -82,7 +83,15 @@ def _call(hook, is_global: bool, *args):
     return _natively(hook, *args) if is_global else hook(*args)
 
 
+def _module_call(module, args, kwargs):
+    return module(*args, **kwargs)
+
+
 def call_with_forward_hooks(module, *args, **kwargs):
+    if module._forward_hooks_always_called or _torch_module._global_forward_hooks_always_called:
+        # A hook registered with always_call=True also runs when forward (or a hook) raises,
+        # which nn.Module.__call__ arranges around the whole call: it runs natively.
+        return _natively(_module_call, module, args, kwargs)
     # Index loops, not `for` loops: a hook that breaks the graph leaves no iterator on the
     # stack, which a resume function could not be handed.
     pre_hooks = (*_torch_module._global_forward_pre_hooks.items(), *module._forward_pre_hooks.items())
