@@ -285,3 +285,23 @@ BUILT_INSIDE = [
     ("new_empty_sequential_filled", "s = nn.Sequential()\ns.append(nn.Tanh())\ns.add_module('act', nn.ReLU())\nreturn s(x), len(s)"),
 ]
 snippets(SOURCE, "modules_built_inside", BUILT_INSIDE, namespace=NS)
+
+
+class Registry(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("buf", torch.ones(4))
+        self.plain = 1.0
+
+
+REGISTRY_WRITES = [
+    ("tensor_assigned_to_buffer_name_then_listed", "m.buf = x.detach()[0] * 0 + 2\nreturn m.lin(x) * m.buf, [n for n, _ in m.named_buffers()], sum(b.sum() for b in m.buffers())"),
+    ("none_assigned_to_parameter", "m.lin.bias = None\nreturn m.lin(x), [n for n, _ in m.lin.named_parameters()]"),
+    ("module_replaces_plain_attribute", "m.plain = nn.Identity()\nreturn m.plain(x), [n for n, _ in m.named_children()]"),
+    ("submodule_deleted_then_children", "del m.lin\nreturn x * m.buf, [n for n, _ in m.named_children()], hasattr(m, 'lin')"),
+    ("register_buffer_over_attribute_raises", "try:\n    m.register_buffer('plain', x)\nexcept KeyError as e:\n    return x, 'exists' in str(e)\nreturn x * 0, False"),
+    ("assign_tensor_to_parameter_raises", "try:\n    m.lin.weight = x\nexcept TypeError:\n    return x + 1\nreturn x"),
+    ("state_dict_after_buffer_write", "m.buf = m.buf * 3\nsd = m.state_dict()\nreturn sd['buf'] + x, sorted(sd)"),
+]
+snippets(SOURCE, "modules_registry_writes", REGISTRY_WRITES, namespace=NS, params="m, x", make_args=seeded(Registry))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+import torch
 from torch import nn
 
 from ..errors import Unsupported
@@ -17,6 +18,8 @@ from .base import Value
 from .callables import MethodValue
 from .class_lookup import MISSING, lookup_static
 from .constant import ConstantValue
+from .exceptions import raise_user_error
+from .tensor import TensorValue
 from .containers import DictValue, SliceValue
 from .symbolic import SymValue, concrete
 from .objects import ObjectValue
@@ -96,7 +99,15 @@ class ModuleValue(ObjectValue):
             # Writes are replayed through the real setattr after the graph; reads before that
             # would not see what a class's own __setattr__ does (counters, aliases).
             raise Unsupported(f"setting {name!r} on {self.describe()}, whose class has its own __setattr__")
+        _check_registry_write(frame, self.obj, name, value)
         super().set_attr(frame, name, value)
+
+    def has_attr(self, frame, name):
+        # A member deleted or registered by the trace (`del self.lin` empties `_modules`) is
+        # not yet gone from, or in, the real module that hasattr would ask.
+        if name not in self.obj.__dict__:
+            self._refuse_stale_members(frame)
+        return super().has_attr(frame, name)
 
     def get_attr(self, frame, name):
         if name in _REGISTRIES:
@@ -220,6 +231,27 @@ class ModuleValue(ObjectValue):
             return
         table = "_parameters" if isinstance(self.obj, (nn.ParameterList, nn.ParameterDict)) else "_modules"
         session.add_guard(DictKeysMatch(AttrSource(self.source, table), tuple(getattr(self.obj, table).keys())))
+
+
+def _check_registry_write(frame, module: nn.Module, name: str, value: Value) -> None:
+    """The TypeErrors nn.Module.__setattr__ raises, raised where the program assigns (the
+    write itself is replayed after the graph, past the program's `except`)."""
+    if _is_none(value):
+        return
+    if name in module.__dict__.get("_parameters", ()) and not _is_parameter(value):
+        expected = "parameter", "torch.nn.Parameter or None"
+    elif name in module.__dict__.get("_modules", ()) and not isinstance(value, ModuleValue):
+        expected = "child module", "torch.nn.Module or None"
+    elif name in module.__dict__.get("_buffers", ()) and not isinstance(value, TensorValue):
+        expected = "buffer", "torch.nn.Buffer, torch.Tensor or None"
+    else:
+        return
+    kind = torch.typename(torch.empty(0, dtype=value.fake.dtype)) if isinstance(value, TensorValue) else value.describe()
+    raise_user_error(frame, TypeError, f"cannot assign '{kind}' as {expected[0]} '{name}' ({expected[1]} expected)")
+
+
+def _is_none(value: Value) -> bool:
+    return value.is_python_constant() and value.as_python_constant() is None
 
 
 def _is_parameter(value: Value) -> bool:
