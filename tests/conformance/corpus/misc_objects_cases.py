@@ -131,3 +131,21 @@ snippets(SOURCE, "misc_objects", CASES, namespace=NS)
 snippets(SOURCE, "misc_objects_parents", [
     ("parent_methods_every_way", "return c.add(x)"),
 ], namespace=NS, params="c, x", make_args=class_attribute_changes)
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+    def __init__(self, a=1):
+        self.a = a
+
+
+def slotted_and_vector(n):
+    return Slotted(n), torch.randn(n)
+
+
+snippets(SOURCE, "misc_objects_slots", [
+    ("write_outside_slots_caught_on_input", "try:\n    o.b = 2\nexcept AttributeError as e:\n    return x + o.a, 'b' in str(e)\nreturn x"),
+    ("write_outside_slots_caught_on_new_object", "s = Slotted(2)\ntry:\n    s.b = 2\nexcept AttributeError:\n    return x * s.a + o.a\nreturn x"),
+    ("slot_written_then_read", "o.a = o.a + 1\nreturn x * o.a, o.a"),
+], namespace={"Slotted": Slotted, "torch": torch}, params="o, x", make_args=slotted_and_vector)

@@ -250,6 +250,10 @@ class ObjectValue(Value):
             return
         if setter is None and python_descriptor_set(frame, self, descriptor, value):
             return
+        if not hasattr(self.obj, "__dict__") and not isinstance(descriptor, types.MemberDescriptorType):
+            # Neither an instance __dict__ nor a slot of that name (__slots__): object's setattr
+            # raises here, not when the entry replays the write (past the program's except).
+            raise_user_error(frame, AttributeError, f"{type(self.obj).__name__!r} object has no attribute {name!r}")
         self._refuse_write_after_dict_read(frame, name)
         frame.session.side_effects.store_attr(self, name, value)
 
