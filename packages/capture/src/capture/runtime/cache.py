@@ -5,12 +5,15 @@ A call runs the first entry whose guards accept its arguments. On a miss capture
 appended. A recompile caused by a changed size makes that dimension symbolic in later captures,
 and one caused by a changed int or float input makes that number symbolic (automatic dynamic
 shapes, unless `dynamic=False`). After `config.recompile_limit` entries the
-function is run eagerly, with one warning. The stance (capture.stance) may run the original
-instead of any entry, or refuse to capture on a miss.
+function is run eagerly, with one warning. A resume function missed again inside a loop whose
+body breaks runs the rest of that call eagerly instead of capturing once per iteration. The
+stance (capture.stance) may run the original instead of any entry, or refuse to capture on a
+miss.
 
 Code capture cannot trace breaks the graph (capture.runtime.breaks) unless `fullgraph=True`,
 which raises `Unsupported` instead. When no useful break is possible the function is marked
-to run eagerly from then on.
+to run eagerly from then on. A function run eagerly still has its callees compiled, as under
+torch.compile (capture.runtime.shallow_disable).
 """
 
 from __future__ import annotations
@@ -178,7 +181,7 @@ class CodeCache:
 
     def _function_for(self, args, kwargs) -> Callable:
         """What runs this call: an entry accepting it (added by another thread while this
-        one waited), a new entry, or `fn` itself (eagerly)."""
+        one waited), a new entry, or `fn` run eagerly (`_eager`, or `fn` itself)."""
         if self.run_eagerly:
             return self._eager()
         if torch._C._len_torch_dispatch_stack():
