@@ -305,3 +305,36 @@ REGISTRY_WRITES = [
     ("state_dict_after_buffer_write", "m.buf = m.buf * 3\nsd = m.state_dict()\nreturn sd['buf'] + x, sorted(sd)"),
 ]
 snippets(SOURCE, "modules_registry_writes", REGISTRY_WRITES, namespace=NS, params="m, x", make_args=seeded(Registry))
+
+
+class Scale(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(x) * self.k
+
+
+class Chain(nn.Module):
+    def __init__(self, *blocks):
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+NS.update({"Scale": Scale, "Chain": Chain})
+
+USER_BUILT_INSIDE = [
+    ("user_module_without_parameters", "m = Scale(x.shape[0])\nreturn m(x), m.k, m.training"),
+    ("user_module_returned", "m = Scale(2.0)\ny = m(x)\nm.k = 3.0\nreturn y, m"),
+    ("user_module_eval_then_called", "m = Scale(2.0).eval()\nreturn m(x), m.training, m.act.training"),
+    ("user_container_of_new_modules", "c = Chain(Scale(2.0), nn.Tanh(), Scale(0.5))\nreturn c(x), len(c.blocks)"),
+    ("user_module_named_children", "m = Scale(2.0)\nreturn m(x), [n for n, _ in m.named_children()], len(list(m.parameters()))"),
+]
+snippets(SOURCE, "modules_user_built_inside", USER_BUILT_INSIDE, namespace=NS)

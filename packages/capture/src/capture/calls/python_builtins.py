@@ -104,11 +104,15 @@ def _isinstance(frame, args, kwargs):
 
 def _own_instancecheck(cls):
     """The metaclass's __instancecheck__ written in Python (not type's, not ABCMeta's, which
-    answers as issubclass of the instance's type): it may look at the instance itself."""
+    answers as issubclass of the instance's type): it may look at the instance itself.
+    torch's own (nn.Parameter's, which also admits tensors flagged `_is_param`) keep being
+    answered by the type, as before: tracing it broke the graph of every Module.__setattr__."""
     if not isinstance(cls, type):
         return None
     method = python_dunder(type(cls), "__instancecheck__")
-    return None if method is None or method is abc.ABCMeta.__instancecheck__ else method
+    if method is None or method is abc.ABCMeta.__instancecheck__ or method.__module__.startswith("torch."):
+        return None
+    return method
 
 
 def _isinstance_by_hooks(frame, obj, classes_value, classes) -> bool:
