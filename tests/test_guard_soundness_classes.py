@@ -12,6 +12,7 @@ import operator
 import types
 
 import pytest
+import torch
 
 from guard_soundness_harness import backends_of, case, check_case
 
@@ -92,9 +93,20 @@ def fresh_classes():
         def __radd__(self, other):
             return 10
 
+    class Sized(type):
+        """A metaclass with neither __bool__ nor __len__ (its classes are true) until a mutation."""
+
+    class Sizable(metaclass=Sized):
+        pass
+
+    class Block(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
     state = types.SimpleNamespace(**locals())
     state.index, state.box, state.child, state.lacking, state.fallback = Index(), Box(), Child(), Lacking(), Fallback()
     state.key = Key()
+    state.block = Block()
     return state
 
 
@@ -184,6 +196,13 @@ def inherits(state):
     return fn
 
 
+def truth_of_a_class_and_a_module(state):
+    def fn(x):
+        return state.block(x) + (1 if state.Sizable else 2) + (10 if state.block else 20)
+
+    return fn
+
+
 def converts(state):
     def fn(x):
         return x * operator.index(state.Child())
@@ -208,6 +227,8 @@ CASES = [
     case("method_added_where_hasattr_was_false", branches_on_hasattr, on("Lacking", "m", lambda self: 5), on("Lacking", "__len__", lambda self: 0),
          on("Lacking", "__call__", lambda self: 0), setup=fresh_classes),
     case("forward_operator_added_where_the_reflected_one_ran", adds, on("Left", "__add__", lambda self, other: 20), setup=fresh_classes),
+    case("truth_methods_added_to_a_metaclass_and_a_module_class", truth_of_a_class_and_a_module, on("Sized", "__len__", lambda cls: 0),
+         on("Block", "__len__", lambda self: 0), setup=fresh_classes),
     case("bases_reassigned_under_a_special_method", converts, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)), setup=fresh_classes),
     case("bases_reassigned_and_method_added_below", inherits, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)),
          on("Child", "get", lambda self: 9), setup=fresh_classes),

@@ -25,7 +25,7 @@ from ..errors import Unsupported
 from ..guard_kinds import StorageNotShared, storage_users
 from ..sources import HeldSource
 from ..values.base import Value
-from ..values.class_lookup import abstract_instantiation_message, lookup_static, python_dunder
+from ..values.class_lookup import MISSING, abstract_instantiation_message, lookup_static, python_dunder
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
@@ -73,7 +73,7 @@ def _check_plain_instance(obj: Value, cls: type) -> None:
         builtin = next(k for k in cls.__mro__ if k is not object and not k.__flags__ & _HEAP_TYPE)
         raise Unsupported(f"copying {obj.describe()}, an instance of a subclass of the builtin {builtin.__qualname__}")
     for name in ("__getnewargs_ex__", "__getnewargs__"):
-        if hasattr(cls, name):
+        if lookup_static(cls, name)[0] is not MISSING:
             raise Unsupported(f"copying {obj.describe()}, whose class defines {name}")
     if slots := _slot_names(cls):
         raise Unsupported(f"copying {obj.describe()}, whose class has __slots__ {slots}")

@@ -78,6 +78,13 @@ def lookup_guards(recorded: dict) -> list:
     return guards
 
 
+def class_defines(cls: type, name: str) -> bool:
+    """Whether `cls`'s MRO holds `name`, as special method lookup and an instance's attribute
+    lookup see it (not the metaclass's attributes, which `hasattr(cls, name)` finds); recorded
+    and guarded as every lookup_static is."""
+    return lookup_static(cls, name)[0] is not MISSING
+
+
 def has_python_getattribute(cls: type) -> bool:
     attribute, _ = lookup_static(cls, "__getattribute__")
     return isinstance(attribute, types.FunctionType)

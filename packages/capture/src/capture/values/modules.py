@@ -16,7 +16,7 @@ from ..guard_kinds import GlobalModuleHooksMatch, ModuleAttributeAbsent, ModuleC
 from ..module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS, has_backward_hooks, hooked_call_of
 from .base import Value
 from .callables import MethodValue
-from .class_lookup import MISSING, lookup_static
+from .class_lookup import MISSING, class_defines, lookup_static
 from .constant import ConstantValue
 from .exceptions import raise_user_error
 from .tensor import TensorValue
@@ -215,7 +215,7 @@ class ModuleValue(ObjectValue):
         return ConstantValue(len(self.obj))
 
     def truth(self, frame):
-        if not hasattr(type(self.obj), "__len__"):
+        if not class_defines(type(self.obj), "__len__"):
             return True
         self._refuse_stale_members(frame)
         self._guard_members(frame.session)

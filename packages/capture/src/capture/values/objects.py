@@ -19,7 +19,7 @@ from ..sources import HeldSource
 from .base import Value
 from .callables import BuiltinValue, MethodValue
 from .class_attributes import bind_class_attribute, call_item_dunder, guard_static_lookup, python_descriptor_set
-from .class_lookup import MISSING, dunder_value, guard_no_dunders, has_python_getattribute, lookup_static, python_dunder
+from .class_lookup import MISSING, class_defines, dunder_value, guard_no_dunders, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
 from .deferred import logger_method
 from .deleted import DELETED
@@ -104,7 +104,7 @@ class ObjectValue(Value):
         session = frame.session
         pending = session.side_effects.pending_attr(self.obj, name)
         if pending is DELETED:
-            if hasattr(type(self.obj), name) or hasattr(type(self.obj), "__getattr__"):
+            if class_defines(type(self.obj), name) or class_defines(type(self.obj), "__getattr__"):
                 raise Unsupported(f"reading attribute {name!r} of {self.describe()} after deleting it")
             raise_user_error(frame, AttributeError, name)
         if pending is not None:
@@ -178,10 +178,10 @@ class ObjectValue(Value):
 
     def has_attr(self, frame, name):
         pending = frame.session.side_effects.pending_attr(self.obj, name)
-        if pending is DELETED and hasattr(type(self.obj), "__getattr__"):
+        if pending is DELETED and class_defines(type(self.obj), "__getattr__"):
             raise Unsupported(f"hasattr on attribute {name!r} of {self.describe()} after deleting it")
         if pending is not None:
-            return pending is not DELETED or hasattr(type(self.obj), name)
+            return pending is not DELETED or class_defines(type(self.obj), name)
         present = hasattr(self.obj, name)
         if self.source is not None:
             from guards import HasAttr
@@ -269,12 +269,12 @@ class ObjectValue(Value):
             if method is not None:
                 result = dunder_value(frame, self, type(self.obj), name, method).call(frame, [self], {})
                 return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
-        if hasattr(type(self.obj), "__bool__"):
+        if class_defines(type(self.obj), "__bool__"):
             if self.source is not None:
                 # No guard says what a C __bool__ will answer on the next call.
                 raise Unsupported(f"the truth value of {self.describe()} (its __bool__ is not Python code)")
             return bool(self.obj)
-        if hasattr(type(self.obj), "__len__"):
+        if class_defines(type(self.obj), "__len__"):
             return self.length(frame).truth(frame)
         guard_no_dunders(frame, self, type(self.obj), ("__bool__", "__len__"))
         return True
@@ -384,7 +384,7 @@ class ClassValue(Value):
 
     def truth(self, frame):
         # A class is true unless its metaclass says otherwise (`if exc_type:` in __exit__).
-        if any(hasattr(type(self.cls), name) for name in ("__bool__", "__len__")):
+        if any(class_defines(type(self.cls), name) for name in ("__bool__", "__len__")):
             return super().truth(frame)
         return True
 
