@@ -103,10 +103,45 @@ def fresh_classes():
         def forward(self, x):
             return x * 2
 
+    class Table(dict):
+        def __iter__(self):
+            return iter(["a"])
+
+    class Checked(type):
+        """A metaclass without __instancecheck__ until a mutation adds one."""
+
+    class Checking(metaclass=Checked):
+        pass
+
+    class Shown:
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+        def __format__(self, spec):
+            return "ab"
+
+        def __str__(self):
+            return "abc"
+
+    class Settable:
+        def __init__(self):
+            self._v = 1
+
+        @property
+        def v(self):
+            return self._v
+
+        @v.setter
+        def v(self, value):
+            self._v = value * 2
+
     state = types.SimpleNamespace(**locals())
     state.index, state.box, state.child, state.lacking, state.fallback = Index(), Box(), Child(), Lacking(), Fallback()
     state.key = Key()
     state.block = Block()
+    state.table, state.shown, state.settable = Table(a=1, b=2), Shown(), Settable()
     return state
 
 
@@ -203,6 +238,16 @@ def truth_of_a_class_and_a_module(state):
     return fn
 
 
+def uses_protocols(state):
+    def fn(x):
+        out = x * sum(state.table[k] for k in state.table) + (1 if isinstance(1, state.Checking) else 2)
+        out = out + (10 if state.shown == 1 else 20) + len(f"{state.shown}") * 100 + len(str(state.shown)) * 1000
+        state.settable.v = 3
+        return out * state.settable.v
+
+    return fn
+
+
 def converts(state):
     def fn(x):
         return x * operator.index(state.Child())
@@ -229,6 +274,11 @@ CASES = [
     case("forward_operator_added_where_the_reflected_one_ran", adds, on("Left", "__add__", lambda self, other: 20), setup=fresh_classes),
     case("truth_methods_added_to_a_metaclass_and_a_module_class", truth_of_a_class_and_a_module, on("Sized", "__len__", lambda cls: 0),
          on("Block", "__len__", lambda self: 0), setup=fresh_classes),
+    # Passing before this file (guarded by other means); kept as the specification.
+    case("protocol_methods_patched_on_held_objects", uses_protocols, on("Table", "__iter__", lambda self: iter(["b"])),
+         on("Checked", "__instancecheck__", lambda cls, obj: True), on("Shown", "__eq__", lambda self, other: False),
+         on("Shown", "__format__", lambda self, spec: "abcdef"), on("Shown", "__str__", lambda self: "a"),
+         on("Settable", "v", property(lambda self: self._v, lambda self, value: setattr(self, "_v", value * 5))), setup=fresh_classes),
     case("bases_reassigned_under_a_special_method", converts, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)), setup=fresh_classes),
     case("bases_reassigned_and_method_added_below", inherits, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)),
          on("Child", "get", lambda self: 9), setup=fresh_classes),

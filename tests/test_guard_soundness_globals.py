@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import os
 import sys
 import types
 
@@ -298,6 +299,28 @@ def fresh_imported_module(scale=2):
     return types.SimpleNamespace()
 
 
+def _lazy_attribute(name):
+    if name == "lazy":
+        return 3
+    raise AttributeError(name)
+
+
+def fresh_lazy_module():
+    """A module whose `lazy` comes from its module-level __getattr__ (PEP 562) until a
+    mutation defines it; and an environment variable."""
+    module = types.ModuleType("gs_lazy")
+    module.__getattr__ = _lazy_attribute
+    os.environ["GS_SOUNDNESS_FLAG"] = "1"
+    return types.SimpleNamespace(module=module)
+
+
+def reads_lazy_module_and_environment(state):
+    def fn(x):
+        return x * state.module.lazy + (1 if os.environ.get("GS_SOUNDNESS_FLAG") == "1" else 2)
+
+    return fn
+
+
 def imports_inside(state):
     def fn(x):
         import gs_imported
@@ -328,6 +351,8 @@ CLOSURE_CASES = [
          setup=types.SimpleNamespace),
     case("module_imported_inside_changed_or_replaced", imports_inside, lambda s: setattr(sys.modules["gs_imported"], "SCALE", 3),
          lambda s: fresh_imported_module(scale=5), setup=fresh_imported_module),
+    case("module_getattr_and_environment_changed", reads_lazy_module_and_environment, lambda s: setattr(s.module, "__getattr__", lambda n: 9),
+         lambda s: setattr(s.module, "lazy", 5), lambda s: os.environ.__setitem__("GS_SOUNDNESS_FLAG", "0"), setup=fresh_lazy_module),
     case("bound_method_self_changed", bound_method, set_attr("obj", "scale", 3), set_attr("obj", "scale", 2.5),
          lambda s: setattr(s, "method", Scaler(4).apply), setup=types.SimpleNamespace),
     case("compiled_bound_method_self_changed", bound_method_compiled, set_attr("obj", "scale", 3), set_attr("obj", "scale", torch.ones(3)),
