@@ -52,6 +52,10 @@ def fresh_classes():
         def __init__(self):
             self.v = 2
 
+    class OtherMeta(type):
+        def __call__(cls, *args):
+            return types.SimpleNamespace(v=9)
+
     class Newed:
         def __new__(cls):
             made = super().__new__(cls)
@@ -267,6 +271,7 @@ CASES = [
     case("metaclass_call_and_new_replaced", constructs, on("Meta", "__call__", lambda cls: types.SimpleNamespace(v=9)),
          on("Newed", "__new__", lambda cls: types.SimpleNamespace(v=8)), on("Box", "__new__", lambda cls: types.SimpleNamespace(v=7)),
          setup=fresh_classes),
+    case("metaclass_reassigned", lambda s: (lambda x: x * s.Made().v), lambda s: setattr(s.Made, "__class__", s.OtherMeta), setup=fresh_classes),
     case("getattribute_and_class_attribute_added", reads_attributes, on("Box", "__getattribute__", lambda self, name: 9),
          on("Fallback", "scale", 7), setup=fresh_classes),
     case("method_added_where_hasattr_was_false", branches_on_hasattr, on("Lacking", "m", lambda self: 5), on("Lacking", "__len__", lambda self: 0),

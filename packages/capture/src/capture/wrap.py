@@ -214,6 +214,9 @@ def _module(session, obj, source):
 def _class(session, obj, source):
     if source is not None:
         _guard(session, kinds.IdentityMatch(source, obj))
+        # Its metaclass answers `cls()` and the class's truth; a custom one can be swapped
+        # (`cls.__class__ = OtherMeta`) under the same class object (IdentityMatch then keeps it).
+        _guard(session, kinds.TypeMatch(source, type(obj)))
         session.saw_class(obj, source)
     return ClassValue(obj, source)
 

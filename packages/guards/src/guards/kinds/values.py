@@ -16,6 +16,9 @@ from ..sources import ItemSource, Source, has_literal_spelling
 from .base import PRIORITY_OBJECT, Guard, emits
 
 
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: no `__class__` assignment to or from it
+
+
 def _describe(value: object) -> str:
     return f"<{type(value).__qualname__} at {id(value):#x}>"
 
@@ -69,7 +72,13 @@ class IdentityMatch(Guard):
         return f"{self.source} is {_describe(self.value)}"
 
     def implies(self) -> tuple[Guard, ...]:
-        return (TypeMatch(self.source, type(self.value)),)
+        # The same object keeps its type, unless `obj.__class__ = Other` can give it another:
+        # an instance of a mutable class (a class of a custom metaclass) or any module (CPython
+        # lets modules switch between ModuleType subclasses) can, and its TypeMatch stays.
+        kind = type(self.value)
+        if kind.__flags__ & _IMMUTABLE_TYPE and not issubclass(kind, types.ModuleType):
+            return (TypeMatch(self.source, kind),)
+        return ()
 
 
 @emits(IdentityMatch)
