@@ -138,9 +138,11 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
                 torch.testing.assert_close(actual.detach(), expected.detach(), atol=case.atol, rtol=case.rtol, equal_nan=True)
             except AssertionError as exc:
                 raise Mismatch(f"{where}: values differ ({str(exc).splitlines()[0]})") from None
-        # Python attributes set on the tensor (`t.tag = ...`), which a compiled call must set too.
-        if vars(actual) or vars(expected):
-            compare(vars(actual), vars(expected), f"{where}.__dict__", case, seen)
+        # Python attributes set on the tensor (`t.tag = ...`), which a compiled call must set too;
+        # private ones are compilers' bookkeeping (torch.compile marks parameters it saw).
+        public = lambda t: {k: v for k, v in vars(t).items() if not k.startswith("_")}
+        if public(actual) or public(expected):
+            compare(public(actual), public(expected), f"{where}.__dict__", case, seen)
         return
     if isinstance(expected, torch.nn.Module):
         # torch.nn.utils.parametrize gives each module a class of its own (ParametrizedLinear).
