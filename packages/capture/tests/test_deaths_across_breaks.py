@@ -104,6 +104,17 @@ def dunder_del_order_across_a_break(x):
     return y, list(LOG)
 
 
+def dunder_del_in_a_loop_run_eagerly(x):
+    LOG.clear()
+    out = []
+    for i in range(6):
+        o = Finalized(str(i), x)  # made natively: the resume function starts at the store
+        out.append(o.t * i)  # a list that grows: the loop's rest runs eagerly
+        del o
+        LOG.append(f"after {i}")
+    return torch.stack(out), list(LOG)
+
+
 def refcount_after_a_break(x):
     o = Obj(x)
     print(end="")
@@ -119,6 +130,7 @@ CASES = [
     finalizer_runs_at_del,
     dunder_del_at_del_without_a_break,
     dunder_del_order_across_a_break,
+    dunder_del_in_a_loop_run_eagerly,
 ]
 
 
@@ -186,3 +198,23 @@ def test_a_deleted_intermediate_is_not_held_through_the_rest_of_the_function():
         SEEN.clear()
         torch.testing.assert_close(compiled(x), expected)
         assert SEEN == eager_seen == [True, True]
+
+
+def rebinds_objects_other_locals_hold(x, a, b):
+    total = x
+    for o in [a, b]:  # `o` is rebound; `a` and `b` still hold what it dropped
+        total = total + o.t
+    return total
+
+
+def test_rebinding_a_watched_object_another_local_holds_does_not_break():
+    a, b = Obj(torch.randn(3)), Obj(torch.randn(3))
+    refs = [weakref.ref(a), weakref.ref(b)]  # watched: a drop of the last reference would show
+    compiled = capture.optimize(rebinds_objects_other_locals_hold, capture.backends.eager)
+    x = torch.randn(3)
+    _assert_same(compiled(x, a, b), rebinds_objects_other_locals_hold(x, a, b))
+    assert not capture_breaks(compiled) and all(r() is not None for r in refs)
+
+
+def capture_breaks(compiled) -> list:
+    return compiled._capture_cache.compilation.breaks

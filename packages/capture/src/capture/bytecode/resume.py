@@ -3,7 +3,8 @@
 `resume_code(original, offset, stack, live)` copies `original`'s instructions and adds a
 prologue right after RESUME that rebuilds the value stack the original had at `offset` from
 the new function's arguments, then jumps there. Its parameters are the live locals (keeping
-their names, so the copied LOAD_FAST/STORE_FAST still work) followed by one per stack slot.
+their names, so the copied LOAD_FAST/STORE_FAST still work) followed by one per stack slot
+(unbound once pushed).
 Cell variables are parameters too, passed as the cells themselves (the copied code has no
 MAKE_CELL for them), so closures made before the break and the code after it share them.
 A slot is one of
@@ -96,12 +97,15 @@ def _build(original: types.CodeType, offset: int, stack: tuple[str, ...], live: 
     where = resume_instr.location
     prologue: list = []
     for name, kind in zip(stack_names, stack):
+        # A stack slot's parameter is unbound once pushed: the original's stack alone holds
+        # the value, which dies when the code pops it, as eager's does.
         if kind == "null":
             prologue.append(Instr("PUSH_NULL", location=where))
         elif kind == "with":
-            prologue += [Instr("LOAD_FAST", name, location=where), Instr("BEFORE_WITH", location=where), Instr("POP_TOP", location=where)]
+            prologue += [Instr("LOAD_FAST", name, location=where), Instr("DELETE_FAST", name, location=where),
+                         Instr("BEFORE_WITH", location=where), Instr("POP_TOP", location=where)]
         else:
-            prologue.append(Instr("LOAD_FAST", name, location=where))
+            prologue += [Instr("LOAD_FAST", name, location=where), Instr("DELETE_FAST", name, location=where)]
     label = Label()
     prologue.append(Instr("JUMP_FORWARD", label, location=where))
 

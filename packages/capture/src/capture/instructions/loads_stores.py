@@ -51,7 +51,7 @@ def _store_fast(frame, inst):
 
 def _refuse_watched_drop(frame, name: str) -> None:
     """A drop that may free an object whose end shows runs natively (capture.values.lifetime)."""
-    if drop_may_end_watched(frame.locals.get(name)):
+    if drop_may_end_watched(frame, name):
         raise Unsupported(
             f"dropping the local {name!r} may end an object that weak references or a finalizer watch",
             hint="the graph breaks here and the drop runs natively, so the object dies when it does eagerly",

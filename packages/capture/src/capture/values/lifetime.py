@@ -15,7 +15,6 @@ import torch
 from guards.sources import LocalSource
 
 from ..sources import HeldSource
-from .base import Value
 from .lazy import LazyInput
 from .objects import ObjectValue
 
@@ -34,13 +33,28 @@ def end_is_watched(obj: object) -> bool:
     return weakref.getweakrefcount(obj) > 0 or getattr(type(obj), "__del__", None) is not None
 
 
-def drop_may_end_watched(value: Value | None) -> bool:
-    """Whether dropping a local bound to `value` may free an object whose end is watched. An
-    object read through an attribute or item of another is still held by it; one the frame
-    was handed (an argument, a resume function's local) may be held by the frame alone."""
+def drop_may_end_watched(frame, name: str) -> bool:
+    """Whether dropping the local `name` of the traced `frame` may free an object whose end is
+    watched. An object read through an attribute or item of another is still held by it, one
+    another local or stack slot of the traced frames binds is held there; one the frame was
+    handed (an argument, a resume function's local) may be held by the frame alone."""
+    value = frame.locals.get(name)
     if not isinstance(value, (LazyInput, ObjectValue)):
         return False
     source = value.source
     if source is not None and not isinstance(source, (LocalSource, HeldSource)):
         return False
-    return end_is_watched(value.obj)
+    return end_is_watched(value.obj) and not _bound_elsewhere(frame, name, value.obj)
+
+
+def _bound_elsewhere(frame, name: str, obj: object) -> bool:
+    """Whether a traced frame binds `obj` other than as `frame`'s local `name` (a loop over
+    optimizers rebinds `opt` to objects the list and the parameters still hold)."""
+    current = frame
+    while current is not None:
+        others = [v for n, v in current.locals.items() if not (current is frame and n == name)]
+        for value in others + list(current.stack):
+            if isinstance(value, (LazyInput, ObjectValue)) and value.obj is obj:
+                return True
+        current = current.parent
+    return False
