@@ -141,10 +141,23 @@ def fresh_classes():
         def v(self, value):
             self._v = value * 2
 
+    class Helpers:
+        def method(self, x, scale=2):
+            return x * scale
+
+        @staticmethod
+        def static(x, scale=2):
+            return x * scale
+
+        @classmethod
+        def of_class(cls, x, scale=2):
+            return x * scale
+
     state = types.SimpleNamespace(**locals())
     state.index, state.box, state.child, state.lacking, state.fallback = Index(), Box(), Child(), Lacking(), Fallback()
     state.key = Key()
     state.block = Block()
+    state.helpers = Helpers()
     state.table, state.shown, state.settable = Table(a=1, b=2), Shown(), Settable()
     return state
 
@@ -252,6 +265,22 @@ def uses_protocols(state):
     return fn
 
 
+def calls_helpers(state):
+    def fn(x):
+        helpers = state.helpers
+        return helpers.method(x) + helpers.static(x) * 10 + state.Helpers.static(x) * 100 + helpers.of_class(x) * 1000 + state.Helpers.of_class(x)
+
+    return fn
+
+
+def _set_defaults(name, defaults):
+    def mutate(state):
+        function = state.Helpers.__dict__[name]
+        getattr(function, "__func__", function).__defaults__ = defaults
+
+    return mutate
+
+
 def converts(state):
     def fn(x):
         return x * operator.index(state.Child())
@@ -284,6 +313,8 @@ CASES = [
          on("Checked", "__instancecheck__", lambda cls, obj: True), on("Shown", "__eq__", lambda self, other: False),
          on("Shown", "__format__", lambda self, spec: "abcdef"), on("Shown", "__str__", lambda self: "a"),
          on("Settable", "v", property(lambda self: self._v, lambda self, value: setattr(self, "_v", value * 5))), setup=fresh_classes),
+    case("static_and_class_method_defaults_replaced", calls_helpers, _set_defaults("method", (3,)), _set_defaults("static", (4,)),
+         _set_defaults("of_class", (5,)), setup=fresh_classes),
     case("bases_reassigned_under_a_special_method", converts, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)), setup=fresh_classes),
     case("bases_reassigned_and_method_added_below", inherits, lambda s: setattr(s.Child, "__bases__", (s.OtherBase,)),
          on("Child", "get", lambda self: 9), setup=fresh_classes),

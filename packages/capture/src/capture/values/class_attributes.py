@@ -48,12 +48,14 @@ def bind_class_attribute(frame, instance: Value, cls: type, descriptor: Any, nam
             session.guard_function(descriptor, source)
         return MethodValue(FunctionValue(descriptor, source), instance)
     if isinstance(descriptor, classmethod):
-        # `cls.name` is a new bound method on every read: what it binds is guarded.
-        _guard_class_attribute(session, source and AttrSource(source, "__func__"), descriptor.__func__)
-        return MethodValue(session.wrap(descriptor.__func__, None), session.wrap(cls, None))
+        # `cls.name` is a new bound method on every read: what it binds is guarded, and read
+        # through it (its defaults).
+        function_source = source and AttrSource(source, "__func__")
+        _guard_class_attribute(session, function_source, descriptor.__func__)
+        return MethodValue(session.wrap(descriptor.__func__, function_source), session.wrap(cls, None))
     if isinstance(descriptor, staticmethod):
         _guard_class_attribute(session, source, descriptor.__func__)
-        return session.wrap(descriptor.__func__, None)
+        return session.wrap(descriptor.__func__, source)
     if isinstance(descriptor, property):
         if descriptor.fget is None:
             raise Unsupported("reading a property without a getter")

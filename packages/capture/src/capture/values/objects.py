@@ -394,11 +394,14 @@ class ClassValue(Value):
         if isinstance(descriptor, (classmethod, staticmethod)):
             # `C.name` gives the function itself (static) or a new method bound to C: the
             # function is guarded, read through the class.
+            # Read through that source too, so that its defaults are guarded.
             is_classmethod = isinstance(descriptor, classmethod)
+            read = None
             if self.source is not None:
                 read = AttrSource(self.source, name)
-                session.add_guard(IdentityMatch(AttrSource(read, "__func__") if is_classmethod else read, descriptor.__func__))
-            function = session.wrap(descriptor.__func__, None)
+                read = AttrSource(read, "__func__") if is_classmethod else read
+                session.add_guard(IdentityMatch(read, descriptor.__func__))
+            function = session.wrap(descriptor.__func__, read)
             return MethodValue(function, self) if is_classmethod else function
         try:
             value = getattr(self.cls, name)
