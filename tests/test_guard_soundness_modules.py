@@ -115,6 +115,20 @@ def _replace_linear_weight(m):
     m.linear.weight = nn.Parameter(torch.randn(4, 4))
 
 
+class PatchableBlock(Block):
+    """A Block whose class a mutation patches (put back by `_patchable_block`)."""
+
+
+def _patchable_block():
+    if "__getattr__" in PatchableBlock.__dict__:
+        del PatchableBlock.__getattr__
+    return PatchableBlock()
+
+
+def _extra_from_getattr(self, name):
+    return (lambda v: v * 10) if name == "extra" else nn.Module.__getattr__(self, name)
+
+
 def _load_state(m):
     fresh = Block()
     m.load_state_dict(fresh.state_dict())
@@ -137,6 +151,7 @@ MODULE_CASES = [
     module_case("submodule_hook_added", Block, lambda s: s.module.linear.register_forward_hook(lambda m, i, o: o - 5)),
     module_case("method_shadowed_by_an_instance_attribute", Cached, on_module(lambda m: setattr(m, "extra", lambda v: v - 100)),
                 on_module(lambda m: setattr(m, "bonus", lambda: 7)), on_module(lambda m: delattr(m, "bonus"))),
+    module_case("getattr_given_to_the_module_class", _patchable_block, on_module(lambda m: setattr(type(m), "__getattr__", _extra_from_getattr))),
     module_case("attribute_flag_and_mode_changed", Block, on_module(lambda m: setattr(m, "scale", 3)),
                 on_module(lambda m: setattr(m, "scale", 0.5)), on_module(lambda m: setattr(m, "mode", "tanh"))),
     module_case("buffer_registered_later", Block, on_module(lambda m: m.register_buffer("offset", torch.ones(4))),

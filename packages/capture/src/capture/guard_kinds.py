@@ -55,6 +55,7 @@ from guards.kinds.base import PRIORITY_OBJECT, PRIORITY_TENSOR, Guard, emits
 from guards.sources import Source, instance_dict_source
 
 from .module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS
+from .values.class_lookup import lookup_static
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,10 +196,12 @@ class ModuleAttributeAbsent(Guard):
         """Whether the check answers as `hasattr(module, attr)` does (now False) for modules
         of this class: it looks attributes up as nn.Module does, and it has no such one."""
         cls = type(module)
+        # Through lookup_static, which the capture guards: a class that later gets a
+        # __getattr__ of its own answers otherwise.
         return (
             isinstance(module, torch.nn.Module)
-            and cls.__getattribute__ is object.__getattribute__
-            and cls.__getattr__ is torch.nn.Module.__getattr__
+            and lookup_static(cls, "__getattribute__")[0] is object.__dict__["__getattribute__"]
+            and lookup_static(cls, "__getattr__")[0] is torch.nn.Module.__dict__["__getattr__"]
             and not hasattr(cls, attr)
             and not hasattr(module, attr)
         )
