@@ -15,7 +15,7 @@ import sys
 import types
 from typing import Any
 
-from guards import ClassDictMatch, HasAttr, MroMatch
+from guards import ClassDictMatch, MroMatch
 
 MISSING = object()
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: builtin types, whose dicts cannot change
@@ -101,16 +101,6 @@ def dunder_value(frame, instance, cls: type, name: str, method: types.FunctionTy
     through the class (or `instance`'s type): a method patched on the class after capture
     must not keep running the one traced."""
     return frame.session.wrap(method, frame.session.class_attribute_source(instance.source, cls, name))
-
-
-def guard_no_dunders(frame, instance, cls: type, names: tuple[str, ...]) -> None:
-    """The class (or `instance`'s type) still defines none of `names`: the trace took the path
-    of their absence (an object with neither `__bool__` nor `__len__` is true), which one
-    added to the class later changes."""
-    for name in names:
-        source = frame.session.class_attribute_source(instance.source, cls, name)
-        if source is not None:
-            frame.session.add_guard(HasAttr(source.base, name, False))
 
 
 def abstract_instantiation_message(cls: type, abstract: list[str]) -> str:

@@ -16,7 +16,7 @@ from collections.abc import MutableMapping
 from ..errors import Unsupported, UserException
 from .base import Value
 from .callables import NativeMethodValue
-from .class_lookup import MISSING, dunder_value, guard_no_dunders, lookup_static, python_dunder
+from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
 from .constant import ConstantValue
 from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
@@ -219,7 +219,7 @@ class NewObjectValue(Value):
             if method is not None:
                 result = dunder_value(frame, self, self.cls, name, method).call(frame, [self], {})
                 return dunder_truth(frame, result) if name == "__bool__" else dunder_length(frame, result).truth(frame)
-        guard_no_dunders(frame, self, self.cls, ("__bool__", "__len__"))
+        # Neither exists: true. Their absence is guarded with every lookup_static.
         return True
 
     def get_item(self, frame, key):

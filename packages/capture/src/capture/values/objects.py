@@ -19,7 +19,7 @@ from ..sources import HeldSource
 from .base import Value
 from .callables import BuiltinValue, MethodValue
 from .class_attributes import bind_class_attribute, call_item_dunder, guard_static_lookup, python_descriptor_set
-from .class_lookup import MISSING, class_defines, dunder_value, guard_no_dunders, has_python_getattribute, lookup_static, python_dunder
+from .class_lookup import MISSING, class_defines, dunder_value, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
 from .deferred import logger_method
 from .deleted import DELETED
@@ -276,7 +276,7 @@ class ObjectValue(Value):
             return bool(self.obj)
         if class_defines(type(self.obj), "__len__"):
             return self.length(frame).truth(frame)
-        guard_no_dunders(frame, self, type(self.obj), ("__bool__", "__len__"))
+        # Neither exists: true. Their absence is guarded with every lookup_static.
         return True
 
     def get_item(self, frame, key):
