@@ -218,3 +218,20 @@ def test_rebinding_a_watched_object_another_local_holds_does_not_break():
 
 def capture_breaks(compiled) -> list:
     return compiled._capture_cache.compilation.breaks
+
+
+def argument_deleted_after_a_break(o, x):
+    r = weakref.ref(o)  # made natively: a graph break
+    y = o.t + x
+    del o
+    return y, r() is None
+
+
+def test_an_argument_passed_as_a_temporary_dies_at_its_del():
+    """The caller's temporary belongs to the function's frame alone, in eager as compiled: the
+    dispatcher lets go of its arguments once the entry has handed over to a resume function."""
+    compiled = capture.optimize(argument_deleted_after_a_break, capture.backends.eager)
+    compiled(Obj(torch.randn(3)), torch.randn(3))  # captures (its values hold the arguments)
+    for size in (3, 5, 5):
+        t, x = torch.randn(size), torch.randn(size)
+        _assert_same(compiled(Obj(t), x), argument_deleted_after_a_break(Obj(t), x))

@@ -62,6 +62,10 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Call
             keywords.append(f"**{p.name}")
     call = ", ".join(forward)
     miss_call = f"__miss(({''.join(a + ', ' for a in positional)}), {{{', '.join(keywords)}}})"
+    # The chain holds what the rest of the function needs; eager's frame would drop the
+    # others at their `del` (an argument passed as a temporary dies there).
+    names = list(signature.parameters)
+    released = f"        del {', '.join(names)}\n" if names else ""
     name = f"dispatch_{identifier(fn.__name__)}"
     body = (
         f"    if __forced_eager[0]:\n"
@@ -74,6 +78,7 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Call
         f"    else:\n"
         f"        __result = {miss_call}\n"
         f"    if __result.__class__ is __TailCall:\n"
+        f"{released}"
         f"        return __run_chain(__result)\n"
         f"    return __result\n"
     )
