@@ -120,8 +120,9 @@ class PatchableBlock(Block):
 
 
 def _patchable_block():
-    if "__getattr__" in PatchableBlock.__dict__:
-        del PatchableBlock.__getattr__
+    for name in ("__getattr__", "extra"):
+        if name in PatchableBlock.__dict__:
+            delattr(PatchableBlock, name)
     return PatchableBlock()
 
 
@@ -151,7 +152,9 @@ MODULE_CASES = [
     module_case("submodule_hook_added", Block, lambda s: s.module.linear.register_forward_hook(lambda m, i, o: o - 5)),
     module_case("method_shadowed_by_an_instance_attribute", Cached, on_module(lambda m: setattr(m, "extra", lambda v: v - 100)),
                 on_module(lambda m: setattr(m, "bonus", lambda: 7)), on_module(lambda m: delattr(m, "bonus"))),
-    module_case("getattr_given_to_the_module_class", _patchable_block, on_module(lambda m: setattr(type(m), "__getattr__", _extra_from_getattr))),
+    module_case("attribute_or_getattr_given_to_the_module_class", _patchable_block,
+                on_module(lambda m: setattr(type(m), "extra", staticmethod(lambda v: v * 3))), on_module(lambda m: delattr(type(m), "extra")),
+                on_module(lambda m: setattr(type(m), "__getattr__", _extra_from_getattr))),
     module_case("attribute_flag_and_mode_changed", Block, on_module(lambda m: setattr(m, "scale", 3)),
                 on_module(lambda m: setattr(m, "scale", 0.5)), on_module(lambda m: setattr(m, "mode", "tanh"))),
     module_case("buffer_registered_later", Block, on_module(lambda m: m.register_buffer("offset", torch.ones(4))),

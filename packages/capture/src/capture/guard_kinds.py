@@ -55,7 +55,7 @@ from guards.kinds.base import PRIORITY_OBJECT, PRIORITY_TENSOR, Guard, emits
 from guards.sources import Source, instance_dict_source
 
 from .module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS
-from .values.class_lookup import lookup_static
+from .values.class_lookup import MISSING, lookup_static
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,8 +182,10 @@ class ModuleAttributeAbsent(Guard):
     `hasattr` on a module that lacks the attribute runs nn.Module.__getattr__, which builds
     and raises an AttributeError: about 1.4 us, per guarded name on every call (every HF
     attention layer asks for an attribute it lacks). Lookup through nn.Module's rules instead
-    finds the attribute in one of four places: the class (checked live), the instance dict,
-    or the `_parameters`, `_buffers` and `_modules` registries.
+    finds the attribute in one of four places: the class, the instance dict, or the
+    `_parameters`, `_buffers` and `_modules` registries. The class is checked by the guards of
+    the lookups `applies` makes (lookup_static, recorded by the capture that asks: the name and
+    any __getattr__ or __getattribute__ of the class's own); the check reads the other three.
     """
 
     source: Source
@@ -202,7 +204,7 @@ class ModuleAttributeAbsent(Guard):
             isinstance(module, torch.nn.Module)
             and lookup_static(cls, "__getattribute__")[0] is object.__dict__["__getattribute__"]
             and lookup_static(cls, "__getattr__")[0] is torch.nn.Module.__dict__["__getattr__"]
-            and not hasattr(cls, attr)
+            and lookup_static(cls, attr)[0] is MISSING
             and not hasattr(module, attr)
         )
 
@@ -215,7 +217,7 @@ def _module_attribute_absent(guard: ModuleAttributeAbsent, ctx: EmitContext) -> 
     module, members = ctx.read(guard.source), ctx.read(instance_dict_source(guard.source))
     cls, name = ctx.type_name(guard.cls), repr(guard.attr)
     places = [f"{name} in {members}", *(f"{name} in {members}[{r!r}]" for r in ("_parameters", "_buffers", "_modules"))]
-    found = " or ".join([f"{ctx.builtin('type')}({module}) is not {cls}", f"{ctx.builtin('hasattr')}({cls}, {name})", *places])
+    found = " or ".join([f"{ctx.builtin('type')}({module}) is not {cls}", *places])
     return [check(found, str(guard), f"{ctx.builtin('hasattr')}({module}, {name})")]
 
 
