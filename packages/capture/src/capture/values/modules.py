@@ -64,6 +64,11 @@ class ModuleValue(ObjectValue):
         return f"{type(self.obj).__name__} module"
 
     def call(self, frame, args, kwargs):
+        if type(self.obj).__module__.startswith("torch._dynamo"):
+            # torch.compile's and torch.compiler.disable's module wrapper (OptimizedModule):
+            # what it runs is torch.compile's business, so it runs natively.
+            raise Unsupported(f"calling {type(self.obj).__name__} module (one torch.compile or torch.compiler.disable wrapped)",
+                              hint="the module runs natively between two graphs; pass the module itself to trace it")
         if lookup_static(type(self.obj), "__call__")[0] is not _MODULE_CALL:
             # A class that overrides __call__ runs its override (which may or may not reach
             # forward); the module's type is guarded, so the override is fixed per entry.
