@@ -36,3 +36,21 @@ def test_cond_under_fullgraph_names_the_operator():
     compiled = compile_eager(cond_of_global_functions, fullgraph=True)
     with pytest.raises(capture.Unsupported, match="torch.cond"):
         compiled(torch.randn(3))
+
+
+def relative_bias(score, b, h, q, kv):
+    return score + (q - kv) * 0.1
+
+
+def attention_with_score_mod(q, k, v):
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return flex_attention(q, k, v, score_mod=relative_bias) * 2
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_flex_attention_runs_natively_between_graphs():
+    compiled = compile_eager(attention_with_score_mod)
+    for n in (8, 8, 16):
+        q, k, v = (torch.randn(1, 2, n, 4) for _ in range(3))
+        assert_same(compiled(q, k, v), attention_with_score_mod(q, k, v))

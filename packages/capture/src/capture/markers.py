@@ -66,14 +66,16 @@ def frame_only_disabled(fn: Any) -> Callable | None:
 # (recorded, the closure `vmap(f)` returns had no importable name for the graph; interpreted,
 # `vmap(torch.dot)` runs torch.dot on the unbatched 2-D inputs).
 # torch.func.functional_call is plain Python over a module's parameters: it is interpreted.
-# The control-flow operators (torch.cond, while_loop, map, scan, associative_scan) run their
-# branches through torch.compile when called outside it: recorded, that ran on our fake tensors
-# while tracing and failed (every backend); capture has no subgraph operators of its own.
+# The control-flow operators (torch.cond, while_loop, map, scan, associative_scan) and
+# flex_attention run their branches (score_mod) through torch.compile when called outside it:
+# recorded, that ran on our fake tensors while tracing and failed (every backend); capture has
+# no subgraph operators of its own.
 _NATIVE_TORCH_MODULES = (
     "torch.distributed.", "torch.nn.parallel.",
     "torch._functorch.apis", "torch._functorch.vmap", "torch._functorch.eager_transforms",
     "torch._higher_order_ops.cond", "torch._higher_order_ops.while_loop", "torch._higher_order_ops.map",
     "torch._higher_order_ops.scan", "torch._higher_order_ops.associative_scan",
+    "torch.nn.attention.flex_attention",
 )
 
 

@@ -73,8 +73,8 @@ def call_builtin(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) ->
         )
     if runs_natively(fn):
         raise Unsupported(
-            f"call to {_name(fn)}, which runs natively (torch.distributed, torch.func's transforms, torch.cond and the other control-flow operators)",
-            hint="collectives, the DDP/FSDP hooks, vmap/grad/jacrev and torch.cond/while_loop/scan run between two graphs",
+            f"call to {_name(fn)}, which runs natively (torch.distributed, torch.func's transforms, torch.cond and the other control-flow operators, flex_attention)",
+            hint="collectives, the DDP/FSDP hooks, vmap/grad/jacrev, torch.cond/while_loop/scan and flex_attention run between two graphs",
         )
     handler = rule_for(fn)
     if handler is not None:
