@@ -55,7 +55,6 @@ from guards.kinds.base import PRIORITY_OBJECT, PRIORITY_TENSOR, Guard, emits
 from guards.sources import Source, instance_dict_source
 
 from .module_call import GLOBAL_HOOK_DICTS, HOOK_DICTS
-from .values.class_lookup import MISSING, lookup_static
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,36 +176,22 @@ def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
 @dataclasses.dataclass(frozen=True)
 class ModuleAttributeAbsent(Guard):
     """`hasattr(source, attr)` is False for a module of class `cls`, whose attribute lookup is
-    nn.Module's (see `applies`).
+    nn.Module's (capture.values.modules makes it only then).
 
     `hasattr` on a module that lacks the attribute runs nn.Module.__getattr__, which builds
     and raises an AttributeError: about 1.4 us, per guarded name on every call (every HF
     attention layer asks for an attribute it lacks). Lookup through nn.Module's rules instead
     finds the attribute in one of four places: the class, the instance dict, or the
     `_parameters`, `_buffers` and `_modules` registries. The class is checked by the guards of
-    the lookups `applies` makes (lookup_static, recorded by the capture that asks: the name and
-    any __getattr__ or __getattribute__ of the class's own); the check reads the other three.
+    the lookups made to decide that it applies (lookup_static, recorded by the capture: the
+    name and any __getattr__ or __getattribute__ of the class's own); the check reads the
+    other three.
     """
 
     source: Source
     attr: str
     cls: type
     priority = PRIORITY_OBJECT
-
-    @staticmethod
-    def applies(module: object, attr: str) -> bool:
-        """Whether the check answers as `hasattr(module, attr)` does (now False) for modules
-        of this class: it looks attributes up as nn.Module does, and it has no such one."""
-        cls = type(module)
-        # Through lookup_static, which the capture guards: a class that later gets a
-        # __getattr__ of its own answers otherwise.
-        return (
-            isinstance(module, torch.nn.Module)
-            and lookup_static(cls, "__getattribute__")[0] is object.__dict__["__getattribute__"]
-            and lookup_static(cls, "__getattr__")[0] is torch.nn.Module.__dict__["__getattr__"]
-            and lookup_static(cls, attr)[0] is MISSING
-            and not hasattr(module, attr)
-        )
 
     def __str__(self) -> str:
         return f"hasattr({self.source}, {self.attr!r}) is False"

@@ -59,6 +59,20 @@ def _container_index(key: Value):
     values = [concrete(p) for p in parts]
     return slice(*values) if isinstance(key, SliceValue) else values[0]
 
+def _looked_up_as_nn_module(module: nn.Module, name: str) -> bool:
+    """Whether ModuleAttributeAbsent answers as `hasattr(module, name)` does (now False) for
+    modules of this class: it looks attributes up as nn.Module does, and it has no such one.
+    Through lookup_static, whose guards see a __getattr__ or the name given to the class later."""
+    cls = type(module)
+    return (
+        isinstance(module, nn.Module)
+        and lookup_static(cls, "__getattribute__")[0] is object.__dict__["__getattribute__"]
+        and lookup_static(cls, "__getattr__")[0] is nn.Module.__dict__["__getattr__"]
+        and lookup_static(cls, name)[0] is MISSING
+        and not hasattr(module, name)
+    )
+
+
 class ModuleValue(ObjectValue):
     def describe(self):
         return f"{type(self.obj).__name__} module"
@@ -161,7 +175,7 @@ class ModuleValue(ObjectValue):
         return AttrSource(self.source, name)
 
     def absent_attribute_guard(self, name):
-        if ModuleAttributeAbsent.applies(self.obj, name):
+        if _looked_up_as_nn_module(self.obj, name):
             return ModuleAttributeAbsent(self.source, name, type(self.obj))
         return super().absent_attribute_guard(name)
 
