@@ -235,3 +235,22 @@ def test_an_argument_passed_as_a_temporary_dies_at_its_del():
     for size in (3, 5, 5):
         t, x = torch.randn(size), torch.randn(size)
         _assert_same(compiled(Obj(t), x), argument_deleted_after_a_break(Obj(t), x))
+
+
+def loops_over_modules_built_inside(x):
+    layers = torch.nn.ModuleList([torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Sigmoid()])
+    for layer in layers:  # `layer` is rebound: the list still holds what it dropped
+        x = layer(x) - 0.5
+    return x
+
+
+def test_modules_torch_compile_tracks_are_not_watched_by_the_program():
+    """Once torch.compile has run in the process, torch files every nn.Module built afterwards
+    under a weak reference of its own: no program sees it, so a loop variable rebound over
+    modules is traced, not a graph break (fullgraph refused it)."""
+    torch.compile(lambda t: t + 1, backend="eager")(torch.randn(2))
+    assert weakref.getweakrefcount(torch.nn.ReLU()) > 0  # what the check must see past
+    compiled = capture.optimize(loops_over_modules_built_inside, capture.backends.eager, fullgraph=True)
+    for n in (3, 3, 5):
+        x = torch.randn(2, n)
+        torch.testing.assert_close(compiled(x), loops_over_modules_built_inside(x))

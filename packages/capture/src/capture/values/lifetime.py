@@ -30,7 +30,18 @@ def end_is_watched(obj: object) -> bool:
     """Whether something would notice `obj` being freed now."""
     if isinstance(obj, LIFETIME_UNSEEN):
         return False
-    return weakref.getweakrefcount(obj) > 0 or getattr(type(obj), "__del__", None) is not None
+    if getattr(type(obj), "__del__", None) is not None:
+        return True
+    return weakref.getweakrefcount(obj) > 0 and any(not _torch_bookkeeping(ref) for ref in weakref.getweakrefs(obj))
+
+
+def _torch_bookkeeping(ref: weakref.ref) -> bool:
+    """A weak reference torch keeps for itself: once torch.compile has run in the process, its
+    generation tracker files every nn.Module built afterwards in a weak-key table whose
+    callback is torch's code. No program sees those entries go; counted, every loop over a
+    module list broke the graph at its loop variable."""
+    callback = getattr(ref, "__callback__", None)
+    return callback is not None and getattr(callback, "__module__", "").startswith("torch.")
 
 
 def drop_may_end_watched(frame, name: str) -> bool:
