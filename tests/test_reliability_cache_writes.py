@@ -55,6 +55,27 @@ def _staging_left(folder: pathlib.Path) -> list[pathlib.Path]:
     return list(folder.rglob(".staging-*"))
 
 
+def test_the_cache_folder_gone_when_the_next_build_starts(cache_folder, monkeypatch):
+    """The folder deleted between a build making sure it exists and asking whether it can be
+    written (a build beside the one whose folder was removed: the full suite under load hit
+    it): made again, not taken for a read-only cache (os.access says no of a missing folder)."""
+    from inductor import cache
+
+    real_cache_dir = cache.cache_dir
+    deleted = []
+
+    def deleted_after(*args, **kwargs):
+        root = real_cache_dir(*args, **kwargs)
+        if not deleted and list(root.glob("*")):
+            deleted.append(root)
+            shutil.rmtree(root)
+        return root
+
+    monkeypatch.setattr(cache, "cache_dir", deleted_after)
+    assert _compile_and_compare() == []
+    assert deleted and list(cache_folder.glob("cpp/*/kernel.so"))
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a folder nobody can write: /proc")
 def test_an_unwritable_tmpdir_does_not_stop_the_cpp_compiler(cache_folder, monkeypatch):
     """g++ writes its temporary files under TMPDIR; it failed ('Cannot create temporary file')

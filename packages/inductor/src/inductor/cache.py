@@ -307,7 +307,9 @@ def _writable_root() -> pathlib.Path:
     root = cache_dir()
     if root in _fallback:
         return _fallback[root]
-    if not os.access(root, os.W_OK | os.X_OK):
+    # A folder missing now (deleted while another build ran) is made again by `staging`; only
+    # one that exists and refuses writes is read-only (os.access said so of a missing one too).
+    if root.is_dir() and not os.access(root, os.W_OK | os.X_OK):
         _use_fallback(root, "it is read-only")
         return _fallback[root]
     return root
