@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (fill the registry)
     frame_reads,
     functional,
     iteration,
+    iteration_builtins,
     numpy_calls,
     python_builtins,
     reprs,

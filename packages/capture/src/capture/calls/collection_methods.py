@@ -21,7 +21,7 @@ from ..values.class_lookup import python_dunder
 from ..values.symbolic import concrete
 from . import container_methods
 from .container_builtins import dict_entries
-from .python_builtins import _sorted
+from .iteration_builtins import _sorted
 from .registry import construct_rule, rule
 
 

@@ -16,7 +16,8 @@ from ..values.exceptions import raise_user_error
 from ..values.functions import bind_arguments
 from ..values.new_objects import ModelOutputValue, is_model_output
 from .dict_subclasses import check_constructible
-from .python_builtins import _constant, each_item
+from .iteration_builtins import each_item
+from .python_builtins import _constant
 from .registry import construct_rule, rule
 
 

@@ -17,7 +17,7 @@ from ..values.iterators import IteratorValue
 from ..values.sets import SetValue, set_from_operation, set_operand, update_set
 from ..values.exceptions import raise_user_error
 from .container_builtins import dict_entries
-from .python_builtins import _sorted, each_item
+from .iteration_builtins import _sorted, each_item
 from ..values.symbolic import SymValue, concrete
 from .dict_subclasses import check_constructible
 from .registry import rule
