@@ -16,9 +16,16 @@ def memory_order(val) -> list[int] | None:
     no overlap) with static strides; None otherwise, and for anything not a tensor."""
     if not isinstance(val, torch.Tensor):
         return None
-    sizes, strides = list(val.shape), list(val.stride())
-    if not all(type(v) is int for v in (*sizes, *strides)) or val.numel() == 0:
+    order = static_dense_order(list(val.shape), list(val.stride()))  # first: numel() of symbolic sizes guards
+    return None if order is None or val.numel() == 0 else order
+
+
+def static_dense_order(sizes, strides) -> list[int] | None:
+    """The dims from outermost to innermost in memory of static sizes and strides (ints or
+    sympy integers) holding every element once; None if they do not, or are symbolic."""
+    if not all(isinstance(v, (int, sympy.Integer)) for v in (*sizes, *strides)):
         return None
+    sizes, strides = [int(v) for v in sizes], [int(v) for v in strides]
     order = sorted(range(len(sizes)), key=lambda d: (-strides[d], d))
     return order if dense_in_order(sizes, strides, order) else None
 

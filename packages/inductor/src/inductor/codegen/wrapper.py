@@ -23,7 +23,7 @@ from fake_tensor.symbolic import FLOAT_OPERATIONS
 from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
 
 from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, IRNode, MultiOutput, ReinterpretView
-from ..memory_order import dense_in_order
+from ..memory_order import static_dense_order
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import product
 from .host_values import BIND_TIME, HostValues
@@ -410,7 +410,8 @@ def _tensor_layouts_read(graph, steps: list, buffers: dict) -> dict[str, tuple]:
             continue
         size, stride, offset = next(iter(layouts))
         own = buffer.layout
-        if (size, stride) != (own.size, own.stride) and offset == 0 and _dense(size, stride) and _dense(own.size, own.stride) \
+        if (size, stride) != (own.size, own.stride) and offset == 0 and static_dense_order(size, stride) is not None \
+                and static_dense_order(own.size, own.stride) is not None \
                 and product(size) == product(own.size):
             wanted[name] = (size, stride)
     return wanted
@@ -424,15 +425,6 @@ def _ir_values(values):
             yield from _ir_values(value.values())
         elif isinstance(value, IRNode):
             yield value
-
-
-def _dense(size, stride) -> bool:
-    """Static sizes and strides holding every element once, in some order of the dims."""
-    if not all(isinstance(v, (int, sympy.Integer)) for v in (*size, *stride)):
-        return False
-    size, stride = [int(v) for v in size], [int(v) for v in stride]
-    order = sorted(range(len(size)), key=lambda d: -stride[d])
-    return dense_in_order(size, stride, order)
 
 
 def _dtype(bind, dtype: torch.dtype) -> str:
