@@ -7,6 +7,7 @@ One compiled function hammered from many threads at many shapes is tests/test_th
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import traceback
@@ -14,8 +15,13 @@ import traceback
 import pytest
 import torch
 
-import compiler
-from capture.session import CaptureSession
+# Triton binds its library functions when first imported: without a GPU, switch its interpreter on
+# now (collection imports this module before any test imports triton).
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import compiler  # noqa: E402
+from capture.session import CaptureSession  # noqa: E402
 
 JOIN_TIMEOUT_S = 120
 
@@ -140,3 +146,25 @@ def test_threads_with_their_own_grad_mode_and_autocast(grad):
             torch.testing.assert_close(actual, expected)
 
     _run_threads(*(lambda k=k: calling(k) for k in (0, 1, 2, 0, 1, 2)))
+
+
+def test_threads_running_triton_kernels_in_the_interpreter():
+    """Triton's interpreter keeps the program id being run and its patched `tl` functions in
+    module globals: two threads launching kernels on CPU tensors at once read each other's grid
+    ('x >= grid_dim[0]') or found `tl` unpatched ('Did you forget to add @triton.jit ?')."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("Triton kernels on CPU tensors need TRITON_INTERPRET=1")
+
+    def f(x, y):
+        return torch.sigmoid(x * y + 1).sum(-1), torch.tanh(y) - x
+
+    compiled = compiler.compile(f, backend="inductor", options={"cpu_backend": "triton"})
+
+    def calling(seed):
+        rng = random.Random(seed)
+        for _ in range(6):
+            x, y = torch.randn(rng.choice([3, 64]), 33), torch.randn(1, 33)
+            for actual, expected in zip(compiled(x, y), f(x, y)):
+                torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+    _run_threads(*(lambda s=s: calling(s) for s in range(6)))

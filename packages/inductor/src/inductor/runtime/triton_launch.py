@@ -67,6 +67,13 @@ def load_module(path: str):
     return module
 
 
+# Triton's interpreter runs a launch with process-wide state: the program id being run (its
+# `interpreter_builder`) and the `tl` functions it patches for the launch and restores after.
+# Launches from two threads at once read each other's grid or found `tl` unpatched, so every
+# interpreted launch of the process takes this lock.
+_INTERPRETER_LOCK = threading.Lock()
+
+
 class _Plan(NamedTuple):
     """How a launcher launches at one set of element counts: the chosen config, its grid and
     the block sizes the compiled binary takes after the arguments."""
@@ -179,11 +186,13 @@ class TritonLauncher:
         device = args[self.device_arg].get_device() if self.device_arg is not None else -1
         if device < 0 and self.raises:  # the interpreter, with a flag for inputs eager raises on
             flag = torch.zeros(1, dtype=torch.int32)
-            self.fn[plan.grid](*args, flag, **plan.config.launch_kwargs(), **self.options)
+            with _INTERPRETER_LOCK:
+                self.fn[plan.grid](*args, flag, **plan.config.launch_kwargs(), **self.options)
             if code := int(flag.item()):
                 raise kernel_error(code, self.path)
         elif device < 0:  # CPU tensors: Triton's interpreter
-            self.fn[plan.grid](*args, **plan.config.launch_kwargs(), **self.options)
+            with _INTERPRETER_LOCK:
+                self.fn[plan.grid](*args, **plan.config.launch_kwargs(), **self.options)
         elif device != _current_device():
             # Triton launches on the current device: make it the one holding the tensors.
             with torch.cuda.device(device):
