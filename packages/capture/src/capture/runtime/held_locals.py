@@ -25,13 +25,20 @@ from ..values.tensor import TensorValue
 def is_held(value: Value) -> bool:
     """An object that existed before the call, read through its source, or one made while
     tracing whose attributes the entry can rebuild; either can be watched."""
+    return _is_held(value, set())
+
+
+def _is_held(value: Value, seen: set[int]) -> bool:
     if isinstance(value, (LazyInput, ObjectValue)):
         source = value.source
         return source is not None and not isinstance(source, HeldSource) and not isinstance(value.obj, LIFETIME_UNSEEN)
-    return type(value) is NewObjectValue and all(_rebuildable(v) for v in value.inner_values())
+    if type(value) is not NewObjectValue:
+        return False
+    seen.add(id(value))  # an object whose attributes lead back to it (`o.me = o`)
+    return all(_rebuildable(v, seen) for v in value.inner_values())
 
 
-def _rebuildable(value: Value) -> bool:
-    if isinstance(value, (TensorValue, SymValue, ConstantValue)):
+def _rebuildable(value: Value, seen: set[int]) -> bool:
+    if isinstance(value, (TensorValue, SymValue, ConstantValue)) or id(value) in seen:
         return True
-    return is_held(value)
+    return _is_held(value, seen)

@@ -14,6 +14,7 @@ import itertools
 import re
 from typing import Any
 
+from ..errors import Unsupported
 from ..sources import HeldSource
 from ..values.base import Value
 from ..values.constant import literal_repr
@@ -39,6 +40,7 @@ class ExpressionWriter:
         self.lines: list[str] = []
         self._temps: dict[int, str] = {}
         self._names: dict[int, str] = {}
+        self._building: set[int] = set()  # values whose expression is being written
         # Sources read through a shared prefix (`self._modules['h']` under every layer's
         # parameters) bind the prefix to a local once: source -> local name, and which are bound.
         self._hoisted: dict[Any, str] = {}
@@ -131,7 +133,31 @@ class ExpressionWriter:
         this writer for the expressions of the values it contains."""
         if id(value) in self._temps:
             return self._temps[id(value)]
-        return value.reconstruct(self)
+        if id(value) in self._building:
+            # A cycle through a kind that cannot be made empty first and filled afterwards
+            # (see refers_to_itself): better a graph break than unbounded recursion.
+            raise Unsupported(f"rebuilding {value.describe()}, which contains itself")
+        self._building.add(id(value))
+        try:
+            return value.reconstruct(self)
+        finally:
+            self._building.discard(id(value))
+
+    def refers_to_itself(self, value: Value) -> bool:
+        """`value` is reachable from the values it is built from (`l.append(l)`, `o.me = o`,
+        `o.f = o.method`): it must be made empty and bound first, then filled, so that the
+        inner mention names it."""
+        seen: set[int] = set()
+        stack = list(value.inner_values())
+        while stack:
+            v = stack.pop()
+            if v is value:
+                return True
+            if id(v) in seen or id(v) in self._temps:
+                continue
+            seen.add(id(v))
+            stack.extend(v.inner_values())
+        return False
 
     def existing(self, value: Value, obj: Any) -> str:
         """An object that existed before the call: read through the value's source, or

@@ -19,6 +19,7 @@ from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
 from .constant import ConstantValue
 from .exceptions import ExceptionValue, raise_user_error
 from .factory import program_errors
+from .key_hashes import guard_hash
 from .object_ids import ObjectIdValue
 from .symbolic import SlicedBy, SymValue, sequence_index
 from .tensor import TensorValue, tensor_key
@@ -54,7 +55,10 @@ def key_of(frame, value: Value) -> Any:
             # read from the frame are guarded to be the very objects seen; functions only by
             # their code, so two closures of one code may be one object on a later call.)
             frame.session.keep_distinct(value)
-        return identity()
+        key = identity()
+        if key is not value:  # the object itself, looked up under its hash now
+            guard_hash(frame.session, key, value.source)
+        return key
     raise Unsupported(f"{value.describe()} used as a dict key or set member")
 
 
@@ -229,6 +233,10 @@ class ListValue(SequenceValue):
         if self.source is not None:
             # The very object the caller passed (mutations were replayed onto it).
             return writer.source(self.source)
+        if writer.refers_to_itself(self):
+            name = writer.bind(self, "[]")  # bound first: the items mention it by this name
+            writer.lines.append(f"{name}.extend((" + "".join(writer.value(v) + ", " for v in self.items) + "))")
+            return name
         return writer.bind(self, "[" + ", ".join(writer.value(v) for v in self.items) + "]")
 
 
@@ -354,6 +362,11 @@ class DictValue(Value):
     def reconstruct(self, writer):
         if self.source is not None:
             return writer.source(self.source)  # the very object the caller passed
+        if self.python_cls is dict and writer.refers_to_itself(self):
+            name = writer.bind(self, "{}")  # bound first: the values mention it by this name
+            pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in self.entries.values())
+            writer.lines.append(f"{name}.update({{{pairs}}})")
+            return name
         pairs = ", ".join(f"{writer.value(k)}: {writer.value(v)}" for k, v in self.entries.values())
         if self.python_cls is dict:
             return writer.bind(self, "{" + pairs + "}")

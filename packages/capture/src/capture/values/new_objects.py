@@ -244,8 +244,15 @@ class NewObjectValue(Value):
         return iterate_object(frame, self, self.cls)
 
     def reconstruct(self, writer):
-        attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
         builder = writer.name_for(_new_object, "new_object")
+        if writer.refers_to_itself(self):
+            # Made empty and bound first, so that an attribute leading back to the object
+            # (`o.me = o`, `o.fn = no_grad()(o.fn)`) names it; its attributes set after.
+            name = writer.bind(self, f"{builder}({writer.constant(self.cls)}, {{}})")
+            attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
+            writer.lines.append(f"{writer.name_for(_set_attributes, 'set_attributes')}({name}, {{{attrs}}})")
+            return name
+        attrs = ", ".join(f"{k!r}: {writer.value(v)}" for k, v in self.attrs.items())
         return writer.bind(self, f"{builder}({writer.constant(self.cls)}, {{{attrs}}})")
 
     def inner_values(self):
@@ -269,7 +276,12 @@ def _always_readable(descriptor) -> bool:
 def _new_object(cls: type, attrs: dict) -> Any:
     """An instance of `cls` created while tracing, rebuilt without running `__init__` again
     (its slots, if it has any, written through their member descriptors)."""
-    obj = cls.__new__(cls)
+    return _set_attributes(cls.__new__(cls), attrs)
+
+
+def _set_attributes(obj: Any, attrs: dict) -> Any:
+    """Write `attrs` onto `obj` as the trace recorded them, without running __setattr__."""
+    cls = type(obj)
     for name, value in attrs.items():
         slot, _ = lookup_static(cls, name)
         if isinstance(slot, types.MemberDescriptorType):
