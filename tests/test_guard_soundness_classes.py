@@ -40,6 +40,18 @@ def fresh_classes():
     class Key:
         """Hashed by identity until a mutation gives it a value hash."""
 
+    class Valued:
+        """Hashed by its field `h`, which a mutation may change while it is a dict key."""
+
+        def __init__(self):
+            self.h = 1
+
+        def __hash__(self):
+            return self.h
+
+        def __eq__(self, other):
+            return isinstance(other, Valued) and other.h == self.h
+
     class Box:
         def __init__(self):
             self.v = 2
@@ -156,6 +168,9 @@ def fresh_classes():
     state = types.SimpleNamespace(**locals())
     state.index, state.box, state.child, state.lacking, state.fallback = Index(), Box(), Child(), Lacking(), Fallback()
     state.key = Key()
+    # Dicts made before the capture: their entries keep the hashes their keys had then.
+    state.valued, state.twin, state.other_key = Valued(), Valued(), Key()
+    state.by_key, state.by_valued = {state.key: 1}, {state.valued: 1, "k": 2}
     state.block = Block()
     state.helpers = Helpers()
     state.table, state.shown, state.settable = Table(a=1, b=2), Shown(), Settable()
@@ -197,6 +212,21 @@ def hashes(state):
     def fn(x):
         table = {state.key: 1}
         return x + table.get(state.Key(), 5) + table.get(state.key, 6) * 10
+
+    return fn
+
+
+def looks_up_stored_keys(state):
+    def fn(x):
+        out = x + state.by_key.get(state.key, 5) + (10 if state.key in state.by_key else 20) + len(state.by_key) * 100
+        return out + state.by_valued.get(state.valued, 7) * 1000 + sum(1 for k in state.by_valued if k in state.by_valued) * 10000
+
+    return fn
+
+
+def looks_up_objects_passed_in(state):
+    def fn(x):
+        return x + {state.key: 1}.get(state.other_key, 5) + {state.valued: 2}.get(state.twin, 7) * 10
 
     return fn
 
@@ -294,6 +324,13 @@ CASES = [
     case("index_replaced_on_the_class", indexes, on("Index", "__index__", lambda self: 2), on("Index", "__index__", lambda self: 0), setup=fresh_classes),
     case("hash_and_eq_given_to_the_class", hashes, on("Key", "__hash__", lambda self: 0), on("Key", "__eq__", lambda self, other: True),
          setup=fresh_classes),
+    # Eager looks a key up by its hash now and finds only entries stored under that hash: a key
+    # whose hash changed since it was stored is no longer found (until stored again).
+    case("hash_changed_while_the_key_sits_in_a_dict", looks_up_stored_keys, on("Key", "__hash__", lambda self: 0),
+         lambda s: s.by_key.__setitem__(s.key, 2), on("Key", "__hash__", object.__hash__), lambda s: setattr(s.valued, "h", 2),
+         lambda s: s.by_valued.__setitem__(s.valued, 3), setup=fresh_classes),
+    case("hash_of_objects_passed_in_changed", looks_up_objects_passed_in, on("Key", "__eq__", lambda self, other: True),
+         on("Key", "__hash__", lambda self: 0), lambda s: setattr(s.twin, "h", 3), lambda s: setattr(s.valued, "h", 3), setup=fresh_classes),
     case("copy_protocol_added_to_the_class", copies, on("Box", "__copy__", lambda self: types.SimpleNamespace(v=9)),
          on("Box", "__deepcopy__", lambda self, memo: types.SimpleNamespace(v=8)),
          on("Box", "__reduce_ex__", lambda self, protocol: (types.SimpleNamespace, (), {"v": 7})), setup=fresh_classes),

@@ -14,9 +14,11 @@ from guards import (
     AttrSource,
     ConstantMatch,
     DictKeysMatch,
+    DictLookupsHold,
     GuardError,
     GuardSet,
     HasAttr,
+    HashSource,
     GlobalsSource,
     IdentityMatch,
     ItemSource,
@@ -146,6 +148,40 @@ def test_dict_keys_match_checks_order_and_keys():
     assert not guard({"a": 0})
     assert not guard({"a": 0, "b": 1, "c": 2})
     assert guard.why({"b": 0, "a": 1}) == "list(L['v'].keys()) == ['a', 'b'] failed: got ['b', 'a']"
+
+
+class Keyed:
+    """Hashed by its field `h`: a dict finds it only while `h` is what it was stored under."""
+
+    def __init__(self, h):
+        self.h = h
+
+    def __hash__(self):
+        return self.h
+
+
+def test_dict_lookups_hold_fails_once_a_key_hashes_otherwise_than_it_was_stored():
+    key = Keyed(1)
+    mapping = {key: "a", "b": 2}
+    guard = compiled(DictLookupsHold(V, (hash(key), hash("b"))))
+    assert guard(mapping)
+    key.h = 2  # still iterated, no longer found
+    assert not guard(mapping)
+    mapping[key] = "c"  # stored again: a second entry
+    assert not guard(mapping)
+    key.h = 1  # hashes as at capture again: the lookup finds the first entry, never the second
+    assert not guard(mapping)
+    assert not guard({key: "a"})
+    assert guard({key: "a", "b": 2})
+
+
+def test_hash_source_reads_the_hash_now():
+    key = Keyed(1)
+    guard = compiled(ConstantMatch(HashSource(V), 1))
+    assert guard(key)
+    key.h = 2
+    assert not guard(key)
+    assert guard.why(key) == "hash(L['v']) == 1 failed: got 2"
 
 
 @pytest.mark.parametrize("present", [True, False])

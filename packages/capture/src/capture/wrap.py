@@ -43,6 +43,7 @@ from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbo
 from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, TupleValue
+from .values.key_hashes import guard_stored_hashes
 from .values.sets import SetValue
 from .values.context import AutocastContext, GradModeContext, InferenceModeContext
 from .values.callables import BuiltinValue, MethodValue
@@ -338,6 +339,7 @@ def _dict(session, obj, source):
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
         _guard(session, kinds.DictKeysMatch(source, tuple(obj.keys())))
+    guard_stored_hashes(session, obj, source)
     session.keepalive(obj)
     # Known before its values are wrapped: a dict may hold itself.
     wrapped = DictValue({}, source=source, python_cls=type(obj))

@@ -500,6 +500,24 @@ class TypeSource(Source):
 
 
 @_source_value
+class HashSource(Source):
+    """`hash(base)`: what a dict or set files an object under, where that can change between
+    calls (its class given another `__hash__`, a hash over fields that changed)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"hash({self.base})"
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_hash"
+
+    def code(self, base: str) -> str:
+        return f"hash({base})"
+
+
+@_source_value
 class ShapeSource(Source):
     """A tensor's sizes, `base.size()`; read as `base.shape` (same torch.Size, no call)."""
 

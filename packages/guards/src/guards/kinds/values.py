@@ -336,6 +336,49 @@ def _dict_keys_match(guard: DictKeysMatch, ctx: EmitContext) -> list[Check]:
 
 
 @dataclasses.dataclass(frozen=True)
+class DictLookupsHold(Guard):
+    """Each key of the dict, in iteration order, hashes to what it did at capture (`hashes`),
+    and a lookup by it finds its own entry. A dict finds an entry only under the hash it was
+    stored with: a key whose hash changed since (its class given another `__hash__`, a value
+    hash over fields that changed) is still iterated but no longer found, and stored again it
+    is a second entry. For dicts keyed by objects whose hash can change; with DictKeysMatch
+    (the same keys) it keeps every lookup the trace made answering as it did."""
+
+    source: Source
+    hashes: tuple[int, ...]
+
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"the keys of {self.source} hash to {list(self.hashes)!r}, each finding its own entry"
+
+    def implies(self) -> tuple[Guard, ...]:
+        return (LengthMatch(self.source, len(self.hashes)),)
+
+
+_ABSENT = object()
+
+
+def dict_lookups_hold(mapping: dict, hashes: tuple[int, ...]) -> bool:
+    """DictLookupsHold's test. Through dict's own methods: the entries as stored, whatever a
+    subclass overrides."""
+    if len(mapping) != len(hashes):
+        return False
+    for (key, value), expected in zip(dict.items(mapping), hashes):
+        if hash(key) != expected or dict.get(mapping, key, _ABSENT) is not value:
+            return False
+    return True
+
+
+@emits(DictLookupsHold)
+def _dict_lookups_hold(guard: DictLookupsHold, ctx: EmitContext) -> list[Check]:
+    test = ctx.constant(dict_lookups_hold, "dict_lookups_hold", "guards.kinds.values.dict_lookups_hold")
+    hashes = ctx.constant(guard.hashes, f"{guard.source.hint}_hashes")
+    read = ctx.read(guard.source)
+    return [check(must_be_true(f"{test}({read}, {hashes})"), str(guard), read)]
+
+
+@dataclasses.dataclass(frozen=True)
 class HasAttr(Guard):
     """`hasattr(source, attr)` is `present` (code that branched on hasattr, or on an
     attribute being absent, stays valid)."""
