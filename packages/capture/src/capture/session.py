@@ -549,7 +549,7 @@ class CaptureSession:
         effects = self.side_effects
         for write in effects.attribute_writes.values():
             roots.extend(write.values.values())
-        roots.extend(v for _, _, v in effects.global_writes.values())
+        roots.extend(v for _, _, v, _ in effects.global_writes.values())
         roots.extend(v for _, _, v in effects.cell_writes.values())
         roots.extend(effects.mutated_containers.values())
         for _, args, kwargs in effects.deferred_calls:

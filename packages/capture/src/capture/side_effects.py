@@ -31,7 +31,9 @@ class AttributeWrite:
 class SideEffects:
     def __init__(self):
         self.attribute_writes: dict[int, AttributeWrite] = {}
-        self.global_writes: dict[tuple[int, str], tuple[dict, str, Value]] = {}
+        # (globals dict, name) -> (globals dict, name, value, module): `module` is the module
+        # value written through (`module.name = v`), replayed through its source.
+        self.global_writes: dict[tuple[int, str], tuple[dict, str, Value, Value | None]] = {}
         self.cell_writes: dict[int, tuple[Any, Any, Value]] = {}
         self.mutated_containers: dict[int, Value] = {}
         # Calls made only for their output (logging), in program order: (callable, args, kwargs).
@@ -71,8 +73,11 @@ class SideEffects:
         return write.values.get(name) if write is not None else None
 
     # --- globals ---------------------------------------------------------------------------------
-    def store_global(self, f_globals: dict, name: str, value: Value) -> None:
-        self.global_writes[(id(f_globals), name)] = (f_globals, name, value)
+    def store_global(self, f_globals: dict, name: str, value: Value, module: Value | None = None) -> None:
+        """A store to a global: STORE_GLOBAL (`f_globals` is the running function's), or an
+        attribute set on a module (`module.name = v`; f_globals is its __dict__), which is the
+        same thing: its functions read the name with LOAD_GLOBAL."""
+        self.global_writes[(id(f_globals), name)] = (f_globals, name, value, module)
 
     def pending_global(self, f_globals: dict, name: str) -> Value | None:
         entry = self.global_writes.get((id(f_globals), name))

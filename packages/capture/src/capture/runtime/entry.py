@@ -237,8 +237,12 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
                 writes.append(f"{target}.{attr} = {read(value)}")
             else:
                 writes.append(f"setattr({target}, {attr!r}, {read(value)})")
-    for f_globals, attr, value in effects.global_writes.values():
-        writes.append(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {read(value)}")
+    for f_globals, attr, value, module in effects.global_writes.values():
+        if module is not None and module.source is not None:
+            # Through the source: a later call may pass another module (guards allow it).
+            writes.append(f"vars({read(module)})[{attr!r}] = {read(value)}")
+        else:
+            writes.append(f"{writer.name_for(f_globals, 'globals')}[{attr!r}] = {read(value)}")
     for _, source, value in effects.cell_writes.values():
         # Through the source (`C['k']`, or a resume function's cell parameter `k.cell_contents`):
         # the cell seen at capture belongs to that call's frame; later calls bring their own.

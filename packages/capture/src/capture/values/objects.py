@@ -479,6 +479,11 @@ class PyModuleValue(Value):
         return self.module
 
     def get_attr(self, frame, name):
+        # A module's attributes are its globals: a store made earlier in this trace (STORE_GLOBAL
+        # in one of its functions, or `module.name = v`) is what the read sees.
+        pending = frame.session.side_effects.pending_global(self.module.__dict__, name)
+        if pending is not None:
+            return pending
         try:
             value = getattr(self.module, name)
         except AttributeError as err:
@@ -486,7 +491,15 @@ class PyModuleValue(Value):
         return frame.session.wrap(value, frame.session.module_attribute_source(self, name))
 
     def has_attr(self, frame, name):
+        if frame.session.side_effects.pending_global(self.module.__dict__, name) is not None:
+            return True
         return hasattr(self.module, name)
+
+    def set_attr(self, frame, name, value):
+        if type(self.module) is not types.ModuleType:
+            return super().set_attr(frame, name, value)  # a subclass may define __setattr__
+        # Recorded as a store to the module's globals, which its functions read (LOAD_GLOBAL).
+        frame.session.side_effects.store_global(self.module.__dict__, name, value, self)
 
     def reconstruct(self, writer):
         return writer.existing(self, self.as_python_constant())
