@@ -103,7 +103,11 @@ def _route_call_sites(code: types.CodeType, route: Callable) -> types.CodeType:
             rewritten.append(instr)
     program.clear()
     program.extend(rewritten)
-    return program.to_code(compute_exception_stack_depths=False)
+    # The bytecode library's own stack-size count misses what it reaches only through the
+    # exception table after a resume function's prologue jump (it gave 2 for a resume function
+    # needing 7: the handler's values overran the frame and CPython crashed). A routed call site
+    # holds at most two values more than the code did there (the NULL and the route).
+    return program.to_code(stacksize=code.co_stacksize + 2, compute_exception_stack_depths=False)
 
 
 def _apply(fn: Callable, at: Instr) -> list[Instr]:
