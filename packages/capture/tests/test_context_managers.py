@@ -8,7 +8,7 @@ import contextlib
 import pytest
 import torch
 
-from helpers import captures, check, compile_eager, graph_of
+from helpers import captures, check, check_across_sizes, compile_eager, graph_of
 
 
 def leaf():
@@ -294,3 +294,14 @@ def test_a_trace_stopped_inside_inference_mode_leaves_it():
     # Checked while the error (and the frames its traceback holds) is alive: freeing the
     # manager's C++ guard left inference mode too, which hid the leak.
     assert raised.value is not None and not torch.is_inference_mode_enabled()
+
+
+def test_grad_mode_from_a_symbolic_size_is_specialized():
+    # Once the size is symbolic (the third call), `x.shape[0] > 4` is a SymBool: the mode is
+    # its value at the example inputs, guarded; it was an internal error (NotConstant).
+    def fn(x):
+        with torch.set_grad_enabled(x.shape[0] > 4):
+            y = x * 2
+        return y, y.requires_grad
+
+    check_across_sizes(fn, lambda n: (torch.randn(n, requires_grad=True),), sizes=(4, 4, 7, 3))

@@ -11,19 +11,25 @@ import contextlib
 import torch
 
 from ..errors import Unsupported
+from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.context import AutocastContext, DecoratedByContext, GradModeContext, InferenceModeContext, NullContext
+from ..values.symbolic import concrete
 from ..values.tensor import REFUSED_METHODS, TensorValue
 from .number_of_tensor import tolist
 from .registry import construct_rule, rule, rule_named
 
 
 def _constant_kwargs(args, kwargs, names, defaults):
+    """The arguments of a state-switching constructor as Python constants: a symbolic size
+    (`set_grad_enabled(x.shape[0] > 4)`) is specialized to its value, guarded."""
     values = dict(defaults)
-    for name, arg in zip(names, args):
-        values[name] = arg.as_python_constant()
-    for name, arg in kwargs.items():
-        values[name] = arg.as_python_constant()
+    for name, arg in [*zip(names, args), *kwargs.items()]:
+        try:
+            values[name] = concrete(arg)
+        except NotConstant:
+            raise Unsupported(f"{name}={arg.describe()}: the mode a context manager switches to must be known when tracing",
+                              hint="pass a Python bool (a tensor's value is known only when the graph runs)") from None
     return values
 
 
