@@ -32,8 +32,23 @@ def _raise_varargs(frame, inst):
         exc.cause, exc.suppress_context = cause, True
     handled = frame.current_exception()
     if handled is not None and handled is not exc:
+        _cut_context_cycle(handled, exc)
         exc.context = handled  # as CPython sets __context__ to the exception being handled
     raise UserException(exc)
+
+
+def _cut_context_cycle(handled, exc) -> None:
+    """CPython (_PyErr_SetObject) walks the handled exception's __context__ chain and, where
+    it meets the exception being raised, ends the chain there: raising `a` while handling
+    c -> b -> a gives a -> c -> b, not a cycle. A chain that already loops is left alone."""
+    seen = set()
+    link = handled
+    while isinstance(link, ExceptionValue) and link.real is None and id(link) not in seen:
+        seen.add(id(link))
+        if link.context is exc:
+            link.context = ConstantValue(None)
+            return
+        link = link.context
 
 
 @handles("RERAISE")
