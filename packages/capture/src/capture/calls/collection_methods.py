@@ -21,7 +21,7 @@ from ..values.class_lookup import python_dunder
 from ..values.symbolic import concrete
 from . import container_methods
 from .container_builtins import dict_entries
-from .iteration_builtins import _sorted
+from .iteration_builtins import _sorted, each_item
 from .registry import construct_rule, rule
 
 
@@ -55,19 +55,30 @@ def _appendleft(frame, args, kwargs):
     return ConstantValue(None)
 
 
+def _items_as_added(frame, d, items):
+    """What deque.extend iterates: a snapshot of the deque itself, any other iterable one
+    item at a time, each added before the next is asked for (a generator reading the deque
+    sees them), as CPython's deque_extend does."""
+    if isinstance(items, IteratorValue) and items is not d:
+        return each_item(frame, items)
+    return items.unpack(frame)
+
+
 @rule(collections.deque.extend)
 def _extend(frame, args, kwargs):
     d, items = args
-    for item in items.unpack(frame):
-        _expect(d, DequeValue, "deque.extend").append(frame, item)
+    _expect(d, DequeValue, "deque.extend")
+    for item in _items_as_added(frame, d, items):
+        d.append(frame, item)
     return ConstantValue(None)
 
 
 @rule(collections.deque.extendleft)
 def _extendleft(frame, args, kwargs):
     d, items = args
-    for item in items.unpack(frame):
-        _expect(d, DequeValue, "deque.extendleft").append(frame, item, left=True)
+    _expect(d, DequeValue, "deque.extendleft")
+    for item in _items_as_added(frame, d, items):
+        d.append(frame, item, left=True)
     return ConstantValue(None)
 
 

@@ -47,7 +47,14 @@ def _append(frame, args, kwargs):
 @rule(list.extend)
 def _extend(frame, args, kwargs):
     lst, items = args
-    _expect(lst, ListValue, "list.extend").items.extend(items.unpack(frame))
+    _expect(lst, ListValue, "list.extend")
+    if isinstance(items, IteratorValue):
+        # CPython appends each item as the iterator yields it: a generator reading the list
+        # (`y.extend(y[-1] + z for z in ...)`) sees the items appended before.
+        for item in each_item(frame, items):
+            lst.items.append(item)
+    else:
+        lst.items.extend(items.unpack(frame))
     lst.mutated(frame)
     return ConstantValue(None)
 
