@@ -15,10 +15,11 @@ import functools
 import itertools
 import os
 import pathlib
+import queue
 import shutil
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
 
 import _ctypes
 
@@ -122,9 +123,47 @@ def build_all(sources: list[str]) -> list[str]:
         if len(unique) <= 1:
             built = {s: build_counted(s) for s in unique}
         else:
-            with ThreadPoolExecutor(max_workers=min(len(unique), os.cpu_count() or 1)) as pool:
-                built = dict(zip(unique, pool.map(build_counted, unique)))
+            built = dict(zip(unique, _in_threads(build_counted, unique, os.cpu_count() or 1)))
     return [built[s] for s in sources]
+
+
+def _in_threads(fn, items: list, workers: int) -> list:
+    """`[fn(item) for item in items]`, `workers` at a time; the first failing item's error.
+
+    Not a ThreadPoolExecutor: Ctrl-C in the calling thread can be raised inside the Python-level
+    locks it shares with its workers (`threading.Condition.__enter__` takes the lock and is
+    interrupted before anything can release it: CPython's bpo-29988), and its shutdown then
+    waited forever for a worker blocked on that lock. Here the threads share only C-level
+    objects, are daemons (nothing waits for them once the caller is interrupted), and start no
+    new build after an interrupt."""
+    results, errors, todo, interrupted = [None] * len(items), [], queue.SimpleQueue(), []
+    for k in range(len(items)):
+        todo.put(k)
+
+    def work() -> None:
+        while not interrupted:
+            try:
+                k = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[k] = fn(items[k])
+            except BaseException as error:  # noqa: BLE001  (raised by the caller)
+                errors.append((k, error))
+
+    threads = [threading.Thread(target=work, name="inductor-cpp-build", daemon=True)
+               for _ in range(min(workers, len(items)))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        interrupted.append(True)
+        raise
+    if errors:
+        raise min(errors, key=lambda pair: pair[0])[1]
+    return results
 
 
 @functools.lru_cache(maxsize=None)

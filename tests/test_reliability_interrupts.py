@@ -1,0 +1,77 @@
+"""Ctrl-C (a KeyboardInterrupt raised by a signal handler) during a compile reaches the caller,
+and the process stays usable: the next compile works and nothing waits forever.
+
+A signal handler's exception can be raised between any two bytecodes of the interrupted
+thread, including inside the standard library's Python-level locks: `threading.Condition`'s
+`__enter__` takes its lock and is interrupted before any `with` can release it (CPython's
+bpo-29988). A lock left held that way inside a `ThreadPoolExecutor` made its shutdown (on the
+way out of `with ThreadPoolExecutor()`) wait forever for a worker blocked on that lock.
+
+Interrupts at random calls of our own code, for longer: benchmarks/reliability_soak.py
+(`--only interrupts`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+import pytest
+
+TIMEOUT_S = 60
+
+
+def _interrupt_at_lock(nth: int):
+    """A trace function raising KeyboardInterrupt as the `nth` `threading.Condition.__enter__`
+    of this thread returns, the lock taken: where a signal arriving then leaves it."""
+    seen = [0]
+
+    def trace(frame, event, arg):
+        if event == "call":
+            return trace if frame.f_code is threading.Condition.__enter__.__code__ else None
+        if event == "return":
+            seen[0] += 1
+            if seen[0] == nth:
+                sys.settrace(None)
+                raise KeyboardInterrupt(f"at Condition.__enter__ #{nth}")
+        return trace
+
+    return trace
+
+
+def _kernels(tag: str, count: int = 3) -> list[str]:
+    return [f'extern "C" int kernel_{tag}_{k}() {{ return {k}; }}\n' for k in range(count)]
+
+
+def interrupted_builds() -> None:
+    """In a process of its own (a hang there is killed at the timeout): C++ builds interrupted
+    as each of their first locks is taken, each followed by a build that must complete."""
+    from inductor import cache
+    from inductor.runtime import cpp_build
+
+    for nth in range(1, 5):
+        os.environ["PTC_INDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptc_interrupted_")
+        sys.settrace(_interrupt_at_lock(nth))
+        try:
+            cpp_build.build_all(_kernels(f"interrupted{nth}"))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        keys = cpp_build.build_all(_kernels(f"after{nth}"))
+        assert all(cache.entry("cpp", key) is not None for key in keys)
+    print("ok", flush=True)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="builds C++ kernels with g++")
+def test_ctrl_c_during_kernel_builds_does_not_hang():
+    # A hang raises TimeoutExpired (the process is killed).
+    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-3000:]
+
+
+if __name__ == "__main__":
+    interrupted_builds()
