@@ -151,6 +151,9 @@ class GeneratorValue(IteratorValue):
         self.started = True
         try:
             result = self.frame.run()  # to the next yield, or the return
+        except UserException as exc:
+            self.finished = True
+            raise _escaped_generator(exc) from None
         except BaseException:
             self.finished = True
             raise
@@ -195,13 +198,41 @@ class GeneratorValue(IteratorValue):
         if not self.started or self.finished:
             self.finished = True
             raise UserException(exc)
+        inner = self._delegate()
+        if isinstance(inner, GeneratorValue):
+            # Suspended in `yield from inner`: as CPython's gen_throw, the exception goes to
+            # `inner` first (GeneratorExit closes it, then is raised here). What `inner` yields
+            # is the answer; its return resumes this generator after the `yield from`; an
+            # exception it lets out is raised here.
+            if issubclass(exc.python_type(), GeneratorExit):
+                inner.close(frame)
+            else:
+                try:
+                    return inner.throw(frame, exc)
+                except UserException as raised:
+                    if not issubclass(raised.value.python_type(), StopIteration):
+                        exc = raised.value
+                    else:
+                        args = raised.value.args if isinstance(raised.value, ExceptionValue) else []
+                        inner.returned = args[0] if args else None  # what SEND hands on
+                        return self._next_or_stop(frame)
         try:
             # Raised where the generator is suspended (its yield), routed through its handlers.
             self.frame.throw(UserException(exc))
-        except UserException:
+        except UserException as escaped:
             self.finished = True
-            raise
+            raise _escaped_generator(escaped) from None
         return self._next_or_stop(frame)
+
+    def _delegate(self) -> Value | None:
+        """The iterator of the `yield from` this generator is suspended in (CPython's
+        gi_yieldfrom): its YIELD_VALUE follows a SEND, which left the iterator below."""
+        inst = self.frame.current
+        listing = self.frame.listing
+        index = listing.index_of_offset.get(inst.offset) if inst is not None else None
+        if index and inst.opname == "YIELD_VALUE" and listing.instructions[index - 1].opname == "SEND":
+            return self.frame.stack[-2]
+        return None
 
     def close(self, frame) -> Value:
         if not self.started or self.finished:
@@ -225,6 +256,19 @@ class GeneratorValue(IteratorValue):
     def inner_values(self):
         function, args, kwargs = self.call
         return [] if self.started else [function, *args, *kwargs.values()]
+
+
+def _escaped_generator(exc: UserException) -> UserException:
+    """What leaves a generator's body: PEP 479 turns a StopIteration raised inside it (an
+    inner `next()` running dry, an explicit raise) into RuntimeError, caused by it, so that it
+    cannot pass for the generator's own end. (3.12 compiles this into the body as
+    CALL_INTRINSIC_1 STOPITERATION_ERROR; 3.11's interpreter does it at the frame's edge.)"""
+    stop = exc.value
+    if not issubclass(stop.python_type(), StopIteration) or not isinstance(stop, ExceptionValue):
+        return exc
+    error = ExceptionValue(RuntimeError, [ConstantValue("generator raised StopIteration")])
+    error.cause, error.suppress_context, error.context = stop, True, stop
+    return UserException(error)
 
 
 def _thrown_exception(frame, kind: Value, value: Value | None) -> Value:
