@@ -304,11 +304,13 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
         # A set-like value equals no list, tuple, dict or object that is not set-like.
         return ConstantValue(symbol == "!=")
     if symbol in ("==", "!="):
+        if isinstance(a, DictValue) and isinstance(b, DictValue):
+            return ConstantValue(_dicts_equal(frame, a, b) == (symbol == "=="))
         left, right = _sequence_items(a), _sequence_items(b)
         if left is not None and right is not None:
             # list, tuple and deque each equal only their own kind ([1] != (1,), Size == tuple).
             equal = _sequence_kind(a) is _sequence_kind(b) and len(left) == len(right) and all(
-                compare(frame, "==", x, y).truth(frame) for x, y in zip(left, right)
+                _items_equal(frame, x, y) for x, y in zip(left, right)
             )
             return ConstantValue(equal == (symbol == "=="))
         same = identical(frame, a, b)
@@ -324,6 +326,27 @@ def compare(frame, symbol: str, a: Value, b: Value) -> Value:
                     return compare(frame, symbol, x, y)
             return ConstantValue(COMPARE[symbol](len(left), len(right)))
     raise Unsupported(f"{a.describe()} {symbol} {b.describe()}")
+
+
+def _items_equal(frame, x: Value, y: Value) -> bool:
+    """Two items of containers being compared, as CPython's PyObject_RichCompareBool: the
+    same object is equal without asking its __eq__."""
+    return identical(frame, x, y) is True or compare(frame, "==", x, y).truth(frame)
+
+
+def _dicts_equal(frame, a: DictValue, b: DictValue) -> bool:
+    """dict.__eq__: the same keys, and the value under each key equal (in a's order, each
+    pair as _items_equal); two OrderedDicts also need their keys in the same order."""
+    if len(a.entries) != len(b.entries):
+        return False
+    if issubclass(a.python_cls, collections.OrderedDict) and issubclass(b.python_cls, collections.OrderedDict):
+        if list(a.entries) != list(b.entries):
+            return False
+    for key, (_, value) in a.entries.items():
+        other = b.entries.get(key)
+        if other is None or not _items_equal(frame, value, other[1]):
+            return False
+    return True
 
 
 def _same_id(frame, a: ObjectIdValue, b: ObjectIdValue) -> bool:
