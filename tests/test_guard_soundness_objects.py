@@ -208,6 +208,49 @@ class Fallback:
             raise AttributeError(name) from None
 
 
+class Counting:
+    """`__getattr__` counts the reads it serves: eager runs it once per read, so must the
+    compiled function (never again in a guard)."""
+
+    def __init__(self):
+        self.served = 0
+        self.table = {"scale": 2}
+
+    def __getattr__(self, name):
+        self.served += 1
+        if name in self.table:
+            return self.table[name]
+        raise AttributeError(name)
+
+
+class CountingAll:
+    """`__getattribute__` counts the reads of `scale`."""
+
+    def __init__(self):
+        self.reads = 0
+        self.scale = 2
+
+    def __getattribute__(self, name):
+        if name == "scale":
+            object.__setattr__(self, "reads", object.__getattribute__(self, "reads") + 1)
+        return object.__getattribute__(self, name)
+
+
+def counting_hooks():
+    return types.SimpleNamespace(lazy=Counting(), every=CountingAll())
+
+
+def reads_through_hooks(state):
+    def fn(x):
+        return x * state.lazy.scale + (1 if hasattr(state.lazy, "shift") else 2) + state.every.scale
+
+    return fn
+
+
+def hook_counts(state):
+    return state.lazy.__dict__["served"], object.__getattribute__(state.every, "reads")
+
+
 @dataclasses.dataclass
 class Settings:
     scale: float = 2.0
@@ -394,6 +437,9 @@ OBJECT_CASES = [
          setup=holding(WithDescriptor)),
     case("getattr_fallback_table_changed", reads("scale"), lambda s: s.obj.table.__setitem__("scale", 3), set_on("scale", 4),
          lambda s: delattr(s.obj, "scale"), lambda s: s.obj.table.clear(), setup=holding(Fallback)),
+    case("attribute_hooks_run_as_often_as_eager", reads_through_hooks, lambda s: s.lazy.table.__setitem__("scale", 3),
+         lambda s: s.lazy.table.__setitem__("shift", 1), lambda s: object.__setattr__(s.lazy, "scale", 4),
+         lambda s: object.__setattr__(s.every, "scale", 5), setup=counting_hooks, observe=hook_counts),
     case("attribute_added_then_deleted", branches_on_attribute, set_on("extra", 5), set_on("extra", 2.5), lambda s: delattr(s.obj, "extra"),
          setup=holding(Plain)),
     case("class_reassigned", reads_class_name, lambda s: setattr(s.obj, "__class__", Other), lambda s: setattr(s.obj, "__class__", Plain),

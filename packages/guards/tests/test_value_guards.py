@@ -15,6 +15,7 @@ from guards import (
     ConstantMatch,
     DictKeysMatch,
     DictLookupsHold,
+    GenericAttrSource,
     GuardError,
     GuardSet,
     HasAttr,
@@ -182,6 +183,27 @@ def test_hash_source_reads_the_hash_now():
     key.h = 2
     assert not guard(key)
     assert guard.why(key) == "hash(L['v']) == 1 failed: got 2"
+
+
+class Hooked:
+    """Its `__getattr__` answers every name the instance lacks, and counts."""
+
+    def __init__(self):
+        self.scale = 2
+        self.served = 0
+
+    def __getattr__(self, name):
+        self.served += 1
+        return 2
+
+
+def test_generic_attr_source_reads_past_the_class_hooks():
+    hooked = Hooked()
+    guard = compiled(ConstantMatch(GenericAttrSource(V, "scale"), 2))
+    assert guard(hooked)
+    del hooked.scale  # `hooked.scale` would still be 2, from the hook
+    assert not guard(hooked)
+    assert hooked.served == 0
 
 
 @pytest.mark.parametrize("present", [True, False])

@@ -337,6 +337,28 @@ class AttrSource(Source):
 
 
 @_source_value
+class GenericAttrSource(Source):
+    """`object.__getattribute__(base, attr)`: the attribute as object's own lookup finds it
+    (data descriptors, the instance dict, the class), running neither a class's Python
+    `__getattribute__` nor its `__getattr__`. How a guard reads attributes of an object whose
+    class has such a hook: reading `base.attr` would run the user's hook (its side effects
+    included) once more per call than the program does."""
+
+    base: Source
+    attr: str
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_{self.attr}")
+
+    def code(self, base: str) -> str:
+        return f"object.__getattribute__({base}, {self.attr!r})"
+
+
+@_source_value
 class ItemSource(Source):
     """`base[key]` for lists, tuples, dicts (string keys included) and other subscriptables."""
 

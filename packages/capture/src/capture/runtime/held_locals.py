@@ -31,7 +31,7 @@ def is_held(value: Value) -> bool:
 def _is_held(value: Value, seen: set[int]) -> bool:
     if isinstance(value, (LazyInput, ObjectValue)):
         source = value.source
-        return source is not None and not isinstance(source, HeldSource) and not isinstance(value.obj, LIFETIME_UNSEEN)
+        return source is not None and not isinstance(source, HeldSource) and not issubclass(type(value.obj), LIFETIME_UNSEEN)
     if type(value) is not NewObjectValue:
         return False
     seen.add(id(value))  # an object whose attributes lead back to it (`o.me = o`)

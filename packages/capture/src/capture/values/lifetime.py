@@ -28,7 +28,7 @@ LIFETIME_UNSEEN = (
 
 def end_is_watched(obj: object) -> bool:
     """Whether something would notice `obj` being freed now."""
-    if isinstance(obj, LIFETIME_UNSEEN):
+    if issubclass(type(obj), LIFETIME_UNSEEN):  # not isinstance: it reads __class__ through a Python __getattribute__
         return False
     if getattr(type(obj), "__del__", None) is not None:
         return True

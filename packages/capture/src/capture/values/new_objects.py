@@ -22,7 +22,7 @@ from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
 from .iterators import python_iterator
 from .class_attributes import bind_class_attribute, call_item_dunder, class_data, python_descriptor_set
-from .objects import dunder_length, dunder_truth, iterate_object
+from .objects import dunder_length, dunder_truth, iterate_object, through_getattribute
 from .tensor import TensorValue
 
 
@@ -100,21 +100,9 @@ class NewObjectValue(Value):
         return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def get_attr(self, frame, name):
-        getattribute = python_dunder(self.cls, "__getattribute__")
-        if getattribute is not None:
-            return self._through_getattribute(frame, getattribute, name)
+        if python_dunder(self.cls, "__getattribute__") is not None:
+            return through_getattribute(frame, self, self.cls, name)
         return self.generic_get_attr(frame, name)
-
-    def _through_getattribute(self, frame, getattribute, name):
-        """A class's own Python `__getattribute__` (PreTrainedConfig's maps attribute aliases),
-        then its `__getattr__` if that raises AttributeError, as CPython's slot does."""
-        try:
-            return frame.session.wrap(getattribute, None).call(frame, [self, ConstantValue(name)], {})
-        except UserException as exc:
-            hook = python_dunder(self.cls, "__getattr__")
-            if hook is None or not issubclass(exc.value.python_type(), AttributeError):
-                raise
-        return dunder_value(frame, self, self.cls, "__getattr__", hook).call(frame, [self, ConstantValue(name)], {})
 
     def generic_get_attr(self, frame, name, *, getattr_hook: bool = True):
         """`object.__getattribute__(self, name)` (then `__getattr__`, unless `getattr_hook`

@@ -12,7 +12,7 @@ import enum
 import types
 from typing import Any
 
-from guards import AttrSource, IdentityMatch, ItemSource, KeyAbsent, instance_dict_source
+from guards import AttrSource, GenericAttrSource, IdentityMatch, ItemSource, KeyAbsent
 
 from ..errors import Unsupported, UserException
 from ..sources import HeldSource
@@ -66,7 +66,7 @@ def type_of(frame, value: Value) -> Value:
 def _is_module(obj: Any) -> bool:
     import torch
 
-    return isinstance(obj, torch.nn.Module)
+    return issubclass(type(obj), torch.nn.Module)  # not isinstance: it reads __class__ through a Python __getattribute__
 
 
 class NullValue(Value):
@@ -98,7 +98,15 @@ class ObjectValue(Value):
         return self.obj
 
     def attribute_source(self, name: str):
-        return AttrSource(self.source, name) if self.source is not None else None
+        """Where a guard reads attribute `name` as the trace found it. Of an object whose class
+        has a Python `__getattr__` or `__getattribute__` (which the trace runs itself), as
+        object's own lookup finds it: reading it plainly would run the hook in the guard, once
+        more per call than the program does, and answer through it what object's lookup lacks."""
+        if self.source is None:
+            return None
+        if _python_attribute_hooks(type(self.obj)) and not _is_module(self.obj):
+            return GenericAttrSource(self.source, name)
+        return AttrSource(self.source, name)
 
     def get_attr(self, frame, name):
         session = frame.session
@@ -117,7 +125,9 @@ class ObjectValue(Value):
         if _read_instance_dict(session, self.obj, mutated=True) is not None:
             raise Unsupported(f"reading attribute {name!r} of {self.describe()} after changing its __dict__")
         if has_python_getattribute(cls):
-            return self._concrete_attr(frame, name)
+            if _is_module(self.obj):
+                return self._concrete_attr(frame, name)
+            return through_getattribute(frame, self, cls, name)
         deferred = logger_method(frame, self, name)
         if deferred is not None:
             return deferred
@@ -140,11 +150,19 @@ class ObjectValue(Value):
             bound = bind_class_attribute(frame, self, cls, descriptor, name, readable=readable)
             if bound is not None:
                 return bound
+        hook = python_dunder(cls, "__getattr__")
+        if hook is not None and descriptor is MISSING and not _is_module(self.obj):
+            # Found nowhere else: the class's __getattr__ answers, traced (what it reads is
+            # guarded, what it writes replayed) rather than run here and again by a guard.
+            # nn.Module's (parameters, buffers, submodules) is read from its registries.
+            if instance_dict is not None:
+                self.guard_absent_from_instance_dict(session, name)
+            return dunder_value(frame, self, cls, "__getattr__", hook).call(frame, [self, ConstantValue(name)], {})
         return self._concrete_attr(frame, name)
 
     def guard_absent_from_instance_dict(self, session, name: str) -> None:
         if self.source is not None and not isinstance(self.source, HeldSource):
-            session.add_guard(KeyAbsent(instance_dict_source(self.source), name))
+            session.add_guard(KeyAbsent(self.attribute_source("__dict__"), name))
 
     def _instance_dict(self, frame):
         """`obj.__dict__`, read (and guarded, key by key) as the dict it is: what
@@ -182,6 +200,15 @@ class ObjectValue(Value):
             raise Unsupported(f"hasattr on attribute {name!r} of {self.describe()} after deleting it")
         if pending is not None:
             return pending is not DELETED or class_defines(type(self.obj), name)
+        if _python_attribute_hooks(type(self.obj)) and not _is_module(self.obj):
+            # hasattr is getattr answering AttributeError with False: through the hook, traced.
+            try:
+                self.get_attr(frame, name)
+            except UserException as exc:
+                if issubclass(exc.value.python_type(), AttributeError):
+                    return False
+                raise
+            return True
         present = hasattr(self.obj, name)
         if self.source is not None:
             from guards import HasAttr
@@ -312,6 +339,24 @@ class ObjectValue(Value):
 
     def reconstruct(self, writer):
         return writer.existing(self, self.obj)
+
+
+def _python_attribute_hooks(cls: type) -> bool:
+    return python_dunder(cls, "__getattr__") is not None or has_python_getattribute(cls)
+
+
+def through_getattribute(frame, instance: Value, cls: type, name: str) -> Value:
+    """`instance.name` where `cls` has its own Python `__getattribute__` (PreTrainedConfig's
+    maps attribute aliases), traced, then its `__getattr__` if that raises AttributeError, as
+    CPython's slot does."""
+    getattribute = python_dunder(cls, "__getattribute__")
+    try:
+        return dunder_value(frame, instance, cls, "__getattribute__", getattribute).call(frame, [instance, ConstantValue(name)], {})
+    except UserException as exc:
+        hook = python_dunder(cls, "__getattr__")
+        if hook is None or not issubclass(exc.value.python_type(), AttributeError):
+            raise
+    return dunder_value(frame, instance, cls, "__getattr__", hook).call(frame, [instance, ConstantValue(name)], {})
 
 
 def _read_instance_dict(session, obj: Any, *, mutated: bool = False) -> Value | None:
