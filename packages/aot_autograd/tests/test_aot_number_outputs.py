@@ -27,3 +27,16 @@ def test_number_outputs_are_computed_by_the_programs_operators():
 
 def test_a_graph_returning_no_number_is_left_whole():
     assert split_number_outputs(functions_graph(lambda x: (x + 1,)), [torch.randn(2)]) is None
+
+
+def test_a_long_chain_of_operators_is_no_recursion():
+    # 1024 `+` nodes in a row: deciding which outputs are numbers recursed once per node.
+    def chain(x, n):
+        y = x
+        for _ in range(1024):
+            y = y + x
+        return y, n * 2
+
+    graph = functions_graph(chain)
+    numbers = split_number_outputs(graph, [torch.randn(2), 3])
+    assert numbers is not None and numbers.positions == frozenset({1})

@@ -67,9 +67,13 @@ def split_number_outputs(gm: fx.GraphModule, example_inputs) -> NumberOutputs | 
             return all(computable(v) for v in value)
         if not isinstance(value, fx.Node):
             return isinstance(value, (int, float, bool, type(None)))
-        if value not in memo:
-            memo[value] = _computable_node(value, number_inputs, tensor_inputs, computable)
         return memo[value]
+
+    # In graph order, each node's arguments are decided before it: no recursion down a chain
+    # of a thousand `+` nodes (which overflowed the stack).
+    for node in gm.graph.nodes:
+        if node.op != "output":
+            memo[node] = _computable_node(node, number_inputs, tensor_inputs, computable)
 
     positions = [i for i, value in enumerate(returned) if isinstance(value, fx.Node) and computable(value)]
     if not positions:
