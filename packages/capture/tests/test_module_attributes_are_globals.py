@@ -77,3 +77,14 @@ def test_attribute_set_lands_on_the_module_of_each_call():
     compiled(torch.zeros(1), first)
     compiled(torch.zeros(1), second)
     assert (first.counter, second.counter) == (6, 6)
+
+
+def test_namespace_read_after_a_store_sees_it():
+    def fn(x, m):
+        m.bump()
+        m.create()
+        return x + 1, vars(m)["counter"], "created" in vars(m), m.__dict__.get("counter")
+
+    m = fresh_module()
+    _, *answers = compile_eager(fn)(torch.zeros(1), m)
+    assert answers == [2, True, 2]

@@ -79,6 +79,10 @@ class SideEffects:
         same thing: its functions read the name with LOAD_GLOBAL."""
         self.global_writes[(id(f_globals), name)] = (f_globals, name, value, module)
 
+    def globals_written(self, f_globals: dict) -> bool:
+        """Some global of `f_globals` was stored by this trace (not yet in the real dict)."""
+        return any(key == id(f_globals) for key, _ in self.global_writes)
+
     def pending_global(self, f_globals: dict, name: str) -> Value | None:
         entry = self.global_writes.get((id(f_globals), name))
         return entry[2] if entry is not None else None

@@ -529,6 +529,10 @@ class PyModuleValue(Value):
         pending = frame.session.side_effects.pending_global(self.module.__dict__, name)
         if pending is not None:
             return pending
+        if name == "__dict__" and frame.session.side_effects.globals_written(self.module.__dict__):
+            # The real namespace lacks the stores recorded so far (replayed after the graph).
+            raise Unsupported(f"reading the namespace of {self.describe()} after storing to its globals",
+                              hint="the graph breaks here, once the stores are made")
         try:
             value = getattr(self.module, name)
         except AttributeError as err:
