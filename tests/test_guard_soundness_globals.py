@@ -152,6 +152,16 @@ def uses_counted_for_small_inputs(x):
     return x * counted_scale(3) + counted_bounded(1)
 
 
+def uses_bounded_for_small_inputs(x):
+    if x.shape[0] > 3:
+        return x
+    return x * counted_bounded(1)
+
+
+def small_large_small(state, call):
+    return (torch.randn(5 if call in (2, 3) else 3),)
+
+
 def cache_contents(cached):
     """What a cache holds, by its counts (not its hits: a compiled call reads the cache without
     calling it)."""
@@ -221,6 +231,11 @@ GLOBAL_CASES = [
     gcase("lru_cache_cleared_is_not_called_by_a_guard", lambda s: uses_counted_for_small_inputs,
           lambda s: (counted_scale.cache_clear(), counted_bounded.cache_clear()), lambda s: None,
           args=grows_after_the_first_mutation, observe=lambda s: (COUNTER, cache_contents(counted_scale), cache_contents(counted_bounded))),
+    # A bounded cache evicts its least recently used entry: a guard whose call marks an entry
+    # used where the program's path makes no call (the large inputs) changes which one goes.
+    gcase("lru_cache_eviction_order_as_in_python", lambda s: uses_bounded_for_small_inputs, lambda s: counted_bounded(2),
+          lambda s: counted_bounded(3), args=small_large_small,
+          observe=lambda s: (COUNTER, cache_contents(counted_bounded))),
     gcase("global_counter_written_by_the_function", lambda s: counts_calls, set_global("COUNTER", 10), observe=snapshot("COUNTER")),
     gcase("global_list_appended_by_the_function", lambda s: appends_seen, lambda s: SEEN.clear(), set_global("SEEN", list),
          observe=snapshot("SEEN")),

@@ -13,6 +13,7 @@ from torch import nn
 
 from guards import (
     AttrSource,
+    CachedResultSource,
     ClosureSource,
     ConstantMatch,
     GlobalSource,
@@ -21,6 +22,7 @@ from guards import (
     GradMode,
     GuardCompileError,
     GuardSet,
+    HeldObjectSource,
     ItemSource,
     LengthMatch,
     LocalSource,
@@ -91,6 +93,32 @@ def test_cheap_global_checks_come_first_and_rare_ones_last():
     assert body[0] == "if not is_grad_enabled(): return False"
     assert "training" in body[1]
     assert body[-1] == "if torch_dispatch_stack_depth() != 0: return False"
+
+
+def test_a_bounded_caches_call_comes_after_every_other_check():
+    """Its call marks the entry most recently used, as the program's own call would: only once
+    every other check has passed (eight tensors: grouped, but not with it), in the order the
+    guards were recorded (the program's)."""
+    calls = []
+
+    def wrapper(k):
+        calls.append(k)
+        return k
+
+    cache = {1: None, 2: None}  # stands for the wrapper's dict, which the read looks the key up in first
+
+    def result(k):
+        held = HeldObjectSource(f"key {k}", id(k), k)
+        return CachedResultSource(LocalSource("f"), HeldObjectSource("cache", id(cache), cache), held, repr(k), True)
+
+    guards = GuardSet([ConstantMatch(result(2), 2), ConstantMatch(result(1), 1), TensorMatch.of(LocalSource("x"), torch.ones(2)),
+                       *(TensorMatch.of(LocalSource(f"t{i}"), torch.ones(2)) for i in range(8))])
+    check = guards.compile(parameters=["f", "x", *(f"t{i}" for i in range(8))])
+    tensors = [torch.ones(2) for _ in range(8)]
+    assert check(wrapper, torch.ones(2), *tensors)
+    assert calls == [2, 1]
+    assert not check(wrapper, torch.ones(3), *tensors)
+    assert calls == [2, 1]  # the tensor check failed first: no call
 
 
 def test_implied_guards_are_dropped():

@@ -72,7 +72,8 @@ class GuardSet:
         return f"GuardSet({list(self)!r})"
 
     def essential(self) -> list[Guard]:
-        """The guards no other guard of the set implies, cheapest-first (by kind priority)."""
+        """The guards no other guard of the set implies, cheapest-first (by kind priority), then
+        those whose reads have effects (Guard.reads_with_effects)."""
         implied: set[Guard] = set()
         pending = [weaker for guard in self for weaker in guard.implies()]
         while pending:
@@ -81,7 +82,8 @@ class GuardSet:
                 implied.add(guard)
                 pending.extend(guard.implies())
         kept = [guard for guard in self if guard not in implied]
-        return sorted(kept, key=lambda guard: guard.priority)
+        # Stable: guards whose reads have effects keep the order capture recorded them in.
+        return sorted(kept, key=lambda guard: (True, 0) if guard.reads_with_effects() else (False, guard.priority))
 
     def compile(
         self,

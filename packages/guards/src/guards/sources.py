@@ -78,7 +78,7 @@ def _source_value(cls):
     cls = dataclasses.dataclass(frozen=True, repr=False)(cls)
     cls.__hash__ = _cached(cls.__hash__, "_hash")
     cls.__str__ = _cached(cls.__str__, "_str")
-    for name in ("hint", "parents"):
+    for name in ("hint", "parents", "reads_with_effects"):
         # After the first read the value sits in the instance dict, which a cached_property
         # (not a data descriptor) lets plain attribute lookup find without a Python call.
         computed = functools.cached_property(getattr(cls, name).fget)
@@ -118,6 +118,12 @@ class Source:
     def hint(self) -> str:
         """Stem for the name of a local that holds this value in generated code."""
         return _identifier_hint(str(self))
+
+    @property
+    def reads_with_effects(self) -> bool:
+        """Whether reading it changes state the program can see (a bounded lru_cache's call
+        marks its entry most recently used): guards that read it are checked last."""
+        return any(parent.reads_with_effects for parent in self.parents)
 
     def root(self) -> Source:
         source = self
@@ -406,6 +412,15 @@ class CachedResultSource(Source):
     @property
     def parents(self) -> tuple[Source, ...]:
         return (self.base, self.cache, self.key)
+
+    @property
+    def reads_with_effects(self) -> bool:
+        # The call of a bounded cache stands for the program's own call: it is made only once
+        # every other check of the entry has passed, in the order the program made them
+        # (Guard.reads_with_effects), so that it marks an entry used exactly where the program
+        # would. A guard calling it for an entry that then fails another check marked it used
+        # for a path that never calls it, and the cache evicted another entry than in Python.
+        return self.bounded or super().reads_with_effects
 
     def __str__(self) -> str:
         return f"{self.base}({self.call})"

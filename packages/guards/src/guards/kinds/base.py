@@ -8,6 +8,7 @@ from typing import ClassVar, TypeVar
 from fake_tensor.registries import register_once
 
 from ..codegen import Check, EmitContext
+from ..sources import Source
 
 
 class Guard:
@@ -24,6 +25,22 @@ class Guard:
     def implies(self) -> tuple[Guard, ...]:
         """Weaker guards this one makes redundant (dropped from a set that holds this one)."""
         return ()
+
+    def reads_with_effects(self) -> bool:
+        """Whether checking it changes state the program can see (Source.reads_with_effects):
+        such guards come after every other, in the order capture recorded them."""
+        return _any_reads_with_effects(self.__dict__.values())
+
+
+def _any_reads_with_effects(values) -> bool:
+    # Loops, not generators: asked of every guard of a set each time it compiles.
+    for value in values:
+        if isinstance(value, Source):
+            if value.reads_with_effects:
+                return True
+        elif type(value) is tuple and _any_reads_with_effects(value):
+            return True
+    return False
 
 
 # Priorities, one table so the order of a generated function can be read in one place.

@@ -117,7 +117,7 @@ def with_tensor_groups(guards: Iterable[Guard]) -> list[Guard]:
     by_key: dict[tuple, list[TensorMatch]] = {}
     for guard in guards:
         key = _group_key(guard)
-        if key is not None:
+        if key is not None and not guard.reads_with_effects():  # read at its own place, last
             by_key.setdefault(key, []).append(guard)
     first: dict[Guard, TensorGroup] = {}
     grouped: set[Guard] = set()
