@@ -13,6 +13,7 @@ import collections
 import dataclasses
 import enum
 import functools
+import weakref
 
 import pytest
 import torch
@@ -674,6 +675,39 @@ def m_instancecheck_reads_the_instance():
 
 
 CASES.append(("metaclass __instancecheck__ reading the instance", m_instancecheck_reads_the_instance))
+
+
+def m_weak_reference_to_a_dropped_object():
+    """The program drops the only reference to an object the compiled function read through a
+    weak reference: eager frees it at once (the reference answers None, __del__ runs)."""
+
+    class Tracked:
+        def __init__(self, log):
+            self.log = log
+
+        def __del__(self):
+            self.log.append("freed")
+
+    log: list = []
+    holder = {"o": Tracked(log)}
+    ref = weakref.ref(holder["o"])
+
+    def f(x):
+        target = ref()
+        return x * (1 if target is None else 2)
+
+    def call(drop=False):
+        def c(fn):
+            if drop:
+                holder.pop("o", None)
+            return fn(x0), ref() is None, list(log)
+
+        return c
+
+    return f, [call(), call(), call(drop=True), call()]
+
+
+CASES.append(("weak reference to an object the program drops", m_weak_reference_to_a_dropped_object))
 
 
 def _same(a, b) -> bool:

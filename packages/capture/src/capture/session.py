@@ -411,6 +411,12 @@ class CaptureSession:
                 # Managers the trace entered for real and did not leave (it stopped inside).
                 while self.open_contexts:
                     self.open_contexts.pop()()
+                # The memo of wrapped objects only serves the trace. Its values (and closures
+                # over this session) form cycles with the session, which would keep every
+                # object the trace met alive until the cyclic collector runs: one the program
+                # drops right after the call would outlive it (a weak reference still answering
+                # it, a __del__ late), where eager frees it at once.
+                self.wrapped.clear()
 
     def _run(self, args: tuple, kwargs: dict) -> CaptureResult:
         fn = self.fn
