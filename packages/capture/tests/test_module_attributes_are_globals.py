@@ -88,3 +88,19 @@ def test_namespace_read_after_a_store_sees_it():
     m = fresh_module()
     _, *answers = compile_eager(fn)(torch.zeros(1), m)
     assert answers == [2, True, 2]
+
+
+def test_builtin_replaced_inside_is_what_later_lookups_find():
+    import builtins
+
+    def fn(x):
+        original = builtins.isinstance
+        try:
+            builtins.isinstance = lambda obj, cls: False
+            answer = isinstance(x, torch.Tensor)
+        finally:
+            builtins.isinstance = original
+        return x + 1, answer
+
+    _, answer = compile_eager(fn)(torch.zeros(1))
+    assert answer is False and builtins.isinstance(1, int)

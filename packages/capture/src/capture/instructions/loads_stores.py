@@ -80,6 +80,11 @@ def _load_global(frame, inst):
         # Found in builtins, or nowhere: guarded, since a global defined later (or a patched
         # builtin) changes what the name means.
         source = frame.session.guard_name_lookup(frame.f_globals, frame.f_builtins, name)
+        # A builtin replaced earlier in this trace (`builtins.isinstance = f`) is that value.
+        patched = frame.session.side_effects.pending_global(frame.f_builtins, name)
+        if patched is not None:
+            frame.push(patched)
+            return
         if name not in frame.f_builtins:
             raise_user_error(frame, NameError, f"name {name!r} is not defined")
         frame.push(frame.session.wrap(frame.f_builtins[name], source))
