@@ -1,6 +1,6 @@
-"""list.extend, deque.extend and deque.extendleft take an iterator's items one at a time, each
-added before the next is asked for, as CPython does: a generator that reads the container
-sees the items added before it."""
+"""list.extend (and `+=`), deque.extend, deque.extendleft, set.update and dict.update take an
+iterator's items one at a time, each added before the next is asked for, as CPython does: a
+generator that reads the container sees the items added before it."""
 
 from __future__ import annotations
 
@@ -40,5 +40,18 @@ def test_list_extend_by_itself_copies_first():
         y = [x, x + 1]
         y.extend(y)
         return y
+
+    check(fn, vec)
+
+
+def test_set_update_dict_update_and_list_iadd_from_generators_reading_the_target():
+    def fn(x):
+        s = {0}
+        s.update(len(s) + i for i in range(3))
+        d = {"a": 0}
+        d.update((f"k{len(d)}", len(d)) for _ in range(3))
+        y = [1]
+        y += (y[-1] + 1 for _ in range(3))
+        return x * len(s), sorted(s), d, y
 
     check(fn, vec)

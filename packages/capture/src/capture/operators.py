@@ -260,7 +260,13 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
     if is_graph_value(a):
         return frame.session.graph.call_function(frame, INPLACE[symbol], [a, b], {})
     if isinstance(a, ListValue) and symbol == "+=":
-        a.items.extend(b.unpack(frame))
+        if isinstance(b, IteratorValue):
+            # As list.extend: each item appended before the next is asked for (a generator
+            # reading the list sees them).
+            while (item := b.next()) is not None:
+                a.items.append(item)
+        else:
+            a.items.extend(b.unpack(frame))
         a.mutated(frame)
         return a
     if isinstance(a, ListValue) and symbol == "*=" and issubclass(_python_cls_or_none(b) or object, int):

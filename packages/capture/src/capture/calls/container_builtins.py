@@ -58,13 +58,19 @@ def dict_entries(frame, source: Value) -> dict:
         for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
             entries[key_of(frame, key)] = (key, source.get_item(frame, key))
         return entries
-    for index, pair in enumerate(source.unpack(frame)):
+    merge_pairs(frame, entries, source.unpack(frame))
+    return entries
+
+
+def merge_pairs(frame, entries: dict, pairs) -> None:
+    """Store each (key, value) pair of `pairs` into `entries` as it comes, as CPython's
+    dict_merge_from_seq2 does."""
+    for index, pair in enumerate(pairs):
         items = pair.unpack(frame)
         if len(items) != 2:  # CPython's dict_merge_from_seq2 wording
             raise_user_error(frame, ValueError, f"dictionary update sequence element #{index} has length {len(items)}; 2 is required")
         key, value = items
         entries[key_of(frame, key)] = (key, value)
-    return entries
 
 
 @construct_rule(dict, collections.OrderedDict, subclasses=True)

@@ -16,7 +16,7 @@ from ..values.containers import DictValue, DictViewValue, ListValue, SequenceVal
 from ..values.iterators import IteratorValue
 from ..values.sets import SetValue, set_from_operation, set_operand, update_set
 from ..values.exceptions import raise_user_error
-from .container_builtins import dict_entries
+from .container_builtins import dict_entries, merge_pairs
 from .iteration_builtins import _sorted, each_item
 from ..values.symbolic import SymValue, concrete
 from .dict_subclasses import check_constructible
@@ -270,7 +270,10 @@ def _setdefault(frame, args, kwargs):
 def _update(frame, args, kwargs):
     d, *other = args
     entries = _as_dict(d, "dict.update").entries
-    if other:
+    if other and isinstance(other[0], IteratorValue):
+        # Pairs stored as the iterator yields them: a generator reading the dict sees them.
+        merge_pairs(frame, entries, each_item(frame, other[0]))
+    elif other:
         entries.update(dict_entries(frame, other[0]))
     for k, v in kwargs.items():
         entries[k] = (ConstantValue(k), v)
@@ -313,7 +316,12 @@ def _set_update(frame, args, kwargs):
     s, *others = args
     _expect(s, SetValue, "set.update")
     for other in others:
-        update_set(frame, s, other)
+        if isinstance(other, IteratorValue):
+            # Added as the iterator yields them, as CPython's set_update_internal does.
+            for item in each_item(frame, other):
+                s.add(frame, item)
+        else:
+            update_set(frame, s, other)
     s.mutated(frame)
     return ConstantValue(None)
 
