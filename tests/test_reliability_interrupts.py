@@ -20,6 +20,12 @@ import tempfile
 import threading
 
 import pytest
+import torch
+import torch.overrides
+import torch.utils._python_dispatch
+from torch import nn
+
+import compiler
 
 TIMEOUT_S = 60
 
@@ -71,6 +77,73 @@ def test_ctrl_c_during_kernel_builds_does_not_hang():
     # A hang raises TimeoutExpired (the process is killed).
     done = subprocess.run([sys.executable, __file__], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-3000:]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 6), nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.a(x))
+        if h.mean() > 0:  # a graph break: two graphs, a resume function
+            h = h + 1
+        return self.b(h).softmax(-1)
+
+
+# Where a signal leaves a mode pushed or unpopped: returning from torch's push (before its
+# `__enter__` returns to the `with`), or entering an `__exit__` (before its pop).
+_PUSH_RETURNS = [("return", torch.utils._python_dispatch._push_mode), ("return", torch.overrides._push_mode)]
+_EXIT_CALLS = [("call", torch.utils._python_dispatch.TorchDispatchMode.__exit__),
+               ("call", torch.overrides.TorchFunctionMode.__exit__)]
+
+
+def _interrupt_at(event: str, function, nth: int):
+    """A trace function raising KeyboardInterrupt at the `nth` `event` of `function`."""
+    seen = [0]
+
+    def trace(frame, what, arg):
+        if frame.f_code is not function.__code__:
+            return None
+        if what == event:
+            seen[0] += 1
+            if seen[0] == nth:
+                sys.settrace(None)
+                raise KeyboardInterrupt(f"{event} of {function.__qualname__} #{nth}")
+        return trace
+
+    return trace
+
+
+def _mode_stacks():
+    return torch._C._len_torch_dispatch_stack(), torch._C._len_torch_function_stack()
+
+
+@pytest.mark.parametrize("event, function", _PUSH_RETURNS + _EXIT_CALLS,
+                         ids=lambda p: p if isinstance(p, str) else f"{p.__module__}.{p.__qualname__}")
+@pytest.mark.parametrize("nth", [1, 3])
+def test_ctrl_c_as_a_mode_is_entered_or_left_leaves_no_mode_on(event, function, nth):
+    """A forward and backward compiled by aot_autograd (capture, then the forward and the
+    backward plans), interrupted at the `nth` push or exit of a mode: the thread's mode
+    stacks are as before, eager ops run on real tensors, and the function compiles again."""
+    torch.manual_seed(0)
+    net = Net()
+    compiled = compiler.compile(net, backend="aot_eager")
+    before = _mode_stacks()
+    sys.settrace(_interrupt_at(event, function, nth))
+    try:
+        x = torch.randn(5, 6, requires_grad=True)
+        compiled(x).sum().backward()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+    assert _mode_stacks() == before
+    for n in (5, 9):
+        x = torch.randn(n, 6, requires_grad=True)
+        actual, expected = compiled(x), net(x)
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close(*(torch.autograd.grad(y.sum(), x)[0] for y in (actual, expected)))
 
 
 if __name__ == "__main__":

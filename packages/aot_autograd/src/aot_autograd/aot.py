@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 import torch.fx as fx
+from fake_tensor.mode_stacks import mode_stacks_restored_on_error
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import AliasedInputWriteError, UnsupportedProgramError
@@ -127,7 +128,8 @@ class AotCompiledGraph:
                 key = (grad_enabled, *requires_grad)
         plan = self._plans.get(key)
         if plan is None:
-            with self._plan_lock:
+            # An interrupt mid-compile must not leave a tracing mode on (fake_tensor.mode_stacks).
+            with self._plan_lock, mode_stacks_restored_on_error():
                 plan = self._plans.get(key)
                 if plan is None:
                     plan = self._plans[key] = self._make_plan(key)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx as fx
+from fake_tensor.mode_stacks import mode_stacks_restored_on_error
 
 from ..errors import DoubleBackwardError
 from .autocast import without_autocast
@@ -65,7 +66,7 @@ class TrainingPlan:
 
     def compiled_backward(self) -> Callable:
         if self._backward is None:
-            with self._backward_lock:
+            with self._backward_lock, mode_stacks_restored_on_error():
                 if self._backward is None:
                     placeholders = self.backward_graph.graph.find_nodes(op="placeholder")
                     self._backward = self.backward_compiler(self.backward_graph, [p.meta["val"] for p in placeholders])

@@ -29,6 +29,7 @@ import weakref
 from typing import TYPE_CHECKING, Callable
 
 import torch
+from fake_tensor.mode_stacks import mode_stacks_restored_on_error
 from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
@@ -237,7 +238,8 @@ class CodeCache:
                 self._loop_runs_eagerly = True
                 return self._eager()
             self._log_recompile(args, kwargs)
-        with logs.phase("capture", self.fn.__qualname__):
+        # An interrupt mid-compile must not leave a fake-tensor mode on (fake_tensor.mode_stacks).
+        with logs.phase("capture", self.fn.__qualname__), mode_stacks_restored_on_error():
             session = self.new_session(args, kwargs)
             try:
                 entry = self.finish(session.run())
