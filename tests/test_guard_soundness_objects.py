@@ -8,6 +8,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
+import functools
 import types
 from typing import NamedTuple
 
@@ -251,6 +252,42 @@ def hook_counts(state):
     return state.lazy.__dict__["served"], object.__getattribute__(state.every, "reads")
 
 
+def counting_descriptors():
+    """A class (made afresh per run) with a descriptor whose __get__ counts its runs and a
+    functools.cached_property counting its computations."""
+
+    class Counted:
+        def __init__(self):
+            self.runs = 0
+
+        def __get__(self, obj, owner=None):
+            if obj is None:
+                return self
+            self.runs += 1
+            return obj.base * 2
+
+    class WithDescriptors:
+        value = Counted()
+
+        def __init__(self):
+            self.base = 1
+            self.computed = 0
+
+        @functools.cached_property
+        def expensive(self):
+            self.computed += 1
+            return self.base * 3
+
+    return types.SimpleNamespace(obj=WithDescriptors(), counted=WithDescriptors.__dict__["value"])
+
+
+def reads_descriptors(state):
+    def fn(x):
+        return x * state.obj.value + state.obj.expensive
+
+    return fn
+
+
 @dataclasses.dataclass
 class Settings:
     scale: float = 2.0
@@ -440,6 +477,8 @@ OBJECT_CASES = [
     case("attribute_hooks_run_as_often_as_eager", reads_through_hooks, lambda s: s.lazy.table.__setitem__("scale", 3),
          lambda s: s.lazy.table.__setitem__("shift", 1), lambda s: object.__setattr__(s.lazy, "scale", 4),
          lambda s: object.__setattr__(s.every, "scale", 5), setup=counting_hooks, observe=hook_counts),
+    case("python_descriptors_run_as_often_as_eager", reads_descriptors, set_on("base", 2), lambda s: s.obj.__dict__.pop("expensive"),
+         setup=counting_descriptors, observe=lambda s: (s.counted.runs, s.obj.computed)),
     case("attribute_added_then_deleted", branches_on_attribute, set_on("extra", 5), set_on("extra", 2.5), lambda s: delattr(s.obj, "extra"),
          setup=holding(Plain)),
     case("class_reassigned", reads_class_name, lambda s: setattr(s.obj, "__class__", Other), lambda s: setattr(s.obj, "__class__", Plain),

@@ -143,10 +143,12 @@ class ObjectValue(Value):
             # name: `obj.method = f` later shadows it.
             self.guard_absent_from_instance_dict(session, name)
         if descriptor is not MISSING:
-            # A Python descriptor's answer may rest on writes this trace made (its __set__'s),
-            # which the real object lacks until they are replayed: then it is traced instead.
-            written = session.side_effects.attribute_writes.get(id(self.obj)) is not None
-            readable = not (written and python_dunder(type(descriptor), "__get__") is not None)
+            # A descriptor whose __get__ is Python code is traced, as for an object made in
+            # the trace: its answer may rest on writes this trace made (its __set__'s, not
+            # replayed yet), and running it here would run it again in the guard that reads
+            # the attribute on every call (a counting or caching __get__ ran more often than
+            # in eager). Other descriptors (slots, C fields) are read natively.
+            readable = python_dunder(type(descriptor), "__get__") is None
             bound = bind_class_attribute(frame, self, cls, descriptor, name, readable=readable)
             if bound is not None:
                 return bound
