@@ -6,9 +6,11 @@ scenario saw a wrong result, an unexpected error or a hang.
     threads     threads calling shared compiled functions and modules (graph breaks, new
                 sizes, grad modes) beside threads that compile afresh, reset every cache
                 or have their backend fail mid-compile
-    interrupts  KeyboardInterrupt raised at a random Python call inside a cold compile; then
-                the same function must compile and match eager, and no global state (grad
-                mode, is_compiling, dispatch modes) may be left changed
+    interrupts  KeyboardInterrupt raised inside a cold compile, at a random call of our own code
+                or (as a signal can) at a random entry or exit of any context manager, torch's
+                and the standard library's locks included; then nothing may hang, the same
+                function must compile and match eager, and no global state (grad mode,
+                is_compiling, dispatch modes) may be left changed
     processes   forked processes sharing one cache folder, one SIGKILLed at a random moment;
                 a later process must find the cache whole
     wipes       the cache folder deleted at random while a process compiles; compiles may fail
@@ -21,6 +23,7 @@ scenario saw a wrong result, an unexpected error or a hang.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import random
@@ -147,13 +150,30 @@ class _InterruptAt:
     def __init__(self, at: int):
         self.at, self.calls, self.where = at, 0, None
 
+    def counts(self, code, event: str) -> bool:
+        return event == "call" and code.co_filename.startswith(self.PACKAGES)
+
     def __call__(self, frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(self.PACKAGES):
+        if self.counts(frame.f_code, event):
             self.calls += 1
             if self.calls == self.at:
                 sys.settrace(None)
-                self.where = f"{frame.f_code.co_filename.split('/src/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}"
+                self.where = f"{event} {frame.f_code.co_filename.split('/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}"
                 raise KeyboardInterrupt(self.where)
+        if event != "call":
+            return self
+        # Return events reach only a frame's local trace function: given where they count.
+        return self if self.counts(frame.f_code, "return") else None
+
+
+class _InterruptInContextManager(_InterruptAt):
+    """Raising KeyboardInterrupt at the `at`-th entry or exit of a context manager anywhere (or
+    of a contextlib or threading function): where a signal's exception leaves a mode pushed or
+    a lock held (CPython's bpo-29988), which our own code must survive."""
+
+    def counts(self, code, event: str) -> bool:
+        return event in ("call", "return") and (
+            code.co_name in ("__enter__", "__exit__") or code.co_filename.endswith(("contextlib.py", "threading.py")))
 
 
 def interrupts(seconds: float, backend: str, rng: random.Random) -> dict:
@@ -175,20 +195,30 @@ def interrupts(seconds: float, backend: str, rng: random.Random) -> dict:
             sys.settrace(None)
         return compiled
 
-    counting = _InterruptAt(at=-1)
-    compile_and_call(counting)
-    baseline, total = _global_state(), counting.calls
-    if total < 2:
-        raise RuntimeError(f"a cold compile made {total} calls into our packages: nothing compiled (the stance?)")
-    trials, failures, deadline = 0, [], time.monotonic() + seconds
+    totals = {}
+    for kind in (_InterruptAt, _InterruptInContextManager):
+        counting = kind(at=-1)
+        compile_and_call(counting)
+        totals[kind] = counting.calls
+    baseline = _global_state()
+    if totals[_InterruptAt] < 2:
+        raise RuntimeError(f"a cold compile made {totals[_InterruptAt]} calls into our packages: nothing compiled")
+    trials, failures, turned, deadline = 0, [], [], time.monotonic() + seconds
     while time.monotonic() < deadline:
         trials += 1
-        interrupt = _InterruptAt(rng.randrange(1, total))
+        kind = rng.choice(list(totals))
+        interrupt = kind(rng.randrange(1, totals[kind]))
         compiled = None
+        # A hang (a lock left held) dumps every thread's stack and fails the soak.
+        faulthandler.dump_traceback_later(HANG_S, exit=True)
         try:
             compiled = compile_and_call(interrupt)
         except KeyboardInterrupt:
             pass
+        except Exception as error:  # noqa: BLE001  (counted: torch's own cleanup failing on what the interrupt left)
+            if not isinstance(error.__context__, KeyboardInterrupt):
+                raise
+            turned.append(f"at {interrupt.where}: {type(error).__name__}: {error}"[:500])
         try:
             if _global_state() != baseline:
                 raise AssertionError(f"state left changed: {_global_state()} != {baseline}")
@@ -199,8 +229,11 @@ def interrupts(seconds: float, backend: str, rng: random.Random) -> dict:
                 _same(compiled(x), run(x))
         except Exception:  # noqa: BLE001  (reported)
             failures.append(f"after an interrupt at {interrupt.where}: {traceback.format_exc()[-1500:]}")
-    return {"calls_in_a_cold_compile": total, "trials": trials, "failures": len(failures),
-            "first_failure": failures[0] if failures else None}
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    return {"sites_in_a_cold_compile": {kind.__name__: total for kind, total in totals.items()}, "trials": trials,
+            "interrupts_raised_as_other_errors": len(turned), "first_other_error": turned[0] if turned else None,
+            "failures": len(failures), "first_failure": failures[0] if failures else None}
 
 
 def _workload(k: float):
