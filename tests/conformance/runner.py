@@ -9,7 +9,8 @@ containers, objects and module state), the global state afterwards (grad mode, a
 default dtype; put back after each call so that one case cannot skew the next), the grads of
 every input leaf for `train` cases (every output that requires grad backpropagated with a
 random cotangent; the inputs compared again afterwards, for hooks that write to them), and the
-exception type where eager raises.
+exception type where eager raises. An iterator or generator handed back is compared by what is
+left to iterate of it (items, and the exception that ends it early).
 
 Outcomes: "pass"; "wrong" (a different value, dtype, mutation or grad, or no exception where
 eager raised one: never acceptable); "refused" (the compiler declined: an Unsupported error,
@@ -19,6 +20,7 @@ not, or a different exception type); "timeout".
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import io
 import math
@@ -189,7 +191,25 @@ def compare(actual, expected, path: str, case: Case, seen: set) -> None:
     if hasattr(expected, "__dict__") and not callable(expected):
         compare(vars(actual), vars(expected), f"{where}.__dict__", case, seen)
         return
-    # Functions, iterators, generators and other opaque objects: the type is all we compare.
+    if isinstance(expected, collections.abc.Iterator):
+        # A generator or iterator handed back (half consumed, say): what is left of it.
+        compare(_remaining(actual), _remaining(expected), f"{where} (what is left to iterate)", case, seen)
+        return
+    # Functions and other opaque objects: the type is all we compare.
+
+
+def _remaining(iterator, limit: int = 1000) -> tuple:
+    """(items left, up to `limit`, and the name of the exception type that ended the iteration
+    early), so that a generator raising where eager's does not is a mismatch."""
+    items = []
+    try:
+        for item in iterator:
+            items.append(item)
+            if len(items) == limit:
+                break
+    except Exception as exc:  # noqa: BLE001  (compared with eager's)
+        return items, type(exc).__name__
+    return items, None
 
 
 def _module_class(module) -> type:
