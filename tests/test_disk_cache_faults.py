@@ -11,6 +11,7 @@ entries do not depend on where the folder was when they were written.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import pathlib
@@ -23,6 +24,7 @@ import torch
 import torch.fx
 
 import inductor
+from inductor import cache
 from cache_processes import ProcessServer, make_writable
 from inductor.runtime import cpp_build
 
@@ -189,6 +191,35 @@ def test_kernels_built_for_another_cpu_are_not_reused(monkeypatch, tmp_path):
         torch.testing.assert_close(other(x)[0], torch.sigmoid(x * x))
     finally:
         cpp_build.toolchain_key.cache_clear()
+
+
+@pytest.mark.parametrize("package", ["fake_tensor", "aot_autograd"])
+def test_graphs_generated_with_another_version_of_a_dependency_are_not_reused(package, monkeypatch, tmp_path):
+    """Inductor generates a graph's code with its dependencies' code too (fake_tensor prints
+    every size expression, aot_autograd's graph runner and decompositions): an entry written
+    before one of them changed (that package upgraded alone, or edited in a checkout) served
+    the code the old version generated, since the key held inductor's own source only."""
+    monkeypatch.setenv("PTC_INDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    def graph():
+        return torch.fx.symbolic_trace(lambda x: (aten.sigmoid.default(aten.mul.Tensor(aten.add.Tensor(x, 0.5), x)),))
+
+    x = torch.randn(9, 13)
+    inductor.compile_aten_graph(graph(), [x])
+    assert inductor.compile_aten_graph(graph(), [x]).cache_hit
+
+    installed = pathlib.Path(importlib.import_module(package).__file__).parent
+    other_version = tmp_path / package
+    shutil.copytree(installed, other_version, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(other_version / "__init__.py", "a") as init:
+        init.write("\n# another version\n")
+    monkeypatch.setattr(importlib.import_module(package), "__file__", str(other_version / "__init__.py"))
+    cache.inductor_source_hash.cache_clear()  # hashed once per process
+    try:
+        other = inductor.compile_aten_graph(graph(), [x])
+        assert not other.cache_hit
+        torch.testing.assert_close(other(x)[0], torch.sigmoid((x + 0.5) * x))
+    finally:
+        cache.inductor_source_hash.cache_clear()
 
 
 def test_what_a_killed_writer_left_behind_is_swept(server, tmp_path):

@@ -44,6 +44,9 @@ import time
 import warnings
 from typing import Callable
 
+import aot_autograd
+import fake_tensor
+
 from .errors import CacheWarning
 
 log = logging.getLogger("compiler.inductor")
@@ -85,10 +88,16 @@ def digest(*parts: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def inductor_source_hash() -> str:
-    """Changes whenever inductor's own code does, so stale graph entries are never reused."""
-    root = pathlib.Path(__file__).parent
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".h"))
-    return digest(*[f"{p.relative_to(root)}:{p.read_text()}" for p in files])
+    """Changes whenever the code that generates graph entries does, so stale ones are never
+    reused: inductor's own, and that of the packages it generates them with (fake_tensor
+    prints every size expression and propagates metadata; aot_autograd runs and decomposes
+    graphs), each of which may be upgraded or edited alone."""
+    parts = []
+    for init in (__file__, fake_tensor.__file__, aot_autograd.__file__):
+        root = pathlib.Path(init).parent
+        files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".h"))
+        parts += [f"{root.name}/{p.relative_to(root)}:{p.read_text()}" for p in files]
+    return digest(*parts)
 
 
 def write_atomic(path: pathlib.Path, text: str) -> None:
