@@ -180,3 +180,26 @@ def test_the_cache_folder_deleted_while_a_staging_folder_is_made(cache_folder, m
     monkeypatch.setattr(tempfile, "mkdtemp", deleted_first)
     assert _compile_and_compare(one_kernel) == []  # one build: no other thread in the deleted folder
     assert deleted and list(cache_folder.glob("cpp/*/kernel.so"))
+
+
+def test_no_home_folder_puts_the_cache_in_the_temporary_folder(monkeypatch, tmp_path):
+    """HOME unset and the user missing from the password database (a container run as an
+    arbitrary uid): the default cache folder could not be named, and every compile raised
+    RuntimeError('Could not determine home directory.')."""
+    import pwd
+
+    from inductor import cache
+
+    def unknown_user(uid):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    for variable in ("PTC_INDUCTOR_CACHE_DIR", "HOME", "USER", "LOGNAME", "LNAME", "USERNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown_user)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    cache._default_dir.cache_clear()  # decided once per process
+    try:
+        assert _compile_and_compare(kernels_of_its_own) == []
+        assert list(tmp_path.glob("ptc_inductor_*/cpp/*/kernel.so"))
+    finally:
+        cache._default_dir.cache_clear()

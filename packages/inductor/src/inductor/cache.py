@@ -56,15 +56,23 @@ MANIFEST = "manifest.json"
 
 @functools.lru_cache(maxsize=None)
 def _default_dir() -> pathlib.Path:
-    home = pathlib.Path.home() / ".cache" / "ptc_inductor"
     try:
+        home = pathlib.Path.home() / ".cache" / "ptc_inductor"
         home.mkdir(parents=True, exist_ok=True)
         probe = home / ".write_probe"
         probe.write_text("")
         probe.unlink()
         return home
-    except OSError:
-        return pathlib.Path(tempfile.gettempdir()) / f"ptc_inductor_{getpass.getuser()}"
+    # RuntimeError: no HOME and no password entry for this uid (a container's arbitrary user).
+    except (OSError, RuntimeError):
+        return pathlib.Path(tempfile.gettempdir()) / f"ptc_inductor_{_user()}"
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name and no password entry (KeyError before Python 3.13)
+        return str(os.getuid())
 
 
 def cache_dir() -> pathlib.Path:
