@@ -124,6 +124,25 @@ def test_the_cpp_compiler_running_out_of_space_is_a_full_disk_not_a_kernel_bug(c
     assert _staging_left(cache_folder) == []
 
 
+def test_a_file_size_limit_stopping_the_linker_is_not_reported_as_a_kernel_bug(cache_folder, monkeypatch):
+    """`ulimit -f` (RLIMIT_FSIZE) below a library's size: the linker dies of SIGXFSZ. The
+    limit holds for every folder, so no other one helps; the error says so (it said 'g++ failed
+    on generated kernel ... This is an inductor bug')."""
+    real_run = subprocess.run
+
+    def linker_over_the_limit(command, *args, cwd=None, **kwargs):
+        if "kernel.cpp" in command:
+            message = "collect2: fatal error: ld terminated with signal 25 [File size limit exceeded]\n"
+            return subprocess.CompletedProcess(command, 1, "", message)
+        return real_run(command, *args, cwd=cwd, **kwargs)
+
+    monkeypatch.setattr(cpp_build.subprocess, "run", linker_over_the_limit)
+    with pytest.raises(OSError, match="file size limit") as raised:
+        _compile_and_compare(kernels_of_its_own)
+    assert raised.value.errno == errno.EFBIG and not isinstance(raised.value, inductor.CppCompileError)
+    assert _staging_left(cache_folder) == []
+
+
 def test_an_interrupted_cpp_build_leaves_nothing_behind(cache_folder, monkeypatch):
     """Ctrl-C while g++ runs: the KeyboardInterrupt reaches the caller, the half-built entry's
     staging folder is removed, and the next call compiles and runs correctly."""

@@ -93,6 +93,9 @@ def _compile(source: str, folder: pathlib.Path) -> None:
     for code in (errno.ENOSPC, errno.EDQUOT):
         if os.strerror(code) in result.stderr:  # the disk refused g++'s output, not the source
             raise OSError(code, f"{os.strerror(code)} (g++ writing into {folder}):\n{result.stderr[-2000:]}")
+    if "File size limit exceeded" in result.stderr:  # SIGXFSZ: the process's RLIMIT_FSIZE, in any folder
+        raise OSError(errno.EFBIG, f"the file size limit (`ulimit -f`) stopped g++ writing into {folder}; raise it "
+                                   f"to compile C++ kernels:\n{result.stderr[-2000:]}")
     raise CppCompileError(
         f"g++ failed on generated kernel {_kept_for_report(source)}:\n{result.stderr[-4000:]}\n"
         "This is an inductor bug: please report it with the kernel source."
