@@ -13,7 +13,7 @@ from ..values.constant import ConstantValue
 from ..values.containers import ListValue, TupleValue
 from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation, program_errors
-from ..values.iterators import CallIteratorValue, IteratorValue, LazyIteratorValue
+from ..values.iterators import CallIteratorValue, IteratorValue, LazyIteratorValue, ReversedListIteratorValue
 from .python_builtins import _constant
 from .registry import construct_rule, rule
 
@@ -74,6 +74,8 @@ def _reversed(frame, cls, args, kwargs):
         raise Unsupported(f"reversed() of {seq.describe()}, whose class defines __reversed__")
     if not hasattr(seq_type, "__reversed__") and not (hasattr(seq_type, "__len__") and hasattr(seq_type, "__getitem__")):
         raise_user_error(frame, TypeError, f"'{seq_type.__name__}' object is not reversible")
+    if isinstance(seq, ListValue) and seq_type is list:
+        return ReversedListIteratorValue(seq)
     return IteratorValue(seq.unpack(frame)[::-1])
 
 

@@ -15,6 +15,7 @@ from ..values.symbolic import specialized_constant
 from ..values.containers import DictEntries, DictValue, ListValue, TupleValue, key_of
 from ..values.sets import SetValue, update_set
 from ..values.exceptions import raise_user_error
+from ..values.iterators import IteratorValue
 from ..values.lazy import LazyInput, realized
 
 
@@ -115,9 +116,19 @@ def _unpack_sequence(frame, inst):
     raw = frame.pop_raw()
     items = _lazy_items(frame, raw) if isinstance(raw, LazyInput) else None
     if items is None:
-        items = realized(frame.session, raw).unpack(frame)
-    if len(items) != inst.arg:
-        raise_user_error(frame, ValueError, f"expected {inst.arg} values to unpack, got {len(items)}")
+        value = realized(frame.session, raw)
+        if isinstance(value, IteratorValue):
+            # As CPython's unpack_iterable: one item past the count at most is asked for (a
+            # generator's later steps do not run).
+            items = []
+            while len(items) <= inst.arg and (item := value.next()) is not None:
+                items.append(item)
+        else:
+            items = value.unpack(frame)
+    if len(items) > inst.arg:
+        raise_user_error(frame, ValueError, f"too many values to unpack (expected {inst.arg})")
+    if len(items) < inst.arg:
+        raise_user_error(frame, ValueError, f"not enough values to unpack (expected {inst.arg}, got {len(items)})")
     frame.stack.extend(reversed(items))
 
 

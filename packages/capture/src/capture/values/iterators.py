@@ -74,6 +74,7 @@ class IteratorValue(Value):
             self.position = len(self.items)  # CPython's iterator raises once, then is exhausted
             raise_user_error(watch.frame, RuntimeError, watch.message)
         if self.position >= len(self.items):
+            self._exhausted()
             return None
         item = self.items[self.position]
         self.position += 1
@@ -82,7 +83,14 @@ class IteratorValue(Value):
     def unpack(self, frame):
         rest = self.items[self.position :]
         self.position = len(self.items)
+        self._exhausted()
         return rest
+
+    def _exhausted(self) -> None:
+        # CPython's list iterator lets go of its list once it has run out: items appended
+        # afterwards are not visited (it stays exhausted).
+        if self.list is not None:
+            self.list, self.items, self.position = None, [], 0
 
     def stop_iteration(self) -> ExceptionValue:
         """What `next()` raises once this iterator is exhausted: StopIteration() with no
@@ -101,6 +109,43 @@ class IteratorValue(Value):
 
     def inner_values(self):
         return [self.list] if self.list is not None else self.items[self.position :]
+
+
+class ReversedListIteratorValue(IteratorValue):
+    """`reversed(lst)`: like CPython's list_reverseiterator, it reads the list at each step
+    (an item set after it was made is the one visited), from the index it is at, and stops
+    for good once that index is past the list's end or below its start."""
+
+    def __init__(self, lst: ListValue):
+        super().__init__([])
+        self.list = lst
+        self.index = len(lst.items) - 1
+
+    def python_type(self):
+        return type(reversed([]))
+
+    def next(self) -> Value | None:
+        if self.list is None or not 0 <= self.index < len(self.list.items):
+            self.list, self.index = None, -1
+            return None
+        item = self.list.items[self.index]
+        self.index -= 1
+        return item
+
+    def unpack(self, frame):
+        items = []
+        while (item := self.next()) is not None:
+            items.append(item)
+        return items
+
+    def reconstruct(self, writer):
+        if self.list is None:
+            return writer.bind(self, "reversed([])")
+        builder = writer.name_for(_reversed_list_iterator, "reversed_list_iterator")
+        return writer.bind(self, f"{builder}({writer.value(self.list)}, {self.index})")
+
+    def inner_values(self):
+        return [self.list] if self.list is not None else []
 
 
 class LazyIteratorValue(IteratorValue):
@@ -228,6 +273,13 @@ def iterator_of(frame, value: Value) -> IteratorValue:
     if isinstance(value, IteratorValue):
         return value
     return IteratorValue.over(frame, value)
+
+
+def _reversed_list_iterator(items: list, index: int) -> Iterator:
+    """A reverse iterator over the real list, at `index` (the next item it visits)."""
+    iterator = reversed(items)
+    iterator.__setstate__(index)
+    return iterator
 
 
 def _list_iterator(items: list, position: int) -> Iterator:
