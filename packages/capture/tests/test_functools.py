@@ -245,3 +245,20 @@ def test_lru_caches_answer_from_their_entries_and_a_cleared_one_captures_again()
         assert _bounded_ramp.cache_info().misses == _typed_scale.cache_info().misses - 1 == 1
     finally:
         _RAMP_STEP = 2
+
+
+def test_partial_keywords_is_the_partials_own_dict():
+    # A change through p.keywords shows in the next call and on the partial passed in.
+    def fn(x, p):
+        first = p(x)
+        p.keywords["b"] = 3
+        return first, p(x), dict(p.keywords)
+
+    def make():
+        return functools.partial(lambda a, b=1: a * b, b=2)
+
+    expected_partial, partial = make(), make()
+    expected = fn(torch.ones(2), expected_partial)
+    actual = compile_eager(fn)(torch.ones(2), partial)
+    torch.testing.assert_close(actual[1], expected[1])
+    assert actual[2] == expected[2] and partial.keywords == expected_partial.keywords == {"b": 3}

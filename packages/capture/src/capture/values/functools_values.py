@@ -7,11 +7,12 @@ import functools
 import gc
 
 from guards import CachedResultSource, HeldObjectSource, LocalSource
-from guards.sources import has_literal_spelling
+from guards.sources import AttrSource, has_literal_spelling
 
 from ..errors import Unsupported
 from ..sources import HeldSource
 from .base import Value
+from .constant import ConstantValue
 from .containers import DictValue, TupleValue
 from .objects import ObjectValue
 
@@ -163,7 +164,15 @@ class PartialValue(Value):
         super().__init__(source)
         self.func = func
         self.args = list(args)
-        self.kwargs = dict(kwargs)
+        # `p.keywords` is the partial's own dict (CPython hands out the dict it calls with):
+        # one value, so that a change made through it shows in the next call, and is replayed
+        # onto the real partial's dict for one passed in.
+        self.keywords = DictValue({k: (ConstantValue(k), v) for k, v in kwargs.items()},
+                                  source=AttrSource(source, "keywords") if source is not None else None)
+
+    @property
+    def kwargs(self) -> dict[str, Value]:
+        return {key.as_python_constant(): value for key, value in self.keywords.entries.values()}
 
     def describe(self):
         return f"functools.partial({self.func.describe()})"
@@ -183,7 +192,7 @@ class PartialValue(Value):
         if name == "args":
             return TupleValue(self.args)
         if name == "keywords":
-            return DictValue.from_str_keys(self.kwargs)
+            return self.keywords
         return super().get_attr(frame, name)
 
     def inner_values(self):
