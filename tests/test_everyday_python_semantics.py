@@ -710,6 +710,23 @@ def m_weak_reference_to_a_dropped_object():
 CASES.append(("weak reference to an object the program drops", m_weak_reference_to_a_dropped_object))
 
 
+def m_list_search_by_identity_first():
+    """list.count (and index, remove) compare as `in` does: the same object matches itself
+    first, whatever its `==` says (a float nan is unequal to itself)."""
+    nan = float("nan")
+    state = {"nan": nan, "items": [1.0, nan]}
+
+    def f(x):
+        # (index and remove, not found by ==, raised ValueError while tracing: the call then ran
+        # eagerly, which hid the same mistake.)
+        return x * state["items"].count(state["nan"]), state["items"].count(float("nan"))
+
+    return f, [lambda fn: fn(x0), lambda fn: fn(x0)]
+
+
+CASES.append(("list search by identity first", m_list_search_by_identity_first))
+
+
 def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor):
         return (

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import torch
 
 from ..errors import Unsupported
-from ..operators import binary, compare, contains
+from ..operators import binary, compare, contains, identical
 from ..values.base import NotConstant, Value
 from ..values.constant import ConstantValue
 from ..values.containers import DictValue, DictViewValue, ListValue, SequenceValue, key_of
@@ -30,7 +30,9 @@ def _expect(value: Value, kind: type, method: str):
 
 
 def _equal(frame, a: Value, b: Value) -> bool:
-    return compare(frame, "==", a, b).truth(frame)
+    """`a == b` as list.index, count and remove ask it (PyObject_RichCompareBool): the same
+    object is equal to itself first, whatever its `==` says (a float nan, a tensor)."""
+    return bool(identical(frame, a, b)) or compare(frame, "==", a, b).truth(frame)
 
 
 # --- list -------------------------------------------------------------------------------------
@@ -88,7 +90,7 @@ def _list_pop(frame, args, kwargs):
 def _remove(frame, args, kwargs):
     lst, item = args
     for i, existing in enumerate(_expect(lst, ListValue, "list.remove").items):
-        if existing is item or _equal(frame, existing, item):
+        if _equal(frame, existing, item):
             del lst.items[i]
             lst.mutated(frame)
             return ConstantValue(None)
@@ -155,7 +157,7 @@ def _index(frame, args, kwargs):
     start, stop = (concrete(b) for b in [*bounds, ConstantValue(None), ConstantValue(None)][:2])
     start, stop, _ = slice(start, stop).indices(len(items))
     for i in range(start, stop):
-        if items[i] is item or _equal(frame, items[i], item):
+        if _equal(frame, items[i], item):
             return ConstantValue(i)
     # CPython's words: a tuple's are fixed, a list's show the value's repr.
     if issubclass(seq.python_type(), tuple):
@@ -168,7 +170,7 @@ def _index(frame, args, kwargs):
 @rule(list.count, tuple.count)
 def _count(frame, args, kwargs):
     seq, item = args
-    return ConstantValue(sum(1 for x in _expect(seq, SequenceValue, "count()").items if x is item or _equal(frame, x, item)))
+    return ConstantValue(sum(1 for x in _expect(seq, SequenceValue, "count()").items if _equal(frame, x, item)))
 
 
 @rule(list.__getitem__, tuple.__getitem__)
