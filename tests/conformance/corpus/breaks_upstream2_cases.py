@@ -40,3 +40,17 @@ CASES = [
     ("while_loop_with_break_and_continue", "i = 0\nout = []\nwhile i < 5:\n    i += 1\n    if i % 2:\n        continue\n    brk()\n    out.append(i)\nreturn x, out"),
 ]
 snippets("dynamo/test_subgraphs", "breaks2", CASES, namespace={"torch": torch, "brk": brk})
+
+# A callee that breaks its graph and then raises, caught by its caller, which runs natively
+# with its call sites routed to compiled callees (its value stack held a tuple being built).
+RAISING = [
+    ("callee_breaks_raises_caught_tuple_build", "def inner():\n    brk()\n    raise NameError('boom')\ntry:\n    inner()\nexcept NameError as e:\n    return x - 1, str(e), (1, 2, (3, 4))\nreturn x"),
+    ("callee_breaks_raises_in_call_args", "def inner():\n    brk()\n    raise KeyError('k')\ndef two(a, b, c):\n    return a\ntry:\n    r = two(x, x * 2, inner())\nexcept KeyError:\n    r = (x, [x, x], {'a': x})\nreturn r"),
+    ("callee_breaks_raises_finally_runs", "log = []\ndef inner():\n    brk()\n    raise ValueError('v')\ntry:\n    try:\n        inner()\n    finally:\n        log.append(('finally', 1, 2, 3))\nexcept ValueError:\n    log.append('caught')\nreturn x, log"),
+    ("callee_breaks_raises_inside_with", "import contextlib\nlog = []\n@contextlib.contextmanager\ndef cm():\n    try:\n        yield\n    finally:\n        log.append('exit')\ndef inner():\n    brk()\n    raise ValueError('v')\ntry:\n    with cm():\n        inner()\nexcept ValueError as e:\n    log.append((str(e), len(log), [1, 2, 3]))\nreturn x, log"),
+    ("callee_breaks_raises_in_loop", "def inner(i):\n    brk()\n    if i % 2:\n        raise KeyError(i)\n    return i\nout = []\nfor i in range(4):\n    try:\n        out.append(inner(i))\n    except KeyError as e:\n        out.append(('odd', e.args[0], [i, i]))\nreturn x, out"),
+    ("callee_breaks_returns_deep_stack", "def inner(t):\n    brk()\n    return t * 2\nreturn [x, (x, [x, {'k': inner(x)}])]"),
+    ("method_breaks_raises_caught", "class C:\n    def m(self):\n        brk()\n        raise IndexError('i')\ntry:\n    C().m()\nexcept IndexError as e:\n    return x, (str(e), type(e).__name__, 1.5)"),
+    ("nested_callees_break_raise_reraise", "def a():\n    brk()\n    raise KeyError('a')\ndef b():\n    try:\n        a()\n    except KeyError:\n        brk()\n        raise ValueError('b')\ntry:\n    b()\nexcept ValueError as e:\n    return x, str(e), type(e.__context__).__name__, (1, (2, 3))"),
+]
+snippets("dynamo/test_subgraphs", "breaks2_raise", RAISING, namespace={"torch": torch, "brk": brk})
