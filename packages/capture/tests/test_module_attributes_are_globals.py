@@ -104,3 +104,14 @@ def test_builtin_replaced_inside_is_what_later_lookups_find():
 
     _, answer = compile_eager(fn)(torch.zeros(1))
     assert answer is False and builtins.isinstance(1, int)
+
+
+def test_namespace_changed_through_its_dict_is_what_attributes_and_globals_read():
+    def fn(x, m):
+        vars(m)["counter"] = 7
+        return x + m.read(), m.counter
+
+    m = fresh_module()
+    y, counter = compile_eager(fn)(torch.zeros(1), m)
+    assert counter == 7 and m.counter == 7
+    torch.testing.assert_close(y, torch.full((1,), 7.0))

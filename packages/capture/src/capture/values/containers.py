@@ -263,6 +263,7 @@ class DictValue(Value):
         super().__init__(source)
         self.entries = DictEntries(entries)
         self.python_cls = python_cls
+        self.namespace_of = None  # the module whose __dict__ this is (values.objects.PyModuleValue)
 
     @classmethod
     def from_str_keys(cls, items: dict[str, Value]) -> DictValue:
@@ -297,6 +298,11 @@ class DictValue(Value):
         return result
 
     def mutated(self, frame) -> None:
+        if self.namespace_of is not None:
+            # Reads of the module's attributes and globals do not look here: changing the
+            # namespace through its dict runs natively, where they see the change.
+            raise Unsupported(f"changing the globals of module {self.namespace_of.__name__} through its __dict__",
+                              hint="the graph breaks at the change, which runs natively")
         frame.session.side_effects.mutated_container(self)
 
     def get_item(self, frame, key):

@@ -21,6 +21,7 @@ from .callables import BuiltinValue, MethodValue
 from .class_attributes import bind_class_attribute, call_item_dunder, guard_static_lookup, python_descriptor_set
 from .class_lookup import MISSING, class_defines, dunder_value, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
+from .containers import DictValue
 from .deferred import logger_method
 from .deleted import DELETED
 from .exceptions import ExceptionValue, raise_user_error
@@ -539,7 +540,10 @@ class PyModuleValue(Value):
             value = getattr(self.module, name)
         except AttributeError as err:
             raise UserException(ExceptionValue.from_real(err)) from None
-        return frame.session.wrap(value, frame.session.module_attribute_source(self, name))
+        wrapped = frame.session.wrap(value, frame.session.module_attribute_source(self, name))
+        if name == "__dict__" and isinstance(wrapped, DictValue):
+            wrapped.namespace_of = self.module
+        return wrapped
 
     def has_attr(self, frame, name):
         if frame.session.side_effects.pending_global(self.module.__dict__, name) is not None:
