@@ -210,6 +210,10 @@ GLOBAL_STORES = [
     ("store_global_then_break", "a = m.bump(x)\nbrk()\nb = m.bump(x)\nreturn a, b"),
     ("rebind_global_list_across_break", "a = m.rebind_list(x)\nbrk()\nreturn a + m.rebind_list(x)"),
     ("delete_global_across_break", "m.delete_it()\nbrk()\nreturn x + 1, 'to_delete' in vars(m)"),
+    ("namespace_read_after_store", "m.bump(x)\nm.make_new_global(x)\nreturn x + vars(m)['g_counter'], 'g_counter_new' in vars(m), m.__dict__.get('g_counter')"),
+    ("namespace_written_then_function_reads", "vars(m)['g_counter'] = 7\nreturn m.bump(x), m.g_counter"),
+    ("namespace_updated_then_attribute_read", "m.__dict__.update(g_counter=9, extra=1)\nreturn x + m.g_counter, m.extra"),
+    ("setattr_on_module_then_function_reads", "setattr(m, 'g_counter', 4)\nreturn m.bump(x), getattr(m, 'g_counter')"),
 ]
 snippets("dynamo/test_global", "global2", GLOBAL_STORES, namespace=NS, params="x, m", make_args=vec_and_module)
 
