@@ -321,8 +321,16 @@ class FunctionValue(InlinableFunction):
         return tuple(wrap(d, self._part_source("__defaults__", i)) for i, d in enumerate(self.fn.__defaults__ or ()))
 
     def kwdefaults(self, frame):
-        wrap = frame.session.wrap
-        return {k: wrap(v, self._part_source("__kwdefaults__", k)) for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        real = self.fn.__kwdefaults__
+        if not real:
+            return {}
+        # Through the dict as one value: the same dict reached another way in this trace
+        # (`d = g.__kwdefaults__; d['k'] = 7` before a break hands it on) has its recorded
+        # changes, which the call must see.
+        from guards.sources import AttrSource
+
+        table = frame.session.wrap(real, AttrSource(self.source, "__kwdefaults__") if self.source is not None else None)
+        return {key.as_python_constant(): value for key, value in table.entries.values()}
 
     def closure_cells(self, frame):
         cells = self.fn.__closure__ or ()
