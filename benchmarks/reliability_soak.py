@@ -12,7 +12,10 @@ scenario saw a wrong result, an unexpected error or a hang.
                 function must compile and match eager, and no global state (grad mode,
                 is_compiling, dispatch modes) may be left changed
     processes   forked processes sharing one cache folder, one SIGKILLed at a random moment;
-                a later process must find the cache whole
+                a later process must find the cache whole (no damaged entry reported)
+    kills       a process SIGKILLed at a random one of its file-system writes (before or after
+                it: tests/cache_processes.py counts them) in a cold cache folder; the next
+                process must find no damaged entry and match eager
     wipes       the cache folder deleted at random while a process compiles; compiles may fail
                 while it happens (reported, not counted), none after
 
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import functools
+import importlib.util
 import json
 import os
 import random
@@ -242,31 +247,48 @@ def _workload(k: float):
     return fn
 
 
-def _child(folder: str, ks: list, write_fd: int) -> None:
+@functools.lru_cache(maxsize=None)
+def _cache_processes():
+    """tests/cache_processes.py, which counts a process's file-system writes (`_count_writes`)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "cache_processes.py")
+    spec = importlib.util.spec_from_file_location("cache_processes", path)
+    module = sys.modules["cache_processes"] = importlib.util.module_from_spec(spec)  # its dataclass looks itself up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _child(folder: str, ks: list, write_fd: int, kill_at: int | None) -> None:
+    """Reports "ok" (then " writes=<n>" when counting them), "wrong", or what was raised or warned."""
     os.environ["PTC_INDUCTOR_CACHE_DIR"] = folder
+    writes = _cache_processes()._count_writes(kill_at) if kill_at is not None else None
     ok = True
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             for k in ks:
                 fn = _workload(k)
                 compiled = compiler.compile(fn, backend="inductor")
                 for n in (5, 6, 9):
                     x, y = torch.randn(n, 7), torch.randn(n, 7)
                     ok &= all(torch.allclose(a, e, atol=1e-5) for a, e in zip(compiled(x, y), fn(x, y)))
+        # An entry is written whole or not at all: no process ever finds a damaged one.
+        damaged = [str(w.message) for w in caught if "damaged" in str(w.message)]
+        if damaged:
+            ok = False
+            os.write(write_fd, damaged[0][:1500].encode() + b"\n")
     except Exception:  # noqa: BLE001  (reported)
         ok = False
         os.write(write_fd, traceback.format_exc()[-1500:].encode())
-    os.write(write_fd, b"ok" if ok else b"wrong")
+    os.write(write_fd, (b"ok" if ok else b"wrong") + (f" writes={writes[0]}".encode() if writes else b""))
     os._exit(0)
 
 
-def _fork(folder: str, ks: list) -> tuple[int, int]:
+def _fork(folder: str, ks: list, kill_at: int | None = None) -> tuple[int, int]:
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(folder, ks, write_fd)
+        _child(folder, ks, write_fd, kill_at)
     os.close(write_fd)
     return pid, read_fd
 
@@ -302,6 +324,31 @@ def processes(seconds: float, backend: str, rng: random.Random) -> dict:
             failures.append(f"round {rounds}, the process after: {after}")
     shutil.rmtree(folder, ignore_errors=True)
     return {"rounds": rounds, "killed_mid_run": killed, "failures": len(failures),
+            "first_failure": failures[0] if failures else None}
+
+
+def kills(seconds: float, backend: str, rng: random.Random) -> dict:
+    """Forks before any kernel ran in this process, as `processes`."""
+    folder = tempfile.mkdtemp(prefix="ptc_soak_kills_")
+    _cache_processes()  # imported once, before the forks
+    counted = _collect(*_fork(os.path.join(folder, "counted"), [1.0, 2.0], kill_at=0))
+    if not counted.startswith("ok writes="):
+        raise RuntimeError(f"the counting run failed: {counted}")
+    total = int(counted.split("writes=")[1])
+    rounds, failures, deadline = 0, [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        rounds += 1
+        site = rng.randrange(1, total + 1)
+        cold = os.path.join(folder, f"site_{site}")
+        killed = _collect(*_fork(cold, [1.0, 2.0], kill_at=site))
+        if killed != f"exit {-signal.SIGKILL}":
+            failures.append(f"site {site}: the run to be killed ended otherwise: {killed}")
+        after = _collect(*_fork(cold, [1.0, 2.0]))
+        if after != "ok":
+            failures.append(f"site {site}: the process after: {after}")
+        shutil.rmtree(cold, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"write_sites": total, "rounds": rounds, "failures": len(failures),
             "first_failure": failures[0] if failures else None}
 
 
@@ -345,7 +392,7 @@ def wipes(seconds: float, backend: str, rng: random.Random) -> dict:
             "first_failure": failures[0] if failures else None}
 
 
-SCENARIOS = {"processes": processes, "threads": threads, "interrupts": interrupts, "wipes": wipes}
+SCENARIOS = {"processes": processes, "kills": kills, "threads": threads, "interrupts": interrupts, "wipes": wipes}
 
 
 def main() -> None:
@@ -356,7 +403,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     bad = False
-    # processes first: it forks, which must happen before this process runs any kernel.
+    # processes and kills first: they fork, which must happen before this process runs any kernel.
     for name in args.only or list(SCENARIOS):
         start = time.monotonic()
         result = SCENARIOS[name](args.minutes * 60, args.backend, random.Random(args.seed))

@@ -9,10 +9,16 @@ inductor backend, calls it on fresh random inputs and compares with eager.
     with ProcessServer() as server:
         result = server.run(cache_folder)            # one process
         results = server.run_many(cache_folder, 3)   # three at once
+        killed = server.run(cache_folder, kill_at=5) # SIGKILLed at its 5th file-system write
         result.exit_code, result.matches_eager, result.cache_hits, result.graphs_compiled, result.cache_warnings
+        result.writes                                # the writes a run made (the sites kill_at counts)
 
-Run as a script it is the server: one command per stdin line (`run <n> <folder>`, `readonly
-<folder>`), one JSON line of results per command on stdout.
+A write is each call that changes the cache folder (`WRITES`: renames, new folders and files,
+the C++ compiler's run), counted twice: just before and just after it, so `kill_at` reaches
+every point between two writes a killed writer can leave behind.
+
+Run as a script it is the server: one command per stdin line (`run <n> <folder> [<kill_at>]`,
+`readonly <folder>`), one JSON line of results per command on stdout.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -42,6 +49,7 @@ class RunResult:
     graphs_compiled: int = 0  # graphs generated from scratch
     cache_warnings: list = dataclasses.field(default_factory=list)
     error: str = ""
+    writes: int = 0           # write sites passed (before and after each write call)
 
 
 class ProcessServer:
@@ -69,11 +77,12 @@ class ProcessServer:
             raise RuntimeError(f"the cache process server died (exit code {self.process.poll()})")
         return json.loads(answer)
 
-    def run(self, folder) -> RunResult:
-        return self.run_many(folder, 1)[0]
+    def run(self, folder, kill_at: int = 0) -> RunResult:
+        """One process; `kill_at` > 0: it SIGKILLs itself at that write site (exit code -9)."""
+        return self.run_many(folder, 1, kill_at)[0]
 
-    def run_many(self, folder, count: int) -> list[RunResult]:
-        return [RunResult(**r) for r in self._ask(f"run {count} {folder}")]
+    def run_many(self, folder, count: int, kill_at: int = 0) -> list[RunResult]:
+        return [RunResult(**r) for r in self._ask(f"run {count} {folder} {kill_at}")]
 
     def make_read_only(self, folder) -> bool:
         """Make `folder` read-only for later runs; False when this machine cannot."""
@@ -104,7 +113,35 @@ def _unshare_works() -> bool:
 # --- the server side ---------------------------------------------------------------------------
 
 
-def _one_run(folder: str, out_fd: int) -> None:
+def _writes():
+    import pathlib
+    import tempfile
+
+    return [(os, "replace"), (os, "rename"), (os, "mkdir"), (tempfile, "mkdtemp"), (tempfile, "mkstemp"),
+            (pathlib.Path, "write_text"), (pathlib.Path, "write_bytes"), (subprocess, "run")]
+
+
+def _count_writes(kill_at: int) -> list:
+    """Count write sites in this process, and SIGKILL it at the `kill_at`-th (0: never)."""
+    passed = [0]
+
+    def site() -> None:
+        passed[0] += 1
+        if passed[0] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    for owner, name in _writes():
+        def counted(*args, _real=getattr(owner, name), **kwargs):
+            site()
+            result = _real(*args, **kwargs)
+            site()
+            return result
+
+        setattr(owner, name, counted)
+    return passed
+
+
+def _one_run(folder: str, kill_at: int, out_fd: int) -> None:
     """In the forked process: compile and run the workload against `folder`, report, exit."""
     import warnings
 
@@ -115,6 +152,7 @@ def _one_run(folder: str, out_fd: int) -> None:
     from inductor import metrics
 
     os.environ["PTC_INDUCTOR_CACHE_DIR"] = folder
+    writes = _count_writes(kill_at)
     result = {"exit_code": 0}
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -128,18 +166,19 @@ def _one_run(folder: str, out_fd: int) -> None:
         result["error"] = f"{type(error).__name__}: {error}"
     result["cache_hits"] = metrics.counters.graph_cache_hits
     result["graphs_compiled"] = metrics.counters.graphs_compiled
+    result["writes"] = writes[0]
     os.write(out_fd, json.dumps(result).encode())
     os._exit(0)
 
 
-def _run(count: int, folder: str) -> list[dict]:
+def _run(count: int, folder: str, kill_at: int) -> list[dict]:
     children = []
     for _ in range(count):
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(read)
-            _one_run(folder, write)
+            _one_run(folder, kill_at, write)
         os.close(write)
         children.append((pid, read))
     results = []
@@ -165,7 +204,7 @@ def _serve() -> None:
     for line in sys.stdin:
         command, *args = line.split()
         if command == "run":
-            answer = _run(int(args[0]), args[1])
+            answer = _run(int(args[0]), args[1], int(args[2]) if len(args) > 2 else 0)
         elif command == "readonly":
             done = subprocess.run(["mount", "--bind", "-o", "ro", args[0], args[0]], capture_output=True)
             answer = done.returncode == 0

@@ -18,6 +18,7 @@ import pathlib
 import random
 import re
 import shutil
+import signal
 
 import pytest
 import torch
@@ -172,6 +173,20 @@ def test_three_processes_share_one_cold_cache_folder(server, tmp_path):
     assert not list((tmp_path / "shared").rglob(".staging-*")), "a writer left its staging folder behind"
     after = server.run(tmp_path / "shared")
     assert after.exit_code == 0 and after.matches_eager and after.graphs_compiled == 0, after
+
+
+def test_a_process_killed_at_a_write_leaves_a_cache_the_next_one_uses(server, tmp_path):
+    """SIGKILL (the OOM killer, a scheduler's timeout) at write sites spread over a cold run,
+    between any two of which a writer can die: the next process finds no damaged entry and
+    matches eager. Every site, for longer: benchmarks/reliability_soak.py --only kills."""
+    total = server.run(tmp_path / "counted").writes
+    assert total > 20, total
+    for site in sorted({total // 3, 2 * total // 3, total - 1}):
+        folder = tmp_path / f"killed_at_{site}"
+        killed = server.run(folder, kill_at=site)
+        assert killed.exit_code == -signal.SIGKILL, (site, killed)
+        after = server.run(folder)
+        assert after.exit_code == 0 and after.matches_eager and after.cache_warnings == [], (site, after)
 
 
 def test_kernels_built_for_another_cpu_are_not_reused(monkeypatch, tmp_path):
