@@ -117,6 +117,7 @@ def _unpack_sequence(frame, inst):
     items = _lazy_items(frame, raw) if isinstance(raw, LazyInput) else None
     if items is None:
         value = realized(frame.session, raw)
+        _check_unpackable(frame, value)
         if isinstance(value, IteratorValue):
             # As CPython's unpack_iterable: one item past the count at most is asked for (a
             # generator's later steps do not run).
@@ -132,10 +133,20 @@ def _unpack_sequence(frame, inst):
     frame.stack.extend(reversed(items))
 
 
+def _check_unpackable(frame, value) -> None:
+    """CPython's message for unpacking a constant that is not iterable (`a, b = 5`)."""
+    if value.is_python_constant():
+        kind = type(value.as_python_constant())
+        if not hasattr(kind, "__iter__") and not hasattr(kind, "__getitem__"):
+            raise_user_error(frame, TypeError, f"cannot unpack non-iterable {kind.__name__} object")
+
+
 @handles("UNPACK_EX")
 def _unpack_ex(frame, inst):
     before, after = inst.arg & 0xFF, inst.arg >> 8
-    items = frame.pop().unpack(frame)
+    value = frame.pop()
+    _check_unpackable(frame, value)
+    items = value.unpack(frame)
     if len(items) < before + after:
         raise_user_error(frame, ValueError, f"not enough values to unpack (expected at least {before + after})")
     middle = items[before : len(items) - after]

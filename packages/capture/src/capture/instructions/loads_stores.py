@@ -28,7 +28,7 @@ def _load_fast(frame, inst):
     # LOAD_FAST_CHECK (3.12) is LOAD_FAST where the compiler could not prove the local bound.
     value = frame.locals.get(inst.argval)
     if value is None:
-        raise_user_error(frame, UnboundLocalError, f"local variable {inst.argval!r} referenced before assignment")
+        raise_user_error(frame, UnboundLocalError, f"cannot access local variable {inst.argval!r} where it is not associated with a value")
     frame.push(value)
 
 
@@ -62,7 +62,7 @@ def _refuse_watched_drop(frame, name: str) -> None:
 def _delete_fast(frame, inst):
     _refuse_watched_drop(frame, inst.argval)
     if frame.locals.pop(inst.argval, None) is None:
-        raise_user_error(frame, UnboundLocalError, f"local variable {inst.argval!r} referenced before assignment")
+        raise_user_error(frame, UnboundLocalError, f"cannot access local variable {inst.argval!r} where it is not associated with a value")
 
 
 @handles("LOAD_GLOBAL")

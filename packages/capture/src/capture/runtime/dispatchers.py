@@ -88,7 +88,11 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Call
         "__forced_eager": stance.forced_eager, "__fn": fn, "__DEFAULT": _DEFAULT,
     }
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
-    return mark_compiled(namespace[name])
+    dispatcher = namespace[name]
+    # A call that does not fit the signature fails binding the dispatcher's own parameters:
+    # CPython names the function by its __qualname__ in that TypeError, which must be fn's.
+    dispatcher.__qualname__ = fn.__qualname__
+    return mark_compiled(dispatcher)
 
 
 def make_tail_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:

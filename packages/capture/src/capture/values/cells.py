@@ -20,7 +20,7 @@ class CellValue(Value):
 
     def load(self, frame, name: str) -> Value:
         if self.contents is None:
-            raise_user_error(frame, NameError, f"free variable {name!r} referenced before assignment")
+            raise_user_error(frame, NameError, f"cannot access free variable {name!r} where it is not associated with a value in enclosing scope")
         return self.contents
 
     def store(self, frame, value: Value) -> None:
@@ -61,7 +61,7 @@ class ExistingCellValue(Value):
             try:
                 contents = self.cell.cell_contents
             except ValueError:
-                raise_user_error(frame, NameError, f"free variable {name!r} referenced before assignment")
+                raise_user_error(frame, NameError, f"cannot access free variable {name!r} where it is not associated with a value in enclosing scope")
             self._loaded = frame.session.wrap(contents, self.source)
         return self._loaded
 

@@ -46,9 +46,9 @@ def bind_arguments(
     if code.co_flags & CO_VARKEYWORDS:
         varkw = names[index]
 
+    # CPython's order (_PyEval_MakeFrameVector) and messages: keywords first, then too many
+    # positional arguments, then missing ones.
     bound: dict[str, Value] = dict(zip(positional, args))
-    if len(args) > nargs and varargs is None:
-        raise_user_error(frame, TypeError, f"{name}() takes {nargs} positional arguments but {len(args)} were given")
     if varargs is not None:
         bound[varargs] = TupleValue(list(args[nargs:]))
     extra: dict[str, Value] = {}
@@ -60,21 +60,51 @@ def bind_arguments(
         elif varkw is not None:
             extra[key] = value
         else:
+            passed = [k for k in kwargs if k in positional[:nposonly]]
+            if passed:
+                raise_user_error(frame, TypeError, f"{name}() got some positional-only arguments passed as keyword arguments: '{', '.join(passed)}'")
             raise_user_error(frame, TypeError, f"{name}() got an unexpected keyword argument {key!r}")
     if varkw is not None:
         bound[varkw] = DictValue.from_str_keys(extra)
+    if len(args) > nargs and varargs is None:
+        raise_user_error(frame, TypeError, _too_many_positional(name, nargs, len(defaults), len(args), sum(k in bound for k in kwonly)))
     first_default = nargs - len(defaults)
+    missing = [param for i, param in enumerate(positional) if param not in bound and i < first_default]
+    if missing:
+        raise_user_error(frame, TypeError, _missing(name, missing, "positional"))
     for i, param in enumerate(positional):
         if param not in bound:
-            if i < first_default:
-                raise_user_error(frame, TypeError, f"{name}() missing required argument {param!r}")
             bound[param] = defaults[i - first_default]
+    missing = [param for param in kwonly if param not in bound and param not in kwdefaults]
+    if missing:
+        raise_user_error(frame, TypeError, _missing(name, missing, "keyword-only"))
     for param in kwonly:
         if param not in bound:
-            if param not in kwdefaults:
-                raise_user_error(frame, TypeError, f"{name}() missing keyword-only argument {param!r}")
             bound[param] = kwdefaults[param]
     return bound
+
+
+def _too_many_positional(name: str, nargs: int, ndefaults: int, given: int, kwonly_given: int) -> str:
+    """CPython's too_many_positional message."""
+    plural = nargs != 1 or ndefaults > 0
+    signature = f"from {nargs - ndefaults} to {nargs}" if ndefaults else f"{nargs}"
+    kwonly = ""
+    if kwonly_given:
+        kwonly = f" positional argument{'s' if given != 1 else ''} (and {kwonly_given} keyword-only argument{'s' if kwonly_given != 1 else ''})"
+    verb = "was" if given == 1 and not kwonly_given else "were"
+    return f"{name}() takes {signature} positional argument{'s' if plural else ''} but {given}{kwonly} {verb} given"
+
+
+def _missing(name: str, params: list[str], kind: str) -> str:
+    """CPython's missing_arguments message: 'a', 'a' and 'b', or 'a', 'b', and 'c'."""
+    quoted = [repr(p) for p in params]
+    if len(quoted) == 1:
+        listed = quoted[0]
+    elif len(quoted) == 2:
+        listed = f"{quoted[0]} and {quoted[1]}"
+    else:
+        listed = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    return f"{name}() missing {len(params)} required {kind} argument{'s' if len(params) != 1 else ''}: {listed}"
 
 
 class InlinableFunction(Value):
