@@ -288,6 +288,36 @@ def reads_descriptors(state):
     return fn
 
 
+@dataclasses.dataclass(frozen=True)
+class Tag:
+    """Equal (and hashed) by `name` alone: another Tag of that name is an equal dict key."""
+
+    name: str
+    weight: float = dataclasses.field(default=1.0, compare=False)
+
+
+class Node:
+    def __init__(self, w):
+        self.w = w
+
+
+def keyed_by_objects():
+    return types.SimpleNamespace(by_tag={Tag("a"): 1.0}, by_node={Node(1.0): "x", Node(2.0): "y"})
+
+
+def reads_dict_keys(state):
+    def fn(x):
+        out = x * next(iter(state.by_tag)).weight
+        return out + sum(node.w for node in state.by_node)
+
+    return fn
+
+
+def _replace_tag(state):
+    state.by_tag.clear()
+    state.by_tag[Tag("a", 5.0)] = 1.0
+
+
 @dataclasses.dataclass
 class Settings:
     scale: float = 2.0
@@ -479,6 +509,8 @@ OBJECT_CASES = [
          lambda s: object.__setattr__(s.every, "scale", 5), setup=counting_hooks, observe=hook_counts),
     case("python_descriptors_run_as_often_as_eager", reads_descriptors, set_on("base", 2), lambda s: s.obj.__dict__.pop("expensive"),
          setup=counting_descriptors, observe=lambda s: (s.counted.runs, s.obj.computed)),
+    case("dict_keys_replaced_or_changed", reads_dict_keys, _replace_tag, lambda s: setattr(next(iter(s.by_node)), "w", 3.0),
+         lambda s: s.by_node.pop(next(iter(s.by_node))), setup=keyed_by_objects),
     case("attribute_added_then_deleted", branches_on_attribute, set_on("extra", 5), set_on("extra", 2.5), lambda s: delattr(s.obj, "extra"),
          setup=holding(Plain)),
     case("class_reassigned", reads_class_name, lambda s: setattr(s.obj, "__class__", Other), lambda s: setattr(s.obj, "__class__", Plain),

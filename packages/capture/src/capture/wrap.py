@@ -345,7 +345,12 @@ def _dict(session, obj, source):
     wrapped = DictValue({}, source=source, python_cls=type(obj))
     session.wrapped[id(obj)] = (obj, wrapped)
     for index, (key, value) in enumerate(obj.items()):
-        wrapped.entries[key] = (session.wrap(key, None), session.wrap(value, _item_source(source, key, index)))
+        # A key that is an object (not a constant, which DictKeysMatch pins by value) is read
+        # through its place, `list(d.keys())[i]`, like any input: what the trace reads of it
+        # (`k.w`, `k` itself returned) is guarded. DictKeysMatch alone passes a key replaced by
+        # an equal object (a dataclass equal on some fields), or one whose attributes changed.
+        key_source = dict_key_source(source, index) if source is not None and not is_constant_type(key) else None
+        wrapped.entries[key] = (session.wrap(key, key_source), session.wrap(value, _item_source(source, key, index)))
     return wrapped
 
 
