@@ -21,6 +21,7 @@ scenario saw a wrong result, an unexpected error or a hang.
 
     python benchmarks/reliability_soak.py                       # about 2 minutes a scenario
     python benchmarks/reliability_soak.py --minutes 10 --only threads --backend aot_eager
+    python benchmarks/reliability_soak.py --only threads --backend inductor-triton   # Triton's interpreter
 """
 
 from __future__ import annotations
@@ -74,6 +75,14 @@ def layer(x, k: int):
     return (y - y.mean(0)).abs().amax(-1), x.shape[0]
 
 
+def _compile(fn, backend: str):
+    """`compiler.compile(fn, backend=backend)`; "inductor-triton": inductor's Triton kernels,
+    run on CPU tensors by Triton's interpreter (whose state is global: launches from threads)."""
+    if backend == "inductor-triton":
+        return compiler.compile(fn, backend="inductor", options={"cpu_backend": "triton"})
+    return compiler.compile(fn, backend=backend)
+
+
 def _same(actual, expected) -> None:
     if isinstance(expected, tuple):
         torch.testing.assert_close(actual[0], expected[0], rtol=1e-4, atol=1e-4)
@@ -89,7 +98,7 @@ class BackendFailed(Exception):
 def threads(seconds: float, backend: str, rng: random.Random) -> dict:
     torch.manual_seed(0)
     net = Net()
-    shared_net, shared_layer = compiler.compile(net, backend=backend), compiler.compile(layer, backend=backend)
+    shared_net, shared_layer = _compile(net, backend), _compile(layer, backend)
 
     def flaky(gm, example_inputs):
         if random.random() < 0.3:
@@ -114,7 +123,7 @@ def threads(seconds: float, backend: str, rng: random.Random) -> dict:
                     _same(shared_layer(x, k), layer(x, k))
                 elif op == "fresh":
                     x = torch.randn(n, 6)
-                    _same(compiler.compile(net, backend=backend)(x), net(x))
+                    _same(_compile(net, backend)(x), net(x))
                 elif op == "reset":
                     compiler.reset()
                 else:
@@ -191,7 +200,7 @@ def interrupts(seconds: float, backend: str, rng: random.Random) -> dict:
     def compile_and_call(interrupt=None):
         os.environ["PTC_INDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptc_soak_interrupts_")  # a cold compile
         compiler.reset()
-        compiled = compiler.compile(run, backend=backend)
+        compiled = _compile(run, backend)
         sys.settrace(interrupt)
         try:
             x = torch.randn(5, 6, requires_grad=True)
@@ -228,7 +237,7 @@ def interrupts(seconds: float, backend: str, rng: random.Random) -> dict:
             if _global_state() != baseline:
                 raise AssertionError(f"state left changed: {_global_state()} != {baseline}")
             if compiled is None:  # interrupted: the same function compiles and runs again
-                compiled = compiler.compile(run, backend=backend)
+                compiled = _compile(run, backend)
             for n, grad in ((5, True), (5, False), (9, True)):
                 x = torch.randn(n, 6, requires_grad=grad)
                 _same(compiled(x), run(x))
@@ -399,9 +408,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=2.0, help="per scenario")
     parser.add_argument("--only", choices=sorted(SCENARIOS), action="append")
-    parser.add_argument("--backend", default="inductor", help="for threads and interrupts")
+    parser.add_argument("--backend", default="inductor", help="for threads and interrupts (or inductor-triton)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.backend == "inductor-triton":
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # read when triton is imported (at the first compile)
     bad = False
     # processes and kills first: they fork, which must happen before this process runs any kernel.
     for name in args.only or list(SCENARIOS):
