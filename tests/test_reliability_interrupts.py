@@ -14,6 +14,7 @@ Interrupts at random calls of our own code, for longer: benchmarks/reliability_s
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -144,6 +145,42 @@ def test_ctrl_c_as_a_mode_is_entered_or_left_leaves_no_mode_on(event, function, 
         actual, expected = compiled(x), net(x)
         torch.testing.assert_close(actual, expected)
         torch.testing.assert_close(*(torch.autograd.grad(y.sum(), x)[0] for y in (actual, expected)))
+
+
+class AlarmTimeout(Exception):
+    """What a user's SIGALRM handler raises (a timeout on a call, as pytest-timeout's)."""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs POSIX signals")
+def test_an_exception_a_signal_handler_raises_mid_capture_reaches_the_caller_as_it_is(monkeypatch):
+    """A signal handler's exception lands between any two bytecodes, so inside capture's own
+    code too: it reached the caller as CaptureInternalError ('a bug in capture'), which the
+    user's `except AlarmTimeout` did not catch. The next call compiles and matches eager."""
+    from capture.graph import GraphBuilder
+
+    def timeout(signum, frame):
+        raise AlarmTimeout("the call took too long")
+
+    previous = signal.signal(signal.SIGUSR1, timeout)
+    run_on_fakes = GraphBuilder._run_on_fakes
+    signalled = []
+
+    def signal_arrives(builder, *args, **kwargs):
+        if not signalled:
+            signalled.append(True)
+            signal.raise_signal(signal.SIGUSR1)  # its handler runs now, in this frame
+        return run_on_fakes(builder, *args, **kwargs)
+
+    monkeypatch.setattr(GraphBuilder, "_run_on_fakes", signal_arrives)
+    try:
+        compiled = compiler.compile(lambda x: torch.relu(x) * 2 + x.cos(), backend="eager")
+        with pytest.raises(AlarmTimeout):
+            compiled(torch.randn(4))
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert signalled and _mode_stacks() == (0, 0)
+    x = torch.randn(4)
+    torch.testing.assert_close(compiled(x), torch.relu(x) * 2 + x.cos())
 
 
 if __name__ == "__main__":

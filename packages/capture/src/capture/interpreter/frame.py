@@ -34,7 +34,9 @@ from fake_tensor import GuardOnDataDependentError
 
 from ..bytecode import decode
 from ..calls import call_builtin, construct
-from ..errors import CaptureError, CaptureInternalError, FrameRunsNatively, Unsupported, UserException, UserLocation
+from ..errors import (
+    CaptureError, CaptureInternalError, FrameRunsNatively, Unsupported, UserException, UserLocation, raised_by_signal_handler,
+)
 from ..operators import compare
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
@@ -195,6 +197,8 @@ class Frame:
             except CaptureError:
                 raise
             except Exception as err:
+                if raised_by_signal_handler(err):
+                    raise
                 # A bug in capture, not in the user's program: say where it happened.
                 raise CaptureInternalError(
                     f"{type(err).__name__}: {err}\nwhile tracing {inst.opname} at {self.location()}"
