@@ -231,6 +231,27 @@ def looks_up_objects_passed_in(state):
     return fn
 
 
+def classes_with_shared_tables():
+    class Base:
+        table = {"a": 1.0}
+        items = [1]
+
+    class Child(Base):
+        table = {"a": 9.0}  # shadows Base's: super() reads past it
+
+        def get(self):
+            return super().table["a"] + len(super().items)
+
+    return types.SimpleNamespace(Base=Base, child=Child())
+
+
+def reads_through_super(state):
+    def fn(x):
+        return x * state.child.get()
+
+    return fn
+
+
 def copies(state):
     def fn(x):
         return x * copy.copy(state.box).v + copy.deepcopy(state.box).v
@@ -331,6 +352,8 @@ CASES = [
          lambda s: s.by_valued.__setitem__(s.valued, 3), setup=fresh_classes),
     case("hash_of_objects_passed_in_changed", looks_up_objects_passed_in, on("Key", "__eq__", lambda self, other: True),
          on("Key", "__hash__", lambda self: 0), lambda s: setattr(s.twin, "h", 3), lambda s: setattr(s.valued, "h", 3), setup=fresh_classes),
+    case("class_data_read_through_super_mutated", reads_through_super, lambda s: s.Base.table.__setitem__("a", 5.0),
+         lambda s: s.Base.items.append(2), setup=classes_with_shared_tables),
     case("copy_protocol_added_to_the_class", copies, on("Box", "__copy__", lambda self: types.SimpleNamespace(v=9)),
          on("Box", "__deepcopy__", lambda self, memo: types.SimpleNamespace(v=8)),
          on("Box", "__reduce_ex__", lambda self, protocol: (types.SimpleNamespace, (), {"v": 7})), setup=fresh_classes),

@@ -584,15 +584,18 @@ class SuperValue(Value):
         else:
             raise Unsupported(f"super().{name} not found")
         guard_static_lookup(frame.session, mro[start:], name, descriptor)
+        # Plain data the class holds (a table, a list) is read through that class, so that its
+        # contents are guarded too (guard_static_lookup pins only which object it is).
+        data_source = frame.session.class_attribute_source(None, klass, name)
         if of_class:
             if isinstance(descriptor, classmethod):
                 return MethodValue(frame.session.wrap(descriptor.__func__, None), self.obj)
             if isinstance(descriptor, staticmethod):
                 return frame.session.wrap(descriptor.__func__, None)
-            return frame.session.wrap(descriptor, None)
+            return frame.session.wrap(descriptor, data_source if not hasattr(type(descriptor), "__get__") else None)
         bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor, None)
         if bound is not None:
             return bound
         if callable(descriptor):
             return MethodValue(BuiltinValue(descriptor), self.obj)
-        return frame.session.wrap(descriptor, None)
+        return frame.session.wrap(descriptor, data_source if not hasattr(type(descriptor), "__get__") else None)
