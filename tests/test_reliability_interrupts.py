@@ -13,6 +13,7 @@ Interrupts at random calls of our own code, for longer: benchmarks/reliability_s
 
 from __future__ import annotations
 
+import enum
 import os
 import signal
 import subprocess
@@ -181,6 +182,44 @@ def test_an_exception_a_signal_handler_raises_mid_capture_reaches_the_caller_as_
     assert signalled and _mode_stacks() == (0, 0)
     x = torch.randn(4)
     torch.testing.assert_close(compiled(x), torch.relu(x) * 2 + x.cos())
+
+
+class Mode(enum.Enum):
+    FAST = 1
+
+    @property
+    def scale(self):  # run natively while the call is captured: an enum member is a constant
+        if _signal_pending:
+            _signal_pending.clear()
+            signal.raise_signal(signal.SIGUSR1)  # its handler runs now, in this frame
+        return 2.0
+
+
+_signal_pending: list = []
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs POSIX signals")
+def test_an_exception_a_signal_handler_raises_in_code_capture_runs_natively_reaches_the_caller():
+    """Landing in user code capture runs for real (a property of a constant), the handler's
+    exception was taken for the program's own: the call ran eagerly instead, so the timeout
+    was lost and the call returned."""
+
+    def timeout(signum, frame):
+        raise AlarmTimeout("the call took too long")
+
+    def f(x):
+        return torch.relu(x) * Mode.FAST.scale
+
+    previous = signal.signal(signal.SIGUSR1, timeout)
+    try:
+        compiled = compiler.compile(f, backend="eager")
+        _signal_pending.append(True)
+        with pytest.raises(AlarmTimeout):
+            compiled(torch.randn(4))
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    x = torch.randn(4)
+    torch.testing.assert_close(compiled(x), f(x))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from ..errors import Unsupported, UserException
+from ..errors import Unsupported, UserException, raised_by_signal_handler
 from .base import Value
 from .callables import NativeMethodValue
 from .class_lookup import python_dunder
@@ -26,6 +26,10 @@ class ExceptionValue(Value):
 
     @classmethod
     def from_real(cls, exc: BaseException) -> ExceptionValue:
+        if raised_by_signal_handler(exc):
+            # Raised in code run for real by a signal's handler (an alarm's timeout): the
+            # caller's, not the traced program's, which would then run eagerly without it.
+            raise exc
         return cls(type(exc), [ConstantValue(a) for a in exc.args], real=exc)
 
     def python_type(self):
