@@ -304,3 +304,38 @@ def test_cpu_weights_copied_each_call_must_not_outweigh_the_activations(batch, c
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
         assert _convolution_layouts(lambda: compiled(x)) == [channels_last] * 2
+
+
+def test_a_forward_run_uncompiled_and_its_backward_agree_on_saved_layouts():
+    """At symbolic sizes a BatchNorm's unbiased variance, n / (n - 1), is a symbolic float, so
+    the forward runs as its ATen graph, uncompiled, in eager's layouts; the backward, compiled,
+    read the saved ReLU outputs channels-last as the partition had decided: parameter
+    gradients off by ~20. Such a pair now keeps eager's layouts. From dynamo's test_repros
+    (conformance case repros2_inputs.batchnorm_running_stats_across_calls)."""
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm2d(4)
+            self.conv = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+
+        def forward(self, x):
+            return F.relu(self.conv(self.bn(x)))
+
+    def twice(model, x):
+        return [model(x) for _ in range(2)]
+
+    compiled = compiler.compile(twice, backend="inductor")
+    for size in (4, 4, 7, 9):
+        torch.manual_seed(size)
+        eager = Net()
+        ours = copy.deepcopy(eager)
+        x = torch.randn(2, 4, size, size)
+        expected, actual = twice(eager, x), compiled(ours, x.clone())
+        cotangents = [torch.randn(out.shape) for out in expected]
+        torch.autograd.backward(expected, cotangents)
+        torch.autograd.backward(actual, cotangents)
+        for mine, theirs in zip([*actual, *ours.parameters(), *ours.buffers()], [*expected, *eager.parameters(), *eager.buffers()]):
+            torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-4)
+        for mine, theirs in zip(ours.parameters(), eager.parameters()):
+            torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-4)

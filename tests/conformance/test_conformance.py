@@ -37,9 +37,6 @@ CASES = all_cases()
 KNOWN_WRONG = {
     # An lru_cache'd function's calls are inlined (as TorchDynamo does): its cache is not filled.
     "r3_deco.lru_cache_on_size_function": "lru_cache statistics do not count inlined calls",
-    # Inductor only (aot_eager exact): [relu(m(x)) for _ in range(2)] with m = BatchNorm2d then
-    # Conv2d in training mode; at the new size (symbolic H, W) the parameters' grads differ by ~20.
-    "repros2_inputs.batchnorm_running_stats_across_calls": "inductor: wrong grads of BatchNorm2d+Conv2d+relu called twice, dynamic sizes",
 }
 
 
@@ -54,7 +51,7 @@ BACKEND_CASES = {
     "builtins_tensor.tuple_of_size_arith",
     "modules_train.batchnorm_running_stats",  # buffer mutation and grads
     "autograd.function_scale_grad",  # a custom autograd.Function's backward
-    "repros2_inputs.batchnorm_running_stats_across_calls",  # inductor's grads at a symbolic size (KNOWN_WRONG)
+    "repros2_inputs.batchnorm_running_stats_across_calls",  # an uncompiled forward's saved layouts
 }
 CI_BACKENDS = ("aot_eager", "inductor")
 BACKEND_TIMEOUT_S = 60

@@ -29,7 +29,7 @@ from .decompositions import decompositions
 from .errors import InductorError, LoweringError
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
-from .layout_optimization import layout_key, mark_saved_layouts
+from .layout_optimization import layout_key, mark_saved_layouts, saved_output_orders
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.common_subexpressions import merge_common_subexpressions
@@ -106,6 +106,35 @@ def _meta_key(gm) -> str:
     return ";".join(parts)
 
 
+def _uncompiled(gm: torch.fx.GraphModule, example_inputs):
+    """The ATen graph run as it is, handing the saved values the partition marked channels-last
+    (layout_optimization.py) over so: the backward, compiled, reads them in that layout, and run
+    as it is the forward returns eager's. A forward with a symbolic float is known to run so
+    when the pair is cut (partition_for_inductor keeps its layouts); one that falls back at its
+    lowering (arithmetic on a symbolic number) is found out only here."""
+    run = run_graph_module(gm, example_inputs)
+    orders = {k: order for k, order in saved_output_orders(gm).items() if order is not None}
+    if not orders:
+        return run
+
+    def run_with_saved_layouts(*args):
+        outputs = list(run(*args))
+        for k, order in orders.items():
+            outputs[k] = _laid_out(outputs[k], order)
+        return outputs
+
+    return run_with_saved_layouts
+
+
+def _laid_out(tensor: torch.Tensor, order) -> torch.Tensor:
+    """A copy of `tensor` with the exact dense strides of memory `order` (outermost dim first)."""
+    strides, step = [0] * tensor.dim(), 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= tensor.shape[dim]
+    return torch.empty_strided(tensor.shape, strides, dtype=tensor.dtype, device=tensor.device).copy_(tensor)
+
+
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None,
                        strided_outputs: bool = False, may_guard: bool = True):
     """Compile a functional ATen graph (placeholders in call order, returns a tuple/list).
@@ -123,18 +152,18 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     options = CompileOptions.from_user(mode, options)
     targets = KernelTargets.from_options(options)
     targets.check(example_inputs)
-    if any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes):
+    if _computes_symbolic_floats(gm):
         # A float that changes between calls (capture's automatic dynamic numbers, or an int
         # one divided): kernels take integer sizes, not float arguments, and baking the example
         # value in would be wrong on every other value. The ATen graph runs as it is.
         log.info("inductor: the graph computes with a symbolic float; running its ATen graph without compiling it")
-        return run_graph_module(gm, example_inputs)
+        return _uncompiled(gm, example_inputs)
     numbers = _number_symbols(gm)
     if numbers and _sign_sensitive(gm, numbers):
         # Kernels compute sizes' `//`, `%`, abs, max... with non-negative operands in mind; a
         # number input may be negative (where C's division differs from Python's).
         log.info("inductor: the graph divides or compares a symbolic number; running its ATen graph without compiling it")
-        return run_graph_module(gm, example_inputs)
+        return _uncompiled(gm, example_inputs)
     try:
         compiled = _compile_graph(gm, example_inputs, options, targets, strided_outputs,
                                   SizeQuestions.of_graph(gm, may_guard=may_guard))
@@ -144,7 +173,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         # Arithmetic on an int input that changes between calls (capture's automatic dynamic
         # numbers: `abs(n)`, `n == 3`) that lowering has no rule for yet: run the ATen graph.
         log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
-        return run_graph_module(gm, example_inputs)
+        return _uncompiled(gm, example_inputs)
     if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
         if compiled.written_inputs:
             # Recording runs the graph once more, and a replay writes the runner's copies of the
@@ -370,8 +399,15 @@ def partition_for_inductor(joint, joint_inputs, *, num_fwd_outputs, options: Com
     pair agrees on the layouts of saved activations (layout_optimization.py)."""
     save_offsets_for_max_pool_backward(joint)
     forward, backward = aot_autograd.min_cut_rematerialization_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs)
-    mark_saved_layouts(forward, backward, (options or CompileOptions()).layout_optimization, joint)
+    # A forward that will run uncompiled (a symbolic float) computes nothing channels-last: the
+    # pair keeps eager's layouts rather than copying what it saves into channels-last.
+    enabled = False if _computes_symbolic_floats(forward) else (options or CompileOptions()).layout_optimization
+    mark_saved_layouts(forward, backward, enabled, joint)
     return forward, backward
+
+
+def _computes_symbolic_floats(gm) -> bool:
+    return any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes)
 
 
 # How compiler.compile checks mode=/options= when it is called, before the first graph
