@@ -42,6 +42,38 @@ def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     return None
 
 
+# sympy.factor_terms of function applications (FloorDiv, PythonMod, Max...) already seen.
+# factor_terms works inside every argument too, and padded sizes nest the same `%` and `//`
+# terms stage after stage (DaViT, Swin): redone for each new term and each question, that
+# was most of a capture at a new image size.
+_FACTORED_CALLS: dict[sympy.Basic, sympy.Basic] = {}
+_FACTORED_CALLS_LIMIT = 8192
+
+
+def factor_terms(expr: sympy.Expr) -> sympy.Expr:
+    """sympy.factor_terms(expr), with each function application factored once (remembered)
+    and standing as a plain symbol while the terms around it are factored."""
+    calls: dict[sympy.Basic, sympy.Dummy] = {}
+    pending = [expr]
+    while pending:
+        e = pending.pop()
+        if e.is_Function:
+            calls.setdefault(e, sympy.Dummy())
+        elif not e.is_Atom:
+            pending.extend(e.args)
+    factored = sympy.factor_terms(expr.xreplace(calls))
+    return factored.xreplace({dummy: _factored_call(call) for call, dummy in calls.items()})
+
+
+def _factored_call(call: sympy.Basic) -> sympy.Basic:
+    factored = _FACTORED_CALLS.get(call)
+    if factored is None:
+        if len(_FACTORED_CALLS) >= _FACTORED_CALLS_LIMIT:
+            _FACTORED_CALLS.clear()
+        factored = _FACTORED_CALLS[call] = call.func(*(factor_terms(arg) for arg in call.args))
+    return factored
+
+
 def _without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr] | None:
     """(a positive factor common to a and b, a and b divided by it), or None if none is found.
 
@@ -51,8 +83,8 @@ def _without_common_factor(a: sympy.Expr, b: sympy.Expr) -> tuple[sympy.Expr, sy
     out: sympy does not cancel `(128*s0 + 128)/(32*s0 + 32)`, which would stay a quotient of
     sums (a float, 4.0, in generated code) where `(128*s0 + 128) // (32*s0 + 32)` is 4.
     """
-    a_coeff, a_rest = sympy.factor_terms(a).as_coeff_Mul()
-    b_coeff, b_rest = sympy.factor_terms(b).as_coeff_Mul()
+    a_coeff, a_rest = factor_terms(a).as_coeff_Mul()
+    b_coeff, b_rest = factor_terms(b).as_coeff_Mul()
     if not (a_coeff.is_Integer and b_coeff.is_Integer):
         return None
     gcd = math.gcd(int(a_coeff), int(b_coeff))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import sympy
 
-from fake_tensor.symbolic.functions import FloorDiv, PythonMod
+from fake_tensor.symbolic.functions import FloorDiv, PythonMod, factor_terms
 from fake_tensor.symbolic.value_ranges import ValueRange, bound
 
 Ranges = Mapping[sympy.Symbol, ValueRange]
@@ -32,7 +32,7 @@ def _decide_by_difference(rel: sympy.Rel, ranges: Ranges, facts: Sequence[sympy.
         # once expanded, and s0*s1 - s0 has range (-oo, oo) term by term but is
         # s0*(s1 - 1) >= 2 once the common factor is pulled out.
         expanded = sympy.expand(difference)
-        for rewritten in (expanded, _factor_terms(expanded)):
+        for rewritten in (expanded, factor_terms(expanded)):
             if rewritten != difference:
                 answer = test(bound(rewritten, ranges))
                 if answer is not None:
@@ -41,37 +41,6 @@ def _decide_by_difference(rel: sympy.Rel, ranges: Ranges, facts: Sequence[sympy.
         narrowed = narrowed_by_facts(ranges, facts)
         answer = test(_bound_by_facts(difference, narrowed, facts))
     return answer
-
-
-# sympy.factor_terms of function applications (FloorDiv, PythonMod, Max...) already seen.
-# factor_terms works inside every argument too, and padded sizes nest the same `%` and `//`
-# terms stage after stage: redone for each question, that was most of a new-size capture.
-_FACTORED_CALLS: dict[sympy.Basic, sympy.Basic] = {}
-_FACTORED_CALLS_LIMIT = 8192
-
-
-def _factor_terms(expr: sympy.Expr) -> sympy.Expr:
-    """sympy.factor_terms(expr), with each function application factored once (remembered)
-    and standing as a plain symbol while the terms around it are factored."""
-    calls: dict[sympy.Basic, sympy.Dummy] = {}
-    pending = [expr]
-    while pending:
-        e = pending.pop()
-        if e.is_Function:
-            calls.setdefault(e, sympy.Dummy())
-        elif not e.is_Atom:
-            pending.extend(e.args)
-    factored = sympy.factor_terms(expr.xreplace(calls))
-    return factored.xreplace({dummy: _factored_call(call) for call, dummy in calls.items()})
-
-
-def _factored_call(call: sympy.Basic) -> sympy.Basic:
-    factored = _FACTORED_CALLS.get(call)
-    if factored is None:
-        if len(_FACTORED_CALLS) >= _FACTORED_CALLS_LIMIT:
-            _FACTORED_CALLS.clear()
-        factored = _FACTORED_CALLS[call] = call.func(*(_factor_terms(arg) for arg in call.args))
-    return factored
 
 
 def narrowed_by_facts(ranges: Ranges, facts: Sequence[sympy.Basic]) -> Ranges:
@@ -244,7 +213,9 @@ def _rewrite_with_ranges(expr: sympy.Basic, ranges: Ranges, memo: dict[sympy.Bas
 def _rewrite_node(expr: sympy.Basic, ranges: Ranges, memo: dict[sympy.Basic, sympy.Basic]) -> sympy.Basic:
     args = tuple(_rewrite_with_ranges(arg, ranges, memo) for arg in expr.args)
     if args != expr.args:
-        expr = expr.func(*args)
+        # Max/Min are decided by the ranges below; sympy's evaluation costs seconds on nested
+        # sizes (see sym_node._extremum).
+        expr = expr.func(*args, evaluate=False) if isinstance(expr, (sympy.Max, sympy.Min)) else expr.func(*args)
     known = ranges.get(expr)
     if known is not None and known.is_singleton():
         # A guard pinned this expression (`Ne(PythonMod(s0, 2), 1)`: s0 is even, from a

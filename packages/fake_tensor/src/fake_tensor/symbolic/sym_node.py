@@ -238,6 +238,19 @@ def _exprs(build: Callable) -> Callable[[SymNode, SymNode], sympy.Basic]:
     return lambda a, b: build(a.expr, b.expr)
 
 
+def _extremum(cls: type[sympy.Max] | type[sympy.Min]) -> Callable[[SymNode, SymNode], sympy.Basic]:
+    """Max/Min over symbols, left for the ranges to decide (the method simplifies it): sympy's
+    own evaluation compares the two sides by factoring their difference and asking its sign,
+    which over the nested `%` and `//` of padded stage sizes (DaViT's `max(1, size)` strides)
+    took seconds a call and decides nothing the ranges do not."""
+    def build(a: SymNode, b: SymNode) -> sympy.Basic:
+        if a.expr.is_Number and b.expr.is_Number:
+            return cls(a.expr, b.expr)
+        return cls(a.expr, b.expr, evaluate=False)
+
+    return build
+
+
 BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
     "add": (_exprs(operator.add), operator.add, _arithmetic_type),
     "sub": (_exprs(operator.sub), operator.sub, _arithmetic_type),
@@ -251,8 +264,8 @@ BINARY_OPS: dict[str, tuple[Callable, Callable, Callable]] = {
     "pow": (_exprs(operator.pow), operator.pow, _pow_type),
     "pow_by_natural": (_exprs(operator.pow), operator.pow, _pow_type),
     "float_pow": (_exprs(operator.pow), operator.pow, _float_type),
-    "sym_min": (_exprs(sympy.Min), builtins.min, _arithmetic_type),
-    "sym_max": (_exprs(sympy.Max), builtins.max, _arithmetic_type),
+    "sym_min": (_extremum(sympy.Min), builtins.min, _arithmetic_type),
+    "sym_max": (_extremum(sympy.Max), builtins.max, _arithmetic_type),
     "eq": (_eq_expr, operator.eq, _bool_type),
     "ne": (_exprs(sympy.Ne), operator.ne, _bool_type),
     "lt": (_exprs(sympy.Lt), operator.lt, _bool_type),
