@@ -50,6 +50,10 @@ from .sizes import as_expr, loop_vars
 REALIZE_USERS = 1
 RECOMPUTE_READS = 4
 RECOMPUTE_OPS = 30
+# A lazy value computed from a chain of this many lazy values is realized even with one reader:
+# each link's loader calls the one before, a few Python frames a link, and a lambda of 512
+# additions overflowed the interpreter's recursion limit while its kernel was generated.
+MAX_LAZY_CHAIN = 64
 
 class GraphLowering(OutputLayouts, torch.fx.Interpreter):
     def __init__(self, gm: torch.fx.GraphModule, example_inputs, *, options: CompileOptions,
@@ -81,6 +85,7 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
         self._counter = 0
         self._placeholder_index = 0
         self._lazy: list[torch.fx.Node] = []
+        self._chain_length: dict[torch.fx.Node, int] = {}  # lazy node -> lazy values it is computed through
         # Lazy values whose traced (eager) layout is dense in another order than row-major (a
         # channels-last activation), by id: an extern reading one gets it laid out the same way.
         self._traced_orders: dict[int, tuple[IRNode, list[int]]] = {}
@@ -225,11 +230,13 @@ class GraphLowering(OutputLayouts, torch.fx.Interpreter):
         self.current_node = node
         result = super().run_node(node)
         if isinstance(result, (Pointwise, GenericView)) and node.op == "call_function":
-            if len(node.users) > REALIZE_USERS and (
+            chain = 1 + max((self._chain_length.get(arg, 0) for arg in node.all_input_nodes), default=0)
+            if chain > MAX_LAZY_CHAIN or len(node.users) > REALIZE_USERS and (
                     self._computed_once(result) or _written_by_a_user(node) or _stored_for_a_user(node)):
                 result = self.realize_in_memory_order(result, self._order_for_readers(result, node))
             else:
                 self._lazy.append(node)
+                self._chain_length[node] = chain
                 self._remember_traced_order(result, node)
         return result
 
