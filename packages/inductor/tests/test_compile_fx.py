@@ -99,3 +99,21 @@ def test_training_on_channels_last_input_matches_eager_gradients(memory_format, 
     assert out.stride() == expected.stride()
     for a, e in zip(ours, torch.autograd.grad(expected.sum(), [x, *model.parameters()])):
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+
+
+def test_a_forward_run_uncompiled_hands_saved_values_over_in_the_marked_layouts():
+    """A forward that falls back to running its ATen graph (arithmetic on a symbolic number
+    lowering has no rule for) still hands each saved value over in the memory order the
+    partition marked for the compiled backward; the caller's outputs keep eager's."""
+    import sys
+
+    from inductor.layout_optimization import CHANNELS_LAST, SAVED_ORDERS
+
+    compile_fx = sys.modules["inductor.compile_fx"]
+    gm = torch.fx.symbolic_trace(lambda x: (x.relu(), x.relu() * 2))
+    gm.graph.find_nodes(op="output")[0].meta[SAVED_ORDERS] = (CHANNELS_LAST,)
+    x = torch.randn(2, 3, 4, 5)
+    returned, saved = compile_fx._uncompiled(gm, [x])(x)
+    assert returned.stride() == x.relu().stride()
+    assert saved.stride() == torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    torch.testing.assert_close(saved, x.relu() * 2)
