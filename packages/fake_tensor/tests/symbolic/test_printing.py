@@ -58,3 +58,19 @@ def test_rational_coefficients_divide_once():
     # `(1/3)*a` rounds twice and can floor to one less than `a/3` does.
     code = print_python(sympy.floor(s0 / 3) + RoundToInt(2 * s1 / 3), NAMES)
     assert "math.floor(a/3)" in code and "round(2*b/3)" in code
+
+
+def test_a_subexpression_repeated_in_one_expression_is_ordered_once(monkeypatch):
+    """Padded stage sizes (DaViT, Swin) repeat the same nested `%` and `//` terms many times in
+    one guard; ordering every occurrence's terms again was a sixth of a new-size capture."""
+    size = s0
+    for window in (4, 7, 7, 7):  # each stage pads the one before to a multiple of its window
+        size = FloorDiv(size + PythonMod(-size, window) - 1, 2) + 1
+    expr = size * (size + 1) + PythonMod(size, 3) * size
+    orderings = []
+    ordered_terms = sympy.Add.as_ordered_terms
+    monkeypatch.setattr(sympy.Add, "as_ordered_terms",
+                        lambda self, *a, **k: orderings.append(self) or ordered_terms(self, *a, **k))
+    text = print_python(expr, NAMES)
+    assert len(orderings) < 20  # 14 (10 distinct sums; sympy orders some itself); 97 printing each occurrence
+    assert eval(text, {}, {"a": 23}) == expr.subs(s0, 23)

@@ -36,6 +36,9 @@ class Spelling(dict):
         return Spelling({**self, **rules})
 
 
+_PRINTED_LIMIT = 4096
+
+
 class ExpressionPrinter:
     """Prints with one spelling. `symbol(s)` spells a symbol, `call(name)` a function's name (so
     generated code can bind `math.floor` or a shadowed builtin to a safe name); `unknown(expr,
@@ -51,6 +54,11 @@ class ExpressionPrinter:
         self.spelling, self.symbol, self.call = spelling, symbol, call
         self.unknown = unknown or _no_rule
         self.ordered = ordered
+        # Each subexpression printed once: padded sizes repeat the same nested `%` and `//`
+        # terms many times in one guard (DaViT's stage sizes), and ordering each sum's terms
+        # again was a sixth of a capture at a new image size. Bounded: inductor's printers
+        # live as long as the process.
+        self._printed: dict[sympy.Basic, Printed] = {}
 
     def terms(self, expr: sympy.Add):
         return expr.as_ordered_terms() if self.ordered else expr.args
@@ -59,6 +67,14 @@ class ExpressionPrinter:
         return expr.as_ordered_factors() if self.ordered else expr.args
 
     def __call__(self, expr: sympy.Basic) -> Printed:
+        printed = self._printed.get(expr)
+        if printed is None:
+            if len(self._printed) >= _PRINTED_LIMIT:
+                self._printed.clear()
+            printed = self._printed[expr] = self._print(expr)
+        return printed
+
+    def _print(self, expr: sympy.Basic) -> Printed:
         for cls in type(expr).__mro__:
             rule = self.spelling.get(cls.__name__)
             if rule is not None:
