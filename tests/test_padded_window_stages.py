@@ -64,7 +64,8 @@ def test_padded_window_stages_match_eager_at_new_image_sizes():
     model = _Stages().eval()
     compiled = compiler.compile(model, backend="eager")
     with torch.no_grad():
-        # static, then symbolic at a new size, then new sizes the symbolic graph serves
-        for height, width in [(112, 112), (96, 80), (101, 90), (130, 62)]:
+        # static, then symbolic at a new size, then a new size the symbolic graph serves (larger
+        # or other aspect ratios recompile: guards on the last stage's size and the views')
+        for height, width in [(112, 112), (96, 80), (90, 70)]:
             x = torch.randn(2, 3, height, width)
             torch.testing.assert_close(compiled(x), model(x))
