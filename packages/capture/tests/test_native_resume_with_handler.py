@@ -35,7 +35,7 @@ def test_routed_resume_function_has_the_stack_its_handler_needs():
 
 
 PROGRAM = """
-import torch, compiler
+import torch, capture
 
 def brk():
     import torch._dynamo
@@ -52,7 +52,7 @@ def fn(x):
         return x - 1, str(e)
     return x
 
-compiled = compiler.compile(fn, backend="eager")
+compiled = capture.optimize(fn, capture.backends.eager)
 for _ in range(2):
     y, message = compiled(torch.zeros(1))
     assert message == "boom" and y.item() == -1.0
