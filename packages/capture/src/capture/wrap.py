@@ -52,7 +52,9 @@ from .values.modules import ModuleValue
 from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
 from .values.functools_values import CachedFunctionValue, PartialValue
-from .values.objects import ClassValue, ObjectValue, PyModuleValue, WeakReferenceValue
+from .values.classes import ClassValue
+from .values.py_modules import PyModuleValue
+from .values.objects import ObjectValue, WeakReferenceValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
 RULES: dict[type, Callable] = {}

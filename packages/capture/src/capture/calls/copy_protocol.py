@@ -31,7 +31,8 @@ from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation
 from ..values.new_objects import NewObjectValue
-from ..values.objects import ClassValue, ObjectValue
+from ..values.classes import ClassValue
+from ..values.objects import ObjectValue
 from ..values.tensor import TensorValue
 from .registry import rule
 

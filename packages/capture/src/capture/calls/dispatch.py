@@ -172,7 +172,7 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
 def _type_call(frame, args, kwargs):
     """`type.__call__(cls, ...)`, which a metaclass's `__call__` reaches through `super()`:
     constructing as if the metaclass had no `__call__` of its own."""
-    from ..values.objects import ClassValue
+    from ..values.classes import ClassValue
 
     if not args or not isinstance(args[0], ClassValue):
         raise Unsupported("type.__call__ of something other than a class")

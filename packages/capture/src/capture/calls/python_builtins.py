@@ -30,7 +30,8 @@ from ..values.functions import InlinableFunction
 from ..values.functools_values import PartialValue
 from ..values.new_objects import NewObjectValue
 from ..values.object_ids import ObjectId, ObjectIdValue
-from ..values.objects import ClassValue, ObjectValue, SuperValue, type_of
+from ..values.classes import ClassValue, SuperValue
+from ..values.objects import ObjectValue, type_of
 from ..values.symbolic import SymValue, concrete, specialized_constant
 from ..values.tensor import TensorValue
 from .dispatch import evaluated_on_values

@@ -19,7 +19,7 @@ from torch.fx.node import _get_qualified_name
 
 from ..errors import Unsupported
 from ..values.base import Value
-from ..values.objects import ClassValue
+from ..values.classes import ClassValue
 
 # Python code under torch that capture interprets instead of recording as one call.
 _INLINED_TORCH_MODULES = (

@@ -7,7 +7,7 @@ from ..errors import Unsupported, UserException
 from ..interpreter.registry import handles
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue
-from ..values.objects import ClassValue
+from ..values.classes import ClassValue
 
 
 def _as_exception(frame, value):

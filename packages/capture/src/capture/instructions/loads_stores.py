@@ -15,7 +15,8 @@ from ..values.cells import CellValue
 from ..values.constant import ConstantValue
 from ..values.exceptions import ExceptionValue, raise_user_error
 from ..values.lifetime import drop_may_end_watched
-from ..values.objects import NULL, NullValue, SuperValue
+from ..values.classes import SuperValue
+from ..values.objects import NULL, NullValue
 
 
 @handles("LOAD_CONST")

@@ -263,7 +263,7 @@ class DictValue(Value):
         super().__init__(source)
         self.entries = DictEntries(entries)
         self.python_cls = python_cls
-        self.namespace_of = None  # the module whose __dict__ this is (values.objects.PyModuleValue)
+        self.namespace_of = None  # the module whose __dict__ this is (values.py_modules.PyModuleValue)
 
     @classmethod
     def from_str_keys(cls, items: dict[str, Value]) -> DictValue:

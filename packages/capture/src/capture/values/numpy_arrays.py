@@ -30,7 +30,7 @@ from .constant import ConstantValue
 from .containers import ListValue, TupleValue
 from .numpy_dtype_oracle import numpy_result_kinds
 from .numpy_fixes import FIXED
-from .objects import ClassValue
+from .classes import ClassValue
 from .tensor import TensorValue
 
 # torch._numpy reads its default dtypes from torch._dynamo.config on first use; set numpy's

@@ -1,5 +1,6 @@
-"""Python objects that are not tensors, constants or containers: user objects, classes,
-Python modules, `super()`, the NULL of the call protocol.
+"""Python objects that are not tensors, constants, containers, classes (values/classes.py) or
+Python modules (values/py_modules.py): user objects, weak references, the NULL of the call
+protocol.
 
 Attribute lookup follows Python's own order (data descriptors of the type, then the instance
 dict, then other class attributes, then `__getattr__`), looking at types statically so that
@@ -8,20 +9,18 @@ properties and methods written in Python are inlined rather than run.
 
 from __future__ import annotations
 
-import enum
 import types
 from typing import Any
 
-from guards import AttrSource, GenericAttrSource, IdentityMatch, ItemSource, KeyAbsent
+from guards import AttrSource, GenericAttrSource, ItemSource, KeyAbsent
 
 from ..errors import Unsupported, UserException
 from ..sources import HeldSource
 from .base import Value
-from .callables import BuiltinValue, MethodValue
-from .class_attributes import bind_class_attribute, call_item_dunder, guard_static_lookup, python_descriptor_set
+from .callables import MethodValue
+from .class_attributes import bind_class_attribute, call_item_dunder, python_descriptor_set
 from .class_lookup import MISSING, class_defines, dunder_value, has_python_getattribute, lookup_static, python_dunder
 from .constant import ConstantValue
-from .containers import DictValue
 from .deferred import logger_method
 from .deleted import DELETED
 from .exceptions import ExceptionValue, raise_user_error
@@ -409,193 +408,3 @@ class WeakReferenceValue(ObjectValue):
         if args or kwargs:
             return super().call(frame, args, kwargs)
         return self._referent()
-
-
-class ClassValue(Value):
-    """A class: calling it constructs (capture.calls), attributes are read statically."""
-
-    def __init__(self, cls: type, source=None):
-        super().__init__(source)
-        self.cls = cls
-
-    def describe(self):
-        return f"class {self.cls.__qualname__}"
-
-    def python_type(self):
-        return type(self.cls)
-
-    def as_python_constant(self):
-        return self.cls
-
-    def identity(self):
-        return self.cls
-
-    def truth(self, frame):
-        # A class is true unless its metaclass says otherwise (`if exc_type:` in __exit__).
-        if any(class_defines(type(self.cls), name) for name in ("__bool__", "__len__")):
-            return super().truth(frame)
-        return True
-
-    def get_attr(self, frame, name):
-        session = frame.session
-        descriptor, _ = lookup_static(self.cls, name)
-        if isinstance(descriptor, (classmethod, staticmethod)):
-            # `C.name` gives the function itself (static) or a new method bound to C: the
-            # function is guarded, read through the class.
-            # Read through that source too, so that its defaults are guarded.
-            is_classmethod = isinstance(descriptor, classmethod)
-            read = None
-            if self.source is not None:
-                read = AttrSource(self.source, name)
-                read = AttrSource(read, "__func__") if is_classmethod else read
-                session.add_guard(IdentityMatch(read, descriptor.__func__))
-            function = session.wrap(descriptor.__func__, read)
-            return MethodValue(function, self) if is_classmethod else function
-        try:
-            value = getattr(self.cls, name)
-        except AttributeError as err:
-            if self.source is not None:
-                from guards import HasAttr
-
-                session.add_guard(HasAttr(self.source, name, False))
-            raise UserException(ExceptionValue.from_real(err)) from None
-        # Enum members cannot be rebound (EnumType.__setattr__ refuses): no guard needed.
-        guarded = self.source is not None and not isinstance(self.cls, enum.EnumMeta)
-        return session.wrap(value, AttrSource(self.source, name) if guarded else None)
-
-    def has_attr(self, frame, name):
-        present = hasattr(self.cls, name)
-        if self.source is not None:
-            from guards import HasAttr
-
-            frame.session.add_guard(HasAttr(self.source, name, present))
-        return present
-
-    def get_item(self, frame, key):
-        # `list[Tensor]`, `dict[str, int]` (a types.GenericAlias, as in `typing.cast(list[T],
-        # x)`), a user generic's `C[int]`, an enum's `Color['RED']`: with constant arguments
-        # the subscript is evaluated now, as annotations are, and its result is a constant.
-        # (A metaclass's own `__getitem__` may do anything: not evaluated, except Enum's.)
-        if not key.is_python_constant() or not (hasattr(self.cls, "__class_getitem__") or isinstance(self.cls, enum.EnumMeta)):
-            return super().get_item(frame, key)
-        try:
-            result = self.cls[key.as_python_constant()]
-        except Exception as err:
-            raise UserException(ExceptionValue.from_real(err)) from None
-        return frame.session.wrap(result, None)
-
-    def call(self, frame, args, kwargs):
-        return frame.construct(self, args, kwargs)
-
-    def _plain_enum(self) -> bool:
-        # An enum's members are fixed when its class is made (EnumType refuses new ones), so
-        # the class, already guarded by identity, says what iterating it gives.
-        meta = type(self.cls)
-        return isinstance(self.cls, enum.EnumMeta) and meta.__iter__ is enum.EnumMeta.__iter__ and meta.__len__ is enum.EnumMeta.__len__
-
-    def unpack(self, frame):
-        if self._plain_enum():
-            return [frame.session.wrap(member, None) for member in self.cls]
-        return super().unpack(frame)
-
-    def length(self, frame):
-        if self._plain_enum():
-            return ConstantValue(len(self.cls))
-        return super().length(frame)
-
-    def reconstruct(self, writer):
-        return writer.existing(self, self.as_python_constant())
-
-
-class PyModuleValue(Value):
-    """A Python module (`torch`, `math`, the user's own modules)."""
-
-    def __init__(self, module: types.ModuleType, source=None):
-        super().__init__(source)
-        self.module = module
-
-    def describe(self):
-        return f"module {self.module.__name__}"
-
-    def python_type(self):
-        return types.ModuleType
-
-    def as_python_constant(self):
-        return self.module
-
-    def identity(self):
-        return self.module
-
-    def get_attr(self, frame, name):
-        # A module's attributes are its globals: a store made earlier in this trace (STORE_GLOBAL
-        # in one of its functions, or `module.name = v`) is what the read sees.
-        pending = frame.session.side_effects.pending_global(self.module.__dict__, name)
-        if pending is not None:
-            return pending
-        if name == "__dict__" and frame.session.side_effects.globals_written(self.module.__dict__):
-            # The real namespace lacks the stores recorded so far (replayed after the graph).
-            raise Unsupported(f"reading the namespace of {self.describe()} after storing to its globals",
-                              hint="the graph breaks here, once the stores are made")
-        try:
-            value = getattr(self.module, name)
-        except AttributeError as err:
-            raise UserException(ExceptionValue.from_real(err)) from None
-        wrapped = frame.session.wrap(value, frame.session.module_attribute_source(self, name))
-        if name == "__dict__" and isinstance(wrapped, DictValue):
-            wrapped.namespace_of = self.module
-        return wrapped
-
-    def has_attr(self, frame, name):
-        if frame.session.side_effects.pending_global(self.module.__dict__, name) is not None:
-            return True
-        return hasattr(self.module, name)
-
-    def set_attr(self, frame, name, value):
-        if type(self.module) is not types.ModuleType:
-            return super().set_attr(frame, name, value)  # a subclass may define __setattr__
-        # Recorded as a store to the module's globals, which its functions read (LOAD_GLOBAL).
-        frame.session.side_effects.store_global(self.module.__dict__, name, value, self)
-
-    def reconstruct(self, writer):
-        return writer.existing(self, self.as_python_constant())
-
-
-class SuperValue(Value):
-    """`super(cls, obj)`: attribute lookup starts after `cls` in `obj`'s MRO."""
-
-    def __init__(self, cls: type, obj: Value):
-        super().__init__(None)
-        self.cls = cls
-        self.obj = obj
-
-    def describe(self):
-        return f"super({self.cls.__name__})"
-
-    def get_attr(self, frame, name):
-        # Python's rule: super(C, obj) walks obj's MRO where obj is a subclass of C, else
-        # type(obj)'s; a metaclass's method calling super() has the class as obj.
-        of_class = isinstance(self.obj, ClassValue) and issubclass(self.obj.cls, self.cls)
-        mro = self.obj.cls.__mro__ if of_class else self.obj.python_type().__mro__
-        start = mro.index(self.cls) + 1
-        for klass in mro[start:]:
-            if name in klass.__dict__:
-                descriptor = klass.__dict__[name]
-                break
-        else:
-            raise Unsupported(f"super().{name} not found")
-        guard_static_lookup(frame.session, mro[start:], name, descriptor)
-        # Plain data the class holds (a table, a list) is read through that class, so that its
-        # contents are guarded too (guard_static_lookup pins only which object it is).
-        data_source = frame.session.class_attribute_source(None, klass, name)
-        if of_class:
-            if isinstance(descriptor, classmethod):
-                return MethodValue(frame.session.wrap(descriptor.__func__, None), self.obj)
-            if isinstance(descriptor, staticmethod):
-                return frame.session.wrap(descriptor.__func__, None)
-            return frame.session.wrap(descriptor, data_source if not hasattr(type(descriptor), "__get__") else None)
-        bound = bind_class_attribute(frame, self.obj, self.obj.python_type(), descriptor, None)
-        if bound is not None:
-            return bound
-        if callable(descriptor):
-            return MethodValue(BuiltinValue(descriptor), self.obj)
-        return frame.session.wrap(descriptor, data_source if not hasattr(type(descriptor), "__get__") else None)
