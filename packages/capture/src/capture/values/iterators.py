@@ -86,6 +86,11 @@ class IteratorValue(Value):
         self._exhausted()
         return rest
 
+    def read_to_the_end(self) -> list[Value]:
+        """Every item left, asked for one `next()` at a time: the unpacking of iterators whose
+        items are made as they are read (a step of a generator, a call of a function)."""
+        return list(iter(self.next, None))
+
     def _exhausted(self) -> None:
         # CPython's list iterator lets go of its list once it has run out: items appended
         # afterwards are not visited (it stays exhausted).
@@ -133,10 +138,7 @@ class ReversedListIteratorValue(IteratorValue):
         return item
 
     def unpack(self, frame):
-        items = []
-        while (item := self.next()) is not None:
-            items.append(item)
-        return items
+        return self.read_to_the_end()
 
     def reconstruct(self, writer):
         if self.list is None:
@@ -196,10 +198,7 @@ class LazyIteratorValue(IteratorValue):
         return TupleValue(items)
 
     def unpack(self, frame):
-        items = []
-        while (item := self.next()) is not None:
-            items.append(item)
-        return items
+        return self.read_to_the_end()
 
     def reconstruct(self, writer):
         iterators = [writer.value(i) for i in self.iterators]
@@ -250,10 +249,7 @@ class StepIteratorValue(IteratorValue):
             if self.next() is None:
                 return []  # cycle() of nothing is empty
             raise Unsupported(f"reading every item of {self.describe()}, which never ends")
-        items = []
-        while (item := self.next()) is not None:
-            items.append(item)
-        return items
+        return self.read_to_the_end()
 
     def reconstruct(self, writer):
         if self.started or self.made_by is None:
@@ -368,10 +364,7 @@ class CallIteratorValue(EndlessIteratorValue):
         return item
 
     def unpack(self, frame):
-        items = []
-        while (item := self.next()) is not None:
-            items.append(item)
-        return items
+        return self.read_to_the_end()
 
 
 class ObjectIteratorValue(IteratorValue):
@@ -400,10 +393,7 @@ class ObjectIteratorValue(IteratorValue):
             raise
 
     def unpack(self, frame):
-        items = []
-        while (item := self.next()) is not None:
-            items.append(item)
-        return items
+        return self.read_to_the_end()
 
     def reconstruct(self, writer):
         return writer.value(self.obj)  # the iterator is that object, its position in its attributes

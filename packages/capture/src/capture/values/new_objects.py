@@ -13,7 +13,7 @@ from typing import Any
 from collections import OrderedDict
 from collections.abc import MutableMapping
 
-from ..errors import Unsupported, UserException
+from ..errors import Unsupported
 from .base import Value
 from .callables import NativeMethodValue
 from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
@@ -22,7 +22,7 @@ from .containers import DictValue, ListValue, TupleValue
 from .exceptions import raise_user_error
 from .iterators import python_iterator
 from .class_attributes import bind_class_attribute, call_item_dunder, class_data, python_descriptor_set
-from .objects import dunder_length, dunder_truth, iterate_object, through_getattribute
+from .objects import dunder_length, dunder_truth, has_attr_by_reading, iterate_object, through_getattribute
 from .tensor import TensorValue
 
 
@@ -137,15 +137,7 @@ class NewObjectValue(Value):
             descriptor, _ = lookup_static(self.cls, name)
             if python_dunder(self.cls, "__getattr__") is None and _always_readable(descriptor):
                 return descriptor is not MISSING
-        # hasattr is getattr answering AttributeError with False: a __getattr__ hook may
-        # answer names the class lacks, and a property may raise AttributeError itself.
-        try:
-            self.get_attr(frame, name)
-        except UserException as exc:
-            if issubclass(exc.value.python_type(), AttributeError):
-                return False
-            raise
-        return True
+        return has_attr_by_reading(frame, self, name)
 
     def own_iterator(self, frame):
         return python_iterator(frame, self, self.cls)

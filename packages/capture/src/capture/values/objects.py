@@ -203,14 +203,7 @@ class ObjectValue(Value):
         if pending is not None:
             return pending is not DELETED or class_defines(type(self.obj), name)
         if _python_attribute_hooks(type(self.obj)) and not _is_module(self.obj):
-            # hasattr is getattr answering AttributeError with False: through the hook, traced.
-            try:
-                self.get_attr(frame, name)
-            except UserException as exc:
-                if issubclass(exc.value.python_type(), AttributeError):
-                    return False
-                raise
-            return True
+            return has_attr_by_reading(frame, self, name)  # through the hook, traced
         present = hasattr(self.obj, name)
         if self.source is not None:
             from guards import HasAttr
@@ -341,6 +334,18 @@ class ObjectValue(Value):
 
     def reconstruct(self, writer):
         return writer.existing(self, self.obj)
+
+
+def has_attr_by_reading(frame, value: Value, name: str) -> bool:
+    """`hasattr` as Python runs it: getattr, with AttributeError answered False (a `__getattr__`
+    hook may answer names the class lacks, and a property may raise AttributeError itself)."""
+    try:
+        value.get_attr(frame, name)
+    except UserException as exc:
+        if issubclass(exc.value.python_type(), AttributeError):
+            return False
+        raise
+    return True
 
 
 def _python_attribute_hooks(cls: type) -> bool:
