@@ -30,6 +30,7 @@ from .errors import InductorError, LoweringError
 from .graph import GraphLowering, constant_name
 from .ir import KERNEL_STEPS
 from .layout_optimization import layout_key, mark_saved_layouts, saved_output_orders
+from .memory_order import dense_strides
 from .options import CompileOptions
 from .passes import fold_attention_masks
 from .passes.common_subexpressions import merge_common_subexpressions
@@ -39,6 +40,7 @@ from .passes.scatter_adds import fold_adds_into_scatters
 from .passes.split_reductions import split_reductions
 from .runtime.cuda_graphs import CudaGraphRunner
 from .runtime.profiling import profiled_call
+from .runtime.wrapper_support import with_layout
 from .scheduler import Scheduler
 from .size_questions import SizeQuestions
 from .sizes import as_expr
@@ -120,19 +122,11 @@ def _uncompiled(gm: torch.fx.GraphModule, example_inputs):
     def run_with_saved_layouts(*args):
         outputs = list(run(*args))
         for k, order in orders.items():
-            outputs[k] = _laid_out(outputs[k], order)
+            strides = tuple(int(stride) for stride in dense_strides(outputs[k].shape, order))
+            outputs[k] = with_layout(outputs[k], strides, outputs[k].dtype)
         return outputs
 
     return run_with_saved_layouts
-
-
-def _laid_out(tensor: torch.Tensor, order) -> torch.Tensor:
-    """A copy of `tensor` with the exact dense strides of memory `order` (outermost dim first)."""
-    strides, step = [0] * tensor.dim(), 1
-    for dim in reversed(order):
-        strides[dim] = step
-        step *= tensor.shape[dim]
-    return torch.empty_strided(tensor.shape, strides, dtype=tensor.dtype, device=tensor.device).copy_(tensor)
 
 
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None,
