@@ -75,3 +75,20 @@ def test_object_holding_itself_dead_at_a_break():
         return y * 2
 
     torch.testing.assert_close(compile_eager(fn)(torch.ones(2)), torch.full((2,), 4.0))
+
+
+def test_repr_and_equality_of_a_list_holding_itself():
+    # Building the list as a Python constant recursed without end (CaptureInternalError:
+    # RecursionError); Python's repr prints the inner mention as `[...]`.
+    def fn(x):
+        items = [1, x.shape[0]]
+        items.append(items)
+        nested = {"k": 1}
+        nested["self"] = nested
+        return x + 1, repr(items), repr(nested)
+
+    x = torch.ones(3)
+    expected = fn(x)
+    actual = compile_eager(fn)(x)
+    assert actual[1:] == expected[1:]
+    torch.testing.assert_close(actual[0], expected[0])

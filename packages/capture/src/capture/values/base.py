@@ -10,6 +10,7 @@ default of each is to refuse with `Unsupported`, and subclasses implement what t
 from __future__ import annotations
 
 import enum
+import functools
 import types
 from typing import Any, NoReturn, Protocol
 
@@ -58,6 +59,27 @@ class TracingFrame(Protocol):
 
 class NotConstant(Exception):
     """Raised by `as_python_constant` on values that are not known Python constants."""
+
+
+_BUILDING_CONSTANTS: set[int] = set()
+
+
+def cycle_safe_constant(method):
+    """Wraps a container's `as_python_constant`: a container that holds itself (`l.append(l)`)
+    is not a constant (building it recursed without end); the code that asked then refuses or
+    breaks the graph, where Python's own repr/== of the real object handle the cycle."""
+
+    @functools.wraps(method)
+    def as_python_constant(self):
+        if id(self) in _BUILDING_CONSTANTS:
+            raise NotConstant(f"{self.describe()} that holds itself")
+        _BUILDING_CONSTANTS.add(id(self))
+        try:
+            return method(self)
+        finally:
+            _BUILDING_CONSTANTS.discard(id(self))
+
+    return as_python_constant
 
 
 class Value:

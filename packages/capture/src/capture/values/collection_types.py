@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 
-from .base import Value
+from .base import Value, cycle_safe_constant
 from .constant import ConstantValue
 from .containers import DictValue, ListValue, key_of
 from .exceptions import raise_user_error
@@ -76,6 +76,7 @@ class DefaultDictValue(DictValue):
         self.set_item(frame, key, value)
         return value
 
+    @cycle_safe_constant
     def as_python_constant(self):
         entries = {k: v.as_python_constant() for k, (_, v) in self.entries.items()}
         return self.python_cls(self.factory.as_python_constant(), entries)

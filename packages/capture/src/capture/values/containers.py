@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from ..errors import Unsupported, UserException
-from .base import Value
+from .base import Value, cycle_safe_constant
 from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
 from .constant import ConstantValue
 from .exceptions import ExceptionValue, raise_user_error
@@ -87,6 +87,7 @@ class SequenceValue(Value):
     def python_type(self):
         return self.python_cls
 
+    @cycle_safe_constant
     def as_python_constant(self):
         return self.python_cls(item.as_python_constant() for item in self.items)
 
@@ -157,6 +158,7 @@ class TupleValue(SequenceValue):
     def describe(self):
         return "tuple" if self.python_cls is tuple else self.python_cls.__name__
 
+    @cycle_safe_constant
     def as_python_constant(self):
         items = [item.as_python_constant() for item in self.items]
         if self.python_cls is tuple:
@@ -278,6 +280,7 @@ class DictValue(Value):
     def identity(self):
         return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
+    @cycle_safe_constant
     def as_python_constant(self):
         # From a mapping, not pairs: Counter counts the items of any other iterable.
         return self.python_cls({k: v.as_python_constant() for k, (_, v) in self.entries.items()})
