@@ -109,6 +109,8 @@ class SequenceValue(Value):
     def get_item(self, frame, key):
         index = sequence_index(frame, key)
         if isinstance(index, slice):
+            if index.step == 0:
+                raise_user_error(frame, ValueError, "slice step cannot be zero")
             return self.with_items(self.items[index])
         try:
             return self.items[index]
