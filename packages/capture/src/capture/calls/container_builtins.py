@@ -100,6 +100,8 @@ def _tuple_new(frame, args, kwargs):
 def _tuple(frame, cls, args, kwargs):
     """Tuples, namedtuples and struct sequences (namedtuples bind their fields by name)."""
     if cls is tuple:
+        if args and isinstance(args[0], TupleValue) and args[0].python_cls is tuple:
+            return args[0]  # CPython hands back an exact tuple itself: `tuple(t) is t`
         return TupleValue(args[0].unpack(frame) if args else [])
     if not hasattr(cls, "_fields"):
         (items,) = args

@@ -111,6 +111,8 @@ class SequenceValue(Value):
         if isinstance(index, slice):
             if index.step == 0:
                 raise_user_error(frame, ValueError, "slice step cannot be zero")
+            if self.python_cls is tuple and index.indices(len(self.items)) == (0, len(self.items), 1):
+                return self  # CPython hands back the tuple itself: `t[:] is t`
             return self.with_items(self.items[index])
         try:
             return self.items[index]
@@ -191,13 +193,15 @@ class TupleValue(SequenceValue):
     def reconstruct(self, writer):
         if self.source is not None:
             return writer.source(self.source)  # the very object the caller passed
+        # Bound once, as lists are: a tuple held in two places (`return t, t`, two locals at a
+        # graph break) is one object afterwards, as it was in the program.
         items = "".join(writer.value(v) + ", " for v in self.items)
         cls = self.python_cls
         if cls is tuple:
-            return f"({items})"
+            return writer.bind(self, f"({items})")
         if hasattr(cls, "_fields"):
-            return f"{writer.constant(cls)}({items})"
-        return f"{writer.constant(cls)}(({items}))"
+            return writer.bind(self, f"{writer.constant(cls)}({items})")
+        return writer.bind(self, f"{writer.constant(cls)}(({items}))")
 
 
 class ListValue(SequenceValue):
