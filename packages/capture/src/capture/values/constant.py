@@ -6,11 +6,14 @@ cache and recaptures), so baking it into the graph is sound.
 
 from __future__ import annotations
 
+import enum
 import math
 import types
 from typing import Any
 
 import torch
+from guards import HeldObjectSource
+from guards.sources import AttrSource
 
 from .base import Value
 from .factory import evaluate_constant_operation
@@ -71,6 +74,8 @@ class ConstantValue(Value):
         return self.value
 
     def get_attr(self, frame, name):
+        if isinstance(self.value, enum.Enum):
+            return _enum_member_attribute(frame, self, name)
         return evaluate_constant_operation(frame, getattr, (self.value, name))
 
     def get_item(self, frame, key):
@@ -95,6 +100,22 @@ class ConstantValue(Value):
 
     def reconstruct(self, writer):
         return writer.constant(self.value)
+
+
+def _enum_member_attribute(frame, member: ConstantValue, name: str) -> Value:
+    # A member is one fixed object, but what it holds need not be constant: `E.A.value` may be a
+    # list the program mutates between calls. Such an attribute is read through the member (held
+    # by the entry where no input leads to it), so that its contents are guarded.
+    try:
+        result = getattr(member.value, name)
+    except Exception as err:  # the program's own error: a missing attribute
+        frame.raise_real(err)
+    if is_constant_type(result) or isinstance(result, (enum.Enum, types.MethodType, types.BuiltinMethodType)):
+        return frame.session.wrap(result, None)
+    base = member.source
+    if base is None:
+        base = HeldObjectSource(f"enum member {type(member.value).__qualname__}.{member.value.name}", id(member.value), member.value)
+    return frame.session.wrap(result, AttrSource(base, name))
 
 
 def literal_repr(value: Any) -> str | None:
