@@ -171,3 +171,28 @@ def test_overrides_of_a_class_without_a_module_name_are_seen():
 
     with pytest.raises(capture.Unsupported, match="Lying.__len__"):
         compile_eager(fn, fullgraph=True)(torch.randn(3), lying(a=1))
+
+
+
+class LoggedOrdered(collections.OrderedDict):
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value * 2)
+
+
+def set_through_override(x, od):
+    od["b"] = x
+    od["a"] = od["a"] + 1
+    return x.sum()
+
+
+def test_mutated_ordered_dict_subclass_is_refilled_without_its_own_setitem():
+    # The entry refills a mutated input dict after the graph; through the subclass's own
+    # __setitem__ (od.update) every value was doubled a second time. Before: 'a' and 'b' came
+    # back 4x where eager has 2x.
+    compiled = compile_eager(set_through_override, fullgraph=True)
+    for n in (3, 3, 5):
+        x = torch.randn(n)
+        eager_od, compiled_od = LoggedOrdered(a=x), LoggedOrdered(a=x)
+        torch.testing.assert_close(compiled(x, compiled_od), set_through_override(x, eager_od))
+        torch.testing.assert_close(dict(compiled_od), dict(eager_od))
+        assert list(compiled_od) == list(eager_od)

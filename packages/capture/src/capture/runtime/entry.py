@@ -14,6 +14,8 @@ Its source is kept on the entry (`entry.source`) so users can read exactly what 
 
 from __future__ import annotations
 
+import collections
+
 import inspect
 import itertools
 import linecache
@@ -211,10 +213,14 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
             items = ", ".join(read(v) for v in container.items)
             writes += [f"{target}.clear()", f"{target}.extend([{items}])"]
         elif isinstance(container, ListValue):
-            writes.append(f"{target}[:] = [{', '.join(read(v) for v in container.items)}]")
+            items = ", ".join(read(v) for v in container.items)
+            if container.python_cls is list:
+                writes.append(f"{target}[:] = [{items}]")
+            else:  # list's own slice assignment, never a subclass's __setitem__
+                writes.append(f"{writer.constant(list.__setitem__)}({target}, slice(None), [{items}])")
         elif isinstance(container, DictValue):
-            pairs = ", ".join(f"{read(k)}: {read(v)}" for k, v in container.entries.values())
-            writes += [f"{target}.clear()", f"{target}.update({{{pairs}}})"]
+            pairs = [(read(k), read(v)) for k, v in container.entries.values()]
+            writes += _refill_dict(writer, container.python_cls, target, pairs)
         elif container.entries.log is not None:
             # A set: its changes one by one, so that it ends laid out as eager leaves it.
             for method, value in container.entries.log:
@@ -254,3 +260,15 @@ def _side_effect_lines(writer: ExpressionWriter, result: CaptureResult) -> list[
         arguments = [read(a) for a in args] + [f"{k}={read(v)}" for k, v in kwargs.items()]
         writes.append(f"{writer.name_for(fn.fn, fn.name)}({', '.join(arguments)})")
     return reads + writes
+
+
+def _refill_dict(writer, cls: type, target: str, pairs: list[tuple[str, str]]) -> list[str]:
+    """Statements that give the real dict `target` the traced contents. A subclass's own
+    clear/update/__setitem__ are the program's and already ran in the trace (an override that
+    doubles the value would double it again): the base class's methods refill it. OrderedDict's
+    order lives beside the dict's, so its own clear and __setitem__ keep the two in step."""
+    if cls is dict:
+        return [f"{target}.clear()", f"{target}.update({{{', '.join(f'{k}: {v}' for k, v in pairs)}}})"]
+    base = collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict
+    setitem = writer.constant(base.__setitem__)
+    return [f"{writer.constant(base.clear)}({target})", *(f"{setitem}({target}, {k}, {v})" for k, v in pairs)]
