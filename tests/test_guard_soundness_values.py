@@ -1,13 +1,16 @@
 """Guard soundness for values whose identity or contents the program reads through a constant:
-an Enum member's mutable value or attribute (the member is fixed, what it holds is not).
-See guard_soundness_harness."""
+an Enum member's mutable value or attribute (the member is fixed, what it holds is not), and
+`is` between numbers, which CPython answers by the objects (equal floats may be one object or
+two; sizes are the small-int cache's objects only up to 256). See guard_soundness_harness."""
 
 from __future__ import annotations
 
 import enum
+import math
 import types
 
 import pytest
+import torch
 
 from guard_soundness_harness import backends_of, case, check_case
 
@@ -33,10 +36,47 @@ def reads_enum_values(state):
     return fn
 
 
+def fresh_limits():
+    return types.SimpleNamespace(limit=math.nan, other=2.5, big=1000)
+
+
+def branches_on_number_identity(state):
+    def fn(x):
+        if state.limit is math.nan:
+            x = x + 1
+        if state.other is state.limit:
+            x = x * 2
+        return x - 1 if state.big is state.other else x
+
+    return fn
+
+
+def branches_on_size_identity(state):
+    def fn(x):
+        n = x.shape[0]
+        return x + 1 if n is 6 else x - 1  # noqa: F632 - what CPython answers is the point
+
+    return fn
+
+
+def sizes(*sizes):
+    return lambda state, call: (torch.randn(sizes[call]),)
+
+
+def rebind(name, make):
+    return lambda state: setattr(state, name, make(state))
+
+
 CASES = [
     case("enum_member_value_mutated", reads_enum_values, lambda s: s.Table.SCALES.value.append(5),
          lambda s: s.Table.OFFSETS.value.__setitem__("a", 3.0), lambda s: s.Table.SCALES.extra.__setitem__(0, 7.0),
          lambda s: s.Table.OFFSETS.value.__setitem__("b", 0), setup=fresh_enum, backends=("aot_eager",)),
+    case("float_identity_changed_with_equal_values", branches_on_number_identity, rebind("limit", lambda s: float("nan")),
+         rebind("limit", lambda s: math.nan), rebind("other", lambda s: s.limit), rebind("other", lambda s: float("2.5")),
+         rebind("big", lambda s: s.other), rebind("big", lambda s: int("1000")), setup=fresh_limits),
+    # `n is 6` for n = x.shape[0]: True exactly at size 6, also once sizes are symbolic.
+    case("size_compared_by_identity_with_a_small_int", branches_on_size_identity, lambda s: None, lambda s: None,
+         args=sizes(7, 8, 6, 6, 9, 6), backends=("aot_eager",)),
 ]
 
 

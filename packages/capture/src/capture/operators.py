@@ -5,9 +5,11 @@ sequences concatenate symbolically, and user classes' operator methods are inlin
 from __future__ import annotations
 
 import collections
+import enum
 import operator
 
 import torch
+from guards.kinds import IdentityMatch
 
 from .errors import Unsupported
 from .values.base import NotConstant, Value
@@ -377,7 +379,15 @@ def identical(frame, a: Value, b: Value) -> bool | None:
             frame.session.tell_apart(a, b)
         return same
     if isinstance(a, ConstantValue) and isinstance(b, ConstantValue):
+        # Equal floats, big ints, strings, tuples may be one object or two: the answer holds
+        # only while each operand read from the frame is the very object seen now.
+        for operand in (a, b):
+            if operand.source is not None and not _identity_follows_value(operand.value):
+                frame.session.add_guard(IdentityMatch(operand.source, operand.value))
         return a.value is b.value
+    for symbolic, other in ((a, b), (b, a)):
+        if isinstance(symbolic, SymValue) and isinstance(other, ConstantValue):
+            return _symbolic_is_constant(frame, symbolic, other)
     if isinstance(a, TupleValue) and isinstance(b, TupleValue):
         # Two values may stand for one tuple, but one tuple has one list of items: tuples
         # whose items differ (copy.py's `y is not x` after copying a tuple) are two objects.
@@ -391,6 +401,28 @@ def identical(frame, a: Value, b: Value) -> bool | None:
             return False
         return constant.value is other.as_python_constant()
     return None
+
+
+# CPython keeps one object for each int in [-5, 256] (Objects/longobject.c, _PY_NSMALLPOSINTS):
+# such ints are the same object exactly when they are equal.
+_SMALL_INTS = range(-5, 257)
+
+
+def _identity_follows_value(value) -> bool:
+    """Whether `is` between such a value and another is decided by the values alone."""
+    if type(value) is int:
+        return value in _SMALL_INTS
+    return type(value) in (type(None), bool, type(Ellipsis), type(NotImplemented), torch.dtype, torch.layout,
+                           torch.memory_format) or isinstance(value, enum.Enum)  # fmt: skip
+
+
+def _symbolic_is_constant(frame, symbolic: SymValue, constant: ConstantValue) -> bool:
+    """`n is c` for a symbolic number: a size is a fresh int (or float) object, the small
+    int cache's own object where it is one of those; so it is `c` exactly when both are the
+    same small int (the equality guarded, the number left symbolic)."""
+    if type(constant.value) is not int or constant.value not in _SMALL_INTS or symbolic.python_type() is not int:
+        return False
+    return compare(frame, "==", symbolic, constant).truth(frame)
 
 
 def _same_tracked_object(a: Value, b: Value) -> bool | None:
