@@ -179,6 +179,30 @@ class LoggedOrdered(collections.OrderedDict):
         super().__setitem__(key, value * 2)
 
 
+def ordered_update_and_setdefault(x, od):
+    od.update(b=x)
+    od.update([("c", x + 1)])
+    od.update({"d": x - 1})
+    first = od.setdefault("e", x * 3)
+    again = od.setdefault("e", x)
+    plain = collections.OrderedDict()
+    plain.update(z=x)
+    return first, again, dict(od), dict(plain)
+
+
+def test_ordered_dict_subclass_update_and_setdefault_store_through_setitem():
+    # OrderedDict's update and setdefault are `self[k] = v` (a subclass's __setitem__ runs),
+    # dict's are not. Before: they stored directly, the values came back undoubled. (Building
+    # one inside is refused, so it reaches compiled code as an input, a resume function's too.)
+    compiled = compile_eager(ordered_update_and_setdefault, fullgraph=True)
+    for n in (3, 3, 5):
+        x = torch.randn(n)
+        eager_od, compiled_od = LoggedOrdered(a=x), LoggedOrdered(a=x)
+        expected, actual = ordered_update_and_setdefault(x, eager_od), compiled(x, compiled_od)
+        torch.testing.assert_close(actual, expected)
+        torch.testing.assert_close(dict(compiled_od), dict(eager_od))
+
+
 def set_through_override(x, od):
     od["b"] = x
     od["a"] = od["a"] + 1

@@ -11,8 +11,9 @@ import torch
 from ..errors import Unsupported
 from ..operators import binary, compare, contains, identical
 from ..values.base import NotConstant, Value
+from ..values.class_lookup import python_dunder
 from ..values.constant import ConstantValue
-from ..values.containers import DictValue, DictViewValue, ListValue, SequenceValue, key_of
+from ..values.containers import DictEntries, DictValue, DictViewValue, ListValue, SequenceValue, key_of
 from ..values.iterators import IteratorValue
 from ..values.sets import SetValue, set_from_operation, set_operand, update_set
 from ..values.exceptions import raise_user_error
@@ -257,10 +258,27 @@ def _dict_pop(frame, args, kwargs):
     raise_user_error(frame, KeyError, k)
 
 
+def _stores_through_setitem(d: Value) -> bool:
+    """An OrderedDict subclass whose __setitem__ is Python: OrderedDict's update and
+    setdefault store through `self[k] = v` (dict's own never call an override)."""
+    cls = d.python_cls
+    return issubclass(cls, OrderedDict) and cls is not OrderedDict and python_dunder(cls, "__setitem__") is not None
+
+
 @rule(dict.setdefault, OrderedDict.setdefault)
 def _setdefault(frame, args, kwargs):
     d, key, *default = args
     entries = _as_dict(d, "dict.setdefault").entries
+    if _stores_through_setitem(d):
+        # OrderedDict.setdefault of a subclass is `self[key]`, and on a KeyError
+        # `self[key] = default`, returning default.
+        if key_of(frame, key) in entries:
+            return d.get_item(frame, key)
+        if any(python_dunder(d.python_cls, name) is not None for name in ("__getitem__", "__missing__")):
+            raise Unsupported(f"{d.describe()}.setdefault of a missing key, whose __getitem__ or __missing__ is its own")
+        value = default[0] if default else ConstantValue(None)
+        d.set_item(frame, key, value)
+        return value
     k = key_of(frame, key)
     if k not in entries:
         entries[k] = (key, default[0] if default else ConstantValue(None))
@@ -272,6 +290,17 @@ def _setdefault(frame, args, kwargs):
 def _update(frame, args, kwargs):
     d, *other = args
     entries = _as_dict(d, "dict.update").entries
+    if _stores_through_setitem(d):
+        # OrderedDict.update is MutableMapping.update: `self[k] = v` for each pair, through
+        # a subclass's own __setitem__.
+        pairs = DictEntries()
+        if other and isinstance(other[0], IteratorValue):
+            raise Unsupported(f"{d.describe()}.update from an iterator, through its own __setitem__")
+        if other:
+            pairs.update(dict_entries(frame, other[0]))
+        for key, value in [*pairs.values(), *((ConstantValue(k), v) for k, v in kwargs.items())]:
+            d.set_item(frame, key, value)
+        return ConstantValue(None)
     if other and isinstance(other[0], IteratorValue):
         # Pairs stored as the iterator yields them: a generator reading the dict sees them.
         merge_pairs(frame, entries, each_item(frame, other[0]))
