@@ -362,6 +362,7 @@ for _name, _spec in BINARY_OPS.items():
 
 UNARY_OPS: dict[str, tuple[Callable, Callable, type | None]] = {
     "neg": (operator.neg, operator.neg, None),
+    "pos": (operator.pos, operator.pos, None),  # `+n`: torch.SymInt.__pos__ asks the node for it
     "abs": (sympy.Abs, builtins.abs, None),
     "sym_float": (lambda e: e, float, float),
     "sym_not": (sympy.Not, operator.not_, bool),
