@@ -1,7 +1,9 @@
 """Guard soundness for values whose identity or contents the program reads through a constant:
 an Enum member's mutable value or attribute (the member is fixed, what it holds is not), and
 `is` between numbers, which CPython answers by the objects (equal floats may be one object or
-two; sizes are the small-int cache's objects only up to 256). See guard_soundness_harness."""
+two; sizes are the small-int cache's objects only up to 256), and user iterators read only as
+far as in eager (an unpacking asks one item past its count; a loop that breaks stops).
+See guard_soundness_harness."""
 
 from __future__ import annotations
 
@@ -67,6 +69,52 @@ def rebind(name, make):
     return lambda state: setattr(state, name, make(state))
 
 
+class Countdown:
+    """An iterator written in Python (its own `__iter__` and `__next__`)."""
+
+    def __init__(self):
+        self.left = 5
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.left == 0:
+            raise StopIteration
+        self.left -= 1
+        return self.left
+
+
+class Bag:
+    """An iterable whose `__iter__` is a generator, counting the items it made."""
+
+    def __init__(self):
+        self.made = 0
+
+    def __iter__(self):
+        for item in range(5):
+            self.made += 1
+            yield item
+
+
+def reads_iterators_partly(state):
+    def fn(x, countdown, bag):
+        try:
+            first, second = countdown
+        except ValueError:
+            first = second = 0
+        for item in bag:
+            if item == 1:
+                break
+        return x * first + second + item
+
+    return fn
+
+
+def with_iterators(state, call):
+    return torch.randn(3), Countdown(), Bag()
+
+
 CASES = [
     case("enum_member_value_mutated", reads_enum_values, lambda s: s.Table.SCALES.value.append(5),
          lambda s: s.Table.OFFSETS.value.__setitem__("a", 3.0), lambda s: s.Table.SCALES.extra.__setitem__(0, 7.0),
@@ -77,6 +125,8 @@ CASES = [
     # `n is 6` for n = x.shape[0]: True exactly at size 6, also once sizes are symbolic.
     case("size_compared_by_identity_with_a_small_int", branches_on_size_identity, lambda s: None, lambda s: None,
          args=sizes(7, 8, 6, 6, 9, 6), backends=("aot_eager",)),
+    # The iterators are arguments: their counters after each call are compared with eager's.
+    case("user_iterators_read_only_as_far_as_eager", reads_iterators_partly, args=with_iterators),
 ]
 
 

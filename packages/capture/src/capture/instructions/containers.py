@@ -118,11 +118,12 @@ def _unpack_sequence(frame, inst):
     if items is None:
         value = realized(frame.session, raw)
         _check_unpackable(frame, value)
-        if isinstance(value, IteratorValue):
+        iterator = value if isinstance(value, IteratorValue) else value.own_iterator(frame)
+        if iterator is not None:
             # As CPython's unpack_iterable: one item past the count at most is asked for (a
-            # generator's later steps do not run).
+            # generator's later steps, a user iterator's `__next__`, do not run).
             items = []
-            while len(items) <= inst.arg and (item := value.next()) is not None:
+            while len(items) <= inst.arg and (item := iterator.next()) is not None:
                 items.append(item)
         else:
             items = value.unpack(frame)

@@ -332,6 +332,11 @@ class ObjectValue(Value):
     def unpack(self, frame):
         return iterate_object(frame, self, type(self.obj))
 
+    def own_iterator(self, frame):
+        # Items one `__next__` (or generator step) at a time: a loop that breaks, or an
+        # unpacking (which asks one past its count), reads no further than in eager.
+        return python_iterator(frame, self, type(self.obj))
+
     def reconstruct(self, writer):
         return writer.existing(self, self.obj)
 
