@@ -101,7 +101,7 @@ def _meta_key(gm) -> str:
         val = node.meta.get("val", node.meta.get("example_value"))
         if isinstance(val, torch.Tensor):
             parts.append(str(tuple(as_expr(s) for s in val.shape)))
-        elif isinstance(val, torch.SymInt):
+        elif isinstance(val, (torch.SymInt, torch.SymFloat)):
             parts.append(str(as_expr(val)))
         elif node.op == "placeholder":
             parts.append(type(val).__name__)
@@ -111,9 +111,10 @@ def _meta_key(gm) -> str:
 def _uncompiled(gm: torch.fx.GraphModule, example_inputs):
     """The ATen graph run as it is, handing the saved values the partition marked channels-last
     (layout_optimization.py) over so: the backward, compiled, reads them in that layout, and run
-    as it is the forward returns eager's. A forward with a symbolic float is known to run so
-    when the pair is cut (partition_for_inductor keeps its layouts); one that falls back at its
-    lowering (arithmetic on a symbolic number) is found out only here."""
+    as it is the forward returns eager's. A forward that reads a symbolic float input is known
+    to run so when the pair is cut (partition_for_inductor keeps its layouts); one that falls
+    back at its lowering (arithmetic on a symbolic number) is found out only here."""
+    metrics.counters.graphs_run_uncompiled += 1
     run = run_graph_module(gm, example_inputs)
     orders = {k: order for k, order in saved_output_orders(gm).items() if order is not None}
     if not orders:
@@ -146,11 +147,13 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
     options = CompileOptions.from_user(mode, options)
     targets = KernelTargets.from_options(options)
     targets.check(example_inputs)
-    if _computes_symbolic_floats(gm):
-        # A float that changes between calls (capture's automatic dynamic numbers, or an int
-        # one divided): kernels take integer sizes, not float arguments, and baking the example
-        # value in would be wrong on every other value. The ATen graph runs as it is.
-        log.info("inductor: the graph computes with a symbolic float; running its ATen graph without compiling it")
+    if _reads_symbolic_floats(gm):
+        # A float that changes between calls and is no arithmetic on sizes (capture's automatic
+        # dynamic float numbers, a float read with `.item()`): kernels take integer sizes, not
+        # float arguments, and baking the example value in would be wrong on every other value.
+        # The ATen graph runs as it is. (Floats computed from sizes, `n / (n - 1)`, kernels
+        # compute from the integer sizes.)
+        log.info("inductor: the graph reads a symbolic float; running its ATen graph without compiling it")
         return _uncompiled(gm, example_inputs)
     numbers = _number_symbols(gm)
     if numbers and _sign_sensitive(gm, numbers):
@@ -162,10 +165,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs, *, mode=None, o
         compiled = _compile_graph(gm, example_inputs, options, targets, strided_outputs,
                                   SizeQuestions.of_graph(gm, may_guard=may_guard))
     except (LoweringError, NotImplementedError, TypeError) as err:
-        if not numbers:
+        if not numbers and not _computes_symbolic_floats(gm):
             raise
         # Arithmetic on an int input that changes between calls (capture's automatic dynamic
-        # numbers: `abs(n)`, `n == 3`) that lowering has no rule for yet: run the ATen graph.
+        # numbers: `abs(n)`, `n == 3`), or float arithmetic on sizes (`max(n / 2, 1.0)`, a float
+        # where an op needs a Python number), that lowering or the kernels' printers have no
+        # rule for yet: run the ATen graph.
         log.info("inductor: cannot lower arithmetic on a symbolic number (%s); running its ATen graph without compiling it", err)
         return _uncompiled(gm, example_inputs)
     if options.cudagraphs and any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
@@ -393,15 +398,25 @@ def partition_for_inductor(joint, joint_inputs, *, num_fwd_outputs, options: Com
     pair agrees on the layouts of saved activations (layout_optimization.py)."""
     save_offsets_for_max_pool_backward(joint)
     forward, backward = aot_autograd.min_cut_rematerialization_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs)
-    # A forward that will run uncompiled (a symbolic float) computes nothing channels-last: the
-    # pair keeps eager's layouts rather than copying what it saves into channels-last.
-    enabled = False if _computes_symbolic_floats(forward) else (options or CompileOptions()).layout_optimization
+    # A forward that will run uncompiled (a symbolic float input) computes nothing channels-last:
+    # the pair keeps eager's layouts rather than copying what it saves into channels-last.
+    enabled = False if _reads_symbolic_floats(forward) else (options or CompileOptions()).layout_optimization
     mark_saved_layouts(forward, backward, enabled, joint)
     return forward, backward
 
 
+def _symbolic_floats(gm):
+    return (val for val in (n.meta.get("val") for n in gm.graph.nodes) if isinstance(val, torch.SymFloat))
+
+
 def _computes_symbolic_floats(gm) -> bool:
-    return any(isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes)
+    return any(True for _ in _symbolic_floats(gm))
+
+
+def _reads_symbolic_floats(gm) -> bool:
+    """Whether a symbolic float of the graph stands on a float symbol (a float input, a float
+    read from data) rather than on integer sizes alone."""
+    return any(not symbol.is_integer for val in _symbolic_floats(gm) for symbol in as_expr(val).free_symbols)
 
 
 # How compiler.compile checks mode=/options= when it is called, before the first graph

@@ -14,6 +14,9 @@ class Metrics:
     graph_cache_hits: int = 0     # ATen graphs loaded from the on-disk graph cache instead
     kernels_generated: int = 0    # fused kernels in the graphs generated (C++ or Triton)
     codegen_seconds: float = 0.0  # lowering + scheduling + code generation + kernel builds
+    # ATen graphs handed back to run as they are, uncompiled (a symbolic float input, arithmetic
+    # on a symbolic number that lowering has no rule for): each is a performance gap.
+    graphs_run_uncompiled: int = 0
 
 
 counters = Metrics()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 import sympy
-from fake_tensor.symbolic import FloorDiv, PythonMod
+from fake_tensor.symbolic import FLOAT_OPERATIONS, FloorDiv, PythonMod, ToFloat
 
 Expr = sympy.Expr
 
@@ -25,8 +25,48 @@ def loop_vars(prefix: str, count: int) -> list[sympy.Symbol]:
     return [loop_var(prefix, n) for n in range(count)]
 
 
+# What makes a symbolic number a float: Python's float arithmetic on sizes (`n / (n - 1)`), a
+# float literal, `float(n)`. Everything else in index arithmetic is an integer.
+_FLOAT_HEADS = (sympy.Float, ToFloat, *FLOAT_OPERATIONS.values())
+
+
+def is_float_valued(expr) -> bool:
+    """Whether a size expression the program computed is a Python float (kernels compute it in
+    double). Decided by its outermost function, as Python's types are: Max/Min/Abs of floats is
+    not recognized, and the kernels' printers refuse it rather than compute it in integers."""
+    return isinstance(expr, _FLOAT_HEADS)
+
+
+def integers_only(rule):
+    """A kernel printer's rule written for integer operands (Max, Min, Abs), which refuses float
+    ones (`max(n / 2, 1.0)`) rather than compute them in integers: the graph then runs
+    uncompiled (compile_fx)."""
+
+    def checked(expr, printer):
+        if any(is_float_valued(arg) for arg in expr.args):
+            return printer.unknown(expr, printer)
+        return rule(expr, printer)
+
+    return checked
+
+
+def floats_only(rule):
+    """A kernel printer's rule for rounding a Python float (floor, ceiling), which refuses
+    sympy's own real arithmetic (`floor(1.5*x)`): Python computed no such expression, and
+    sympy's order of operations rounds otherwise."""
+
+    def checked(expr, printer):
+        if not all(is_float_valued(arg) for arg in expr.args):
+            return printer.unknown(expr, printer)
+        return rule(expr, printer)
+
+    return checked
+
+
 def as_expr(value) -> Expr:
-    """An int, a sympy expression or a SymInt (through its node's expression) as sympy."""
+    """An int, a sympy expression or a SymInt (through its node's expression) as sympy. A
+    SymFloat's expression may be an integer one (`float(n)` keeps `n`): it is wrapped in
+    ToFloat, so that what reads it alone still knows it is a float."""
     if isinstance(value, sympy.Basic):
         return value
     if isinstance(value, bool):
@@ -38,7 +78,8 @@ def as_expr(value) -> Expr:
         for attr in ("expr", "_expr"):
             expr = getattr(node, attr, None)
             if isinstance(expr, sympy.Basic):
-                return _with_replacements(expr, node)
+                expr = _with_replacements(expr, node)
+                return ToFloat(expr) if expr.is_integer and node.is_float() else expr
         hint = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
         if hint is not None:
             return sympy.Integer(hint)

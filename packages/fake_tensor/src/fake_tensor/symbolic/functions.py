@@ -239,6 +239,24 @@ class CopySign(sympy.Function):
         return None
 
 
+class ToFloat(sympy.Function):
+    """Python's `float(n)` of an integer expression. fake_tensor's SymFloat for `float(n)` keeps
+    `n` as its expression (its node says float); handed on as an expression alone (inductor's
+    kernels read the graph's numbers as expressions), its value needs this to stay a float:
+    `int_tensor * float(n)` is a float tensor, and kernels compute it in floating point."""
+
+    is_real = True
+    nargs = (1,)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sympy.Float(_python_number(x))
+        if x.is_integer is False:  # already a float: float(x) is x
+            return x
+        return None
+
+
 class FloatOperation(sympy.Function):
     """One of Python's float operators, applied in the program's order (see the module
     docstring). On numbers it is Python's own result; on symbols sympy leaves it alone (no

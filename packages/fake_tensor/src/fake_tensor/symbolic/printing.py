@@ -1,7 +1,7 @@
 """One precedence-aware printer for sympy expressions, spelled per target by a table of rules.
 
 Every layer prints the same vocabulary (sympy's arithmetic and logic, and functions.py's
-`FloorDiv`, `PythonMod`, `RoundToInt`) into some language: guards and shape checks as Python
+`FloorDiv`, `PythonMod`, `RoundToInt`, `ToFloat`...) into some language: guards and shape checks as Python
 (guards/printer.py, guard_printer.py here), inductor's wrapper as Python, its kernels' indices
 as C++ or Triton. Each target is a `Spelling`: a dict from sympy class name to a rule
 `(expr, printer) -> (text, precedence)`, found along the class's MRO, so a table may hold
@@ -243,7 +243,7 @@ PYTHON = Spelling({
     "Add": _add, "Mul": _mul, "Pow": _pow,
     # functions.py's integer functions, by name like every rule.
     "FloorDiv": binary("//", MUL), "PythonMod": binary("%", MUL), "RoundToInt": call("round"),
-    "TruncToInt": call("int"),
+    "TruncToInt": call("int"), "ToFloat": call("float"),
     # Float arithmetic in the program's order, each operator as Python applies it.
     "FloatAdd": binary("+", ADD), "FloatSub": binary("-", ADD), "FloatMul": binary("*", MUL),
     "FloatTrueDiv": binary("/", MUL), "FloatFloorDiv": binary("//", MUL), "FloatMod": binary("%", MUL),

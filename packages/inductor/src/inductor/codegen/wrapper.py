@@ -48,7 +48,7 @@ _SIZES = ExpressionPrinter(
     PYTHON.only(
         "Symbol", "Integer", "Float", "Add", "Mul", "Pow", "FloorDiv", "PythonMod", "Max", "Min", "Abs",
         "BooleanTrue", "BooleanFalse", "Equality", "Unequality", "StrictLessThan", "LessThan",
-        "StrictGreaterThan", "GreaterThan", "TruncToInt", *(cls.__name__ for cls in FLOAT_OPERATIONS.values()),
+        "StrictGreaterThan", "GreaterThan", "TruncToInt", "ToFloat", *(cls.__name__ for cls in FLOAT_OPERATIONS.values()),
     ).with_rules({
         "Rational": PYTHON["Float"],  # a literal float, as the program computed it: not `p/q`
         "floor": lambda expr, p: (f"int({p.text(expr.args[0], UNARY)} // 1)", ATOM),

@@ -7,6 +7,8 @@ to the latter once.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 import torch
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
@@ -14,6 +16,7 @@ from torch._prims_common import elementwise_dtypes
 
 from ..ir import IRNode, Pointwise
 from ..ops import ops
+from ..sizes import is_float_valued
 from . import register_lowering
 
 aten = torch.ops.aten
@@ -80,10 +83,13 @@ def cast(value, from_dtype: torch.dtype, to_dtype: torch.dtype):
 def scalar_operand(value, dtype: torch.dtype):
     """A number an op takes beside its tensors, as a kernel value of `dtype`. It may be symbolic:
     an integer the graph computed from sizes (`x.masked_fill(m, x.shape[0] - 1)`) is read as an
-    index expression, which the kernel evaluates at each call; only a Python number is a literal."""
+    index expression, which the kernel evaluates at each call; only a Python number is a literal.
+    A float the graph computed from sizes (BatchNorm's `n / (n - 1)`) is evaluated in double, as
+    Python computed it, then converted to `dtype` as eager converts a Python number."""
     if isinstance(value, sympy.Basic):
         if value.free_symbols:
-            return cast(ops.index_expr(value, torch.int64), torch.int64, dtype)
+            computed = torch.float64 if is_float_valued(value) else torch.int64
+            return cast(ops.index_expr(value, computed), computed, dtype)
         value = int(value) if value.is_integer else float(value)
     return ops.constant(value, dtype)
 
@@ -95,6 +101,8 @@ def operand_loaders(args, size, compute_dtype):
         if isinstance(arg, IRNode):
             load = broadcast_loader(arg, size)
             loaders.append(lambda index, load=load, dt=arg.dtype: cast(load(index), dt, compute_dtype))
+        elif isinstance(arg, RoundedScalar):
+            loaders.append(lambda index, c=arg: cast(scalar_operand(c.value, c.dtype), c.dtype, compute_dtype))
         else:
             loaders.append(lambda index, c=arg: scalar_operand(c, compute_dtype))
     return loaders
@@ -130,8 +138,18 @@ def _narrowed_scalars(args, common: torch.dtype) -> list:
     (gpu_kernel_with_scalars), so CUDA graphs are left as they were (not checked on a GPU)."""
     if common not in (torch.float16, torch.bfloat16):
         return args
-    # ints too: bf16 + 257 adds 256
-    return [float(torch.tensor(a, dtype=torch.float64).to(common)) if type(a) in (int, float) else a for a in args]
+    # ints too: bf16 + 257 adds 256; and numbers the graph computed from sizes (`n / (n - 1)`,
+    # `n + 250`), which the kernel rounds.
+    return [float(torch.tensor(a, dtype=torch.float64).to(common)) if type(a) in (int, float)
+            else RoundedScalar(a, common) if isinstance(a, sympy.Basic) and a.free_symbols else a for a in args]
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundedScalar:
+    """A symbolic number an op reads rounded to `dtype` first (_narrowed_scalars)."""
+
+    value: sympy.Expr
+    dtype: torch.dtype
 
 
 def register_pointwise(aten_ops, fn, kind: Kind = Kind.DEFAULT):

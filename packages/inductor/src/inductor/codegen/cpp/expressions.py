@@ -9,6 +9,8 @@ import sympy
 import torch
 from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, binary, folded
 
+from ...sizes import floats_only, integers_only, is_float_valued
+
 CTYPES = {
     torch.float32: "float", torch.float64: "double", torch.float16: "_Float16", torch.bfloat16: "uint16_t",
     torch.int64: "int64_t", torch.int32: "int32_t", torch.int16: "int16_t", torch.int8: "int8_t",
@@ -63,20 +65,51 @@ def _float(expr, p):
     return repr(float(expr)), ATOM
 
 
-# What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`.
+def _as_double(arg, p) -> str:
+    """An operand of Python's float arithmetic as a C++ double: integer arithmetic on sizes is
+    exact in int64, and its conversion rounds once, as Python's int-to-float does."""
+    if is_float_valued(arg):
+        return p.text(arg, UNARY)
+    if not arg.is_integer:  # sympy's own real arithmetic (`1.5*x`), which Python never computes
+        return p.unknown(arg, p)[0]
+    return f"static_cast<double>({p.text(arg, UNARY)})"
+
+
+def _float_operator(c_operator: str):
+    # IEEE double arithmetic in the program's order is Python's float arithmetic, rounding and all.
+    return lambda expr, p: (f"({_as_double(expr.args[0], p)} {c_operator} {_as_double(expr.args[1], p)})", ATOM)
+
+
+def _float_call(helper: str):
+    return lambda expr, p: (f"{helper}({', '.join(_as_double(arg, p) for arg in expr.args)})", ATOM)
+
+
+# What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`,
+# and its float arithmetic on sizes in double (BatchNorm's unbiased variance factor n / (n - 1)).
 CPP_INDEX = PYTHON.only(
     "Symbol", "Add", "Mul", "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan",
 ).with_rules({
-    "Integer": _integer, "Pow": _power, "Float": _float, "Abs": _absolute,
+    "Integer": _integer, "Pow": _power, "Float": _float, "Abs": integers_only(_absolute),
     "FloorDiv": _rounding_down("/", "ptc_floordiv"), "PythonMod": _rounding_down("%", "ptc_mod"),
-    "Max": folded("ptc_max<int64_t>"), "Min": folded("ptc_min<int64_t>"),
+    "Max": integers_only(folded("ptc_max<int64_t>")), "Min": integers_only(folded("ptc_min<int64_t>")),
+    "ToFloat": lambda expr, p: (_as_double(expr.args[0], p), ATOM),
+    "FloatAdd": _float_operator("+"), "FloatSub": _float_operator("-"), "FloatMul": _float_operator("*"),
+    "FloatTrueDiv": _float_operator("/"),
+    # Python's float `//` and `%` round toward -inf, as ATen's floating floor division does (the prelude's).
+    "FloatFloorDiv": _float_call("ptc_floordiv<double>"), "FloatMod": _float_call("ptc_mod<double>"),
+    "FloatPow": _float_call("ptc_libm::pow"),
+    # int() of a float truncates toward zero, as C's conversion does.
+    "TruncToInt": lambda expr, p: (f"static_cast<int64_t>({_as_double(expr.args[0], p)})", ATOM),
+    # math.floor/ceil of a float (a float's `//` is floor of its `/`); of an integer sympy folds them away.
+    "floor": floats_only(lambda expr, p: (f"static_cast<int64_t>(ptc_libm::floor({_as_double(expr.args[0], p)}))", ATOM)),
+    "ceiling": floats_only(lambda expr, p: (f"static_cast<int64_t>(ptc_libm::ceil({_as_double(expr.args[0], p)}))", ATOM)),
 })
 _PRINTER = ExpressionPrinter(CPP_INDEX, unknown=_unprintable, ordered=False)
 
 
 @functools.lru_cache(maxsize=4096)
 def index(expr) -> str:
-    """An int64 C++ expression; every symbol is a loop variable, a kernel argument or an indirect
+    """An int64 C++ expression (a double one where `expr` is float-valued); every symbol is a loop variable, a kernel argument or an indirect
     index. Parenthesized unless it is a name, a number or a call, so it reads as one operand."""
     return _PRINTER.text(expr, UNARY)
 

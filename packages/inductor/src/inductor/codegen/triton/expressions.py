@@ -16,6 +16,8 @@ import sympy
 import torch
 from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, call, folded
 
+from ...sizes import floats_only, integers_only, is_float_valued
+
 TRITON_DTYPES = {
     torch.float32: "tl.float32", torch.float64: "tl.float64", torch.float16: "tl.float16",
     torch.bfloat16: "tl.bfloat16", torch.int64: "tl.int64", torch.int32: "tl.int32", torch.int16: "tl.int16",
@@ -59,13 +61,40 @@ def _float(expr, p):
     return repr(float(expr)), ATOM
 
 
-# What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`.
+def _as_double(arg, p) -> str:
+    """An operand of Python's float arithmetic as a float64 scalar: integer arithmetic on sizes
+    is exact, and its conversion rounds once, as Python's int-to-float does. (Triton's `/` of
+    two integers would compute in float32.)"""
+    if is_float_valued(arg):
+        return p.text(arg, UNARY)
+    if not arg.is_integer:  # sympy's own real arithmetic (`1.5*x`), which Python never computes
+        return p.unknown(arg, p)[0]
+    return f"tl.cast({p.text(arg)}, tl.float64)"
+
+
+def _float_operator(operator: str):
+    # IEEE double arithmetic in the program's order is Python's float arithmetic, rounding and all.
+    return lambda expr, p: (f"({_as_double(expr.args[0], p)} {operator} {_as_double(expr.args[1], p)})", ATOM)
+
+
+# What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`,
+# and its float arithmetic on sizes in float64 (BatchNorm's unbiased variance factor n / (n - 1)).
 TRITON_INDEX = PYTHON.only(
     "Symbol", "Integer", "Add", "Mul",
     "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan",
 ).with_rules({
-    "Pow": _power, "Max": folded("tl.maximum"), "Min": folded("tl.minimum"), "Float": _float,
-    "Abs": call("tl.abs"), "FloorDiv": _rounding_down(floor=True), "PythonMod": _rounding_down(floor=False),
+    "Pow": _power, "Max": integers_only(folded("tl.maximum")), "Min": integers_only(folded("tl.minimum")),
+    "Float": _float, "Abs": integers_only(call("tl.abs")),
+    "FloorDiv": _rounding_down(floor=True), "PythonMod": _rounding_down(floor=False),
+    "ToFloat": lambda expr, p: (_as_double(expr.args[0], p), ATOM),
+    "FloatAdd": _float_operator("+"), "FloatSub": _float_operator("-"), "FloatMul": _float_operator("*"),
+    "FloatTrueDiv": _float_operator("/"),
+    "FloatPow": lambda expr, p: (f"libdevice.pow({_as_double(expr.args[0], p)}, {_as_double(expr.args[1], p)})", ATOM),
+    # int() of a float truncates toward zero, as Triton's float-to-int conversion does.
+    "TruncToInt": lambda expr, p: (f"tl.cast({_as_double(expr.args[0], p)}, tl.int64)", ATOM),
+    # math.floor/ceil of a float (a float's `//` is floor of its `/`); of an integer sympy folds them away.
+    "floor": floats_only(lambda expr, p: (f"tl.cast(tl.floor({_as_double(expr.args[0], p)}), tl.int64)", ATOM)),
+    "ceiling": floats_only(lambda expr, p: (f"tl.cast(tl.ceil({_as_double(expr.args[0], p)}), tl.int64)", ATOM)),
 })
 _PRINTER = ExpressionPrinter(TRITON_INDEX, unknown=_unprintable, ordered=False)
 
