@@ -307,10 +307,11 @@ def test_cpu_weights_copied_each_call_must_not_outweigh_the_activations(batch, c
 
 
 def test_a_forward_run_uncompiled_and_its_backward_agree_on_saved_layouts():
-    """At symbolic sizes a BatchNorm's unbiased variance, n / (n - 1), is a symbolic float, so
-    the forward runs as its ATen graph, uncompiled, in eager's layouts; the backward, compiled,
+    """At symbolic sizes a BatchNorm's unbiased variance, n / (n - 1), is a symbolic float; the
+    forward ran as its ATen graph, uncompiled, in eager's layouts, while the backward, compiled,
     read the saved ReLU outputs channels-last as the partition had decided: parameter
-    gradients off by ~20. Such a pair now keeps eager's layouts. From dynamo's test_repros
+    gradients off by ~20 (6d4b88a). The kernels now compute that float from the sizes
+    (33f83e5), so both halves compile and agree on the layouts. From dynamo's test_repros
     (conformance case repros2_inputs.batchnorm_running_stats_across_calls)."""
 
     class Net(nn.Module):
