@@ -103,3 +103,19 @@ def test_close_runs_the_delegated_generators_finally_first():
         return t + 1, log
 
     assert run_both(fn)[1] == ["nested", "outer"]
+
+
+def test_a_generator_resumed_by_its_own_body_is_valueerror():
+    # Before: CaptureInternalError (IndexError: pop from empty list) tracing `yield next(gen)`.
+    def fn(t):
+        def gen_fn():
+            yield next(gen)
+
+        gen = gen_fn()
+        try:
+            next(gen)
+        except ValueError as e:
+            return t + 1, str(e)
+        return t, None
+
+    run_both(fn)

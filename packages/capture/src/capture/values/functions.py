@@ -168,6 +168,7 @@ class GeneratorValue(IteratorValue):
         self.call = (function, list(args), dict(kwargs))
         self.started = False
         self.finished = False
+        self.running = False  # CPython's gi_running: its body is being run
 
     def describe(self):
         return f"generator {self.frame.code.co_name}"
@@ -178,7 +179,9 @@ class GeneratorValue(IteratorValue):
     def next(self) -> Value | None:
         if self.finished:
             return None
-        self.started = True
+        if self.running:  # its own body asked it for the next item (`yield next(gen)`)
+            raise_user_error(None, ValueError, "generator already executing")
+        self.started = self.running = True
         try:
             result = self.frame.run()  # to the next yield, or the return
         except UserException as exc:
@@ -187,6 +190,8 @@ class GeneratorValue(IteratorValue):
         except BaseException:
             self.finished = True
             raise
+        finally:
+            self.running = False
         if self.frame.yielded:
             return self.frame.yielded.pop()
         self.finished = True
