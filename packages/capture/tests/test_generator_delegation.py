@@ -105,6 +105,46 @@ def test_close_runs_the_delegated_generators_finally_first():
     assert run_both(fn)[1] == ["nested", "outer"]
 
 
+def test_send_through_yield_from_a_list_is_attributeerror():
+    # CPython's SEND hands a value other than None to the delegate's send(), which a list
+    # iterator lacks. Before: the value was dropped, the generator went on, the function
+    # returned None where eager caught AttributeError.
+    def fn(t):
+        def outer():
+            yield from [t, t + 1]
+
+        g = outer()
+        next(g)
+        try:
+            g.send(5)
+        except AttributeError as e:
+            return t * 2, str(e)
+        return t, None
+
+    run_both(fn)
+
+
+def test_send_through_yield_from_reaches_the_inner_generator():
+    def fn(t):
+        def inner():
+            v = yield t
+            w = yield t * v
+            return w
+
+        def outer():
+            r = yield from inner()
+            yield r
+
+        g = outer()
+        next(g)
+        return g.send(3), g.send("done")
+
+    expected = fn(torch.ones(2))
+    actual = compile_eager(fn, fullgraph=True)(torch.ones(2))
+    torch.testing.assert_close(actual[0], expected[0])
+    assert actual[1] == expected[1]
+
+
 def test_a_generator_resumed_by_its_own_body_is_valueerror():
     # Before: CaptureInternalError (IndexError: pop from empty list) tracing `yield next(gen)`.
     def fn(t):

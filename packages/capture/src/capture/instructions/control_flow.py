@@ -15,6 +15,8 @@ from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..operators import identical
 from ..values.constant import ConstantValue
+from ..values.exceptions import raise_user_error
+from ..values.functions import GeneratorValue
 from ..values.iterators import IteratorValue
 from ..values.iterators import EndlessIteratorValue
 from ..values.objects import ObjectValue
@@ -135,11 +137,17 @@ _SEND_LEAVES_ITERATOR = sys.version_info >= (3, 12)
 
 @handles("SEND")
 def _send(frame, inst):
-    frame.pop()  # the value sent in
+    sent = frame.pop()  # the value sent in: None for next(), else generator.send's argument
     iterator = frame.peek()
     # Capture runs generators to completion, which an endless one never reaches.
     if not isinstance(iterator, IteratorValue) or isinstance(iterator, EndlessIteratorValue):
         raise Unsupported(f"`yield from` over {iterator.describe()}, whose items capture cannot know in advance")
+    if not (sent.is_python_constant() and sent.as_python_constant() is None):
+        # As CPython's SEND: a value other than None goes to the delegate's own send().
+        if not isinstance(iterator, GeneratorValue):
+            raise_user_error(frame, AttributeError, f"'{iterator.python_type().__name__}' object has no attribute 'send'")
+        if iterator.started and not iterator.finished:
+            iterator.frame.stack[-1] = sent  # where its YIELD_VALUE left None for the value sent in
     item = iterator.next()
     if item is not None:
         frame.push(item)

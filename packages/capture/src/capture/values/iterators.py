@@ -66,7 +66,9 @@ class IteratorValue(Value):
         return "iterator"
 
     def python_type(self):
-        return type(iter(()))
+        # A list's iterator is a list_iterator (its name shows in errors); the rest answer as
+        # a tuple's, whose items are fixed as these are.
+        return type(iter([])) if self.list is not None else type(iter(()))
 
     def next(self) -> Value | None:
         if self.watch is not None and self.watch.changed():
