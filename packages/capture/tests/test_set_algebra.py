@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import check_across_sizes
+from helpers import check_across_sizes, compile_eager, run_and_compare
 
 
 def subset_of_dict_keys(x):
@@ -33,3 +33,18 @@ def with_generator(x):
 @pytest.mark.parametrize("fn", [subset_of_dict_keys, tensors_by_identity, with_generator])
 def test_set_algebra(fn):
     check_across_sizes(fn, lambda n: (torch.randn(n),))
+
+
+def frozensets_of_sizes_as_keys(x):
+    cache = {frozenset(x.shape): "seen"}
+    members = {frozenset([x.shape[0]]), frozenset(x.shape)}
+    return x + 1, cache.get(frozenset([x.shape[0]])), len(members), frozenset([x.shape[0]]) in members
+
+
+def test_frozensets_made_apart_are_one_key():
+    # A frozenset hashes by its members. Before: one holding a symbolic size (the third call,
+    # at a new size) was keyed by identity, so the lookup missed: (None, 2, False) where eager
+    # has ('seen', 1, True).
+    compiled = compile_eager(frozensets_of_sizes_as_keys)
+    for size in (3, 3, 5, 6):
+        run_and_compare(compiled, frozensets_of_sizes_as_keys, (torch.randn(size),))

@@ -47,6 +47,10 @@ def key_of(frame, value: Value) -> Any:
     if isinstance(value, TupleValue):
         # A tuple of sizes (specialized, guarded) or of tensors (by identity), like its items.
         return tuple(key_of(frame, item) for item in value.items)
+    if getattr(value, "python_cls", None) is frozenset:
+        # A frozenset hashes by its members, as a tuple does (a SetValue's entries are keyed
+        # by their members' keys already): two made apart are one key.
+        return frozenset(value.entries)
     identity = getattr(value, "identity", None)
     if identity is not None:
         _refuse_value_keys(frame, value)
