@@ -270,3 +270,27 @@ def test_kwonly_defaults_mutated_in_place_are_seen():
     fn.__kwdefaults__["scale"] = 5
     assert not guard(1)
     assert guard.why(1) == "L['scale'] == 2 failed: got 5"
+
+
+def test_dict_keys_guards_are_told_apart_without_running_the_keys_own_hash_or_eq():
+    """Building a guard set hashes and compares its guards: a user key's `__hash__` and `__eq__`
+    (user code, maybe counting its calls) must not run there, only where the program runs them."""
+    calls = []
+
+    class Key:
+        def __hash__(self):
+            calls.append("hash")
+            return 0
+
+        def __eq__(self, other):
+            calls.append("eq")
+            return True
+
+    first, second = Key(), Key()
+    same = DictKeysMatch(V, (first, "a"))
+    assert same == DictKeysMatch(V, (first, "a"))
+    assert same != DictKeysMatch(V, (second, "a"))  # equal by its __eq__, another object
+    assert DictKeysMatch(V, (1,)) != DictKeysMatch(V, (True,))
+    assert len(GuardSet([same, DictKeysMatch(V, (first, "a")), DictKeysMatch(V, (second, "a"))])) == 2
+    assert calls == []
+    assert compiled(same)({first: 1, "a": 2}) and not compiled(same)({first: 1})

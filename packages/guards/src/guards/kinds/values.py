@@ -319,11 +319,24 @@ class DictKeysMatch(Guard):
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(self.keys))
 
+    # Guards are hashed and compared as a set is built: by the keys' identities (constants by
+    # typed value), so that a key's own `__hash__` or `__eq__` (user code) runs only where the
+    # program runs it.
+    def __eq__(self, other: object) -> bool:
+        return type(other) is DictKeysMatch and other.source == self.source and _key_identities(other.keys) == _key_identities(self.keys)
+
+    def __hash__(self) -> int:
+        return hash((DictKeysMatch, self.source, _key_identities(self.keys)))
+
     def __str__(self) -> str:
         return f"list({self.source}.keys()) == {list(self.keys)!r}"
 
     def implies(self) -> tuple[Guard, ...]:
         return (LengthMatch(self.source, len(self.keys)),)
+
+
+def _key_identities(keys: tuple) -> tuple:
+    return tuple(_typed_key(key) if _is_constant(key) else (type(key), id(key)) for key in keys)
 
 
 @emits(DictKeysMatch)
