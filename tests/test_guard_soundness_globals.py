@@ -43,6 +43,7 @@ def reset_globals(**values):
         cached_ramp.cache_clear()
         counted_scale.cache_clear()
         counted_bounded.cache_clear()
+        counted_other.cache_clear()
         globals()["ADDER"] = make_adder(1)
         return types.SimpleNamespace()
 
@@ -152,6 +153,17 @@ def uses_counted_for_small_inputs(x):
     return x * counted_scale(3) + counted_bounded(1)
 
 
+@functools.lru_cache(maxsize=2)
+def counted_other(k):
+    global COUNTER
+    COUNTER += 100
+    return k
+
+
+def uses_two_bounded_caches(x):
+    return x * counted_bounded(1) + counted_other(1)
+
+
 def uses_bounded_for_small_inputs(x):
     if x.shape[0] > 3:
         return x
@@ -236,6 +248,13 @@ GLOBAL_CASES = [
     gcase("lru_cache_eviction_order_as_in_python", lambda s: uses_bounded_for_small_inputs, lambda s: counted_bounded(2),
           lambda s: counted_bounded(3), args=small_large_small,
           observe=lambda s: (COUNTER, cache_contents(counted_bounded))),
+    # A bounded cache's call in a guard counts a hit and marks its entry used, as the program's
+    # own call does: its hits are compared. The entry must find both calls cached before it
+    # calls either (the second cache cleared, it fails before the first one's call), and the
+    # check right after a capture must not call them again.
+    gcase("two_bounded_lru_caches_checked_before_either_is_called", lambda s: uses_two_bounded_caches,
+          lambda s: counted_other.cache_clear(), lambda s: counted_bounded(2), lambda s: counted_bounded(3),
+          observe=lambda s: (COUNTER, tuple(counted_bounded.cache_info()), tuple(counted_other.cache_info()))),
     gcase("global_counter_written_by_the_function", lambda s: counts_calls, set_global("COUNTER", 10), observe=snapshot("COUNTER")),
     gcase("global_list_appended_by_the_function", lambda s: appends_seen, lambda s: SEEN.clear(), set_global("SEEN", list),
          observe=snapshot("SEEN")),

@@ -262,7 +262,9 @@ class CodeCache:
                     self.run_eagerly = True
                     return self._eager()
         self.add(entry)
-        if not entry.guard(*args, **kwargs):
+        # A guard whose reads have effects (a bounded lru_cache's call, which counts a hit as the
+        # program's own call) is not run for this check: the capture made that call already.
+        if not _reads_with_effects(entry.guard) and not entry.guard(*args, **kwargs):
             self._warn_guard_never_passes(entry, args, kwargs)
         return entry.function
 
@@ -394,6 +396,10 @@ def _graph_context(fn: types.FunctionType, inputs: list, shown: int = 8) -> str:
     more = f", ... ({len(inputs)} in all)" if len(inputs) > shown else ""
     return (f"(while compiling the graph captured from {fn.__qualname__}, {code.co_filename}:{code.co_firstlineno};"
             f" its inputs: {names}{more})")
+
+
+def _reads_with_effects(guard_fn) -> bool:
+    return any(guard.reads_with_effects() for guard in guard_fn.guards)
 
 
 def compile_guards(fn: types.FunctionType, guards: list) -> Callable:

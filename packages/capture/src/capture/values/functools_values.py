@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 import gc
 
-from guards import CachedResultSource, HeldObjectSource, LocalSource
-from guards.sources import AttrSource, has_literal_spelling
+from guards import CachedResultSource, HeldObjectSource, LocalSource, NotNone
+from guards.sources import AttrSource, DictItemSource, has_literal_spelling
 
 from ..errors import Unsupported
 from ..sources import HeldSource
@@ -49,7 +49,13 @@ class CachedFunctionValue(ObjectValue):
                 real = self.obj(*positional, **dict(keywords))
             except Exception as err:  # the program's own error, raised by its body
                 frame.raise_real(err)
-            result = frame.session.wrap(real, cache.source_of(self.source, real))
+            source = cache.source_of(self.source, real)
+            if source.bounded:
+                # Found in the cache before any bounded cache is called: the calls come last
+                # (their hits and recency are the program's), and an entry whose second cache
+                # lost its key must fail before the first one's call marks it used.
+                frame.session.add_guard(NotNone(DictItemSource(source.cache, source.key)))
+            result = frame.session.wrap(real, source)
         else:
             result = self.get_attr(frame, "__wrapped__").call(frame, args, kwargs)
         if key is not None:
