@@ -42,8 +42,8 @@ def one_tuple_returned_twice(x):
 
 
 def list_copies_are_new(x):
-    l = [x, 1]
-    return list(l) is l, l[:] is l
+    items = [x, 1]
+    return list(items) is items, items[:] is items
 
 
 @pytest.mark.parametrize("fn", [copy_then_compare, copy_across_a_break, one_tuple_held_twice_across_a_break, list_copies_are_new])
