@@ -97,6 +97,26 @@ def test_floats_from_symbolic_sizes_compile_and_match_eager(name, cpu_backend):
 
 
 @pytest.mark.parametrize("cpu_backend", BACKENDS)
+def test_a_float_from_sizes_saved_for_the_backward_is_computed_there_from_the_sizes(cpu_backend):
+    """The partition saves `n / (n - 1)` for the backward, which gets it as a float input: its
+    kernels compute it again from the sizes of the tensors it gets."""
+
+    def fn(x):
+        return (x * (x.shape[0] / (x.shape[0] - 1))).sin()
+
+    compiled = _compile(fn, cpu_backend)
+    uncompiled_before = metrics.counters.graphs_run_uncompiled
+    for n in (5, 9, 13):
+        x = torch.randn(n, requires_grad=True)
+        mine = x.detach().clone().requires_grad_()
+        cotangent = torch.randn(n)
+        fn(x).backward(cotangent)
+        compiled(mine).backward(cotangent)
+        torch.testing.assert_close(mine.grad, x.grad, **TOLERANCE)
+    assert metrics.counters.graphs_run_uncompiled == uncompiled_before
+
+
+@pytest.mark.parametrize("cpu_backend", BACKENDS)
 def test_a_float_of_sizes_kernels_cannot_compute_runs_uncompiled_with_eager_values(cpu_backend):
     """max() of floats: the kernels' printers compute Max in integers, so they refuse float
     operands and the graph runs as its ATen graph rather than truncate."""

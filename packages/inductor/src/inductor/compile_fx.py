@@ -415,8 +415,31 @@ def _computes_symbolic_floats(gm) -> bool:
 
 def _reads_symbolic_floats(gm) -> bool:
     """Whether a symbolic float of the graph stands on a float symbol (a float input, a float
-    read from data) rather than on integer sizes alone."""
-    return any(not symbol.is_integer for val in _symbolic_floats(gm) for symbol in as_expr(val).free_symbols)
+    read from data) rather than on integer sizes alone, or is an input whose sizes no other
+    input carries. A float input computed from sizes (a forward's `n / (n - 1)` saved for the
+    backward) is computed again by the kernels from the sizes the tensors bring, and the value
+    passed is not read."""
+    carried = _tensor_symbols(gm)
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.SymFloat):
+            symbols = as_expr(val).free_symbols
+            if any(not symbol.is_integer for symbol in symbols) or (node.op == "placeholder" and not symbols <= carried):
+                return True
+    return False
+
+
+def _tensor_symbols(gm) -> set:
+    """The symbols of the graph's tensor inputs' sizes and strides and of its int inputs."""
+    found: set = set()
+    for node in gm.graph.find_nodes(op="placeholder"):
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            for s in (*val.shape, *val.stride()):
+                found |= as_expr(s).free_symbols
+        elif isinstance(val, torch.SymInt):
+            found |= as_expr(val).free_symbols
+    return found
 
 
 # How compiler.compile checks mode=/options= when it is called, before the first graph
