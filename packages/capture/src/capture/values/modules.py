@@ -45,7 +45,9 @@ def module_hooks(module: nn.Module) -> list[str]:
 _MODULE_CALL = nn.Module.__dict__["__call__"]
 _MODULE_SETATTR = nn.Module.__dict__["__setattr__"]
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
-_CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
+_LIST_CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ParameterList)
+_DICT_CONTAINERS = (nn.ModuleDict, nn.ParameterDict)
+_CONTAINERS = _LIST_CONTAINERS + _DICT_CONTAINERS
 
 
 
@@ -222,11 +224,16 @@ class ModuleValue(ObjectValue):
         if isinstance(obj, _CONTAINERS):
             self._refuse_stale_members(frame)
             self._guard_members(frame.session)
-        if isinstance(obj, (nn.ModuleList, nn.Sequential, nn.ParameterList)):
+        if isinstance(obj, _LIST_CONTAINERS):
             return [self._member(frame, obj[i], self._item_source(i)) for i in range(len(obj))]
-        if isinstance(obj, (nn.ModuleDict, nn.ParameterDict)):
+        if isinstance(obj, _DICT_CONTAINERS):
             return [ConstantValue(k) for k in obj.keys()]
         return super().unpack(frame)
+
+    def own_iterator(self, frame):
+        if isinstance(self.obj, _CONTAINERS):
+            return None  # unpack reads each member through its source, not torch's Python __iter__
+        return super().own_iterator(frame)
 
     def length(self, frame):
         self._refuse_stale_members(frame)
