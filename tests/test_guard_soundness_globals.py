@@ -382,6 +382,8 @@ CLOSURE_CASES = [
          lambda s: setattr(s.fn, "__kwdefaults__", {"shift": -1, "table": {"k": 0}}), setup=types.SimpleNamespace),
     case("partial_arguments_changed", partial_of, lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3, shift=1)),
          lambda s: s.partial.keywords.__setitem__("shift", 4), lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5)),
+         lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5, shift=2)),  # a keyword more
+         lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5, torch.ones(3))),  # an argument more
          setup=types.SimpleNamespace),
     case("module_imported_inside_changed_or_replaced", imports_inside, lambda s: setattr(sys.modules["gs_imported"], "SCALE", 3),
          lambda s: fresh_imported_module(scale=5), setup=fresh_imported_module),

@@ -417,6 +417,10 @@ def _partial(session, obj, source):
 
     if source is not None:
         _guard(session, kinds.TypeMatch(source, type(obj)))
+        # Its items are guarded one by one below: which ones there are, too (a partial made
+        # anew with one more argument or keyword calls the function otherwise).
+        _guard(session, kinds.LengthMatch(part("args"), len(obj.args)))
+        _guard(session, kinds.DictKeysMatch(part("keywords"), tuple(obj.keywords)))
     func = session.wrap(obj.func, part("func"))
     args = [session.wrap(a, _item_source(part("args"), i)) for i, a in enumerate(obj.args)]
     keywords = {k: session.wrap(v, _item_source(part("keywords"), k)) for k, v in obj.keywords.items()}
