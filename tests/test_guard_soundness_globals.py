@@ -355,6 +355,31 @@ def reads_lazy_module_and_environment(state):
     return fn
 
 
+def fresh_stdlib_data():
+    """Data the standard library's modules hold, which programs change between calls."""
+    import logging
+
+    state = types.SimpleNamespace(path=list(sys.path), argv=list(sys.argv), level=logging.root.level)
+    logging.root.setLevel(logging.WARNING)
+    return state
+
+
+def reads_stdlib_data(state):
+    import logging
+
+    def fn(x):
+        return x * len(sys.argv) + (1 if logging.root.level > logging.INFO else 0) + (2 if "/gs_nowhere" in sys.path else 0)
+
+    return fn
+
+
+def restore_stdlib_data(state):
+    import logging
+
+    sys.path[:], sys.argv[:] = state.path, state.argv
+    logging.root.setLevel(state.level)
+
+
 def imports_inside(state):
     def fn(x):
         import gs_imported
@@ -389,6 +414,10 @@ CLOSURE_CASES = [
          lambda s: fresh_imported_module(scale=5), setup=fresh_imported_module),
     case("module_getattr_and_environment_changed", reads_lazy_module_and_environment, lambda s: setattr(s.module, "__getattr__", lambda n: 9),
          lambda s: setattr(s.module, "lazy", 5), lambda s: os.environ.__setitem__("GS_SOUNDNESS_FLAG", "0"), setup=fresh_lazy_module),
+    # Module attributes of the standard library are read unguarded where they are functions,
+    # classes or constants; their data (lists, objects) is read as any other module's.
+    case("stdlib_module_data_changed", reads_stdlib_data, lambda s: sys.argv.append("-v"), lambda s: sys.path.append("/gs_nowhere"),
+         lambda s: __import__("logging").root.setLevel(10), lambda s: restore_stdlib_data(s), setup=fresh_stdlib_data),
     case("bound_method_self_changed", bound_method, set_attr("obj", "scale", 3), set_attr("obj", "scale", 2.5),
          lambda s: setattr(s, "method", Scaler(4).apply), setup=types.SimpleNamespace),
     case("compiled_bound_method_self_changed", bound_method_compiled, set_attr("obj", "scale", 3), set_attr("obj", "scale", torch.ones(3)),

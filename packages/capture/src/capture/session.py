@@ -41,7 +41,7 @@ from .sources import HeldSource
 from .values.base import Value
 from .values.cells import ExistingCellValue
 from .values.class_lookup import lookup_guards, recording_lookups
-from .values.constant import ConstantValue
+from .values.constant import ConstantValue, is_constant_type
 from .values.context import ContextExit
 from .values.deferred import DeferredCall
 from .values.lazy import LazyInput
@@ -59,6 +59,15 @@ _UNGUARDED_MODULES = frozenset({
     "math", "cmath", "operator", "builtins", "functools", "itertools", "collections", "typing", "warnings",
     "inspect", "dataclasses", "enum", "contextlib", "copy", "abc", "types", "re", "logging", "sys",
 })  # fmt: skip
+
+
+def _definition_or_constant(value: Any) -> bool:
+    """What an unguarded module holds that programs do not change: its functions, classes and
+    constants. Its data (sys.path, sys.argv, warnings.filters, logging.root) changes between
+    calls, and a read of it is guarded as any other module's."""
+    # sys.modules stays unguarded (unsound where an entry is replaced): guarded as a dict, every
+    # import anywhere would fail the entry, and thousands of keys be compared on every call.
+    return callable(value) or isinstance(value, (types.ModuleType, tuple)) or is_constant_type(value) or value is sys.modules
 
 
 # Immutable values whose identity no guard keeps (see CaptureSession.keep_distinct).
@@ -394,8 +403,10 @@ class CaptureSession:
             return HeldCellSource(f"{fn.__qualname__}.{fn.__code__.co_freevars[index]}", id(cell), cell)
         return AttrSource(ItemSource(AttrSource(function.source, "__closure__"), index), "cell_contents")
 
-    def module_attribute_source(self, module_value: Value, name: str):
-        if module_value.source is None or module_value.module.__name__.partition(".")[0] in _UNGUARDED_MODULES:
+    def module_attribute_source(self, module_value: Value, name: str, value: Any):
+        if module_value.source is None:
+            return None
+        if module_value.module.__name__.partition(".")[0] in _UNGUARDED_MODULES and _definition_or_constant(value):
             return None
         return AttrSource(module_value.source, name)
 

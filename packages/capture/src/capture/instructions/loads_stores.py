@@ -252,5 +252,5 @@ def _import_from(frame, inst):
         value = getattr(module, inst.argval)
     except AttributeError:
         raise Unsupported(f"from {module.__name__} import {inst.argval}: the name is not loaded yet") from None
-    source = frame.session.module_attribute_source(module_value, inst.argval) if isinstance(module, types.ModuleType) else None
+    source = frame.session.module_attribute_source(module_value, inst.argval, value) if isinstance(module, types.ModuleType) else None
     frame.push(frame.session.wrap(value, source))

@@ -44,7 +44,7 @@ class PyModuleValue(Value):
             value = getattr(self.module, name)
         except AttributeError as err:
             raise UserException(ExceptionValue.from_real(err)) from None
-        wrapped = frame.session.wrap(value, frame.session.module_attribute_source(self, name))
+        wrapped = frame.session.wrap(value, frame.session.module_attribute_source(self, name, value))
         if name == "__dict__" and isinstance(wrapped, DictValue):
             wrapped.namespace_of = self.module
         return wrapped
