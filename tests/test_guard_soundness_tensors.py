@@ -149,6 +149,17 @@ def under_autocast(x):
     return x @ x.t(), torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
 
 
+def reads_state_queries(x):
+    """Process settings read through torch functions that take no tensor (no global-state guard
+    kind covers them)."""
+    out = x * 2
+    if torch.backends.mha.get_fastpath_enabled():
+        out = out + 1
+    if torch.backends.cuda.flash_sdp_enabled():
+        out = out + 10
+    return out, torch.get_autocast_cpu_dtype()
+
+
 def set_grad(enabled):
     return lambda state: torch.set_grad_enabled(enabled)
 
@@ -169,6 +180,10 @@ GLOBAL_STATE_CASES = [
     case("default_device_changed", fn_of(reads_default_device), lambda s: torch.set_default_device("meta"),
          lambda s: torch.set_default_device("cpu"), lambda s: torch.set_default_device(None),
          args=lambda s, c: (torch.randn(3, device="cpu"),), backends=("aot_eager",), unsupported=("inductor",)),
+    # The last mutation puts both flags back (the harness does not restore them).
+    case("settings_read_through_torch_queries", fn_of(reads_state_queries), lambda s: torch.backends.mha.set_fastpath_enabled(False),
+         lambda s: torch.backends.cuda.enable_flash_sdp(False), lambda s: torch.set_autocast_dtype("cpu", torch.float16),
+         lambda s: (torch.backends.mha.set_fastpath_enabled(True), torch.backends.cuda.enable_flash_sdp(True))),
     case("autocast_enabled_between_calls", fn_of(under_autocast), lambda s: torch.set_autocast_enabled("cpu", True),
          lambda s: torch.set_autocast_dtype("cpu", torch.float16), lambda s: torch.set_autocast_enabled("cpu", False),
          args=lambda s, c: (torch.randn(3, 3),), backends=("aot_eager",)),

@@ -27,7 +27,8 @@ from fake_tensor import (
     FakeTensorMode,
     OverlappingWriteError,
 )
-from guards import ConstantMatch, StorageOffsetSource
+from guards import ConstantMatch, GuardError, HeldObjectSource, QueryResultSource, StorageOffsetSource
+from guards.sources import has_literal_spelling
 
 from .errors import MarkedDimensionError, Unsupported, UserException
 from .values.base import Value
@@ -137,6 +138,8 @@ class GraphBuilder:
             # symbolic sizes need the node that computes them.
             if target in ("storage_offset", torch.Tensor.storage_offset):
                 self._guard_storage_offsets(frame, fake_args[0])
+            elif kind == "call_function" and frame is not None:
+                _guard_state_query(frame, target, fake_args, fake_kwargs, result)
             return self.wrap_metadata(result)
         node = self._create_node(
             kind,
@@ -301,6 +304,23 @@ def as_fake(value: Value):
 def as_node_arg(value: Value):
     """What the FX node records for `value`: nodes for tensors, Python data otherwise."""
     return value.as_node_arg()
+
+
+def _guard_state_query(frame, target, args: list, kwargs: dict, result) -> None:
+    """A torch function given no tensor answers from process state or from its arguments
+    alone (`torch.backends.cuda.flash_sdp_enabled()`, `torch.get_autocast_cpu_dtype()`):
+    no tensor guard covers it, so the entry holds while the same call answers the same."""
+    arguments = [*args, *kwargs.values()]
+    if not all(has_literal_spelling(value) for value in arguments):
+        return  # tensors, sizes, dtypes: a metadata query the tensor guards cover, or unspellable
+    call = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+    name = getattr(target, "__qualname__", repr(target))
+    query = QueryResultSource(HeldObjectSource(f"function {name}", id(target), target), call)
+    try:
+        guard = ConstantMatch(query, result)
+    except GuardError:
+        return  # an object, not a constant: its identity is of this call only
+    frame.session.add_guard(guard)
 
 
 def _target_name(target) -> str:

@@ -436,6 +436,27 @@ class CachedResultSource(Source):
 
 
 @_source_value
+class QueryResultSource(Source):
+    """What a function of no tensor answers when called with these constant arguments now,
+    `base(call)`: a torch query of process state (`torch.backends.cuda.flash_sdp_enabled()`,
+    `torch.get_autocast_cpu_dtype()`) that a graph would otherwise bake in. The function is
+    called by the guard, on every check: only for queries without effects."""
+
+    base: Source
+    call: str  # the arguments, spelled as Python: "'cpu', 2"
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return _identifier_hint(f"{self.base.hint}_answer")
+
+    def code(self, base: str) -> str:
+        return f"{base}({self.call})"
+
+
+@_source_value
 class DictKeysSource(Source):
     """The keys of a dict as a list, `list(base.keys())`: what `DictKeySource` sources index, read
     once for all of them."""
