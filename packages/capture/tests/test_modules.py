@@ -214,6 +214,31 @@ def test_global_module_hooks_added_or_removed_after_compiling_are_seen():
             handle.remove()
 
 
+def _hooked_then_plain(m, x):
+    from torch.nn.modules.module import register_module_forward_hook
+
+    handle = register_module_forward_hook(lambda mod, inp, out: out * 3)
+    out = m(x)
+    handle.remove()
+    return out + m(x)
+
+
+def test_global_hook_over_many_module_classes_stays_within_the_recompile_limit():
+    # The global hook breaks the graph in the per-class hooked call of each module. Before, the
+    # break was made in one helper shared by every class, whose one cache took an entry per
+    # class, grad mode and size: a 6-module model at a third size hit the recompile limit (a
+    # warning, the helper run eagerly from then on).
+    import warnings
+
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Sequential(nn.Linear(8, 3), nn.Tanh()))
+    compiled = compile_eager(_hooked_then_plain)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for rows in (4, 4, 7):
+            x = torch.randn(rows, 5, requires_grad=True)
+            assert_same(compiled(model, x), _hooked_then_plain(model, x))
+
+
 def _runs_then_removes(x, m, handle):
     y = m(x)
     handle.remove()

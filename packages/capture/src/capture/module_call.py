@@ -76,13 +76,6 @@ def _natively(hook, *args):
     return hook(*args)
 
 
-def _call(hook, is_global: bool, *args):
-    """A global hook is called natively (the graph breaks around it): no input of the compiled
-    function leads to it, so what it reads could not be guarded, nor what it writes (a list in
-    its closure) replayed."""
-    return _natively(hook, *args) if is_global else hook(*args)
-
-
 def _module_call(module, args, kwargs):
     return module(*args, **kwargs)
 
@@ -93,7 +86,11 @@ def call_with_forward_hooks(module, *args, **kwargs):
         # which nn.Module.__call__ arranges around the whole call: it runs natively.
         return _natively(_module_call, module, args, kwargs)
     # Index loops, not `for` loops: a hook that breaks the graph leaves no iterator on the
-    # stack, which a resume function could not be handed.
+    # stack, which a resume function could not be handed. A global hook is called natively (the
+    # graph breaks around it): no input of the compiled function leads to it, so what it reads
+    # could not be guarded, nor what it writes (a list in its closure) replayed. The break is
+    # made here, in this per-class function, not in a helper shared by every module class:
+    # a shared helper's one cache filled up with an entry per class, grad mode and size.
     pre_hooks = (*_torch_module._global_forward_pre_hooks.items(), *module._forward_pre_hooks.items())
     global_count = len(_torch_module._global_forward_pre_hooks)
     i = 0
@@ -101,7 +98,7 @@ def call_with_forward_hooks(module, *args, **kwargs):
         hook_id, hook = pre_hooks[i]
         i += 1
         if hook_id in module._forward_pre_hooks_with_kwargs:
-            replaced = _call(hook, i <= global_count, module, args, kwargs)
+            replaced = _natively(hook, module, args, kwargs) if i <= global_count else hook(module, args, kwargs)
             if replaced is not None:
                 if not (isinstance(replaced, tuple) and len(replaced) == 2):
                     raise RuntimeError(
@@ -110,7 +107,7 @@ def call_with_forward_hooks(module, *args, **kwargs):
                     )
                 args, kwargs = replaced
         else:
-            replaced = _call(hook, i <= global_count, module, args)
+            replaced = _natively(hook, module, args) if i <= global_count else hook(module, args)
             if replaced is not None:
                 args = replaced if isinstance(replaced, tuple) else (replaced,)
     result = module.forward(*args, **kwargs)
@@ -121,9 +118,9 @@ def call_with_forward_hooks(module, *args, **kwargs):
         hook_id, hook = hooks[i]
         i += 1
         if hook_id in module._forward_hooks_with_kwargs or hook_id in _torch_module._global_forward_hooks_with_kwargs:
-            replaced = _call(hook, i <= global_count, module, args, kwargs, result)
+            replaced = _natively(hook, module, args, kwargs, result) if i <= global_count else hook(module, args, kwargs, result)
         else:
-            replaced = _call(hook, i <= global_count, module, args, result)
+            replaced = _natively(hook, module, args, result) if i <= global_count else hook(module, args, result)
         if replaced is not None:
             result = replaced
     return result
