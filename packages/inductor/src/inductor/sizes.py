@@ -79,7 +79,7 @@ def as_expr(value) -> Expr:
             expr = getattr(node, attr, None)
             if isinstance(expr, sympy.Basic):
                 expr = _with_replacements(expr, node)
-                return ToFloat(expr) if expr.is_integer and node.is_float() else expr
+                return ToFloat(expr) if node.is_float() and expr.is_integer else expr
         hint = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
         if hint is not None:
             return sympy.Integer(hint)

@@ -109,8 +109,9 @@ _PRINTER = ExpressionPrinter(CPP_INDEX, unknown=_unprintable, ordered=False)
 
 @functools.lru_cache(maxsize=4096)
 def index(expr) -> str:
-    """An int64 C++ expression (a double one where `expr` is float-valued); every symbol is a loop variable, a kernel argument or an indirect
-    index. Parenthesized unless it is a name, a number or a call, so it reads as one operand."""
+    """An int64 C++ expression (a double one where `expr` is float-valued); every symbol is a
+    loop variable, a kernel argument or an indirect index. Parenthesized unless it is a name, a
+    number or a call, so it reads as one operand."""
     return _PRINTER.text(expr, UNARY)
 
 

@@ -4,7 +4,8 @@ Indices print with fake_tensor's one printer (fake_tensor/symbolic/printing.py) 
 spelling, Triton's own Max/Min and powers aside. Index arithmetic is non-negative (sizes.py), so
 `FloorDiv` and `PythonMod` print as Triton's `//` and `%`, whose C semantics (truncation) agree
 with Python's on non-negative operands; sizes the program computed may be negative and get
-Python's rounding spelled out.
+Python's rounding spelled out. Floats the program computed from sizes (`n / (n - 1)`) are
+float64 scalars computed from the integer size arguments, in the program's order.
 """
 
 from __future__ import annotations
