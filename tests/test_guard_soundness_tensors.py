@@ -97,6 +97,10 @@ def _grad_set():
     return (x,)
 
 
+def storage_placement(x):
+    return x * 2 if x.is_shared() else x * 3
+
+
 TENSOR_CASES = [
     tensor_steps("tensor_dtype_changes", fn_of(reads_metadata), lambda: (torch.randn(3, 4),), lambda: (torch.randn(3, 4).double(),),
                  lambda: (torch.randn(3, 4).half(),), lambda: (torch.randint(0, 5, (3, 4)),), lambda: (torch.rand(3, 4) > 0.5,),
@@ -120,6 +124,8 @@ TENSOR_CASES = [
     tensor_steps("tensor_grad_present", fn_of(grad_presence), with_grad(3), _grad_set, with_grad(3)),
     tensor_steps("tensor_subclass_vs_plain", fn_of(is_subclass), lambda: (torch.randn(3),), lambda: (torch.randn(3).as_subclass(Tagged),),
                  lambda: (torch.nn.Parameter(torch.randn(3)),), lambda: (torch.randn(3),)),
+    tensor_steps("tensor_moved_to_shared_memory", fn_of(storage_placement), lambda: (torch.randn(3),), lambda: (torch.randn(3).share_memory_(),),
+                 lambda: (torch.randn(3),)),
 ]
 
 

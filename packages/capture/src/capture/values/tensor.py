@@ -48,6 +48,10 @@ REFUSED_METHODS = {
     "untyped_storage": "exposes the storage",
     "storage": "exposes the storage",
     "retain_grad": "changes autograd state",
+    # Where the storage lives, which no tensor guard checks (a later call's tensor may be moved
+    # to shared memory, or pinned, and the answer baked in would be stale).
+    "is_shared": "reads where the storage lives",
+    "is_pinned": "reads where the storage lives",
     # In-place changes of a tensor's shape, strides or storage: functionalization cannot turn
     # them into graph values (aot_autograd refuses them), so they run outside the graph.
     **dict.fromkeys(
