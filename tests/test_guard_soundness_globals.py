@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import os
 import sys
 import types
@@ -324,6 +325,28 @@ def bound_method_compiled(state):
     return state.obj.apply
 
 
+def function_attributes(state):
+    """A function whose attributes (those functools.wraps copies, and what inspect.signature
+    reads) are reassigned between calls."""
+
+    def base(v, k=2.0):
+        "doc"
+        return v * 2
+
+    @functools.wraps(base)
+    def wrapper(v, k=2.0):
+        return wrapper.__wrapped__(v)
+
+    state.base, state.wrapper = base, wrapper
+
+    def fn(x):
+        w = state.wrapper
+        default = inspect.signature(state.base).parameters["k"].default
+        return w(x) * len(w.__name__) + len(w.__doc__ or "") + len(w.__annotations__) + default
+
+    return fn
+
+
 def fresh_imported_module(scale=2):
     """A module `gs_imported` filed in sys.modules (a fresh one per run), as an import inside a
     function finds it."""
@@ -409,6 +432,10 @@ CLOSURE_CASES = [
          lambda s: s.partial.keywords.__setitem__("shift", 4), lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5)),
          lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5, shift=2)),  # a keyword more
          lambda s: setattr(s, "partial", functools.partial(s.partial.func, 3.5, torch.ones(3))),  # an argument more
+         setup=types.SimpleNamespace),
+    case("function_attributes_reassigned", function_attributes, lambda s: setattr(s.wrapper, "__name__", "longer_name"),
+         lambda s: setattr(s.wrapper, "__doc__", "a longer docstring"), lambda s: s.wrapper.__annotations__.__setitem__("v", int),
+         lambda s: setattr(s.wrapper, "__wrapped__", lambda v: v * 7), lambda s: setattr(s.base, "__defaults__", (5.0,)),
          setup=types.SimpleNamespace),
     case("module_imported_inside_changed_or_replaced", imports_inside, lambda s: setattr(sys.modules["gs_imported"], "SCALE", 3),
          lambda s: fresh_imported_module(scale=5), setup=fresh_imported_module),

@@ -18,9 +18,24 @@ from ..values.functions import FunctionValue
 from .registry import rule
 
 
+def _guard_signature_parts(frame, function: Value) -> None:
+    """What inspect.signature reads of a function from the frame, read through its source so
+    that it is guarded: defaults, keyword defaults, annotations, and a `__signature__` or
+    `__wrapped__` (whose own signature it gives then), all reassignable between calls."""
+    if not isinstance(function, FunctionValue) or function.source is None:
+        return
+    function.defaults(frame)
+    function.kwdefaults(frame)
+    function.get_attr(frame, "__annotations__")
+    function.has_attr(frame, "__signature__")
+    if function.has_attr(frame, "__wrapped__"):
+        _guard_signature_parts(frame, function.get_attr(frame, "__wrapped__"))
+
+
 @rule(inspect.signature)
 def _signature(frame, args, kwargs):
     (target,) = args
+    _guard_signature_parts(frame, target.func if isinstance(target, MethodValue) else target)
     if isinstance(target, MethodValue) and isinstance(target.func, FunctionValue):
         signature = inspect.signature(target.func.fn, **{k: v.as_python_constant() for k, v in kwargs.items()})
         # A bound method's signature has no `self`.

@@ -8,6 +8,9 @@ from __future__ import annotations
 import inspect
 import types
 
+from guards import HasAttr
+from guards.sources import AttrSource, ItemSource
+
 from ..errors import Unsupported, UserException
 from .base import Value
 from .callables import BuiltinValue, MethodValue, NativeMethodValue
@@ -347,8 +350,6 @@ class FunctionValue(InlinableFunction):
         # mutable (`cache={}`), changed in place between calls.
         if self.source is None:
             return None
-        from guards.sources import AttrSource, ItemSource
-
         return ItemSource(AttrSource(self.source, attribute), key)
 
     def defaults(self, frame):
@@ -362,8 +363,6 @@ class FunctionValue(InlinableFunction):
         # Through the dict as one value: the same dict reached another way in this trace
         # (`d = g.__kwdefaults__; d['k'] = 7` before a break hands it on) has its recorded
         # changes, which the call must see.
-        from guards.sources import AttrSource
-
         table = frame.session.wrap(real, AttrSource(self.source, "__kwdefaults__") if self.source is not None else None)
         return {key.as_python_constant(): value for key, value in table.entries.values()}
 
@@ -379,15 +378,16 @@ class FunctionValue(InlinableFunction):
         if name in ("__wrapped__", "__self__", "__func__", "__dict__", "__module__", "__doc__", "__name__",
                     "__qualname__", "__annotations__", "__type_params__"):  # fmt: skip
             if not hasattr(self.fn, name):
+                if self.source is not None:
+                    frame.session.add_guard(HasAttr(self.source, name, False))
                 raise_user_error(frame, AttributeError, f"'function' object has no attribute {name!r}")
-            return frame.session.wrap(getattr(self.fn, name), None)
+            # Read through the function: all of these can be reassigned between calls.
+            return frame.session.wrap(getattr(self.fn, name), AttrSource(self.source, name) if self.source is not None else None)
         return super().get_attr(frame, name)
 
     def has_attr(self, frame, name):
         present = hasattr(self.fn, name)
         if self.source is not None:
-            from guards import HasAttr
-
             frame.session.add_guard(HasAttr(self.source, name, present))
         return present
 
