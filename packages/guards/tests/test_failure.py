@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from guards import GuardSet, LocalSource, TensorMatch, failure_reasons, recompile_reason
+from guards import ConstantMatch, GuardSet, LocalSource, TensorMatch, failure_reasons, recompile_reason
 
 
 def fn(x):
@@ -46,3 +46,16 @@ def test_recompile_reason_lists_entries_in_cache_order():
 def test_arguments_that_do_not_bind_are_reported():
     (reason,) = failure_reasons([entry_for(torch.randn(2))], torch.randn(2), torch.randn(2))
     assert reason.startswith("the arguments do not match the function's parameters: ")
+
+
+class _ReprRaises:
+    def __repr__(self):
+        raise AttributeError("not built yet")
+
+
+def test_failure_reason_of_a_value_whose_repr_raises_is_still_given():
+    # copy.deepcopy's memo dict holds half-built objects (a module without its attributes yet)
+    # whose repr raises: the explanation of a recompile must not raise in the user's program.
+    entry = GuardSet([ConstantMatch(LocalSource("x"), None)]).compile(fn)
+    reason = recompile_reason([entry], {"b": _ReprRaises()})
+    assert reason.startswith("entry 0: ") and "whose repr raised AttributeError" in reason

@@ -204,5 +204,10 @@ def _got(failed: Check, values: tuple) -> str:
 def _show(value: object) -> str:
     if isinstance(value, torch.Size):
         value = tuple(value)
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001  (a user's __repr__, or one of an object half built)
+        # copy.deepcopy's memo holds objects whose __dict__ is not filled in yet: a module's repr
+        # then raises AttributeError. Explaining a recompile must not raise in the program.
+        text = f"<{type(value).__name__} whose repr raised {type(exc).__name__}>"
     return text if len(text) <= 200 else text[:197] + "..."
