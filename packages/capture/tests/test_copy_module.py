@@ -234,6 +234,28 @@ def test_deepcopy_of_a_dict_of_tensors_hits_the_cache_with_new_tensors():
     assert not cache_of(compiled).compilation.breaks
 
 
+def test_deepcopy_of_a_module_runs_natively_once_it_breaks_without_recapturing():
+    # A Parameter's copy breaks the graph inside copy.py. Its frames, handed the memo keyed by
+    # the id()s of that call's objects, were compiled on their own and captured again on every
+    # call: the recompile limit was hit within one call (a warning eager never gives). Now
+    # the copy.deepcopy call runs natively.
+    import warnings
+
+    def fn(m, x):
+        twin = copy.deepcopy(m)
+        with torch.no_grad():
+            twin.weight.mul_(2)
+        return m(x), twin(x)
+
+    compiled = compile_eager(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for rows in (4, 4, 7):
+            torch.manual_seed(0)
+            m, x = torch.nn.Linear(3, 3), torch.randn(rows, 3)
+            assert_same(compiled(m, x), fn(m, x))
+
+
 @pytest.mark.parametrize("kind", ["requires_grad", "view", "view_made_inside", "attribute"])
 def test_a_tensor_copy_can_not_be_a_clone_breaks_the_graph_with_a_reason(kind):
     # A copy of a leaf that requires grad is a new leaf; views copied through one memo share

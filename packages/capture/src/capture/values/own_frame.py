@@ -52,7 +52,17 @@ def _own_frame_function_of_input(value) -> tuple[types.FunctionType, Value | Non
     return target if _compilable(target[0]) else None
 
 
+# Modules whose functions, when a call into them breaks the graph, run natively rather than
+# as frames compiled on their own. copy.py's deepcopy frames are handed the memo, keyed by the
+# id()s of that call's objects: compiled on their own they guard on those ids and capture
+# again on every call (deepcopy of a module, whose Parameter.__deepcopy__ breaks the graph,
+# hit the recompile limit within one call, with a warning eager never gives).
+_NATIVE_WHEN_BROKEN = frozenset({"copy"})
+
+
 def _compilable(fn) -> bool:
     if not isinstance(fn, types.FunctionType) or is_disabled(fn) or runs_natively(fn):
+        return False
+    if fn.__globals__.get("__name__") in _NATIVE_WHEN_BROKEN:
         return False
     return not fn.__code__.co_flags & (CO_GENERATOR | CO_UNSUPPORTED_KINDS)
