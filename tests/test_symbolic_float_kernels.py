@@ -79,6 +79,8 @@ FUNCTIONS = {
     "float_power": lambda x: x * (x.shape[0] ** 0.5) - (x.shape[0] + 2) ** -1,
     "float_floor_division_and_ceil": lambda x: x + (x.shape[0] / 2.0) // 1.5 - math.ceil(x.shape[0] * 0.3),
     "int_of_a_float": lambda x: x.masked_fill(x > 0, int(x.shape[0] * 0.75)),
+    # sympy spells a negated float Mul(-1, FloatTrueDiv(...)): still a float (huber_loss's gradient).
+    "negated_float": lambda x: x * -(1.0 / x.shape[0]) + 1,
 }
 
 
@@ -114,6 +116,23 @@ def test_a_float_from_sizes_saved_for_the_backward_is_computed_there_from_the_si
         compiled(mine).backward(cotangent)
         torch.testing.assert_close(mine.grad, x.grad, **TOLERANCE)
     assert metrics.counters.graphs_run_uncompiled == uncompiled_before
+
+
+@pytest.mark.parametrize("cpu_backend", BACKENDS)
+def test_huber_loss_gradient_at_symbolic_sizes_matches_eager(cpu_backend):
+    """Its mean's gradient scales by -(1.0 / n) where x - y < -delta: a negated float, which was
+    computed as an integer (0) when only a float operation at the top counted as a float."""
+
+    def fn(x, y):
+        return F.huber_loss(x, y, delta=0.5)
+
+    compiled = _compile(fn, cpu_backend)
+    for n in (5, 9, 13):
+        x, y = torch.randn(n, requires_grad=True), torch.randn(n)
+        mine = x.detach().clone().requires_grad_()
+        fn(x, y).backward()
+        compiled(mine, y).backward()
+        torch.testing.assert_close(mine.grad, x.grad, **TOLERANCE)
 
 
 @pytest.mark.parametrize("cpu_backend", BACKENDS)

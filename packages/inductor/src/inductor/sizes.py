@@ -25,16 +25,16 @@ def loop_vars(prefix: str, count: int) -> list[sympy.Symbol]:
     return [loop_var(prefix, n) for n in range(count)]
 
 
-# What makes a symbolic number a float: Python's float arithmetic on sizes (`n / (n - 1)`), a
-# float literal, `float(n)`. Everything else in index arithmetic is an integer.
-_FLOAT_HEADS = (sympy.Float, ToFloat, *FLOAT_OPERATIONS.values())
+# Python's float arithmetic on sizes (`n / (n - 1)`) and `float(n)`, as fake_tensor keeps them.
+_PYTHON_FLOAT_HEADS = (ToFloat, *FLOAT_OPERATIONS.values())
 
 
 def is_float_valued(expr) -> bool:
-    """Whether a size expression the program computed is a Python float (kernels compute it in
-    double). Decided by its outermost function, as Python's types are: Max/Min/Abs of floats is
-    not recognized, and the kernels' printers refuse it rather than compute it in integers."""
-    return isinstance(expr, _FLOAT_HEADS)
+    """Whether a number the program computed from sizes is a Python float (kernels compute it
+    in double): what sympy cannot show to be an integer. Every symbol of a size is an integer,
+    and so is their integer arithmetic; a float operation, a float literal, or either negated
+    (`-(1.0 / n)`, sympy's Mul(-1, ...), in huber_loss's gradient) is not."""
+    return isinstance(expr, sympy.Expr) and not expr.is_integer
 
 
 def integers_only(rule):
@@ -56,7 +56,7 @@ def floats_only(rule):
     sympy's order of operations rounds otherwise."""
 
     def checked(expr, printer):
-        if not all(is_float_valued(arg) for arg in expr.args):
+        if not all(arg.has(*_PYTHON_FLOAT_HEADS) for arg in expr.args):
             return printer.unknown(expr, printer)
         return rule(expr, printer)
 
