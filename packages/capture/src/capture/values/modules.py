@@ -50,6 +50,15 @@ _DICT_CONTAINERS = (nn.ModuleDict, nn.ParameterDict)
 _CONTAINERS = _LIST_CONTAINERS + _DICT_CONTAINERS
 
 
+def _torch_container_method(module: nn.Module, name: str) -> bool:
+    """Whether `type(module).<name>` (`__iter__`, `__getitem__`, `__len__`) is the one torch's
+    container class defines, which ModuleValue answers from the registries with the members
+    guarded. A subclass's own (a ModuleList iterated in reverse) and any other module's are
+    Python, traced as a user object's are: run natively, their answer was never guarded."""
+    method, _ = lookup_static(type(module), name)
+    return any(isinstance(module, base) and method is base.__dict__.get(name) for base in _CONTAINERS)
+
+
 
 def _container_index(key: Value):
     """The index or slice of a container module as a constant, None if it has none: which
@@ -195,7 +204,7 @@ class ModuleValue(ObjectValue):
         return ItemSource(self.source, key)
 
     def get_item(self, frame, key):
-        if not isinstance(self.obj, _CONTAINERS):
+        if not _torch_container_method(self.obj, "__getitem__"):
             return super().get_item(frame, key)
         k = _container_index(key)
         if k is None:
@@ -221,28 +230,29 @@ class ModuleValue(ObjectValue):
 
     def unpack(self, frame):
         obj = self.obj
-        if isinstance(obj, _CONTAINERS):
-            self._refuse_stale_members(frame)
-            self._guard_members(frame.session)
+        if not _torch_container_method(obj, "__iter__"):
+            return super().unpack(frame)
+        self._refuse_stale_members(frame)
+        self._guard_members(frame.session)
         if isinstance(obj, _LIST_CONTAINERS):
             return [self._member(frame, obj[i], self._item_source(i)) for i in range(len(obj))]
-        if isinstance(obj, _DICT_CONTAINERS):
-            return [ConstantValue(k) for k in obj.keys()]
-        return super().unpack(frame)
+        return [ConstantValue(k) for k in obj.keys()]
 
     def own_iterator(self, frame):
-        if isinstance(self.obj, _CONTAINERS):
+        if _torch_container_method(self.obj, "__iter__"):
             return None  # unpack reads each member through its source, not torch's Python __iter__
         return super().own_iterator(frame)
 
     def length(self, frame):
+        if not _torch_container_method(self.obj, "__len__"):
+            return super().length(frame)
         self._refuse_stale_members(frame)
         self._guard_members(frame.session)
         return ConstantValue(len(self.obj))
 
     def truth(self, frame):
-        if not class_defines(type(self.obj), "__len__"):
-            return True
+        if class_defines(type(self.obj), "__bool__") or not _torch_container_method(self.obj, "__len__"):
+            return super().truth(frame)
         self._refuse_stale_members(frame)
         self._guard_members(frame.session)
         return bool(len(self.obj))
