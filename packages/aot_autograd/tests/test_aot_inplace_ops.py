@@ -131,6 +131,34 @@ def test_foreach_writes_into_lists_of_inputs_match_eager():
         assert (a.is_leaf, a.requires_grad) == (e.is_leaf, e.requires_grad)
 
 
+class RowOfAParameterFilled(torch.nn.Module):
+    # A parameter's row written in place under no_grad, then the parameter used with grads:
+    # the row is a view made under no_grad and written, which autograd forbids reading in grad
+    # mode. Functionalization's metadata-only runs of ops on it raised that error.
+    def forward(self, weight, bias, x):
+        with torch.no_grad():
+            weight[0].fill_(0.0)
+            bias.clamp_(-0.1, 0.1)
+        return (torch.nn.functional.linear(x, weight, bias),)
+
+
+def test_parameter_rows_written_under_no_grad_then_used_with_grads():
+    def make_inputs():
+        torch.manual_seed(0)
+        return [torch.randn(3, 4, requires_grad=True), torch.randn(3, requires_grad=True),
+                torch.randn(5, 4, requires_grad=True)]
+
+    inputs = make_inputs()
+    compiled = aot_module_simplified(graph_calling(RowOfAParameterFilled(), len(inputs)), inputs, run_graph_module)
+    actual, expected = make_inputs(), make_inputs()
+    compiled(*actual)[0].sum().backward()
+    RowOfAParameterFilled()(*expected)[0].sum().backward()
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e)
+        torch.testing.assert_close(a.grad, e.grad)
+        assert (a.is_leaf, a.requires_grad) == (e.is_leaf, e.requires_grad)
+
+
 class LinearOfAVector(torch.nn.Module):
     # aten.linear's own kernel squeezes a 1-d input's result in place (Gradium's TTS model).
     def __init__(self):

@@ -26,7 +26,12 @@ class Emitter:
         node_args = map_arguments((args, kwargs), self._as_arg)
         val_args, val_kwargs = map_arguments((args, kwargs), value_of)
         node = self.graph.call_function(op, *node_args)
-        node.meta["val"] = op(*val_args, **val_kwargs)
+        # Only the value's metadata is wanted, not its autograd history: with grad mode on,
+        # an op reading a view that the trace made under no_grad and then wrote in place (a
+        # parameter's row filled in `with torch.no_grad()`) raises autograd's "view created in
+        # no_grad mode ... modified inplace" as it rebuilds the view's grad_fn.
+        with torch.no_grad():
+            node.meta["val"] = op(*val_args, **val_kwargs)
         return node
 
     def getitem(self, node: fx.Node, index: int) -> fx.Node:
