@@ -20,7 +20,17 @@ CALLS = {
     # a value, not a dtype, that eager refuses: remembered for that value alone
     "pow_int_negative_exponent": (aten.pow.Tensor_Scalar, lambda: (torch.arange(3), -1)),
     "pow_int_square": (aten.pow.Tensor_Scalar, lambda: (torch.arange(3), 2)),
+    # matrix products over tensors of different dtypes (F.linear of a float64 input)
+    "mm_float64_by_float32": (aten.mm.default, lambda: (torch.randn(2, 3, dtype=torch.float64), torch.randn(3, 2))),
+    "addmm_float64_input": (aten.addmm.default,
+                            lambda: (torch.randn(2), torch.randn(4, 3, dtype=torch.float64), torch.randn(3, 2))),
+    "addmm_float64_bias": (aten.addmm.default,
+                           lambda: (torch.randn(2, dtype=torch.float64), torch.randn(4, 3), torch.randn(3, 2))),
+    "mv_int_by_float": (aten.mv.default, lambda: (torch.arange(6).view(2, 3), torch.randn(3))),
+    "dot_float_by_double": (aten.dot.default, lambda: (torch.randn(3), torch.randn(3, dtype=torch.float64))),
     # accepted by eager: no error on fakes either
+    "addmm_one_dtype": (aten.addmm.default, lambda: (torch.randn(2), torch.randn(4, 3), torch.randn(3, 2))),
+    "mm_ints": (aten.mm.default, lambda: (torch.arange(6).view(2, 3), torch.arange(6).view(3, 2))),
     "abs_int": (aten.abs.default, lambda: (torch.arange(-2, 2),)),
     "add_bool": (aten.add.Tensor, lambda: (torch.tensor([True]), torch.tensor([False]))),
     "mul_int_by_0d_float": (aten.mul.Tensor, lambda: (torch.arange(3), torch.tensor(0.5))),
