@@ -159,6 +159,27 @@ def test_parameter_rows_written_under_no_grad_then_used_with_grads():
         assert (a.is_leaf, a.requires_grad) == (e.is_leaf, e.requires_grad)
 
 
+class MakesATensorFromData(torch.nn.Module):
+    # What an optimizer's lazy state does (`state["step"] = torch.tensor(0.0)`): a tensor made
+    # from data, returned, and written by the program after the graph.
+    def forward(self, x):
+        return (torch.tensor(0.0), x * 2)
+
+
+def test_a_tensor_made_from_data_is_new_on_every_call():
+    # The data tensor became a constant of the graph; returned through a plain lift, every
+    # call handed out that one constant, and a step counter written after a call (RAdam's,
+    # across a graph break) kept counting: 1, 2, 3 where eager has 1, 1, 1.
+    x = torch.randn(3)
+    compiled = aot_module_simplified(graph_calling(MakesATensorFromData(), 1), [x], run_graph_module)
+    seen = []
+    for _ in range(3):
+        step, _ = compiled(x)
+        step += 1
+        seen.append(step.item())
+    assert seen == [1.0, 1.0, 1.0]
+
+
 class LinearOfAVector(torch.nn.Module):
     # aten.linear's own kernel squeezes a 1-d input's result in place (Gradium's TTS model).
     def __init__(self):

@@ -24,6 +24,7 @@ from ..functionalization.op_semantics import is_view, out_of_place_view, restrid
 from .arguments import map_arguments
 from .symbolic import SymbolicValues
 
+aten = torch.ops.aten
 Decompositions = Mapping[Any, Callable]
 
 
@@ -100,6 +101,12 @@ class AtenRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is aten.lift_fresh.default:
+            # `torch.tensor(data)` makes its tensor from the data, then lifts it: eager gets a
+            # new tensor on every call, but the trace's data tensor becomes a constant of the
+            # graph, which a plain lift would hand out (and let the program mutate) call after
+            # call. A copy keeps each call's tensor its own.
+            func = aten.lift_fresh_copy.default
         self.flush_runtime_asserts()
         query = _METADATA_QUERIES.get(func)
         if query is not None:
