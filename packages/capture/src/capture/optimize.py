@@ -59,6 +59,10 @@ def _calling(fn: Any) -> types.FunctionType:
 
 _NEVER = object()  # no forward is this one
 
+# The wrapper's own state; every other attribute written through the wrapper is the model's.
+_WRAPPER_ATTRIBUTES = frozenset({"_orig_mod", "_cache", "_warned_hooks", "_instance_forward", "_bound", "_bound_to",
+                                 "_compile_again", "forward", "__dict__"})
+
 
 class OptimizedModule(nn.Module):
     """A compiled nn.Module; the original is `_orig_mod`.
@@ -91,6 +95,30 @@ class OptimizedModule(nn.Module):
         if name == "_orig_mod":
             return self._modules["_orig_mod"]
         return getattr(self._modules["_orig_mod"], name)
+
+    # `compiled.scale = 3`, `del compiled.extra`, `compiled.training = False` change the model
+    # the compiled code reads, as torch.compile's OptimizedModule does; on the wrapper they
+    # would shadow the model's attribute for the user's reads and leave the calls on the old one.
+    def __setattr__(self, name: str, value) -> None:
+        if name in _WRAPPER_ATTRIBUTES or hasattr(type(self), name) or "_modules" not in self.__dict__:
+            return super().__setattr__(name, value)
+        setattr(self._modules["_orig_mod"], name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _WRAPPER_ATTRIBUTES or hasattr(type(self), name):
+            return super().__delattr__(name)
+        delattr(self._modules["_orig_mod"], name)
+
+    @property
+    def training(self) -> bool:
+        return self._modules["_orig_mod"].training
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        # nn.Module.__init__ sets it before `_orig_mod` exists: the model's own mode stands.
+        modules = self.__dict__.get("_modules")
+        if modules and "_orig_mod" in modules:
+            modules["_orig_mod"].training = mode
 
     def forward(self, *args, **kwargs):
         mod = self._modules["_orig_mod"]
