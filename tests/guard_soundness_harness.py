@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import sys
@@ -182,6 +183,11 @@ def assert_same(actual: Any, expected: Any, path: str, seen: set | None = None) 
         assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
         for index, (a, e) in enumerate(zip(actual, expected)):
             assert_same(a, e, f"{path}[{index}]", seen)
+    elif isinstance(expected, functools.partial):
+        assert_same((actual.func, actual.args, actual.keywords), (expected.func, expected.args, expected.keywords), f"{path}(partial)", seen)
+    elif isinstance(expected, types.MethodType):
+        assert_same(actual.__func__, expected.__func__, f"{path}.__func__", seen)
+        assert type(actual.__self__) is type(expected.__self__), f"{path}.__self__: {type(actual.__self__)} != {type(expected.__self__)}"
     elif isinstance(expected, types.FunctionType):
         # Each run makes its own (a lambda a mutation stores): the same code is the same function.
         assert actual.__code__ is expected.__code__, f"{path}: {actual!r} runs other code than {expected!r}"
