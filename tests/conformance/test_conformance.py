@@ -13,6 +13,9 @@ also runs under `aot_eager` and `inductor`, fullgraph=False.
 CONFORMANCE_FULL=1 runs every case with fullgraph False and True on the backends named by
 CONFORMANCE_BACKENDS (default "eager,aot_eager,inductor"; comma-separated).
 
+Cases marked `ci=False` (seven eighths of the round-four module families, whose cases train
+modules and take about a second each) run only with CONFORMANCE_FULL=1; their tests skip here.
+
 KNOWN_WRONG lists the wrong results found when the corpus was written, expected to fail until
 fixed (once fixed, the test passes with a warning asking to delete the entry).
 """
@@ -53,6 +56,9 @@ BACKEND_CASES = {
     "autograd.function_scale_grad",  # a custom autograd.Function's backward
     "repros2_inputs.batchnorm_running_stats_across_calls",  # an uncompiled forward's saved layouts
     "subgraphs2_inputs.extended_args_branches",  # a chain of 512 lazy adds: RecursionError lowering it
+    "optim4.radam_step",  # torch.tensor(0.0) state handed out as one graph constant across calls
+    "training4.parameter_written_in_place_under_no_grad",  # a no_grad view's metadata run in grad mode
+    "module_state4.buffer_dtype_changed",  # an op raising at run time after deferred buffer writes
 }
 CI_BACKENDS = ("aot_eager", "inductor")
 BACKEND_TIMEOUT_S = 60
@@ -63,10 +69,15 @@ def in_ci_subset(case) -> bool:
     return zlib.crc32(case.name.encode()) % 3 == 0
 
 
+def in_this_run(case) -> bool:
+    """Cases marked `ci=False` (a sample of a slow family runs instead) run only in full runs."""
+    return FULL or case.ci or case.name in BACKEND_CASES
+
+
 def pairs_to_run():
     pairs = []
     for backend in BACKENDS:
-        for case in CASES:
+        for case in filter(in_this_run, CASES):
             pairs.append((case, Column("ours", backend, False)))
             if FULL or in_ci_subset(case):
                 pairs.append((case, Column("ours", backend, True)))
@@ -107,6 +118,8 @@ def test_corpus_is_large_and_sourced():
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_no_wrong_result(case, results):
+    if case.name not in results:
+        pytest.skip("left out of the default CI run (ci=False); CONFORMANCE_FULL=1 runs it")
     wrong = [f"{r.column}: {r.reason}" for r in results[case.name] if r.outcome == "wrong"]
     if case.name in KNOWN_WRONG:
         if wrong:

@@ -26,7 +26,9 @@ class Case:
     the case is modelled on (e.g. "cpython/test_dict", "dynamo/test_dicts"). With `train`, the
     outputs that require grad are backpropagated (with random cotangents) and the grads of every
     input leaf (module parameters included) are compared. `exact_rng=False` compares only types, shapes and dtypes
-    of tensors (the case draws random numbers, which backends may draw differently).
+    of tensors (the case draws random numbers, which backends may draw differently). `ci=False`:
+    the default CI run leaves the case out (it runs under CONFORMANCE_FULL=1 and in the report),
+    for families too slow to run whole on every change.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Case:
     exact_rng: bool = True
     atol: float = 1e-5
     rtol: float = 1.3e-6
+    ci: bool = True
     text: str = field(default="", compare=False)  # the function's source, for reports
 
 

@@ -17,8 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils import parametrize
 
-from . import add
-from .upstream4_support import Twins, pick
+from .upstream4_support import Twins, add_case, pick
 
 nn = torch.nn
 W = 5
@@ -282,14 +281,14 @@ def call_twice(m, x):
 
 
 for name, change in BLOCK:
-    add(SOURCE, f"module_state4.{name}", call, twin_maker(Block, change), train=True, atol=1e-4)
-    add(SOURCE, f"module_state4.{name}_called_twice", call_twice, twin_maker(Block, change), atol=1e-4)
+    add_case(SOURCE, f"module_state4.{name}", call, twin_maker(Block, change), train=True, atol=1e-4)
+    add_case(SOURCE, f"module_state4.{name}_called_twice", call_twice, twin_maker(Block, change), atol=1e-4)
 for name, change in OPTIONAL:
-    add(SOURCE, f"module_state4.{name}", call, twin_maker(Optional, change), train=True)
+    add_case(SOURCE, f"module_state4.{name}", call, twin_maker(Optional, change), train=True)
 for name, change in CONTAINERS:
-    add(SOURCE, f"module_state4.{name}", call, twin_maker(Containers, change), train=True)
+    add_case(SOURCE, f"module_state4.{name}", call, twin_maker(Containers, change), train=True)
 for name, build, change in OTHERS:
-    add(SOURCE, f"module_state4.{name}", call, twin_maker(build, change), train=True)
+    add_case(SOURCE, f"module_state4.{name}", call, twin_maker(build, change), train=True)
 
 
 def reads_grad(m, x):
@@ -297,12 +296,12 @@ def reads_grad(m, x):
     return m(x) + (0 if w.grad is None else w.grad.sum()), w.requires_grad
 
 
-add(SOURCE, "module_state4.forward_caller_reads_grad", reads_grad, twin_maker(Block, grad_set), train=True, atol=1e-4)
+add_case(SOURCE, "module_state4.forward_caller_reads_grad", reads_grad, twin_maker(Block, grad_set), train=True, atol=1e-4)
 
 
 def functional_over_params(m, x):
     return F.linear(x, m.lin1.weight, m.lin1.bias) + m.shift, [p.shape for p in m.parameters()]
 
 
-add(SOURCE, "module_state4.parameters_read_directly_after_swap", functional_over_params,
+add_case(SOURCE, "module_state4.parameters_read_directly_after_swap", functional_over_params,
     twin_maker(Block, new_parameter), train=True)
