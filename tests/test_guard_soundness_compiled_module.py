@@ -1,6 +1,6 @@
 """Guard soundness for a model changed through the handle the user holds after compiling it:
 `model = compiler.compile(model)` and then `model.scale = 3`, `model.training = False`,
-`model.eval()`, `model.register_forward_hook(...)`. Each scenario runs once on the module itself
+`model.eval()`, `model.register_buffer(...)`, `model.register_forward_hook(...)`. Each scenario runs once on the module itself
 (eager) and once on the compiled module, with the same changes made through that handle; every
 call's result, the model's state_dict and training mode must agree (see guard_soundness_harness
 for the changes made to the module directly)."""
@@ -50,6 +50,9 @@ SCENARIOS = {
     "submodule_and_parameter_set": (lambda h: setattr(h, "drop", nn.Identity()), lambda h: setattr(h.lin, "weight", nn.Parameter(torch.eye(4)))),
     "training_flag_set": (lambda h: setattr(h, "training", False), lambda h: h.drop.eval(), lambda h: h.train()),
     "eval_then_flag": (lambda h: h.eval(), lambda h: setattr(h, "training", True), lambda h: setattr(h.drop, "training", True)),
+    "members_registered": (lambda h: h.register_buffer("extra", torch.ones(4)), lambda h: h.extra.fill_(3),
+                           lambda h: (delattr(h, "extra"), h.register_parameter("extra", nn.Parameter(torch.full((4,), 2.0)))),
+                           lambda h: h.add_module("drop", nn.Identity()), lambda h: h.register_module("drop", nn.Tanh())),
     "hook_then_attribute": (lambda h: h.register_forward_hook(lambda m, args, out: out + 100), lambda h: setattr(h, "scale", -1.0)),
 }
 

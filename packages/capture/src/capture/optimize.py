@@ -109,6 +109,19 @@ class OptimizedModule(nn.Module):
             return super().__delattr__(name)
         delattr(self._modules["_orig_mod"], name)
 
+    # Members registered through the wrapper are the model's too (nn.Module's methods would file
+    # them in the wrapper's registries, where the model's forward never looks).
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        self._modules["_orig_mod"].register_buffer(name, tensor, persistent)
+
+    def register_parameter(self, name: str, param) -> None:
+        self._modules["_orig_mod"].register_parameter(name, param)
+
+    def add_module(self, name: str, module) -> None:
+        self._modules["_orig_mod"].add_module(name, module)
+
+    register_module = add_module
+
     @property
     def training(self) -> bool:
         return self._modules["_orig_mod"].training
