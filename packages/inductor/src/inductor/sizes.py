@@ -12,6 +12,7 @@ import functools
 
 import sympy
 from fake_tensor.symbolic import FLOAT_OPERATIONS, FloorDiv, PythonMod, ToFloat
+from fake_tensor.symbolic.printing import ATOM, UNARY
 
 Expr = sympy.Expr
 
@@ -61,6 +62,23 @@ def floats_only(rule):
         return rule(expr, printer)
 
     return checked
+
+
+def float_operand(to_double):
+    """A kernel printer's spelling of an operand of Python's float arithmetic on sizes: a float
+    prints as it is; an integer (exact in int64) is converted by `to_double(arg, printer)`,
+    rounding once, as Python's int-to-float does."""
+
+    def operand(arg, printer) -> str:
+        return printer.text(arg, UNARY) if is_float_valued(arg) else to_double(arg, printer)
+
+    return operand
+
+
+def float_operator(symbol: str, operand):
+    """A printer rule for a binary float operation: IEEE double arithmetic in the program's
+    order is Python's float arithmetic, rounding and all."""
+    return lambda expr, p: (f"({operand(expr.args[0], p)} {symbol} {operand(expr.args[1], p)})", ATOM)
 
 
 def as_expr(value) -> Expr:

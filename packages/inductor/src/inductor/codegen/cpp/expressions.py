@@ -9,7 +9,7 @@ import sympy
 import torch
 from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, binary, folded
 
-from ...sizes import floats_only, integers_only, is_float_valued
+from ...sizes import float_operand, float_operator, floats_only, integers_only
 
 CTYPES = {
     torch.float32: "float", torch.float64: "double", torch.float16: "_Float16", torch.bfloat16: "uint16_t",
@@ -65,19 +65,8 @@ def _float(expr, p):
     return repr(float(expr)), ATOM
 
 
-def _as_double(arg, p) -> str:
-    """An operand of Python's float arithmetic as a C++ double: integer arithmetic on sizes is
-    exact in int64, and its conversion rounds once, as Python's int-to-float does."""
-    if is_float_valued(arg):
-        return p.text(arg, UNARY)
-    if not arg.is_integer:  # sympy's own real arithmetic (`1.5*x`), which Python never computes
-        return p.unknown(arg, p)[0]
-    return f"static_cast<double>({p.text(arg, UNARY)})"
-
-
-def _float_operator(c_operator: str):
-    # IEEE double arithmetic in the program's order is Python's float arithmetic, rounding and all.
-    return lambda expr, p: (f"({_as_double(expr.args[0], p)} {c_operator} {_as_double(expr.args[1], p)})", ATOM)
+# Integer arithmetic on sizes is exact in int64; its conversion to double rounds once.
+_as_double = float_operand(lambda arg, p: f"static_cast<double>({p.text(arg, UNARY)})")
 
 
 def _float_call(helper: str):
@@ -93,8 +82,8 @@ CPP_INDEX = PYTHON.only(
     "FloorDiv": _rounding_down("/", "ptc_floordiv"), "PythonMod": _rounding_down("%", "ptc_mod"),
     "Max": integers_only(folded("ptc_max<int64_t>")), "Min": integers_only(folded("ptc_min<int64_t>")),
     "ToFloat": lambda expr, p: (_as_double(expr.args[0], p), ATOM),
-    "FloatAdd": _float_operator("+"), "FloatSub": _float_operator("-"), "FloatMul": _float_operator("*"),
-    "FloatTrueDiv": _float_operator("/"),
+    "FloatAdd": float_operator("+", _as_double), "FloatSub": float_operator("-", _as_double),
+    "FloatMul": float_operator("*", _as_double), "FloatTrueDiv": float_operator("/", _as_double),
     # Python's float `//` and `%` round toward -inf, as ATen's floating floor division does (the prelude's).
     "FloatFloorDiv": _float_call("ptc_floordiv<double>"), "FloatMod": _float_call("ptc_mod<double>"),
     "FloatPow": _float_call("ptc_libm::pow"),

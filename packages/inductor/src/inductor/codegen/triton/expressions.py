@@ -17,7 +17,7 @@ import sympy
 import torch
 from fake_tensor.symbolic.printing import ATOM, MUL, PYTHON, UNARY, ExpressionPrinter, call, folded
 
-from ...sizes import floats_only, integers_only, is_float_valued
+from ...sizes import float_operand, float_operator, floats_only, integers_only
 
 TRITON_DTYPES = {
     torch.float32: "tl.float32", torch.float64: "tl.float64", torch.float16: "tl.float16",
@@ -62,20 +62,9 @@ def _float(expr, p):
     return repr(float(expr)), ATOM
 
 
-def _as_double(arg, p) -> str:
-    """An operand of Python's float arithmetic as a float64 scalar: integer arithmetic on sizes
-    is exact, and its conversion rounds once, as Python's int-to-float does. (Triton's `/` of
-    two integers would compute in float32.)"""
-    if is_float_valued(arg):
-        return p.text(arg, UNARY)
-    if not arg.is_integer:  # sympy's own real arithmetic (`1.5*x`), which Python never computes
-        return p.unknown(arg, p)[0]
-    return f"tl.cast({p.text(arg)}, tl.float64)"
-
-
-def _float_operator(operator: str):
-    # IEEE double arithmetic in the program's order is Python's float arithmetic, rounding and all.
-    return lambda expr, p: (f"({_as_double(expr.args[0], p)} {operator} {_as_double(expr.args[1], p)})", ATOM)
+# Integer arithmetic on sizes is exact; its conversion to float64 rounds once. (Triton's `/`
+# of two integers would compute in float32.)
+_as_double = float_operand(lambda arg, p: f"tl.cast({p.text(arg)}, tl.float64)")
 
 
 # What the program computes from sizes and feeds to a kernel also prints: `x + (n >= 3)`, `abs(n - 10)`,
@@ -88,8 +77,8 @@ TRITON_INDEX = PYTHON.only(
     "Float": _float, "Abs": integers_only(call("tl.abs")),
     "FloorDiv": _rounding_down(floor=True), "PythonMod": _rounding_down(floor=False),
     "ToFloat": lambda expr, p: (_as_double(expr.args[0], p), ATOM),
-    "FloatAdd": _float_operator("+"), "FloatSub": _float_operator("-"), "FloatMul": _float_operator("*"),
-    "FloatTrueDiv": _float_operator("/"),
+    "FloatAdd": float_operator("+", _as_double), "FloatSub": float_operator("-", _as_double),
+    "FloatMul": float_operator("*", _as_double), "FloatTrueDiv": float_operator("/", _as_double),
     "FloatPow": lambda expr, p: (f"libdevice.pow({_as_double(expr.args[0], p)}, {_as_double(expr.args[1], p)})", ATOM),
     # int() of a float truncates toward zero, as Triton's float-to-int conversion does.
     "TruncToInt": lambda expr, p: (f"tl.cast({_as_double(expr.args[0], p)}, tl.int64)", ATOM),
