@@ -112,12 +112,15 @@ class OptimizedModule(nn.Module):
     # Members registered through the wrapper are the model's too (nn.Module's methods would file
     # them in the wrapper's registries, where the model's forward never looks).
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """Register `tensor` as a buffer of the original module."""
         self._modules["_orig_mod"].register_buffer(name, tensor, persistent)
 
     def register_parameter(self, name: str, param) -> None:
+        """Register `param` as a parameter of the original module."""
         self._modules["_orig_mod"].register_parameter(name, param)
 
     def add_module(self, name: str, module) -> None:
+        """Register `module` as a submodule of the original module."""
         self._modules["_orig_mod"].add_module(name, module)
 
     register_module = add_module
