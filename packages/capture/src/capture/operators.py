@@ -419,7 +419,10 @@ def _identity_follows_value(value) -> bool:
 def _symbolic_is_constant(frame, symbolic: SymValue, constant: ConstantValue) -> bool:
     """`n is c` for a symbolic number: a size is a fresh int (or float) object, the small
     int cache's own object where it is one of those; so it is `c` exactly when both are the
-    same small int (the equality guarded, the number left symbolic)."""
+    same small int (the equality guarded, the number left symbolic). A symbolic bool (`n > 5`)
+    is one of the two bool objects: it is True or False by its value (guarded)."""
+    if symbolic.python_type() is bool:
+        return type(constant.value) is bool and symbolic.truth(frame) == constant.value
     if type(constant.value) is not int or constant.value not in _SMALL_INTS or symbolic.python_type() is not int:
         return False
     return compare(frame, "==", symbolic, constant).truth(frame)

@@ -1,17 +1,18 @@
 """The `match` statement's opcodes (CPython 3.11 and 3.12, the same except where noted):
 structural tests on the subject traced through the operations eager runs (isinstance, len,
-`key in mapping` then `mapping.get(key)`, attribute reads), so their guards come with them.
+one `mapping.get(key, <missing>)` per key, attribute reads), so their guards come with them.
 PEP 634 gives the semantics; Python/ceval.c's match_class / match_keys the details."""
 
 from __future__ import annotations
 
 from ..guard_kinds import AbcRegistryUnchanged
 from ..interpreter.registry import handles
-from ..operators import contains
+from ..operators import identical
 from ..values.base import NotConstant
 from ..values.constant import ConstantValue
 from ..values.containers import TupleValue
 from ..values.exceptions import raise_user_error
+from ..values.new_objects import NewObjectValue
 from ..errors import Unsupported
 
 # Type flags CPython sets on sequences and mappings (Include/object.h); ABCs pass them on to
@@ -53,13 +54,19 @@ def _constant_names(value, what: str) -> tuple:
 @handles("MATCH_KEYS")
 def _match_keys(frame, inst):
     # Leaves subject and keys; pushes the values found under the keys, or None if one is missing.
+    # CPython's match_keys asks `subject.get(key, dummy)` for each key in turn and stops at the
+    # first that answers its dummy (a fresh object): a Mapping's __contains__ and __getitem__
+    # are never called, and `get` is looked up once.
     keys, subject = frame.peek(1), frame.peek(2)
+    get = subject.get_attr(frame, "get")
+    missing = NewObjectValue(object)
     values = []
     for key in keys.unpack(frame):
-        if not contains(frame, key, subject).truth(frame):
+        value = get.call(frame, [key, missing], {})
+        if identical(frame, value, missing):
             frame.push(ConstantValue(None))
             return
-        values.append(subject.get_attr(frame, "get").call(frame, [key], {}))
+        values.append(value)
     frame.push(TupleValue(values))
 
 
