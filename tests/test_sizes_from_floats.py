@@ -94,3 +94,21 @@ def test_a_size_truncated_from_a_length_matches_eager(size, backend):
         got, want = compiled(x), fn(x)
         assert got[1] == want[1]
         torch.testing.assert_close(got[0], want[0])
+
+
+def _size_compared_as_a_float(x):
+    # `float(n) == 7` holds: n is the integer 7 from there on, not the float 7.0 (a C++ loop
+    # bound `x0 < 7.0` failed to compile: "invalid controlling predicate").
+    if float(x.shape[0]) == 7:
+        return x - 0.5
+    if float(x.shape[0]) == 5.0:
+        return x.cumsum(0) * 2
+    return x + 0.5
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_size_equal_to_an_integral_float_stays_an_int(backend):
+    compiled = compiler.compile(_size_compared_as_a_float, backend=backend)
+    for length in (4, 4, 7, 5, 9):
+        x = torch.randn(length)
+        torch.testing.assert_close(compiled(x), _size_compared_as_a_float(x))

@@ -154,6 +154,11 @@ class Questions:
                 self.guards.append(Guard(part, Origin(user_frame(), self._current_op())))
 
     def _learn(self, fact: sympy.Basic) -> None:
+        if isinstance(fact, sympy.Eq) and fact.lhs.is_integer and fact.rhs.is_Float and float(fact.rhs).is_integer():
+            # An integer equal to an integral float (`float(n) == 7`): the integer it is. A
+            # Float replacement would make the size a float everywhere it is printed (a C++
+            # loop bound `x0 < 7.0`).
+            fact = sympy.Eq(fact.lhs, sympy.Integer(int(fact.rhs)))
         if isinstance(fact, sympy.Eq):
             self._learn_equality(fact.lhs, fact.rhs)
         if not (isinstance(fact, sympy.Rel) and fact.rhs.is_Number):
