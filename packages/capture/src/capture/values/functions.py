@@ -401,7 +401,7 @@ class NestedFunctionValue(InlinableFunction):
     (`functools.wraps` sets `__name__`, `__doc__`, `__wrapped__`...) are kept in `attrs`:
     the function is new, so they are part of it, not side effects."""
 
-    def __init__(self, code, f_globals, name, defaults, kwdefaults, cells, annotated: bool = False):
+    def __init__(self, code, f_globals, name, defaults, kwdefaults, cells, annotations: Value | None = None):
         super().__init__(None)
         self.code = code
         self.f_globals = f_globals
@@ -409,8 +409,10 @@ class NestedFunctionValue(InlinableFunction):
         self._defaults = tuple(defaults)
         self._kwdefaults = dict(kwdefaults)
         self._cells = cells
-        self.annotated = annotated
         self.attrs: dict[str, Value] = {}
+        if annotations is not None:
+            # Kept as the function's own dict: the program may read, change or hand it on.
+            self.attrs["__annotations__"] = annotations
 
     def describe(self):
         return f"function {self.name} (defined in the traced code)"
@@ -427,8 +429,10 @@ class NestedFunctionValue(InlinableFunction):
             # when the code says it has one): ask a real function made from the same code.
             cells = tuple(types.CellType() for _ in self.code.co_freevars)
             return ConstantValue(types.FunctionType(self.code, {}, None, None, cells).__doc__)
-        if name == "__annotations__" and not self.annotated:
-            return DictValue({})
+        if name == "__annotations__":
+            # An unannotated function makes its empty dict on the first read and keeps it.
+            self.attrs[name] = DictValue({})
+            return self.attrs[name]
         if name == "__type_params__":
             return TupleValue([])
         if name == "__dict__":
