@@ -9,6 +9,12 @@ backward computes from the tangents drains into the sink. A cut through `n.in ->
 "save n"; nodes left on the sink side are recomputed in the backward from the saved values.
 With capacities in bytes, the cut is the smallest set of saved bytes from which the backward
 can be computed.
+
+A view of a primal that the forward computes is saved, not recomputed from the primal in the
+backward: eager saves that view object (a Linear's `weight.t()`), which keeps the storage it
+was made on. After `weight.data = new` between forward and backward, eager's backward reads
+the old values; a view recomputed from the primal would read the new ones. It costs what
+saving the primal costs.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import networkx as nx
 import torch
 import torch.fx as fx
 
+from ..functionalization.op_semantics import viewed_placeholder
 from .joint import JointGraph, is_symbolic_size
 from .recomputable import may_recompute, read_by_heavy_op_in_backward
 
@@ -45,10 +52,11 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
         if node in backward_only:
             network.add_edge(inside, "sink")
             continue
-        if node in joint.primals or (node in joint.forward_required and (
+        primal_view = node in joint.forward_required and _views_primal(node, joint)
+        if node in joint.primals or primal_view or (node in joint.forward_required and (
                 not may_recompute(node) or read_by_heavy_op_in_backward(node, backward_only))):
             network.add_edge("source", inside)
-        capacity = _INPUT_BYTES if node.op == "placeholder" else saved_bytes(node)
+        capacity = _INPUT_BYTES if node.op == "placeholder" or primal_view else saved_bytes(node)
         if capacity is None:
             network.add_edge(inside, outside)
         else:
@@ -67,6 +75,10 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
         node for node in joint.graph.nodes
         if (node, "in") in reachable and (node, "out") in network and (node, "out") not in reachable
     ]
+
+
+def _views_primal(node: fx.Node, joint: JointGraph) -> bool:
+    return node.op == "call_function" and isinstance(node.meta.get("val"), torch.Tensor) and viewed_placeholder(node) in joint.primals
 
 
 def saved_bytes(node: fx.Node) -> int | None:

@@ -110,7 +110,7 @@ class _CompiledFunction(torch.autograd.Function):
         # eager, inputs reached only through them get none either (an optimizer skips those).
         ctx.set_materialize_grads(False)
         ctx.tangent_layouts = [(o.shape, o.dtype, o.device) for o in (outputs[i] for i in plan.differentiable)]
-        ctx.save_for_backward(*saved[: plan.num_saved_tensors])
+        ctx.save_for_backward(*_saveable(saved[: plan.num_saved_tensors], inputs))
         ctx.saved_sizes = saved[plan.num_saved_tensors :]
         for i in plan.effects.regenerated:
             call.raw[i] = outputs[i]
@@ -170,6 +170,16 @@ def _tangents_reaching_outputs(graph: fx.GraphModule, num_tangents: int) -> list
                 reaching[node] |= reaching[used]
     outputs = graph.graph.output_node().args[0]
     return [reaching[out] if isinstance(out, fx.Node) else 0 for out in outputs]
+
+
+def _saveable(saved, inputs):
+    """The saved tensors, views the graph made (a weight's transpose, kept on the weight's
+    storage of this call) detached: the storage and version counter stay, so a later write into
+    the weight makes the backward raise eager's 'modified by an inplace operation' error. Saved
+    as views made under no_grad, autograd raised 'A view was created in no_grad mode' instead.
+    An input saved as itself is kept as itself, as eager keeps it."""
+    given = {id(i) for i in inputs}
+    return [t.detach() if isinstance(t, torch.Tensor) and t._is_view() and id(t) not in given else t for t in saved]
 
 
 def _detached(value):
