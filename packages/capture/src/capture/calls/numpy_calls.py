@@ -14,7 +14,9 @@ from ..numpy_wrapping import tensor_as_array
 from ..values.base import Value
 from ..values.constant import ConstantValue
 from ..values.factory import constant_args, evaluate_constant_operation
-from ..values.numpy_arrays import NdarrayValue, numpy_operation, operation_for
+from ..values.containers import SequenceValue
+from ..values.numpy_arrays import NdarrayValue, NumpyScalarValue, numpy_operation, operation_for
+from ..values.symbolic import SymValue
 from ..values.tensor import TensorValue
 from .numpy_table import RANDOM_CALLABLES, TORCH_NUMPY_FOR
 from .registry import construct_rule, rule
@@ -94,7 +96,7 @@ def _from_numpy(frame, args, kwargs):
 def _as_tensor_rule(fn):
     def handler(frame, args, kwargs):
         if not args or not isinstance(args[0], NdarrayValue):
-            return record_torch_call(frame, fn, args, kwargs)
+            return record_torch_call(frame, fn, args, _with_numpy_scalar_dtype(args, kwargs))
         tensor = args[0].tensor
         options = {k: v for k, v in kwargs.items() if not (v.is_python_constant() and v.as_python_constant() is None)}
         if set(options) - {"dtype", "device"} or len(args) > 1:
@@ -107,6 +109,38 @@ def _as_tensor_rule(fn):
     return handler
 
 
+def _with_numpy_scalar_dtype(args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
+    """`kwargs` with the dtype torch infers from numpy scalars in the data made explicit:
+    `torch.tensor(np.float64(1.5))` is float64 (np.int32 int32, np.float16 float16), where the
+    Python number the graph receives in its place (NumpyScalarValue) would give float32/int64.
+    The dtype is torch's own inference on stand-ins of the data (the numpy scalars themselves,
+    constants, a number of each symbolic number's type)."""
+    dtype = kwargs.get("dtype")
+    if not args or (dtype is not None and not (dtype.is_python_constant() and dtype.as_python_constant() is None)):
+        return kwargs
+    found = []
+
+    def stand_in(value: Value):
+        if isinstance(value, SequenceValue) and value.python_type() in (list, tuple):
+            return [stand_in(item) for item in value.items]
+        if isinstance(value, NumpyScalarValue):
+            found.append(value)
+            return value.value
+        if isinstance(value, SymValue):
+            return value.python_type()(1)
+        if isinstance(value, ConstantValue) and isinstance(value.value, (bool, int, float, complex)):
+            return value.value
+        raise LookupError  # a tensor or another object inside: left to the call as it was
+
+    try:
+        data = stand_in(args[0])
+    except LookupError:
+        return kwargs
+    if not found:
+        return kwargs
+    return {**kwargs, "dtype": ConstantValue(torch.tensor(data).dtype)}
+
+
 for _fn in (torch.as_tensor, torch.asarray):
     rule(_fn)(_as_tensor_rule(_fn))
 
@@ -115,7 +149,7 @@ for _fn in (torch.as_tensor, torch.asarray):
 def _tensor_of(frame, args, kwargs):
     """`torch.tensor(array)`: a copy, in the array's dtype unless told otherwise."""
     if not args or not isinstance(args[0], NdarrayValue):
-        return record_torch_call(frame, torch.tensor, args, kwargs)
+        return record_torch_call(frame, torch.tensor, args, _with_numpy_scalar_dtype(args, kwargs))
     if len(args) > 1 or set(kwargs) - {"dtype", "device", "requires_grad"}:
         raise Unsupported("torch.tensor(ndarray, ...) with arguments capture does not model")
     graph = frame.session.graph
