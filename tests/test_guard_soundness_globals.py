@@ -356,6 +356,43 @@ def fresh_imported_module(scale=2):
     return types.SimpleNamespace()
 
 
+_STUBBED = ("gs_stubbed", "gs_alias", "gs_optional", "gs_absent")
+
+
+def stub_module(name, scale, module_name=None):
+    """`sys.modules[name] = module` as tests and plugins stub a module (the module may carry
+    another name, as an alias or a mock does)."""
+    module = types.ModuleType(module_name or name)
+    module.SCALE = scale
+    sys.modules[name] = module
+
+
+def fresh_stubbed_modules():
+    for name in _STUBBED:
+        sys.modules.pop(name, None)
+    stub_module("gs_stubbed", 2)
+    stub_module("gs_alias", 3, module_name="gs_other")
+    return types.SimpleNamespace()
+
+
+def reads_sys_modules(state):
+    def fn(x):
+        import importlib
+
+        import gs_alias
+
+        try:
+            import gs_absent
+        except ImportError:
+            gs_absent = None
+        optional = sys.modules.get("gs_optional")
+        out = x * importlib.import_module("gs_stubbed").SCALE + sys.modules["gs_stubbed"].SCALE + gs_alias.SCALE
+        out = out + ("gs_optional" in sys.modules) + (optional.SCALE if optional is not None else 0)
+        return out + __import__("gs_stubbed").SCALE + (gs_absent.SCALE if gs_absent is not None else 0)
+
+    return fn
+
+
 def _lazy_attribute(name):
     if name == "lazy":
         return 3
@@ -439,6 +476,9 @@ CLOSURE_CASES = [
          setup=types.SimpleNamespace),
     case("module_imported_inside_changed_or_replaced", imports_inside, lambda s: setattr(sys.modules["gs_imported"], "SCALE", 3),
          lambda s: fresh_imported_module(scale=5), setup=fresh_imported_module),
+    case("module_stubbed_in_sys_modules", reads_sys_modules, lambda s: stub_module("gs_stubbed", 5), lambda s: stub_module("gs_optional", 7),
+         lambda s: stub_module("gs_alias", 11, module_name="gs_other"), lambda s: stub_module("gs_absent", 13),
+         lambda s: sys.modules.pop("gs_optional"), setup=fresh_stubbed_modules),
     case("module_getattr_and_environment_changed", reads_lazy_module_and_environment, lambda s: setattr(s.module, "__getattr__", lambda n: 9),
          lambda s: setattr(s.module, "lazy", 5), lambda s: os.environ.__setitem__("GS_SOUNDNESS_FLAG", "0"), setup=fresh_lazy_module),
     # Module attributes of the standard library are read unguarded where they are functions,

@@ -22,6 +22,7 @@ from .values.new_objects import ModelOutputValue, NewObjectValue
 from .values.numpy_arrays import NdarrayValue, numpy_operator
 from .values.objects import ObjectValue
 from .values.object_ids import ObjectIdValue
+from .values.py_modules import SysModulesValue
 from .values.class_lookup import dunder_value, lookup_static, python_dunder
 from .values.symbolic import SymValue, concrete, specialized_constant
 from .values.tensor import TensorValue
@@ -466,6 +467,8 @@ def contains(frame, item: Value, container: Value) -> Value:
         return frame.session.graph.call_function(frame, operator.contains, [container, item], {})
     if isinstance(container, (DictValue, SetValue)):
         return ConstantValue(key_of(frame, item) in container.entries)
+    if isinstance(container, SysModulesValue):
+        return container.contains(frame, item)
     if isinstance(container, DictViewValue) and container.kind == "keys":
         return ConstantValue(key_of(frame, item) in container.mapping.entries)
     if isinstance(container, ModelOutputValue):

@@ -65,8 +65,8 @@ def _definition_or_constant(value: Any) -> bool:
     """What an unguarded module holds that programs do not change: its functions, classes and
     constants. Its data (sys.path, sys.argv, warnings.filters, logging.root) changes between
     calls, and a read of it is guarded as any other module's."""
-    # sys.modules stays unguarded (unsound where an entry is replaced): guarded as a dict, every
-    # import anywhere would fail the entry, and thousands of keys be compared on every call.
+    # sys.modules is read unguarded here: each name the program reads of it is guarded on its
+    # own (calls.imports.SysModulesValue).
     return callable(value) or isinstance(value, (types.ModuleType, tuple)) or is_constant_type(value) or value is sys.modules
 
 

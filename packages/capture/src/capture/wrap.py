@@ -14,6 +14,7 @@ import enum
 import functools
 import inspect
 import operator
+import sys
 import types
 import weakref
 from collections import OrderedDict
@@ -31,6 +32,7 @@ from torch import nn
 from .guard_kinds import GlobalModuleHooksMatch, SameObject
 from .calls.dict_subclasses import check_dict_subclass
 from .calls.functional import operator_callable
+from .values.py_modules import PyModuleValue, SysModulesValue
 from .calls.numpy_table import NUMPY_CALLABLE_TYPES, is_numpy_callable
 from .calls.registry import rule_for
 from .calls.torch_ops import is_torch_operation
@@ -53,7 +55,6 @@ from .values.new_objects import ModelOutputValue, is_model_output
 from .values.numpy_arrays import wrap_ndarray, wrap_numpy_constant
 from .values.functools_values import CachedFunctionValue, PartialValue
 from .values.classes import ClassValue
-from .values.py_modules import PyModuleValue
 from .values.objects import ObjectValue, WeakReferenceValue
 from .values.tensor import TensorKey, TensorValue, register_input_key
 
@@ -85,6 +86,13 @@ def wrap(session, obj: Any, source) -> Value:
             # One object reached by two paths (`f(x, x)`, tied weights) is one value, read
             # from the first path: later calls must bring one object on both again.
             session.add_guard(SameObject(source, value.source))
+        return value
+    if obj is sys.modules:
+        # Guarded one name at a time as the program reads it (calls.imports), never whole.
+        if source is not None:
+            _guard(session, kinds.IdentityMatch(source, obj))
+        value = SysModulesValue(source)
+        session.wrapped[id(obj)] = (obj, value)
         return value
     for cls in type(obj).__mro__:
         rule = RULES.get(cls)

@@ -239,6 +239,22 @@ class ImportedModuleSource(RootSource):
 
 
 @_source_value
+class SysModulesSource(RootSource):
+    """`sys.modules` itself (the dict held): where a name the program found unimported must
+    stay absent (`'pkg' not in sys.modules`), a stub filed there later is found by eager."""
+
+    def __str__(self) -> str:
+        return "sys.modules"
+
+    @property
+    def hint(self) -> str:
+        return "sys_modules"
+
+    def root_code(self, frame: RootNames) -> str:
+        return frame.held(sys.modules, "sys_modules")
+
+
+@_source_value
 class ModuleGlobalSource(RootSource):
     """A name in the globals dict of module `module` (`sys.modules[module]`): how a trace reads
     the globals of a function it entered that no source reaches, such as a submodule's

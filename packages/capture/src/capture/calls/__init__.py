@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (fill the registry)
     deferred,
     frame_reads,
     functional,
+    imports,
     iteration,
     iteration_builtins,
     numpy_calls,

@@ -6,14 +6,13 @@ import builtins
 import sys
 import types
 
-from guards import IdentityMatch, ImportedModuleSource
-
+from ..calls.imports import import_statement
 from ..calls.python_builtins import _slice
-from ..errors import Unsupported, UserException
+from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..values.cells import CellValue
 from ..values.constant import ConstantValue
-from ..values.exceptions import ExceptionValue, raise_user_error
+from ..values.exceptions import raise_user_error
 from ..values.lifetime import drop_may_end_watched
 from ..values.classes import SuperValue
 from ..values.objects import NULL, NullValue
@@ -223,25 +222,7 @@ def _load_build_class(frame, inst):
 def _import_name(frame, inst):
     fromlist = frame.pop().as_python_constant()
     level = frame.pop().as_python_constant()
-    try:
-        module = builtins.__import__(inst.argval, frame.f_globals, None, fromlist, level)
-    except ImportError as err:
-        raise UserException(ExceptionValue.from_real(err)) from None
-    frame.push(frame.session.wrap(module, _imported_module_source(frame, module, inst.argval if level == 0 else None)))
-
-
-def _imported_module_source(frame, module, full_name: str | None):
-    """`sys.modules[...]` for the module an import gave, guarded to be that module, with the
-    module the statement names (`a.b.c` of `import a.b.c`, which gives `a`): the import
-    system answers from sys.modules while both are there (None where the module is not
-    filed under its own name)."""
-    name = getattr(module, "__name__", None)
-    if not isinstance(name, str) or sys.modules.get(name) is not module:
-        return None
-    for filed in {name, full_name or name}:
-        if filed in sys.modules:
-            frame.session.add_guard(IdentityMatch(ImportedModuleSource(filed), sys.modules[filed]))
-    return ImportedModuleSource(name)
+    frame.push(import_statement(frame, inst.argval, frame.f_globals, fromlist, level))
 
 
 @handles("IMPORT_FROM")
