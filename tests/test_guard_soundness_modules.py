@@ -155,6 +155,12 @@ MODULE_CASES = [
     module_case("attribute_or_getattr_given_to_the_module_class", _patchable_block,
                 on_module(lambda m: setattr(type(m), "extra", staticmethod(lambda v: v * 3))), on_module(lambda m: delattr(type(m), "extra")),
                 on_module(lambda m: setattr(type(m), "__getattr__", _extra_from_getattr))),
+    # nn.Module.__getattr__ answers from the registries only where the instance dict lacks the
+    # name: a member put there directly (or by object.__setattr__) shadows the registered one.
+    module_case("members_shadowed_in_the_instance_dict", Block, on_module(lambda m: m.__dict__.__setitem__("drop", lambda v: v * 10)),
+                on_module(lambda m: m.linear.__dict__.__setitem__("weight", torch.full((4, 4), 0.5))),
+                on_module(lambda m: object.__setattr__(m, "norm", nn.Identity())), on_module(lambda m: m.__dict__.pop("drop")),
+                backends=("aot_eager",)),
     module_case("attribute_flag_and_mode_changed", Block, on_module(lambda m: setattr(m, "scale", 3)),
                 on_module(lambda m: setattr(m, "scale", 0.5)), on_module(lambda m: setattr(m, "mode", "tanh"))),
     module_case("buffer_registered_later", Block, on_module(lambda m: m.register_buffer("offset", torch.ones(4))),

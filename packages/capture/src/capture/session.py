@@ -66,7 +66,7 @@ def _definition_or_constant(value: Any) -> bool:
     constants. Its data (sys.path, sys.argv, warnings.filters, logging.root) changes between
     calls, and a read of it is guarded as any other module's."""
     # sys.modules is read unguarded here: each name the program reads of it is guarded on its
-    # own (calls.imports.SysModulesValue).
+    # own (values.py_modules.SysModulesValue).
     return callable(value) or isinstance(value, (types.ModuleType, tuple)) or is_constant_type(value) or value is sys.modules
 
 

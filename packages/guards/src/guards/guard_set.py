@@ -31,7 +31,7 @@ import torch
 
 from .codegen import Block, Check, EmitContext, Frame, GuardCode
 from .errors import GuardCompileError, GuardError
-from .kinds import EMITTERS, GLOBAL_STATE_KINDS, DefaultsMatch, Guard, global_state_of, with_tensor_groups
+from .kinds import EMITTERS, GLOBAL_STATE_KINDS, DefaultsMatch, Guard, global_state_of, with_absent_key_groups, with_tensor_groups
 
 
 class GuardSet:
@@ -130,7 +130,7 @@ class GuardSet:
         if state_guards:
             checked = [guard for guard in checked if type(guard) not in GLOBAL_STATE_KINDS]
         blocks = []
-        for guard in with_tensor_groups(checked):
+        for guard in with_tensor_groups(with_absent_key_groups(checked)):
             emitter = EMITTERS.get(type(guard))
             if emitter is None:
                 raise GuardCompileError(f"no code emitter registered for {type(guard).__name__} (guard: {guard})")

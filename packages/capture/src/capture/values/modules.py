@@ -185,6 +185,13 @@ class ModuleValue(ObjectValue):
                 return source_cls(self.source, name)
         return AttrSource(self.source, name)
 
+    def _concrete_attr(self, frame, name):
+        if name not in self.obj.__dict__ and any(name in self.obj.__dict__.get(r, ()) for r in _REGISTRIES):
+            # nn.Module.__getattr__ answers from its registries only where normal lookup
+            # fails: `m.__dict__['sub'] = other` (or object.__setattr__) shadows the member.
+            self.guard_absent_from_instance_dict(frame.session, name)
+        return super()._concrete_attr(frame, name)
+
     def absent_attribute_guard(self, name):
         if _looked_up_as_nn_module(self.obj, name):
             return ModuleAttributeAbsent(self.source, name, type(self.obj))

@@ -3,7 +3,8 @@
 `EMITTERS[kind](guard, ctx)` returns the guard's `Check`s; `@emits(Kind)` registers an
 emitter next to its class. Exports every kind, `global_state_guards()` / `shape_guards()`,
 the one-tuple global state (`current_global_state`, `global_state_of`) and
-`with_tensor_groups` (many TensorMatch guards checked as one).
+`with_tensor_groups` (many TensorMatch guards checked as one), `with_absent_key_groups` (the
+KeyAbsent guards of one dict checked as one).
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ from .values import (
     HasAttr,
     IdentityMatch,
     KeyAbsent,
+    KeysAbsent,
     LengthMatch,
     NotNone,
     TypeMatch,
+    with_absent_key_groups,
 )
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "IdentityMatch",
     "InferenceMode",
     "KeyAbsent",
+    "KeysAbsent",
     "LengthMatch",
     "MroMatch",
     "NotNone",
@@ -74,5 +78,6 @@ __all__ = [
     "global_state_guards",
     "global_state_of",
     "shape_guards",
+    "with_absent_key_groups",
     "with_tensor_groups",
 ]

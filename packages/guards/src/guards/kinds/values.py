@@ -430,6 +430,39 @@ def _key_absent(guard: KeyAbsent, ctx: EmitContext) -> list[Check]:
     return [check(found, str(guard), found)]
 
 
+@dataclasses.dataclass(frozen=True)
+class KeysAbsent(Guard):
+    """Every KeyAbsent of `members` (one dict source) holds; built by `with_absent_key_groups`,
+    not by capture."""
+
+    members: tuple[KeyAbsent, ...]
+    priority = PRIORITY_OBJECT
+
+    def __str__(self) -> str:
+        return f"{', '.join(repr(member.key) for member in self.members)} not in {self.members[0].source}"
+
+
+def with_absent_key_groups(guards: list[Guard]) -> list[Guard]:
+    """`guards` with the KeyAbsent guards on one dict replaced by one KeysAbsent at the place of
+    the first: one `if` for the names a module's instance dict must lack (each member it reads
+    from its registries, each method it calls), where an `if` per name costs more than its
+    `in` test. Guards whose read has effects keep their own place."""
+    by_source: dict[Source, list[KeyAbsent]] = {}
+    for guard in guards:
+        if type(guard) is KeyAbsent and not guard.reads_with_effects():
+            by_source.setdefault(guard.source, []).append(guard)
+    first = {members[0]: KeysAbsent(tuple(members)) for members in by_source.values() if len(members) > 1}
+    grouped = {member for group in first.values() for member in group.members}
+    return [first.get(guard, guard) for guard in guards if guard not in grouped or guard in first]
+
+
+@emits(KeysAbsent)
+def _keys_absent(guard: KeysAbsent, ctx: EmitContext) -> list[Check]:
+    members = [_key_absent(member, ctx)[0] for member in guard.members]
+    return [Check(" or ".join(member.fails for member in members), str(guard), ((None, ctx.read(guard.members[0].source)),),
+                  tuple(members))]
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class DefaultsMatch(Guard):
     """The guarded function still has the defaults it had at capture.
