@@ -228,6 +228,22 @@ def test_key_absent_from_the_globals_and_from_builtins():
     assert guard([1])
 
 
+def test_keys_absent_from_one_dict_are_one_check_naming_the_key_found():
+    """The KeyAbsent guards of one dict (the names a module's instance dict must lack) are one
+    `if`, failing as the members do; the reason names the key that is there."""
+    members = AttrSource(V, "__dict__")
+    guard = compiled(KeyAbsent(members, "weight"), TypeMatch(V, types.SimpleNamespace), KeyAbsent(members, "bias"))
+    assert "if 'weight' in v___dict or 'bias' in v___dict: return False" in guard.source
+    obj = types.SimpleNamespace()
+    assert guard(obj)
+    obj.bias = 1
+    assert not guard(obj)
+    assert guard.why(obj) == "'bias' not in L['v'].__dict__ failed: got True"
+    del obj.bias
+    obj.weight = 1
+    assert not guard(obj)
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_module_training_flag(training):
     module = nn.Linear(2, 2).train(training)
