@@ -384,3 +384,38 @@ CASES = [
 @pytest.mark.parametrize("backend, case_", [(b, c) for c in CASES for b in backends_of(c)], ids=str)
 def test_compiled_function_sees_state_changed_between_calls(backend, case_):
     check_case(case_, backend=backend)
+
+
+def test_a_cache_hit_runs_a_user_hash_at_most_twice_per_key_of_a_dict_passed_in():
+    """A cache hit runs a key's `__hash__` (user code) where a guard must: checking each key of
+    a dict passed in still finds its entry. Values are read by position, not looked up again,
+    and a key reached by two paths (a global, and the dict) is hashed once. Eager runs it once
+    (`d[key]`); the guards run it twice per key of the dict (before: seven times)."""
+    import compiler
+
+    calls = []
+
+    class Key:
+        def __init__(self, v):
+            self.v = v
+
+        def __hash__(self):
+            calls.append(self.v)
+            return hash(self.v)
+
+        def __eq__(self, other):
+            return isinstance(other, Key) and other.v == self.v
+
+    key = Key(1)
+    table = {key: 2.0, Key(2): 3.0}
+
+    def fn(x, table):
+        return x * table[key]
+
+    compiler.reset()
+    compiled = compiler.compile(fn, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, table), fn(x, table))
+    calls.clear()
+    torch.testing.assert_close(compiled(x, table), x * 2.0)
+    assert len(calls) <= 2 * len(table), calls

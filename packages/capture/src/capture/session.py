@@ -253,6 +253,9 @@ class CaptureSession:
         # members (capture.values.tensor.register_input_key), objects `is` or id() found
         # different (tell_apart); and the one guard that keeps them distinct objects.
         self.distinct_inputs: dict[int, Value] = {}
+        # Objects from the frame whose hash (user code) a guard checks already, by id
+        # (values.key_hashes): the objects are kept alive by the values holding them.
+        self.hashes_guarded: set[int] = set()
         # How to leave the global-state managers the trace has entered for real and not left.
         self.open_contexts: list[Callable[[], None]] = []
         self._distinct_sources: list = []

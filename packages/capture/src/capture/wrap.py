@@ -26,7 +26,7 @@ from fake_tensor import UnsupportedTensorKindError, check_tensor_kind
 from fake_tensor.registries import register_once
 from guards import kinds
 from guards.sources import (AttrSource, SetOrderSource, DictItemSource, ItemSource, LocalSource, WeakrefReferentSource, dict_key_source,
-                            has_literal_spelling)
+                            dict_value_source, has_literal_spelling)
 from torch import nn
 
 from .guard_kinds import GlobalModuleHooksMatch, SameObject
@@ -45,7 +45,7 @@ from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbo
 from .values.collection_types import DefaultDictValue, DequeValue
 from .values.constant import ConstantValue, is_constant_type
 from .values.containers import DictValue, ListValue, TupleValue
-from .values.key_hashes import guard_stored_hashes
+from .values.key_hashes import guard_stored_hashes, hash_is_fixed
 from .values.sets import SetValue
 from .values.context import AutocastContext, GradModeContext, InferenceModeContext
 from .values.callables import BuiltinValue, MethodValue
@@ -360,7 +360,10 @@ def _dict(session, obj, source):
         # (`k.w`, `k` itself returned) is guarded. DictKeysMatch alone passes a key replaced by
         # an equal object (a dataclass equal on some fields), or one whose attributes changed.
         key_source = dict_key_source(source, index) if source is not None and not is_constant_type(key) else None
-        wrapped.entries[key] = (session.wrap(key, key_source), session.wrap(value, _item_source(source, key, index)))
+        # The value of a key whose hash is user code is read by position: a lookup would run
+        # its __hash__ in the guard (DictLookupsHold keeps the key finding this entry).
+        value_source = dict_value_source(source, index) if source is not None and not hash_is_fixed(key) else _item_source(source, key, index)
+        wrapped.entries[key] = (session.wrap(key, key_source), session.wrap(value, value_source))
     return wrapped
 
 

@@ -510,6 +510,31 @@ class SetOrderSource(Source):
         return f"list({base})"
 
 
+@_source_value
+class DictValuesSource(Source):
+    """The values of a dict as a list, `list(base.values())`: the value at a position read
+    without looking its key up, which would run the key's `__hash__` (user code, for an
+    object key) once more per call than the program does."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_values"
+
+    def code(self, base: str) -> str:
+        return f"list({base}.values())"
+
+
+def dict_value_source(mapping: Source, index: int) -> Source:
+    """The value at position `index` of a dict, `list(d.values())[index]`: the value of a key
+    whose hash a lookup would compute (DictLookupsHold keeps the key finding this entry)."""
+    return ItemSource(DictValuesSource(mapping), index)
+
+
 def dict_key_source(mapping: Source, index: int) -> Source:
     """The key at position `index` of a dict, `list(d.keys())[index]`: how a key with no
     literal spelling (a tensor, as in `optimizer.state`) is named."""

@@ -27,8 +27,11 @@ def hash_is_fixed(key: object) -> bool:
 
 
 def guard_hash(session, obj: object, source) -> None:
-    """An object from the frame used as a key or member: the entry holds while it hashes as now."""
-    if source is not None and not hash_is_fixed(obj):
+    """An object from the frame used as a key or member: the entry holds while it hashes as now.
+    Once per object: its hash is user code, and one check of it covers every path reaching it
+    (the paths are guarded to reach the one object)."""
+    if source is not None and not hash_is_fixed(obj) and id(obj) not in session.hashes_guarded:
+        session.hashes_guarded.add(id(obj))
         session.add_guard(ConstantMatch(HashSource(source), hash(obj)))
 
 
@@ -47,3 +50,4 @@ def guard_stored_hashes(session, mapping: dict, source) -> None:
         )
     if source is not None:
         session.add_guard(DictLookupsHold(source, hashes))
+        session.hashes_guarded.update(id(key) for key in mapping)
