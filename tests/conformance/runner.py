@@ -398,6 +398,15 @@ def run_case(case: Case, column: Column, timeout_s: int = CASE_TIMEOUT_S) -> Res
 # after a timeout and the parent starts a fresh one on the remaining pairs.
 
 
+def _warm_up(columns) -> None:
+    """Compile and run a one-line function on each column once, outside any case's alarm: a
+    fresh process's first compile imports the backend's modules (seconds on a busy machine),
+    which would time the first case out, and a timeout restarts the process, whose next first
+    case would time out in turn."""
+    for column in columns:
+        compile_with(column, lambda x: x.sin() + 1, {"graphs": 0, "ops": 0})(torch.randn(3))
+
+
 def _worker(job_path: str, out_path: str) -> int:
     import json
     import os
@@ -409,6 +418,7 @@ def _worker(job_path: str, out_path: str) -> int:
         job = json.load(f)
     by_name = {case.name: case for case in all_cases()}
     parent = os.getppid()
+    _warm_up({Column(**column) for _, column in job["pairs"]})
     with open(out_path, "a") as out:
         for name, column in job["pairs"]:
             if os.getppid() != parent:

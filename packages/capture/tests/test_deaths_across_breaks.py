@@ -254,3 +254,26 @@ def test_modules_torch_compile_tracks_are_not_watched_by_the_program():
     for n in (3, 3, 5):
         x = torch.randn(2, n)
         torch.testing.assert_close(compiled(x), loops_over_modules_built_inside(x))
+
+
+def _cycle_holding(obj) -> dict:
+    cycle: dict = {"obj": obj}
+    cycle["self"] = cycle
+    return cycle
+
+
+@pytest.mark.parametrize("promoted", [False, True], ids=["young_cycle", "cycle_moved_to_the_oldest_generation"])
+def test_collection_after_a_capture_frees_cycles_made_during_it(promoted):
+    # A capture's values sit in reference cycles holding the arguments; after it, only the
+    # generations its garbage can be in are collected, unless an older collection ran meanwhile.
+    from capture.runtime.cache import _collect_since, _older_generation_collections
+
+    gc.collect()
+    LOG.clear()
+    before = _older_generation_collections()
+    live = [_cycle_holding(Finalized("held", torch.randn(2)))]
+    if promoted:
+        gc.collect(1)  # as a long capture's allocations would: the live cycle moves to the oldest generation
+    live.clear()
+    _collect_since(before)
+    assert LOG == ["del held"]

@@ -22,6 +22,7 @@ import gc
 import inspect
 import logging
 import os
+import sys
 import threading
 import types
 import warnings
@@ -161,11 +162,12 @@ class CodeCache:
     def _miss_boxed(self, box: list):
         with self._lock:
             captures = len(self._table)
+            older_collections = _older_generation_collections()
             run = self._function_for(tuple(box), {})
             if len(self._table) != captures and any(end_is_watched(arg) for arg in box):
                 # The capture's values (in reference cycles) still hold the arguments: the
                 # entry's `del` of one whose end is watched must free it, as eager's does.
-                gc.collect()
+                _collect_since(older_collections)
         return call_taking(run, box)
 
     def _eager(self) -> Callable:
@@ -410,3 +412,20 @@ def compile_guards(fn: types.FunctionType, guards: list) -> Callable:
 
 def has_operations(graph_module: torch.fx.GraphModule) -> bool:
     return any(n.op in ("call_function", "call_method") for n in graph_module.graph.nodes)
+
+
+def _older_generation_collections() -> tuple[int, int]:
+    stats = gc.get_stats()
+    return stats[1]["collections"], stats[2]["collections"]
+
+
+def _collect_since(older_collections: tuple[int, int]) -> None:
+    """Free the cycles made since `older_collections` was read. Until a collection of the
+    middle generation runs, nothing made since has been moved to the oldest one, so collecting
+    the two young generations frees it all: a fraction of a millisecond, where a full
+    collection walks the whole heap (a second with torch, sympy and a model loaded). A long
+    capture, across which the middle generation was collected, needs the full one, as does
+    Python 3.14's incremental collector, whose generations work otherwise."""
+    young_only = sys.version_info < (3, 14) and _older_generation_collections() == older_collections
+    gc.collect(1 if young_only else 2)
+
