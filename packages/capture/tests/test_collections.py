@@ -139,3 +139,14 @@ def test_counter_passed_in():
     compiled = compile_eager(fn, fullgraph=True)
     for _ in range(2):
         _run_on_copies(compiled, fn, lambda x: collections.Counter(a=2))
+
+
+def iterator_types(x, d, s):
+    od = collections.OrderedDict(d)
+    kinds = [type(iter(c)).__name__ for c in (d, d.keys(), d.values(), d.items(), s, frozenset(s), od, od.items(), (1,), [1], range(2), "ab", "é")]
+    return x + len(kinds), kinds, isinstance(iter(d), type(iter({})))
+
+
+def test_iterators_of_dicts_sets_and_views_have_their_types():
+    # Before: every one but a list's answered tuple_iterator.
+    check_across_sizes(iterator_types, lambda n: (torch.randn(n), {"a": 1, "b": 2}, {1, 2}))

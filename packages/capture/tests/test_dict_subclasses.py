@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import capture
-from helpers import check_across_sizes, compile_eager
+from helpers import assert_same, cache_of, check_across_sizes, compile_eager
 
 
 class CountingMissing(dict):
@@ -220,3 +220,57 @@ def test_mutated_ordered_dict_subclass_is_refilled_without_its_own_setitem():
         torch.testing.assert_close(compiled(x, compiled_od), set_through_override(x, eager_od))
         torch.testing.assert_close(dict(compiled_od), dict(eager_od))
         assert list(compiled_od) == list(eager_od)
+
+
+
+def compare_with_fresh_inputs(fn, make_od):
+    """Each side gets its own dict made by `make_od` (a copy would run the subclass's
+    __setitem__ again): first call, cache hit, new size; one graph, no break."""
+    compiled = compile_eager(fn, fullgraph=True)
+    for n in (3, 3, 5):
+        x = torch.randn(n)
+        eager_od, compiled_od = make_od(x), make_od(x)
+        assert_same(compiled(x, compiled_od), fn(x, eager_od), "result")
+        assert_same(list(compiled_od.items()), list(eager_od.items()), "the dict afterwards")
+    assert not cache_of(compiled).compilation.breaks
+
+
+def ordered_update_from_iterators(x, od):
+    od.update(iter([("b", x)]))
+    od.update((key, x * len(od)) for key in ("c", "d"))  # a generator reading the dict as it fills
+    od.update(zip(["e"], [x - 1]), f=x + 2)
+    return x.sum(), list(od.items())
+
+
+def test_ordered_dict_subclass_update_from_an_iterator_stores_each_pair_through_setitem():
+    # MutableMapping.update: `self[k] = v` for each pair as the iterable yields it. Before: the
+    # graph broke at every update from an iterator (refused).
+    compare_with_fresh_inputs(ordered_update_from_iterators, lambda x: LoggedOrdered(a=x))
+
+
+class OrderedTimesTen(collections.OrderedDict):
+    def __getitem__(self, key):
+        return 10 * super().__getitem__(key)
+
+
+class OrderedMissingAndLogged(LoggedOrdered):
+    def __missing__(self, key):
+        return 99
+
+
+def ordered_setdefault(x):
+    od = OrderedTimesTen(a=1)
+    return x * od.setdefault("a", 5) + od.setdefault("new", 7), list(od.items())
+
+
+def ordered_setdefault_of_input(x, od):
+    return x * od.setdefault("a", 5) + od.setdefault("new", 7), list(od.items())
+
+
+def test_ordered_dict_subclass_setdefault_reads_through_its_own_getitem():
+    # CPython's OrderedDict.setdefault of a subclass is `self[key]` when `key in self`, else
+    # `self[key] = default` returning default (never __missing__). Before: an existing key's
+    # value came back without the subclass's __getitem__ (x*1+7, eager x*10+7), and a missing
+    # key with a __missing__ was refused.
+    check_across_sizes(ordered_setdefault, lambda n: (torch.randn(n),))
+    compare_with_fresh_inputs(ordered_setdefault_of_input, lambda x: OrderedMissingAndLogged(a=2))

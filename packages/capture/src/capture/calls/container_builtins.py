@@ -35,7 +35,7 @@ def _set(frame, cls, args, kwargs):
     return SetValue(members, python_cls=cls, table=set(real))
 
 
-def _is_mapping(frame, value: Value) -> bool:
+def is_mapping(frame, value: Value) -> bool:
     """Whether dict() treats `value` as a mapping: it has a `keys` attribute."""
     if isinstance(value, (SequenceValue, SetValue, IteratorValue, DictViewValue)):
         return False
@@ -53,7 +53,7 @@ def dict_entries(frame, source: Value) -> dict:
     if isinstance(source, ModelOutputValue):
         return {k: (ConstantValue(k), v) for k, v in source.present().items()}
     entries = DictEntries()
-    if _is_mapping(frame, source):
+    if is_mapping(frame, source):
         # As dict() and `**` do for any object with keys(): its keys, then `obj[key]` each.
         for key in source.get_attr(frame, "keys").call(frame, [], {}).unpack(frame):
             entries[key_of(frame, key)] = (key, source.get_item(frame, key))
@@ -62,14 +62,19 @@ def dict_entries(frame, source: Value) -> dict:
     return entries
 
 
-def merge_pairs(frame, entries: dict, pairs) -> None:
-    """Store each (key, value) pair of `pairs` into `entries` as it comes, as CPython's
-    dict_merge_from_seq2 does."""
+def each_pair(frame, pairs):
+    """The (key, value) of each item of `pairs` as it comes, as CPython's dict_merge_from_seq2
+    (and OrderedDict's update) unpack them."""
     for index, pair in enumerate(pairs):
         items = pair.unpack(frame)
         if len(items) != 2:  # CPython's dict_merge_from_seq2 wording
             raise_user_error(frame, ValueError, f"dictionary update sequence element #{index} has length {len(items)}; 2 is required")
-        key, value = items
+        yield items[0], items[1]
+
+
+def merge_pairs(frame, entries: dict, pairs) -> None:
+    """Store each (key, value) pair of `pairs` into `entries` as it comes."""
+    for key, value in each_pair(frame, pairs):
         entries[key_of(frame, key)] = (key, value)
 
 

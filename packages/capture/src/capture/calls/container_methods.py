@@ -13,11 +13,11 @@ from ..operators import binary, compare, contains, identical
 from ..values.base import NotConstant, Value
 from ..values.class_lookup import python_dunder
 from ..values.constant import ConstantValue
-from ..values.containers import DictEntries, DictValue, DictViewValue, ListValue, SequenceValue, key_of
+from ..values.containers import DictValue, DictViewValue, ListValue, SequenceValue, key_of
 from ..values.iterators import IteratorValue
 from ..values.sets import SetValue, set_from_operation, set_operand, update_set
 from ..values.exceptions import raise_user_error
-from .container_builtins import dict_entries, merge_pairs
+from .container_builtins import dict_entries, each_pair, is_mapping, merge_pairs
 from .iteration_builtins import _sorted, each_item
 from ..values.symbolic import SymValue, concrete
 from .dict_subclasses import check_constructible
@@ -258,24 +258,24 @@ def _dict_pop(frame, args, kwargs):
     raise_user_error(frame, KeyError, k)
 
 
-def _stores_through_setitem(d: Value) -> bool:
-    """An OrderedDict subclass whose __setitem__ is Python: OrderedDict's update and
-    setdefault store through `self[k] = v` (dict's own never call an override)."""
+def _through_own_item_methods(d: Value) -> bool:
+    """An OrderedDict subclass whose __setitem__ or __getitem__ is Python: OrderedDict's update
+    and setdefault of a subclass go through `self[k]` and `self[k] = v` (dict's own, and
+    OrderedDict's of an exact OrderedDict, never call an override)."""
     cls = d.python_cls
-    return issubclass(cls, OrderedDict) and cls is not OrderedDict and python_dunder(cls, "__setitem__") is not None
+    return issubclass(cls, OrderedDict) and cls is not OrderedDict and any(
+        python_dunder(cls, name) is not None for name in ("__setitem__", "__getitem__"))
 
 
 @rule(dict.setdefault, OrderedDict.setdefault)
 def _setdefault(frame, args, kwargs):
     d, key, *default = args
     entries = _as_dict(d, "dict.setdefault").entries
-    if _stores_through_setitem(d):
-        # OrderedDict.setdefault of a subclass is `self[key]`, and on a KeyError
-        # `self[key] = default`, returning default.
+    if _through_own_item_methods(d):
+        # CPython's OrderedDict_setdefault for a subclass: `self[key]` if `key in self`, else
+        # `self[key] = default`, returning default (no lookup after the store, no __missing__).
         if key_of(frame, key) in entries:
             return d.get_item(frame, key)
-        if any(python_dunder(d.python_cls, name) is not None for name in ("__getitem__", "__missing__")):
-            raise Unsupported(f"{d.describe()}.setdefault of a missing key, whose __getitem__ or __missing__ is its own")
         value = default[0] if default else ConstantValue(None)
         d.set_item(frame, key, value)
         return value
@@ -290,16 +290,18 @@ def _setdefault(frame, args, kwargs):
 def _update(frame, args, kwargs):
     d, *other = args
     entries = _as_dict(d, "dict.update").entries
-    if _stores_through_setitem(d):
-        # OrderedDict.update is MutableMapping.update: `self[k] = v` for each pair, through
-        # a subclass's own __setitem__.
-        pairs = DictEntries()
-        if other and isinstance(other[0], IteratorValue):
-            raise Unsupported(f"{d.describe()}.update from an iterator, through its own __setitem__")
-        if other:
-            pairs.update(dict_entries(frame, other[0]))
-        for key, value in [*pairs.values(), *((ConstantValue(k), v) for k, v in kwargs.items())]:
+    if _through_own_item_methods(d):
+        # OrderedDict.update is MutableMapping.update: `self[k] = v` through a subclass's own
+        # __setitem__, for each key of a mapping, else for each pair as the iterable yields it
+        # (a generator reading the dict sees the stores before), then for each keyword.
+        if other and (isinstance(other[0], DictValue) or is_mapping(frame, other[0])):
+            pairs = list(dict_entries(frame, other[0]).values())
+        else:
+            pairs = each_pair(frame, each_item(frame, other[0])) if other else ()
+        for key, value in pairs:
             d.set_item(frame, key, value)
+        for k, v in kwargs.items():
+            d.set_item(frame, ConstantValue(k), v)
         return ConstantValue(None)
     if other and isinstance(other[0], IteratorValue):
         # Pairs stored as the iterator yields them: a generator reading the dict sees them.

@@ -23,6 +23,33 @@ from .exceptions import ExceptionValue, raise_user_error
 from .sets import SetValue
 
 
+# `type(iter(c))` for the builtin containers and dict views, by the class whose iteration a
+# container's class inherits (a class with its own __iter__ runs it: own_iterator). Programs
+# dispatch on it (`isinstance(it, type(iter({})))`) and it shows in errors.
+_ITERATOR_TYPES = {
+    **{cls: type(iter(cls())) for cls in (dict, collections.OrderedDict, set, frozenset, tuple, bytes, bytearray, collections.deque)},
+    range: type(iter(range(0))),
+}
+_VIEW_ITERATOR_TYPES = {(cls, kind): type(iter(getattr(cls(), kind)()))
+                        for cls in (dict, collections.OrderedDict) for kind in ("keys", "values", "items")}
+
+
+def _iterator_type(container: Value) -> type | None:
+    if container.is_python_constant() and isinstance(container.as_python_constant(), (str, bytes, range)):
+        return type(iter(container.as_python_constant()))  # a str's depends on its characters
+    mapping = container.mapping if isinstance(container, DictViewValue) else None
+    try:
+        mro = (mapping.python_cls if mapping is not None else container.python_type()).__mro__
+    except Unsupported:
+        return None
+    for cls in mro:
+        if mapping is not None and (cls, container.kind) in _VIEW_ITERATOR_TYPES:
+            return _VIEW_ITERATOR_TYPES[cls, container.kind]
+        if mapping is None and cls in _ITERATOR_TYPES:
+            return _ITERATOR_TYPES[cls]
+    return None
+
+
 class IteratorValue(Value):
     """An iterator whose remaining items are all known (iterators over lists, tuples, dicts,
     ranges, enumerate/zip/map results and generators). `returned` is what a generator returned
@@ -40,6 +67,7 @@ class IteratorValue(Value):
         self.returned = returned
         self.watch: MutationWatch | None = None
         self.list: ListValue | None = None  # the list iterated live, if any
+        self.kind: type | None = None  # `type(iter(container))` of the container iterated, if known
 
     @classmethod
     def over(cls, frame, container: Value) -> IteratorValue:
@@ -53,6 +81,7 @@ class IteratorValue(Value):
             iterator.list = container
             return iterator
         iterator = cls(container.unpack(frame))
+        iterator.kind = _iterator_type(container)
         sized = container.mapping if isinstance(container, DictViewValue) else container
         if deque and isinstance(container, ListValue):
             iterator.watch = MutationWatch(lambda: tuple(map(id, container.items)), "deque mutated during iteration", frame)
@@ -66,9 +95,11 @@ class IteratorValue(Value):
         return "iterator"
 
     def python_type(self):
-        # A list's iterator is a list_iterator (its name shows in errors); the rest answer as
-        # a tuple's, whose items are fixed as these are.
-        return type(iter([])) if self.list is not None else type(iter(()))
+        # A list's iterator is a list_iterator (its name shows in errors); one whose container
+        # is not known (a generator's items) answers as a tuple's, whose items are fixed too.
+        if self.list is not None:
+            return type(iter([]))
+        return self.kind or type(iter(()))
 
     def next(self) -> Value | None:
         if self.watch is not None and self.watch.changed():
