@@ -14,6 +14,7 @@ from guards.kinds import IdentityMatch
 from .errors import Unsupported
 from .values.base import NotConstant, Value
 from .values.constant import ConstantValue
+from .values.exceptions import raise_user_error
 from .values.containers import DictValue, DictViewValue, ListValue, SequenceValue, TupleValue, key_of
 from .values.iterators import IteratorValue
 from .values.sets import SetValue, real_operand, set_from_operation
@@ -24,7 +25,7 @@ from .values.objects import ObjectValue
 from .values.object_ids import ObjectIdValue
 from .values.py_modules import SysModulesValue
 from .values.class_lookup import dunder_value, lookup_static, python_dunder
-from .values.symbolic import SymValue, concrete, specialized_constant
+from .values.symbolic import SymValue, concrete, sequence_index, specialized_constant
 from .values.tensor import TensorValue
 
 BINARY = {
@@ -165,6 +166,16 @@ def _number_against_other(frame, op, a: Value, b: Value) -> Value | None:
     return None
 
 
+def _repeat_count(frame, count: Value) -> int:
+    """The int a sequence is repeated by (CPython's sequence repeat takes `__index__`): an
+    int, a size (specialized, guarded), or an object with its own __index__ (traced); any
+    other type is the program's TypeError."""
+    kind = count.python_type()
+    if not issubclass(kind, int) and not hasattr(kind, "__index__"):
+        raise_user_error(frame, TypeError, f"can't multiply sequence by non-int of type '{kind.__name__}'")
+    return sequence_index(frame, count)
+
+
 def _is_user_object(value: Value) -> bool:
     """An object of a class the program wrote (made in the traced code or passed in)."""
     if not isinstance(value, (NewObjectValue, ObjectValue)):
@@ -197,7 +208,12 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
         return TupleValue(left + right, python_cls=_tuple_result_cls(a, b))
     if symbol == "*" and (left is not None) != (right is not None):
         items, count = (left, b) if left is not None else (right, a)
-        times = count.as_python_constant()
+        if _is_user_object(count):
+            # The object's own __mul__/__rmul__ answers first; the repetition is the fallback.
+            result = _try_user_dunder(frame, symbol, a, b)
+            if result is not None:
+                return result
+        times = _repeat_count(frame, count)
         sequence = a if left is not None else b
         return ListValue(items * times) if isinstance(sequence, ListValue) else TupleValue(items * times, python_cls=_tuple_result_cls(sequence))
     result = _try_user_dunder(frame, symbol, a, b)
