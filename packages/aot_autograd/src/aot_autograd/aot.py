@@ -132,8 +132,23 @@ class AotCompiledGraph:
             with self._plan_lock, mode_stacks_restored_on_error():
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = self._plans[key] = self._make_plan(key)
+                    plan = self._make_plan(key)
+                    if _writes_kept_on_error(plan):
+                        plan.on_error = self._replay_eagerly
+                    self._plans[key] = plan
         return plan
+
+    def _replay_eagerly(self, inputs: Sequence[Any]) -> None:
+        """After the compiled graph raised having written none of its inputs (an index out of
+        range, a division by zero: errors only real values show): run the graph as eager runs
+        it, which makes the writes eager makes before the op that raises, and raises eager's
+        error. The functional graph writes its inputs at the end (or the epilogue does), so
+        without this the inputs were left unwritten where eager's are written."""
+        try:
+            self._run_module(*inputs)
+        except Exception as eager_error:  # noqa: BLE001 (eager's own error, whatever it is)
+            raise eager_error from None
+        # Eager does not raise: the compiled graph's error is raised (by the caller).
 
     def _make_plan(self, key: tuple[bool, ...] | None) -> TrainingPlan | InferencePlan:
         if key is None:
@@ -261,6 +276,16 @@ def _write_inputs_in_graph(graph_module: fx.GraphModule, effects: GraphEffects, 
         written_in_graph=tuple(effects.mutated_inputs[i] for i in kept),
     )
     return graph_module, effects, kept
+
+
+def _writes_kept_on_error(plan: TrainingPlan | InferencePlan) -> bool:
+    """Whether the plan writes inputs, and a forward that raises has written none: the epilogue
+    writes them after it, and a compiler asked to write them itself (keep_input_mutations)
+    says it writes none before an op that may raise (`inputs_kept_on_error`)."""
+    effects = plan.effects
+    if effects.written_in_graph:
+        return bool(getattr(plan.forward, "inputs_kept_on_error", False))
+    return bool(effects.mutated_inputs)
 
 
 def _with_requires_grad(value: Any, requires_grad: bool, fake_mode) -> Any:

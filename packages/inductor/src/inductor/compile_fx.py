@@ -61,6 +61,7 @@ class CompiledGraph:
         self._profiled_call = None  # made on the first call under torch.profiler (runtime/profiling.py)
         self.written_inputs: tuple[int, ...] = module.written_inputs  # argument positions written in place
         self.copies_host_values: bool = module.copies_host_values  # CPU values copied to the device
+        self.inputs_kept_on_error: bool = getattr(module, "inputs_kept_on_error", False)  # no input written when a call raises
         self.size_key = module.size_key  # the sizes `call` reads from its arguments
 
     @property
@@ -117,8 +118,6 @@ def _uncompiled(gm: torch.fx.GraphModule, example_inputs):
     metrics.counters.graphs_run_uncompiled += 1
     run = run_graph_module(gm, example_inputs)
     orders = {k: order for k, order in saved_output_orders(gm).items() if order is not None}
-    if not orders:
-        return run
 
     def run_with_saved_layouts(*args):
         outputs = list(run(*args))
@@ -127,6 +126,9 @@ def _uncompiled(gm: torch.fx.GraphModule, example_inputs):
             outputs[k] = with_layout(outputs[k], strides, outputs[k].dtype)
         return outputs
 
+    # The graph runs in its order, which writes inputs last (aot_autograd's copy_ before the
+    # output): a call that raises has written none.
+    run_with_saved_layouts.inputs_kept_on_error = True
     return run_with_saved_layouts
 
 

@@ -74,10 +74,33 @@ def _xlogy(x, y):
     return aten._to_copy.default(result, dtype=dtype)
 
 
-_TORCH_XLOGY = core_aten_decompositions()[aten.xlogy.Tensor]
+def _checked_targets(torch_decomposition):
+    """nll_loss with each target first read through an index into arange(classes): the same
+    value, checked as indexing checks it. Eager raises IndexError ("Target 9 is out of bounds.")
+    for a target outside the classes; torch's decomposition picks the target's score with
+    gather, whose check raises RuntimeError. Targets equal to ignore_index are not checked."""
 
-# Ours where torch's decomposition does not trace on fake tensors, or rounds otherwise than eager.
-REPLACED = {aten.take.default: _take, aten.xlogy.Tensor: _xlogy}
+    def decomposition(self, target, weight, reduction, ignore_index):
+        classes = self.shape[1 if self.dim() > 1 else 0]
+        kept = aten.ne.Scalar(target, ignore_index)
+        safe = aten.where.self(kept, target, aten.zeros_like.default(target))
+        checked = aten.index.Tensor(aten.arange.default(classes, dtype=target.dtype, device=target.device), [safe])
+        return torch_decomposition(self, aten.where.self(kept, checked, target), weight, reduction, ignore_index)
+
+    return decomposition
+
+
+_TORCH_DECOMPOSITIONS = core_aten_decompositions()
+_TORCH_XLOGY = _TORCH_DECOMPOSITIONS[aten.xlogy.Tensor]
+
+# Ours where torch's decomposition does not trace on fake tensors, or rounds or raises otherwise
+# than eager.
+REPLACED = {
+    aten.take.default: _take,
+    aten.xlogy.Tensor: _xlogy,
+    aten.nll_loss_forward.default: _checked_targets(_TORCH_DECOMPOSITIONS[aten.nll_loss_forward.default]),
+    aten.nll_loss2d_forward.default: _checked_targets(_TORCH_DECOMPOSITIONS[aten.nll_loss2d_forward.default]),
+}
 
 
 @functools.lru_cache(maxsize=None)

@@ -238,7 +238,7 @@ class ExternKernel(Buffer):
     def inputs(self) -> list[IRNode]:
         found = []
         for value in [*self.args, *self.kwargs.values()]:
-            found.extend(_ir_leaves(value))
+            found.extend(ir_leaves(value))
         return found
 
     def __str__(self):
@@ -265,11 +265,11 @@ class ReinterpretView(LaidOut):
         return f"ReinterpretView({self.data.name}, {self.layout})"
 
 
-def _ir_leaves(value) -> list[IRNode]:
+def ir_leaves(value) -> list[IRNode]:
     if isinstance(value, IRNode):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in _ir_leaves(item)]
+        return [leaf for item in value for leaf in ir_leaves(item)]
     return []
 
 

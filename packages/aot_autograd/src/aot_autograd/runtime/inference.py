@@ -7,7 +7,7 @@ eager leaves detached (`detach` is gone from the graph). Nor with autocast (auto
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import torch
@@ -20,9 +20,16 @@ from .epilogue import GraphEffects
 class InferencePlan:
     forward: Callable[..., Sequence[Any]]
     effects: GraphEffects
+    # Called with the inputs when the forward raises (AotCompiledGraph._replay_eagerly), or None.
+    on_error: Callable | None = field(default=None, init=False)
 
     def __call__(self, inputs: Sequence[Any]) -> list:
-        with torch.no_grad(), without_autocast():
-            outputs = self.forward(*inputs)
+        try:
+            with torch.no_grad(), without_autocast():
+                outputs = self.forward(*inputs)
+        except Exception:
+            if self.on_error is not None:
+                self.on_error(inputs)
+            raise
         raw = {i: outputs[i] for i in self.effects.regenerated}
         return self.effects.apply(inputs, outputs, raw)

@@ -49,6 +49,8 @@ class TrainingPlan:
     # The forward graph calls GRAD_MODE_KERNELS: it runs with grad mode on, on detached inputs.
     forward_in_grad_mode: bool = False
     num_saved_tensors: int = field(init=False)
+    # Called with the inputs when the forward raises (AotCompiledGraph._replay_eagerly), or None.
+    on_error: Callable | None = field(default=None, init=False)
     _backward: Callable | None = field(default=None, init=False)
     # Backwards of several threads' calls may reach the first compile together.
     _backward_lock: threading.Lock = field(default_factory=compile_lock, init=False, repr=False)
@@ -74,13 +76,18 @@ class TrainingPlan:
 
     def __call__(self, inputs: Sequence[Any]) -> list:
         call = _Call(self)
-        if self.grad_enabled:
-            outputs = _CompiledFunction.apply(call, *inputs)
-        else:
-            # The graph turns grad mode on part-way; the Function records its outputs only
-            # with it on. Those computed before (non-differentiable) stay without history.
-            with torch.enable_grad():
+        try:
+            if self.grad_enabled:
                 outputs = _CompiledFunction.apply(call, *inputs)
+            else:
+                # The graph turns grad mode on part-way; the Function records its outputs only
+                # with it on. Those computed before (non-differentiable) stay without history.
+                with torch.enable_grad():
+                    outputs = _CompiledFunction.apply(call, *inputs)
+        except Exception:
+            if self.on_error is not None:
+                self.on_error(inputs)
+            raise
         return self.effects.apply(inputs, outputs, call.raw)
 
 

@@ -22,10 +22,11 @@ import torch
 from fake_tensor.symbolic import FLOAT_OPERATIONS
 from fake_tensor.symbolic.printing import ATOM, PYTHON, UNARY, ExpressionPrinter
 
-from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, IRNode, MultiOutput, ReinterpretView
+from ..ir import KERNEL_STEPS, Buffer, ComputedBuffer, ExternKernel, IRNode, MultiOutput, ReinterpretView, ir_leaves, storage_of
 from ..memory_order import static_dense_order
 from ..runtime.cpu_memory import MIN_BYTES
 from ..sizes import product
+from .cpp.kernel import FLAGGING_HELPERS
 from .host_values import BIND_TIME, HostValues
 
 
@@ -128,7 +129,34 @@ class WrapperCodegen:
         written = sorted(g.graph_inputs.index(self.buffers[name]) for name in set(g.input_writes.values()))
         header.append(f"written_inputs = {tuple(written)!r}")
         header.append(f"copies_host_values = {bool(self.host_values.on_device)!r}")
+        header.append(f"inputs_kept_on_error = {self._inputs_kept_on_error()!r}")
         return header
+
+    def _inputs_kept_on_error(self) -> bool:
+        """Whether no step that may raise (runtime/kernel_errors.py) runs after, or is, a step
+        writing an input: then a call that raises has written no input, and aot_autograd can
+        replay the graph eagerly to make eager's writes before eager's error."""
+        written = False
+        for step in self.steps:
+            written = written or self._writes_input(step)
+            if written and self._may_raise(step):
+                return False
+        return True
+
+    def _writes_input(self, step) -> bool:
+        if isinstance(step, KERNEL_STEPS):
+            return any(_written_by(step, name) for name in self.graph.input_writes)
+        if not isinstance(step, ExternKernel):
+            return False
+        inputs = set(self.graph.graph_inputs)
+        return any(storage_of(value) in inputs for value in _written_arguments(step))
+
+    def _may_raise(self, step) -> bool:
+        """A kernel with a check of its values, or any extern op (eager's kernels check theirs)."""
+        if isinstance(step, KERNEL_STEPS):
+            source = self.kernels[step.name].source
+            return "RAISES = True" in source or any(f"{helper}(" in source for helper in FLAGGING_HELPERS)
+        return isinstance(step, ExternKernel)
 
     def _bind_inputs(self) -> list[str]:
         """Arguments, constants and size symbols as the names the steps use."""
@@ -447,6 +475,22 @@ def _view(base: str, size, stride, offset) -> str:
 def _statically_below(layout, nbytes: int) -> bool:
     numel = product(layout.size)
     return isinstance(numel, sympy.Integer) and int(numel) * layout.dtype.itemsize < nbytes
+
+
+def _written_arguments(step: ExternKernel) -> list:
+    """The IR values an extern step writes: its op's arguments the schema marks written, or
+    all of them when the step calls something other than a `torch.ops` overload."""
+    op = torch.ops if step.kernel.startswith("torch.ops.") else None
+    for part in step.kernel.split(".")[2:] if op is not None else ():
+        op = getattr(op, part, None)
+    if not isinstance(op, torch._ops.OpOverload):
+        return step.inputs()
+    written = []
+    for k, argument in enumerate(op._schema.arguments):
+        if argument.alias_info is not None and argument.alias_info.is_write:
+            value = step.args[k] if k < len(step.args) else step.kwargs.get(argument.name)
+            written.extend(ir_leaves(value))
+    return written
 
 
 def _written_by(kernel, name: str) -> bool:
