@@ -24,7 +24,7 @@ import sympy
 
 from .ir import (
     Buffer, ComputedBuffer, ExternKernel, FusedKernel, InnerLoop, KernelNode, MultiOutput, OuterStep,
-    Reduction,
+    Reduction, storage_of,
 )
 from .ops import BufferRenaming, IndexSubstitution, collect_accesses, current_handler, use_handler
 from .sizes import affine_coefficient, loop_var, product, static_int
@@ -198,8 +198,11 @@ class Scheduler:
                 # Here, not when read: what is lowered after a check may rely on it (a window at
                 # a checked offset), so it runs after the externs before it (which compute what
                 # it checks) and before any kernel of a later buffer. Groups already open hold
-                # only earlier buffers, which eager computes before the check too.
+                # only earlier buffers, which eager computes before the check too; those holding
+                # a tensor it checks (`_assert_async(cond)`) run before it.
                 self._flush_externs(len(self.pending))
+                self._emit_groups_reading({storage.name for value in buffer.inputs()
+                                           if (storage := storage_of(value)) is not None})
                 self.steps.append(buffer)
                 self.emitted.add(buffer.name)
             elif getattr(buffer, "is_fallback", False):

@@ -2,8 +2,8 @@
 
 A random op whose result is unused still advanced the generator in eager; dropping it
 would shift every later random draw (dropout masks would differ from eager's). A runtime
-assertion (`aten._assert_scalar`, what `torch._check` on a data-dependent value becomes) has
-no result anyone uses: it is there to fail.
+assertion (`aten._assert_scalar`, what `torch._check` on a data-dependent value becomes; a
+linalg op's check of its `info`) has no result anyone uses: it is there to fail.
 """
 
 from __future__ import annotations
@@ -17,8 +17,18 @@ def consumes_randomness(node: fx.Node) -> bool:
     return isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags
 
 
+# Ops that only check and raise. `_linalg_check_errors` is how linalg.cholesky, inv, solve...
+# raise on a matrix they cannot factor (their `_ex` op returns `info`; this raises on it).
+_CHECKS = frozenset({
+    torch.ops.aten._assert_scalar.default,
+    torch.ops.aten._assert_async.default,
+    torch.ops.aten._assert_async.msg,
+    torch.ops.aten._linalg_check_errors.default,
+})
+
+
 def asserts(node: fx.Node) -> bool:
-    return node.target is torch.ops.aten._assert_scalar.default
+    return node.target in _CHECKS
 
 
 def remove_dead_code(graph: fx.Graph) -> None:

@@ -170,6 +170,25 @@ def assert_scalar(condition, message):
     )
 
 
+def _tensor_check(op):
+    """A check of a tensor's values (`_linalg_check_errors` on a factorization's `info`:
+    linalg.cholesky, inv, solve raise on a matrix they cannot factor; `_assert_async` on a
+    condition): the aten op runs between the kernels, after the value it reads, and raises
+    eager's error. Nothing after it runs first (is_check)."""
+
+    def lowering(*args, **kwargs):
+        graph = current_graph()
+        args, kwargs = graph.realize_tree(args), graph.realize_tree(kwargs)
+        graph.register_extern(ExternKernel(graph.new_name(), None, str_op(op), tuple(args), kwargs, False, False,
+                                           is_check=True))
+
+    return lowering
+
+
+for _check in (aten._assert_async.default, aten._assert_async.msg, aten._linalg_check_errors.default):
+    register_lowering(_check)(_tensor_check(_check))
+
+
 # Overloads lowered to an extern call, which reads its tensor arguments from memory (the
 # matmuls join from matmul_padding.py); with the ops that have no lowering (fallbacks).
 EXTERN_OVERLOADS: set = set()
