@@ -38,6 +38,25 @@ def reads_enum_values(state):
     return fn
 
 
+def fresh_number_enum():
+    class Level(enum.Enum):
+        LOW = 2.0
+
+        def __init__(self, value):
+            self.steps = 3
+
+    return types.SimpleNamespace(Level=Level)
+
+
+def reads_enum_numbers(state):
+    Level = state.Level
+
+    def fn(x):
+        return x * Level.LOW.value + Level.LOW.steps
+
+    return fn
+
+
 def fresh_limits():
     return types.SimpleNamespace(limit=math.nan, other=2.5, big=1000)
 
@@ -119,6 +138,9 @@ CASES = [
     case("enum_member_value_mutated", reads_enum_values, lambda s: s.Table.SCALES.value.append(5),
          lambda s: s.Table.OFFSETS.value.__setitem__("a", 3.0), lambda s: s.Table.SCALES.extra.__setitem__(0, 7.0),
          lambda s: s.Table.OFFSETS.value.__setitem__("b", 0), setup=fresh_enum, backends=("aot_eager",)),
+    # A member's numbers are its own attributes (`.value` reads `_value_`), reassignable.
+    case("enum_member_numbers_reassigned", reads_enum_numbers, lambda s: setattr(s.Level.LOW, "_value_", 5.0),
+         lambda s: setattr(s.Level.LOW, "steps", 7), setup=fresh_number_enum),
     case("float_identity_changed_with_equal_values", branches_on_number_identity, rebind("limit", lambda s: float("nan")),
          rebind("limit", lambda s: math.nan), rebind("other", lambda s: s.limit), rebind("other", lambda s: float("2.5")),
          rebind("big", lambda s: s.other), rebind("big", lambda s: int("1000")), setup=fresh_limits),

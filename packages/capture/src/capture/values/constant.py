@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 from guards import HeldObjectSource
-from guards.sources import AttrSource
+from guards.sources import AttrSource, ItemSource
 
 from .base import Value
 from .factory import evaluate_constant_operation
@@ -106,16 +106,26 @@ def _enum_member_attribute(frame, member: ConstantValue, name: str) -> Value:
     # A member is one fixed object, but what it holds need not be constant: `E.A.value` may be a
     # list the program mutates between calls. Such an attribute is read through the member (held
     # by the entry where no input leads to it), so that its contents are guarded.
+    # A number or string the member holds in its own dict (its `_value_`, what `.value` gives,
+    # or an attribute its __init__ set) can be reassigned too: read from that dict, guarded.
     try:
         result = getattr(member.value, name)
     except Exception as err:  # the program's own error: a missing attribute
         frame.raise_real(err)
-    if is_constant_type(result) or isinstance(result, (enum.Enum, types.MethodType, types.BuiltinMethodType)):
+    own = "_value_" if name == "value" and _class_attribute(type(member.value), "value") is enum.Enum.__dict__["value"] else name
+    held_in_dict = own in getattr(member.value, "__dict__", {}) and vars(member.value)[own] is result
+    if isinstance(result, (enum.Enum, types.MethodType, types.BuiltinMethodType)) or is_constant_type(result) and not held_in_dict:
         return frame.session.wrap(result, None)
     base = member.source
     if base is None:
         base = HeldObjectSource(f"enum member {type(member.value).__qualname__}.{member.value.name}", id(member.value), member.value)
+    if is_constant_type(result):
+        return frame.session.wrap(result, ItemSource(AttrSource(base, "__dict__"), own))
     return frame.session.wrap(result, AttrSource(base, name))
+
+
+def _class_attribute(cls: type, name: str) -> Any:
+    return next((klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__), None)
 
 
 def literal_repr(value: Any) -> str | None:
