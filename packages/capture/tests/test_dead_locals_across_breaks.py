@@ -17,6 +17,8 @@ import torch
 
 import capture
 
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 
 class Tracked:
     """Counts its live instances."""

@@ -20,6 +20,8 @@ import torch
 
 import capture
 
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 LOG: list = []
 
 

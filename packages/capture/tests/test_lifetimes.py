@@ -11,6 +11,8 @@ import torch
 
 import capture
 
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 
 def plain(x, w):
     return (x @ w).relu()
