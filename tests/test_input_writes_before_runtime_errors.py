@@ -88,3 +88,24 @@ def test_training_graph_writing_a_buffer_before_an_error_only_values_show(backen
             compiled(w, got, x, target)
         torch.testing.assert_close(got, expected)  # written (kernels round the update otherwise)
         assert not torch.equal(got, stats)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_random_draws_before_the_error_are_made_once(backend):
+    """The replay draws what the compiled forward drew: the generator ends where eager's does."""
+
+    def fn(x, i):
+        noise = torch.rand(x.shape[0])
+        x.add_(1)
+        return x[i] + noise[:2]
+
+    compiled = compiler.compile(fn, backend=backend)
+    for size in (6, 6, 9):
+        states = []
+        for program in (fn, compiled):
+            torch.manual_seed(size)
+            x = torch.zeros(size)
+            with pytest.raises(IndexError):
+                program(x, _index(size))
+            states.append((x, torch.rand(4)))
+        torch.testing.assert_close(states[1], states[0], rtol=0, atol=0)

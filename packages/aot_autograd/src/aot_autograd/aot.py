@@ -36,6 +36,7 @@ from .number_outputs import split_number_outputs
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan, needs_grad_mode
 from .runtime.compile_locks import compile_lock
+from .runtime.replay import EagerReplay
 from .synthetic_bases import merge_aliased_inputs
 from .tracing.trace import trace_forward, trace_joint
 
@@ -132,23 +133,8 @@ class AotCompiledGraph:
             with self._plan_lock, mode_stacks_restored_on_error():
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = self._make_plan(key)
-                    if _writes_kept_on_error(plan):
-                        plan.on_error = self._replay_eagerly
-                    self._plans[key] = plan
+                    plan = self._plans[key] = self._make_plan(key)
         return plan
-
-    def _replay_eagerly(self, inputs: Sequence[Any]) -> None:
-        """After the compiled graph raised having written none of its inputs (an index out of
-        range, a division by zero: errors only real values show): run the graph as eager runs
-        it, which makes the writes eager makes before the op that raises, and raises eager's
-        error. The functional graph writes its inputs at the end (or the epilogue does), so
-        without this the inputs were left unwritten where eager's are written."""
-        try:
-            self._run_module(*inputs)
-        except Exception as eager_error:  # noqa: BLE001 (eager's own error, whatever it is)
-            raise eager_error from None
-        # Eager does not raise: the compiled graph's error is raised (by the caller).
 
     def _make_plan(self, key: tuple[bool, ...] | None) -> TrainingPlan | InferencePlan:
         if key is None:
@@ -213,9 +199,10 @@ class AotCompiledGraph:
             )
         in_grad_mode = needs_grad_mode(forward_graph)
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
-        return TrainingPlan(
+        plan = TrainingPlan(
             forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled, in_grad_mode
         )
+        return self._replayed_on_error(plan, forward_graph)
 
     def _inference_plan(self, fakes: list | None = None, grad_enabled: bool = False) -> InferencePlan:
         """`fakes` (with their requires_grad) and `grad_enabled` for a graph that takes
@@ -233,7 +220,14 @@ class AotCompiledGraph:
         if aot_graphs_log.isEnabledFor(logging.DEBUG):
             aot_graphs_log.debug("inference graph:\n%s", graph_module.code)
         forward = self.inference_compiler(graph_module, _placeholder_values(graph_module))
-        return InferencePlan(forward, effects)
+        return self._replayed_on_error(InferencePlan(forward, effects), graph_module)
+
+    def _replayed_on_error(self, plan: TrainingPlan | InferencePlan, graph: fx.GraphModule):
+        """`plan`, replaying the capture graph eagerly when its forward raises having written
+        none of its inputs (runtime/replay.py)."""
+        if _writes_kept_on_error(plan):
+            plan.on_error = EagerReplay(self._run_module, graph.graph)
+        return plan
 
     def _run_module(self, *inputs) -> list:
         count = len(self.state.tensors)

@@ -14,22 +14,25 @@ import torch
 
 from .autocast import without_autocast
 from .epilogue import GraphEffects
+from .replay import EagerReplay
 
 
 @dataclass
 class InferencePlan:
     forward: Callable[..., Sequence[Any]]
     effects: GraphEffects
-    # Called with the inputs when the forward raises (AotCompiledGraph._replay_eagerly), or None.
-    on_error: Callable | None = field(default=None, init=False)
+    # Runs the graph eagerly when the forward raises having written no input (replay.py), or None.
+    on_error: EagerReplay | None = field(default=None, init=False)
 
     def __call__(self, inputs: Sequence[Any]) -> list:
+        replay = self.on_error
+        snapshot = replay.snapshot() if replay is not None else None
         try:
             with torch.no_grad(), without_autocast():
                 outputs = self.forward(*inputs)
         except Exception:
-            if self.on_error is not None:
-                self.on_error(inputs)
+            if replay is not None:
+                replay(inputs, snapshot)
             raise
         raw = {i: outputs[i] for i in self.effects.regenerated}
         return self.effects.apply(inputs, outputs, raw)

@@ -19,6 +19,8 @@ import torch
 import torch.fx as fx
 from fake_tensor.mode_stacks import mode_stacks_restored_on_error
 
+from .replay import EagerReplay
+
 from ..errors import DoubleBackwardError
 from .autocast import without_autocast
 from .compile_locks import compile_lock
@@ -49,8 +51,8 @@ class TrainingPlan:
     # The forward graph calls GRAD_MODE_KERNELS: it runs with grad mode on, on detached inputs.
     forward_in_grad_mode: bool = False
     num_saved_tensors: int = field(init=False)
-    # Called with the inputs when the forward raises (AotCompiledGraph._replay_eagerly), or None.
-    on_error: Callable | None = field(default=None, init=False)
+    # Runs the graph eagerly when the forward raises having written no input (replay.py), or None.
+    on_error: EagerReplay | None = field(default=None, init=False)
     _backward: Callable | None = field(default=None, init=False)
     # Backwards of several threads' calls may reach the first compile together.
     _backward_lock: threading.Lock = field(default_factory=compile_lock, init=False, repr=False)
@@ -76,6 +78,8 @@ class TrainingPlan:
 
     def __call__(self, inputs: Sequence[Any]) -> list:
         call = _Call(self)
+        replay = self.on_error
+        snapshot = replay.snapshot() if replay is not None else None
         try:
             if self.grad_enabled:
                 outputs = _CompiledFunction.apply(call, *inputs)
@@ -85,8 +89,8 @@ class TrainingPlan:
                 with torch.enable_grad():
                     outputs = _CompiledFunction.apply(call, *inputs)
         except Exception:
-            if self.on_error is not None:
-                self.on_error(inputs)
+            if replay is not None:
+                replay(inputs, snapshot)
             raise
         return self.effects.apply(inputs, outputs, call.raw)
 
