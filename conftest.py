@@ -1,8 +1,11 @@
 """Shared pytest behaviour: tests marked `gpu` skip on machines without CUDA, where Triton kernels
-run in Triton's interpreter instead; `caplog` sees the records of our `compiler.*` loggers."""
+run in Triton's interpreter instead; `caplog` sees the records of our `compiler.*` loggers; torch's
+op_db sample inputs skip a slow stack walk (`_extract_test_fn`)."""
 
 import logging
 import os
+import sys
+import unittest
 
 import pytest
 import torch
@@ -13,7 +16,42 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
+def _extract_test_fn():
+    """torch.testing._internal.common_utils.extract_test_fn, walking frames without source.
+
+    torch's walks `inspect.stack()`, which reads each frame's source line and maps its file to a
+    module by scanning sys.modules: 0.2 s per call with torch loaded and pytest's deep stack, and
+    every op_db `sample_inputs` call makes two. The op_db sweeps spent 80% of their time there
+    (fake_tensor's dynamic op_db test: 94 of 115 s). Same frames, same test, same None."""
+    try:
+        frame = sys._getframe(1)
+        while frame is not None:
+            self_val = frame.f_locals.get("self")
+            if isinstance(self_val, unittest.TestCase):
+                *_, cls_name, test_name = self_val.id().rsplit(".", 2)
+                if cls_name == type(self_val).__name__ and test_name.startswith("test"):
+                    return getattr(self_val, test_name).__func__
+            frame = frame.f_back
+    except Exception:  # noqa: BLE001  (as torch's: no test function found)
+        pass
+    return None
+
+
+def _fast_op_db_inputs():
+    """Use `_extract_test_fn` wherever torch's testing modules bound theirs (once they are
+    imported: test modules import op_db while being collected)."""
+    for name in ("torch.testing._internal.common_utils", "torch.testing._internal.opinfo.core"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "extract_test_fn", None) not in (None, _extract_test_fn):
+            module.extract_test_fn = _extract_test_fn
+
+
+def pytest_runtest_setup(item):
+    _fast_op_db_inputs()
+
+
 def pytest_collection_modifyitems(config, items):
+    _fast_op_db_inputs()
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")
