@@ -34,6 +34,7 @@ from .graph import GraphBuilder, graph_values_in
 from .guard_kinds import DistinctObjects, StoragesApart, StoragesShared, sharing_pattern
 from .dynamic import MARK_ATTRIBUTE, STATIC_ATTRIBUTE
 from .bytecode import decode
+from .calls.autograd_calls import refuse_outputs_through_freed_graph
 from .calls.frame_reads import check_reads_of_own_frame
 from .interpreter.frame import Frame, StackSnapshot
 from .side_effects import SideEffects
@@ -210,6 +211,7 @@ class CaptureSession:
         stop_step: int | None = None,
         live_values: Callable[[StackSnapshot, CaptureSession], list[Value]] | None = None,
         fullgraph: bool = False,
+        breaks_at_autograd_grad: bool = False,
     ):
         self.fn = fn
         self.args = args
@@ -221,6 +223,10 @@ class CaptureSession:
         self.changing_numbers = changing_numbers or set()
         self.stop_step = stop_step
         self.live_values = live_values
+        # Autograd nodes a `torch.autograd.grad` of the trace freed, and whether such calls
+        # break the graph instead (capture.calls.autograd_calls).
+        self.freed_grad_fns: set = set()
+        self.breaks_at_autograd_grad = breaks_at_autograd_grad
         # Symbolic sizes cost: fake tensors then run under the Python dispatcher (about 3x
         # slower per op), so a ShapeEnv exists only when some size will be symbolic.
         # Data-dependent sizes and `.item()` stay in the graph as unbacked symbols when the
@@ -481,6 +487,7 @@ class CaptureSession:
             outputs = self._collect_outputs(self.live_values(stopped, self))
         else:
             outputs = self._collect_outputs([return_value])
+        refuse_outputs_through_freed_graph(self.freed_grad_fns, outputs)
         self.graph.set_output(outputs)
         self.add_shape_guards()
         return CaptureResult(

@@ -6,6 +6,7 @@ Exports `call_builtin(frame, fn, args, kwargs)` and `construct(frame, class_valu
 """
 
 from . import (  # noqa: F401  (fill the registry)
+    autograd_calls,
     collection_methods,
     container_builtins,
     container_methods,

@@ -20,6 +20,7 @@ from torch.fx.node import _get_qualified_name
 from ..errors import Unsupported
 from ..values.base import Value
 from ..values.classes import ClassValue
+from .autograd_calls import record_function_apply
 
 # Python code under torch that capture interprets instead of recording as one call.
 _INLINED_TORCH_MODULES = (
@@ -81,7 +82,7 @@ def _printable(fn: types.FunctionType) -> bool:
     to `fn`. A closure torch returns as a wrapper (torch.compiler.nested_compile_region's
     `inner`, in a module whose name a same-named object shadows) does not; recorded, the graph
     failed on every call. Such code is interpreted like user code instead. Methods are left
-    alone: their calls are recorded through their own targets (AutogradFunctionApply)."""
+    alone: their calls are recorded through their own targets (autograd_calls.AutogradFunctionApply)."""
     if "<locals>" not in fn.__qualname__:
         return True
     try:
@@ -93,22 +94,6 @@ def _printable(fn: types.FunctionType) -> bool:
         obj = getattr(obj, part, None)
     # A functools.wraps wrapper found by that name calls `fn` too (torch re-wraps a few).
     return obj is fn or getattr(obj, "__wrapped__", None) is fn
-
-
-class AutogradFunctionApply:
-    """The graph target for `MyFunction.apply(*args)` of a torch.autograd.Function subclass.
-
-    FX prints call targets by qualified name and cannot print a class as an argument; this
-    callable names the function class instead (`MyFunction_apply`) and FX binds it as a
-    global of the generated code."""
-
-    def __init__(self, function_class: type):
-        self.function_class = function_class
-        self.__name__ = f"{function_class.__name__}_apply"
-        self.__qualname__ = self.__name__
-
-    def __call__(self, *args, **kwargs):
-        return self.function_class.apply(*args, **kwargs)
 
 
 def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -124,5 +109,5 @@ def record_torch_call(frame, fn: Any, args: list[Value], kwargs: dict[str, Value
     if is_tensor_method(fn):
         return graph.call_method(frame, fn.__name__, args, kwargs)
     if fn is torch.autograd.Function.apply.__func__ and args and isinstance(args[0], ClassValue):
-        return graph.call_function(frame, AutogradFunctionApply(args[0].cls), args[1:], kwargs)
+        return record_function_apply(frame, args[0].cls, args[1:], kwargs)
     return graph.call_function(frame, fn, args, kwargs)

@@ -35,6 +35,7 @@ from guards import GuardSet, current_global_state
 from guards.failure import recompile_reason
 
 from .. import config, logs, stance
+from ..calls.autograd_calls import GradientsConsumedByOutputs
 from ..errors import Unsupported, UserException
 from ..session import CaptureResult, CaptureSession
 from ..values.lifetime import end_is_watched
@@ -111,6 +112,8 @@ class CodeCache:
         self.automatic_dims: dict = {}
         # Number inputs (by source) seen with different values: symbolic from now on.
         self.changing_numbers: set = set()
+        # Its `torch.autograd.grad` calls break the graph (calls.autograd_calls).
+        self.breaks_at_autograd_grad = False
         self._warned_limit = False
         self._lock = threading.RLock()
 
@@ -242,33 +245,47 @@ class CodeCache:
             self._log_recompile(args, kwargs)
         # An interrupt mid-compile must not leave a fake-tensor mode on (fake_tensor.mode_stacks).
         with logs.phase("capture", self.fn.__qualname__), mode_stacks_restored_on_error():
-            session = self.new_session(args, kwargs)
             try:
-                entry = self.finish(session.run())
-            except UserException as exc:
-                # The traced program raises on these inputs; running it eagerly raises the same
-                # exception from the user's own code. Inputs passing the same guards would raise
-                # again: they run eagerly too, without capturing again.
-                capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
-                session.add_shape_guards()
-                guard = compile_guards(self.fn, session.guards)
-                self._table.append((guard.global_state, guard, self.fn))
-                return self.fn
-            except Unsupported as err:
-                if self.compilation.fullgraph:
-                    raise
-                from .breaks import compile_break
-
-                entry = compile_break(self, err, args, kwargs)
-                if entry is None:
-                    self.run_eagerly = True
-                    return self._eager()
+                entry = self._capture(args, kwargs)
+            except GradientsConsumedByOutputs:
+                # A graph ran torch.autograd.grad and hands on a tensor whose history that call
+                # freed: capture again, the calls breaking the graph (calls.autograd_calls).
+                self.breaks_at_autograd_grad = True
+                entry = self._capture(args, kwargs)
+        if not isinstance(entry, CompiledEntry):
+            return entry
         self.add(entry)
         # A guard whose reads have effects (a bounded lru_cache's call, which counts a hit as the
         # program's own call) is not run for this check: the capture made that call already.
         if not _reads_with_effects(entry.guard) and not entry.guard(*args, **kwargs):
             self._warn_guard_never_passes(entry, args, kwargs)
         return entry.function
+
+    def _capture(self, args, kwargs) -> CompiledEntry | Callable:
+        """A new entry for this call, or what runs it instead: the function itself (the traced
+        program raises on these inputs) or the function run eagerly (no graph could be made)."""
+        session = self.new_session(args, kwargs)
+        try:
+            return self.finish(session.run())
+        except UserException as exc:
+            # The traced program raises on these inputs; running it eagerly raises the same
+            # exception from the user's own code. Inputs passing the same guards would raise
+            # again: they run eagerly too, without capturing again.
+            capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
+            session.add_shape_guards()
+            guard = compile_guards(self.fn, session.guards)
+            self._table.append((guard.global_state, guard, self.fn))
+            return self.fn
+        except Unsupported as err:
+            if self.compilation.fullgraph:
+                raise
+            from .breaks import compile_break
+
+            entry = compile_break(self, err, args, kwargs)
+            if entry is None:
+                self.run_eagerly = True
+                return self._eager()
+            return entry
 
     def _warn_guard_never_passes(self, entry: CompiledEntry, args, kwargs) -> None:
         # Nothing ran between the capture and this check: a guard failing here fails on every
@@ -355,6 +372,7 @@ class CodeCache:
             automatic_dims=self.automatic_dims,
             changing_numbers=self.changing_numbers,
             fullgraph=self.compilation.fullgraph,
+            breaks_at_autograd_grad=self.breaks_at_autograd_grad,
             **options,
         )
 
