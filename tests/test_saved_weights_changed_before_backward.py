@@ -3,10 +3,11 @@
 Eager's backward reads the tensor objects its forward saved. A Linear saves `weight.t()`, a
 view made on the weight's storage at that time: after `weight.data = new` (which gives the
 weight a new storage) the backward still reads the old values, while `x @ w` saves `w` itself
-and reads the new ones. Writes through `.data` into the same storage reach both. Inductor's
-partition used to save the weight and recompute the view in the backward, reading the new
-values: x.grad was off by ~0.3 after `m.weight.data = m.weight.data * 0.5` between two calls
-of a Linear. Writes that bump the version counter (`copy_` or `set_` under no_grad) make
+and reads the new ones; a product `x * w` eager saved was computed from the old values. Writes
+through `.data` into the same storage reach the saved weight and its views. Inductor's
+partition used to save the weight and recompute the view (or the product) in the backward,
+reading the new values: x.grad was off by ~0.3 after `m.weight.data = m.weight.data * 0.5`
+between two calls of a Linear. Writes that bump the version counter (`copy_` or `set_` under no_grad) make
 eager's backward raise, and ours raises the same error.
 """
 
@@ -90,3 +91,35 @@ def test_weight_changed_after_the_compiled_forward_matches_eager(change, backend
 
     for shape in ((5, 4), (5, 4), (6, 4)):
         _check(program_of(forward), program_of(compiled_forward), shape, eager_raises=change.endswith("no_grad"))
+
+
+class _Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.randn(4))
+        self.weight = torch.nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        return x * self.scale * self.weight
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_buffer_data_assigned_between_two_uses_matches_eager(backend):
+    """The weight's gradient reads x * scale, which eager saved (old scale) and inductor
+    recomputed in the backward from the buffer (new scale): w.grad off by up to 5.6."""
+
+    def program(m, x):
+        first = m(x)
+        m.scale.data = m.scale * 2
+        return first, m(x)
+
+    compiled = compiler.compile(program, backend=backend)
+    for shape in ((3, 4), (3, 4), (5, 4)):
+        model, x = _Scaled(), torch.randn(shape)
+        results = []
+        for fn in (program, compiled):
+            m, xx = copy.deepcopy(model), x.clone().requires_grad_()
+            first, second = fn(m, xx)
+            (first.sum() + 3 * second.sum()).backward()
+            results.append((first, second, xx.grad, m.weight.grad, m.scale))
+        torch.testing.assert_close(results[1], results[0])

@@ -29,6 +29,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import AliasedInputWriteError, UnsupportedProgramError
 from .functionalization import functionalize, write_inputs_before_output
+from .functionalization.op_semantics import viewed_placeholder
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
 from .intermediate_bases import IntermediateBases
@@ -200,7 +201,8 @@ class AotCompiledGraph:
         in_grad_mode = needs_grad_mode(forward_graph)
         forward = self.fw_compiler(forward_graph, _placeholder_values(forward_graph))
         plan = TrainingPlan(
-            forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled, in_grad_mode
+            forward, backward_graph, self.bw_compiler, effects, num_outputs, differentiable, grad_enabled, in_grad_mode,
+            saved_views=_saved_views_of_inputs(forward_graph, num_outputs),
         )
         return self._replayed_on_error(plan, forward_graph)
 
@@ -270,6 +272,14 @@ def _write_inputs_in_graph(graph_module: fx.GraphModule, effects: GraphEffects, 
         written_in_graph=tuple(effects.mutated_inputs[i] for i in kept),
     )
     return graph_module, effects, kept
+
+
+def _saved_views_of_inputs(forward_graph: fx.GraphModule, num_outputs: int) -> frozenset[int]:
+    """Positions among the forward's saved values of those computed as views (or aliases) of
+    its inputs."""
+    saved = list(forward_graph.graph.output_node().args[0])[num_outputs:]
+    return frozenset(k for k, node in enumerate(saved)
+                     if isinstance(node, fx.Node) and node.op != "placeholder" and viewed_placeholder(node) is not None)
 
 
 def _writes_kept_on_error(plan: TrainingPlan | InferencePlan) -> bool:

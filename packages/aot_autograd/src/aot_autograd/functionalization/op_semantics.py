@@ -240,7 +240,7 @@ _HIDDEN_MUTATIONS: dict[OpOverload, Callable[[fx.Node], FunctionalVariant | None
 
 
 def viewed_placeholder(node: fx.Node) -> fx.Node | None:
-    """The graph input `node` is a chain of views of, or None."""
-    while node.op == "call_function" and is_view(node.target):
+    """The graph input `node` is a chain of views (or aliases: `alias`, `detach`) of, or None."""
+    while node.op == "call_function" and (is_view(node.target) or node.target in NEW_OBJECT_ALIASES):
         node = node.args[0]
     return node if node.op == "placeholder" else None

@@ -10,11 +10,12 @@ backward computes from the tangents drains into the sink. A cut through `n.in ->
 With capacities in bytes, the cut is the smallest set of saved bytes from which the backward
 can be computed.
 
-A view of a primal that the forward computes is saved, not recomputed from the primal in the
-backward: eager saves that view object (a Linear's `weight.t()`), which keeps the storage it
-was made on. After `weight.data = new` between forward and backward, eager's backward reads
-the old values; a view recomputed from the primal would read the new ones. It costs what
-saving the primal costs.
+A forward value recomputed in the backward from a primal reads the primal through an alias the
+forward saves (`aten.alias`, saved detached: the primal's storage of the forward's call), not
+the primal itself: eager saved that value (or a view, a Linear's `weight.t()`), computed from the
+storage of its forward. After `weight.data = new` between forward and backward, eager's
+backward reads the old values; recomputed from the primal, ours read the new ones. Where the
+backward reads the primal itself (eager saved the tensor: `x @ w` keeps `w`), it still does.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import networkx as nx
 import torch
 import torch.fx as fx
 
-from ..functionalization.op_semantics import viewed_placeholder
 from .joint import JointGraph, is_symbolic_size
 from .recomputable import may_recompute, read_by_heavy_op_in_backward
+
+aten = torch.ops.aten
 
 # A saved size (SymInt) costs a few bytes on the ctx; it must stay cheaper than any tensor.
 _SIZE_BYTES = 1
@@ -38,7 +40,43 @@ def min_cut_rematerialization_partition(
     joint_module: fx.GraphModule, _joint_inputs=None, *, num_fwd_outputs: int
 ) -> tuple[fx.GraphModule, fx.GraphModule]:
     joint = JointGraph(joint_module, num_fwd_outputs)
-    return joint.split(min_cut_saved_values(joint))
+    return joint.split(_recomputed_from_aliases(joint, min_cut_saved_values(joint)))
+
+
+def _recomputed_from_aliases(joint: JointGraph, saved: list[fx.Node]) -> list[fx.Node]:
+    """`saved`, where forward values the backward recomputes from a primal read it through a
+    saved alias instead (see the module docstring)."""
+    saved = list(saved)
+    backward_side = _backward_side(joint, set(saved))
+    recomputed = {n for n in backward_side if n in joint.forward_required and n not in saved}
+    graph = joint.graph
+    first_op = next(n for n in graph.nodes if n.op != "placeholder")
+    for primal in joint.primals:
+        readers = [user for user in primal.users if user in recomputed]
+        if primal not in saved or not readers or not isinstance(primal.meta.get("val"), torch.Tensor):
+            continue
+        with graph.inserting_before(first_op):
+            alias = graph.call_function(aten.alias.default, (primal,))
+        alias.meta.update(primal.meta)
+        for user in readers:
+            user.replace_input_with(primal, alias)
+        saved.append(alias)
+        if not any(user in backward_side for user in primal.users) and primal not in joint.grads:
+            saved.remove(primal)
+    return saved
+
+
+def _backward_side(joint: JointGraph, saved: set[fx.Node]) -> set[fx.Node]:
+    """The nodes the backward graph computes, or reads as saved values."""
+    seen: set[fx.Node] = set()
+    stack = [n for n in (*joint.grads, *joint.backward_checks) if isinstance(n, fx.Node)]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            if node not in saved:
+                stack.extend(node.all_input_nodes)
+    return seen
 
 
 def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
@@ -52,11 +90,10 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
         if node in backward_only:
             network.add_edge(inside, "sink")
             continue
-        primal_view = node in joint.forward_required and _views_primal(node, joint)
-        if node in joint.primals or primal_view or (node in joint.forward_required and (
+        if node in joint.primals or (node in joint.forward_required and (
                 not may_recompute(node) or read_by_heavy_op_in_backward(node, backward_only))):
             network.add_edge("source", inside)
-        capacity = _INPUT_BYTES if node.op == "placeholder" or primal_view else saved_bytes(node)
+        capacity = _INPUT_BYTES if node.op == "placeholder" else saved_bytes(node)
         if capacity is None:
             network.add_edge(inside, outside)
         else:
@@ -75,10 +112,6 @@ def min_cut_saved_values(joint: JointGraph) -> list[fx.Node]:
         node for node in joint.graph.nodes
         if (node, "in") in reachable and (node, "out") in network and (node, "out") not in reachable
     ]
-
-
-def _views_primal(node: fx.Node, joint: JointGraph) -> bool:
-    return node.op == "call_function" and isinstance(node.meta.get("val"), torch.Tensor) and viewed_placeholder(node) in joint.primals
 
 
 def saved_bytes(node: fx.Node) -> int | None:

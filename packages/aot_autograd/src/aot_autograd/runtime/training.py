@@ -50,6 +50,8 @@ class TrainingPlan:
     grad_enabled: bool = True
     # The forward graph calls GRAD_MODE_KERNELS: it runs with grad mode on, on detached inputs.
     forward_in_grad_mode: bool = False
+    # Positions among the saved tensors of views of inputs the forward makes (runtime: _saveable).
+    saved_views: frozenset[int] = frozenset()
     num_saved_tensors: int = field(init=False)
     # Runs the graph eagerly when the forward raises having written no input (replay.py), or None.
     on_error: EagerReplay | None = field(default=None, init=False)
@@ -121,7 +123,7 @@ class _CompiledFunction(torch.autograd.Function):
         # eager, inputs reached only through them get none either (an optimizer skips those).
         ctx.set_materialize_grads(False)
         ctx.tangent_layouts = [(o.shape, o.dtype, o.device) for o in (outputs[i] for i in plan.differentiable)]
-        ctx.save_for_backward(*_saveable(saved[: plan.num_saved_tensors], inputs))
+        ctx.save_for_backward(*_saveable(saved[: plan.num_saved_tensors], plan.saved_views))
         ctx.saved_sizes = saved[plan.num_saved_tensors :]
         for i in plan.effects.regenerated:
             call.raw[i] = outputs[i]
@@ -183,14 +185,15 @@ def _tangents_reaching_outputs(graph: fx.GraphModule, num_tangents: int) -> list
     return [reaching[out] if isinstance(out, fx.Node) else 0 for out in outputs]
 
 
-def _saveable(saved, inputs):
-    """The saved tensors, views the graph made (a weight's transpose, kept on the weight's
-    storage of this call) detached: the storage and version counter stay, so a later write into
-    the weight makes the backward raise eager's 'modified by an inplace operation' error. Saved
-    as views made under no_grad, autograd raised 'A view was created in no_grad mode' instead.
-    An input saved as itself is kept as itself, as eager keeps it."""
-    given = {id(i) for i in inputs}
-    return [t.detach() if isinstance(t, torch.Tensor) and t._is_view() and id(t) not in given else t for t in saved]
+def _saveable(saved, views):
+    """The saved tensors, those at `views` (views of inputs the forward made: a weight's
+    transpose, an alias a recomputation reads, partitioners/min_cut.py) detached: they keep the
+    input's storage of this call after `weight.data = new`, as eager's saved views do, even where
+    a compiler hands back the input object itself (an identity view). The version counter
+    stays, so a later write into the weight makes the backward raise eager's 'modified by an
+    inplace operation' (saved as views made under no_grad, autograd raised 'A view was created
+    in no_grad mode' instead)."""
+    return [t.detach() if k in views else t for k, t in enumerate(saved)]
 
 
 def _detached(value):
