@@ -40,7 +40,11 @@ C++ kernels on 2026-12-07 (`--dynamic --samples 6`, chunks of 100 ops, two cores
 other work): float32 607 pass / 39 refused / 31 skipped (4 minutes), float64 515 / 36 / 29,
 bfloat16 486 / 36 / 29, float16 401 / 33 / 28, int64 430 / 24 / 14, bool 247 / 14 / 11 (about
 45 minutes for all six); no error, none wrong, and float32 the same at `--samples 20` (12
-minutes). Results in benchmarks/results/op_db_inductor_dynamic_<dtype>.jsonl; the gradients'
+minutes). Rerun at bfloat16 and float16 after the symbolic-float kernels (f92f3be, 9e72152):
+bfloat16 486 / 36 / 29, float16 480 / 36 / 28 and 2 wrong by a few float16 ulps (poisson_nll_loss
+with log_input=False: eager rounds `target * log(input + eps)` to float16 before the
+subtraction, also wrong without --dynamic and before those commits; kl_div once, on some
+random values). Results in benchmarks/results/op_db_inductor_dynamic_<dtype>.jsonl; the gradients'
 in test_inductor_op_db_grad.py.
 
 `--cpu-backend triton` runs inductor's Triton kernels instead of its C++ ones (options
