@@ -40,8 +40,8 @@ def _backward(outputs, seed: int):
     return None
 
 
-def assert_matches_eager(fn, backend: str, *, inputs=lambda n: (torch.randn(n),)):
-    compiled = compiler.compile(fn, backend=backend)
+def assert_matches_eager(fn, backend: str, *, inputs=lambda n: (torch.randn(n),), compiled=None):
+    compiled = compiled or compiler.compile(fn, backend=backend)
     for step, n in enumerate(SIZES):
         args = inputs(n)
         eager_args = [a.detach().clone().requires_grad_() for a in args]
@@ -323,3 +323,80 @@ def _backward_with_inputs_returning_the_root(x):
 @pytest.mark.parametrize("fn", [_backward_then_grad_read, _backward_with_inputs_returning_the_root], ids=lambda f: f.__name__)
 def test_autograd_backward_inside(fn, backend):
     assert_matches_eager(fn, backend)
+
+
+# --- Python numbers a Function's methods read -------------------------------------------------
+
+SCALE = 2.0
+
+
+def _scale():
+    return SCALE
+
+
+class ScaledByGlobal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * SCALE
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * SCALE
+
+
+class BackwardScaledThroughHelper(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        return g * _scale()
+
+
+def _scaled_by_closure():
+    settings = {"scale": 2.0}
+    scale = settings["scale"]
+
+    class ScaledByCell(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * scale
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return ScaledByCell, set_scale
+
+
+def _set_global_scale(value):
+    global SCALE
+    SCALE = value
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("where", ["global", "helper", "closure"])
+def test_function_reading_a_changed_python_number(where, backend):
+    """The number read is changed between calls: the next call must use the new one (the
+    graph had the first baked in: value and gradient scaled by 2.0 where eager used 3.0)."""
+    if where == "closure":
+        function, set_scale = _scaled_by_closure()
+    else:
+        function = ScaledByGlobal if where == "global" else BackwardScaledThroughHelper
+        set_scale = _set_global_scale
+    def fn(x):
+        return function.apply(x).sin()
+
+    compiled = compiler.compile(fn, backend=backend)
+    try:
+        for scale in (2.0, 3.0):
+            set_scale(scale)
+            assert_matches_eager(fn, backend, compiled=compiled)
+    finally:
+        _set_global_scale(2.0)

@@ -23,14 +23,19 @@ are found here, while capturing, so that the graph breaks there instead (as torc
 
 from __future__ import annotations
 
+import dis
 import inspect
+import types
 from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
+from guards import kinds
+from guards.sources import AttrSource, HeldObjectSource
 from torch.utils._pytree import tree_leaves
 
 from ..errors import CaptureError, Unsupported
 from ..values.base import Value
+from ..values.constant import is_constant_type
 from ..values.tensor import TensorValue
 from .registry import rule
 
@@ -55,6 +60,7 @@ class AutogradFunctionApply:
 
 
 def record_function_apply(frame: Frame, function_class: type, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    _guard_numbers_read(frame.session, function_class)
     result = frame.session.graph.call_function(frame, AutogradFunctionApply(function_class), args, kwargs)
     _try_backward(frame, function_class, _fakes(args, kwargs), _fakes([result], {}))
     return result
@@ -81,6 +87,52 @@ def _try_backward(frame: Frame, function_class: type, inputs: list[torch.Tensor]
             "a backward that reads values from tensors (.item(), indexing by a saved index tensor, "
             "branching on a tensor) cannot be compiled",
         ) from err
+
+
+def _guard_numbers_read(session, function_class: type) -> None:
+    """The Function's methods run natively (on fakes here, and in the backend's trace), not
+    interpreted: the Python numbers, strings and flags they read from globals and closure
+    cells (`return g * SCALE`) are baked into the graph. Guard each, as a read by traced code
+    is, in those methods and in the functions they call by such a name. Attributes read off
+    objects (`cfg.scale`) are not followed."""
+    seen: set = set()
+    for name in ("forward", "setup_context", "backward"):
+        method = inspect.getattr_static(function_class, name, None)
+        _guard_reads_of(session, getattr(method, "__func__", method), seen)
+
+
+def _guard_reads_of(session, fn: Any, seen: set, depth: int = 0) -> None:
+    fn = inspect.unwrap(fn) if callable(fn) else fn  # once_differentiable's functools.wraps wrapper
+    if not isinstance(fn, types.FunctionType) or fn in seen or depth > 4:
+        return
+    seen.add(fn)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for inst in _instructions(fn.__code__):
+        if inst.opname == "LOAD_GLOBAL" and inst.argval in fn.__globals__:
+            value = fn.__globals__[inst.argval]
+            source = session.global_source(fn.__globals__, inst.argval)
+        elif inst.opname == "LOAD_DEREF" and inst.argval in cells:
+            cell = cells[inst.argval]
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell: a NameError when read, nothing to guard
+                continue
+            holder = HeldObjectSource(f"cell {inst.argval} of {fn.__qualname__}", id(cell), cell)
+            source = AttrSource(holder, "cell_contents")
+        else:
+            continue
+        if is_constant_type(value) and source is not None:
+            session.add_guard(kinds.ConstantMatch(source, value))
+        elif isinstance(value, types.FunctionType):
+            _guard_reads_of(session, value, seen, depth + 1)
+
+
+def _instructions(code: types.CodeType):
+    """`code`'s instructions and those of the code nested in it (3.11's comprehensions)."""
+    yield from dis.get_instructions(code)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _instructions(const)
 
 
 def _fakes(args: Iterable[Value], kwargs: dict[str, Value]) -> list[torch.Tensor]:
