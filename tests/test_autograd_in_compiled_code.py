@@ -402,3 +402,50 @@ def test_function_reading_a_changed_python_number(where, backend):
             assert_matches_eager(fn, backend, compiled=compiled)
     finally:
         _set_global_scale(2.0)
+
+
+class Defaults:
+    SCALE = 2.0
+
+
+class Settings:
+    def __init__(self):
+        self.scale = 2.0
+
+
+SETTINGS = Settings()
+
+
+class ScaledByClassAttribute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * Defaults.SCALE
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * Defaults.SCALE
+
+
+class ScaledBySettings(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * SETTINGS.scale
+
+
+@pytest.mark.parametrize(("function", "owner", "name"), [(ScaledByClassAttribute, Defaults, "SCALE"),
+                                                         (ScaledBySettings, SETTINGS, "scale")], ids=["class", "instance"])
+def test_function_reading_a_changed_attribute(function, owner, name):
+    def fn(x):
+        return function.apply(x).sin()
+
+    compiled = compiler.compile(fn, backend="aot_eager")
+    try:
+        for scale in (2.0, 3.0):
+            setattr(owner, name, scale)
+            assert_matches_eager(fn, "aot_eager", compiled=compiled)
+    finally:
+        setattr(owner, name, 2.0)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dis
 import inspect
+import sys
 import types
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -91,10 +92,11 @@ def _try_backward(frame: Frame, function_class: type, inputs: list[torch.Tensor]
 
 def _guard_numbers_read(session, function_class: type) -> None:
     """The Function's methods run natively (on fakes here, and in the backend's trace), not
-    interpreted: the Python numbers, strings and flags they read from globals and closure
-    cells (`return g * SCALE`) are baked into the graph. Guard each, as a read by traced code
-    is, in those methods and in the functions they call by such a name. Attributes read off
-    objects (`cfg.scale`) are not followed."""
+    interpreted: the Python numbers, strings and flags they read from globals, closure cells
+    and attribute chains on them (`g * SCALE`, `g * config.SCALE`) are baked into the graph.
+    Guard each, as a read by traced code is, in those methods and in the functions they call
+    by such a name. Reads through `ctx` (set by the forward itself) or through a local name
+    are not followed."""
     seen: set = set()
     for name in ("forward", "setup_context", "backward"):
         method = inspect.getattr_static(function_class, name, None)
@@ -103,28 +105,59 @@ def _guard_numbers_read(session, function_class: type) -> None:
 
 def _guard_reads_of(session, fn: Any, seen: set, depth: int = 0) -> None:
     fn = inspect.unwrap(fn) if callable(fn) else fn  # once_differentiable's functools.wraps wrapper
-    if not isinstance(fn, types.FunctionType) or fn in seen or depth > 4:
+    if not isinstance(fn, types.FunctionType) or fn in seen or depth > 4 or _torch_code(fn):
         return
     seen.add(fn)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    read = None  # (value, source) of the name or attribute chain just loaded
     for inst in _instructions(fn.__code__):
-        if inst.opname == "LOAD_GLOBAL" and inst.argval in fn.__globals__:
-            value = fn.__globals__[inst.argval]
-            source = session.global_source(fn.__globals__, inst.argval)
-        elif inst.opname == "LOAD_DEREF" and inst.argval in cells:
-            cell = cells[inst.argval]
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell: a NameError when read, nothing to guard
-                continue
-            holder = HeldObjectSource(f"cell {inst.argval} of {fn.__qualname__}", id(cell), cell)
-            source = AttrSource(holder, "cell_contents")
+        if inst.opname == "LOAD_ATTR" and read is not None and not (sys.version_info >= (3, 12) and inst.arg & 1):
+            read = _static_attribute(*read, inst.argval)
         else:
+            read = _name_read(session, fn, cells, inst)
+        if read is None:
             continue
-        if is_constant_type(value) and source is not None:
+        value, source = read
+        if is_constant_type(value):
             session.add_guard(kinds.ConstantMatch(source, value))
         elif isinstance(value, types.FunctionType):
             _guard_reads_of(session, value, seen, depth + 1)
+
+
+def _torch_code(fn: types.FunctionType) -> bool:
+    """torch's own Python functions (`torch.nn.functional.*`): their reads are torch's."""
+    module = fn.__globals__.get("__name__")
+    return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
+
+
+def _name_read(session, fn: types.FunctionType, cells: dict, inst: dis.Instruction) -> tuple[Any, Any] | None:
+    """(value, source) of a global or closure cell `inst` loads, if a guard can name it."""
+    if inst.opname == "LOAD_GLOBAL" and inst.argval in fn.__globals__:
+        source = session.global_source(fn.__globals__, inst.argval)
+        return None if source is None else (fn.__globals__[inst.argval], source)
+    if inst.opname == "LOAD_DEREF" and inst.argval in cells:
+        cell = cells[inst.argval]
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell: a NameError when read, nothing to guard
+            return None
+        return value, AttrSource(HeldObjectSource(f"cell {inst.argval} of {fn.__qualname__}", id(cell), cell), "cell_contents")
+    return None
+
+
+def _static_attribute(owner: Any, source: Any, name: str) -> tuple[Any, Any] | None:
+    """`owner.name` (`config.SCALE`, `Defaults.EPS`, `settings.scale`) read without running a
+    descriptor or `__getattr__`; None where a plain read is not what Python would do."""
+    plain = isinstance(owner, (types.ModuleType, type)) or (
+        type(owner).__getattribute__ is object.__getattribute__ and not hasattr(type(owner), "__getattr__")
+    )
+    if not plain:
+        return None
+    try:
+        value = inspect.getattr_static(owner, name)
+    except AttributeError:
+        return None
+    return value, AttrSource(source, name)
 
 
 def _instructions(code: types.CodeType):
