@@ -449,3 +449,27 @@ def test_function_reading_a_changed_attribute(function, owner, name):
             assert_matches_eager(fn, "aot_eager", compiled=compiled)
     finally:
         setattr(owner, name, 2.0)
+
+
+class Patched(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_function_whose_backward_is_replaced_between_calls():
+    def fn(x):
+        return Patched.apply(x).sin()
+
+    original = Patched.backward
+    compiled = compiler.compile(fn, backend="aot_eager")
+    try:
+        assert_matches_eager(fn, "aot_eager", compiled=compiled)
+        Patched.backward = staticmethod(lambda ctx, g: g * 5)  # the gradient eager now gives: 5 * cos
+        assert_matches_eager(fn, "aot_eager", compiled=compiled)
+    finally:
+        Patched.backward = staticmethod(original)

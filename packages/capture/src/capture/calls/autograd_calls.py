@@ -61,7 +61,7 @@ class AutogradFunctionApply:
 
 
 def record_function_apply(frame: Frame, function_class: type, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    _guard_numbers_read(frame.session, function_class)
+    _guard_python_state_read(frame.session, function_class)
     result = frame.session.graph.call_function(frame, AutogradFunctionApply(function_class), args, kwargs)
     _try_backward(frame, function_class, _fakes(args, kwargs), _fakes([result], {}))
     return result
@@ -90,17 +90,24 @@ def _try_backward(frame: Frame, function_class: type, inputs: list[torch.Tensor]
         ) from err
 
 
-def _guard_numbers_read(session, function_class: type) -> None:
+def _guard_python_state_read(session, function_class: type) -> None:
     """The Function's methods run natively (on fakes here, and in the backend's trace), not
     interpreted: the Python numbers, strings and flags they read from globals, closure cells
     and attribute chains on them (`g * SCALE`, `g * config.SCALE`) are baked into the graph.
     Guard each, as a read by traced code is, in those methods and in the functions they call
-    by such a name. Reads through `ctx` (set by the forward itself) or through a local name
-    are not followed."""
+    by such a name, and the methods themselves. Reads through `ctx` (set by the forward
+    itself) or through a local name are not followed."""
     seen: set = set()
+    held = HeldObjectSource(f"class {function_class.__qualname__}", id(function_class), function_class)
     for name in ("forward", "setup_context", "backward"):
         method = inspect.getattr_static(function_class, name, None)
-        _guard_reads_of(session, getattr(method, "__func__", method), seen)
+        fn = getattr(method, "__func__", method)
+        # The methods themselves, which a program may replace between calls (a patched backward).
+        if isinstance(method, classmethod):
+            session.add_guard(kinds.IdentityMatch(AttrSource(AttrSource(held, name), "__func__"), fn))
+        elif fn is not None:
+            session.add_guard(kinds.IdentityMatch(AttrSource(held, name), getattr(function_class, name)))
+        _guard_reads_of(session, fn, seen)
 
 
 def _guard_reads_of(session, fn: Any, seen: set, depth: int = 0) -> None:
