@@ -239,7 +239,9 @@ if INTERPRETED:
     from .triton_interpreter import (
         NumpyLibdevice,
         accept_one_element_indices,
+        fold_whole_slices,
         make_bfloat16_constants,
+        numpy_dtypes_built_once,
         round_bfloat16_to_nearest,
         type_comparisons_as_int1,
         unsigned_all_ones,
@@ -251,5 +253,7 @@ if INTERPRETED:
     type_comparisons_as_int1()
     make_bfloat16_constants()
     unsigned_all_ones()
+    fold_whole_slices()
+    numpy_dtypes_built_once()
 else:
     from triton.language.extra import libdevice  # noqa: F401  (kernels reach it as helpers.libdevice)

@@ -7,6 +7,9 @@ things the interpreter of Triton 3.6 lacks for them.
     type_comparisons_as_int1       a comparison's result is typed as its operands there
     make_bfloat16_constants        it has no bfloat16 constants (`tl.full(..., tl.bfloat16)`)
     unsigned_all_ones              `~x` of an unsigned integer raises there (-1 as a uint8)
+    fold_whole_slices              its tl.reduce with a combine function of ours calls it once
+                                   per element; ours: once per position along the axis
+    numpy_dtypes_built_once        it builds its table of numpy dtypes again for every lookup
 """
 
 from __future__ import annotations
@@ -144,3 +147,78 @@ def unsigned_all_ones():
         return signed_all_ones(builder, type)
 
     InterpreterBuilder.get_all_ones_value = get_all_ones_value
+
+
+def fold_whole_slices():
+    """Triton 3.6's interpreter runs a reduction with a combine function it does not know (ours:
+    NaN-propagating max/min, argmax/argmin, Welford, prod, any/all) one element at a time:
+    `combine(acc[i], x[i, k])` for every i and k, each a Python call of the combine's
+    interpreted ops, most of the time of the interpreter tests of reductions. Ours combine
+    elementwise, so the same folds run on whole slices across the kept dims instead:
+    `combine(acc, x[:, k])` for each k, in the same order, on the same values, stored in arrays
+    of the input's dtypes as before: the same bits, R calls instead of X * R."""
+    from triton.runtime.interpreter import ReduceOps
+
+    ReduceOps.generic_reduce = _generic_reduce
+
+
+def numpy_dtypes_built_once():
+    """Triton 3.6's interpreter maps a Triton type to a numpy dtype (`_get_np_dtype`, called
+    for nearly every interpreted operation) through a dict of 18 dtypes it builds on each call:
+    a tenth of the time of the interpreter's reductions. The same table, built once."""
+    from triton.runtime import interpreter
+
+    build_table = interpreter._get_np_dtype
+    table = {t: build_table(t) for t in (
+        tl.int1, tl.float16, tl.float32, tl.float64, tl.int8, tl.uint8, tl.int16, tl.uint16, tl.int32, tl.uint32,
+        tl.int64, tl.uint64, tl.bfloat16, tl.float8e5, tl.float8e5b16, tl.float8e4nv, tl.float8e4b8, tl.float8e4b15)}
+    pointer = np.dtype(np.uint64)
+
+    def get_np_dtype(tt_dtype):
+        if isinstance(tt_dtype, tl.block_type):
+            tt_dtype = tt_dtype.element_ty
+        return pointer if isinstance(tt_dtype, tl.pointer_type) else table[tt_dtype]
+
+    interpreter._get_np_dtype = get_np_dtype
+
+
+def _folded(op, acc: list, items: list, dtypes: list, shape) -> list:
+    """`op.combine_fn` of the slices `acc` and `items`, each result as an array of `shape` in
+    the input's dtype (the interpreter stored each element of a result into such an array)."""
+    tensors = [op.to_tensor(a, t) for a, t in zip(acc, dtypes)] + [op.to_tensor(x, t) for x, t in zip(items, dtypes)]
+    result = op.combine_fn.fn(*tensors)
+    return [_as_array(r, shape, a.dtype) for r, a in zip(result if isinstance(result, tuple) else (result,), acc)]
+
+
+def _as_array(value, shape, dtype) -> np.ndarray:
+    value = np.asarray(value.handle.data if isinstance(value, tl.core.tensor) else value)
+    value = value.reshape(shape) if value.size == math.prod(shape) else np.broadcast_to(value, shape)
+    return value.astype(dtype)
+
+
+def _generic_reduce(self, input):
+    original_axis = self.axis
+    input, axis = self.unravel(input, self.axis)
+    data = [arg.handle.data for arg in input]
+    dtypes = [arg.dtype for arg in input]
+    shape = data[0].shape
+    out_shape = shape[:axis] + shape[axis + 1:]
+    if shape[axis] == 0:
+        acc = [np.zeros(out_shape, dtype=d.dtype) for d in data]
+    else:
+        acc = [np.take(d, 0, axis=axis).astype(d.dtype) for d in data]
+        for k in range(1, shape[axis]):
+            acc = _folded(self, acc, [np.take(d, k, axis=axis) for d in data], dtypes, out_shape)
+    results = []
+    for value, dtype in zip(acc, dtypes):
+        if self.keep_dims:
+            if original_axis is not None:
+                value = np.expand_dims(value, axis)
+            else:
+                for _ in range(len(shape)):
+                    value = np.expand_dims(value, 0)
+        elif original_axis is None:
+            value = value.item()
+        results.append(self.to_tensor(value, dtype))
+    return results
+
