@@ -414,6 +414,7 @@ class Settings:
 
 
 SETTINGS = Settings()
+CONFIG = {"scale": 2.0}
 
 
 class ScaledByClassAttribute(torch.autograd.Function):
@@ -436,8 +437,20 @@ class ScaledBySettings(torch.autograd.Function):
         return g * SETTINGS.scale
 
 
+class ScaledByConfigItem(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * CONFIG["scale"]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
 @pytest.mark.parametrize(("function", "owner", "name"), [(ScaledByClassAttribute, Defaults, "SCALE"),
-                                                         (ScaledBySettings, SETTINGS, "scale")], ids=["class", "instance"])
+                                                         (ScaledBySettings, SETTINGS, "scale"),
+                                                         (ScaledByConfigItem, CONFIG, "scale")],
+                         ids=["class", "instance", "dict_item"])
 def test_function_reading_a_changed_attribute(function, owner, name):
     def fn(x):
         return function.apply(x).sin()
@@ -445,10 +458,17 @@ def test_function_reading_a_changed_attribute(function, owner, name):
     compiled = compiler.compile(fn, backend="aot_eager")
     try:
         for scale in (2.0, 3.0):
-            setattr(owner, name, scale)
+            _set(owner, name, scale)
             assert_matches_eager(fn, "aot_eager", compiled=compiled)
     finally:
-        setattr(owner, name, 2.0)
+        _set(owner, name, 2.0)
+
+
+def _set(owner, name, value):
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
 
 
 class Patched(torch.autograd.Function):

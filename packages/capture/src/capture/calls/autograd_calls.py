@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
 from guards import kinds
-from guards.sources import AttrSource, HeldObjectSource
+from guards.sources import AttrSource, HeldObjectSource, ItemSource
 from torch.utils._pytree import tree_leaves
 
 from ..errors import CaptureError, Unsupported
@@ -93,9 +93,9 @@ def _try_backward(frame: Frame, function_class: type, inputs: list[torch.Tensor]
 def _guard_python_state_read(session, function_class: type) -> None:
     """The Function's methods run natively (on fakes here, and in the backend's trace), not
     interpreted: the Python numbers, strings and flags they read from globals, closure cells
-    and attribute chains on them (`g * SCALE`, `g * config.SCALE`) are baked into the graph.
-    Guard each, as a read by traced code is, in those methods and in the functions they call
-    by such a name, and the methods themselves. Reads through `ctx` (set by the forward
+    and attribute or constant-key item chains on them (`g * SCALE`, `g * config.SCALE`,
+    `g * CONFIG["scale"]`) are baked into the graph. Guard each, as a read by traced code is,
+    in those methods and in the functions they call by such a name, and the methods themselves. Reads through `ctx` (set by the forward
     itself) or through a local name are not followed."""
     seen: set = set()
     held = HeldObjectSource(f"class {function_class.__qualname__}", id(function_class), function_class)
@@ -110,18 +110,28 @@ def _guard_python_state_read(session, function_class: type) -> None:
         _guard_reads_of(session, fn, seen)
 
 
+_NO_KEY = object()
+
+
 def _guard_reads_of(session, fn: Any, seen: set, depth: int = 0) -> None:
     fn = inspect.unwrap(fn) if callable(fn) else fn  # once_differentiable's functools.wraps wrapper
     if not isinstance(fn, types.FunctionType) or fn in seen or depth > 4 or _torch_code(fn):
         return
     seen.add(fn)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    read = None  # (value, source) of the name or attribute chain just loaded
+    read = None  # (value, source) of the name, attribute or item chain just loaded
+    key = _NO_KEY  # a constant loaded right after a dict: `CONFIG["scale"]`
     for inst in _instructions(fn.__code__):
         if inst.opname == "LOAD_ATTR" and read is not None and not (sys.version_info >= (3, 12) and inst.arg & 1):
             read = _static_attribute(*read, inst.argval)
+        elif inst.opname == "LOAD_CONST" and read is not None and type(read[0]) is dict:
+            key = inst.argval
+            continue
+        elif inst.opname == "BINARY_SUBSCR" and key is not _NO_KEY and is_constant_type(key) and key in read[0]:
+            read = read[0][key], ItemSource(read[1], key)
         else:
             read = _name_read(session, fn, cells, inst)
+        key = _NO_KEY
         if read is None:
             continue
         value, source = read
