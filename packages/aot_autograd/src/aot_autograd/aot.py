@@ -108,6 +108,10 @@ class AotCompiledGraph:
         # mode while traced, even where no output carries a gradient (the inference plan).
         self._takes_gradients = bool(gm.graph.find_nodes(op="call_function", target=torch.autograd.grad))
         self._output_spec = None
+        # What a plan whose forward raised having written no input calls with the inputs, the
+        # random state restored (runtime/replay.py): None runs the captured graph eagerly. A
+        # caller may set it, to run more than the graph eagerly (capture: its segment's code).
+        self.eager_replay: Callable | None = None
         # Plans are made on first need, possibly by several threads calling at once: tracing
         # swaps fakes into `gm`'s attributes, so one plan is made at a time.
         self._plan_lock = compile_lock()
@@ -226,10 +230,15 @@ class AotCompiledGraph:
 
     def _replayed_on_error(self, plan: TrainingPlan | InferencePlan, graph: fx.GraphModule):
         """`plan`, replaying the capture graph eagerly when its forward raises having written
-        none of its inputs (runtime/replay.py)."""
-        if _writes_kept_on_error(plan):
-            plan.on_error = EagerReplay(self._run_module, graph.graph)
+        none of its inputs (runtime/replay.py); a plan that writes none at all replays only
+        where a caller set `eager_replay` (set after the first plan is made: checked per call)."""
+        if _inputs_unwritten_on_error(plan):
+            writes = bool(plan.effects.mutated_inputs or plan.effects.written_in_graph)
+            plan.on_error = EagerReplay(self._replay, graph.graph, lambda: writes or self.eager_replay is not None)
         return plan
+
+    def _replay(self, *inputs) -> None:
+        (self.eager_replay or self._run_module)(*inputs)
 
     def _run_module(self, *inputs) -> list:
         count = len(self.state.tensors)
@@ -282,14 +291,13 @@ def _saved_views_of_inputs(forward_graph: fx.GraphModule, num_outputs: int) -> f
                      if isinstance(node, fx.Node) and node.op != "placeholder" and viewed_placeholder(node) is not None)
 
 
-def _writes_kept_on_error(plan: TrainingPlan | InferencePlan) -> bool:
-    """Whether the plan writes inputs, and a forward that raises has written none: the epilogue
-    writes them after it, and a compiler asked to write them itself (keep_input_mutations)
-    says it writes none before an op that may raise (`inputs_kept_on_error`)."""
-    effects = plan.effects
-    if effects.written_in_graph:
+def _inputs_unwritten_on_error(plan: TrainingPlan | InferencePlan) -> bool:
+    """Whether a forward that raises has written no input: the epilogue writes them after it,
+    and a compiler asked to write them itself (keep_input_mutations) says whether it writes
+    none before an op that may raise (`inputs_kept_on_error`)."""
+    if plan.effects.written_in_graph:
         return bool(getattr(plan.forward, "inputs_kept_on_error", False))
-    return bool(effects.mutated_inputs)
+    return True
 
 
 def _with_requires_grad(value: Any, requires_grad: bool, fake_mode) -> Any:

@@ -20,17 +20,25 @@ from ..functionalization.dead_code import consumes_randomness
 
 
 class EagerReplay:
-    def __init__(self, run: Callable[..., Any], graph: fx.Graph):
+    """`needed()`: whether this call replays (a plan writing no input replays only for a
+    caller that runs more than the graph eagerly: aot.AotCompiledGraph.eager_replay)."""
+
+    def __init__(self, run: Callable[..., Any], graph: fx.Graph, needed: Callable[[], bool]):
         self.run = run
+        self.needed = needed
         self.devices = sorted({str(n.meta["val"].device) for n in graph.nodes
                                if consumes_randomness(n) and isinstance(n.meta.get("val"), torch.Tensor)})
 
     def snapshot(self) -> list:
         """The states of the generators the graph draws from (none for most graphs)."""
+        if not self.devices or not self.needed():
+            return []
         return [_generator(device).get_state() for device in self.devices]
 
     def __call__(self, inputs: Sequence[Any], snapshot: list) -> None:
         """Raises eager's error; returns if eager does not raise (the caller raises its own)."""
+        if not self.needed():
+            return
         for device, state in zip(self.devices, snapshot):
             _generator(device).set_state(state)
         try:

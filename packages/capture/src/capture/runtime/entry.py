@@ -4,7 +4,9 @@ the compiled function, that
 1. reads the graph's inputs from its arguments, globals and closure (the sources recorded
    while tracing: `x`, `self._modules['h']._modules['0']._parameters['weight']`),
 2. calls the backend's compiled graph (unless the graph has no operations),
-3. replays the side effects the traced code had on objects outside it,
+3. replays the side effects the traced code had on objects outside it (when the graph raises
+   having left nothing visible, it runs the segment's own code eagerly instead, which makes
+   eager's side effects before eager's error: segment_rerun.py),
 4. rebuilds and returns the value the function returns, or, for an entry that breaks its
    graph, writes the `tail` (capture.runtime.breaks): rebuild the stack and live locals, run
    the refused instruction natively, and hand over to the resume function.
@@ -33,6 +35,7 @@ from ..values.collection_types import DequeValue
 from ..values.containers import DictValue, ListValue
 from ..side_effects import DELETED
 from .reconstruct import ExpressionWriter
+from .segment_rerun import SegmentRerun, request_rerun
 
 
 class _EntryRoots:
@@ -71,6 +74,7 @@ class CompiledEntry:
     # (source, value) of the int and float inputs its guards pin (capture.runtime.automatic_dynamic).
     input_numbers: list = field(default_factory=list)
     graph_name: str | None = None  # the name the entry calls the compiled graph by (None: no call)
+    reruns_on_error: bool = False  # runs its code eagerly when the graph raises (segment_rerun.py)
 
     @property
     def op_count(self) -> int:
@@ -117,7 +121,11 @@ def build_entry(
         inputs = ", ".join(writer.source(i.source) for i in result.inputs)
         body.extend(writer.lines)
         writer.lines.clear()
-        body.append(f"{writer.outputs_name} = {graph_name}({inputs})" if result.outputs else f"{graph_name}({inputs})")
+        call = f"{graph_name}({inputs})"
+        if result.side_effects:
+            body.extend(_rerun_on_error(writer, fn, graph_module, call, writer.outputs_name if result.outputs else None))
+        else:
+            body.append(f"{writer.outputs_name} = {call}" if result.outputs else call)
     # What the entry hands on is read before the side effects are replayed: a value read
     # through a source names the object the trace saw at entry, and a replayed write may
     # change what that source leads to (`d["k"] = x` then returning x, read as `d["k"]`).
@@ -147,7 +155,8 @@ def build_entry(
     weakref.finalize(namespace[name], linecache.cache.pop, filename, None)  # lines live as long as the entry
     # The entry keeps what it reads by name, not the capture's values (which hold the first
     # call's arguments).
-    return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name)
+    reruns = calls_graph and bool(result.side_effects)
+    return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name, reruns_on_error=reruns)
 
 
 _ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*),? = ")
@@ -170,8 +179,36 @@ def _release_unused(body: list[str], run: list[str], parameters) -> list[str]:
     return [f"del {', '.join(unused)}"] if unused else []
 
 
+def _rerun_on_error(writer: ExpressionWriter, fn: types.FunctionType, graph_module, call: str, outputs: str | None) -> list[str]:
+    """The graph's call, which runs `fn` eagerly when it raises having left nothing visible
+    (segment_rerun.py): its side effects, replayed after the call, would otherwise be lost."""
+    rerun = writer.name_for(SegmentRerun(fn, graph_module.graph), "rerun_segment")
+    error, called = writer.temporary("_error"), writer.temporary("_outs")
+    lines = [
+        "try:",
+        f"    {called} = {call}" if outputs else f"    {call}",
+        f"except Exception as {error}:",
+        f"    {rerun}({error}, {_arguments(fn)})",
+        "    raise",
+    ]
+    # Unindented, so that a break's tail sees the outputs bound on every path (_release_unused).
+    return [*lines, f"{outputs} = {called}", f"del {called}"] if outputs else lines
+
+
+def _arguments(fn: types.FunctionType) -> str:
+    """The entry's parameters passed on as `fn` takes them."""
+    kind = inspect.Parameter
+    spelled = {kind.VAR_POSITIONAL: "*{}", kind.KEYWORD_ONLY: "{0}={0}", kind.VAR_KEYWORD: "**{}"}
+    parameters = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    return ", ".join(spelled.get(p.kind, "{}").format(p.name) for p in parameters)
+
+
 def set_compiled_graph(entry: CompiledEntry, compiled_graph: Callable) -> None:
-    """Bind the backend's compiled graph to the name the entry calls it by."""
+    """Bind the backend's compiled graph to the name the entry calls it by. A compiled graph
+    that would run the captured graph again eagerly after raising (its `eager_replay`) lets
+    an entry with side effects run its whole segment instead (segment_rerun.py)."""
+    if hasattr(compiled_graph, "eager_replay") and entry.reruns_on_error:
+        compiled_graph.eager_replay = request_rerun
     entry.compiled_graph = compiled_graph
     entry.function.__globals__[entry.graph_name] = compiled_graph
 
