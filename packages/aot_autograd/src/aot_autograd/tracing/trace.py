@@ -38,6 +38,27 @@ class NativeDropout(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+class OneHotChecks(TorchFunctionMode):
+    """one_hot's checks of its classes, as ATen checks ahead of the ops tracing records.
+
+    Eager's kernel raises for a class below 0 or not below num_classes; on fake tensors the
+    kernel takes its functional path (eq against an arange) with no check, and torch's
+    Python-dispatcher decomposition that adds them runs only at symbolic sizes: a compiled
+    one_hot(arange(5), 4) returned a row of zeros. The checks are `_assert_async`, kept by
+    dead-code removal (functionalization.dead_code), with eager's messages, in eager's order."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.nn.functional.one_hot:
+            bound = {**dict(zip(("input", "num_classes"), args)), **kwargs}
+            x, classes = bound["input"], bound.get("num_classes", -1)
+            if isinstance(x, torch.Tensor) and x.dtype == torch.int64:  # else eager's own error
+                torch._assert_async(torch.all(x >= 0), "Class values must be non-negative.")
+                if classes != -1:  # -1: as many classes as the largest value needs
+                    torch._assert_async(torch.all(x < classes), "Class values must be smaller than num_classes.")
+        return func(*args, **kwargs)
+
+
 def _traced_inputs(values: Sequence[Any], fake_mode) -> tuple[list, list]:
     """(leaves, what the function is called with) for the graph inputs.
 
@@ -91,7 +112,7 @@ def trace_forward(
     for index, value in enumerate(traced_inputs):
         recorder.placeholder(f"primals_{index + 1}", value)
     # SymbolicTensorData before NativeDropout: see tensor_data.py.
-    with fake_mode, recorder, SymbolicTensorData(), NativeDropout(), _runtime_asserts(recorder, fake_mode):
+    with fake_mode, recorder, SymbolicTensorData(), NativeDropout(), OneHotChecks(), _runtime_asserts(recorder, fake_mode):
         outputs = fn(*traced_inputs)
     recorder.output(outputs)
     rewritten = {i for i, value in enumerate(traced_inputs) if getattr(value, "grad_fn", None) is not history[i]}
@@ -122,7 +143,7 @@ def trace_joint(
     needs_grad = [isinstance(p, torch.Tensor) and p.requires_grad for p in primals]
     wrt = [leaf for leaf, needed in zip(leaves, needs_grad) if needed]
     with (fake_mode, recorder, torch.set_grad_enabled(grad_enabled), SymbolicTensorData(), NativeDropout(),
-          _runtime_asserts(recorder, fake_mode)):
+          OneHotChecks(), _runtime_asserts(recorder, fake_mode)):
         outputs = fn(*traced_inputs)
         targets = differentiable(traced_inputs, outputs)
         tangents = _tangents_for(targets, tangents, fake_mode)
