@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from aot_testing import BACKENDS, graph_of, train_side_by_side
+from aot_testing import BACKENDS, functions_graph, graph_of, train_side_by_side
 
 
 class MLP(torch.nn.Module):
@@ -77,3 +77,21 @@ def test_frozen_parameters_get_no_gradient():
     model = MLP()
     model.layers[0].weight.requires_grad_(False)
     train_side_by_side(model, graph_of, MODELS["mlp"][1], BACKENDS["aot_eager"], steps=2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_second_backward_through_a_graph_that_saved_no_tensor_runs_as_in_eager(backend):
+    # sum and mean save only sizes: eager's autograd runs their backward twice, accumulating.
+    def fn(x):
+        return (x.sum() + x.mean(),)
+
+    compiled = BACKENDS[backend](functions_graph(fn), [torch.randn(5, requires_grad=True)])
+    for size in (5, 5):
+        x = torch.randn(size, requires_grad=True)
+        x_ref = x.detach().clone().requires_grad_()
+        (y,) = compiled(x)
+        (y_ref,) = fn(x_ref)
+        for _ in range(2):
+            y.backward(retain_graph=False)
+            y_ref.backward(retain_graph=False)
+        torch.testing.assert_close(x.grad, x_ref.grad)

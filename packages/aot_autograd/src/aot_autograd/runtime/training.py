@@ -151,7 +151,11 @@ class _CompiledFunction(torch.autograd.Function):
                 tangents.append(torch.zeros(shape, dtype=dtype, device=device))
             else:
                 tangents.append(grads[i].contiguous())
-        args = [*ctx.saved_tensors, *ctx.saved_sizes, *tangents]
+        # Read only where something was saved: autograd refuses the read once it has freed the
+        # graph, and eager runs a second backward through a graph that saved no tensor.
+        saved = ctx.saved_tensors if plan.num_saved_tensors else ()
+        args = [*saved, *ctx.saved_sizes, *tangents]
+        del saved
         del tangents
         if not torch._C._autograd._get_current_graph_task_keep_graph():
             # Autograd would drop the saved activations only after this returns; dropped now,
