@@ -118,6 +118,20 @@ class Source:
         return str(self)
 
 
+class ReadOfBase(Source):
+    """A source computed from its base alone that prints as the code reading it; its local's
+    name is the base's with `hint_suffix`."""
+
+    hint_suffix = ""
+
+    def __str__(self) -> str:
+        return self.code(str(self.base))
+
+    @property
+    def hint(self) -> str:
+        return f"{self.base.hint}_{self.hint_suffix}"
+
+
 def _attribute(base: str, attr: str) -> str:
     if attr.isidentifier() and not keyword.iskeyword(attr):
         return f"{base}.{attr}"

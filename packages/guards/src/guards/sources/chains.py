@@ -4,7 +4,7 @@ cached calls, types and hashes), and tuples of several sources' values."""
 from __future__ import annotations
 
 from ..errors import SourceError
-from .base import Source, _attribute, _identifier_hint, _source_value, has_literal_spelling
+from .base import ReadOfBase, Source, _attribute, _identifier_hint, _source_value, has_literal_spelling
 
 
 @_source_value
@@ -140,18 +140,12 @@ class QueryResultSource(Source):
 
 
 @_source_value
-class DictKeysSource(Source):
+class DictKeysSource(ReadOfBase):
     """The keys of a dict as a list, `list(base.keys())`: what `DictKeySource` sources index, read
     once for all of them."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return self.code(str(self.base))
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_keys"
+    hint_suffix = "keys"
 
     def code(self, base: str) -> str:
         # `.keys()`, not `list(base)`: a list or tuple must fail, not pass as its own keys.
@@ -159,38 +153,26 @@ class DictKeysSource(Source):
 
 
 @_source_value
-class SetOrderSource(Source):
+class SetOrderSource(ReadOfBase):
     """The members of a set in its iteration order, `list(base)`: a set of the same members
     with another history (deletions, growth) iterates otherwise, which a program iterating it
     sees. Guarded beside the set's contents (its type checked there)."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return self.code(str(self.base))
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_order"
+    hint_suffix = "order"
 
     def code(self, base: str) -> str:
         return f"list({base})"
 
 
 @_source_value
-class DictValuesSource(Source):
+class DictValuesSource(ReadOfBase):
     """The values of a dict as a list, `list(base.values())`: the value at a position read
     without looking its key up, which would run the key's `__hash__` (user code, for an
     object key) once more per call than the program does."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return self.code(str(self.base))
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_values"
+    hint_suffix = "values"
 
     def code(self, base: str) -> str:
         return f"list({base}.values())"
@@ -232,52 +214,34 @@ class DictItemSource(Source):
 
 
 @_source_value
-class WeakrefReferentSource(Source):
+class WeakrefReferentSource(ReadOfBase):
     """The object a weak reference points to, `base()` (None once it is gone)."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return self.code(str(self.base))
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_referent"
+    hint_suffix = "referent"
 
     def code(self, base: str) -> str:
         return f"{base}()"
 
 
 @_source_value
-class TypeSource(Source):
+class TypeSource(ReadOfBase):
     """`type(base)`."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return f"type({self.base})"
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_type"
+    hint_suffix = "type"
 
     def code(self, base: str) -> str:
         return f"type({base})"
 
 
 @_source_value
-class HashSource(Source):
+class HashSource(ReadOfBase):
     """`hash(base)`: what a dict or set files an object under, where that can change between
     calls (its class given another `__hash__`, a hash over fields that changed)."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return f"hash({self.base})"
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_hash"
+    hint_suffix = "hash"
 
     def code(self, base: str) -> str:
         return f"hash({base})"

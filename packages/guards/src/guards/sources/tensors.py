@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import SourceError
-from .base import Source, _source_value
+from .base import ReadOfBase, Source, _source_value
 from .chains import ItemSource
 
 
@@ -25,34 +25,22 @@ class ShapeSource(Source):
 
 
 @_source_value
-class StrideSource(Source):
+class StrideSource(ReadOfBase):
     """A tensor's strides, `base.stride()`."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return f"{self.base}.stride()"
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_stride"
+    hint_suffix = "stride"
 
     def code(self, base: str) -> str:
         return f"{base}.stride()"
 
 
 @_source_value
-class StorageOffsetSource(Source):
+class StorageOffsetSource(ReadOfBase):
     """A tensor's storage offset, `base.storage_offset()`."""
 
     base: Source
-
-    def __str__(self) -> str:
-        return f"{self.base}.storage_offset()"
-
-    @property
-    def hint(self) -> str:
-        return f"{self.base.hint}_offset"
+    hint_suffix = "offset"
 
     def code(self, base: str) -> str:
         return f"{base}.storage_offset()"
