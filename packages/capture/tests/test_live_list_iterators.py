@@ -66,3 +66,17 @@ def test_unpacking_too_few_message():
         return x, a + b + c
 
     assert same_as_eager(fn)[1] == "not enough values to unpack (expected 3, got 2)"
+
+
+def test_starred_unpacking_too_few_message_counts_what_it_got():
+    def fn(x):
+        try:
+            a, *b, c = x[: x.shape[0] - 1]
+        except ValueError as e:
+            return x, str(e)
+        return x, a + c
+
+    for n in (2, 2, 1):
+        x = torch.ones(n)
+        expected = fn(x)
+        assert compile_eager(fn)(x)[1] == expected[1]

@@ -149,7 +149,7 @@ def _unpack_ex(frame, inst):
     _check_unpackable(frame, value)
     items = value.unpack(frame)
     if len(items) < before + after:
-        raise_user_error(frame, ValueError, f"not enough values to unpack (expected at least {before + after})")
+        raise_user_error(frame, ValueError, f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
     middle = items[before : len(items) - after]
     ordered = items[:before] + [ListValue(middle)] + items[len(items) - after :]
     frame.stack.extend(reversed(ordered))
