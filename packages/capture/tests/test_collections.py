@@ -37,6 +37,22 @@ def deque_returned(x, y):
     return d
 
 
+def deque_operators_keep_maxlen(x, y):
+    # `+=` (a generator reading the deque as it grows), `*=`, `+`, `*` and `n *` keep maxlen,
+    # read before the deque is returned (returning trims it again); slicing is a TypeError.
+    d = collections.deque([x, y], maxlen=3)
+    d += (x * len(d) for _ in range(3))
+    grown = list(d)
+    d *= 2
+    repeated = list(d)
+    both, times, rtimes = list(d + collections.deque([y])), d * 2, 2 * d
+    try:
+        d[0:2]
+    except TypeError as e:
+        message = str(e)
+    return grown, repeated, both, list(times), list(rtimes), times.maxlen, message
+
+
 def defaultdict_groups(x, y):
     groups = collections.defaultdict(list)
     for name, t in (("a", x), ("b", y), ("a", x * y)):
@@ -90,7 +106,7 @@ def interned_names(x, y):
     return {sys.intern("scale"): x * 2}
 
 
-FUNCTIONS = [deque_both_ends, deque_with_maxlen, deque_returned, defaultdict_groups, counter_basics,
+FUNCTIONS = [deque_both_ends, deque_with_maxlen, deque_returned, deque_operators_keep_maxlen, defaultdict_groups, counter_basics,
              counter_arithmetic, defaultdict_copied, ordered_dict_order, from_keys, interned_names]  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from .errors import Unsupported
 from .values.base import NotConstant, Value
 from .values.constant import ConstantValue
 from .values.exceptions import raise_user_error
+from .values.collection_types import DequeValue
 from .values.containers import DictValue, DictViewValue, ListValue, SequenceValue, TupleValue, key_of
 from .values.iterators import IteratorValue
 from .values.sets import SetValue, real_operand, set_from_operation
@@ -203,6 +204,8 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
         return evaluate_constant_operation(frame, BINARY[symbol], (a.as_python_constant(), b.as_python_constant()))
     left, right = _sequence_items(a), _sequence_items(b)
     if symbol == "+" and left is not None and right is not None and _sequence_kind(a) is _sequence_kind(b):
+        if isinstance(a, DequeValue):
+            return a.with_items(left + right)
         if isinstance(a, ListValue) and isinstance(b, ListValue):
             return ListValue(left + right)
         return TupleValue(left + right, python_cls=_tuple_result_cls(a, b))
@@ -215,6 +218,8 @@ def binary(frame, symbol: str, a: Value, b: Value) -> Value:
                 return result
         times = _repeat_count(frame, count)
         sequence = a if left is not None else b
+        if isinstance(sequence, DequeValue):
+            return sequence.with_items(items * times)
         return ListValue(items * times) if isinstance(sequence, ListValue) else TupleValue(items * times, python_cls=_tuple_result_cls(sequence))
     result = _try_user_dunder(frame, symbol, a, b)
     if result is not None:
@@ -278,6 +283,10 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
         return numpy_operator(frame, INPLACE[symbol], a, b)
     if is_graph_value(a):
         return frame.session.graph.call_function(frame, INPLACE[symbol], [a, b], {})
+    if isinstance(a, DequeValue) and symbol == "+=":
+        # deque.extend's own way (maxlen kept after each item, the deque itself a snapshot).
+        frame.session.wrap(collections.deque.extend, None).call(frame, [a, b], {})
+        return a
     if isinstance(a, ListValue) and symbol == "+=":
         if isinstance(b, IteratorValue):
             # As list.extend: each item appended before the next is asked for (a generator
@@ -290,6 +299,9 @@ def inplace(frame, symbol: str, a: Value, b: Value) -> Value:
         return a
     if isinstance(a, ListValue) and symbol == "*=" and issubclass(_python_cls_or_none(b) or object, int):
         # `lst *= n` repeats the list in place (every alias, and the caller's list, sees it).
+        if isinstance(a, DequeValue):
+            a.repeat(frame, concrete(b))
+            return a
         a.items[:] = a.items * concrete(b)
         a.mutated(frame)
         return a

@@ -15,6 +15,7 @@ from .base import Value, cycle_safe_constant
 from .constant import ConstantValue
 from .containers import DictValue, ListValue, key_of
 from .exceptions import raise_user_error
+from .symbolic import sequence_index
 
 
 class DequeValue(ListValue):
@@ -42,12 +43,40 @@ class DequeValue(ListValue):
         self._trim(from_left=not left)
         self.mutated(frame)
 
+    def repeat(self, frame, times: int) -> None:
+        """`d *= n`: the repetition's last `maxlen` items, as appending them one by one keeps."""
+        self.items[:] = self.items * times
+        self._trim(from_left=True)
+        self.mutated(frame)
+
+    def _index(self, frame, key) -> int:
+        """A deque is indexed by ints only: slicing it is CPython's TypeError."""
+        index = sequence_index(frame, key)
+        if isinstance(index, slice):
+            raise_user_error(frame, TypeError, "sequence index must be integer, not 'slice'")
+        if not -len(self.items) <= index < len(self.items):
+            raise_user_error(frame, IndexError, "deque index out of range")
+        return index
+
+    def get_item(self, frame, key):
+        return self.items[self._index(frame, key)]
+
+    def set_item(self, frame, key, value):
+        self.items[self._index(frame, key)] = value
+        self.mutated(frame)
+
+    def del_item(self, frame, key):
+        del self.items[self._index(frame, key)]
+        self.mutated(frame)
+
     def get_attr(self, frame, name):
         if name == "maxlen":
             return ConstantValue(self.maxlen)
         return super().get_attr(frame, name)
 
     def with_items(self, items):
+        # `d + e`, `d * n`, copies: a deque of d's maxlen, trimmed from the left as CPython's
+        # concatenation and repetition (a copy extended) trim it.
         return DequeValue(items, self.maxlen)
 
     def reconstruct(self, writer):
