@@ -245,3 +245,26 @@ def test_in_place_view_of_a_viewed_tensor_requiring_grad_is_refused():
     x = torch.randn(3, 5, requires_grad=True)
     with pytest.raises(UnsupportedProgramError, match="shape or storage in place"):
         aot_module_simplified(graph_calling(InPlaceViewOfAViewedTensorWithGrad(), 1), [x], run_graph_module)
+
+
+class ShiftsInPlace(torch.nn.Module):
+    # Python's `<<=` and `>>=` on a tensor reach the graph as aten.__ilshift__/__irshift__
+    # (no trailing underscore): their functional forms are __lshift__/__rshift__.
+    def forward(self, x, amount):
+        y = x.clone()
+        y <<= 2
+        y >>= amount
+        x <<= 1
+        return (y,)
+
+
+def test_python_shift_operators_in_place_match_eager():
+    def make_inputs():
+        return [torch.randint(-50, 50, (5,)), torch.randint(0, 3, (5,))]
+
+    inputs = make_inputs()
+    compiled = aot_module_simplified(graph_calling(ShiftsInPlace(), 2), inputs, run_graph_module)
+    actual = make_inputs()
+    expected = [t.clone() for t in actual]
+    torch.testing.assert_close(compiled(*actual), ShiftsInPlace()(*expected))
+    torch.testing.assert_close(actual, expected)  # the input written by `x <<= 1`

@@ -145,6 +145,9 @@ def _derived_variant(op: OpOverload) -> FunctionalVariant:
     if out_form:
         # `foo.out(..., *, out)`: the functional overload of `foo` without the outs.
         candidates = [(name, frozenset(written))]
+    elif name.startswith("__i") and name.endswith("__"):
+        # Python's in-place operators kept as aten ops (`t <<= 2` is `__ilshift__.Scalar`).
+        candidates = [("__" + name[3:], frozenset())]
     elif name.endswith("_"):
         # `foo_(self, ...)`: `foo(self, ...)`, or torch's generated `foo_functional`.
         candidates = [(name[:-1], frozenset()), (name[:-1] + "_functional", frozenset())]
