@@ -75,6 +75,24 @@ def test_unbound_names_and_unpacking_read_as_cpythons():
     assert compile_eager(fn)(torch.ones(1))[1] == fn(torch.ones(1))[1]
 
 
+def test_star_of_a_number_reads_as_cpythons():
+    # CALL_FUNCTION_EX names the callable (module and qualname), LIST_EXTEND says 'Value'.
+    def fn(x):
+        messages = []
+        calls = (lambda: h(*x.shape[0]), lambda: max(*x.shape[0]), lambda: h(1, *x.shape[0]),
+                 lambda: [*x.shape[0]], lambda: C().m(*None), lambda: torch.add(*2.5))  # fmt: skip
+        for call in calls:
+            try:
+                call()
+            except TypeError as e:
+                messages.append(str(e))
+        return x, messages
+
+    compiled = compile_eager(fn)
+    for n in (1, 1, 2):
+        assert compiled(torch.ones(n))[1] == fn(torch.ones(n))[1]
+
+
 def test_a_compiled_function_called_wrongly_names_itself():
     def scale(x, k):
         return x * k

@@ -5,7 +5,10 @@ from __future__ import annotations
 from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..operators import unary
+from .containers import not_iterable
 from ..values.containers import DictValue, TupleValue
+from ..values.exceptions import raise_user_error
+from ..values.functions import FunctionValue, InlinableFunction
 from ..values.objects import NullValue
 
 
@@ -45,7 +48,27 @@ def _call_function_ex(frame, inst):
     frame.pop()  # NULL
     if not isinstance(kwargs, DictValue):
         raise Unsupported(f"** of {kwargs.describe()}")
+    kind = not_iterable(args)
+    if kind is not None:
+        raise_user_error(frame, TypeError, f"{_function_str(fn)} argument after * must be an iterable, not {kind.__name__}")
     frame.push(fn.call(frame, args.unpack(frame), kwargs.str_items()))
+
+
+def _function_str(fn) -> str:
+    """How CPython names a callable in call errors (_PyObject_FunctionStr): `module.qualname()`,
+    without the module for builtins; anything else runs natively to get its own message."""
+    if isinstance(fn, InlinableFunction):
+        qualname, module = fn.name, fn.f_globals.get("__name__")
+        if isinstance(fn, FunctionValue):
+            module = fn.fn.__module__
+    elif fn.is_python_constant() and isinstance(getattr(fn.as_python_constant(), "__qualname__", None), str):
+        obj = fn.as_python_constant()
+        qualname, module = obj.__qualname__, getattr(obj, "__module__", None)
+    else:
+        raise Unsupported(f"calling {fn.describe()} with * of a value that is not iterable")
+    if module is None or module == "builtins":
+        return f"{qualname}()"
+    return f"{module}.{qualname}()"
 
 
 @handles("CALL_INTRINSIC_1")

@@ -11,7 +11,7 @@ from ..errors import Unsupported
 from ..interpreter.registry import handles
 from ..values.base import NotConstant
 from ..values.constant import ConstantValue
-from ..values.symbolic import specialized_constant
+from ..values.symbolic import SymValue, specialized_constant
 from ..values.containers import DictEntries, DictValue, ListValue, TupleValue, key_of
 from ..values.sets import SetValue, update_set
 from ..values.exceptions import raise_user_error
@@ -70,7 +70,20 @@ def _list_append(frame, inst):
 @handles("LIST_EXTEND")
 def _list_extend(frame, inst):
     items = frame.pop()
+    kind = not_iterable(items)
+    if kind is not None:
+        # `[*n]`, `g(a, *n)`: CPython's LIST_EXTEND message, not iter()'s.
+        raise_user_error(frame, TypeError, f"Value after * must be an iterable, not {kind.__name__}")
     frame.peek(inst.arg).items.extend(items.unpack(frame))
+
+
+def not_iterable(value) -> type | None:
+    """The type of a number or other constant that `*value` cannot iterate, else None
+    (objects are left to their own iteration)."""
+    if not (isinstance(value, SymValue) or value.is_python_constant()):
+        return None
+    kind = value.python_type()
+    return None if hasattr(kind, "__iter__") or hasattr(kind, "__getitem__") else kind
 
 
 @handles("SET_ADD")
