@@ -61,3 +61,19 @@ def test_a_convolution_is_called_through_its_python_binding_and_matches_eager(de
         assert_same(compiled(x, w, b), conv_relu(x, w, b), rtol=1e-4, atol=1e-4)
         x2, w2 = torch.randn_like(x), torch.randn_like(w)
         assert_same(compiled(x2, w2, b), conv_relu(x2, w2, b), rtol=1e-4, atol=1e-4)
+
+
+def attention_output_only(q, k, v):
+    # CPU flash attention returns (output, logsumexp); only a backward would read the second.
+    return aten.sin.default(aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v)[0])
+
+
+def test_a_tuple_item_nothing_reads_is_not_taken_out_per_call():
+    for length in (8, 13):
+        q, k, v = (torch.randn(1, 2, length, 16) for _ in range(3))
+        compiled = compile_aten(attention_output_only, [q, k, v])
+        body = compiled.source.split("def call(args):")[1]
+        assert "[0]" in body and "[1]" not in body and "with_layout(buf" not in body.split("[0]")[1].split("\n")[0]
+        assert_same(compiled(q, k, v), attention_output_only(q, k, v), rtol=1e-4, atol=1e-4)
+        q2, k2, v2 = (torch.randn_like(q) for _ in range(3))
+        assert_same(compiled(q2, k2, v2), attention_output_only(q2, k2, v2), rtol=1e-4, atol=1e-4)

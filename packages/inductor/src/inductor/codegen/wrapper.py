@@ -72,10 +72,11 @@ def _shape(values) -> str:
 class WrapperCodegen:
     def __init__(self, graph, steps, kernels: dict):
         """`kernels`: kernel name -> its backend's KernelCall (codegen/backend.py)."""
-        self.graph, self.steps, self.kernels = graph, steps, kernels
+        self.graph, self.kernels = graph, kernels
         self.buffers = {b.name: b for b in graph.buffers}
         self.buffers.update(graph.input_buffers())
         self.bound: dict[str, str] = {}  # name the wrapper calls -> what it is bound to once, at load
+        self.steps = _without_unread_items(graph, steps, self._reads)
 
     def _reads(self, step) -> list[str]:
         if isinstance(step, KERNEL_STEPS):
@@ -200,9 +201,13 @@ class WrapperCodegen:
         if isinstance(step, KERNEL_STEPS):
             return self._kernel_call(step)
         if isinstance(step, MultiOutput):
+            # with_layout's test in line, as for an extern's result below (a call per item
+            # costs a Python frame); an item the op leaves undefined (None) stays None.
             index = "".join(f"[{i}]" for i in step.path)
-            layout = step.layout
-            return [f"    {step.name} = with_layout({step.parent.name}{index}, {_shape(layout.stride)}, {_dtype(self.bind, layout.dtype)})"]
+            stride, dtype = _shape(step.layout.stride), _dtype(self.bind, step.layout.dtype)
+            return [f"    {step.name} = {step.parent.name}{index}",
+                    f"    if {step.name} is not None and ({step.name}.stride() != {stride} or {step.name}.dtype != {dtype}): "
+                    f"{step.name} = with_layout({step.name}, {stride}, {dtype})"]
         args = [self._value(a) for a in step.args]
         args += [f"{key}={self._value(v)}" for key, v in step.kwargs.items()]
         call = f"{self._operator(step.kernel)}({', '.join(args)})"
@@ -412,6 +417,17 @@ class MemoryPlan:
     def tensor_layout(self, buffer: Buffer) -> tuple:
         """(size, stride) of the tensor `buffer`'s name holds at this point of the call."""
         return self.tensor_layouts.get(buffer.name, (buffer.layout.size, buffer.layout.stride))
+
+
+def _without_unread_items(graph, steps: list, reads) -> list:
+    """`steps` less the items of an extern's tuple that nothing reads: not a later step, the
+    caller, or a size (flash attention's logsumexp, which only a backward reads, was taken out
+    and its layout checked at every call of an inference graph, and then held to its end)."""
+    read = set(graph.output_names) | set(graph.input_writes) | set(graph.unbacked_bound_by)
+    read |= {name for step in steps for name in reads(step)}
+    sources = " ".join(str(source) for source in graph.symbol_sources.values())
+    return [step for step in steps if not isinstance(step, MultiOutput) or step.name in read
+            or re.search(rf"\b{step.name}\b", sources)]
 
 
 def _tensor_layouts_read(graph, steps: list, buffers: dict) -> dict[str, tuple]:
