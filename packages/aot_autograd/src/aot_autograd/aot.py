@@ -231,10 +231,16 @@ class AotCompiledGraph:
     def _replayed_on_error(self, plan: TrainingPlan | InferencePlan, graph: fx.GraphModule):
         """`plan`, replaying the capture graph eagerly when its forward raises having written
         none of its inputs (runtime/replay.py); a plan that writes none at all replays only
-        where a caller set `eager_replay` (set after the first plan is made: checked per call)."""
+        where a caller set `eager_replay` (set after the first plan is made: checked per call).
+        A forward that may have written inputs before it raised replays only for such a caller,
+        its written inputs put back first: copying them at each call is a cost paid only where
+        more than the graph would be lost (capture: the Python side effects of its segment)."""
         if _inputs_unwritten_on_error(plan):
             writes = bool(plan.effects.mutated_inputs or plan.effects.written_in_graph)
             plan.on_error = EagerReplay(self._replay, graph.graph, lambda: writes or self.eager_replay is not None)
+        else:
+            plan.on_error = EagerReplay(self._replay, graph.graph, lambda: self.eager_replay is not None,
+                                        restored=plan.effects.written_in_graph)
         return plan
 
     def _replay(self, *inputs) -> None:

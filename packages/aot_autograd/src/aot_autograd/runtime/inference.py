@@ -26,7 +26,7 @@ class InferencePlan:
 
     def __call__(self, inputs: Sequence[Any]) -> list:
         replay = self.on_error
-        snapshot = replay.snapshot() if replay is not None else None
+        snapshot = replay.snapshot(inputs) if replay is not None else None
         try:
             with torch.no_grad(), without_autocast():
                 outputs = self.forward(*inputs)

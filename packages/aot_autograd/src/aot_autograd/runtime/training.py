@@ -81,7 +81,7 @@ class TrainingPlan:
     def __call__(self, inputs: Sequence[Any]) -> list:
         call = _Call(self)
         replay = self.on_error
-        snapshot = replay.snapshot() if replay is not None else None
+        snapshot = replay.snapshot(inputs) if replay is not None else None
         try:
             if self.grad_enabled:
                 outputs = _CompiledFunction.apply(call, *inputs)

@@ -3,7 +3,8 @@ the compiled function, that
 
 1. reads the graph's inputs from its arguments, globals and closure (the sources recorded
    while tracing: `x`, `self._modules['h']._modules['0']._parameters['weight']`),
-2. calls the backend's compiled graph (unless the graph has no operations),
+2. calls the backend's compiled graph (unless the graph has no operations), putting back the
+   grad mode and autocast state it switched when it raises (global_state.py),
 3. replays the side effects the traced code had on objects outside it (when the graph raises
    having left nothing visible, it runs the segment's own code eagerly instead, which makes
    eager's side effects before eager's error: segment_rerun.py),
@@ -35,6 +36,7 @@ from ..values.collection_types import DequeValue
 from ..values.containers import DictValue, ListValue
 from ..side_effects import DELETED
 from .reconstruct import ExpressionWriter
+from .global_state import GlobalModes
 from .segment_rerun import SegmentRerun, request_rerun
 
 
@@ -74,7 +76,8 @@ class CompiledEntry:
     # (source, value) of the int and float inputs its guards pin (capture.runtime.automatic_dynamic).
     input_numbers: list = field(default_factory=list)
     graph_name: str | None = None  # the name the entry calls the compiled graph by (None: no call)
-    reruns_on_error: bool = False  # runs its code eagerly when the graph raises (segment_rerun.py)
+    rerun: SegmentRerun | None = None  # runs its code eagerly when the graph raises (segment_rerun.py)
+    modes: GlobalModes | None = None  # puts back grad mode and autocast when the graph raises (global_state.py)
 
     @property
     def op_count(self) -> int:
@@ -114,16 +117,19 @@ def build_entry(
     writer_ref.append(writer)
 
     body: list[str] = []
-    graph_name = None
+    graph_name = rerun = modes = None
     if calls_graph:
         graph_name = writer.name_for(graph_module, "compiled_graph")
         writer.plan_reads([i.source for i in result.inputs])
-        inputs = ", ".join(writer.source(i.source) for i in result.inputs)
+        inputs = [writer.source(i.source) for i in result.inputs]
         body.extend(writer.lines)
         writer.lines.clear()
-        call = f"{graph_name}({inputs})"
-        if result.side_effects:
-            body.extend(_rerun_on_error(writer, fn, graph_module, call, writer.outputs_name if result.outputs else None))
+        call = f"{graph_name}({', '.join(inputs)})"
+        rerun = SegmentRerun(fn, graph_module.graph) if result.side_effects else None
+        modes = GlobalModes(graph_module.graph)
+        if rerun is not None or modes.saves:
+            outputs = writer.outputs_name if result.outputs else None
+            body.extend(_call_recovering(writer, fn, rerun, modes, inputs, call, outputs))
         else:
             body.append(f"{writer.outputs_name} = {call}" if result.outputs else call)
     # What the entry hands on is read before the side effects are replayed: a value read
@@ -155,8 +161,8 @@ def build_entry(
     weakref.finalize(namespace[name], linecache.cache.pop, filename, None)  # lines live as long as the entry
     # The entry keeps what it reads by name, not the capture's values (which hold the first
     # call's arguments).
-    reruns = calls_graph and bool(result.side_effects)
-    return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name, reruns_on_error=reruns)
+    return CompiledEntry(namespace[name], source, graph_module, None, guard, graph_name=graph_name, rerun=rerun,
+                         modes=modes)
 
 
 _ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*),? = ")
@@ -179,16 +185,38 @@ def _release_unused(body: list[str], run: list[str], parameters) -> list[str]:
     return [f"del {', '.join(unused)}"] if unused else []
 
 
-def _rerun_on_error(writer: ExpressionWriter, fn: types.FunctionType, graph_module, call: str, outputs: str | None) -> list[str]:
-    """The graph's call, which runs `fn` eagerly when it raises having left nothing visible
-    (segment_rerun.py): its side effects, replayed after the call, would otherwise be lost."""
-    rerun = writer.name_for(SegmentRerun(fn, graph_module.graph), "rerun_segment")
+def _call_recovering(
+    writer: ExpressionWriter,
+    fn: types.FunctionType,
+    rerun: SegmentRerun | None,
+    modes: GlobalModes,
+    inputs: list[str],
+    call: str,
+    outputs: str | None,
+) -> list[str]:
+    """The graph's call, which, when it raises, puts back the global modes it switched
+    (global_state.py), then, for an entry with side effects (`rerun`), runs `fn` eagerly where
+    the graph left nothing visible (segment_rerun.py): the side effects, replayed after the
+    call, would otherwise be lost. For a graph that writes inputs or draws, and may raise, the
+    inputs it writes and the generators' states are copied first, to be put back before the
+    rerun."""
     error, called = writer.temporary("_error"), writer.temporary("_outs")
-    lines = [
+    lines, handler = [], []
+    if modes.saves:
+        name, saved = writer.name_for(modes, "global_modes"), writer.temporary("_modes")
+        lines.append(f"{saved} = {name}.save()")
+        handler.append(f"    {name}.restore({saved})")
+    if rerun is not None:
+        name, snapshot = writer.name_for(rerun, "rerun_segment"), "None"
+        if rerun.snapshots:
+            snapshot = writer.temporary("_snapshot")
+            lines.append(f"{snapshot} = {name}.snapshot({''.join(inputs[k] + ', ' for k in rerun.effects.written)})")
+        handler.append(f"    {name}({error}, {snapshot}, {_arguments(fn)})")
+    lines += [
         "try:",
         f"    {called} = {call}" if outputs else f"    {call}",
-        f"except Exception as {error}:",
-        f"    {rerun}({error}, {_arguments(fn)})",
+        f"except BaseException as {error}:",
+        *handler,
         "    raise",
     ]
     # Unindented, so that a break's tail sees the outputs bound on every path (_release_unused).
@@ -207,8 +235,14 @@ def set_compiled_graph(entry: CompiledEntry, compiled_graph: Callable) -> None:
     """Bind the backend's compiled graph to the name the entry calls it by. A compiled graph
     that would run the captured graph again eagerly after raising (its `eager_replay`) lets
     an entry with side effects run its whole segment instead (segment_rerun.py)."""
-    if hasattr(compiled_graph, "eager_replay") and entry.reruns_on_error:
-        compiled_graph.eager_replay = request_rerun
+    if hasattr(compiled_graph, "eager_replay"):
+        # aot_autograd's graph: traced, it switches no mode at call time, and puts back what
+        # it wrote before it replays.
+        if entry.modes is not None:
+            entry.modes.saves = False
+        if entry.rerun is not None:
+            compiled_graph.eager_replay = request_rerun
+            entry.rerun.snapshots = False
     entry.compiled_graph = compiled_graph
     entry.function.__globals__[entry.graph_name] = compiled_graph
 
