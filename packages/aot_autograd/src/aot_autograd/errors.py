@@ -7,6 +7,8 @@ already handles eager failures keeps working, while callers can catch exactly ou
 
 from __future__ import annotations
 
+import signal
+
 
 class AotAutogradError(RuntimeError):
     """Base class of every error aot_autograd raises on purpose."""
@@ -34,6 +36,44 @@ class TracingError(AotAutogradError):
             f"tracing {op} on fake tensors failed: {type(cause).__name__}: {cause}. The same "
             f"graph runs eagerly; run it with backend='eager' to see whether the op itself fails."
         )
+
+
+# Ends of what the process has, met while an op ran, not the op's failure: Python's stack (the
+# trace runs under the compiler's frames, deeper than eager's call) and the host's memory.
+_PROCESS_LIMITS = (MemoryError, RecursionError)
+
+
+def not_the_ops_failure(op: object, error: Exception) -> bool:
+    """Whether `error`, raised while `op` ran on fake tensors, goes on as it is rather than as a
+    TracingError blaming `op`: one a Python signal handler raised (a harness's SIGALRM
+    timeout, a SIGTERM turned into an exception), which is the caller's, or a process limit,
+    which gets a note naming the op. KeyboardInterrupt and SystemExit are no `Exception`s:
+    nothing catches them. (torch.compile wraps all of these in its own errors.)"""
+    if raised_by_signal_handler(error):
+        return True
+    if isinstance(error, _PROCESS_LIMITS):
+        error.add_note(f"(raised while aot_autograd traced {op} on fake tensors)")
+        return True
+    return False
+
+
+def raised_by_signal_handler(error: BaseException) -> bool:
+    """Whether `error` left a Python signal handler: the handler runs between any two bytecodes
+    of the main thread, an op's Python included. (As capture.errors tells its own.)"""
+    handlers = set()
+    for signum in signal.valid_signals():
+        try:
+            code = getattr(signal.getsignal(signum), "__code__", None)
+        except (OSError, ValueError):
+            continue
+        if code is not None:
+            handlers.add(code)
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code in handlers:
+            return True
+        frame = frame.tb_next
+    return False
 
 
 class DoubleBackwardError(AotAutogradError):

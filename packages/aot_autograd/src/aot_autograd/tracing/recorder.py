@@ -19,7 +19,7 @@ from fake_tensor import OverlappingWriteError
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..decompositions import NEVER_DECOMPOSED, required_decompositions
-from ..errors import TracingError, UnsupportedProgramError
+from ..errors import TracingError, UnsupportedProgramError, not_the_ops_failure
 from ..functionalization.op_semantics import is_view, out_of_place_view, restrides_in_place_only
 from .arguments import map_arguments
 from .symbolic import SymbolicValues
@@ -129,6 +129,8 @@ class AtenRecorder(TorchDispatchMode):
                 "Clone the overlapping argument, or make the write outside the compiled function.",
             ) from cause
         except Exception as cause:  # every other failure of an op on fakes is reported the same way
+            if not_the_ops_failure(func, cause):
+                raise
             raise TracingError(func, cause) from cause
         node = self.graph.call_function(func, node_args, node_kwargs)
         node.meta["val"] = out
@@ -152,6 +154,8 @@ class AtenRecorder(TorchDispatchMode):
         try:
             out = func(*args, **kwargs)
         except Exception as cause:  # noqa: BLE001  (reported as any op's failure)
+            if not_the_ops_failure(func, cause):
+                raise
             raise TracingError(func, cause) from cause
         node = self.graph.call_function(view, node_args, node_kwargs)
         node.meta["val"] = out
