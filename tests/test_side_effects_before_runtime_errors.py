@@ -1,10 +1,12 @@
 """Python side effects made before an error only values show (an index out of range) are kept,
-as eager keeps them.
+as eager keeps them, with eager's input writes, random draws and global modes.
 
 The entry replays the side effects of the traced code (list appends, attribute, dict and
 global writes) after the compiled graph runs: when the graph raised, none were made, where
 eager had made them (`log.append(1); x[i]` left `log` empty). Now a graph that raised having
-left nothing visible runs its segment's code again eagerly (capture.runtime.segment_rerun).
+left nothing visible, or whose input writes and draws were put back, runs its segment's code
+again eagerly (capture.runtime.segment_rerun); the grad mode and autocast a graph switched are
+put back when it raises (capture.runtime.global_state).
 """
 
 from __future__ import annotations
