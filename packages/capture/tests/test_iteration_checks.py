@@ -71,6 +71,37 @@ def test_in_consumes_an_iterator_only_up_to_the_match():
     assert_same(compile_eager(fn)(x), fn(x))
 
 
+class ReadsLogged:
+    """No __iter__: iterated through __getitem__ (CPython's old sequence protocol)."""
+
+    def __init__(self, items):
+        self.items, self.reads = items, []
+
+    def __getitem__(self, i):
+        self.reads.append(i)
+        return self.items[i]
+
+
+@pytest.mark.parametrize("passed_in", [False, True])
+def test_the_sequence_protocol_reads_items_only_as_asked(passed_in):
+    # `in`, a loop that breaks and zip read __getitem__ one index at a time, as eager does.
+    def fn(x, seq=None):
+        seq = seq if passed_in else ReadsLogged([3, x.shape[0], 8])
+        found = x.shape[0] in seq
+        for v in seq:
+            if v == 3:
+                break
+        pairs = list(zip(seq, [0]))
+        return x + found + v, pairs, list(seq.reads)
+
+    compiled = compile_eager(fn)
+    for n in (4, 4, 7):
+        x = torch.randn(n)
+        expected, actual = ReadsLogged([3, n, 8]), ReadsLogged([3, n, 8])
+        assert_same(compiled(x, actual), fn(x, expected))
+        assert actual.reads == expected.reads
+
+
 def test_id_of_one_object_is_stable():
     def fn(x):
         a, d = [1], {}

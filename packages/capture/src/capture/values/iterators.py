@@ -435,13 +435,66 @@ class ObjectIteratorValue(IteratorValue):
         return [self.obj]
 
 
+class GetitemIteratorValue(IteratorValue):
+    """`iter(obj)` for an object whose class has no `__iter__` but a Python `__getitem__` (the
+    old sequence protocol): item i is one call `obj[i]`, made when asked for, and IndexError
+    or StopIteration ends it. `x in obj` stops at the first match, as eager's reads do."""
+
+    def __init__(self, frame, obj: Value, method: Value):
+        super().__init__([])
+        self.frame = frame
+        self.obj = obj
+        self.method = method
+        self.index = 0
+        self.done = False
+
+    def describe(self):
+        return f"iterator over {self.obj.describe()}"
+
+    def python_type(self):
+        return type(iter(_OldSequence()))
+
+    def next(self) -> Value | None:
+        if self.done:
+            return None
+        try:
+            item = self.method.call(self.frame, [self.obj, ConstantValue(self.index)], {})
+        except UserException as exc:
+            if issubclass(exc.value.python_type(), (IndexError, StopIteration)):
+                self.done = True
+                return None
+            raise
+        self.index += 1
+        return item
+
+    def unpack(self, frame):
+        return self.read_to_the_end()
+
+    def reconstruct(self, writer):
+        if self.index or self.done:
+            raise Unsupported(f"handing on {self.describe()}, which is part-way through its items, across a graph break")
+        return writer.bind(self, f"{writer.constant(iter)}({writer.value(self.obj)})")
+
+    def inner_values(self):
+        return [self.obj]
+
+
+class _OldSequence:
+    def __getitem__(self, index):
+        raise IndexError(index)
+
+
 def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:
     """`iter(value)` for an object whose class writes `__iter__` in Python: a generator it
     returns, an iterator object with a Python `__next__`, or an iterator over the iterable it
-    returns; None when `cls` has no Python `__iter__`."""
+    returns; for a class without `__iter__` but with a Python `__getitem__`, the sequence
+    protocol's iterator; None when `cls` has neither."""
     method = python_dunder(cls, "__iter__")
     if method is None:
-        return None
+        getitem = python_dunder(cls, "__getitem__")
+        if getitem is None or hasattr(cls, "__iter__"):
+            return None
+        return GetitemIteratorValue(frame, value, dunder_value(frame, value, cls, "__getitem__", getitem))
     result = dunder_value(frame, value, cls, "__iter__", method).call(frame, [value], {})
     if isinstance(result, IteratorValue):
         return result

@@ -391,19 +391,9 @@ def iterate_object(frame, value: Value, cls: type) -> list[Value]:
     `__iter__` (a generator, or returning an iterable), else the old protocol of
     `__getitem__` with 0, 1, ... until IndexError."""
     iterator = python_iterator(frame, value, cls)
-    if iterator is not None:
-        return iterator.unpack(frame)
-    getitem = python_dunder(cls, "__getitem__")
-    if getitem is None:
+    if iterator is None:
         raise Unsupported(f"iterating over {value.describe()}")
-    items = []
-    while True:
-        try:
-            items.append(frame.session.wrap(getitem, None).call(frame, [value, ConstantValue(len(items))], {}))
-        except UserException as exc:
-            if issubclass(exc.value.python_type(), IndexError):
-                return items
-            raise
+    return iterator.unpack(frame)
 
 
 class WeakReferenceValue(ObjectValue):
