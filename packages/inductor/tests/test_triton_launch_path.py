@@ -9,7 +9,7 @@ import torch
 
 from inductor.runtime import triton_launch
 from inductor.runtime.triton_configs import Config
-from inductor.runtime.triton_launch import TritonLauncher, _Plan
+from inductor.runtime.triton_launch import TritonLauncher, _Plan, _pointer_reader
 from inductor.runtime.wrapper_support import gather
 
 
@@ -67,7 +67,8 @@ def launcher(monkeypatch):
     launcher.plans = {(1000,): _Plan(config, (8, 1), config.constexprs(), (128,))}
     launcher.device_arg, launcher._tensors, launcher._ints = 0, gather([0, 1]), gather([2])
     launcher.compiled, launcher.launchers, launcher.binaries = {}, {}, {}
-    launcher.unspecialized, launcher._int_positions, launcher.pointer_count = frozenset(), (2,), 2
+    launcher.unspecialized, launcher._int_positions = frozenset(), (2,)
+    launcher.pointer_count, launcher._pointers = 2, _pointer_reader(2)
     return launcher
 
 

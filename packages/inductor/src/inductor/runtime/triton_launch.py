@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import operator
+import math
 import os
 import pathlib
 import threading
@@ -110,6 +110,7 @@ class TritonLauncher:
         # The steady state's argument layout, once seen: this many tensors, then ints only,
         # all on a GPU (None: every launch takes the general path).
         self.pointer_count: int | None = None
+        self._pointers = None  # with pointer_count: reads the data pointers of that many arguments
         # Set at the first call, from the argument kinds the wrapper passes at every call.
         self._ints = self._tensors = None
         self.compiled: dict[tuple, object] = {}  # (config, device, ints, alignment) -> CompiledKernel
@@ -137,7 +138,7 @@ class TritonLauncher:
             # waits on). Anything else takes the general path below.
             device = args[self.device_arg].get_device()
             if device == _current_device() and not _launch_hooks_on():
-                pointers = tuple(map(_data_ptr, args[:self.pointer_count]))
+                pointers = self._pointers(args)
                 ints = args[self.pointer_count:]
                 binary = self.launchers.get(_binary_key(plan, device, ints, pointers))
                 if binary is not None:
@@ -257,7 +258,7 @@ class TritonLauncher:
         pointers = len(tensors)
         if self.device_arg is not None and not self.host_scalars and len(self._int_positions) == len(args) - pointers \
                 and all(isinstance(a, torch.Tensor) for a in args[:pointers]):
-            self.pointer_count = pointers
+            self.pointer_count, self._pointers = pointers, _pointer_reader(pointers)
         if self.host_scalars:
             args = _to_device(args, self.host_scalars)
         if interpreted and not interpreter_enabled():
@@ -443,25 +444,25 @@ def precompile(kernels) -> None:
                 log.info("inductor: %s compiles at its first launch instead (%s)", launcher, error)
 
 
-def _launch_hooks_on() -> bool:
-    """Whether a launch hook is installed (a profiler's). Triton 3.5+ keeps an always-present
-    HookChain, empty when none is: testing it against None sent every launch down the slow path
-    (GPT-2 training on an H200 spent ~40% of its host time in Triton's argument binding)."""
-    hook = _runtime_knobs().launch_enter_hook
-    calls = getattr(hook, "calls", None)
-    return bool(calls) if calls is not None else hook is not None
-
-
 # The three below replace themselves, at their first call, by what they look up: each launch
 # calls them, and the lookups (Triton's lazy driver proxy; torch.cuda's Python layer) cost
 # more than the calls.
 
 
-def _runtime_knobs():
-    global _runtime_knobs
+def _launch_hooks_on() -> bool:
+    """Whether a launch hook is installed (a profiler's). Triton 3.5+ keeps an always-present
+    HookChain, empty when none is: testing it against None sent every launch down the slow path
+    (GPT-2 training on an H200 spent ~40% of its host time in Triton's argument binding). The
+    hook is read at each call: a profiler sets or replaces it at any time."""
+    global _launch_hooks_on
     knobs = _triton()[0].runtime
-    _runtime_knobs = lambda: knobs  # noqa: E731
-    return knobs
+
+    def _launch_hooks_on() -> bool:
+        hook = knobs.launch_enter_hook
+        calls = getattr(hook, "calls", None)
+        return bool(calls) if calls is not None else hook is not None
+
+    return _launch_hooks_on()
 
 
 def _current_stream(device: int):
@@ -494,17 +495,21 @@ def _direct_launch(kernel) -> tuple:
 _data_ptr = torch.Tensor.data_ptr
 
 
+@functools.lru_cache(maxsize=None)
+def _pointer_reader(count: int):
+    """`lambda a: (a[0].data_ptr(), ..., a[count - 1].data_ptr())`: the data pointers of a
+    launch's first `count` arguments. Spelled out, each is a bound method call: mapping the
+    unbound `Tensor.data_ptr` over a slice costs ~35 ns a tensor more, ~150 ns a launch of four."""
+    return eval(f"lambda a: ({''.join(f'a[{k}].data_ptr(), ' for k in range(count))})")  # noqa: S307
+
+
 def _binary_key(plan: _Plan, device: int, ints: tuple, pointers: tuple[int, ...]) -> tuple:
     """What picks the compiled binary for these arguments exactly (see _launch_compiled): one
-    function for the key the slow path stores and the one the steady state looks up."""
-    return (plan.signature, device, ints, _alignment(pointers))
-
-
-def _alignment(pointers: tuple[int, ...]) -> bool | tuple[bool, ...]:
-    """True when every pointer is 16-byte aligned (as the caching allocator's are), else each one's."""
-    if not functools.reduce(operator.or_, pointers, 0) & 15:
-        return True
-    return tuple(p % 16 == 0 for p in pointers)
+    function for the key the slow path stores and the one the steady state looks up. The
+    alignment: True when every pointer is 16-byte aligned (as the caching allocator's are;
+    their gcd then is too, one C call), else each one's."""
+    return (plan.signature, device, ints,
+            True if not math.gcd(*pointers) & 15 else tuple(p % 16 == 0 for p in pointers))
 
 
 def _to_device(args, positions):
