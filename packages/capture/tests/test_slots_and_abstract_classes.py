@@ -20,6 +20,17 @@ class Slotted:
         self.a = a
 
 
+class SlottedBase:
+    __slots__ = ("a",)
+
+
+class WithDict(SlottedBase):
+    """A slot from its base, every other attribute in its instance dict."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
 class Shape(abc.ABC):
     @abc.abstractmethod
     def area(self): ...
@@ -68,6 +79,20 @@ def test_slotted_object_made_in_the_graph_is_returned_with_its_slots():
         assert type(out) is Slotted and not hasattr(out, "__dict__")
         torch.testing.assert_close(out.a, x + 1)
         assert out.b == n
+
+
+
+def test_object_with_a_base_slot_and_a_dict_is_returned_as_eager_makes_it():
+    def fn(x):
+        return WithDict(x + 1, x * 2)
+
+    compiled = compile_eager(fn, fullgraph=True)
+    for n in (4, 4, 7):
+        x = torch.randn(n)
+        out = compiled(x)
+        assert type(out) is WithDict and set(vars(out)) == {"b"}
+        torch.testing.assert_close(out.a, x + 1)
+        torch.testing.assert_close(out.b, x * 2)
 
 
 @pytest.mark.parametrize("cls", [Shape, HalfDone])
