@@ -263,9 +263,12 @@ def _new_object(cls: type, attrs: dict) -> Any:
 def _set_attributes(obj: Any, attrs: dict) -> Any:
     """Write `attrs` onto `obj` as the trace recorded them, without running __setattr__."""
     cls = type(obj)
-    mro, slotless = _SLOTLESS.get(cls, _UNSEEN)
-    if mro is not cls.__mro__:
-        slotless = _slotless(cls)
+    try:
+        mro, slotless = _SLOTLESS.get(cls, _UNSEEN)
+        if mro is not cls.__mro__:
+            slotless = _slotless(cls)
+    except TypeError:  # an unhashable class (its metaclass defines __eq__ alone)
+        slotless = False
     if slotless:
         obj.__dict__.update(attrs)
         return obj
