@@ -6,7 +6,10 @@ before a break is not held through the rest of the function.
 The tail-call chain (dispatcher, resume function, entry) used to hold every argument of a
 segment until its entry returned, and the trace read weak references while its own argument
 held the object (capture.runtime.tail_call, capture.values.lifetime). Every case compares with
-eager on fresh objects and values: the capturing call, a cache hit and a new size.
+eager on fresh objects and values: the capturing call, a cache hit and a new size; the cases
+that hand objects from segment to segment also under a frame-evaluation hook (PEP 523), with
+which a caller's stack holds a call's arguments until the callee returns: torch installs one
+while torch.compile'd code runs and leaves it installed after a compile that failed.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import weakref
 
 import pytest
 import torch
+import torch._dynamo  # the hooked tests' frame-evaluation hook (its run-only mode: no compiler runs)
 
 import capture
 
@@ -117,6 +121,21 @@ def dunder_del_in_a_loop_run_eagerly(x):
     return torch.stack(out), list(LOG)
 
 
+def dunder_del_of_a_cell_across_a_break(x):
+    LOG.clear()
+    k = 3
+    o = Finalized("o", x)
+    # `o` and `k` are cells: the resume function takes the cells (ruff: `o` is deleted below)
+    get = lambda: o.t + k  # noqa: E731, F821
+    print(end="")
+    y = get()
+    k = 5
+    z = get()
+    del o
+    LOG.append("after")
+    return y, z, list(LOG)
+
+
 def refcount_after_a_break(x):
     o = Obj(x)
     print(end="")
@@ -133,6 +152,7 @@ CASES = [
     dunder_del_at_del_without_a_break,
     dunder_del_order_across_a_break,
     dunder_del_in_a_loop_run_eagerly,
+    dunder_del_of_a_cell_across_a_break,
 ]
 
 
@@ -148,15 +168,49 @@ def _assert_same(actual, expected):
         assert actual == expected
 
 
+@pytest.fixture(params=[False, True], ids=["no_hook", "under_a_frame_evaluation_hook"])
+def hooked(request):
+    """Runs a test's body as it is, or under torch's frame-evaluation hook (installed for the
+    body, removed after it)."""
+
+    def run(body):
+        return torch._dynamo.run(body)() if request.param else body()
+
+    return run
+
+
+def test_the_hook_keeps_call_arguments_on_the_callers_stack():
+    """What the hooked tests rely on: without capture, a callee's `del` does not free an object
+    passed as a temporary while the hook is installed. (Without it, it does, unless torch left
+    its hook installed after a failed compile earlier in the process.)"""
+
+    def callee(o):
+        r = weakref.ref(o)
+        del o
+        return r() is None
+
+    def caller():
+        return callee(Obj(None))
+
+    assert not torch._dynamo.run(caller)()
+
+
 @pytest.mark.parametrize("fn", CASES, ids=lambda fn: fn.__name__)
-def test_objects_die_where_eager_drops_them(fn):
-    compiled = capture.optimize(fn, capture.backends.eager)
-    for size in (4, 4, 7):
-        x = torch.randn(size)
-        _assert_same(compiled(x), fn(x))
+def test_objects_die_where_eager_drops_them(fn, hooked):
+    def body():
+        compiled = capture.optimize(fn, capture.backends.eager)
+        for size in (4, 4, 7):
+            x = torch.randn(size)
+            _assert_same(compiled(x), fn(x))
+
+    hooked(body)
 
 
-def test_refcount_after_a_break_matches_eager_once_captured():
+def test_refcount_after_a_break_matches_eager_once_captured(hooked):
+    hooked(_refcount_after_a_break_matches_eager_once_captured)
+
+
+def _refcount_after_a_break_matches_eager_once_captured():
     # The capturing call's values sit in the capture's reference cycles until the collector
     # runs; the calls after it see eager's count.
     compiled = capture.optimize(refcount_after_a_break, capture.backends.eager)
@@ -185,10 +239,14 @@ def big_intermediate_deleted_between_breaks(x):
     return w
 
 
-def test_a_deleted_intermediate_is_not_held_through_the_rest_of_the_function():
+def test_a_deleted_intermediate_is_not_held_through_the_rest_of_the_function(hooked):
     """Peak memory: the tensor `y` is freed at `del y`, before the rest runs, as in eager.
     (On the capturing call the capture's values hold it until the collector runs: tensors'
     ends are not watched closely enough to pay for a collection after every capture.)"""
+    hooked(_a_deleted_intermediate_is_not_held)
+
+
+def _a_deleted_intermediate_is_not_held():
     compiled = capture.optimize(big_intermediate_deleted_between_breaks, capture.backends.eager)
     for size in (1000, 2000):
         compiled(torch.randn(size))  # captures: a static entry, then one of symbolic size
@@ -229,9 +287,14 @@ def argument_deleted_after_a_break(o, x):
     return y, r() is None
 
 
-def test_an_argument_passed_as_a_temporary_dies_at_its_del():
+def test_an_argument_passed_as_a_temporary_dies_at_its_del(hooked):
     """The caller's temporary belongs to the function's frame alone, in eager as compiled: the
-    dispatcher lets go of its arguments once the entry has handed over to a resume function."""
+    dispatcher lets go of its arguments once the entry has handed over to a resume function.
+    (Under a hook the caller's stack holds it in both.)"""
+    hooked(_an_argument_passed_as_a_temporary_dies_at_its_del)
+
+
+def _an_argument_passed_as_a_temporary_dies_at_its_del():
     compiled = capture.optimize(argument_deleted_after_a_break, capture.backends.eager)
     compiled(Obj(torch.randn(3)), torch.randn(3))  # captures (its values hold the arguments)
     for size in (3, 5, 5):

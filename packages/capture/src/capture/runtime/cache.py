@@ -44,7 +44,7 @@ from .compilation import CapturedGraph, Compilation, GraphBreak
 from .entry import CompiledEntry, build_entry, identifier, set_compiled_graph
 from .dispatchers import make_dispatcher, make_tail_dispatcher
 from .shallow_disable import frame_only_runner
-from .tail_call import TailCall, call_taking, run_chain, times_called_in_chain
+from .tail_call import TailCall, run_chain, taking_box, times_called_in_chain
 
 if TYPE_CHECKING:
     from ..bytecode.resume import ResumeCode
@@ -121,6 +121,9 @@ class CodeCache:
         # the global state (grad mode, autocast...) is read once per call and compared with
         # each entry's tuple, rather than checked setting by setting in every guard function.
         self._table: list[tuple[tuple | None, Callable, Callable]] = []
+        # A resume function's runs (its entries, itself, its eager runner) as functions taking
+        # their arguments in a list they empty (tail_call.taking_box), made once each.
+        self._boxed: dict[Callable, Callable] = {}
         if resume is None:
             self.dispatch = make_dispatcher(fn, self._table, self._miss)
         else:
@@ -141,12 +144,13 @@ class CodeCache:
 
     def add(self, entry: CompiledEntry) -> None:
         self.entries.append(entry)
-        self._table.append((entry.guard.global_state, entry.guard, entry.function))
+        self._table.append((entry.guard.global_state, entry.guard, self._runner(entry.function)))
 
     def clear(self) -> None:
         with self._lock:
             self.entries.clear()
             self._table.clear()
+            self._boxed.clear()
             self._warned_limit = False
             self._loop_runs_eagerly = False
             self.run_eagerly = False
@@ -171,7 +175,16 @@ class CodeCache:
                 # The capture's values (in reference cycles) still hold the arguments: the
                 # entry's `del` of one whose end is watched must free it, as eager's does.
                 _collect_since(older_collections)
-        return call_taking(run, box)
+        return self._runner(run)(box)
+
+    def _runner(self, fn: Callable) -> Callable:
+        """What runs `fn`: itself, or for a resume function `fn` taking its arguments' list."""
+        if self.resume is None:
+            return fn
+        boxed = self._boxed.get(fn)
+        if boxed is None:
+            boxed = self._boxed[fn] = taking_box(fn)
+        return boxed
 
     def _eager(self) -> Callable:
         """The function run natively; as under torch.compile, the functions it calls are still
@@ -274,7 +287,7 @@ class CodeCache:
             capture_log.debug("%s raised while tracing; running it eagerly: %s", self.fn.__qualname__, exc)
             session.add_shape_guards()
             guard = compile_guards(self.fn, session.guards)
-            self._table.append((guard.global_state, guard, self.fn))
+            self._table.append((guard.global_state, guard, self._runner(self.fn)))
             return self.fn
         except Unsupported as err:
             if self.compilation.fullgraph:

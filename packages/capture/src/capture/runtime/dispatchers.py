@@ -18,7 +18,7 @@ from guards import current_global_state
 from .. import stance
 from ..markers import mark_compiled
 from .entry import identifier
-from .tail_call import TailCall, run_chain
+from .tail_call import TailCall, run_chain, taking_box
 
 if TYPE_CHECKING:
     from .cache import CodeCache
@@ -97,25 +97,22 @@ def make_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Call
 
 def make_tail_dispatcher(fn: types.FunctionType, table: list, miss: Callable) -> Callable:
     """The dispatcher of a resume function (positional parameters only), called by a tail
-    call with its arguments in a list: the guards read them from the list, the entry (or `fn`)
-    takes them out of it, so that its frame alone holds them (capture.runtime.tail_call).
-    Tail calls the entry returns are passed on."""
-    taken = ", ".join(["__args.pop()"] * fn.__code__.co_argcount)
+    call with its arguments in a list: the guards read them from the list, the entry (or `fn`),
+    which takes the list (the cache puts entries taking it in `table`), empties it, so that its
+    frame alone holds them (capture.runtime.tail_call). Tail calls the entry returns are passed on."""
     name = f"dispatch_{identifier(fn.__name__)}"
     source = (
         f"def {name}(__args):\n"
         f"    if __forced_eager[0]:\n"
-        f"        __args.reverse()\n"
-        f"        return __fn({taken})\n"
+        f"        return __fn(__args)\n"
         f"    __state = __current_global_state()\n"
         f"    for __entry_state, __guard, __entry in __table:\n"
         f"        if __entry_state == __state and __guard(*__args):\n"
-        f"            __args.reverse()\n"
-        f"            return __entry({taken})\n"
+        f"            return __entry(__args)\n"
         f"    return __miss(__args)\n"
     )
     namespace = {"__table": table, "__miss": miss, "__current_global_state": current_global_state,
-                 "__forced_eager": stance.forced_eager, "__fn": fn}
+                 "__forced_eager": stance.forced_eager, "__fn": taking_box(fn)}
     exec(compile(source, f"<capture dispatcher {name}>", "exec"), namespace)
     return mark_compiled(namespace[name])
 

@@ -7,18 +7,23 @@ entry returns `TailCall(resume, args)` instead, and the dispatcher of the functi
 called runs the chain in a loop (`run_chain`). Resume functions are called through their
 `dispatch_tail` (which passes tail calls on); everything else sees plain return values.
 
-The arguments travel in a list that the callee empties (`call_taking`): eager's frame drops an
-object at `del` or when the name is rebound, and so must the chain, or the object outlives it
-(a weak reference still answers, a finalizer runs late, a big tensor stays allocated through
-the rest of the function). A Python-to-Python call moves the arguments from the caller's stack
-into the callee's frame (CPython 3.11+ consumes them), so after `fn(box.pop(), ...)` only the
-callee holds them.
+The arguments travel in a list that the callee empties in its own frame (`taking_box`):
+eager's frame drops an object at `del` or when the name is rebound, and so must the chain, or
+the object outlives it (a weak reference still answers, a finalizer runs late, a big tensor
+stays allocated through the rest of the function). Passing them as arguments is not enough:
+under a frame-evaluation hook (torch.compile leaves its own installed after a compile that
+failed) the caller's stack holds a call's arguments until the callee returns
+(capture.bytecode.boxed).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
+import types
 from typing import Callable
+
+from ..bytecode.boxed import boxed_code
 
 
 class TailCall:
@@ -57,11 +62,37 @@ def times_called_in_chain(fn: Callable) -> int:
     return 0 if counts is None else counts.get(fn, 0)
 
 
+_TAKES_BOX = "_capture_takes_box"
+
+
+def taking_box(fn: Callable) -> Callable[[list], object]:
+    """`fn` called with one list of its positional arguments, which it empties in its own
+    frame: afterwards only that frame holds them. `fn` taking a list already is returned.
+    Each call makes a new code object: callers keep what they will call again."""
+    if getattr(fn, _TAKES_BOX, False):
+        return fn
+    code = boxed_code(fn.__code__) if isinstance(fn, types.FunctionType) and not fn.__defaults__ else None
+    if code is None:
+        return _popping(fn)
+    boxed = types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
+    boxed.__qualname__ = fn.__qualname__
+    setattr(boxed, _TAKES_BOX, True)
+    return boxed
+
+
+def _popping(fn: Callable) -> Callable[[list], object]:
+    """What cannot take a list itself gets its arguments popped into the call: with no
+    frame-evaluation hook installed, CPython moves them into the callee's frame."""
+    call = functools.partial(_call_taking, fn)
+    setattr(call, _TAKES_BOX, True)
+    return call
+
+
 _CALLERS: dict[int, Callable] = {}
 
 
-def call_taking(fn: Callable, box: list):
-    """`fn(*box)`, emptying `box` on the way: only `fn`'s frame holds the arguments."""
+def _call_taking(fn: Callable, box: list):
+    """`fn(*box)`, emptying `box` on the way."""
     caller = _CALLERS.get(len(box))
     if caller is None:
         pops = ", ".join(["box.pop()"] * len(box))
