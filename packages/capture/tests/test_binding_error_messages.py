@@ -119,3 +119,28 @@ def test_a_method_run_through_its_dispatcher_called_wrongly_names_itself():
         return x, ""
 
     assert compile_eager(fn)(torch.ones(1))[1] == fn(torch.ones(1))[1]
+
+
+def test_bad_sequence_indices_and_membership_read_as_cpythons():
+    # A float or str index of a list, tuple or torch.Size, a float slice bound, del past the
+    # end, and `in` a size raised CaptureInternalError (or named torch's SymInt).
+    def fn(x):
+        messages = []
+        n = x.shape[0]
+        items = list(range(n))
+        attempts = (lambda: items[n / 2], lambda: (1, 2)[str(n)], lambda: x.shape[0.5], lambda: items[1.0:],
+                    lambda: items.__delitem__(n * 2), lambda: items.__setitem__(1.5, 0), lambda: 1 in n)  # fmt: skip
+        for attempt in attempts:
+            try:
+                attempt()
+            except (TypeError, IndexError) as e:
+                messages.append(str(e))
+        try:
+            del items[n * 2]
+        except IndexError as e:
+            messages.append(str(e))
+        return x, messages
+
+    compiled = compile_eager(fn)
+    for n in (3, 3, 5):
+        assert compiled(torch.ones(n))[1] == fn(torch.ones(n))[1]

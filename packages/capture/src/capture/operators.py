@@ -491,6 +491,9 @@ def unary(frame, symbol: str, a: Value) -> Value:
 
 def contains(frame, item: Value, container: Value) -> Value:
     """`item in container`."""
+    if isinstance(container, SymValue):
+        # A size or number (torch would name its SymInt class in the message).
+        raise_user_error(frame, TypeError, f"argument of type '{container.python_type().__name__}' is not iterable")
     if is_graph_value(container):
         return frame.session.graph.call_function(frame, operator.contains, [container, item], {})
     if isinstance(container, (DictValue, SetValue)):

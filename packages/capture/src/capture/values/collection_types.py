@@ -52,8 +52,8 @@ class DequeValue(ListValue):
     def _index(self, frame, key) -> int:
         """A deque is indexed by ints only: slicing it is CPython's TypeError."""
         index = sequence_index(frame, key)
-        if isinstance(index, slice):
-            raise_user_error(frame, TypeError, "sequence index must be integer, not 'slice'")
+        if not isinstance(index, int):
+            raise_user_error(frame, TypeError, f"sequence index must be integer, not '{type(index).__name__}'")
         if not -len(self.items) <= index < len(self.items):
             raise_user_error(frame, IndexError, "deque index out of range")
         return index

@@ -111,7 +111,7 @@ class SequenceValue(Value):
         return ConstantValue(len(self.items))
 
     def get_item(self, frame, key):
-        index = sequence_index(frame, key)
+        index = self.index_of(frame, key)
         if isinstance(index, slice):
             if index.step == 0:
                 raise_user_error(frame, ValueError, "slice step cannot be zero")
@@ -121,9 +121,22 @@ class SequenceValue(Value):
         try:
             return self.items[index]
         except IndexError:
-            # A tuple's subclasses (torch.Size, namedtuples) and a list's speak as their base.
-            base = next((kind for kind in (tuple, list) if issubclass(self.python_cls, kind)), self.python_cls)
-            raise_user_error(frame, IndexError, f"{base.__name__} index out of range")
+            raise_user_error(frame, IndexError, f"{self.base_name()} index out of range")
+
+    def base_name(self) -> str:
+        """A tuple's subclasses (torch.Size, namedtuples) and a list's speak as their base."""
+        return next((kind for kind in (tuple, list) if issubclass(self.python_cls, kind)), self.python_cls).__name__
+
+    def index_of(self, frame, key) -> int | slice:
+        """`sequence_index`, with CPython's TypeError for a key that is no int or slice of ints
+        (a float, a string), which the list operation would raise inside capture."""
+        index = sequence_index(frame, key)
+        if isinstance(index, slice):
+            if any(part is not None and not isinstance(part, int) for part in (index.start, index.stop, index.step)):
+                raise_user_error(frame, TypeError, "slice indices must be integers or None or have an __index__ method")
+        elif not isinstance(index, int):
+            raise_user_error(frame, TypeError, f"{self.base_name()} indices must be integers or slices, not {type(index).__name__}")
+        return index
 
     def with_items(self, items: list[Value]) -> Value:
         return type(self)(items)
@@ -225,7 +238,7 @@ class ListValue(SequenceValue):
         return self  # the value made while tracing stands for the object (`id(self)` made a new int each call)
 
     def set_item(self, frame, key, value):
-        index = sequence_index(frame, key)
+        index = self.index_of(frame, key)
         if isinstance(index, slice):
             items = value.unpack(frame)
             with program_errors(frame):  # an extended slice given another number of items: ValueError
@@ -238,7 +251,10 @@ class ListValue(SequenceValue):
         self.mutated(frame)
 
     def del_item(self, frame, key):
-        del self.items[sequence_index(frame, key)]
+        try:
+            del self.items[self.index_of(frame, key)]
+        except IndexError:
+            raise_user_error(frame, IndexError, "list assignment index out of range")
         self.mutated(frame)
 
     def reconstruct(self, writer):
