@@ -108,6 +108,9 @@ class AotCompiledGraph:
         # mode while traced, even where no output carries a gradient (the inference plan).
         self._takes_gradients = bool(gm.graph.find_nodes(op="call_function", target=torch.autograd.grad))
         self._output_spec = None
+        # The spec when the module returns a flat tuple (of tensors, numbers, None): its
+        # outputs are then `tuple(outputs)`, without tree_unflatten's walk (~6 us for 25 outputs).
+        self._flat_tuple_spec = None
         # What a plan whose forward raised having written no input calls with the inputs, the
         # random state restored (runtime/replay.py): None runs the captured graph eagerly. A
         # caller may set it, to run more than the graph eagerly (capture: its segment's code).
@@ -119,7 +122,10 @@ class AotCompiledGraph:
     def __call__(self, *args):
         inputs = [*self.state.tensors, *args]
         outputs = self.plan_for(inputs)(inputs)
-        return tree_unflatten(outputs, self._output_spec)
+        spec = self._output_spec
+        if spec is self._flat_tuple_spec:
+            return tuple(outputs)
+        return tree_unflatten(outputs, spec)
 
     # -- plans ------------------------------------------------------------------------------
 
@@ -251,7 +257,10 @@ class AotCompiledGraph:
         with self.state.swapped(inputs[:count]):
             # forward(), not a call: torch's global module hooks must not see the graph module.
             result = self.gm.forward(*inputs[count:])
-        outputs, self._output_spec = tree_flatten(result)
+        outputs, spec = tree_flatten(result)
+        self._output_spec = spec
+        if spec.type is tuple and all(child.is_leaf() for child in spec.children()):
+            self._flat_tuple_spec = spec
         return outputs
 
 

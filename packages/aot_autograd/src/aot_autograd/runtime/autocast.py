@@ -14,8 +14,12 @@ import contextlib
 import torch
 
 
+def autocast_on() -> bool:
+    return torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda")
+
+
 def without_autocast():
     """A context in which no device's autocast applies (a no-op when none is on)."""
-    if not any(torch.is_autocast_enabled(device) for device in ("cpu", "cuda")):
+    if not autocast_on():
         return contextlib.nullcontext()
     return torch._C._DisableAutocast()

@@ -16,6 +16,7 @@ values are applied to the real tensors.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -34,11 +35,13 @@ class GraphEffects:
     # training Function returns, which refuse writes (intermediate_bases.py).
     kept_views: frozenset[int] = frozenset()
 
-    @property
-    def regenerated(self) -> list[int]:
-        """Positions (among all graph outputs) of the outputs rebuilt as views (or detached)."""
+    @functools.cached_property
+    def regenerated(self) -> tuple[int, ...]:
+        """Positions (among all graph outputs) of the outputs rebuilt as views (or detached).
+        Read at every call of a plan: worked out once (a decoder's 25 outputs took a list
+        comprehension per call)."""
         first = len(self.mutated_inputs)
-        return [first + j for j, alias in enumerate(self.output_aliases) if alias is not None]
+        return tuple(first + j for j, alias in enumerate(self.output_aliases) if alias is not None)
 
     @property
     def views_returned(self) -> frozenset[int]:
@@ -71,15 +74,16 @@ class GraphEffects:
             torch.autograd.graph.increment_version([inputs[index] for index in self.written_in_graph])
         # After the outputs, a training graph returns the bases `of="intermediate"` aliases view.
         outputs, bases = list(graph_outputs[first:last]), graph_outputs[last:]
-        for j, alias in enumerate(self.output_aliases):
-            if alias is not None and alias.of == "self":
-                outputs[j] = raw[first + j].detach()
-            elif alias is not None:
+        for i in self.regenerated:
+            j, alias = i - first, self.output_aliases[i - first]
+            if alias.of == "self":
+                outputs[j] = raw[i].detach()
+            else:
                 base = _base_of(alias, inputs, outputs, bases)
                 written = None
                 if alias.of == "input" and alias.index in self.mutated_inputs:
                     written = graph_outputs[self.mutated_inputs.index(alias.index)]
-                outputs[j] = _view_of(base, alias, raw.get(first + j), written, inputs)
+                outputs[j] = _view_of(base, alias, raw.get(i), written, inputs)
         return outputs
 
 
