@@ -136,6 +136,30 @@ def dunder_del_of_a_cell_across_a_break(x):
     return y, z, list(LOG)
 
 
+def dunder_del_at_a_closure_variables_rebinding(x):
+    LOG.clear()
+    o = Finalized("o", x)
+    get = lambda: o.t  # noqa: E731  (`o` is a cell)
+    y = get() + 1
+    o = None  # the cell's object dies here
+    LOG.append("after")
+    return y, list(LOG)
+
+
+def dunder_del_at_a_nonlocal_rebinding(x):
+    LOG.clear()
+    o = Finalized("o", x)
+
+    def drop():
+        nonlocal o
+        y = o.t + 1
+        o = None
+        LOG.append("after")
+        return y
+
+    return drop(), list(LOG)
+
+
 def refcount_after_a_break(x):
     o = Obj(x)
     print(end="")
@@ -153,6 +177,8 @@ CASES = [
     dunder_del_order_across_a_break,
     dunder_del_in_a_loop_run_eagerly,
     dunder_del_of_a_cell_across_a_break,
+    dunder_del_at_a_closure_variables_rebinding,
+    dunder_del_at_a_nonlocal_rebinding,
 ]
 
 

@@ -13,7 +13,7 @@ from ..interpreter.registry import handles
 from ..values.cells import CellValue
 from ..values.constant import ConstantValue
 from ..values.exceptions import raise_user_error
-from ..values.lifetime import drop_may_end_watched
+from ..values.lifetime import drop_may_end_watched, rebinding_cell_may_end_watched
 from ..values.classes import SuperValue
 from ..values.objects import NULL, NullValue
 
@@ -113,6 +113,11 @@ def _load_deref(frame, inst):
 
 @handles("STORE_DEREF")
 def _store_deref(frame, inst):
+    if rebinding_cell_may_end_watched(frame, inst.argval):
+        raise Unsupported(
+            f"rebinding the closure variable {inst.argval!r} may end an object that weak references or a finalizer watch",
+            hint="the graph breaks here and the store runs natively, so the object dies when it does eagerly",
+        )
     frame.cells[inst.argval].store(frame, frame.pop())
 
 

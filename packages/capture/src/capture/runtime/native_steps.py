@@ -21,6 +21,7 @@ from typing import Callable
 
 from fake_tensor.registries import register_once
 
+from ..errors import Unsupported
 from ..interpreter.registry import check_opname
 from ..operators import BINARY, COMPARE, INPLACE
 from ..values.base import Value
@@ -253,6 +254,17 @@ def _delete_fast(step: NativeStep):
 @native_step("STORE_FAST")
 def _store_fast(step: NativeStep):
     step.locals[step.inst.argval] = step.pop().expression
+    step.resume(step.next_offset())
+
+
+@native_step("STORE_DEREF")
+def _store_deref(step: NativeStep):
+    # A cell variable of the frame is handed on as its cell (capture.bytecode.resume); a free
+    # variable's cell is the closure's, which the entry does not name.
+    cell = step.locals.get(step.inst.argval)
+    if step.inst.argval not in step.listing.code.co_cellvars or cell is None:
+        raise Unsupported(f"the store into the free variable {step.inst.argval!r} cannot run between two graphs")
+    step.emit(f"{cell}.cell_contents = {step.pop().expression}")
     step.resume(step.next_offset())
 
 

@@ -5,6 +5,7 @@ reference answers None and runs its callback, a `WeakValueDictionary` loses the 
 `weakref.finalize` and `__del__` run. A traced `del o` (or `o = other`) cannot tell whether it
 drops the last reference, so when the object is watched the graph breaks there and the drop
 runs natively (capture.runtime.native_steps), where the object dies exactly when eager's does.
+So does a store into a closure cell (`o = None` where a closure reads `o`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 from guards.sources import LocalSource
 
 from ..sources import HeldSource
+from .cells import CellValue, ExistingCellValue
 from .lazy import LazyInput
 from .objects import ObjectValue
 
@@ -58,7 +60,28 @@ def drop_may_end_watched(frame, name: str) -> bool:
     return end_is_watched(value.obj) and not _bound_elsewhere(frame, name, value.obj)
 
 
-def _bound_elsewhere(frame, name: str, obj: object) -> bool:
+def rebinding_cell_may_end_watched(frame, name: str) -> bool:
+    """Whether storing into the closure cell `name` of the traced `frame` may free an object
+    whose end is watched: the cell's object, held by no traced frame's local or stack slot."""
+    cell = frame.cells.get(name)
+    value = None
+    if isinstance(cell, CellValue):
+        value = cell.contents
+    elif isinstance(cell, ExistingCellValue):
+        value = frame.session.side_effects.pending_cell(cell.cell)
+        if value is None:  # still what it held before the call
+            try:
+                return _watched_and_free(frame, cell.cell.cell_contents)
+            except ValueError:  # empty
+                return False
+    return isinstance(value, (LazyInput, ObjectValue)) and _watched_and_free(frame, value.obj)
+
+
+def _watched_and_free(frame, obj: object) -> bool:
+    return end_is_watched(obj) and not _bound_elsewhere(frame, None, obj)
+
+
+def _bound_elsewhere(frame, name: str | None, obj: object) -> bool:
     """Whether a traced frame binds `obj` other than as `frame`'s local `name` (a loop over
     optimizers rebinds `opt` to objects the list and the parameters still hold)."""
     current = frame
