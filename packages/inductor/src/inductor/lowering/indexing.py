@@ -14,7 +14,7 @@ from ..context import current_graph
 from ..ir import ExternKernel, IRNode, Pointwise
 from ..ops import ops
 from ..runtime.kernel_errors import BOUNDS_ERROR_CODES
-from ..sizes import as_expr, product
+from ..sizes import as_expr, clamp_index, product
 from . import register_lowering
 from .pointwise import broadcast_loader, broadcast_sizes, cast, promote, scalar_operand
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
@@ -22,10 +22,6 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND as Kind
 aten = torch.ops.aten
 CHECK_TAKE = "inductor.runtime.kernel_errors.check_take"
 INDEX_SELECT_OF_EMPTY = "index_select(): self indexing axis dim should be positive"  # embedding's too
-
-
-def _clamp_index(expr, upper):
-    return sympy.Max(sympy.Min(expr, upper - 1), 0)
 
 
 @register_lowering(aten.cat.default)
@@ -51,7 +47,7 @@ def cat(tensors, dim=0):
         value = None
         for load, src, n, start in reversed(loaders):
             local = list(index)
-            local[dim] = _clamp_index(index[dim] - start, n) if len(loaders) > 1 else index[dim] - start
+            local[dim] = clamp_index(index[dim] - start, n) if len(loaders) > 1 else index[dim] - start
             piece = cast(load(local), src, dtype)
             if value is None:
                 value = piece
@@ -84,7 +80,7 @@ def constant_pad_nd(x, pad, value=0.0):
         inside = None
         for dim, low in lows.items():
             shifted = index[dim] - low
-            source[dim] = _clamp_index(shifted, x.size[dim])
+            source[dim] = clamp_index(shifted, x.size[dim])
             position = ops.index_expr(shifted, torch.int64)
             in_dim = ops.lt(position, ops.index_expr(x.size[dim], torch.int64))
             if low != 0:

@@ -14,7 +14,6 @@ adds them. The winner comes from the saved offsets (max_pool_ops.py) or indices.
 
 from __future__ import annotations
 
-import functools
 
 import sympy
 import torch
@@ -27,20 +26,12 @@ from ..max_pool_ops import (
     max_pool2d_with_offsets_backward,
 )
 from ..ops import ops
+from ..sizes import clamp_index
 from . import register_lowering
 from .extern import extern
 from .pointwise import cast, opmath_dtype
 
 aten = torch.ops.aten
-
-
-# Memoized: a window's positions repeat across kernels and across the several passes over each
-# body (the values and winners scans, access collection, code generation), and sympy's Max/Min
-# compare their arguments on every construction: 792 calls for 24 distinct clamps took a quarter
-# of the C++ max-pool tests' time.
-@functools.lru_cache(maxsize=4096)
-def _clamp(expr, size):
-    return sympy.Max(sympy.Min(expr, size - 1), 0)
 
 
 def _and(a, b):
@@ -79,7 +70,7 @@ def _window_max(x: IRNode, geometry: PoolGeometry, ceil_mode: bool, winner_of):
                 iw = ow * stride_w - pad_w + kw * dil_w
                 in_w = inside(iw, kw * dil_w < pad_w, ceil_mode or (kernel_w - 1 - kw) * dil_w < pad_w, width)
                 valid = _and(in_h, in_w)
-                value = cast(load([*batch, _clamp(ih, height), _clamp(iw, width)]), x.dtype, compute)
+                value = cast(load([*batch, clamp_index(ih, height), clamp_index(iw, width)]), x.dtype, compute)
                 tag = winner_of(kh, kw, ih, iw)
                 if best is None:
                     if valid is None:

@@ -23,7 +23,7 @@ import torch.fx
 from ..context import current_graph
 from ..ir import ComputedBuffer, ExternKernel, GenericView, IRNode, MultiOutput, Pointwise, Reduction, storage_of
 from ..ops import ops
-from ..sizes import as_expr, product
+from ..sizes import as_expr, clamp_index, product
 from . import register_lowering
 from .extern import extern_call, fallback
 from .indexing import check_empty_take
@@ -80,7 +80,7 @@ def slice_scatter(base, src, dim=0, start=None, end=None, step=1):
     def inner(index):
         offset = index[dim] - start
         source = list(index)
-        source[dim] = sympy.Max(sympy.Min(offset, length - 1), 0)  # in bounds; discarded outside
+        source[dim] = clamp_index(offset, length)  # in bounds; discarded outside
         position = ops.index_expr(offset, torch.int64)
         inside = ops.logical_and(ops.ge(position, ops.constant(0, torch.int64)),
                                  ops.lt(position, ops.index_expr(length, torch.int64)))
