@@ -68,9 +68,29 @@ def constant_methods_of_immutable_types(x):
     return x + float.fromhex("0x1.8p1") + int.from_bytes(b"\x01\x00", "little") + int("ff", 16) + int("0b101", 0), slice(1, None, 2).indices(10)
 
 
+def zip_strict_lazily(x):
+    # Pairs are made as asked; the error names the argument that ran out (or was left over)
+    # once reached, and a generator is read no further than eager reads it.
+    log = []
+
+    def gen(n):
+        for i in range(n):
+            log.append(i)
+            yield i
+
+    results = []
+    for args in ([x, x[1:]], [range(2), gen(x.shape[0])], [x, x, x[:1]], [x, range(x.shape[0])]):
+        try:
+            for pair in zip(*args, strict=True):
+                results.append(len(pair))
+        except ValueError as e:
+            results.append(str(e))
+    return x, results, log
+
+
 @pytest.mark.parametrize(
     "fn",
-    [iter_callable_sentinel, iter_callable_sentinel_of_tensors, iter_sentinel_with_zip, index_with_bounds, index_with_bounds_missing,
+    [zip_strict_lazily, iter_callable_sentinel, iter_callable_sentinel_of_tensors, iter_sentinel_with_zip, index_with_bounds, index_with_bounds_missing,
      deque_insert, set_symmetric_difference, constant_methods_of_immutable_types],
 )  # fmt: skip
 def test_builtin_form(fn):

@@ -10,7 +10,7 @@ from ..errors import Unsupported, UserException
 from ..operators import binary, compare
 from ..values.base import Value
 from ..values.constant import ConstantValue
-from ..values.containers import ListValue, TupleValue
+from ..values.containers import ListValue
 from ..values.exceptions import raise_user_error
 from ..values.factory import evaluate_constant_operation, program_errors
 from ..values.iterators import CallIteratorValue, IteratorValue, LazyIteratorValue, ReversedListIteratorValue
@@ -58,12 +58,8 @@ def _enumerate(frame, cls, args, kwargs):
 @construct_rule(zip)
 def _zip(frame, cls, args, kwargs):
     strict = kwargs.get("strict")
-    if strict is None or not strict.as_python_constant():
-        return LazyIteratorValue(frame, "zip", [_iter(frame, [a], {}) for a in args])
-    columns = [a.unpack(frame) for a in args]
-    if len({len(c) for c in columns}) > 1:
-        raise_user_error(frame, ValueError, "zip() arguments have different lengths")
-    return IteratorValue([TupleValue(list(row)) for row in zip(*columns)])
+    strict = strict is not None and strict.truth(frame)
+    return LazyIteratorValue(frame, "zip", [_iter(frame, [a], {}) for a in args], strict=strict)
 
 
 @construct_rule(reversed)

@@ -192,13 +192,15 @@ class LazyIteratorValue(IteratorValue):
     `count` what enumerate numbers the next item with. Across a graph break the object is
     rebuilt as that builtin over its iterators, which carry their own positions."""
 
-    def __init__(self, frame, kind: str, iterators: list[IteratorValue], function: Value | None = None, count: int = 0):
+    def __init__(self, frame, kind: str, iterators: list[IteratorValue], function: Value | None = None, count: int = 0,
+                 strict: bool = False):  # fmt: skip
         super().__init__([])
         self.frame = frame
         self.kind = kind
         self.iterators = iterators
         self.function = function
         self.count = count
+        self.strict = strict  # zip(..., strict=True)
 
     def describe(self):
         return f"{self.kind} object"
@@ -218,9 +220,11 @@ class LazyIteratorValue(IteratorValue):
         if not self.iterators:
             return None  # `zip()` of nothing is empty (not an endless run of empty tuples)
         items = []
-        for iterator in self.iterators:  # CPython stops at the first exhausted one
+        for index, iterator in enumerate(self.iterators):  # CPython stops at the first exhausted one
             item = iterator.next()
             if item is None:
+                if self.strict:
+                    self._check_all_exhausted(index)
                 return None
             items.append(item)
         if self.kind == "map":
@@ -229,6 +233,21 @@ class LazyIteratorValue(IteratorValue):
             self.count += 1
             return TupleValue([ConstantValue(self.count - 1), items[0]])
         return TupleValue(items)
+
+    def _check_all_exhausted(self, index: int) -> None:
+        """zip(strict=True) once argument `index` ran out: CPython's ValueError if an earlier
+        one had an item (read and dropped) or a later one still has one (read to find out)."""
+
+        def arguments(i):
+            return f"argument {i + 1} is", "argument 1" if i == 1 else f"arguments 1-{i}"
+
+        if index:
+            this, others = arguments(index)
+            raise_user_error(self.frame, ValueError, f"zip() {this} shorter than {others}")
+        for later, iterator in enumerate(self.iterators[1:], start=1):
+            if iterator.next() is not None:
+                this, others = arguments(later)
+                raise_user_error(self.frame, ValueError, f"zip() {this} longer than {others}")
 
     def unpack(self, frame):
         return self.read_to_the_end()
@@ -241,7 +260,7 @@ class LazyIteratorValue(IteratorValue):
             function = writer.value(self.function) if self.function is not None else "None"
             arguments = [function, *iterators]
         else:
-            arguments = iterators
+            arguments = [*iterators, *(["strict=True"] if self.strict else [])]
         return writer.bind(self, f"{writer.constant(self.python_type())}({', '.join(arguments)})")
 
     def inner_values(self):
