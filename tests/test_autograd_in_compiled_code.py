@@ -493,3 +493,44 @@ def test_function_whose_backward_is_replaced_between_calls():
         assert_matches_eager(fn, "aot_eager", compiled=compiled)
     finally:
         Patched.backward = staticmethod(original)
+
+
+# --- a Function returning a view of its input ---------------------------------------------------
+
+
+class ReturnsInput(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 5
+
+
+class ReturnsTail(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.n = x.shape[0]
+        return x[1:]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = g.new_zeros(ctx.n)
+        out[1:] = g * 3
+        return out
+
+
+VIEWS_OF_INPUTS = {
+    "input_itself": lambda x: ReturnsInput.apply(x),
+    "slice_of_input": lambda x: ReturnsTail.apply(x),
+    "input_itself_beside_another_output": lambda x: (ReturnsInput.apply(x), x.sin()),
+    "slice_of_intermediate": lambda x: ReturnsTail.apply(x * 2),
+}
+
+
+@pytest.mark.parametrize("case", VIEWS_OF_INPUTS)
+def test_function_returning_a_view_of_its_input(case):
+    """aot_eager regenerated an output aliasing a graph input from the input, with the view's
+    backward: the gradient skipped the Function's (x.grad 1 where eager's is 5)."""
+    assert_matches_eager(VIEWS_OF_INPUTS[case], "aot_eager")

@@ -1,10 +1,15 @@
 """Autograd run by the captured code itself: `MyFunction.apply(...)` of a custom
 torch.autograd.Function, `torch.autograd.grad(...)` and `torch.autograd.backward(...)`.
 
-The first two are recorded as single calls. A backend that differentiates the graph
-(aot_autograd) then traces what autograd would do on fake tensors; two things it cannot do
-are found here, while capturing, so that the graph breaks there instead (as torch.compile's):
+The first two are recorded as single calls. A Function's methods run natively, never
+interpreted: what they read or change outside themselves is scanned first (function_bodies.py:
+reads guarded, side effects and unguardable reads break the graph around the call). A backend
+that differentiates the graph (aot_autograd) then traces what autograd would do on fake tensors;
+three things it cannot do are found here, while capturing, so that the graph breaks there
+instead:
 
+- a Function returning a view of an input (not marked dirty): aot_autograd regenerates an
+  output aliasing a graph input from the input, through the view's backward, not the Function's.
 - a Function whose backward cannot run on fake tensors (it reads a value: `.item()`, indexing
   by a saved index tensor, `if grad.sum() > 0`). Its backward is tried on the fakes right after
   the forward; if that fails the Function runs eagerly between two graphs, and autograd calls
@@ -23,21 +28,16 @@ are found here, while capturing, so that the graph breaks there instead (as torc
 
 from __future__ import annotations
 
-import dis
 import inspect
-import sys
-import types
 from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
-from guards import kinds
-from guards.sources import AttrSource, HeldObjectSource, ItemSource
 from torch.utils._pytree import tree_leaves
 
 from ..errors import CaptureError, Unsupported
 from ..values.base import Value
-from ..values.constant import is_constant_type
 from ..values.tensor import TensorValue
+from .function_bodies import scan_function_class
 from .registry import rule
 
 if TYPE_CHECKING:
@@ -61,10 +61,44 @@ class AutogradFunctionApply:
 
 
 def record_function_apply(frame: Frame, function_class: type, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    _guard_python_state_read(frame.session, function_class)
+    scan_function_class(frame.session, function_class, [_python_type(a) for a in args])  # before it runs on fakes
     result = frame.session.graph.call_function(frame, AutogradFunctionApply(function_class), args, kwargs)
+    _refuse_views_of_inputs(function_class, _fakes(args, kwargs), _fakes([result], {}))
     _try_backward(frame, function_class, _fakes(args, kwargs), _fakes([result], {}))
     return result
+
+
+def _python_type(value: Value) -> type:
+    try:
+        return value.python_type()
+    except Unsupported:
+        return object  # unknown: scanned as an object the forward must not change
+
+
+def _refuse_views_of_inputs(function_class: type, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> None:
+    """A Function returning a view of (or the very tensor) an input it did not mark dirty: eager
+    hands on that view with the Function's backward; aot_autograd regenerates an output
+    aliasing a graph input from the input after the graph (as_strided), which has the view's
+    backward instead, so the gradient skipped the Function's (x.grad 1 where eager's 5).
+    Such a Function runs eagerly."""
+    for out in outputs:
+        if not out.requires_grad or any(out is t for t in inputs):
+            continue  # an input marked dirty: returned as itself, written in place
+        if any(_same_storage(out, t) for t in inputs):
+            name = function_class.__qualname__
+            raise Unsupported(
+                f"the autograd.Function {name} returns a view of one of its inputs, whose gradient "
+                "a compiled graph would take through the view instead of the Function's backward",
+                hint=f"the graph breaks around {name}.apply, which runs eagerly; return a new tensor "
+                "(x.clone()) to keep it in the graph",
+            )
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return a.untyped_storage()._cdata == b.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError):  # no storage to compare (sparse, nested)
+        return False
 
 
 def _try_backward(frame: Frame, function_class: type, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> None:
@@ -88,101 +122,6 @@ def _try_backward(frame: Frame, function_class: type, inputs: list[torch.Tensor]
             "a backward that reads values from tensors (.item(), indexing by a saved index tensor, "
             "branching on a tensor) cannot be compiled",
         ) from err
-
-
-def _guard_python_state_read(session, function_class: type) -> None:
-    """The Function's methods run natively (on fakes here, and in the backend's trace), not
-    interpreted: the Python numbers, strings and flags they read from globals, closure cells
-    and attribute or constant-key item chains on them (`g * SCALE`, `g * config.SCALE`,
-    `g * CONFIG["scale"]`) are baked into the graph. Guard each, as a read by traced code is,
-    in those methods and in the functions they call by such a name, and the methods themselves. Reads through `ctx` (set by the forward
-    itself) or through a local name are not followed."""
-    seen: set = set()
-    held = HeldObjectSource(f"class {function_class.__qualname__}", id(function_class), function_class)
-    for name in ("forward", "setup_context", "backward"):
-        method = inspect.getattr_static(function_class, name, None)
-        fn = getattr(method, "__func__", method)
-        # The methods themselves, which a program may replace between calls (a patched backward).
-        if isinstance(method, classmethod):
-            session.add_guard(kinds.IdentityMatch(AttrSource(AttrSource(held, name), "__func__"), fn))
-        elif fn is not None:
-            session.add_guard(kinds.IdentityMatch(AttrSource(held, name), getattr(function_class, name)))
-        _guard_reads_of(session, fn, seen)
-
-
-_NO_KEY = object()
-
-
-def _guard_reads_of(session, fn: Any, seen: set, depth: int = 0) -> None:
-    fn = inspect.unwrap(fn) if callable(fn) else fn  # once_differentiable's functools.wraps wrapper
-    if not isinstance(fn, types.FunctionType) or fn in seen or depth > 4 or _torch_code(fn):
-        return
-    seen.add(fn)
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    read = None  # (value, source) of the name, attribute or item chain just loaded
-    key = _NO_KEY  # a constant loaded right after a dict: `CONFIG["scale"]`
-    for inst in _instructions(fn.__code__):
-        if inst.opname == "LOAD_ATTR" and read is not None and not (sys.version_info >= (3, 12) and inst.arg & 1):
-            read = _static_attribute(*read, inst.argval)
-        elif inst.opname == "LOAD_CONST" and read is not None and type(read[0]) is dict:
-            key = inst.argval
-            continue
-        elif inst.opname == "BINARY_SUBSCR" and key is not _NO_KEY and is_constant_type(key) and key in read[0]:
-            read = read[0][key], ItemSource(read[1], key)
-        else:
-            read = _name_read(session, fn, cells, inst)
-        key = _NO_KEY
-        if read is None:
-            continue
-        value, source = read
-        if is_constant_type(value):
-            session.add_guard(kinds.ConstantMatch(source, value))
-        elif isinstance(value, types.FunctionType):
-            _guard_reads_of(session, value, seen, depth + 1)
-
-
-def _torch_code(fn: types.FunctionType) -> bool:
-    """torch's own Python functions (`torch.nn.functional.*`): their reads are torch's."""
-    module = fn.__globals__.get("__name__")
-    return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
-
-
-def _name_read(session, fn: types.FunctionType, cells: dict, inst: dis.Instruction) -> tuple[Any, Any] | None:
-    """(value, source) of a global or closure cell `inst` loads, if a guard can name it."""
-    if inst.opname == "LOAD_GLOBAL" and inst.argval in fn.__globals__:
-        source = session.global_source(fn.__globals__, inst.argval)
-        return None if source is None else (fn.__globals__[inst.argval], source)
-    if inst.opname == "LOAD_DEREF" and inst.argval in cells:
-        cell = cells[inst.argval]
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell: a NameError when read, nothing to guard
-            return None
-        return value, AttrSource(HeldObjectSource(f"cell {inst.argval} of {fn.__qualname__}", id(cell), cell), "cell_contents")
-    return None
-
-
-def _static_attribute(owner: Any, source: Any, name: str) -> tuple[Any, Any] | None:
-    """`owner.name` (`config.SCALE`, `Defaults.EPS`, `settings.scale`) read without running a
-    descriptor or `__getattr__`; None where a plain read is not what Python would do."""
-    plain = isinstance(owner, (types.ModuleType, type)) or (
-        type(owner).__getattribute__ is object.__getattribute__ and not hasattr(type(owner), "__getattr__")
-    )
-    if not plain:
-        return None
-    try:
-        value = inspect.getattr_static(owner, name)
-    except AttributeError:
-        return None
-    return value, AttrSource(source, name)
-
-
-def _instructions(code: types.CodeType):
-    """`code`'s instructions and those of the code nested in it (3.11's comprehensions)."""
-    yield from dis.get_instructions(code)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _instructions(const)
 
 
 def _fakes(args: Iterable[Value], kwargs: dict[str, Value]) -> list[torch.Tensor]:
