@@ -14,8 +14,8 @@ CONFORMANCE_FULL=1 runs every case with fullgraph False and True on the backends
 CONFORMANCE_BACKENDS (default "eager,aot_eager,inductor"; comma-separated).
 
 Cases marked `ci=False` (seven eighths of the round-four module families, whose cases train
-modules and take about a second each, and all but a twelfth of the round-five files, see
-corpus/round5_support.py) run only with CONFORMANCE_FULL=1; their tests skip here.
+modules and take about a second each, and all but a twelfth of the round-five and round-six
+files, see corpus/round5_support.py) run only with CONFORMANCE_FULL=1; their tests skip here.
 
 KNOWN_WRONG lists the wrong results found when the corpus was written, expected to fail until
 fixed (once fixed, the test passes with a warning asking to delete the entry).

@@ -1,12 +1,12 @@
-"""What the round-five case files (*5_cases.py) share: their cases stay out of the default CI
-run (CONFORMANCE_FULL=1 and report.py run them) but for a deterministic sample, chosen by name,
-that keeps the default run's added time to a few seconds."""
+"""What the round-five and round-six case files (*5_cases.py, round6_*_cases.py) share: their
+cases stay out of the default CI run (CONFORMANCE_FULL=1 and report.py run them) but for a
+deterministic sample, chosen by name, that keeps the default run's added time to a few seconds."""
 
 import zlib
 
 from . import snippets
 
-# One case in CI_SHARE of each round-five table runs in the default CI run.
+# One case in CI_SHARE of each round-five or round-six table runs in the default CI run.
 CI_SHARE = 12
 
 
