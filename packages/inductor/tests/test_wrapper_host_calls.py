@@ -32,7 +32,7 @@ def test_aten_calls_are_bound_at_load_and_still_dispatch(device):
     compiled = compile_aten(offset_view_into_extern, [x, w])
     body = compiled.source.split("def call(args):")[1]
     assert "torch.ops." not in body and "aten_mm_default(" in body
-    assert "aten_mm_default = torch.ops.aten.mm.default._op" in compiled.source
+    assert "aten_mm_default = torch.mm" in compiled.source  # its Python binding: _PYTHON_BINDINGS
 
     class Seen(TorchDispatchMode):
         ops: list = []
@@ -77,3 +77,58 @@ def test_a_tuple_item_nothing_reads_is_not_taken_out_per_call():
         assert_same(compiled(q, k, v), attention_output_only(q, k, v), rtol=1e-4, atol=1e-4)
         q2, k2, v2 = (torch.randn_like(q) for _ in range(3))
         assert_same(compiled(q2, k2, v2), attention_output_only(q2, k2, v2), rtol=1e-4, atol=1e-4)
+
+
+def _meta(*size):
+    return torch.randn(size, device="meta", dtype=torch.float16)
+
+
+# Each bound overload's arguments, as a graph passes them (keyword-only ones by name).
+BINDING_SAMPLES = {
+    "torch.ops.aten.convolution.default": lambda: ((_meta(1, 3, 8, 8), _meta(4, 3, 3, 3), None, [1, 1], [1, 1], [1, 1],
+                                                    False, [0, 0], 1), {}),
+    "torch.ops.aten.mm.default": lambda: ((_meta(4, 3), _meta(3, 5)), {}),
+    "torch.ops.aten.addmm.default": lambda: ((_meta(5), _meta(4, 3), _meta(3, 5)), {"beta": 0.5, "alpha": 2}),
+    "torch.ops.aten.bmm.default": lambda: ((_meta(2, 4, 3), _meta(2, 3, 5)), {}),
+    "torch.ops.aten.baddbmm.default": lambda: ((_meta(2, 4, 5), _meta(2, 4, 3), _meta(2, 3, 5)), {"alpha": 2}),
+    "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default":
+        lambda: ((_meta(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16), 0.0, True), {"scale": 0.25}),
+    "torch.ops.aten._scaled_dot_product_flash_attention.default":
+        lambda: ((_meta(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16), 0.0, True), {"scale": 0.25}),
+    "torch.ops.aten._scaled_dot_product_efficient_attention.default":
+        lambda: ((_meta(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16), None, False, 0.0, True), {"scale": 0.25}),
+}
+
+
+def test_each_python_binding_calls_the_overload_it_stands_for():
+    from inductor.codegen.wrapper import _PYTHON_BINDINGS
+
+    assert set(BINDING_SAMPLES) == set(_PYTHON_BINDINGS)
+
+    class Seen(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func)
+            return func(*args, **(kwargs or {}))
+
+    for kernel, binding in _PYTHON_BINDINGS.items():
+        args, kwargs = BINDING_SAMPLES[kernel]()
+        with Seen() as seen:
+            seen.ops = []
+            eval(binding)(*args, **kwargs)  # noqa: S307  (a name from the table)
+        assert seen.ops[0] is eval(kernel), (binding, seen.ops)  # noqa: S307
+
+
+def matmuls(bias, x, w, b1, b2):
+    return (aten.addmm.default(bias, x, w, beta=0.5, alpha=2.0),
+            aten.baddbmm.default(b1, b1, b2, alpha=2.0), aten.bmm.default(b1, b2))
+
+
+def test_matmuls_through_their_python_bindings_match_eager():
+    for n in (4, 7):
+        inputs = [torch.randn(5), torch.randn(n, 3), torch.randn(3, 5), torch.randn(2, n, n), torch.randn(2, n, n)]
+        compiled = compile_aten(matmuls, inputs)
+        for name in ("addmm", "baddbmm", "bmm"):
+            assert f"aten_{name}_default = torch.{name}" in compiled.source
+        assert_same(compiled(*inputs), matmuls(*inputs), rtol=1e-4, atol=1e-4)
+        again = [torch.randn_like(x) for x in inputs]
+        assert_same(compiled(*again), matmuls(*again), rtol=1e-4, atol=1e-4)

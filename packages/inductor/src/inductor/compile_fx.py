@@ -74,12 +74,21 @@ class CompiledGraph:
     def call_boxed(self, args: list):
         """Runs the graph on `args` and empties the list: a caller that holds no other reference
         to an argument (aot_autograd's backward, with the saved activations) lets the wrapper
-        free it after its last use instead of at the end of the call."""
-        if torch.autograd._profiler_enabled():
-            if self._profiled_call is None:
-                self._profiled_call = profiled_call(self._call, self.kernel_sources, self.key)
-            return self._profiled_call(args)
-        return self._call(args)
+        free it after its last use instead of at the end of the call.
+
+        It runs with __torch_function__ off: the graph already holds what a TorchFunctionMode
+        or a tensor subclass did to the traced code, and the wrapper calls some externs through
+        their Python bindings (torch.addmm, torch.convolution: codegen/wrapper.py), which would
+        hand them to the mode again (a mode adding 1 to every result added it twice)."""
+        with _NO_TORCH_FUNCTION():
+            if torch.autograd._profiler_enabled():
+                if self._profiled_call is None:
+                    self._profiled_call = profiled_call(self._call, self.kernel_sources, self.key)
+                return self._profiled_call(args)
+            return self._call(args)
+
+
+_NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 
 
 def _input_key(example_inputs) -> str:

@@ -7,8 +7,9 @@ calls extern ops through torch.ops, and drops every buffer and argument after it
 
 Host time per call is what a GPU graph of small kernels waits on, so everything that can be
 looked up once is, when the module loads: each aten overload's C++ operator
-(`torch.ops.aten.mm.default._op`: calling the OpOverload adds a Python frame that only
-forwards to it), `torch.empty_strided` and the devices buffers are allocated on. Views are
+(`torch.ops.aten.avg_pool2d.default._op`: calling the OpOverload adds a Python frame that only
+forwards to it) or, for the hot externs, its faster Python binding (`torch.mm`:
+_PYTHON_BINDINGS), `torch.empty_strided` and the devices buffers are allocated on. Views are
 `as_strided` calls in line, and an extern's layout check calls `with_layout` only when its
 strides or dtype differ.
 """
@@ -33,8 +34,21 @@ from .host_values import BIND_TIME, HostValues
 _OP_OVERLOAD_CALL = torch._ops.OpOverload.__call__
 # Overloads whose generated Python binding (torch.<name>, the same dispatcher op) parses its
 # arguments faster than the operator's schema-driven one: `_op` converts each int list through
-# the schema, ~5 us more per convolution on the host (a conv net's forward calls it per layer).
-_PYTHON_BINDINGS = {"torch.ops.aten.convolution.default": "torch.convolution"}
+# the schema, ~5 us more per convolution on the host (a conv net's forward calls it per layer),
+# and each argument of any op: ~1 us more per addmm, ~0.4 per mm, ~2 per attention (a decoder
+# layer calls four matmuls and one attention). Each binding is called only with the arguments of
+# the overload named (by position, then its keyword-only ones by name), which only that overload's
+# signature accepts: the others of the same name take a dtype or descale tensors in between.
+_PYTHON_BINDINGS = {
+    "torch.ops.aten.convolution.default": "torch.convolution",
+    "torch.ops.aten.mm.default": "torch.mm",
+    "torch.ops.aten.addmm.default": "torch.addmm",
+    "torch.ops.aten.bmm.default": "torch.bmm",
+    "torch.ops.aten.baddbmm.default": "torch.baddbmm",
+    "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default": "torch._scaled_dot_product_flash_attention_for_cpu",
+    "torch.ops.aten._scaled_dot_product_flash_attention.default": "torch._scaled_dot_product_flash_attention",
+    "torch.ops.aten._scaled_dot_product_efficient_attention.default": "torch._scaled_dot_product_efficient_attention",
+}
 
 
 def _unprintable(expr, p):
