@@ -97,6 +97,8 @@ BINDING_SAMPLES = {
         lambda: ((_meta(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16), 0.0, True), {"scale": 0.25}),
     "torch.ops.aten._scaled_dot_product_efficient_attention.default":
         lambda: ((_meta(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16), None, False, 0.0, True), {"scale": 0.25}),
+    "torch.ops.aten._adaptive_avg_pool2d.default": lambda: ((_meta(1, 4, 6, 6), [1, 1]), {}),
+    "torch.ops.aten.avg_pool2d.default": lambda: ((_meta(1, 4, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None), {}),
 }
 
 
@@ -132,3 +134,17 @@ def test_matmuls_through_their_python_bindings_match_eager():
         assert_same(compiled(*inputs), matmuls(*inputs), rtol=1e-4, atol=1e-4)
         again = [torch.randn_like(x) for x in inputs]
         assert_same(compiled(*again), matmuls(*again), rtol=1e-4, atol=1e-4)
+
+
+def pools(x):
+    return (aten._adaptive_avg_pool2d.default(aten.relu.default(x), [1, 1]),
+            aten.avg_pool2d.default(x, [2, 2], [2, 2], [0, 0], False, True, None))
+
+
+def test_pools_through_their_python_bindings_match_eager(device):
+    for size in (6, 9):
+        x = torch.randn(2, 3, size, size, device=device)
+        compiled = compile_aten(pools, [x])
+        assert_same(compiled(x), pools(x), rtol=1e-4, atol=1e-4)
+        x2 = torch.randn_like(x)
+        assert_same(compiled(x2), pools(x2), rtol=1e-4, atol=1e-4)

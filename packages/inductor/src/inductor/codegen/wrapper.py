@@ -48,6 +48,8 @@ _PYTHON_BINDINGS = {
     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default": "torch._scaled_dot_product_flash_attention_for_cpu",
     "torch.ops.aten._scaled_dot_product_flash_attention.default": "torch._scaled_dot_product_flash_attention",
     "torch.ops.aten._scaled_dot_product_efficient_attention.default": "torch._scaled_dot_product_efficient_attention",
+    "torch.ops.aten._adaptive_avg_pool2d.default": "torch._adaptive_avg_pool2d",  # 2.5 -> 1.3 us
+    "torch.ops.aten.avg_pool2d.default": "torch._C._nn.avg_pool2d",  # 3.4 -> 1.7 us
 }
 
 
