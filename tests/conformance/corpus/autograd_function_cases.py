@@ -4,7 +4,9 @@ backward, keep Python values and shapes on ctx, take non-tensor arguments (float
 lists of tensors, dataclasses), mark outputs non-differentiable or inputs dirty, return tuples
 (some outputs unused, so backward sees materialized zeros or None), read ctx.needs_input_grad;
 the setup_context style, once_differentiable, classmethods, `apply` reached through a helper or
-stored on a module, Functions inside nn.Modules with parameters, a graph break inside forward.
+stored on a module, Functions inside nn.Modules with parameters, a graph break inside forward;
+forwards that change a list or object the caller passed, Functions returning their input or a
+view of it.
 All are `train` cases: the runner backpropagates the outputs with random cotangents and compares
 the grads of every input and parameter, so a backward that is skipped, run on the wrong saved
 values or given the wrong grad_output shows as a wrong grad."""
@@ -364,6 +366,63 @@ class Outer(torch.autograd.Function):
         return grad * 2 * x.cos()
 
 
+class AppendShape(torch.autograd.Function):
+    """Changes a list the caller passed (the graph would get a copy): runs on every call."""
+
+    @staticmethod
+    def forward(ctx, x, log):
+        log.append(x.shape[0])
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2, None
+
+
+class Tally:
+    def __init__(self):
+        self.forwards = 0
+
+
+class CountOnArgument(torch.autograd.Function):
+    """Counts its calls on an object argument; the count scales value and gradient."""
+
+    @staticmethod
+    def forward(ctx, x, tally):
+        tally.forwards += 1
+        ctx.k = tally.forwards
+        return x * ctx.k
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.k, None
+
+
+class ReturnInputScaledGrad(torch.autograd.Function):
+    """Returns its input itself: eager's output is a view of it, with this backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 5
+
+
+class TailView(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.n = x.shape[0]
+        return x[1:]
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = grad.new_zeros(ctx.n)
+        out[1:] = grad * 3
+        return out
+
+
 def sin_of(x):
     """`apply` reached through a helper, as libraries wrap their Functions."""
     return SinSaveInput.apply(x)
@@ -435,6 +494,7 @@ NS = {
         SinSaveInput, ExpSaveOutput, TanhSaveIntermediate, CtxScale, ScaleBy, SumToScalar, ByEnum, SortWithIndices,
         SaveAndMarkInput, LinearNoCtx, HalveOnce, Doubler, SplitTwo, NoMaterialize, MulSecondNone, ScaleByList, Affine,
         ScaleInPlace, BreakInForward, ReluGradFromData, GradRequiresGradCheck, GradStride, Outer,
+        AppendShape, CountOnArgument, ReturnInputScaledGrad, TailView,
     )},
 }
 
@@ -530,6 +590,10 @@ CASES = [
     ("apply_on_input_without_grad", "return SinSaveInput.apply(x) * y", {"params": "x, y", "make_args": lambda n: (torch.randn(n), torch.randn(n, requires_grad=True))}),
     ("apply_then_inplace_on_output", "y = SinSaveInput.apply(x)\ny.mul_(2)\nreturn y"),
     ("apply_output_viewed", "y = ExpSaveOutput.apply(x)\nreturn y[1:] * y[:-1]"),
+    ("forward_appends_to_list_argument", "return AppendShape.apply(x, log).sin(), list(log)", {"params": "x, log", "make_args": lambda n: (torch.randn(n, requires_grad=True), [])}),
+    ("forward_counts_on_object_argument", "return CountOnArgument.apply(x, t) + CountOnArgument.apply(x, t)", {"params": "x, t", "make_args": lambda n: (torch.randn(n, requires_grad=True), Tally())}),
+    ("returns_input_itself", "return ReturnInputScaledGrad.apply(x)"),
+    ("returns_view_of_input", "return TailView.apply(x)"),
     ("apply_grad_via_autograd_grad", "y = SinSaveInput.apply(x).sum()\n(g,) = torch.autograd.grad(y, x)\nreturn g * 2", {"train": False}),
 ]
 snippets(SOURCE, "autograd_fn", CASES, namespace=NS, make_args=grad_vec, train=True)
