@@ -27,7 +27,7 @@ OPTIONS = BACKENDS.get(TRITON, ("cpu", {}))[1]
 triton_launch = pytest.importorskip("inductor.runtime.triton_launch")
 
 
-def _model(scale=0.5):
+def _model(scale=0.5, shift=1.0):
     """A pointwise kernel over (s0, 48), a softmax over s1-long rows of w (looped, as torch.compile
     makes a reduction of symbolic length), one over s0 rows of 48 (persistent) and a strided
     read over (s0, 7)."""
@@ -36,7 +36,7 @@ def _model(scale=0.5):
         scaled = aten.mul.Tensor(aten.exp.default(x), scale)
         narrow = aten.add.Tensor(aten.slice.Tensor(x, 1, 0, 7), 1.0)
         rows = aten._softmax.default(aten.mul.Tensor(x, 3.0), -1, False)
-        return aten._softmax.default(aten.add.Tensor(w, 1.0), -1, False), scaled, narrow, rows
+        return aten._softmax.default(aten.add.Tensor(w, shift), -1, False), scaled, narrow, rows
 
     return fn
 
@@ -166,6 +166,28 @@ def test_new_sizes_are_neither_timed_nor_compiled_again(as_on_a_gpu):
             after_first = (len(timed), len(compiles))
             assert compiles
     assert (len(timed), len(compiles)) == after_first, (timed, compiles)
+
+
+def test_sizes_growing_from_a_short_first_length_compile_nothing_new(as_on_a_gpu):
+    # First called below the heuristics' clamps (a softmax's RBLOCK follows its row length up to
+    # 2048): each longer bucket wanted a larger block, a binary compiled at that new length.
+    # Kernels already compiled serve up to BLOCK_GROWTH_LIMIT times the elements.
+    timed, compiles = as_on_a_gpu
+    fn = _model(scale=0.125, shift=0.25)  # kernels of their own: launchers no other test has run
+    compiled = _compiled(fn)
+    sizes = [(5, 40), (9, 70), (20, 130), (37, 200), (64, 300), (30, 33)]
+    for k, (rows, length) in enumerate(sizes):
+        xs = _inputs(rows, length)
+        assert_same(compiled(*xs), fn(*xs), rtol=1e-5, atol=1e-5)
+        if k == 0:
+            after_first = (len(timed), len(compiles))
+    assert (len(timed), len(compiles)) == after_first, (timed, compiles)
+    # Past the limit (row length 40 -> 1000: RBLOCK 64 -> 1024) one larger binary is compiled,
+    # once: the next lengths of that bucket and any shorter ones reuse it.
+    for rows, length in [(5, 1000), (6, 900), (5, 50)]:
+        xs = _inputs(rows, length)
+        assert_same(compiled(*xs), fn(*xs), rtol=1e-5, atol=1e-5)
+    assert len(timed) == after_first[0] and len(compiles) == after_first[1] + 1, compiles[after_first[1]:]
 
 
 def test_a_new_process_reuses_the_stored_choice_at_a_new_bucket(as_on_a_gpu):

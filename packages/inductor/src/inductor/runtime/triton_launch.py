@@ -7,7 +7,8 @@ power of two) picks a block-size config: the only candidate, or the fastest of a
 on the real inputs and on stand-ins for the tensors the kernel both reads and stores to (a
 kernel may update a graph input in place, and timing it on the real one would apply the update
 once per timed run). The winner's row of the heuristics (triton_configs.candidates) then serves every later
-bucket untimed. Choices are kept in memory and in `<kernel>.autotune.json` beside the kernel
+bucket untimed, through a config already compiled where one serves (up to 8x growth), so a new
+length compiles no new binary. Choices are kept in memory and in `<kernel>.autotune.json` beside the kernel
 file, keyed by GPU and bucket (and the row by GPU and mode), so a kernel with symbolic sizes
 is timed once, not at each new length, and a warm start not at all.
 
@@ -33,7 +34,7 @@ from typing import NamedTuple
 
 import torch
 
-from .. import cache, logs
+from .. import cache, logs, metrics
 from ..errors import InductorError, UnsupportedDevice
 from . import triton_configs
 from .kernel_errors import kernel_error
@@ -271,14 +272,18 @@ class TritonLauncher:
                 return self.plans[numels]
             bucket = tuple(triton_configs.next_power_of_2(n) for n in numels)
             config = self.choices.get(bucket) or self._choose(device, bucket, args, numels, interpreted)
+            if config not in self.choices.values():
+                metrics.counters.kernel_configs_added += 1
             self.choices[bucket] = config
             self.plans[numels] = self._plan_for(config, numels)
             return self.plans[numels]
 
     def _choose(self, device, bucket, args, numels, interpreted) -> Config:
-        """The config at a new size bucket: one stored for it, the only candidate or the row of
-        the heuristics that timing chose at another bucket (either replaced by a covering one
-        already compiled: `_covering`), or else the fastest candidate, timed.
+        """The config at a new size bucket: one stored for it; else the row of the heuristics
+        that timing chose at another bucket, the only candidate, or (a kernel already running
+        at another bucket: its counts are symbolic) the best guess, each replaced by a config
+        already compiled where one serves (`_compiled_config`); else, at a kernel's first
+        bucket, the fastest candidate, timed.
 
         A row is a recipe (e.g. "a persistent tile of ~2K elements, 4 warps") that
         `candidates` sizes for the element counts at hand, so reusing it at another bucket
@@ -294,22 +299,41 @@ class TritonLauncher:
         if (stored := _stored_config(stored_choices.get(key), options)) is not None:
             return stored
         row = self.tuned_row if self.tuned_row is not None else stored_choices.get(self._row_key(device))
-        if len(options) == 1 or (isinstance(row, int) and 0 <= row < len(rows)):
-            return self._covering(options[0] if len(options) == 1 else rows[row])
+        if isinstance(row, int) and 0 <= row < len(rows):
+            return self._compiled_config(rows[row])
+        if len(options) == 1 or self.choices:
+            # A kernel that ran at another bucket had one candidate there, so it was never
+            # timed: timing now would compile each candidate at a new length.
+            return self._compiled_config(options[0])
+        metrics.counters.kernel_block_timings += 1
         config = self._fastest(options, args, numels)
         self.tuned_row = rows.index(config)
         self._store_choices({key: config.as_dict(), self._row_key(device): self.tuned_row})
         return config
 
-    def _covering(self, config: Config) -> Config:
-        """A config already chosen at another bucket whose blocks are at least `config`'s, else
-        `config`. Rows clamp their blocks to small counts, so each new bucket below the clamp
-        would be a new binary to compile; a larger block is as correct (masked) and the same
-        binary: sizes that shrink compile nothing, sizes that grow at most until the clamp
-        stops. (A persistent block covering the row stays covering: RBLOCK >= its rnumel.)"""
-        covering = [chosen for chosen in self.choices.values()
-                    if chosen.XBLOCK >= config.XBLOCK and (chosen.RBLOCK or 0) >= (config.RBLOCK or 0)]
-        return min(covering, key=lambda c: (c.XBLOCK * (c.RBLOCK or 1), c.XBLOCK)) if covering else config
+    def _compiled_config(self, config: Config) -> Config:
+        """A config already chosen at another bucket (so compiled on a GPU) that serves where
+        `config` is wanted, else `config`, a new binary to compile at a new length (a Triton
+        compile takes ~0.2-0.5 s). Rows clamp their blocks to small counts, so without this
+        every new power-of-two bucket below the clamp (a softmax over a growing sequence:
+        RBLOCK 32, 64, ... 2048) compiled another binary. Any block size is correct for
+        pointwise, tiled and looped kernels (masked, or looping over the row), so:
+          - the smallest compiled config with blocks at least `config`'s (sizes that shrink);
+          - else the largest compiled one, unless `config` has more than BLOCK_GROWTH_LIMIT
+            times its elements: a kernel first run at a short length keeps its small blocks up
+            to 8x longer lengths, then compiles once more (torch.compile keeps its first
+            config at every size).
+        A persistent kernel's RBLOCK must cover its row: its rnumel is static, so every config
+        chosen for it does."""
+        chosen = set(self.choices.values())
+        covering = [c for c in chosen if c.XBLOCK >= config.XBLOCK and (c.RBLOCK or 0) >= (config.RBLOCK or 0)]
+        if covering:
+            return min(covering, key=lambda c: (_elements(c), c.XBLOCK))
+        usable = [c for c in chosen if self.kind != triton_configs.KIND_PERSISTENT or (c.RBLOCK or 0) >= (config.RBLOCK or 0)]
+        largest = max(usable, key=lambda c: (_elements(c), c.XBLOCK), default=None)
+        if largest is not None and _elements(config) <= BLOCK_GROWTH_LIMIT * _elements(largest):
+            return largest
+        return config
 
     def _row_key(self, device: torch.device) -> str:
         # Rows differ between modes (max-autotune has more), so the row is kept per mode.
@@ -387,6 +411,15 @@ def _stored_config(stored, options: list[Config]) -> Config | None:
     except TypeError:
         return None
     return config if config in options else None
+
+
+# How many times more block elements than a kernel's largest compiled config a new bucket's
+# config may have before it is compiled rather than served by that one (_compiled_config).
+BLOCK_GROWTH_LIMIT = 8
+
+
+def _elements(config: Config) -> int:
+    return config.XBLOCK * (config.RBLOCK or 1)
 
 
 WARMUP_MS, REPEAT_MS = 5, 20
