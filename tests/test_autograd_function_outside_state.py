@@ -303,6 +303,18 @@ class ScaledBySum(torch.autograd.Function):
         return g * 2
 
 
+class ScaledByClassmethodAttribute(torch.autograd.Function):
+    SCALE = 2.0
+
+    @classmethod
+    def forward(cls, ctx, x):
+        return x * cls.SCALE
+
+    @classmethod
+    def backward(cls, ctx, g):
+        return g * cls.SCALE
+
+
 class ScaledByListItem(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -314,6 +326,7 @@ class ScaledByListItem(torch.autograd.Function):
 
 
 def _set_scale(value):
+    ScaledByClassmethodAttribute.SCALE = value
     HOOKED.values["scale"] = value
     SETTINGS["scale"] = value
     SCALES[0] = value
@@ -325,6 +338,7 @@ READS = {
     "dict_get": ScaledByDictGet,
     "builtin_over_a_list": ScaledBySum,
     "list_item_by_constant_index": ScaledByListItem,  # guarded: one graph
+    "classmethod_reading_cls": ScaledByClassmethodAttribute,  # guarded too
 }
 
 

@@ -172,7 +172,7 @@ class _Scan:
                 self.session.add_guard(kinds.IdentityMatch(AttrSource(held, name), getattr(function_class, name)))
             params = () if name != "forward" else arguments if new_style else (None, *arguments)
             if isinstance(method, classmethod):
-                params = (None, *params)  # cls
+                params = (_Outside(function_class, held), *params)  # cls: its attributes are read as the class's
             self.function(fn, params, depth)
 
     def function(self, fn: Any, params: tuple, depth: int) -> None:
