@@ -368,3 +368,33 @@ def test_collection_after_a_capture_frees_cycles_made_during_it(promoted):
     live.clear()
     _collect_since(before)
     assert LOG == ["del held"]
+
+
+def deletes_a_closure_variable(x, twice):
+    LOG.clear()
+    o = Finalized("o", x)
+    get = lambda: o.t  # noqa: E731, F821  (`o` is a cell, deleted below)
+    y = get() + 1
+    del o
+    LOG.append("after")
+    if twice:
+        del o  # noqa: F821  (UnboundLocalError, as in eager)
+    return y * 2, list(LOG)
+
+
+@pytest.mark.parametrize("twice", [False, True], ids=["once", "twice"])
+def test_a_deleted_closure_variable_dies_there_and_the_rest_is_compiled(twice):
+    """`del o` of a cell variable runs natively between two graphs, then the function resumes
+    compiled (it used to run the rest eagerly)."""
+    compiled = capture.optimize(deletes_a_closure_variable, capture.backends.eager)
+    for size in (4, 4, 7):
+        x = torch.randn(size)
+        if twice:
+            with pytest.raises(UnboundLocalError) as eager:
+                deletes_a_closure_variable(x, twice)
+            with pytest.raises(UnboundLocalError) as ours:
+                compiled(x, twice)
+            assert str(ours.value) == str(eager.value)
+        else:
+            _assert_same(compiled(x, twice), deletes_a_closure_variable(x, twice))
+    assert all(b.outcome == "resumed" for b in capture_breaks(compiled))

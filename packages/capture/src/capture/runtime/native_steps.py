@@ -259,13 +259,31 @@ def _store_fast(step: NativeStep):
 
 @native_step("STORE_DEREF")
 def _store_deref(step: NativeStep):
-    # A cell variable of the frame is handed on as its cell (capture.bytecode.resume); a free
-    # variable's cell is the closure's, which the entry does not name.
+    step.emit(f"{_own_cell(step)}.cell_contents = {step.pop().expression}")
+    step.resume(step.next_offset())
+
+
+@native_step("DELETE_DEREF")
+def _delete_deref(step: NativeStep):
+    step.emit(f"{step.op(_delete_contents)}({_own_cell(step)}, {step.inst.argval!r})")
+    step.resume(step.next_offset())
+
+
+def _own_cell(step: NativeStep) -> str:
+    """A cell variable of the frame is handed on as its cell (capture.bytecode.resume); a free
+    variable's cell is the closure's, which the entry does not name."""
     cell = step.locals.get(step.inst.argval)
     if step.inst.argval not in step.listing.code.co_cellvars or cell is None:
-        raise Unsupported(f"the store into the free variable {step.inst.argval!r} cannot run between two graphs")
-    step.emit(f"{cell}.cell_contents = {step.pop().expression}")
-    step.resume(step.next_offset())
+        raise Unsupported(f"{step.inst.opname} of the free variable {step.inst.argval!r} cannot run between two graphs")
+    return cell
+
+
+def _delete_contents(cell, name: str) -> None:
+    try:
+        cell.cell_contents
+    except ValueError:  # empty: CPython's DELETE_DEREF error for a cell variable
+        raise UnboundLocalError(f"cannot access local variable {name!r} where it is not associated with a value") from None
+    del cell.cell_contents
 
 
 # --- operators ----------------------------------------------------------------------------------
