@@ -180,3 +180,37 @@ def test_a_slot_reads_back_what_was_stored():
 
     x = torch.randn(3)
     assert_same(compile_eager(fn)(x), fn(x))
+
+
+class Protocols:
+    """Special methods returning what CPython checks or converts."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __len__(self):
+        return 2**70 + self.kind
+
+    def __iter__(self):
+        return [1, 2]
+
+    def __contains__(self, item):
+        return [item] if self.kind else 0
+
+
+def test_protocol_results_are_checked_as_cpython_checks_them():
+    # `in` is a bool whatever __contains__ returns; iter() refuses a non-iterator from
+    # __iter__; len() refuses a length past sys.maxsize.
+    def fn(x):
+        out = [x.shape[0] in Protocols(1), x.shape[0] in Protocols(0), 3 not in Protocols(1)]
+        for attempt in (lambda: list(Protocols(1)), lambda: len(Protocols(1)), lambda: len(Protocols(x.shape[0]))):
+            try:
+                attempt()
+            except (TypeError, OverflowError) as e:
+                out.append(str(e))
+        return x, out
+
+    compiled = compile_eager(fn)
+    for n in (3, 3, 5):
+        x = torch.randn(n)
+        assert_same(compiled(x), fn(x))

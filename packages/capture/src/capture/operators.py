@@ -524,7 +524,9 @@ def contains(frame, item: Value, container: Value) -> Value:
         cls = None
     method = python_dunder(cls, "__contains__") if cls else None
     if method is not None:
-        return dunder_value(frame, container, cls, "__contains__", method).call(frame, [container, item], {})
+        # `in` gives a bool whatever __contains__ returns (its truth, __bool__ and all).
+        result = dunder_value(frame, container, cls, "__contains__", method).call(frame, [container, item], {})
+        return ConstantValue(result.truth(frame))
     # No __contains__: Python iterates (an object's own __iter__ a step at a time) and stops at
     # the first match, which is what the object sees of it.
     return contains(frame, item, IteratorValue.over(frame, container))

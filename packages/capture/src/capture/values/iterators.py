@@ -520,4 +520,7 @@ def python_iterator(frame, value: Value, cls: type) -> IteratorValue | None:
     advance = python_dunder(result.python_type(), "__next__")
     if advance is not None:
         return ObjectIteratorValue(frame, result, advance)
+    if not hasattr(result.python_type(), "__next__"):
+        # CPython's iter() checks that __iter__ handed back an iterator.
+        raise_user_error(frame, TypeError, f"iter() returned non-iterator of type '{result.python_type().__name__}'")
     return IteratorValue.over(frame, result)

@@ -9,6 +9,8 @@ properties and methods written in Python are inlined rather than run.
 
 from __future__ import annotations
 
+import sys
+
 import types
 from typing import Any
 
@@ -48,9 +50,13 @@ def dunder_length(frame, result: Value) -> Value:
         length = result.as_python_constant()
         if length < 0:
             raise_user_error(frame, ValueError, "__len__() should return >= 0")
+        if length > sys.maxsize:
+            raise_user_error(frame, OverflowError, "cannot fit 'int' into an index-sized integer")
         return ConstantValue(int(length))
     if frame.compare("<", result, ConstantValue(0)).truth(frame):
         raise_user_error(frame, ValueError, "__len__() should return >= 0")
+    if frame.compare(">", result, ConstantValue(sys.maxsize)).truth(frame):
+        raise_user_error(frame, OverflowError, "cannot fit 'int' into an index-sized integer")
     return result
 
 
