@@ -54,6 +54,14 @@ def endless_iterators(x, y):
     return total, scaled, list(zip(itertools.repeat(x), [1, 2]))
 
 
+def count_adds_its_step(x, y):
+    # count() yields start itself (an int before a float step), then adds step each time:
+    # ten steps of 0.1 reach 0.9999999999999999, not 10 * 0.1.
+    halves = list(itertools.islice(itertools.count(1, 0.5), 3))
+    tenths = list(itertools.islice(itertools.count(0, 0.1), 11))
+    return x * halves[-1], [type(v).__name__ for v in halves], tenths, [c for c, _ in zip(itertools.count(x.shape[0], 0.1), y)]
+
+
 def pairing_helpers(x, y):
     longest = [a if b is None else a + b for a, b in itertools.zip_longest([x, y, x], [y])]
     filled = list(itertools.zip_longest([x], [y, x], fillvalue=2))
@@ -98,7 +106,7 @@ def yield_from(x, y):
 
 
 FUNCTIONS = [
-    product_and_chain, combinatorics, accumulate_and_slice, endless_iterators, pairing_helpers,
+    product_and_chain, combinatorics, accumulate_and_slice, endless_iterators, count_adds_its_step, pairing_helpers,
     grouping_and_filtering, generator_expressions, yield_from,
 ]  # fmt: skip
 

@@ -149,7 +149,16 @@ def _islice(frame, cls, args, kwargs):
 def _count(frame, cls, args, kwargs):
     start = _argument(args, kwargs, 0, "start") or ConstantValue(0)
     step = _argument(args, kwargs, 1, "step") or ConstantValue(1)
-    return EndlessIteratorValue(lambda i: binary(frame, "+", start, binary(frame, "*", step, ConstantValue(i))), "count")
+    made = [start]
+
+    def make(i):
+        # As CPython's count: start itself first (count(1, 0.5) begins with the int 1), then
+        # the last item plus step (repeated float additions, not start + i * step).
+        if i:
+            made.append(binary(frame, "+", made[-1], step))
+        return made[-1]
+
+    return EndlessIteratorValue(make, "count")
 
 
 @construct_rule(itertools.repeat)
