@@ -102,3 +102,17 @@ GENEXPS = [
     ("dict_and_set_comprehensions", "n = x.shape[0]\nd = {i: x[i] for i in range(n) if i % 2 == 0}\ns = {i % 3 for i in range(n)}\nreturn d, sorted(s)"),
 ]
 sampled_snippets(SOURCE_GENEXPS, "r6_genexp", GENEXPS, namespace=NS)
+
+ITERTOOLS = [
+    ("count_starts_with_start_adds_step", "return x, list(itertools.islice(itertools.count(1, 0.5), 3)), list(itertools.islice(itertools.count(0, 0.1), 11)), list(zip(itertools.count(x.shape[0], 0.1), 'abc'))"),
+    ("count_step_from_size", "c = itertools.count(step=x.shape[0])\nreturn x, next(c), next(c), [next(c) for _ in range(2)]"),
+    ("groupby_groups_invalidated", "groups = itertools.groupby([1, 1, 2, 3, 3, x.shape[0]])\nk1, g1 = next(groups)\nk2, g2 = next(groups)\nreturn x, k1, list(g1), k2, list(g2), [(k, len(list(g))) for k, g in groups]"),
+    ("tee_independent", "a, b = itertools.tee(iter(range(x.shape[0])))\nnext(a)\nreturn x, list(a), list(b)"),
+    ("takewhile_consumes_failing_item", "it = iter(range(x.shape[0]))\ntaken = list(itertools.takewhile(lambda v: v < 2, it))\nreturn x, taken, list(it)"),
+    ("islice_leaves_rest", "it = iter(range(x.shape[0]))\nfirst = list(itertools.islice(it, 2))\nreturn x, first, next(it)"),
+    ("accumulate_initial_and_func", "return x, list(itertools.accumulate(range(1, x.shape[0]), lambda a, b: a * b, initial=1)), list(itertools.accumulate([3, 1, x.shape[0]], max))"),
+    ("zip_longest_and_starmap", "return x, list(itertools.zip_longest('ab', range(x.shape[0]), fillvalue='-')), list(itertools.starmap(pow, [(2, x.shape[0]), (3, 2)]))"),
+    ("compress_and_dropwhile", "return x, list(itertools.compress('abcdefg', [1, 0, x.shape[0] > 5, 1])), list(itertools.dropwhile(lambda v: v < 3, [1, 4, 2, x.shape[0]]))"),
+    ("loop_break_then_zip_same_iterator", "it = iter([1, 2, 3, 4, 5, 6, 7][: x.shape[0]])\nfor v in it:\n    if v == 2:\n        break\nreturn x, list(zip(it, it))"),
+]
+sampled_snippets("cpython/test_itertools", "r6_itertools", ITERTOOLS, namespace=NS)
