@@ -161,3 +161,17 @@ def test_intflag_combination_as_graph_argument():
         return x * (_Bits.B | _Bits.A)
 
     torch.testing.assert_close(compile_eager(fn, fullgraph=True)(torch.ones(2)), torch.full((2,), 3.0))
+
+
+def test_a_bare_object_made_in_the_function_survives_a_graph_break():
+    # object() has no __dict__: rebuilding it for the code after the break raised
+    # AttributeError where eager runs on (operator.length_hint breaks the graph here).
+    import operator
+
+    def fn(x):
+        sentinel = object()
+        return x + 1, operator.length_hint(sentinel, x.shape[0]), type(sentinel).__name__
+
+    compiled = compile_eager(fn)
+    for n in (2, 2, 3):
+        assert compiled(torch.ones(n))[1:] == fn(torch.ones(n))[1:]

@@ -270,7 +270,8 @@ def _set_attributes(obj: Any, attrs: dict) -> Any:
     except TypeError:  # an unhashable class (its metaclass defines __eq__ alone)
         slotless = False
     if slotless:
-        obj.__dict__.update(attrs)
+        if attrs:  # a bare object() has no __dict__ to write
+            obj.__dict__.update(attrs)
         return obj
     for name, value in attrs.items():
         slot, _ = lookup_static(cls, name)
