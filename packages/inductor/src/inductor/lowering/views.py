@@ -6,6 +6,8 @@ becomes a `ReinterpretView` (plain strides), which extern kernels can take witho
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 import torch
 
@@ -117,7 +119,24 @@ def _same_numel(a, b) -> bool:
     def exact(expr):
         return expr.replace(FloorDiv, lambda n, d: n / d)
 
-    return sympy.simplify(exact(a) - exact(b)) == 0
+    difference = exact(a) - exact(b)
+    # A difference that is not 0 at the example's sizes is not 0 at every size. Most pairs
+    # differ (a group grows until its products match): settled here without algebra.
+    at_example = difference.xreplace(current_graph().hints)
+    if at_example.is_Number and at_example != 0:
+        return False
+    return _identically_zero(difference)
+
+
+# Memoized: the same products meet at every view of a model's repeated blocks.
+@functools.lru_cache(maxsize=4096)
+def _identically_zero(expr) -> bool:
+    # Expanding settles most: a polynomial that expands to 0 is 0, one that expands to another
+    # number is never 0. simplify (what a rational difference needs) costs 100 times more.
+    expanded = sympy.expand(expr)
+    if expanded.is_Number:
+        return expanded == 0
+    return sympy.simplify(expr) == 0
 
 
 def view(x: IRNode, size) -> IRNode:
