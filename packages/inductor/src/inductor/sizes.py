@@ -151,6 +151,10 @@ def contiguous_strides(size) -> tuple[Expr, ...]:
     return tuple(reversed(strides))
 
 
+# Memoized: a buffer's index is simplified at every load of every pass over every body that
+# reads it (values, accesses, fusion, code generation), and expanding a nest of FloorDiv and
+# PythonMod is sympy's slowest step: MobileViT at a new image size asked 11k times.
+@functools.lru_cache(maxsize=8192)
 def simplify_index(expr: Expr) -> Expr:
     """Expand and fold `b*FloorDiv(x, b) + PythonMod(x, b)` back into `x`: what a view of a view leaves."""
     expr = sympy.expand(expr)
