@@ -67,8 +67,9 @@ PTC_INLINE float ptc_exp(float x) {
   const float inf = std::numeric_limits<float>::infinity();
   // Results below 2^-126 (x < -87.3) are subnormal, which an exponent-field add cannot make:
   // those inputs are shifted up by 25*ln2 and the result scaled back by 2^-25.
-  bool tiny = x < -87.0f;
-  float xs = tiny ? x + 17.328679513998633f : x;
+  bool zero = x < -103.972084f;
+  bool tiny = x < -87.0f && !zero;
+  float xs = tiny ? x + 17.328679513998633f : (zero ? 0.0f : x);
   xs = xs > 89.0f ? 89.0f : (xs < -88.0f ? -88.0f : xs);
   // Round-to-nearest by the 1.5*2^23 trick: exact in IEEE arithmetic, no fast-math needed.
   float k = (xs * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -87,7 +88,7 @@ PTC_INLINE float ptc_exp(float x) {
   // 88.72283935546875f is the first float above ln(FLT_MAX): there k = 128 and p = 1 would carry
   // into the exponent's all-ones pattern (NaN), so it takes the overflow branch too.
   result = x >= 88.72283935546875f ? inf : result;
-  result = x < -103.972084f ? 0.0f : result;
+  result = zero ? 0.0f : result;
   return x != x ? x : result;
 }
 
