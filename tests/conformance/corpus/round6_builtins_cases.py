@@ -6,7 +6,13 @@ generator expressions (the first iterable evaluated at once, the rest late; a ge
 early leaves its source where it stopped), and the messages the failing ones raise.
 """
 
+import bisect
+import collections
+import copy
+import heapq
 import itertools
+import operator
+import random
 
 import torch
 
@@ -52,7 +58,19 @@ class SeqOnly:
         return self.items[i]
 
 
-NS = {"torch": torch, "itertools": itertools, "Countdown": Countdown, "Backwards": Backwards, "SeqOnly": SeqOnly}
+NS = {
+    "torch": torch,
+    "itertools": itertools,
+    "Countdown": Countdown,
+    "Backwards": Backwards,
+    "SeqOnly": SeqOnly,
+    "bisect": bisect,
+    "collections": collections,
+    "copy": copy,
+    "heapq": heapq,
+    "operator": operator,
+    "random": random,
+}
 
 BUILTINS = [
     ("iter_callable_sentinel", "c = Countdown(x.shape[0])\nvals = list(iter(c, 1))\nreturn x, vals, c.n"),
@@ -116,3 +134,24 @@ ITERTOOLS = [
     ("loop_break_then_zip_same_iterator", "it = iter([1, 2, 3, 4, 5, 6, 7][: x.shape[0]])\nfor v in it:\n    if v == 2:\n        break\nreturn x, list(zip(it, it))"),
 ]
 sampled_snippets("cpython/test_itertools", "r6_itertools", ITERTOOLS, namespace=NS)
+
+LIST_METHODS = [
+    ("index_with_bounds_and_insert_pop", "l = [3, 1, x.shape[0], 1]\na, b = l.index(1, -2), l.index(1, 0, 2)\nl.insert(-1, 'i')\nreturn x, a, b, l.pop(-2), l"),
+    ("remove_missing_message", "l = [1, 2]\ntry:\n    l.remove(x.shape[0])\nexcept ValueError as e:\n    return x, str(e)"),
+    ("index_missing_message", "l = [1, 2]\ntry:\n    l.index(x.shape[0])\nexcept ValueError as e:\n    return x, str(e)"),
+    ("sort_reverse_stable", "l = [(1, 'b'), (0, 'a'), (1, 'a'), (x.shape[0], 'c')]\nl.sort(key=lambda p: p[0], reverse=True)\nreturn x, l"),
+    ("dict_changed_while_iterated", "d = {'a': 1}\ntry:\n    for k in d:\n        d['b' + k] = x.shape[0]\nexcept RuntimeError as e:\n    return x, str(e), d"),
+]
+sampled_snippets("cpython/test_list", "r6_list", LIST_METHODS, namespace=NS)
+
+STDLIB = [
+    ("length_hint_forms", "sentinel = object()\nreturn x, operator.length_hint([1, 2]), operator.length_hint(iter(range(x.shape[0]))), operator.length_hint(sentinel, x.shape[0])"),
+    ("deepcopy_of_tensors_keeps_sharing", "d = copy.deepcopy({'t': x, 'l': [x, x]})\nd['t'].add_(1)\nreturn x, d['t'], d['l'][0] is d['l'][1], d['l'][0] is d['t']"),
+    ("shallow_copy_shares_inner", "inner = [x.shape[0]]\nc = copy.copy([x, inner])\nc[1].append(1)\nreturn x, inner, c[0] is x"),
+    ("counter_most_common_ties", "c = collections.Counter('abracadabra')\nc.update({'z': x.shape[0]})\nreturn x, c.most_common(3), c.most_common()[-1], sorted(c.elements())[:5], c.total()"),
+    ("heap_of_pairs", "h = []\nfor i, r in enumerate([3, 1, x.shape[0], 2]):\n    heapq.heappush(h, (r, i))\nreturn x, [heapq.heappop(h) for _ in range(2)], heapq.nsmallest(2, [5, 1, x.shape[0]]), heapq.nlargest(2, 'abc')"),
+    ("bisect_forms", "a = [1, 3, 5, 7]\nr = (bisect.bisect_left(a, x.shape[0]), bisect.bisect_right(a, 5), bisect.bisect(a, 4, key=lambda v: v))\nbisect.insort(a, x.shape[0])\nreturn x, r, a"),
+    ("random_instance_seeded_by_size", "r = random.Random(x.shape[0])\nreturn x, r.random(), r.randint(1, 10), r.choice('abc'), r.sample(range(10), 3)"),
+    ("bytes_and_int_conversions", "n = x.shape[0]\nreturn x, bytes.fromhex('0a0b'), int.from_bytes(b'\\xff\\x00', 'big', signed=True), n.to_bytes(2, 'little', signed=True), bytes(n), bytearray(b'ab').hex()"),
+]
+sampled_snippets("cpython/test_operator", "r6_stdlib", STDLIB, namespace=NS)
