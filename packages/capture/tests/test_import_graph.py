@@ -2,7 +2,7 @@
 is a piece in the wrong module):
 
     interpreter, instructions, session, runtime  ->  calls, operators, wrap, graph
-        ->  values  ->  errors, sources, markers, module_call, guard_kinds
+        ->  values  ->  errors, sources, markers, module_call, guard_kinds, type_keys
 
 Values reach the layers above them only through the frame they are handed
 (`values.base.TracingFrame`). Inside values the kinds build on each other in one order:
@@ -27,7 +27,7 @@ MIDDLE = ("capture.calls", "capture.operators", "capture.wrap", "capture.graph")
 # What values may import besides each other: modules that import nothing of capture's above.
 BELOW_VALUES = {
     "capture.errors", "capture.sources", "capture.markers", "capture.module_call", "capture.guard_kinds",
-    "capture.numpy_wrapping",
+    "capture.numpy_wrapping", "capture.type_keys",
 }
 
 

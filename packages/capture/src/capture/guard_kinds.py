@@ -173,7 +173,7 @@ def _module_call_match(guard: ModuleCallMatch, ctx: EmitContext) -> list:
     return [check(f"{hooks} or {forward}", str(guard), f"({hooks} or {forward})")]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class ModuleAttributeAbsent(Guard):
     """`hasattr(source, attr)` is False for a module of class `cls`, whose attribute lookup is
     nn.Module's (capture.values.modules makes it only then).
@@ -192,6 +192,14 @@ class ModuleAttributeAbsent(Guard):
     attr: str
     cls: type
     priority = PRIORITY_OBJECT
+
+    # By the class's identity, as guards.kinds.TypeMatch: a metaclass's own == and hash are user code.
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ModuleAttributeAbsent and other.source == self.source and other.attr == self.attr
+                and other.cls is self.cls)
+
+    def __hash__(self) -> int:
+        return hash((ModuleAttributeAbsent, self.source, self.attr, id(self.cls)))
 
     def __str__(self) -> str:
         return f"hasattr({self.source}, {self.attr!r}) is False"

@@ -23,10 +23,10 @@ hook registered `always_call=True` (run even when forward raises) is called nati
 from __future__ import annotations
 
 import types
-import weakref
 
 from torch.nn.modules import module as _torch_module
 
+from .type_keys import WeakTypeTable
 from .markers import disable
 
 # A module's own hook dicts: any non-empty one makes `module(x)` do more than `forward(x)`.
@@ -55,7 +55,7 @@ def hooked_call(module) -> bool:
     ) and not has_backward_hooks(module)  # fmt: skip
 
 
-_PER_CLASS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PER_CLASS = WeakTypeTable()
 
 
 def hooked_call_of(cls: type) -> types.FunctionType:

@@ -253,8 +253,10 @@ class CaptureSession:
         self._keepalive: list[Any] = []
         self._globals_sources: dict[int, Any] = {id(self.root_globals): None}
         # Per class, the type of the first instance met with a source: its methods are read
-        # (and guarded) through it, once per class (class_attribute_source).
-        self._class_sources: dict[type, Any] = {}
+        # (and guarded) through it, once per class (class_attribute_source). By id: a class's
+        # hash and == are its metaclass's, user code that may refuse to hash (`__eq__` alone)
+        # or call two classes equal. The classes live as long as the trace (keepalive).
+        self._class_sources: dict[int, Any] = {}
         # Inputs told apart by identity, by id of their value: tensors used as dict keys or set
         # members (capture.values.tensor.register_input_key), objects `is` or id() found
         # different (tell_apart); and the one guard that keeps them distinct objects.
@@ -390,16 +392,22 @@ class CaptureSession:
         if cls.__flags__ & _IMMUTABLE_TYPE:
             return None
         if instance_source is not None and not isinstance(instance_source, HeldSource):
-            self._class_sources.setdefault(cls, TypeSource(instance_source))
-        base = self._class_sources.get(cls)
+            self._note_class_source(cls, TypeSource(instance_source))
+        base = self._class_sources.get(id(cls))
         if base is None:
-            base = self._class_sources[cls] = HeldObjectSource(f"class {cls.__qualname__}", id(cls), cls)
+            base = HeldObjectSource(f"class {cls.__qualname__}", id(cls), cls)
+            self._note_class_source(cls, base)
         return AttrSource(base, name)
 
     def saw_class(self, cls: type, source) -> None:
         """A class the trace reached through `source`: its attributes are read through it."""
         if not isinstance(source, HeldSource):
-            self._class_sources.setdefault(cls, source)
+            self._note_class_source(cls, source)
+
+    def _note_class_source(self, cls: type, source) -> None:
+        if id(cls) not in self._class_sources:
+            self.keepalive(cls)
+            self._class_sources[id(cls)] = source
 
     def guard_function(self, fn: types.FunctionType, source) -> None:
         guard_function(self, fn, source)

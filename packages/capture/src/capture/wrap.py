@@ -40,6 +40,7 @@ from .errors import Unsupported
 from .markers import is_allowed_in_graph, is_compiled, is_disabled, runs_natively
 from .module_call import GLOBAL_HOOK_DICTS
 from .sources import HeldSource
+from .type_keys import get_by_type
 from .values.base import Value
 from .values.changing_number import SIZE_TUPLES, holds_symbolic_number, is_symbolic_number, symbolic_number
 from .values.collection_types import DefaultDictValue, DequeValue
@@ -95,7 +96,7 @@ def wrap(session, obj: Any, source) -> Value:
         session.wrapped[id(obj)] = (obj, value)
         return value
     for cls in type(obj).__mro__:
-        rule = RULES.get(cls)
+        rule = get_by_type(RULES, cls)
         if rule is not None:
             value = rule(session, obj, source)
             break

@@ -8,6 +8,7 @@ import types
 from typing import Any
 
 from ..errors import Unsupported
+from ..type_keys import get_by_type
 from ..markers import (
     is_allowed_in_graph, is_compiled, is_disabled, is_disabled_by_torch, runs_natively, undo_dynamo_optimizer_patch,
 )
@@ -129,7 +130,7 @@ def construct(frame, class_value, args: list[Value], kwargs: dict[str, Value], *
             return frame.session.wrap(metaclass_call, None).call(frame, list(args), kwargs)
         raise Unsupported(f"constructing {cls.__qualname__}, whose metaclass {type(cls).__qualname__} has its own __call__")
     for klass in cls.__mro__:
-        handler, subclasses = CONSTRUCT_RULES.get(klass, (None, False))
+        handler, subclasses = get_by_type(CONSTRUCT_RULES, klass, (None, False))
         if handler is not None and (klass is cls or subclasses):
             check_arguments(frame, cls, args, kwargs, rule_key=klass)
             return handler(frame, cls, args, kwargs)

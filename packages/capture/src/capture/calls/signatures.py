@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from ..errors import Unsupported
+from ..type_keys import WeakTypeTable, get_by_type
 from ..values.exceptions import raise_user_error
 
 # Builtins whose C implementation carries no text signature (`inspect.signature` fails), as
@@ -85,7 +86,10 @@ def parse_signature(text: str) -> inspect.Signature:
 
 @functools.cache
 def _callable_signature(fn: Any) -> inspect.Signature | None:
-    text = _DOCUMENTED.get(fn)
+    return _signature(fn, _DOCUMENTED.get(fn))
+
+
+def _signature(fn: Any, text: str | None) -> inspect.Signature | None:
     if text is not None:
         return parse_signature(text)
     try:
@@ -94,12 +98,25 @@ def _callable_signature(fn: Any) -> inspect.Signature | None:
         return None
 
 
+# Classes by identity, held weakly: a class's hash and == are its metaclass's (type_keys.py),
+# and a user's class (a list subclass defined in a function) must not live on in a cache.
+_CLASS_SIGNATURES = WeakTypeTable()
+
+
 def callable_signature(fn: Any) -> inspect.Signature | None:
     """What `fn` accepts, when that is known."""
+    if isinstance(fn, type):
+        signature = _CLASS_SIGNATURES.get(fn, _UNKNOWN)
+        if signature is _UNKNOWN:
+            signature = _CLASS_SIGNATURES[fn] = _signature(fn, get_by_type(_DOCUMENTED, fn))
+        return signature
     try:
         return _callable_signature(fn)
     except TypeError:  # unhashable callables
         return None
+
+
+_UNKNOWN = object()
 
 
 def check_arguments(frame, fn: Any, args: list, kwargs: dict, *, rule_key: Any = None) -> None:

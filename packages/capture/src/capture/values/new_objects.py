@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import types
-import weakref
 from typing import Any
 from collections import OrderedDict
 from collections.abc import MutableMapping
 
 from ..errors import Unsupported
+from ..type_keys import WeakTypeTable
 from .base import Value
 from .callables import NativeMethodValue
 from .class_lookup import MISSING, dunder_value, lookup_static, python_dunder
@@ -263,12 +263,9 @@ def _new_object(cls: type, attrs: dict) -> Any:
 def _set_attributes(obj: Any, attrs: dict) -> Any:
     """Write `attrs` onto `obj` as the trace recorded them, without running __setattr__."""
     cls = type(obj)
-    try:
-        mro, slotless = _SLOTLESS.get(cls, _UNSEEN)
-        if mro is not cls.__mro__:
-            slotless = _slotless(cls)
-    except TypeError:  # an unhashable class (its metaclass defines __eq__ alone)
-        slotless = False
+    mro, slotless = _SLOTLESS.get(cls, _UNSEEN)
+    if mro is not cls.__mro__:
+        slotless = _slotless(cls)
     if slotless:
         if attrs:  # a bare object() has no __dict__ to write
             obj.__dict__.update(attrs)
@@ -287,7 +284,7 @@ def _set_attributes(obj: Any, attrs: dict) -> Any:
 # cache's 13 objects on each call of a decoder took ~20 us that way). Member descriptors are
 # made only by a class body's __slots__, so the answer holds while the MRO does: assigning
 # __bases__ replaces the __mro__ tuple, which the identity check sees.
-_SLOTLESS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SLOTLESS = WeakTypeTable()
 _UNSEEN = (None, False)
 
 

@@ -23,13 +23,21 @@ def _describe(value: object) -> str:
     return f"<{type(value).__qualname__} at {id(value):#x}>"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class TypeMatch(Guard):
-    """`type(source) is kind`: exact type, subclasses do not match."""
+    """`type(source) is kind`: exact type, subclasses do not match. Compared by the class's
+    identity: its hash and == are its metaclass's, user code that may refuse to hash or call
+    two classes equal (and so merge two guards in a set)."""
 
     source: Source
     kind: type
     priority = PRIORITY_OBJECT
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is TypeMatch and other.source == self.source and other.kind is self.kind
+
+    def __hash__(self) -> int:
+        return hash((TypeMatch, self.source, id(self.kind)))
 
     def __str__(self) -> str:
         return f"type({self.source}) is {type_spelling(self.kind)}"
