@@ -10,7 +10,7 @@ import collections
 import pytest
 import torch
 
-from helpers import check_across_sizes, compile_eager
+from helpers import assert_same, check_across_sizes, compile_eager
 
 
 def iter_callable_sentinel(x):
@@ -121,3 +121,25 @@ def test_sentinel_iterator_is_never_handed_on_wrongly():
             if fn is sentinel_iterator_returned:
                 actual, expected = (list(actual[0]), actual[1]), (list(expected[0]), expected[1])
             torch.testing.assert_close(actual, expected)
+
+
+NUMBER = int | float
+
+
+def test_isinstance_with_a_union_of_types():
+    # `int | str` made in the function is a constant; a global union is guarded by identity.
+    global NUMBER
+
+    def fn(x, v):
+        n = x.shape[0]
+        flags = isinstance(n, int | str), isinstance(x, torch.Tensor | None), issubclass(bool, int | float)
+        return (x * 2 if isinstance(v, NUMBER) else x), flags, (int | None).__args__
+
+    compiled = compile_eager(fn, fullgraph=True)
+    try:
+        for v in (1, "a", 2.5):
+            assert_same(compiled(torch.ones(3), v), fn(torch.ones(3), v))
+        NUMBER = str | bytes
+        assert_same(compiled(torch.ones(3), "a"), fn(torch.ones(3), "a"))
+    finally:
+        NUMBER = int | float

@@ -40,6 +40,7 @@ CONSTANT_TYPES: tuple[type, ...] = (
     torch.iinfo,
     types.CodeType,
     types.GenericAlias,  # `list[Tensor]`, as in `typing.cast(list[Tensor], x)`
+    types.UnionType,  # `int | None`, as isinstance's second argument
 )
 
 
