@@ -120,7 +120,7 @@ class ObjectValue(Value):
         if pending is DELETED:
             if class_defines(type(self.obj), name) or class_defines(type(self.obj), "__getattr__"):
                 raise Unsupported(f"reading attribute {name!r} of {self.describe()} after deleting it")
-            raise_user_error(frame, AttributeError, name)
+            raise_user_error(frame, AttributeError, _no_attribute(self.obj, name))
         if pending is not None:
             return pending
         cls = type(self.obj)
@@ -255,9 +255,9 @@ class ObjectValue(Value):
             # Whether the instance has it decides between deleting it and AttributeError.
             frame.session.add_guard(HasAttr(self.source, name, hasattr(self.obj, name)))
             if not present:
-                raise_user_error(frame, AttributeError, name)
+                raise_user_error(frame, AttributeError, _no_attribute(self.obj, name))
         elif pending is DELETED:
-            raise_user_error(frame, AttributeError, name)
+            raise_user_error(frame, AttributeError, _no_attribute(self.obj, name))
         effects.store_attr(self, name, DELETED)
 
     def set_attr(self, frame, name, value):
@@ -345,6 +345,11 @@ class ObjectValue(Value):
 
     def reconstruct(self, writer):
         return writer.existing(self, self.obj)
+
+
+def _no_attribute(obj, name: str) -> str:
+    """CPython's AttributeError message for reading or deleting an instance attribute it lacks."""
+    return f"'{type(obj).__name__}' object has no attribute {name!r}"
 
 
 def has_attr_by_reading(frame, value: Value, name: str) -> bool:
