@@ -124,6 +124,17 @@ class Unhashable:
     __hash__ = None
 
 
+class Holder:
+    def __init__(self, t):
+        self.t = t
+        self.n = t.shape[0]
+
+
+def tensor_and_holder(n):
+    t = torch.randn(n)
+    return t, Holder(t.clone())
+
+
 NS = {
     "torch": torch,
     "Returns": Returns,
@@ -170,3 +181,12 @@ LOOKUP = [
     ("super_in_method_and_classmethod", "c = Child()\nreturn c.f(x), Child.name(), c.name()"),
 ]
 sampled_snippets(SOURCE_DESCR, "r6_lookup", LOOKUP, namespace=NS)
+
+DELETION = [
+    ("del_missing_attribute_message", "try:\n    del o.missing\nexcept AttributeError as e:\n    return x, str(e)"),
+    ("read_after_del_message", "del o.n\ntry:\n    o.n\nexcept AttributeError as e:\n    return x, str(e), hasattr(o, 'n')"),
+    ("del_twice_message", "del o.t\ntry:\n    del o.t\nexcept AttributeError as e:\n    return x, str(e)"),
+    ("del_then_set_again", "del o.t\no.t = x * o.n\nreturn o.t, sorted(vars(o))"),
+    ("delattr_builtin_and_getattr_default", "delattr(o, 'n')\nreturn x, getattr(o, 'n', 'gone'), sorted(vars(o))"),
+]
+sampled_snippets(SOURCE_DESCR, "r6_delattr", DELETION, namespace=NS, params="x, o", make_args=tensor_and_holder)
