@@ -76,7 +76,8 @@ DECODER_SEQUENCE = 6  # the decoder ids of an encoder-decoder whose encoder read
 IMAGE = 32  # pixels a side, rounded up to a multiple of the patch size; a new size adds half
 SAMPLES, NEW_SAMPLES = 1600, 2400  # raw audio: 5 and 7 frames of wav2vec2's 320-sample hop
 FRAMES, NEW_FRAMES = 32, 48  # audio feature frames
-TIMEOUT_S = 120
+TIMEOUT_S = 120  # CPU seconds a call may take (time_limit)
+WALL_FACTOR = 5
 
 # A spread of families: decoders (absolute, rotary and ALiBi positions; MQA/GQA), an encoder,
 # encoder-decoders, sliding-window attention (Longformer: chunk counts from torch.div of
@@ -435,16 +436,28 @@ def mismatch(actual, expected) -> str | None:
 
 @contextlib.contextmanager
 def time_limit(seconds: int):
-    def expire(*_):
-        raise TimeoutError(f"took over {seconds} s")
+    """TimeoutError once the block has used `seconds` of the process's CPU time, or WALL_FACTOR
+    times that of wall time (a hang). CPU time, because on a shared machine wall time is the
+    load's: at load 10-16 on two cores, swin's training took over 240 s of wall time and
+    under 40 s of CPU time."""
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
+    def expire(kind, limit):
+        def raise_timeout(*_):
+            raise TimeoutError(f"took over {limit} s of {kind} time")
+
+        return raise_timeout
+
+    previous = (signal.signal(signal.SIGPROF, expire("CPU", seconds)),
+                signal.signal(signal.SIGALRM, expire("wall", seconds * WALL_FACTOR)))
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.alarm(seconds * WALL_FACTOR)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
 
 
 def run_type(model_type: str, backend: str) -> Outcome:
