@@ -149,3 +149,48 @@ snippets(SOURCE, "misc_objects_slots", [
     ("write_outside_slots_caught_on_new_object", "s = Slotted(2)\ntry:\n    s.b = 2\nexcept AttributeError:\n    return x * s.a + o.a\nreturn x"),
     ("slot_written_then_read", "o.a = o.a + 1\nreturn x * o.a, o.a"),
 ], namespace={"Slotted": Slotted, "torch": torch}, params="o, x", make_args=slotted_and_vector)
+
+
+class EqOnlyMeta(type):
+    """`__eq__` alone: its classes are unhashable (capture looked classes up by hash)."""
+
+    def __eq__(cls, other):
+        return cls is other
+
+
+class AllEqualMeta(type):
+    """Every class of it equal to every other, one hash (capture shared one source)."""
+
+    def __eq__(cls, other):
+        return isinstance(other, AllEqualMeta)
+
+    def __hash__(cls):
+        return 7
+
+
+def _classes_of(meta):
+    class First(metaclass=meta):
+        k = 2
+
+        def __init__(self, v):
+            self.v = v
+
+        def go(self, x):
+            return x * self.k + self.v
+
+    class Second(metaclass=meta):
+        k = 5
+
+        def __init__(self, v, w=1):
+            self.v, self.w = v, w
+
+        def go(self, x):
+            return x - self.k * self.v * self.w
+
+    return {"First": First, "Second": Second}
+
+
+for _meta in (EqOnlyMeta, AllEqualMeta):
+    snippets(SOURCE, f"misc_objects_{_meta.__name__}", [
+        ("classes_of_a_metaclass_with_eq", "a, b = First(1), Second(2, w=3)\nreturn a.go(x) + b.go(x) + First.k * Second.k, (a.v, b.w), type(b) is Second"),
+    ], namespace={**_classes_of(_meta), "torch": torch})
