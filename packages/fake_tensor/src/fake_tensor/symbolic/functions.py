@@ -22,6 +22,7 @@ stays sympy's.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable
@@ -29,6 +30,10 @@ from collections.abc import Callable
 import sympy
 
 
+# Memoized: every FloorDiv and PythonMod built asks it, and again for each term of a sum; an
+# inductor view rebuilds the same quotients at every load of every pass over a body, and
+# `together` of nested sizes is slow (MobileViT at a new image size: 1776 questions).
+@functools.lru_cache(maxsize=8192)
 def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     """a / b when it is an integer for every integer value of the symbols, else None."""
     quotient = a / b
