@@ -28,7 +28,7 @@ from fake_tensor.mode_stacks import mode_stacks_restored_on_error
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .errors import AliasedInputWriteError, UnsupportedProgramError
-from .functionalization import functionalize, write_inputs_before_output
+from .functionalization import functionalize, outputs_with_their_own_history, write_inputs_before_output
 from .functionalization.op_semantics import viewed_placeholder
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
@@ -157,6 +157,8 @@ class AotCompiledGraph:
         analysed = functionalize(graph)
         effects = GraphEffects(analysed.mutated_inputs, analysed.output_aliases)
         _check_effects(effects, fakes)
+        own_history = outputs_with_their_own_history(outputs, traced_inputs, effects.output_aliases, grad_enabled)
+        effects = _returned_as_computed(effects, own_history)
         bases = IntermediateBases.of(fakes, outputs, effects)
         effects = bases.rebuilding(effects)
         run = bases.returned_by(self._run_module)
@@ -177,7 +179,7 @@ class AotCompiledGraph:
             if i not in effects.regenerated and i not in written_without_grad and _carries_gradient(value)
         ]
         if not differentiable:
-            return self._inference_plan(fakes if self._takes_gradients else None, grad_enabled)
+            return self._inference_plan(fakes if self._takes_gradients else None, grad_enabled, own_history)
         with self.fake_mode:
             tangents = [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device) for i in differentiable]
         joint, tangents = trace_joint(
@@ -216,15 +218,18 @@ class AotCompiledGraph:
         )
         return self._replayed_on_error(plan, forward_graph)
 
-    def _inference_plan(self, fakes: list | None = None, grad_enabled: bool = False) -> InferencePlan:
+    def _inference_plan(self, fakes: list | None = None, grad_enabled: bool = False,
+                        own_history: frozenset[int] = frozenset()) -> InferencePlan:
         """`fakes` (with their requires_grad) and `grad_enabled` for a graph that takes
-        gradients itself; by default no input requires grad, and grad mode is off."""
+        gradients itself; by default no input requires grad, and grad mode is off.
+        `own_history`: outputs returned as computed, not rebuilt as views (a training trace
+        found that no output carries a gradient, these included)."""
         if fakes is None:
             fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]
         with torch.set_grad_enabled(grad_enabled):
             graph, _, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
         functional = functionalize(graph)
-        effects = GraphEffects(functional.mutated_inputs, functional.output_aliases)
+        effects = _returned_as_computed(GraphEffects(functional.mutated_inputs, functional.output_aliases), own_history)
         _check_effects(effects, fakes)
         graph_module = functional.graph_module
         if self.keep_input_mutations and effects.mutated_inputs:
@@ -262,6 +267,16 @@ class AotCompiledGraph:
         if spec.type is tuple and all(child.is_leaf() for child in spec.children()):
             self._flat_tuple_spec = spec
         return outputs
+
+
+def _returned_as_computed(effects: GraphEffects, positions: frozenset[int]) -> GraphEffects:
+    """`effects` handing back the outputs at `positions` as the graph computes them (the views
+    the training Function returns: not detached), not rebuilt as views after it
+    (functionalization/output_histories.py)."""
+    if not positions:
+        return effects
+    aliases = [None if j in positions else alias for j, alias in enumerate(effects.output_aliases)]
+    return replace(effects, output_aliases=aliases, kept_views=effects.kept_views | positions)
 
 
 def _write_untracked_inputs_in_forward(forward_graph, effects, fakes, values, num_outputs, differentiable):
@@ -323,7 +338,10 @@ def _with_requires_grad(value: Any, requires_grad: bool, fake_mode) -> Any:
 
 
 def _carries_gradient(value: Any) -> bool:
-    return isinstance(value, torch.Tensor) and value.requires_grad and (value.is_floating_point() or value.is_complex())
+    # A view with no grad_fn (one a custom Function marked non-differentiable) requires grad in
+    # eager too, yet no gradient reaches anything through it.
+    return (isinstance(value, torch.Tensor) and value.requires_grad and (value.is_floating_point() or value.is_complex())
+            and not (value.grad_fn is None and value._is_view()))
 
 
 def _placeholder_values(gm: fx.GraphModule) -> list:

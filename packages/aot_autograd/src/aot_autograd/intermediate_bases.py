@@ -59,12 +59,13 @@ class IntermediateBases:
         of them."""
         own = {id(output): j for j, (output, alias) in enumerate(zip(outputs, effects.output_aliases))
                if alias is None and isinstance(output, torch.Tensor)}
+        kept = set(effects.kept_views)  # views returned as computed (functionalization/output_histories.py)
         storages = Counter(_storage(o) for o in outputs if isinstance(o, torch.Tensor))
         by_base: dict[int, list[int]] = {}
-        aliases, kept = [], set()
+        aliases = []
         for j in own.values():
             base = outputs[j]._base
-            if base is None:
+            if base is None or j in kept:
                 continue
             if id(base) in own:
                 alias = _view_alias(inputs, outputs[j], base, "output", own[id(base)])

@@ -5,11 +5,9 @@ The first two are recorded as single calls. A Function's methods run natively, n
 interpreted: what they read or change outside themselves is scanned first (function_bodies.py:
 reads guarded, side effects and unguardable reads break the graph around the call). A backend
 that differentiates the graph (aot_autograd) then traces what autograd would do on fake tensors;
-three things it cannot do are found here, while capturing, so that the graph breaks there
+two things it cannot do are found here, while capturing, so that the graph breaks there
 instead:
 
-- a Function returning a view of an input (not marked dirty): aot_autograd regenerates an
-  output aliasing a graph input from the input, through the view's backward, not the Function's.
 - a Function whose backward cannot run on fake tensors (it reads a value: `.item()`, indexing
   by a saved index tensor, `if grad.sum() > 0`). Its backward is tried on the fakes right after
   the forward; if that fails the Function runs eagerly between two graphs, and autograd calls
@@ -24,6 +22,13 @@ instead:
   that the call runs eagerly on the real autograd graph, which the caller then holds as eager's.
 
 `torch.autograd.backward` writes the leaves' `.grad` and breaks the graph, as `Tensor.backward()`.
+
+A Function returning its input or a view of it stays in the graph: autograd hands back a view
+with the Function's backward (aot_autograd returns that output as the graph computes it, not
+rebuilt from the input: its functionalization/output_histories.py), or, returning the input
+itself where no gradient is recorded (grad mode off, or the output marked non-differentiable)
+and the input requires grad, a detached alias of it, which the call's target makes explicit for
+a backend tracing it on fakes that do not require grad (`AutogradFunctionApply.detached`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_flatten, tree_leaves, tree_unflatten
 
 from ..errors import CaptureError, Unsupported
 from ..values.base import Value
@@ -55,15 +60,22 @@ class AutogradFunctionApply:
         self.function_class = function_class
         self.__name__ = f"{function_class.__name__}_apply"
         self.__qualname__ = self.__name__
+        # Positions among the result's leaves of inputs handed back detached (_detached_inputs).
+        self.detached: frozenset[int] = frozenset()
 
     def __call__(self, *args, **kwargs):
-        return self.function_class.apply(*args, **kwargs)
+        result = self.function_class.apply(*args, **kwargs)
+        if not self.detached:
+            return result
+        leaves, spec = tree_flatten(result)
+        return tree_unflatten([leaf.detach() if i in self.detached else leaf for i, leaf in enumerate(leaves)], spec)
 
 
 def record_function_apply(frame: Frame, function_class: type, args: list[Value], kwargs: dict[str, Value]) -> Value:
     scan_function_class(frame.session, function_class, [_python_type(a) for a in args])  # before it runs on fakes
-    result = frame.session.graph.call_function(frame, AutogradFunctionApply(function_class), args, kwargs)
-    _refuse_views_of_inputs(function_class, _fakes(args, kwargs), _fakes([result], {}))
+    target = AutogradFunctionApply(function_class)
+    result = frame.session.graph.call_function(frame, target, args, kwargs)
+    target.detached = _detached_inputs(_fakes(args, kwargs), tree_leaves(result.as_fake()))
     _try_backward(frame, function_class, _fakes(args, kwargs), _fakes([result], {}))
     return result
 
@@ -75,23 +87,19 @@ def _python_type(value: Value) -> type:
         return object  # unknown: scanned as an object the forward must not change
 
 
-def _refuse_views_of_inputs(function_class: type, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> None:
-    """A Function returning a view of (or the very tensor) an input it did not mark dirty: eager
-    hands on that view with the Function's backward; aot_autograd regenerates an output
-    aliasing a graph input from the input after the graph (as_strided), which has the view's
-    backward instead, so the gradient skipped the Function's (x.grad 1 where eager's 5).
-    Such a Function runs eagerly."""
-    for out in outputs:
-        if not out.requires_grad or any(out is t for t in inputs):
-            continue  # an input marked dirty: returned as itself, written in place
-        if any(_same_storage(out, t) for t in inputs):
-            name = function_class.__qualname__
-            raise Unsupported(
-                f"the autograd.Function {name} returns a view of one of its inputs, whose gradient "
-                "a compiled graph would take through the view instead of the Function's backward",
-                hint=f"the graph breaks around {name}.apply, which runs eagerly; return a new tensor "
-                "(x.clone()) to keep it in the graph",
-            )
+def _detached_inputs(inputs: list[torch.Tensor], leaves: list[Any]) -> frozenset[int]:
+    """Positions among `leaves` (the result on the capture's fakes, which require grad as the
+    real values do) of inputs the Function handed back detached: a Function returning an input
+    (marked dirty or not) with no gradient recorded (grad mode off, or the output marked
+    non-differentiable) gives a detached alias of it where the input requires grad (a view of
+    it, or the input, otherwise, as when recorded). A backend tracing the call on fakes that do not require
+    grad (aot_autograd's inference trace) would get a view, which a compiled graph hands back
+    requiring grad, rebuilt from the input: the call detaches these itself."""
+    return frozenset(
+        i for i, out in enumerate(leaves)
+        if isinstance(out, torch.Tensor) and not out.requires_grad and not out._is_view()
+        and any(t.requires_grad and out is not t and _same_storage(out, t) for t in inputs)
+    )
 
 
 def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
