@@ -10,7 +10,7 @@ import torch
 
 from aot_autograd import aot_eager, aot_module_simplified
 from aot_autograd.backends import run_graph_module
-from aot_testing import dynamic_functions_graph, functions_graph
+from aot_testing import dynamic_functions_graph, functions_graph, graph_calling
 
 
 def broadcast(a, b):
@@ -157,3 +157,48 @@ def test_views_of_an_input_written_in_place_with_symbolic_shapes_alias_it_as_in_
         actual[0].add_(1)  # shows through the input, as in eager
         expected[0].add_(1)
         torch.testing.assert_close(ours, x)
+
+
+class _ReturnsInput(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 5
+
+
+class _ReturnsTail(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[1:]
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.cat([g.new_zeros(1, *g.shape[1:]), g * 3])
+
+
+class _CallingFunctions(torch.nn.Module):
+    def forward(self, x):
+        y = _ReturnsInput.apply(x)
+        t = x * 2
+        return y, y.view(-1)[1:], _ReturnsTail.apply(x), t, _ReturnsInput.apply(t), x[1:]
+
+
+def test_views_a_custom_function_returns_keep_its_backward():
+    """An output viewing an input, another output or an intermediate through a custom Function
+    is returned as the graph computes it (functionalization/output_histories.py): rebuilt as a
+    view of its base, its gradient skipped the Function's backward (x.grad 1 where eager's 5)."""
+    fn = _CallingFunctions()
+    compiled = {}
+    for size in (5, 5, 7):  # the graph is static: a new size is a new graph
+        x = torch.randn(size, requires_grad=True)
+        ours = x.detach().clone().requires_grad_()
+        if size not in compiled:
+            compiled[size] = aot_eager(graph_calling(fn, 1), [ours])
+        actual, expected = compiled[size](ours), fn(x)
+        torch.testing.assert_close(actual, expected)
+        assert [o._base is ours for o in actual] == [o._base is x for o in expected]
+        cotangents = [torch.randn_like(o) for o in expected]
+        torch.testing.assert_close(torch.autograd.grad(actual, ours, cotangents), torch.autograd.grad(expected, x, cotangents))
