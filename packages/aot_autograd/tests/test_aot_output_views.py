@@ -202,3 +202,31 @@ def test_views_a_custom_function_returns_keep_its_backward():
         assert [o._base is ours for o in actual] == [o._base is x for o in expected]
         cotangents = [torch.randn_like(o) for o in expected]
         torch.testing.assert_close(torch.autograd.grad(actual, ours, cotangents), torch.autograd.grad(expected, x, cotangents))
+
+
+def _slice_scaled_in_place(x, w):
+    v = x[1:]
+    v.mul_(w[1:])
+    return (v,)
+
+
+def test_view_of_an_input_written_with_a_gradient_at_a_new_size_aliases_it_as_in_eager():
+    # The training graph computes the view's value on its own, not as a view of the new value
+    # it returns for x: its place in x comes from the call's sizes (reading_geometry_of_written_inputs_views).
+    # Before, the compile failed at the new size ("does not show where in that tensor it lies").
+    compiled = None
+    for size in (5, 5, 7):
+        x, w = torch.randn(size), torch.randn(size)
+        ours, our_w, eager_w = x.clone(), w.clone().requires_grad_(), w.clone().requires_grad_()
+        if compiled is None:
+            compiled = aot_eager(dynamic_functions_graph(_slice_scaled_in_place, (ours, our_w)), [ours, our_w])
+        (actual,), (expected,) = compiled(ours, our_w), _slice_scaled_in_place(x, eager_w)
+        torch.testing.assert_close(actual, expected)
+        cotangent = torch.randn(size - 1)
+        actual.backward(cotangent)
+        expected.backward(cotangent)
+        torch.testing.assert_close(our_w.grad, eager_w.grad)
+        with torch.no_grad():
+            actual.add_(1)  # shows through the input, as in eager
+            expected.add_(1)
+        torch.testing.assert_close(ours, x)

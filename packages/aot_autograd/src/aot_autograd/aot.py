@@ -32,7 +32,7 @@ from .functionalization import functionalize, outputs_with_their_own_history, wr
 from .functionalization.op_semantics import viewed_placeholder
 from .functionalization.saved_inputs import clone_saved_views_of_mutated_inputs
 from .graph_inputs import ModuleState, fake_inputs, fake_mode_of
-from .intermediate_bases import IntermediateBases
+from .intermediate_bases import IntermediateBases, reading_geometry_of_written_inputs_views
 from .number_outputs import split_number_outputs
 from .partitioners import default_partition
 from .runtime import GraphEffects, InferencePlan, TrainingPlan, needs_grad_mode
@@ -159,6 +159,7 @@ class AotCompiledGraph:
         _check_effects(effects, fakes)
         own_history = outputs_with_their_own_history(outputs, traced_inputs, effects.output_aliases, grad_enabled)
         effects = _returned_as_computed(effects, own_history)
+        effects = reading_geometry_of_written_inputs_views(effects, fakes, outputs, traced_inputs)
         bases = IntermediateBases.of(fakes, outputs, effects)
         effects = bases.rebuilding(effects)
         run = bases.returned_by(self._run_module)
@@ -227,9 +228,11 @@ class AotCompiledGraph:
         if fakes is None:
             fakes = [_with_requires_grad(f, False, self.fake_mode) for f in self.fakes]
         with torch.set_grad_enabled(grad_enabled):
-            graph, _, _, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode, decompositions=self.decompositions)
+            graph, outputs, traced_inputs, _ = trace_forward(self._run_module, fakes, fake_mode=self.fake_mode,
+                                                             decompositions=self.decompositions)
         functional = functionalize(graph)
         effects = _returned_as_computed(GraphEffects(functional.mutated_inputs, functional.output_aliases), own_history)
+        effects = reading_geometry_of_written_inputs_views(effects, fakes, outputs, traced_inputs)
         _check_effects(effects, fakes)
         graph_module = functional.graph_module
         if self.keep_input_mutations and effects.mutated_inputs:

@@ -112,6 +112,24 @@ class IntermediateBases:
         return replace(effects, output_aliases=aliases, kept_views=self.kept_views)
 
 
+def reading_geometry_of_written_inputs_views(effects: GraphEffects, inputs: Sequence[Any], outputs: Sequence[Any],
+                                            traced_inputs: Sequence[Any]) -> GraphEffects:
+    """`effects` computing the symbolic place of each output viewing an input the graph writes
+    in place from the call's inputs (`OutputAlias.geometry_at`). The epilogue otherwise reads
+    it off the graph's own value of the view, which shares the new value's memory only where
+    the graph computes the view from it: a training graph computes `x[1:].mul_(w)`'s view on
+    its own, and the compile failed at the first new size."""
+    aliases, changed = list(effects.output_aliases), False
+    for j, alias in enumerate(aliases):
+        if (alias is None or alias.of != "input" or alias.geometry is not None or alias.geometry_at is not None
+                or alias.index not in effects.mutated_inputs):
+            continue
+        geometry_at = _geometry_reader(inputs, outputs[j], traced_inputs[alias.index])
+        if geometry_at is not None:
+            aliases[j], changed = replace(alias, geometry_at=geometry_at), True
+    return replace(effects, output_aliases=aliases) if changed else effects
+
+
 def _view_alias(inputs: Sequence[Any], view: torch.Tensor, base: torch.Tensor, of: str, index: int) -> OutputAlias | None:
     geometry, dtype = view_geometry(view, base)
     geometry_at = None
