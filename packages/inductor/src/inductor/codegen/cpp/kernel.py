@@ -76,8 +76,15 @@ _CALLS = {
 }
 _REDUCTION_INIT = {"sum": "0", "prod": "1"}
 _REDUCTION_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
+# GCC's loop splitting (-O3) cuts a loop at a condition on its index (a causal mask's `r0 <= x2`)
+# into two loops, and the copy loses its `omp simd`: a float sum or max, which only the pragma
+# lets GCC reorder, then runs one element at a time there. With a symbolic trip count it splits
+# (a static one it does not): a causal-masked softmax over 256 columns took 1.5x to 2x the static
+# kernel's time. Kernels without such reductions keep splitting (a padded copy's edges gain).
+NO_LOOP_SPLITTING = '__attribute__((optimize("no-split-loops"))) '
 # A float32 sum over this many elements or more accumulates in double (CppKernel.reduction).
 LONG_REDUCTION = 1 << 16
+SUM_BLOCK = 1 << 12  # the elements a long sum's float partials add before it folds them in double
 
 
 class CppValue:
@@ -116,6 +123,7 @@ class CppKernel:
         self.cse: list[dict] = [{}]
         self.local_values: dict[str, CppValue] = {}
         self.clauses: list[str] = []
+        self.block_sums: list[str] = []       # long sums of this InnerLoop added up per block
         self.scalar_stage = False
         self.inner_flat = "0"
         self.lanes = lane_loop(kernel)        # (var, size) of the tiled outer loop, or None
@@ -393,6 +401,15 @@ class CppKernel:
             # sequential, n / 16 of them, where eager's cascade sum adds pairwise. Over 4M
             # elements the float partials were 1500 times further from the exact sum than
             # eager's (4.8e-5 relative against 3.3e-8); double partials round once, at the end.
+            if self._in_blocks():
+                # Float partials over blocks of SUM_BLOCK elements (shorter than the rows that
+                # keep float accumulators; twice the vector width of double), each block's
+                # added in double.
+                self.pre.append(f"double {acc} = 0;")
+                self.block_sums.append(acc)
+                self.clauses.append(f"+:{acc}_part")
+                self.lines.append(f"{acc}_part = {acc}_part + {value};")
+                return self._after_loop(f"{acc}_sum", dtype, f"static_cast<float>({acc})")
             a = self._accumulator(acc, "double", "0", "+")
             self.lines.append(f"{a} = {a} + {value};")
             return self._after_loop(f"{acc}_sum", dtype, f"static_cast<float>({a})")
@@ -400,6 +417,11 @@ class CppKernel:
         update = {"sum": f"{a} + {value}", "prod": f"{a} * {value}"}[reduction_type]
         self.lines.append(f"{a} = {update};")
         return self._result(a, dtype)
+
+    def _in_blocks(self) -> bool:
+        """Whether this InnerLoop's long sums add up per block: one inner loop, run per row by
+        one thread (no outer loops: OpenMP's threads split the row and keep double partials)."""
+        return len(self.kernel.inner) == 1 and bool(self.kernel.outer) and not self.lanes
 
     def _long_reduction(self) -> bool:
         """Whether the inner loops may run LONG_REDUCTION times or more. Shorter rows (a
@@ -458,8 +480,9 @@ class CppKernel:
         # releases the GIL) must not clear or read each other's, so a kernel that may set it
         # runs one call at a time.
         checks = any(_flags(line) for line in code)
+        attributes = NO_LOOP_SPLITTING if any("simd reduction(" in line for line in code) else ""
         source = "\n".join(
-            [f'#include "{PRELUDE.name}"', "", f'extern "C" int {KERNEL_SYMBOL}({", ".join(params)})', "{",
+            [f'#include "{PRELUDE.name}"', "", f'extern "C" {attributes}int {KERNEL_SYMBOL}({", ".join(params)})', "{",
              *(["    ptc_one_call_lock ptc_one_call;"] if checks else []),
              "    ptc_error_flag = 0;", *_indent(self.hoisted), *_indent(code), "    return ptc_error_flag;", "}", ""]
         )
@@ -475,7 +498,7 @@ class CppKernel:
                 f"    const int64_t {var} = {var}_tile + lane;", *_indent(lines), "}"]
 
     def _inner_loop(self, stage: InnerLoop) -> list[str]:
-        self.pre, self.post, self.lines, self.clauses = [], [], [], []
+        self.pre, self.post, self.lines, self.clauses, self.block_sums = [], [], [], [], []
         self.scalar_stage = False
         self.tile_level = False
         inner = [(v.name, self._index(n)) for v, n in self.kernel.inner]
@@ -496,10 +519,28 @@ class CppKernel:
         if self.lanes:
             loop = _nest(inner, self._in_lanes(loop_body), parallel=False, simd=False, clauses=[], work="")
             return [*self._in_lanes(self.pre), *loop, *self._in_lanes(self.post)]
+        if self.block_sums:
+            return [*self.pre, *self._blocks(inner[0], loop_body), *self.post]
         parallel = not self.kernel.outer and not self.scalar_stage
         loop = _nest(inner, loop_body, parallel=parallel, simd=not self.scalar_stage, clauses=self.clauses,
                      work=self._work())
         return [*self.pre, *loop, *self.post]
+
+    def _blocks(self, inner, body: list[str]) -> list[str]:
+        """The inner loop over blocks of SUM_BLOCK elements, each block's float sums (`_part`)
+        added to their double accumulators after it."""
+        var, size = inner
+        reduction = "".join(f" reduction({clause})" for clause in self.clauses)
+        pragma = [] if self.scalar_stage else [f"#pragma omp simd{reduction}"]
+        return [
+            f"for (int64_t {var}_block = 0; {var}_block < {size}; {var}_block += {SUM_BLOCK})", "{",
+            *_indent([f"const int64_t {var}_end = ptc_min<int64_t>({size}, {var}_block + {SUM_BLOCK});",
+                      *(f"float {acc}_part = 0;" for acc in self.block_sums),
+                      *pragma, f"for (int64_t {var} = {var}_block; {var} < {var}_end; ++{var})", "{",
+                      *_indent(body), "}",
+                      *(f"{acc} = {acc} + {acc}_part;" for acc in self.block_sums)]),
+            "}",
+        ]
 
     def _inner_count(self) -> sympy.Expr:
         """How many times the inner loops run per outer iteration."""
