@@ -195,3 +195,23 @@ def test_gradients_of_a_batched_matmul_over_an_empty_inner_dim():
         cotangent = torch.randn_like(want)
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(torch.autograd.grad(got, (a, b), cotangent), torch.autograd.grad(want, (a, b), cotangent))
+
+
+def test_a_view_whose_products_differ_by_one_symbol():
+    """The backward views its gradient (s0, 2*s1) as (s0, s1, 2): the group's products 2*s1 and
+    s1 differ by s1 alone, which the reshape's comparison at the example sizes read as a Python
+    int and failed on (fb1e85c; found by test_fuzz_symbolic_training)."""
+
+    def fn(x):
+        return torch.stack([x, x * 2], 2).flatten(1)
+
+    compiled = compiler.compile(fn, backend="inductor", dynamic=True)
+    for rows, columns in [(6, 12), (6, 12), (6, 8), (8, 7)]:
+        x = torch.randn(rows, columns, requires_grad=True)
+        expected_x = x.detach().clone().requires_grad_()
+        out, expected = compiled(x), fn(expected_x)
+        torch.testing.assert_close(out, expected)
+        grad = torch.randn_like(expected)
+        out.backward(grad)
+        expected.backward(grad)
+        torch.testing.assert_close(x.grad, expected_x.grad)

@@ -122,7 +122,8 @@ def _same_numel(a, b) -> bool:
     difference = exact(a) - exact(b)
     # A difference that is not 0 at the example's sizes is not 0 at every size. Most pairs
     # differ (a group grows until its products match): settled here without algebra.
-    at_example = difference.xreplace(current_graph().hints)
+    # (xreplace of a lone symbol hands back the hint itself, a Python int.)
+    at_example = sympy.sympify(difference.xreplace(current_graph().hints))
     if at_example.is_Number and at_example != 0:
         return False
     return _identically_zero(difference)
