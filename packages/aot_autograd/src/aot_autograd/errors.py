@@ -7,7 +7,7 @@ already handles eager failures keeps working, while callers can catch exactly ou
 
 from __future__ import annotations
 
-import signal
+from fake_tensor.errors import raised_by_signal_handler
 
 
 class AotAutogradError(RuntimeError):
@@ -54,25 +54,6 @@ def not_the_ops_failure(op: object, error: Exception) -> bool:
     if isinstance(error, _PROCESS_LIMITS):
         error.add_note(f"(raised while aot_autograd traced {op} on fake tensors)")
         return True
-    return False
-
-
-def raised_by_signal_handler(error: BaseException) -> bool:
-    """Whether `error` left a Python signal handler: the handler runs between any two bytecodes
-    of the main thread, an op's Python included. (As capture.errors tells its own.)"""
-    handlers = set()
-    for signum in signal.valid_signals():
-        try:
-            code = getattr(signal.getsignal(signum), "__code__", None)
-        except (OSError, ValueError):
-            continue
-        if code is not None:
-            handlers.add(code)
-    frame = error.__traceback__
-    while frame is not None:
-        if frame.tb_frame.f_code in handlers:
-            return True
-        frame = frame.tb_next
     return False
 
 

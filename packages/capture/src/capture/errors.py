@@ -8,7 +8,6 @@ is; otherwise the compiled function breaks its graph there (capture.runtime.brea
 from __future__ import annotations
 
 import linecache
-import signal
 from dataclasses import dataclass
 
 
@@ -118,26 +117,6 @@ class UserException(Exception):
 
 class MarkedDimensionError(CaptureError):
     """An input's size contradicts the range `mark_dynamic(..., min=, max=)` declared for it."""
-
-
-def raised_by_signal_handler(error: BaseException) -> bool:
-    """Whether `error` left a Python signal handler (a SIGALRM timeout, a SIGTERM turned into
-    an exception). Such a handler runs between any two bytecodes of the main thread, capture's
-    own included: its exception is the user's, never a capture bug, and goes on unchanged."""
-    handlers = set()
-    for signum in signal.valid_signals():
-        try:
-            code = getattr(signal.getsignal(signum), "__code__", None)
-        except (OSError, ValueError):
-            continue
-        if code is not None:
-            handlers.add(code)
-    frame = error.__traceback__
-    while frame is not None:
-        if frame.tb_frame.f_code in handlers:
-            return True
-        frame = frame.tb_next
-    return False
 
 
 class CaptureInternalError(CaptureError):

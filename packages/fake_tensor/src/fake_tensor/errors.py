@@ -7,6 +7,8 @@ eager failures keeps working, while callers such as capture can catch exactly ou
 
 from __future__ import annotations
 
+import signal
+
 
 class FakeTensorError(RuntimeError):
     """Base class of every error fake_tensor raises on purpose."""
@@ -128,3 +130,24 @@ class GuardOnDataDependentError(DataDependentError):
             f"that are unknown while tracing. Branching on them (or using them as a Python int) "
             f"needs the real data; use torch._check(...) to state what holds, or compute it in tensors.",
         )
+
+
+def raised_by_signal_handler(error: BaseException) -> bool:
+    """Whether `error` left a Python signal handler (a SIGALRM timeout, a SIGTERM turned into
+    an exception). Such a handler runs between any two bytecodes of the main thread, a
+    tracer's own and an op's Python included: its exception is the user's, never a failure of
+    the op or a bug of the tracer, and goes on unchanged (capture, aot_autograd)."""
+    handlers = set()
+    for signum in signal.valid_signals():
+        try:
+            code = getattr(signal.getsignal(signum), "__code__", None)
+        except (OSError, ValueError):
+            continue
+        if code is not None:
+            handlers.add(code)
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code in handlers:
+            return True
+        frame = frame.tb_next
+    return False

@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from fake_tensor import GuardOnDataDependentError
+from fake_tensor.errors import raised_by_signal_handler
 
 from ..bytecode import decode
 from ..calls import call_builtin, construct
 from ..errors import (
-    CaptureError, CaptureInternalError, FrameRunsNatively, Unsupported, UserException, UserLocation, raised_by_signal_handler,
+    CaptureError, CaptureInternalError, FrameRunsNatively, Unsupported, UserException, UserLocation,
 )
 from ..operators import compare
 from ..values.constant import ConstantValue

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from ..errors import Unsupported, UserException, raised_by_signal_handler
+from fake_tensor.errors import raised_by_signal_handler
+
+from ..errors import Unsupported, UserException
 from .base import Value
 from .callables import NativeMethodValue
 from .class_lookup import python_dunder
