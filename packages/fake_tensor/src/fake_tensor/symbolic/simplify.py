@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 import sympy
 
 from fake_tensor.symbolic.functions import FloorDiv, PythonMod, factor_terms
-from fake_tensor.symbolic.value_ranges import ValueRange, bound
+from fake_tensor.symbolic.value_ranges import MemosPerRanges, ValueRange, bound
 
 Ranges = Mapping[sympy.Symbol, ValueRange]
 
@@ -231,20 +231,7 @@ def _rewrite_node(expr: sympy.Basic, ranges: Ranges, memo: dict[sympy.Basic, sym
 # ones recur in each layer's views and guards: davit's window partition at a new image size
 # decided the same 26 `0 <= a < b` questions 4,646 times, each expanding and factoring the
 # nested terms (165 s for the model). The last few range sets are kept, each bounded.
-_MEMOS: dict[frozenset, dict[sympy.Basic, sympy.Basic]] = {}
-_MEMO_RANGE_SETS = 16
-_MEMO_ENTRIES = 4096
-
-
-def _memo_for(ranges: Ranges) -> dict[sympy.Basic, sympy.Basic]:
-    key = frozenset(ranges.items())
-    memo = _MEMOS.pop(key, None)  # re-inserted below: the most recent range sets stay
-    if memo is None or len(memo) > _MEMO_ENTRIES:
-        memo = {}
-    if len(_MEMOS) >= _MEMO_RANGE_SETS:
-        del _MEMOS[next(iter(_MEMOS))]
-    _MEMOS[key] = memo
-    return memo
+_memo_for = MemosPerRanges(range_sets=16, entries=4096)
 
 
 def simplify(expr: sympy.Basic, replacements: Mapping[sympy.Symbol, sympy.Expr], ranges: Ranges) -> sympy.Basic:

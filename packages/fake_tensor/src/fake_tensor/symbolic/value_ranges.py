@@ -296,20 +296,26 @@ def _piecewise(expr, sub):
 # again and again (padded window stages: each question bounds the same `%` and `//` terms;
 # swin at a new image size computed 81k sub-bounds for 4.6k questions). The last few range
 # sets are kept, each bounded.
-_MEMOS: dict[frozenset, dict[sympy.Expr, ValueRange]] = {}
-_MEMO_RANGE_SETS = 16
-_MEMO_ENTRIES = 8192
+class MemosPerRanges:
+    """Answers that depend only on an expression and the ranges, one dict per distinct set of
+    ranges: the last `range_sets` sets are kept, each of at most `entries` answers."""
+
+    def __init__(self, range_sets: int, entries: int):
+        self.range_sets, self.entries = range_sets, entries
+        self._memos: dict[frozenset, dict] = {}
+
+    def __call__(self, ranges: Mapping[sympy.Expr, ValueRange]) -> dict:
+        key = frozenset(ranges.items())
+        memo = self._memos.pop(key, None)  # re-inserted below: the most recent range sets stay
+        if memo is None or len(memo) > self.entries:
+            memo = {}
+        if len(self._memos) >= self.range_sets:
+            del self._memos[next(iter(self._memos))]
+        self._memos[key] = memo
+        return memo
 
 
-def _memo_for(ranges: Mapping[sympy.Expr, ValueRange]) -> dict[sympy.Expr, ValueRange]:
-    key = frozenset(ranges.items())
-    memo = _MEMOS.pop(key, None)  # re-inserted below: the most recent range sets stay
-    if memo is None or len(memo) > _MEMO_ENTRIES:
-        memo = {}
-    if len(_MEMOS) >= _MEMO_RANGE_SETS:
-        del _MEMOS[next(iter(_MEMOS))]
-    _MEMOS[key] = memo
-    return memo
+_memo_for = MemosPerRanges(range_sets=16, entries=8192)
 
 
 def bound(expr: sympy.Expr, ranges: Mapping[sympy.Expr, ValueRange]) -> ValueRange:
