@@ -2,7 +2,9 @@
 at every size (vector widths' remainders and length 1 included): a causal-masked softmax (GPT-2's
 eager attention) keeps its loops vectorized where GCC could cut them at the mask's
 `column <= row` (codegen/cpp/kernel.py's NO_LOOP_SPLITTING), and a float sum over a row of
-unknown length adds float partials per block of SUM_BLOCK elements, in double across blocks."""
+unknown length adds float partials per block of SUM_BLOCK elements, in double across blocks; a
+value read back by a later loop over the same row (softmax's exponentials) is kept one row per
+thread (long scratch rows), not written out at full size."""
 
 from __future__ import annotations
 
@@ -100,3 +102,23 @@ def test_a_long_row_sum_is_as_close_to_the_exact_sum_as_eagers(dynamic):
     (ours,) = graph(x)
     exact = x.double().sum(1)
     assert ((ours.double() - exact).abs() / exact).max() < 1e-6
+
+
+@pytest.mark.parametrize("dynamic", [{0: [0, 1]}, {}], ids=["symbolic", "static, longer than a stack row"])
+def test_a_softmax_row_is_kept_per_thread_not_written_out(dynamic):
+    fn = lambda x: (aten._softmax.default(x, -1, False),)  # noqa: E731
+    example = [torch.randn(4, 20_000) if not dynamic else torch.randn(6, 8)]
+    graph = compile_graph(trace_dynamic(fn, example, dynamic), example)
+    [kernel] = graph.kernel_sources.values()
+    assert "ptc_scratch_rows" in kernel and "out_ptr1" not in kernel, kernel  # one output: the result
+    # 64000 elements and more run on several threads, each with its own row.
+    shapes = [(4, 20_000)] if not dynamic else [(6, 8), (6, 8), (64, 1000), (3, 4097), (2, 1), (300, 33)]
+    for shape in shapes:
+        x = torch.randn(*shape) * 3
+        assert_same(graph(x), fn(x), rtol=1e-5, atol=1e-6)
+
+
+def test_scratch_rows_that_cannot_be_allocated_raise_memory_error():
+    from inductor.runtime.kernel_errors import OUT_OF_MEMORY, kernel_error
+
+    assert isinstance(kernel_error(OUT_OF_MEMORY, "kernel.cpp"), MemoryError)

@@ -36,6 +36,9 @@ A Pointwise body computes in the dtype of its inputs; lowerings insert `to_dtype
         scratch                     inner-loop buffers read only by later InnerLoops of the same
                                     outer iteration: a backend may keep just one inner row of
                                     them (C++: a stack array) or write them out like any buffer
+        long_scratch                the same, with rows of symbolic length or too long for a
+                                    stack array (C++: one heap row per thread; Triton writes
+                                    them out)
     KernelNode(buffer, body)        body() emits the node's ops (loads, math, store or
                                     reduction+store_reduction) with indices already
                                     expressed in the kernel's loop variables
@@ -326,6 +329,7 @@ class FusedKernel:
     stages: tuple
     locals: frozenset = frozenset()
     scratch: frozenset = frozenset()
+    long_scratch: frozenset = frozenset()
 
     @property
     def nodes(self) -> list[KernelNode]:

@@ -469,7 +469,7 @@ class Scheduler:
                 else:
                     last[1].append(m)
             stage_of[m.buffer.name] = len(stages) - 1
-        local, scratch = self._locals(group, stage_of)
+        local, scratch, long_scratch = self._locals(group, stage_of)
         all_exprs = [index for m in group.members for _, index in (*m.reads, *m.writes)]
         for m in group.members:
             all_exprs.extend(collect_accesses(_body(m.buffer, m.is_inner, group.outer, group.inner)).index_exprs)
@@ -488,14 +488,16 @@ class Scheduler:
         name = f"kernel{self.kernel_count}"
         self.kernel_count += 1
         device = group.members[0].buffer.device
-        return FusedKernel(name, device, tuple(outer), tuple(inner), tuple(built), frozenset(local), frozenset(scratch))
+        return FusedKernel(name, device, tuple(outer), tuple(inner), tuple(built), frozenset(local), frozenset(scratch),
+                           frozenset(long_scratch))
 
-    def _locals(self, group: _Group, stage_of) -> tuple[set[str], set[str]]:
-        """(register buffers, scratch buffers): consumed only inside this kernel, either in their
-        own stage, or (scratch) in later InnerLoops of the same outer iteration."""
+    def _locals(self, group: _Group, stage_of) -> tuple[set[str], set[str], set[str]]:
+        """(register buffers, scratch buffers, long scratch buffers): consumed only inside this
+        kernel, either in their own stage, or (scratch) in later InnerLoops of the same outer
+        iteration; long scratch rows are symbolic or longer than MAX_SCRATCH_ELEMENTS."""
         consumers = self.graph.consumers
         inner_numel = static_int(product(group.inner or ()))
-        keep, scratch = set(), set()
+        keep, scratch, long_scratch = set(), set(), set()
         for m in group.members:
             name = m.buffer.name
             if name in self.graph.output_names or name in self.input_writes:
@@ -507,9 +509,11 @@ class Scheduler:
                 if any(stage_of[u] != stage_of[name] for u in users):
                     if inner_numel is not None and inner_numel <= MAX_SCRATCH_ELEMENTS:
                         scratch.add(name)
+                    else:
+                        long_scratch.add(name)
                     continue
             keep.add(name)
-        return keep, scratch
+        return keep, scratch, long_scratch
 
 
 def _renamed(body, names: dict):

@@ -67,10 +67,13 @@ PTC_INLINE float ptc_exp(float x) {
   const float inf = std::numeric_limits<float>::infinity();
   // Results below 2^-126 (x < -87.3) are subnormal, which an exponent-field add cannot make:
   // those inputs are shifted up by 25*ln2 and the result scaled back by 2^-25.
-  bool zero = x < -103.972084f;
-  bool tiny = x < -87.0f && !zero;
-  float xs = tiny ? x + 17.328679513998633f : (zero ? 0.0f : x);
-  xs = xs > 89.0f ? 89.0f : (xs < -88.0f ? -88.0f : xs);
+  bool tiny = x < -86.5f;
+  float xs = tiny ? x + 17.328679513998633f : x;
+  // Inputs whose result is 0 (x < -103.97, as a masked softmax's -FLT_MAX or -inf; shifted, below
+  // -86.64) compute exp(0) instead, selected to 0 at the end: clamped to -88 they made subnormal
+  // intermediates, a ~100-cycle microcode assist each on x86. -86.75 leaves a margin below the
+  // shifted -103.97 (those between cost the assist, rarely).
+  xs = xs > 89.0f ? 89.0f : (xs < -86.75f ? 0.0f : xs);
   // Round-to-nearest by the 1.5*2^23 trick: exact in IEEE arithmetic, no fast-math needed.
   float k = (xs * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = xs - k * 0.693145751953125f;
@@ -88,7 +91,7 @@ PTC_INLINE float ptc_exp(float x) {
   // 88.72283935546875f is the first float above ln(FLT_MAX): there k = 128 and p = 1 would carry
   // into the exponent's all-ones pattern (NaN), so it takes the overflow branch too.
   result = x >= 88.72283935546875f ? inf : result;
-  result = zero ? 0.0f : result;
+  result = x < -103.972084f ? 0.0f : result;
   return x != x ? x : result;
 }
 
@@ -206,6 +209,30 @@ struct ptc_one_call_lock {
 #define PTC_ZERO_DIVISION 1
 #define PTC_INDEX_OUT_OF_BOUNDS 2
 #define PTC_INDEX_OUT_OF_BOUNDS_RUNTIME 3
+#define PTC_OUT_OF_MEMORY 4
+
+extern "C" int omp_get_thread_num(void);
+extern "C" int omp_get_max_threads(void);
+// One inner row of each long scratch buffer (symbolic or too long for the stack) per thread,
+// allocated once per call; a thread's rows are `row(k)` inside the parallel loops (outside
+// them: thread 0's, shared by the threads of a parallel inner loop, as a stack array would be).
+struct ptc_scratch_rows {
+  char* data;
+  int64_t stride;  // bytes per row: 8-byte elements at most, 64-byte aligned (no false sharing)
+  int count;
+  ptc_scratch_rows(int count_, int64_t elements) : count(count_) {
+    stride = (elements * 8 + 63) / 64 * 64;
+    uint64_t bytes = static_cast<uint64_t>(stride) * count * omp_get_max_threads() + 64;
+    data = static_cast<char*>(__builtin_malloc(bytes));
+  }
+  ~ptc_scratch_rows() { __builtin_free(data); }
+  ptc_scratch_rows(const ptc_scratch_rows&) = delete;
+  ptc_scratch_rows& operator=(const ptc_scratch_rows&) = delete;
+  char* row(int k) const {
+    char* base = data + (64 - reinterpret_cast<uintptr_t>(data) % 64);
+    return base + (static_cast<int64_t>(omp_get_thread_num()) * count + k) * stride;
+  }
+};
 template <typename T> PTC_INLINE T ptc_divisor(T b) {
   if (b == 0) { ptc_error_flag = PTC_ZERO_DIVISION; return 1; }
   return b;

@@ -16,6 +16,7 @@ from __future__ import annotations
 ZERO_DIVISION = 1             # eager: RuntimeError("ZeroDivisionError")
 INDEX_OUT_OF_BOUNDS = 2       # indexing, index_select, embedding: eager raises IndexError
 INDEX_OUT_OF_BOUNDS_RUNTIME = 3  # gather: eager raises RuntimeError
+OUT_OF_MEMORY = 4             # a kernel's per-thread scratch rows could not be allocated: MemoryError
 
 # The code an out-of-range index sets, by the type eager raises for the op (ops.indirect_indexing).
 BOUNDS_ERROR_CODES = {IndexError: INDEX_OUT_OF_BOUNDS, RuntimeError: INDEX_OUT_OF_BOUNDS_RUNTIME}
@@ -23,6 +24,8 @@ BOUNDS_ERROR_CODES = {IndexError: INDEX_OUT_OF_BOUNDS, RuntimeError: INDEX_OUT_O
 
 def kernel_error(code: int, kernel) -> Exception:
     """The exception for error `code` of the kernel whose source is `kernel` (a path)."""
+    if code == OUT_OF_MEMORY:
+        return MemoryError(f"out of memory allocating the scratch rows of compiled kernel {kernel}")
     if code == ZERO_DIVISION:
         return RuntimeError(f"ZeroDivisionError (integer division or modulo by zero in compiled kernel {kernel})")
     error_type = IndexError if code == INDEX_OUT_OF_BOUNDS else RuntimeError

@@ -126,6 +126,7 @@ class CppKernel:
         self.block_sums: list[str] = []       # long sums of this InnerLoop added up per block
         self.scalar_stage = False
         self.inner_flat = "0"
+        self.scratch = kernel.scratch | kernel.long_scratch  # buffers kept one inner row at a time
         self.lanes = lane_loop(kernel)        # (var, size) of the tiled outer loop, or None
         # Names an index may hold and still be the same in every inner iteration: outer loop
         # variables, sizes, and per-row values used as indices (a row's gathered position).
@@ -209,27 +210,27 @@ class CppKernel:
 
     def _element(self, name, index) -> str:
         """`name[index]`; a scratch buffer holds one inner row, indexed by the inner position."""
-        if name in self.kernel.scratch:
+        if name in self.scratch:
             return f"{name}[{self.inner_flat}]"
         return f"{name}[{self._index(index)}]"
 
     def load(self, name, index):
         if name in self.local_values:
             return self.local_values[name]
-        if name not in self.kernel.scratch:
+        if name not in self.scratch:
             self.args.setdefault(name, False)
         dtype = self.buffers[name].dtype
         text = self._fixed_element(name, index) or self._element(name, index)
-        numel = maybe_empty_numel(self.buffers[name].layout.size) if name not in self.kernel.scratch else None
+        numel = maybe_empty_numel(self.buffers[name].layout.size) if name not in self.scratch else None
         if numel is not None:  # no element to read at a clamped position (sizes.py)
             text = f"({self._index(numel)} > 0 ? {text} : {ctype(dtype)}())"
         if self._through_maybe_empty_index(index):
             text = f"(ptc_error_flag ? {ctype(dtype)}() : {text})"
-        if dtype == torch.bool and name not in self.kernel.scratch:
+        if dtype == torch.bool and name not in self.scratch:
             text = f"({text} != 0)"  # a uint8_t pointer (see the module docstring)
         if self._invariant_load(name, index):
             return self._new(text, dtype, _INVARIANT)
-        if name not in self.written and name not in self.kernel.scratch and self._per_row_index(index):
+        if name not in self.written and name not in self.scratch and self._per_row_index(index):
             return self._new(text, dtype, _PER_ROW)
         return self._new(text, dtype)
 
@@ -237,7 +238,7 @@ class CppKernel:
         """`name[offsetN]` for a fixed element of a buffer of more than one (else None)."""
         index = sympy.sympify(index)
         numel = sympy.sympify(product(self.buffers[name].layout.size))
-        if name in self.kernel.scratch or not isinstance(index, sympy.Integer) \
+        if name in self.scratch or not isinstance(index, sympy.Integer) \
                 or not (isinstance(numel, sympy.Integer) and numel > 1):
             return None
         key = (name, int(index))
@@ -252,7 +253,7 @@ class CppKernel:
     def _invariant_load(self, name, index) -> bool:
         """A read of an element the loops do not move, of a buffer this kernel does not write
         and that has one (so that reading it before the loops cannot fall outside it)."""
-        if name in self.written or name in self.kernel.scratch or name in self.kernel.locals:
+        if name in self.written or name in self.scratch or name in self.kernel.locals:
             return False
         if not sympy.sympify(index).free_symbols <= self.size_symbols:
             return False
@@ -265,7 +266,7 @@ class CppKernel:
         if name in self.kernel.locals:
             self.local_values[name] = value
             return
-        if name not in self.kernel.scratch:
+        if name not in self.scratch:
             self.args[name] = True
         target = self._element(name, index)
         if self._through_maybe_empty_index(index):
@@ -460,6 +461,8 @@ class CppKernel:
             else:
                 body += self._inner_loop(stage)
         rows = [f"alignas(64) {ctype(self.buffers[n].dtype)} {n}[{self._inner_numel()}];" for n in sorted(k.scratch)]
+        rows += [f"{ctype(self.buffers[n].dtype)}* __restrict__ {n} = reinterpret_cast<{ctype(self.buffers[n].dtype)}*>"
+                 f"(ptc_rows.row({i}));" for i, n in enumerate(sorted(k.long_scratch))]
         body = rows + [f"alignas(64) {decl}" for decl in self.lane_arrays] + body
         loops = [(v.name, self._index(n)) for v, n in k.outer]
         if self.lanes:
@@ -484,10 +487,22 @@ class CppKernel:
         source = "\n".join(
             [f'#include "{PRELUDE.name}"', "", f'extern "C" {attributes}int {KERNEL_SYMBOL}({", ".join(params)})', "{",
              *(["    ptc_one_call_lock ptc_one_call;"] if checks else []),
-             "    ptc_error_flag = 0;", *_indent(self.hoisted), *_indent(code), "    return ptc_error_flag;", "}", ""]
+             "    ptc_error_flag = 0;", *_indent(self._heap_rows()), *_indent(self.hoisted), *_indent(code),
+             "    return ptc_error_flag;", "}", ""]
         )
         offsets = [str(element) for _, element in self.element_offsets]
-        return _by_role(source, self.args, k.scratch), [*self.args, *symbols, *offsets]
+        return _by_role(source, self.args, self.scratch), [*self.args, *symbols, *offsets]
+
+    def _heap_rows(self) -> list[str]:
+        """The per-thread rows of long scratch buffers, allocated once per call (a stack array
+        of a symbolic length could overflow a thread's stack; a buffer of the full size cost a
+        write and a read of every element, and its allocation, per call: a softmax over
+        32x512x512 at symbolic sizes took twice as long)."""
+        if not self.kernel.long_scratch:
+            return []
+        count = len(self.kernel.long_scratch)
+        return [f"ptc_scratch_rows ptc_rows({count}, {self._inner_numel()});",
+                "if (!ptc_rows.data) return PTC_OUT_OF_MEMORY;"]
 
     def _in_lanes(self, lines: list[str]) -> list[str]:
         """With lanes: `lines` run once per element of the tile, in a vectorized loop."""

@@ -23,7 +23,7 @@ _SCALAR_REDUCTIONS = ("argmax", "argmin")  # their index bookkeeping runs as sca
 def lane_loop(kernel: FusedKernel):
     """The (var, size) of the outer loop to tile and vectorize across, or None to vectorize the
     innermost reduction loop as usual."""
-    if not kernel.outer or not kernel.inner or kernel.scratch:
+    if not kernel.outer or not kernel.inner or kernel.scratch or kernel.long_scratch:
         return None
     if any(getattr(n.buffer.data, "reduction_type", None) in _SCALAR_REDUCTIONS for n in kernel.nodes):
         return None
