@@ -33,7 +33,6 @@ inner loop: a loop that may write the flag does not vectorize.
 
 from __future__ import annotations
 
-import re
 
 import sympy
 import torch
@@ -46,6 +45,7 @@ from ...sizes import maybe_empty_numel, product
 from . import expressions
 from .expressions import ctype
 from .loop_order import LANES, lane_loop
+from .source_text import indent, named_by_role, nest_loops
 
 # Prelude functions that may set ptc_error_flag (directly or through ptc_divisor).
 FLAGGING_HELPERS = ("ptc_divisor", "ptc_truncdiv", "ptc_floordiv", "ptc_fmod", "ptc_mod", "ptc_index_in_bounds")
@@ -470,7 +470,7 @@ class CppKernel:
             loops[-1] = (f"{var}_tile", size, LANES)
             body = [f"const int64_t lanes = ptc_min<int64_t>({LANES}, {size} - {var}_tile);", *body]
         vectorize_outer = not k.is_reduction
-        code = _nest(loops, body, parallel=True, simd=vectorize_outer, clauses=[], work=self._work())
+        code = nest_loops(loops, body, parallel=True, simd=vectorize_outer, clauses=[], work=self._work())
         params = []
         for name, written in self.args.items():
             const = "" if written else "const "
@@ -487,11 +487,11 @@ class CppKernel:
         source = "\n".join(
             [f'#include "{PRELUDE.name}"', "", f'extern "C" {attributes}int {KERNEL_SYMBOL}({", ".join(params)})', "{",
              *(["    ptc_one_call_lock ptc_one_call;"] if checks else []),
-             "    ptc_error_flag = 0;", *_indent(self._heap_rows()), *_indent(self.hoisted), *_indent(code),
+             "    ptc_error_flag = 0;", *indent(self._heap_rows()), *indent(self.hoisted), *indent(code),
              "    return ptc_error_flag;", "}", ""]
         )
         offsets = [str(element) for _, element in self.element_offsets]
-        return _by_role(source, self.args, self.scratch), [*self.args, *symbols, *offsets]
+        return named_by_role(source, self.args, self.scratch), [*self.args, *symbols, *offsets]
 
     def _heap_rows(self) -> list[str]:
         """The per-thread rows of long scratch buffers, allocated once per call (a stack array
@@ -510,7 +510,7 @@ class CppKernel:
             return lines
         var = self.lanes[0].name
         return ["#pragma omp simd", "for (int64_t lane = 0; lane < lanes; ++lane)", "{",
-                f"    const int64_t {var} = {var}_tile + lane;", *_indent(lines), "}"]
+                f"    const int64_t {var} = {var}_tile + lane;", *indent(lines), "}"]
 
     def _inner_loop(self, stage: InnerLoop) -> list[str]:
         self.pre, self.post, self.lines, self.clauses, self.block_sums = [], [], [], [], []
@@ -532,12 +532,12 @@ class CppKernel:
         self.finished = []
         loop_body = self.lines
         if self.lanes:
-            loop = _nest(inner, self._in_lanes(loop_body), parallel=False, simd=False, clauses=[], work="")
+            loop = nest_loops(inner, self._in_lanes(loop_body), parallel=False, simd=False, clauses=[], work="")
             return [*self._in_lanes(self.pre), *loop, *self._in_lanes(self.post)]
         if self.block_sums:
             return [*self.pre, *self._blocks(inner[0], loop_body), *self.post]
         parallel = not self.kernel.outer and not self.scalar_stage
-        loop = _nest(inner, loop_body, parallel=parallel, simd=not self.scalar_stage, clauses=self.clauses,
+        loop = nest_loops(inner, loop_body, parallel=parallel, simd=not self.scalar_stage, clauses=self.clauses,
                      work=self._work())
         return [*self.pre, *loop, *self.post]
 
@@ -549,10 +549,10 @@ class CppKernel:
         pragma = [] if self.scalar_stage else [f"#pragma omp simd{reduction}"]
         return [
             f"for (int64_t {var}_block = 0; {var}_block < {size}; {var}_block += {SUM_BLOCK})", "{",
-            *_indent([f"const int64_t {var}_end = ptc_min<int64_t>({size}, {var}_block + {SUM_BLOCK});",
+            *indent([f"const int64_t {var}_end = ptc_min<int64_t>({size}, {var}_block + {SUM_BLOCK});",
                       *(f"float {acc}_part = 0;" for acc in self.block_sums),
                       *pragma, f"for (int64_t {var} = {var}_block; {var} < {var}_end; ++{var})", "{",
-                      *_indent(body), "}",
+                      *indent(body), "}",
                       *(f"{acc} = {acc} + {acc}_part;" for acc in self.block_sums)]),
             "}",
         ]
@@ -583,49 +583,3 @@ def _flags(text: str) -> bool:
 _INVARIANT = CppValue("", torch.int64, invariant=True)
 # An operand that is the same in every inner iteration of one outer iteration.
 _PER_ROW = CppValue("", torch.int64, per_row=True)
-
-
-def _by_role(source: str, args: dict, scratch) -> str:
-    """Rename buffers by their role (in_ptr0, out_ptr0, scratch0): a layer's kernel repeated
-    through a model then prints the same source, hashes the same, and compiles once."""
-    roles, counts = {}, {"in_ptr": 0, "out_ptr": 0}
-    for name, written in args.items():
-        kind = "out_ptr" if written else "in_ptr"
-        roles[name] = f"{kind}{counts[kind]}"
-        counts[kind] += 1
-    roles.update({name: f"scratch{k}" for k, name in enumerate(sorted(scratch))})
-    if not roles:
-        return source
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(roles, key=len, reverse=True))) + r")\b")
-    return pattern.sub(lambda m: roles[m.group(1)], source)
-
-
-def _nest(loops, body, *, parallel, simd, clauses, work) -> list[str]:
-    """`for` loops around `body`: threads over the outer ones (collapsed), SIMD on the innermost."""
-    if not loops:
-        return ["{", *_indent(body), "}"]
-    reduction = "".join(f" reduction({clause})" for clause in clauses)
-    code = body
-    for depth in reversed(range(len(loops))):
-        var, size, *step = loops[depth]  # (var, size) or (var, size, step)
-        increment = f"{var} += {step[0]}" if step else f"++{var}"
-        head = [f"for (int64_t {var} = 0; {var} < {size}; {increment})"]
-        pragma = None
-        if depth == len(loops) - 1 and simd and not (parallel and len(loops) == 1):
-            pragma = f"#pragma omp simd{reduction}"
-        if depth == 0 and parallel and work:
-            condition = "" if work == "always" else f" if({work})"
-            if len(loops) == 1 and simd:
-                pragma = f"#pragma omp parallel for simd{reduction}{condition}"
-            else:
-                collapse = f" collapse({len(loops) - 1})" if simd and len(loops) > 2 else (
-                    f" collapse({len(loops)})" if not simd and len(loops) > 1 else "")
-                pragma = f"#pragma omp parallel for{collapse}{reduction}{condition}"
-        elif depth == 0 and parallel and not work and len(loops) == 1 and simd:
-            pragma = f"#pragma omp simd{reduction}"
-        code = ([pragma] if pragma else []) + head + ["{", *_indent(code), "}"]
-    return code
-
-
-def _indent(lines):
-    return ["    " + line for line in lines]
